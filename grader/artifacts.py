@@ -1,0 +1,162 @@
+"""The shipped files in `data/`: corpus, vocabulary, model config, checkpoint, goldens.
+
+Everything here loads without executing code: JSON for text and numbers,
+safetensors for weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from functools import cache
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from grader.model import GPT, GPTConfig
+from grader.paths import DATA
+from grader.protocol import ModelSpec
+
+CORPUS = DATA / "corpus.txt"
+VOCAB = DATA / "vocab.json"
+CONFIG = DATA / "config.json"
+CHECKPOINT = DATA / "model.safetensors"
+GOLDENS = DATA / "goldens.json"
+MANIFEST = DATA / "manifest.json"
+SHIPPED_FILES = (CORPUS, VOCAB, CONFIG, CHECKPOINT, GOLDENS)
+
+
+class MissingDataError(RuntimeError):
+    """The project's data folder is incomplete: the install is broken, not the learner."""
+
+
+def _read_json(path: Path) -> object:
+    if not path.is_file():
+        raise MissingDataError(
+            f"{path} is missing: reinstall from a full clone of gpt-kata (pip install -e .)"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def vocab_from_text(text: str) -> dict[int, str]:
+    return dict(enumerate(sorted(set(text))))
+
+
+def save_vocab(int_to_char: dict[int, str], path: Path) -> None:
+    path.write_text(json.dumps({str(i): c for i, c in int_to_char.items()}, indent=1) + "\n")
+
+
+def load_vocab(path: Path = VOCAB) -> dict[int, str]:
+    """`int_to_char` with integer keys (JSON object keys are always strings)."""
+    raw = _read_json(path)
+    assert isinstance(raw, dict)
+    return {int(i): c for i, c in raw.items()}
+
+
+def load_config(path: Path = CONFIG) -> GPTConfig:
+    raw = _read_json(path)
+    assert isinstance(raw, dict)
+    return GPTConfig(**raw)
+
+
+def save_model(model: GPT, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(model.config.to_dict(), indent=1) + "\n")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()},
+              str(directory / "model.safetensors"))
+
+
+def load_model(checkpoint: Path = CHECKPOINT, config: Path = CONFIG) -> GPT:
+    if not checkpoint.is_file():
+        raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
+    model = GPT(load_config(config))
+    model.load_state_dict(load_file(str(checkpoint)))
+    return model.eval()
+
+
+@cache
+def shipped_model() -> GPT:
+    return load_model()
+
+
+@cache
+def shipped_vocab() -> dict[int, str]:
+    return load_vocab()
+
+
+def char_to_int(int_to_char: dict[int, str]) -> dict[str, int]:
+    return {c: i for i, c in int_to_char.items()}
+
+
+def encode(text: str, int_to_char: dict[int, str]) -> torch.Tensor:
+    """Text to a (1, T) LongTensor; unknown characters are a clear error."""
+    lookup = char_to_int(int_to_char)
+    unknown = sorted(set(text) - set(lookup))
+    if unknown:
+        raise ValueError(f"characters not in the model's vocabulary: {''.join(unknown)!r}")
+    return torch.tensor([[lookup[c] for c in text]], dtype=torch.long)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def this_platform() -> dict[str, str]:
+    """What decides whether float results can match bit for bit across machines."""
+    return {
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+    }
+
+
+def load_manifest() -> dict:
+    raw = _read_json(MANIFEST)
+    assert isinstance(raw, dict)
+    return raw
+
+
+def write_manifest() -> dict:
+    manifest = {
+        "files": {p.name: sha256(p) for p in SHIPPED_FILES},
+        "platform": this_platform(),
+    }
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def goldens_platform_matches() -> bool:
+    try:
+        return load_manifest()["platform"] == this_platform()
+    except MissingDataError:
+        return False
+
+
+@cache
+def load_goldens() -> dict:
+    raw = _read_json(GOLDENS)
+    assert isinstance(raw, dict)
+    return raw
+
+
+def random_model(config: dict[str, int], seed: int) -> GPT:
+    """A small untrained GPT whose output head is scaled up so its next-token
+    distributions are peaked like a trained model's, not nearly uniform."""
+    generator_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(**config))
+    with torch.no_grad():
+        model.head.weight.normal_(0.0, 1.0)
+    torch.random.set_rng_state(generator_state)
+    return model.eval()
+
+
+def build_model(spec: ModelSpec) -> GPT:
+    if spec.kind == "shipped":
+        return shipped_model()
+    if spec.kind == "random":
+        return random_model(spec.config, spec.seed)
+    raise ValueError(f"unknown model kind {spec.kind!r}")

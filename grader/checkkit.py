@@ -1,0 +1,216 @@
+"""The one seam between submissions and checks.
+
+A check module (`grader/checks/check_<slug>.py`) receives a `Kata` through the
+`kata` fixture. `kata.run(...)` calls the learner's method in the worker and
+returns its result, turning every way a call can go wrong into a `GradeFailure`
+with a message a learner can act on. `kata.reference` is the reference
+`Solution`, imported in the grader's own process (it is trusted code).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from grader import artifacts
+from grader.protocol import ModelSpec, decode
+from grader.registry import Problem
+from grader.sandbox import CallOutcome, SubmissionProcess
+
+# Tolerances, defined once. Float results are compared with these; each check
+# that needs another says why.
+RTOL = 1e-5  # float32 carries ~7 digits; a different order of operations moves the last two
+ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
+TIE_RTOL = 1e-5  # two sampling scores this close are the same score in float32 rounding
+
+
+class GradeFailure(AssertionError):
+    """A check failed; the message is for the learner, not a traceback."""
+
+
+class SubmissionUnavailable(GradeFailure):
+    """The submission cannot be graded at all (syntax error, starter, crash on load)."""
+
+
+@dataclass
+class Mistake:
+    """A known wrong answer: if the learner's outcome equals this one's, say so."""
+
+    name: str
+    hint: str
+    run: Callable[..., Any]
+
+
+def outcome_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
+    """("value", result) or ("error", "Type: message"), to compare two attempts."""
+    try:
+        return ("value", fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - a variant's failure is an outcome to compare
+        return ("error", f"{type(exc).__name__}: {exc}")
+
+
+def same_outcome(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    if a[0] != b[0]:
+        return False
+    x, y = a[1], b[1]
+    if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+        return (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
+                and x.shape == y.shape and x.dtype == y.dtype
+                and torch.allclose(x.double(), y.double(), rtol=RTOL, atol=ATOL, equal_nan=True))
+    return x == y
+
+
+def where(error: dict) -> str:
+    file, line = error.get("file"), error.get("line")
+    if file and line:
+        return f"{Path(file).name}:{line}: "
+    if file:
+        return f"{Path(file).name}: "
+    return ""
+
+
+def one_line(error: dict) -> str:
+    """A learner's error in one plain line, with file and line."""
+    kind, message = error.get("type", "Error"), error.get("message", "")
+    if kind == "NotImplementedError":
+        return f"{where(error)}not implemented yet (the starter still raises NotImplementedError)"
+    if kind == "SyntaxError":
+        return f"{where(error)}SyntaxError: {message}"
+    if kind in ("MissingClass", "MissingMethod", "LoadFailed", "WorkerDied", "BadResult"):
+        return f"{where(error)}{message}"
+    return f"{where(error)}{kind}: {message}".rstrip(": ")
+
+
+def load_reference(problem: Problem) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        f"gpt_kata_reference_{problem.slug.replace('-', '_')}", problem.reference
+    )
+    assert spec and spec.loader, problem.reference
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Solution()
+
+
+def materialise(value: Any) -> Any:
+    """Turn ModelSpecs into models for the grader's own (reference) calls."""
+    if isinstance(value, ModelSpec):
+        return artifacts.build_model(value)
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+@dataclass
+class Kata:
+    problem: Problem
+    submission: SubmissionProcess
+    reference: Any
+    unavailable: str | None = None
+    outputs: list[str] = field(default_factory=list)
+
+    # -- calling the learner's code -------------------------------------------------
+    def run(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+            iterate: bool = False, **kwargs: Any) -> Any:
+        outcome = self.outcome(method, *args, arg_names=arg_names, iterate=iterate, **kwargs)
+        if outcome[0] == "error":
+            raise GradeFailure(f"{method}() raised {outcome[1]}")
+        return outcome[1]
+
+    def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+                iterate: bool = False, **kwargs: Any) -> tuple[str, Any]:
+        """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
+        if self.unavailable:
+            raise SubmissionUnavailable(self.unavailable)
+        watch = tuple(i for i, a in enumerate(args)
+                      if isinstance(a, (torch.Tensor, dict, list, torch.Generator)))
+        result = self.submission.call(method, args, kwargs, watch=watch, iterate=iterate)
+        self.last = result
+        if result.output:
+            self.outputs.append(result.output)
+        if result.error is not None:
+            return self._error(method, result)
+        self._check_inputs_untouched(method, args, result, arg_names)
+        return ("value", result.result)
+
+    def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
+        error = result.error or {}
+        kind = error.get("type")
+        if kind == "NotImplementedError" or self.submission.load_error:
+            self.unavailable = one_line(error)
+            raise SubmissionUnavailable(self.unavailable)
+        if kind in ("WorkerDied", "BadResult"):
+            raise GradeFailure(f"{method}(): {error.get('message')}")
+        frames = error.get("frames") or []
+        where_ = f" (at {frames[-1]})" if frames else ""
+        return ("error", f"{kind}: {error.get('message', '')}{where_}")
+
+    def _check_inputs_untouched(self, method: str, args: tuple, result: CallOutcome,
+                                names: tuple[str, ...]) -> None:
+        for i, after in (result.after or {}).items():
+            before = args[i]
+            if isinstance(before, torch.Generator):
+                continue  # a generator's state is meant to change; checks look at it
+            if not _equal(before, after):
+                name = names[i] if i < len(names) else f"argument {i + 1}"
+                raise GradeFailure(
+                    f"{method}() changed its input `{name}` in place; the caller still needs "
+                    f"it: work on a copy (.clone()) or build a new tensor instead"
+                )
+        if result.model_changed:
+            raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
+
+    # -- expected values -------------------------------------------------------------
+    def golden(self, case_id: str) -> Any:
+        """The committed golden output for a fixed case, or None off its platform."""
+        if not artifacts.goldens_platform_matches():
+            return None
+        table = artifacts.load_goldens().get(self.problem.slug, {})
+        return decode(table[case_id]) if case_id in table else None
+
+    def expected(self, case_id: str, live: Any) -> Any:
+        """The golden value where this platform made the goldens, else the live reference.
+
+        Where both exist they must agree; if not, the shipped reference or model
+        was changed, and no grade from this install can be trusted.
+        """
+        golden = self.golden(case_id)
+        if golden is None:
+            return live
+        if not same_outcome(("value", golden), ("value", live)):
+            raise GraderIntegrityError(
+                f"the reference for {self.problem.slug}/{case_id} no longer reproduces the "
+                "shipped goldens: solutions/ or data/ were changed; restore them from git"
+            )
+        return golden
+
+    def diagnose(self, got: tuple[str, Any], mistakes: list[Mistake], *args: Any) -> str:
+        """The hint of the first known mistake whose outcome equals the learner's."""
+        for mistake in mistakes:
+            if same_outcome(got, outcome_of(mistake.run, *[materialise(a) for a in args])):
+                return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
+        return ""
+
+
+class GraderIntegrityError(Exception):
+    """The grader's own inputs are broken: an error, never a learner's failure."""
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return (isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(torch.equal(a, b) or torch.equal(a.isnan(), b.isnan())
+                         and torch.equal(a.nan_to_num(), b.nan_to_num())))
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_equal(x, y) for x, y in zip(a, b)))
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(_equal(a[k], b[k]) for k in a))
+    return a == b

@@ -1,0 +1,143 @@
+"""A small GPT-2-style decoder, written to be read in one sitting.
+
+`model(context)` takes token ids of shape (B, T) with T <= context_length and
+returns logits of shape (B, T, vocab_size): one score per possible next token at
+every position. There is no softmax inside; turning scores into probabilities and
+choosing a token is the learner's job.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    vocab_size: int
+    context_length: int = 48
+    n_layer: int = 3
+    n_head: int = 4
+    n_embd: int = 64
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class CausalSelfAttention(nn.Module):
+    """Every position attends to itself and the positions before it, never after."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.n_head = config.n_head
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(
+        self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        B, T, C = x.shape
+        head_size = C // self.n_head
+        q, k, v = self.qkv(x).split(C, dim=2)
+        # (B, T, C) -> (B, n_head, T, head_size): each head attends on its own.
+        q, k, v = (t.view(B, T, self.n_head, head_size).transpose(1, 2) for t in (q, k, v))
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)
+            v = torch.cat([cache[1], v], dim=2)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(head_size)
+        # With a cache the T new queries sit at the end of the key sequence, so
+        # query i may look at keys up to (past + i).
+        past = k.shape[2] - T
+        allowed = torch.ones(T, k.shape[2], dtype=torch.bool, device=x.device).tril(past)
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        y = F.softmax(scores, dim=-1) @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y), (k, v)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.proj = nn.Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd)
+        self.mlp = MLP(config)
+
+    def forward(
+        self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        attended, new_cache = self.attn(self.ln_1(x), cache)
+        x = x + attended
+        x = x + self.mlp(self.ln_2(x))
+        return x, new_cache
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.context_length = config.context_length
+        self.token_embedding = nn.Embedding(config.vocab_size, config.n_embd)
+        self.position_embedding = nn.Embedding(config.context_length, config.n_embd)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def forward(self, context: torch.Tensor) -> torch.Tensor:
+        logits, _ = self.forward_with_cache(context)
+        return logits
+
+    def forward_with_cache(
+        self,
+        context: torch.Tensor,
+        cache: list[tuple[torch.Tensor, torch.Tensor]] | None = None,
+    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Forward pass that also returns each layer's keys and values.
+
+        `cache` holds the keys and values of the tokens already seen; `context`
+        then holds only the new tokens, which sit at positions past..past+T-1.
+        """
+        if context.dim() != 2 or context.dtype != torch.long:
+            raise ValueError(
+                f"the model takes token ids as a LongTensor of shape (B, T); "
+                f"got {context.dtype} of shape {tuple(context.shape)}"
+            )
+        past = 0 if cache is None else cache[0][0].shape[2]
+        T = context.shape[1]
+        if past + T > self.context_length:
+            raise ValueError(
+                f"the model sees at most context_length={self.context_length} tokens, "
+                f"but got {past + T}: crop the context to its last {self.context_length} tokens"
+            )
+        positions = torch.arange(past, past + T, device=context.device)
+        x = self.token_embedding(context) + self.position_embedding(positions)
+        new_cache = []
+        for i, block in enumerate(self.blocks):
+            x, layer_cache = block(x, None if cache is None else cache[i])
+            new_cache.append(layer_cache)
+        return self.head(self.ln_f(x)), new_cache

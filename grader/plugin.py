@@ -1,0 +1,142 @@
+"""The pytest plugin that turns check modules into a learner's grade.
+
+It provides the `kata` fixture (one per problem), stops grading a problem whose
+submission cannot run at all, and records every test as a plain result with a
+learner-facing message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from grader.checkkit import (
+    GradeFailure,
+    GraderIntegrityError,
+    Kata,
+    SubmissionUnavailable,
+    load_reference,
+    one_line,
+)
+from grader.registry import Problem
+from grader.sandbox import SubmissionProcess
+
+OUTPUT_LIMIT = 2000
+
+
+@dataclass
+class TestResult:
+    name: str
+    problem: Problem
+    status: str  # "pass", "fail" or "error"
+    message: str = ""
+    output: str = ""
+    test_code: str = ""
+
+
+@dataclass
+class GradingPlugin:
+    """Grades each problem's submission file with that problem's check module."""
+
+    submissions: dict[str, Path]  # problem slug -> file
+    problems: dict[str, Problem]
+    results: list[TestResult] = field(default_factory=list)
+    katas: dict[str, Kata] = field(default_factory=dict)
+    internal_errors: list[str] = field(default_factory=list)
+
+    def kata_for(self, slug: str) -> Kata:
+        if slug not in self.katas:
+            problem = self.problems[slug]
+            process = SubmissionProcess(str(self.submissions[slug]), "Solution",
+                                        list(problem.methods))
+            kata = Kata(problem, process, load_reference(problem))
+            error = process.load()
+            if error:
+                kata.unavailable = one_line(error)
+            self.katas[slug] = kata
+        return self.katas[slug]
+
+    @pytest.fixture
+    def kata(self, request: pytest.FixtureRequest) -> Kata:
+        kata = self.kata_for(request.module.PROBLEM)
+        if kata.unavailable:
+            raise SubmissionUnavailable(kata.unavailable)
+        return kata
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "call" or (call.when == "setup" and report.failed):
+            self._record(item, call, report)
+
+    def _record(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+        slug = item.module.PROBLEM
+        problem = self.problems[slug]
+        kata = self.katas.get(slug)
+        output = "".join(kata.outputs)[-OUTPUT_LIMIT:] if kata else ""
+        if kata:
+            kata.outputs.clear()
+        result = TestResult(test_name(item), problem, "pass", output=output,
+                            test_code=(item.function.__doc__ or "").strip())
+        if report.passed:
+            self.results.append(result)
+            return
+        exc = call.excinfo.value if call.excinfo else None
+        if isinstance(exc, SubmissionUnavailable):
+            result.status, result.message = "error", str(exc)
+        elif isinstance(exc, GradeFailure):
+            result.status, result.message = "fail", failure_message(exc)
+        elif isinstance(exc, GraderIntegrityError):
+            result.status, result.message = "error", str(exc)
+            self.internal_errors.append(str(exc))
+        else:
+            # A bug in the grader itself: never blame the learner for it.
+            result.status = "error"
+            result.message = f"internal grader error: {type(exc).__name__}: {exc}"
+            self.internal_errors.append(f"{item.nodeid}: {report.longreprtext}")
+        self.results.append(result)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.internal_errors.append(f"could not load checks {report.nodeid}: "
+                                        f"{report.longreprtext}")
+
+    def pytest_sessionfinish(self) -> None:
+        for kata in self.katas.values():
+            kata.submission.close()
+
+
+def failure_message(exc: BaseException) -> str:
+    """The failure's own message, plus hypothesis' note of the smallest failing input."""
+    message = str(exc)
+    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("Falsifying example")]
+    if notes:
+        message += "\n" + notes[0]
+    return message
+
+
+def test_name(item: pytest.Item) -> str:
+    doc = (getattr(item, "function", None).__doc__ or "").strip().splitlines()
+    name = doc[0].rstrip(".") if doc else item.name
+    callspec = getattr(item, "callspec", None)
+    return f"{name} [{callspec.id}]" if callspec else name
+
+
+def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
+    """Run the problems' check modules in this process; pytest's exit code."""
+    args = [str(p.checks) for p in problems]
+    args += ["-q", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+             "-p", "no:logging", "--rootdir", str(problems[0].checks.parent),
+             "-c", str(problems[0].checks.parent / "pytest.ini"), "--capture=sys"]
+    old_modules = set(sys.modules)
+    try:
+        return int(pytest.main(args, plugins=[plugin]))
+    finally:
+        # Forget the check modules so a second run in one process collects them afresh.
+        for name in set(sys.modules) - old_modules:
+            if name.startswith("check_"):
+                del sys.modules[name]

@@ -1,0 +1,69 @@
+"""The hypothesis strategies every check draws from, and the settings they run with."""
+
+from __future__ import annotations
+
+import string
+
+import torch
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from grader.protocol import ModelSpec
+
+# Grading must be deterministic: the same submission gets the same examples and
+# the same grade on every run, and nothing is remembered between runs.
+GRADING = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=20,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+)
+
+ALPHABET = string.ascii_lowercase + string.ascii_uppercase + " .,!?"
+
+
+def vocab(size: int) -> dict[int, str]:
+    return {i: ALPHABET[i] for i in range(size)}
+
+
+@st.composite
+def random_models(draw: st.DrawFn, max_context: int = 12) -> ModelSpec:
+    """Small untrained GPTs of other sizes than the shipped one."""
+    n_head = draw(st.sampled_from([1, 2, 4]))
+    config = {
+        "vocab_size": draw(st.integers(3, 24)),
+        "context_length": draw(st.integers(1, max_context)),
+        "n_layer": draw(st.integers(1, 2)),
+        "n_head": n_head,
+        "n_embd": n_head * draw(st.sampled_from([4, 8])),
+    }
+    return ModelSpec("random", config, draw(st.integers(0, 2**16)))
+
+
+@st.composite
+def token_contexts(draw: st.DrawFn, vocab_size: int, min_length: int = 1,
+                   max_length: int = 40) -> torch.Tensor:
+    ids = draw(st.lists(st.integers(0, vocab_size - 1), min_size=min_length,
+                        max_size=max_length))
+    return torch.tensor([ids], dtype=torch.long)
+
+
+@st.composite
+def logits(draw: st.DrawFn, rows: int | None = None, max_vocab: int = 20,
+           dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Logit rows with the awkward cases in reach: huge values, -inf, ties."""
+    vocab_size = draw(st.integers(1, max_vocab))
+    n_rows = rows if rows is not None else draw(st.integers(1, 3))
+    scale = draw(st.sampled_from([1.0, 10.0, 1e4]))
+    values = draw(st.lists(
+        st.one_of(st.floats(-1, 1, width=32), st.sampled_from([0.0, 0.5, float("-inf")])),
+        min_size=n_rows * vocab_size, max_size=n_rows * vocab_size,
+    ))
+    tensor = torch.tensor(values, dtype=dtype).reshape(n_rows, vocab_size) * scale
+    # A row of only -inf has no probabilities at all; keep one finite entry per row.
+    for row in tensor:
+        if bool(row.isinf().all()):
+            row[draw(st.integers(0, vocab_size - 1))] = 0.0
+    return tensor

@@ -1,0 +1,203 @@
+"""The process a submission runs in: `python -m grader.worker`.
+
+The grader never runs a learner's code in its own process. This worker loads one
+submission file, answers calls on its `Solution`, and reports results and errors
+as plain data. It talks over a private copy of its original stdout, so whatever
+the submission prints or reads cannot corrupt the conversation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+OUTPUT_LIMIT = 4000
+
+
+def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
+    """Keep the protocol pipes for ourselves; give the submission empty stdin and stdout."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    sys.stdin = io.StringIO("")
+    return proto_in, proto_out
+
+
+def _where(exc: BaseException, path: str) -> tuple[str | None, int | None, str | None]:
+    """The deepest frame of the traceback that is in the submission file."""
+    found: tuple[str | None, int | None, str | None] = (None, None, None)
+    target = os.path.normcase(os.path.abspath(path))
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.normcase(os.path.abspath(frame.filename)) == target:
+            found = (frame.filename, frame.lineno, frame.name)
+    return found
+
+
+def describe_error(exc: BaseException, path: str) -> dict[str, Any]:
+    file, line, function = _where(exc, path)
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        file, line, function = exc.filename or path, exc.lineno, None
+    frames = [
+        f"{Path(f.filename).name}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+        for f in traceback.extract_tb(exc.__traceback__)
+        if os.path.normcase(os.path.abspath(f.filename))
+        == os.path.normcase(os.path.abspath(path))
+    ]
+    message = str(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
+    return {
+        "type": type(exc).__name__,
+        "message": message[:OUTPUT_LIMIT],
+        "file": file,
+        "line": line,
+        "function": function,
+        "frames": frames[-5:],
+    }
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.solution: Any = None
+        self.models: dict[tuple, Any] = {}
+        self.model_calls: list[list[int]] = []
+
+    def load(self, path: str, class_name: str, methods: list[str]) -> dict[str, Any]:
+        self.path = path
+        try:
+            spec = importlib.util.spec_from_file_location("submission", path)
+            if spec is None or spec.loader is None:
+                return {"error": {"type": "ImportError", "message": f"cannot load {path}",
+                                  "file": path, "line": None}}
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["submission"] = module
+            with contextlib.redirect_stdout(io.StringIO()):
+                spec.loader.exec_module(module)
+            cls = getattr(module, class_name, None)
+            if cls is None:
+                return {"error": {"type": "MissingClass", "file": path, "line": None,
+                                  "message": f"no class {class_name} in {Path(path).name}"}}
+            for name in methods:
+                if not callable(getattr(cls, name, None)):
+                    return {"error": {"type": "MissingMethod", "file": path, "line": None,
+                                      "message": f"class {class_name} has no method {name}()"}}
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.solution = cls()
+        except BaseException as exc:  # noqa: BLE001 - any failure of learner code is reported
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return {"error": describe_error(exc, path)}
+        return {"ok": True}
+
+    def model(self, spec: Any) -> Any:
+        from grader.artifacts import build_model
+
+        key = spec.key()
+        if key not in self.models:
+            model = build_model(spec)
+            self._record_calls(model)
+            self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
+        model, pristine = self.models[key]
+        # Undo whatever an earlier call did to the weights, so one bad call
+        # cannot spoil the next.
+        model.load_state_dict(pristine)
+        return model
+
+    def _record_calls(self, model: Any) -> None:
+        """Log (new tokens, cached tokens) of every forward pass, cached or not."""
+        inner = model.forward_with_cache
+
+        def recorded(context: Any, cache: Any = None) -> Any:
+            past = 0 if not cache else int(cache[0][0].shape[2])
+            self.model_calls.append([int(context.shape[-1]), past])
+            return inner(context, cache)
+
+        model.forward_with_cache = recorded
+
+    def call(
+        self, method: str, args: list, kwargs: dict, watch: list[int], iterate: bool = False
+    ) -> dict[str, Any]:
+        import torch
+
+        from grader.protocol import ModelSpec, Unencodable, encode
+
+        def materialise(value: Any) -> Any:
+            return self.model(value) if isinstance(value, ModelSpec) else value
+
+        args = [materialise(a) for a in args]
+        kwargs = {k: materialise(v) for k, v in kwargs.items()}
+        models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
+        before = [{k: v.clone() for k, v in m.state_dict().items()} for m in models]
+        self.model_calls.clear()
+        captured = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(captured):
+                result = getattr(self.solution, method)(*args, **kwargs)
+                if iterate:
+                    # A generator runs lazily: record how many model calls had been
+                    # made when each chunk came out, to tell streaming from batching.
+                    result = [[chunk, len(self.model_calls)] for chunk in result]
+        except BaseException as exc:  # noqa: BLE001 - learner errors are data, not crashes
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return {"error": describe_error(exc, self.path or ""),
+                    "output": captured.getvalue()[:OUTPUT_LIMIT]}
+        model_changed = any(
+            not torch.equal(v, m.state_dict()[k])
+            for m, b in zip(models, before) for k, v in b.items()
+        )
+        try:
+            encoded = encode(result)
+        except Unencodable as exc:
+            return {"error": {"type": "BadResult", "file": None, "line": None,
+                              "message": f"{method}() returned {exc}, which the grader cannot "
+                                         "read; return a str, int, float, list or tensor"},
+                    "output": captured.getvalue()[:OUTPUT_LIMIT]}
+        return {
+            "ok": True,
+            "result": encoded,
+            "after": {str(i): encode(args[i]) for i in watch if i < len(args)},
+            "model_changed": model_changed,
+            "model_calls": self.model_calls[:10_000],
+            "output": captured.getvalue()[:OUTPUT_LIMIT],
+        }
+
+
+def main() -> None:
+    proto_in, proto_out = _private_channels()
+    import torch
+
+    from grader.protocol import decode, read_frame, write_frame
+
+    torch.set_num_threads(1)
+    worker = Worker()
+    write_frame(proto_out, {"ready": True})
+    while True:
+        message = read_frame(proto_in)
+        if message is None:
+            return
+        op = message.get("op")
+        if op == "load":
+            reply = worker.load(message["path"], message["class"], message["methods"])
+        elif op == "call":
+            reply = worker.call(
+                message["method"],
+                decode(message["args"]),
+                decode(message["kwargs"]),
+                message.get("watch", []),
+                bool(message.get("iterate", False)),
+            )
+        else:
+            reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
+        write_frame(proto_out, reply)
+
+
+if __name__ == "__main__":
+    main()
