@@ -129,12 +129,15 @@ def test_name(item: pytest.Item) -> str:
 def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     """Run the problems' check modules in this process; pytest's exit code."""
     args = [str(p.checks) for p in problems]
-    args += ["-q", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+    args += ["-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
              "-p", "no:logging", "--rootdir", str(problems[0].checks.parent),
              "-c", str(problems[0].checks.parent / "pytest.ini"), "--capture=sys"]
     old_modules = set(sys.modules)
     try:
-        return int(pytest.main(args, plugins=[plugin]))
+        code = int(pytest.main(args, plugins=[plugin]))
+        if code not in (0, 1):
+            plugin.internal_errors.append(f"the checks could not run (pytest exit code {code})")
+        return code
     finally:
         # Forget the check modules so a second run in one process collects them afresh.
         for name in set(sys.modules) - old_modules:

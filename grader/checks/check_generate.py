@@ -1,0 +1,138 @@
+"""Checks for problem 6, generate: the whole sampling loop."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import cases
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise
+from grader.judges import judge_sampled_text
+from grader.strategies import GRADING, random_models, token_contexts, vocab
+
+PROBLEM = "generate"
+ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
+
+
+def fixed_cases() -> dict[str, tuple[str, int]]:
+    """Case id -> (prompt, new_chars) on the shipped model."""
+    n = cases.context_length()
+    return {
+        "short-context": ("Tom", 40),
+        "exact-context": (cases.corpus_prefix(n), 30),
+        "long-context": (cases.corpus_prefix(2 * n + 7), 30),
+        "zero-chars": ("The cat", 0),
+        "one-char": ("Once upon a time", 1),
+        "crop-many-times": ("\n", 4 * n),
+    }
+
+
+def shipped_args(case_id: str) -> tuple:
+    prompt, new_chars = fixed_cases()[case_id]
+    from grader import artifacts
+
+    return (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
+            artifacts.shipped_vocab())
+
+
+def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
+         restore=True, pick="sample", whole=False, softmax_dim=-1, keep_row=None):
+    """The reference loop with one knob per known mistake."""
+    generator = torch.manual_seed(0)
+    initial_state = generator.get_state()
+    new = []
+    for _ in range(new_chars):
+        if crop == "last" and context.shape[1] > context_length:
+            context = context[:, -context_length:]
+        elif crop == "first" and context.shape[1] > context_length:
+            context = context[:, :context_length]
+        logits = model(context)
+        if keep_row is None:
+            logits = logits[:, position, :]
+            probs = F.softmax(logits, dim=softmax_dim)
+        else:
+            probs = F.softmax(logits[0], dim=-1)
+        if pick == "argmax":
+            next_token = probs.argmax(dim=-1, keepdim=True)
+        else:
+            next_token = torch.multinomial(probs, 1, generator=generator)
+        if keep_row is not None:
+            next_token = next_token[keep_row].view(1, 1)
+        if restore:
+            generator.set_state(initial_state)
+        context = torch.cat((context, next_token), dim=1)
+        new.append(int(next_token))
+    kept = context[0].tolist() if whole else new
+    return "".join(int_to_char[i] for i in kept)
+
+
+MISTAKES = [
+    Mistake("take the most likely token (argmax) instead of sampling",
+            "draw the token with torch.multinomial(probs, 1, generator=generator)",
+            lambda *a: loop(*a, pick="argmax")),
+    Mistake("do not restore the generator after each draw",
+            "call generator.set_state(initial_state) right after torch.multinomial",
+            lambda *a: loop(*a, restore=False)),
+    Mistake("crop the wrong end of the context (keep the oldest tokens)",
+            "keep the most recent tokens: context[:, -context_length:]",
+            lambda *a: loop(*a, crop="first")),
+    Mistake("do not crop the context",
+            "crop to the last context_length tokens before every forward pass",
+            lambda *a: loop(*a, crop="none")),
+    Mistake("use the first position's logits instead of the last",
+            "the next token is predicted at the last position: logits[:, -1, :]",
+            lambda *a: loop(*a, position=0)),
+    Mistake("sample from all positions instead of the last",
+            "keep only the last position before softmax: logits[:, -1, :]",
+            lambda *a: loop(*a, keep_row=-1)),
+    Mistake("sample from all positions instead of the last",
+            "keep only the last position before softmax: logits[:, -1, :]",
+            lambda *a: loop(*a, keep_row=0)),
+    Mistake("take softmax over the batch dimension",
+            "softmax over the vocabulary: dim=-1",
+            lambda *a: loop(*a, softmax_dim=0)),
+    Mistake("return the prompt as well as the new characters",
+            "return only the new_chars characters you generated",
+            lambda *a: loop(*a, whole=True)),
+]
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got = kata.outcome("generate", *args, arg_names=ARG_NAMES)
+    model, new_chars, context, context_length, int_to_char = (materialise(a) for a in args)
+    live = kata.reference.generate(model, new_chars, context.clone(), context_length,
+                                   dict(int_to_char))
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(f"generate() raised {got[1]}")
+        judge_sampled_text(
+            got[1], expected,
+            step_probs=lambda window: cases.next_token_probs(model, window),
+            prompt_ids=context[0].tolist(),
+            int_to_char=int_to_char,
+            state_for_step=lambda step: cases.seed_state(0),
+            window=lambda ids: ids[-context_length:],
+        )
+    except GradeFailure as failure:
+        raise GradeFailure(str(failure) + kata.diagnose(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_cases()))
+def test_shipped_model(kata: Kata, case_id: str) -> None:
+    """The text for a fixed prompt on the shipped model"""
+    check(kata, shipped_args(case_id), case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_models(kata: Kata, data: st.DataObject) -> None:
+    """The text on small random models of other sizes, against the reference"""
+    spec = data.draw(random_models(), label="model")
+    n, size = spec.config["context_length"], spec.config["vocab_size"]
+    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
+    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
+    check(kata, (spec, new_chars, context, n, vocab(size)))

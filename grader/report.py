@@ -1,0 +1,130 @@
+"""A grading run's results: the terminal view for learners, the JSON for CI.
+
+The JSON follows the Exercism test-runner v3 shape (`version`, `status`,
+`message`, `tests[]` with `name`, `status`, `message`, `output`, `test_code`,
+`task_id`) and adds Gradescope's `score`/`max_score`, so either platform can
+read it with a thin mapping.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader.plugin import TestResult
+from grader.registry import Problem
+
+OUTPUT_LIMIT = 500
+TRUNCATED = "... (output truncated)"
+
+
+@dataclass
+class ProblemSummary:
+    problem: Problem
+    submission: Path
+    results: list[TestResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.status == "pass" for r in self.results)
+
+    @property
+    def status(self) -> str:
+        if not self.results:
+            return "error"
+        if all(r.status == "pass" for r in self.results):
+            return "pass"
+        return "error" if any(r.status == "error" for r in self.results) and all(
+            r.message == self.results[0].message for r in self.results) else "fail"
+
+
+@dataclass
+class Report:
+    summaries: list[ProblemSummary]
+    goldens: str  # "exact" or "live-only"
+    platform: dict[str, str]
+    internal_errors: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.internal_errors:
+            return "error"
+        return "pass" if all(s.status == "pass" for s in self.summaries) else "fail"
+
+    def to_json(self) -> dict:
+        tests = []
+        for summary in self.summaries:
+            for r in summary.results:
+                output = r.output
+                if len(output) > OUTPUT_LIMIT:
+                    output = output[:OUTPUT_LIMIT] + TRUNCATED
+                tests.append({
+                    "name": f"{summary.problem.folder}: {r.name}",
+                    "problem": summary.problem.slug,
+                    "task_id": summary.problem.number,
+                    "status": r.status,
+                    "message": r.message or None,
+                    "output": output or None,
+                    "test_code": r.test_code,
+                    "score": 1 if r.status == "pass" else 0,
+                    "max_score": 1,
+                })
+        return {
+            "version": 3,
+            "status": self.status,
+            "message": "\n".join(self.internal_errors) or None,
+            "score": sum(t["score"] for t in tests),
+            "max_score": len(tests),
+            "problems": [
+                {"problem": s.problem.slug, "number": s.problem.number, "status": s.status,
+                 "passed": s.passed, "total": len(s.results), "submission": str(s.submission)}
+                for s in self.summaries
+            ],
+            "goldens": self.goldens,
+            "platform": self.platform,
+            "tests": tests,
+        }
+
+    def write_json(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def render(report: Report, console: Console, verbose: bool = False) -> None:
+    for summary in report.summaries:
+        p = summary.problem
+        total = len(summary.results)
+        if summary.status == "pass":
+            console.print(f"[green]✓[/] {p.folder:<22} {summary.passed}/{total} checks pass")
+            continue
+        failures = [r for r in summary.results if r.status != "pass"]
+        if not failures:
+            console.print(f"[red]✗[/] {p.folder:<22} no checks ran")
+            continue
+        if summary.status == "error":
+            console.print(f"[red]✗[/] {p.folder:<22} {escape(failures[0].message)}")
+            continue
+        console.print(f"[red]✗[/] {p.folder:<22} {len(failures)}/{total} checks fail")
+        shown: set[str] = set()
+        for r in failures:
+            if r.message in shown and not verbose:
+                continue
+            shown.add(r.message)
+            console.print(f"  [bold]{escape(r.name)}[/]")
+            for line in r.message.splitlines():
+                console.print(f"    {escape(line)}", highlight=False)
+            if r.output:
+                console.print(f"    [dim]your code printed: {escape(r.output[:200])!s}[/]")
+            if len(shown) >= 3 and not verbose:
+                break
+        if p.hint:
+            console.print(f"  [yellow]hint:[/] {escape(p.hint)}")
+    for error in report.internal_errors:
+        console.print(f"[red]grader error:[/] {escape(error.splitlines()[0])}")
+    passed = sum(s.status == "pass" for s in report.summaries)
+    colour = "green" if report.status == "pass" else "red"
+    console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass[/]")
