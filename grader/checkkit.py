@@ -104,6 +104,10 @@ def materialise(value: Any) -> Any:
         return value.clone()
     if isinstance(value, dict):
         return dict(value)
+    if isinstance(value, torch.Generator):
+        copy = torch.Generator()
+        copy.set_state(value.get_state())
+        return copy
     return value
 
 

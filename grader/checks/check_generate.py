@@ -8,12 +8,13 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import cases
+from grader import artifacts, cases
 from grader.checkkit import GradeFailure, Kata, Mistake, materialise
 from grader.judges import judge_sampled_text
 from grader.strategies import GRADING, random_models, token_contexts, vocab
 
 PROBLEM = "generate"
+METHOD = "generate"
 ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
 
 
@@ -30,12 +31,13 @@ def fixed_cases() -> dict[str, tuple[str, int]]:
     }
 
 
-def shipped_args(case_id: str) -> tuple:
-    prompt, new_chars = fixed_cases()[case_id]
-    from grader import artifacts
-
-    return (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
-            artifacts.shipped_vocab())
+def fixed_args() -> dict[str, tuple]:
+    """The fixed cases as call arguments; their reference outputs are the goldens."""
+    return {
+        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
+                  artifacts.shipped_vocab())
+        for case_id, (prompt, new_chars) in fixed_cases().items()
+    }
 
 
 def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
@@ -124,7 +126,7 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
 @pytest.mark.parametrize("case_id", list(fixed_cases()))
 def test_shipped_model(kata: Kata, case_id: str) -> None:
     """The text for a fixed prompt on the shipped model"""
-    check(kata, shipped_args(case_id), case_id)
+    check(kata, fixed_args()[case_id], case_id)
 
 
 @GRADING

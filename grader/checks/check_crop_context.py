@@ -1,0 +1,75 @@
+"""Checks for problem 1, crop-context: keep the last context_length tokens."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import cases
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise
+from grader.judges import expect_tensor
+from grader.strategies import GRADING, token_contexts
+
+PROBLEM = "crop-context"
+METHOD = "crop_context"
+ARG_NAMES = ("context", "context_length")
+
+MISTAKES = [
+    Mistake("keep the oldest tokens instead of the newest",
+            "the model continues the end of the text: context[:, -context_length:]",
+            lambda c, n: c[:, :n]),
+    Mistake("drop the batch dimension",
+            "slice columns, keep the row: context[:, -context_length:] has shape (1, T')",
+            lambda c, n: c[0, -n:]),
+    Mistake("keep one token too few", "the window holds exactly context_length tokens",
+            lambda c, n: c[:, -(n - 1):] if n > 1 else c[:, :0]),
+    Mistake("keep one token too many", "the window holds exactly context_length tokens",
+            lambda c, n: c[:, -(n + 1):]),
+]
+
+
+def fixed_args() -> dict[str, tuple]:
+    n = cases.context_length()
+    return {
+        "shorter": (cases.prompt_ids("Tom ran."), n),
+        "one-token": (cases.prompt_ids("T"), n),
+        "exactly-context-length": (cases.prompt_ids(cases.corpus_prefix(n)), n),
+        "one-longer": (cases.prompt_ids(cases.corpus_prefix(n + 1)), n),
+        "much-longer": (cases.prompt_ids(cases.corpus_prefix(3 * n + 5)), n),
+    }
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
+    live = kata.reference.crop_context(*[materialise(a) for a in args])
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(f"{METHOD}() raised {got[1]}")
+        expect_tensor(got[1], expected, "the cropped context", exact=True)
+    except GradeFailure as failure:
+        raise GradeFailure(str(failure) + kata.diagnose(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_shipped_contexts(kata: Kata, case_id: str) -> None:
+    """The crop of a fixed context"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_contexts(kata: Kata, data: st.DataObject) -> None:
+    """The crop of random contexts and context lengths, against the reference"""
+    n = data.draw(st.integers(1, 20), label="context_length")
+    context = data.draw(token_contexts(50, max_length=3 * n), label="context")
+    check(kata, (context, n))
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: the last 3 of the tokens 0..4 are 2, 3, 4"""
+    got = kata.run(METHOD, torch.arange(5).view(1, 5), 3, arg_names=ARG_NAMES)
+    expect_tensor(got, torch.tensor([[2, 3, 4]]), "crop_context(arange(5).view(1, 5), 3)",
+                  exact=True)

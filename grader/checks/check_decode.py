@@ -1,0 +1,64 @@
+"""Checks for problem 5, decode: token ids to text."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise
+from grader.judges import expect_text
+from grader.strategies import GRADING, vocab
+
+PROBLEM = "decode"
+METHOD = "decode"
+ARG_NAMES = ("token_ids", "int_to_char")
+
+MISTAKES = [
+    Mistake("return a list of characters", "join them into one str: ''.join(...)",
+            lambda ids, itc: [itc[int(i)] for i in torch.as_tensor(ids).flatten().tolist()]),
+    Mistake("look the ids up as tensors", "a tensor is not a dict key; use .tolist() or .item()",
+            lambda ids, itc: "".join(itc[i] for i in ids.flatten())),
+]
+
+
+def fixed_args() -> dict[str, tuple]:
+    itc = artifacts.shipped_vocab()
+    sentence = cases.prompt_ids("Once upon a time, there was a fox.\n")
+    return {
+        "batch-tensor": (sentence, itc),
+        "flat-tensor": (sentence[0], itc),
+        "list-of-ints": (sentence[0].tolist(), itc),
+        "empty": (torch.zeros(1, 0, dtype=torch.long), itc),
+    }
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
+    live = kata.reference.decode(*[materialise(a) for a in args])
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(f"{METHOD}() raised {got[1]}")
+        expect_text(got[1], expected, "the decoded text")
+    except GradeFailure as failure:
+        raise GradeFailure(str(failure) + kata.diagnose(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_shipped_vocab(kata: Kata, case_id: str) -> None:
+    """Decoding with the shipped vocabulary"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_ids(kata: Kata, data: st.DataObject) -> None:
+    """Decoding random ids with other vocabularies, against the reference"""
+    size = data.draw(st.integers(1, 30), label="vocab_size")
+    ids = data.draw(st.lists(st.integers(0, size - 1), max_size=30), label="ids")
+    as_tensor = data.draw(st.booleans(), label="as_tensor")
+    token_ids = torch.tensor([ids], dtype=torch.long) if as_tensor else ids
+    check(kata, (token_ids, vocab(size)))
