@@ -128,13 +128,15 @@ class Kata:
         return outcome[1]
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
-                iterate: bool = False, **kwargs: Any) -> tuple[str, Any]:
+                iterate: bool = False, while_waiting: Callable[[], None] | None = None,
+                **kwargs: Any) -> tuple[str, Any]:
         """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
         if self.unavailable:
             raise SubmissionUnavailable(self.unavailable)
         watch = tuple(i for i, a in enumerate(args)
                       if isinstance(a, (torch.Tensor, dict, list, torch.Generator)))
-        result = self.submission.call(method, args, kwargs, watch=watch, iterate=iterate)
+        result = self.submission.call(method, args, kwargs, watch=watch, iterate=iterate,
+                                      while_waiting=while_waiting)
         self.last = result
         if result.output:
             self.outputs.append(result.output)
@@ -169,6 +171,25 @@ class Kata:
                 )
         if result.model_changed:
             raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
+
+    def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+                **kwargs: Any) -> tuple[tuple[str, Any], Any]:
+        """The learner's outcome and the reference's value for the same call.
+
+        The reference runs here while the worker runs the submission, so the two
+        processes share the machine's cores instead of taking turns.
+        """
+        live: list[Any] = []
+
+        def reference() -> None:
+            with torch.no_grad():
+                live.append(getattr(self.reference, method)(
+                    *[materialise(a) for a in args],
+                    **{k: materialise(v) for k, v in kwargs.items()}))
+
+        got = self.outcome(method, *args, arg_names=arg_names, while_waiting=reference,
+                           **kwargs)
+        return got, live[0]
 
     # -- expected values -------------------------------------------------------------
     def golden(self, case_id: str) -> Any:

@@ -24,7 +24,8 @@ def expect_tensor(got: Any, expected: torch.Tensor, what: str = "the result", *,
         raise GradeFailure(
             f"{what} has shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
         )
-    if got.dtype != expected.dtype and not (got.is_floating_point() and expected.is_floating_point()):
+    both_float = got.is_floating_point() and expected.is_floating_point()
+    if got.dtype != expected.dtype and not both_float:
         raise GradeFailure(f"{what} has dtype {got.dtype}, expected {expected.dtype}")
     if exact or not expected.is_floating_point():
         if torch.equal(got.to(expected.dtype), expected):

@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +65,17 @@ class WorkerProcess:
         self._receive(timeout)
 
     def request(self, message: dict, timeout: float) -> dict:
+        self.send(message)
+        return self._receive(timeout)
+
+    def send(self, message: dict) -> None:
         try:
             write_frame(self.process.stdin, message)
         except (OSError, ValueError):
             self.kill()
             raise WorkerDied(self._death_reason()) from None
+
+    def receive(self, timeout: float) -> dict:
         return self._receive(timeout)
 
     def _receive(self, timeout: float) -> dict:
@@ -195,7 +202,9 @@ class SubmissionProcess:
 
     def call(self, method: str, args: tuple, kwargs: dict | None = None,
              watch: tuple[int, ...] = (), iterate: bool = False,
-             timeout: float = CALL_TIMEOUT) -> CallOutcome:
+             timeout: float = CALL_TIMEOUT,
+             while_waiting: Callable[[], None] | None = None) -> CallOutcome:
+        """Run a method of the submission; `while_waiting` runs here meanwhile."""
         from grader.protocol import decode, encode
 
         try:
@@ -206,9 +215,15 @@ class SubmissionProcess:
             return CallOutcome(error=self.load_error)
         message = {"op": "call", "method": method, "args": encode(list(args)),
                    "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate}
-        message["args"] = message["args"]
         try:
-            reply = worker.request(message, timeout)
+            worker.send(message)
+            try:
+                if while_waiting is not None:
+                    while_waiting()
+            finally:
+                # Read the answer even if the grader's side failed, so the
+                # conversation stays in step.
+                reply = worker.receive(timeout)
         except WorkerDied as exc:
             self._worker = None
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, materialise
+from grader.checkkit import GradeFailure, Kata, Mistake
 from grader.judges import expect_text
 from grader.strategies import GRADING, vocab
 
@@ -36,8 +36,7 @@ def fixed_args() -> dict[str, tuple]:
 
 
 def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
-    live = kata.reference.decode(*[materialise(a) for a in args])
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
     expected = kata.expected(case_id, live) if case_id else live
     try:
         if got[0] == "error":

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, materialise
+from grader.checkkit import GradeFailure, Kata
 from grader.judges import expect_tensor
 from grader.strategies import GRADING, logits
 
@@ -42,8 +42,7 @@ def fixed_args() -> dict[str, tuple]:
 
 def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
     probs, generator, initial_state = args
-    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
-    live = kata.reference.sample(*[materialise(a) for a in args])
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
     expected = kata.expected(case_id, live) if case_id else live
     if got[0] == "error":
         raise GradeFailure(f"{METHOD}() raised {got[1]}")
