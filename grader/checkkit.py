@@ -30,7 +30,33 @@ TIE_RTOL = 1e-5  # two sampling scores this close are the same score in float32 
 
 
 class GradeFailure(AssertionError):
-    """A check failed; the message is for the learner, not a traceback."""
+    """A check failed; the message is for the learner, not a traceback.
+
+    `explain`, if given, adds the diagnosis of a known mistake. It runs only
+    when the message is read: hypothesis raises many failures while it shrinks
+    an example, and only the last one is shown.
+    """
+
+    def __init__(self, message: str, explain: Callable[[], str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.explain = explain
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = self.message + (self.explain() if self.explain else "")
+        return self._text
+
+
+class ErrorText(str):
+    """An error as "Type: message", comparable across attempts; `.where` says where."""
+
+    where: str = ""
+
+
+def raised(method: str, got: tuple[str, Any]) -> str:
+    return f"{method}() raised {got[1]}{getattr(got[1], 'where', '')}"
 
 
 class SubmissionUnavailable(GradeFailure):
@@ -154,8 +180,9 @@ class Kata:
         if kind in ("WorkerDied", "BadResult"):
             raise GradeFailure(f"{method}(): {error.get('message')}")
         frames = error.get("frames") or []
-        where_ = f" (at {frames[-1]})" if frames else ""
-        return ("error", f"{kind}: {error.get('message', '')}{where_}")
+        text = ErrorText(f"{kind}: {error.get('message', '')}")
+        text.where = f"\n  at {frames[-1]}" if frames else ""
+        return ("error", text)
 
     def _check_inputs_untouched(self, method: str, args: tuple, result: CallOutcome,
                                 names: tuple[str, ...]) -> None:

@@ -40,10 +40,11 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
     expected = kata.expected(case_id, live) if case_id else live
     try:
         if got[0] == "error":
-            raise GradeFailure(f"{METHOD}() raised {got[1]}")
+            raise GradeFailure(raised(METHOD, got))
         expect_text(got[1], expected, "the decoded text")
     except GradeFailure as failure:
-        raise GradeFailure(str(failure) + kata.diagnose(got, MISTAKES, *args)) from None
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
 
 
 @pytest.mark.parametrize("case_id", list(fixed_args()))

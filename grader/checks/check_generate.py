@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, materialise
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
 from grader.judges import judge_sampled_text
 from grader.strategies import GRADING, random_models, token_contexts, vocab
 
@@ -108,7 +108,7 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
     expected = kata.expected(case_id, live) if case_id else live
     try:
         if got[0] == "error":
-            raise GradeFailure(f"generate() raised {got[1]}")
+            raise GradeFailure(raised(METHOD, got))
         judge_sampled_text(
             got[1], expected,
             step_probs=lambda window: cases.next_token_probs(model, window),
@@ -118,7 +118,8 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
             window=lambda ids: ids[-context_length:],
         )
     except GradeFailure as failure:
-        raise GradeFailure(str(failure) + kata.diagnose(got, MISTAKES, *args)) from None
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
 
 
 @pytest.mark.parametrize("case_id", list(fixed_cases()))

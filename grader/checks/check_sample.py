@@ -45,7 +45,7 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
     got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
     expected = kata.expected(case_id, live) if case_id else live
     if got[0] == "error":
-        raise GradeFailure(f"{METHOD}() raised {got[1]}")
+        raise GradeFailure(raised(METHOD, got))
     token = got[1]
     if isinstance(token, int) and not isinstance(token, bool):
         raise GradeFailure("sample() returned a plain int; return the (1, 1) LongTensor "
@@ -64,7 +64,7 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
                 int(probs.max()) != 1:
             hint = ("\nThe generator passed in was never used: pass it to torch.multinomial "
                     "with generator=generator instead of using the global random state.")
-        raise GradeFailure(str(failure) + hint) from None
+        raise GradeFailure(failure.message + hint) from None
     if not restored:
         raise GradeFailure("the generator was not put back to initial_state after the draw: "
                            "call generator.set_state(initial_state) after torch.multinomial")

@@ -1,0 +1,44 @@
+"""Shared helpers: run the grader as a learner or CI would, and read its JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+
+
+@dataclass
+class GradeRun:
+    code: int
+    report: dict | None
+    stdout: str
+    stderr: str
+
+    def messages(self) -> str:
+        return "\n".join(t["message"] or "" for t in (self.report or {}).get("tests", []))
+
+
+def run_grade(*args: str | Path, tmp_path: Path, timeout: float = 600) -> GradeRun:
+    """`python -m grader grade ARGS --json FILE`, in a subprocess, as a user runs it."""
+    report_path = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", *map(str, args), "--json", str(report_path)],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return GradeRun(done.returncode, report, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def grade(tmp_path: Path):
+    def _grade(*args: str | Path) -> GradeRun:
+        return run_grade(*args, tmp_path=tmp_path)
+
+    return _grade
