@@ -143,7 +143,13 @@ class Kata:
     submission: SubmissionProcess
     reference: Any
     unavailable: str | None = None
+    # A crash or time-out ends the current check: hypothesis would otherwise
+    # retry the same hang over and over while it shrinks.
+    stuck: str | None = None
     outputs: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:  # shown in hypothesis' failing examples
+        return "kata"
 
     # -- calling the learner's code -------------------------------------------------
     def run(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
@@ -159,6 +165,8 @@ class Kata:
         """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
         if self.unavailable:
             raise SubmissionUnavailable(self.unavailable)
+        if self.stuck:
+            self._fail_stuck()
         watch = tuple(i for i, a in enumerate(args)
                       if isinstance(a, (torch.Tensor, dict, list, torch.Generator)))
         result = self.submission.call(method, args, kwargs, watch=watch, iterate=iterate,
@@ -171,13 +179,20 @@ class Kata:
         self._check_inputs_untouched(method, args, result, arg_names)
         return ("value", result.result)
 
+    def _fail_stuck(self) -> None:
+        # One raise site, so hypothesis sees the same failure when it replays.
+        raise GradeFailure(self.stuck or "")
+
     def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
         error = result.error or {}
         kind = error.get("type")
         if kind == "NotImplementedError" or self.submission.load_error:
             self.unavailable = one_line(error)
             raise SubmissionUnavailable(self.unavailable)
-        if kind in ("WorkerDied", "BadResult"):
+        if kind == "WorkerDied":
+            self.stuck = f"{method}(): {error.get('message')}"
+            self._fail_stuck()
+        if kind == "BadResult":
             raise GradeFailure(f"{method}(): {error.get('message')}")
         frames = error.get("frames") or []
         text = ErrorText(f"{kind}: {error.get('message', '')}")
@@ -200,7 +215,7 @@ class Kata:
             raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
 
     def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
-                **kwargs: Any) -> tuple[tuple[str, Any], Any]:
+                iterate: bool = False, **kwargs: Any) -> tuple[tuple[str, Any], Any]:
         """The learner's outcome and the reference's value for the same call.
 
         The reference runs here while the worker runs the submission, so the two
@@ -210,12 +225,13 @@ class Kata:
 
         def reference() -> None:
             with torch.no_grad():
-                live.append(getattr(self.reference, method)(
+                value = getattr(self.reference, method)(
                     *[materialise(a) for a in args],
-                    **{k: materialise(v) for k, v in kwargs.items()}))
+                    **{k: materialise(v) for k, v in kwargs.items()})
+                live.append(list(value) if iterate else value)
 
         got = self.outcome(method, *args, arg_names=arg_names, while_waiting=reference,
-                           **kwargs)
+                           iterate=iterate, **kwargs)
         return got, live[0]
 
     # -- expected values -------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -52,8 +53,8 @@ def learner_status(problem: Problem) -> str:
         return "missing"
     recorded = load_status().get(problem.slug, {})
     if recorded.get("sha256") == current:
-        return recorded.get("status", "not graded")
-    return "todo" if recorded.get("starter") == current else "not graded"
+        return "todo" if recorded.get("starter") else recorded.get("status", "not graded")
+    return "not graded"
 
 
 # -- grade -----------------------------------------------------------------------------
@@ -99,6 +100,10 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
 
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise UsageError("--timeout must be a positive number of seconds")
+        os.environ["GPT_KATA_CALL_TIMEOUT"] = str(args.timeout)
     from grader.sandbox import POOL
 
     POOL.prestart()  # the worker imports torch while this process does the same
@@ -131,7 +136,8 @@ def grade(args: argparse.Namespace) -> int:
     if args.json:
         report.write_json(Path(args.json))
     if not args.reference and args.submission is None:
-        save_status({s.problem.slug: {"sha256": file_hash(s.submission), "status": s.status}
+        save_status({s.problem.slug: {"sha256": file_hash(s.submission), "status": s.status,
+                                      "starter": s.untouched}
                      for s in summaries})
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
 
@@ -211,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade this file (one problem) or folder laid out like problems/")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions")
     p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="wall-clock limit for each call of your code (default 20)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)

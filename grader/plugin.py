@@ -62,6 +62,7 @@ class GradingPlugin:
     @pytest.fixture
     def kata(self, request: pytest.FixtureRequest) -> Kata:
         kata = self.kata_for(request.module.PROBLEM)
+        kata.stuck = None
         if kata.unavailable:
             raise SubmissionUnavailable(kata.unavailable)
         return kata
@@ -77,7 +78,7 @@ class GradingPlugin:
         slug = item.module.PROBLEM
         problem = self.problems[slug]
         kata = self.katas.get(slug)
-        output = "".join(kata.outputs)[-OUTPUT_LIMIT:] if kata else ""
+        output = "".join(kata.outputs)[:OUTPUT_LIMIT] if kata else ""
         if kata:
             kata.outputs.clear()
         result = TestResult(test_name(item), problem, "pass", output=output,
@@ -85,7 +86,7 @@ class GradingPlugin:
         if report.passed:
             self.results.append(result)
             return
-        exc = call.excinfo.value if call.excinfo else None
+        exc = unwrap(call.excinfo.value) if call.excinfo else None
         if isinstance(exc, SubmissionUnavailable):
             result.status, result.message = "error", str(exc)
         elif isinstance(exc, GradeFailure):
@@ -110,12 +111,26 @@ class GradingPlugin:
             kata.submission.close()
 
 
+def unwrap(exc: BaseException) -> BaseException:
+    """The first grading failure inside an exception group (hypothesis raises those)."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = unwrap(inner)
+            if isinstance(found, GradeFailure):
+                return found
+    return exc
+
+
 def failure_message(exc: BaseException) -> str:
     """The failure's own message, plus hypothesis' note of the smallest failing input."""
     message = str(exc)
-    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("Falsifying example")]
-    if notes:
-        message += "\n" + notes[0]
+    notes = [str(n) for n in getattr(exc, "__notes__", [])]
+    draws = [n for n in notes if n.startswith("Draw ")]
+    example = [n for n in notes if n.startswith(("Failing test case", "Falsifying example"))]
+    if draws:
+        message += "\nsmallest failing input found:\n  " + "\n  ".join(draws)
+    elif example and "data=data(" not in example[0]:
+        message += "\nsmallest failing input found:\n  " + example[0].split(":", 1)[1].strip()
     return message
 
 

@@ -31,6 +31,12 @@ class ModelSpec:
     config: dict[str, int] = field(default_factory=dict)
     seed: int = 0
 
+    def __repr__(self) -> str:
+        if self.kind == "shipped":
+            return "the shipped model"
+        sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
+        return f"random GPT({sizes}, seed={self.seed})"
+
     def key(self) -> tuple:
         return (self.kind, tuple(sorted(self.config.items())), self.seed)
 

@@ -21,7 +21,15 @@ from grader.protocol import ProtocolError, read_frame, write_frame
 
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
-CALL_TIMEOUT = 20.0
+DEFAULT_CALL_TIMEOUT = 20.0
+
+
+def call_timeout() -> float:
+    """Seconds a single call may take; `gpt-kata grade --timeout` sets it."""
+    try:
+        return float(os.environ.get("GPT_KATA_CALL_TIMEOUT", DEFAULT_CALL_TIMEOUT))
+    except ValueError:
+        return DEFAULT_CALL_TIMEOUT
 
 
 class WorkerDied(Exception):
@@ -202,7 +210,7 @@ class SubmissionProcess:
 
     def call(self, method: str, args: tuple, kwargs: dict | None = None,
              watch: tuple[int, ...] = (), iterate: bool = False,
-             timeout: float = CALL_TIMEOUT,
+             timeout: float | None = None,
              while_waiting: Callable[[], None] | None = None) -> CallOutcome:
         """Run a method of the submission; `while_waiting` runs here meanwhile."""
         from grader.protocol import decode, encode
@@ -223,7 +231,7 @@ class SubmissionProcess:
             finally:
                 # Read the answer even if the grader's side failed, so the
                 # conversation stays in step.
-                reply = worker.receive(timeout)
+                reply = worker.receive(timeout if timeout is not None else call_timeout())
         except WorkerDied as exc:
             self._worker = None
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})

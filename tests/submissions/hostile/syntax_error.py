@@ -1,0 +1,3 @@
+class Solution:
+    def crop_context(self, context, context_length)
+        return context[:, -context_length:]
