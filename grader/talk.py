@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader.cli import EXIT_FAIL, EXIT_PASS, UsageError, learner_status
 from grader.registry import Problem, find

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SUBMISSIONS
 
 HOSTILE = SUBMISSIONS / "hostile"

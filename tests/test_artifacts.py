@@ -1,0 +1,58 @@
+"""The shipped files: the manifest matches them, and the goldens reproduce on their platform."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from grader import artifacts
+from grader.checkkit import load_reference, materialise, same_outcome
+from grader.make_data import check_module
+from grader.protocol import decode
+from grader.registry import problems
+
+
+def test_manifest_lists_every_shipped_file_with_its_sha256():
+    manifest = artifacts.load_manifest()
+    assert set(manifest["files"]) == {p.name for p in artifacts.SHIPPED_FILES}
+    for path in artifacts.SHIPPED_FILES:
+        assert artifacts.sha256(path) == manifest["files"][path.name], path.name
+    assert set(manifest["platform"]) == {"torch", "machine", "system", "cpu_capability"}
+
+
+def test_checkpoint_loads_without_code_and_matches_its_config():
+    model = artifacts.load_model()
+    config = artifacts.load_config()
+    vocab = artifacts.load_vocab()
+    assert config.vocab_size == len(vocab)
+    assert 2 <= config.n_layer <= 4 and 64 <= config.n_embd <= 128
+    assert 32 <= config.context_length <= 64
+    assert all(isinstance(k, int) for k in vocab)
+    assert sorted(vocab) == list(range(len(vocab)))
+    logits = model(torch.zeros(1, config.context_length, dtype=torch.long))
+    assert logits.shape == (1, config.context_length, config.vocab_size)
+
+
+def test_vocabulary_is_the_corpus_characters():
+    text = artifacts.CORPUS.read_text(encoding="utf-8")
+    assert "".join(artifacts.load_vocab().values()) == "".join(sorted(set(text)))
+
+
+@pytest.mark.skipif(not artifacts.goldens_platform_matches(),
+                    reason="the goldens were made on another platform")
+def test_goldens_reproduce_on_their_platform():
+    torch.set_num_threads(1)
+    goldens = json.loads(artifacts.GOLDENS.read_text())
+    checked = 0
+    for problem in problems():
+        module = check_module(problem)
+        reference = getattr(load_reference(problem), module.METHOD)
+        for case_id, args in module.fixed_args().items():
+            with torch.no_grad():
+                live = reference(*[materialise(a) for a in args])
+            golden = decode(goldens[problem.slug][case_id])
+            assert same_outcome(("value", golden), ("value", live)), (problem.slug, case_id)
+            checked += 1
+    assert checked >= 3 * len(problems())

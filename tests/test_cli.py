@@ -1,0 +1,97 @@
+"""The command line: exit codes, usage errors, the JSON report, list and talk."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SUBMISSIONS
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["grade", "no-such-problem"], "no problem called 'no-such-problem'"),
+    (["grade", "--reference", "--submission", "x.py"], "either --reference or --submission"),
+    (["grade", "--submission", "does/not/exist.py"], "no such file or folder"),
+    (["grade", "--submission", str(SUBMISSIONS / "hostile" / "hang.py")], "which problem"),
+    (["grade", "generate", "decode", "--submission",
+      str(SUBMISSIONS / "generate" / "argmax.py")], "name exactly one"),
+    (["grade", "--submission", str(SUBMISSIONS)], "holds no NN-slug/solution.py"),
+    (["grade", "generate", "--timeout", "0"], "--timeout must be a positive"),
+    (["talk", "caf\u00e9"], "not in the model's vocabulary"),
+    (["train", "--corpus", "does/not/exist.txt"], "no such file"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_usage_errors_exit_2_with_one_line(args, words):
+    done = cli(*args)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_train_refuses_non_utf8_corpus_and_a_used_output_folder(tmp_path):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\u00e9 au lait".encode("latin-1"))
+    done = cli("train", "--corpus", str(bad), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2 and "not UTF-8" in done.stderr
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "model.safetensors").write_text("an earlier run")
+    done = cli("train", "--out", str(used))
+    assert done.returncode == 2 and "not empty" in done.stderr
+    assert (used / "model.safetensors").read_text() == "an earlier run"
+
+
+def test_json_report_has_the_documented_shape(grade):
+    run = grade("decode", "--reference")
+    assert run.code == 0
+    report = run.report
+    assert report["version"] == 3 and report["status"] == "pass"
+    assert report["score"] == report["max_score"] == len(report["tests"]) > 0
+    for test in report["tests"]:
+        assert set(test) >= {"name", "problem", "task_id", "status", "message", "output",
+                             "test_code", "score", "max_score"}
+        assert test["problem"] == "decode" and test["task_id"] == 5
+    assert report["goldens"] in ("exact", "live-only")
+
+
+def test_a_failing_submission_exits_1_and_says_where(grade):
+    run = grade("generate", "--submission", SUBMISSIONS / "generate" / "crop_first.py")
+    assert run.code == 1
+    assert run.report["status"] == "fail"
+    failed = [t for t in run.report["tests"] if t["status"] == "fail"]
+    assert failed and all(t["message"] for t in failed)
+    assert "new character" in run.stdout  # the first divergence, in the terminal too
+
+
+def test_list_shows_every_problem_in_order():
+    done = cli("list")
+    assert done.returncode == 0
+    from grader.registry import problems
+
+    positions = [done.stdout.index(f" {p.slug} ") for p in problems()]
+    assert positions == sorted(positions)
+
+
+def test_talk_streams_the_reference_and_says_so():
+    done = cli("talk", "Tom", "--chars", "30")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Tom") and len(done.stdout.rstrip("\n")) == 33
+    assert "generate()" in done.stderr
+
+
+def test_module_and_console_script_agree():
+    script = shutil.which("gpt-kata", path=str(Path(sys.executable).parent))
+    assert script, "the gpt-kata console script is not installed next to this Python"
+    by_script = subprocess.run([script, "--help"], capture_output=True, text=True)
+    by_module = cli("--help")
+    assert by_script.returncode == by_module.returncode == 0
+    assert by_script.stdout == by_module.stdout
+    assert "grade" in by_module.stdout and "talk" in by_module.stdout

@@ -1,0 +1,28 @@
+"""The reference solutions pass every check; the untouched starters fail as not implemented."""
+
+from __future__ import annotations
+
+from grader.registry import problems
+
+
+def test_reference_solutions_pass_every_check(grade):
+    run = grade("--reference")
+    assert run.code == 0, run.messages()
+    assert run.report["status"] == "pass"
+    graded = {p["problem"] for p in run.report["problems"]}
+    assert graded == {p.slug for p in problems()}
+    assert all(t["status"] == "pass" for t in run.report["tests"])
+    assert run.report["max_score"] >= 5 * len(graded)  # several checks per problem
+
+
+def test_untouched_starters_fail_as_not_implemented(grade):
+    run = grade()
+    assert run.code == 1
+    assert run.report["status"] == "fail"
+    for summary in run.report["problems"]:
+        assert summary["status"] == "error", summary
+        assert summary["passed"] == 0
+    for test in run.report["tests"]:
+        assert "not implemented yet" in test["message"], test
+        assert "\n" not in test["message"]
+    assert "Traceback" not in run.stdout + run.stderr
