@@ -134,3 +134,6 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     passed = sum(s.status == "pass" for s in report.summaries)
     colour = "green" if report.status == "pass" else "red"
     console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass[/]")
+    todo = [s for s in report.summaries if s.status != "pass"]
+    if todo:
+        console.print(f"next: problems/{todo[0].problem.folder}/README.md", style="dim")

@@ -250,6 +250,29 @@ class SubmissionProcess:
             return CallOutcome(error={"type": "BadResult",
                                       "message": f"the result could not be read: {exc}"})
 
+    def iterate(self, method: str, args: tuple, timeout: float | None = None):
+        """Yield a generator method's items as the worker produces them.
+
+        Raises RuntimeError with the learner's error in one line if it fails.
+        """
+        from grader.protocol import decode, encode
+
+        worker = self._ensure()
+        if self.load_error:
+            raise RuntimeError(self.load_error.get("message", "cannot load"))
+        limit = timeout if timeout is not None else call_timeout()
+        reply = worker.request({"op": "start", "method": method,
+                                "args": encode(list(args))}, limit)
+        while "error" not in reply:
+            reply = worker.request({"op": "next"}, limit)
+            if reply.get("done"):
+                return
+            if "error" not in reply:
+                yield decode(reply["item"])
+        from grader.checkkit import one_line
+
+        raise RuntimeError(one_line(reply["error"]))
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.kill()

@@ -69,6 +69,7 @@ class Worker:
         self.module: Any = None
         self.models: dict[tuple, Any] = {}
         self.model_calls: list[list[int]] = []
+        self.iterator: Any = None
 
     def load(self, path: str, class_name: str, methods: list[str]) -> dict[str, Any]:
         self.path = path
@@ -179,6 +180,36 @@ class Worker:
             "output": captured.getvalue()[:OUTPUT_LIMIT],
         }
 
+    def start(self, method: str, args: list) -> dict[str, Any]:
+        """Begin a generator method; its items then come one `next` at a time, live."""
+        from grader.protocol import ModelSpec
+
+        self.iterator = None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.iterator = iter(getattr(self.solution, method)(
+                    *[self.model(a) if isinstance(a, ModelSpec) else a for a in args]))
+        except Exception as exc:  # noqa: BLE001 - learner errors are data
+            return {"error": describe_error(exc, self.path or "")}
+        return {"ok": True}
+
+    def next_item(self) -> dict[str, Any]:
+        from grader.protocol import Unencodable, encode
+
+        if self.iterator is None:
+            return {"done": True}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                item = next(self.iterator)
+            return {"ok": True, "item": encode(item)}
+        except StopIteration:
+            self.iterator = None
+            return {"done": True}
+        except Unencodable as exc:
+            return {"error": {"type": "BadResult", "message": f"yielded {exc}"}}
+        except Exception as exc:  # noqa: BLE001
+            return {"error": describe_error(exc, self.path or "")}
+
 
 def main() -> None:
     proto_in, proto_out = _private_channels()
@@ -204,6 +235,10 @@ def main() -> None:
                 message.get("watch", []),
                 bool(message.get("iterate", False)),
             )
+        elif op == "start":
+            reply = worker.start(message["method"], decode(message["args"]))
+        elif op == "next":
+            reply = worker.next_item()
         else:
             reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
         write_frame(proto_out, reply)
