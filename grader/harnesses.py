@@ -27,3 +27,54 @@ def greedy_with_fixed_logits(module, logits, new_chars, context, context_length,
 
     return module.Solution().greedy(FixedLogits(), new_chars, context, context_length,
                                     int_to_char)
+
+
+class WordStreamerNotWritten(Exception):
+    """The submission's WordStreamer is still the starter's, but its Solution is not."""
+
+
+def word_streamer(module, int_to_char, pieces):
+    """Drive the submission's `WordStreamer`: put() each piece in turn, then end().
+
+    Returns every callback as `(when, text)`, where `when` is the index of the
+    put() that was running, or len(pieces) for end(): what came out, and when.
+    A WordStreamer still raising NotImplementedError stops the whole problem
+    only when stream_generate() is unwritten too; otherwise it is an ordinary
+    failure, so that a learner who wrote stream_generate() first is graded on it.
+    """
+    cls = getattr(module, "WordStreamer", None)
+    if cls is None:
+        raise AttributeError("there is no class WordStreamer in the submission; "
+                             "keep the one the starter defines")
+    calls = []
+    when = -1
+
+    def callback(text):
+        calls.append((when, text))
+
+    try:
+        streamer = cls(int_to_char, callback)
+        for index, piece in enumerate(pieces):
+            when = index  # what the callback records
+            streamer.put(piece)
+        when = len(pieces)
+        streamer.end()
+    except NotImplementedError:
+        if _unwritten(module, "stream_generate", None, 0, None, 0, {}):
+            raise
+        raise WordStreamerNotWritten(
+            "WordStreamer is not written yet (it still raises NotImplementedError): "
+            "write its put() and end(), see README.md") from None
+    return calls
+
+
+def _unwritten(module, method, *args):
+    """Whether the submission's Solution.<method> still raises NotImplementedError."""
+    try:
+        result = getattr(module.Solution(), method)(*args)
+        getattr(result, "close", lambda: None)()  # a generator that never started
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001 - anything else means it was written
+        return False
+    return False

@@ -7,6 +7,7 @@ learner-facing message instead of a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,9 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
 
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they give
     old_modules = set(sys.modules)
+    # Third-party plugins in the learner's environment (random ordering, reruns,
+    # timeouts...) must not change a grade.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
         code = int(pytest.main(args, plugins=[plugin]))
         if code not in (0, 1):

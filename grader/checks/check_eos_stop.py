@@ -1,0 +1,292 @@
+"""Checks for problem 13, eos-stop: generation that stops at an end token or a stop string."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
+from grader.judges import divergence_report, expect_type, exponentials, sampling_scores
+from grader.protocol import ModelSpec
+from grader.strategies import GRADING, random_models, token_contexts, vocab
+
+PROBLEM = "eos-stop"
+METHOD = "generate_until"
+ARG_NAMES = ("model", "context", "max_new_tokens", "context_length", "int_to_char", "eos_id",
+             "stop")
+
+
+def fixed_cases() -> dict[str, tuple]:
+    """Case id -> (prompt, max_new_tokens, end character, stop strings) on the shipped model."""
+    n = cases.context_length()
+    return {
+        "newline-never-drawn": ("Once upon a time,", 120, "\n", ()),
+        "period-as-eos": ("Once upon a time,", 120, ".", ()),
+        "eos-after-long-prompt": (cases.corpus_prefix(2 * n + 7), 60, ".", ()),
+        "max-before-eos": ("Once upon a time,", 12, ".", ()),
+        "eos-exactly-at-max": ("Once upon a time,", 21, ".", ()),
+        "eos-one-after-max": ("Once upon a time,", 22, ".", ()),
+        "stop-string": ("Once upon a time,", 120, "\n", (" frog",)),
+        "stop-before-eos": ("Tom", 120, ".", ("shy",)),
+        "eos-before-stop": ("Tom", 120, ".", ("frog",)),
+        "stop-as-list": ("Tom", 120, "\n", ["the"]),
+        "overlapping-stops": ("Once upon a time,", 120, "\n", ("cat.", "at.")),
+        "longer-stop-ends-later": ("Once upon a time,", 120, "\n", ("hid", "frog hid")),
+        "stop-across-prompt": ("Tom", 60, "\n", ("m h",)),
+        "stop-in-prompt": ("Tom", 60, "\n", ("om",)),
+        "zero-tokens": ("The cat", 0, ".", ("a",)),
+        "long-run": ("\n", 2 * n + 4, "\n", ()),
+    }
+
+
+def fixed_args() -> dict[str, tuple]:
+    """The fixed cases as call arguments; their reference outputs are the goldens."""
+    itc = artifacts.shipped_vocab()
+    lookup = artifacts.char_to_int(itc)
+    args: dict[str, tuple] = {
+        case_id: (cases.SHIPPED, cases.prompt_ids(prompt), max_new, cases.context_length(), itc,
+                  lookup[end], stop)
+        for case_id, (prompt, max_new, end, stop) in fixed_cases().items()
+    }
+    # A small random model that does draw its end token.
+    spec = ModelSpec("random", {"vocab_size": 6, "context_length": 8, "n_layer": 1,
+                                      "n_head": 2, "n_embd": 8}, 7)
+    args["random-model-eos"] = (spec, torch.tensor([[1, 2]]), 30, 8, vocab(6), 0, ())
+    return args
+
+
+def loop(model, context, max_new_tokens, context_length, int_to_char, eos_id, stop=(), *,
+         keep_eos=False, eos="stop", keep_stop=False, use_stop=True, stop_on_prompt=False,
+         stop_after_loop=False, extra=0, restore=True):
+    """The reference loop with one knob per known mistake."""
+    generator = torch.manual_seed(0)
+    initial_state = generator.get_state()
+    prompt = "".join(int_to_char[i] for i in context[0].tolist())
+    text = ""
+    for _ in range(max_new_tokens + extra):
+        if context.shape[1] > context_length:
+            context = context[:, -context_length:]
+        probs = F.softmax(model(context)[:, -1, :], dim=-1)
+        next_token = torch.multinomial(probs, 1, generator=generator)
+        if restore:
+            generator.set_state(initial_state)
+        token = next_token.item()
+        if token == eos_id and eos == "stop":
+            if keep_eos:
+                text += int_to_char[token]
+            break
+        context = torch.cat((context, next_token), dim=1)
+        if token != eos_id or eos == "append":
+            text += int_to_char[token]
+        seen = prompt + text if stop_on_prompt else text
+        ended = [s for s in stop if seen.endswith(s)] if use_stop and not stop_after_loop else []
+        if ended:
+            return text if keep_stop else text[: len(text) - max(len(s) for s in ended)]
+    if stop_after_loop:
+        ended = [s for s in stop if text.endswith(s)]
+        if ended:
+            return text[: len(text) - max(len(s) for s in ended)]
+    return text
+
+
+MISTAKES = [
+    Mistake("keep the end-of-sequence character in the text",
+            "when the sampled token is eos_id, stop before adding its character",
+            lambda *a: loop(*a, keep_eos=True)),
+    Mistake("do not stop at the end-of-sequence token",
+            "compare each sampled token with eos_id and break out of the loop when they match",
+            lambda *a: loop(*a, eos="append")),
+    Mistake("leave the end-of-sequence character out but keep generating",
+            "the end token ends the text: break out of the loop instead of skipping it",
+            lambda *a: loop(*a, eos="skip")),
+    Mistake("keep the stop string at the end of the text",
+            "cut the stop string off: return text[:len(text) - len(stop_string)]",
+            lambda *a: loop(*a, keep_stop=True)),
+    Mistake("ignore the stop strings",
+            "after adding each character, stop as soon as the new text ends with one of them",
+            lambda *a: loop(*a, use_stop=False)),
+    Mistake("look for the stop strings only after the loop",
+            "check after every character: the first stop string to appear ends the text",
+            lambda *a: loop(*a, stop_after_loop=True)),
+    Mistake("check the stop strings against the prompt as well as the new text",
+            "only the new text counts: a stop string that begins in the prompt does not stop",
+            lambda *a: loop(*a, stop_on_prompt=True)),
+    Mistake("generate one token more than max_new_tokens",
+            "the loop runs at most max_new_tokens times: range(max_new_tokens)",
+            lambda *a: loop(*a, extra=1)),
+    Mistake("generate one token fewer than max_new_tokens",
+            "the loop runs at most max_new_tokens times: range(max_new_tokens)",
+            lambda *a: loop(*a, extra=-1)),
+    Mistake("do not restore the generator after each draw",
+            "call generator.set_state(initial_state) right after torch.multinomial",
+            lambda *a: loop(*a, restore=False)),
+]
+
+
+# -- the fair judge, for text that may end early --------------------------------------
+class Steps:
+    """The reference's view of each step, on the learner's own prefix.
+
+    With the generator rewound after every draw, each step uses the same random
+    numbers, so a step's pick depends only on the window the model sees.
+    """
+
+    def __init__(self, model, prompt: list[int], context_length: int) -> None:
+        self.model, self.prompt, self.context_length = model, prompt, context_length
+        self.q: torch.Tensor | None = None
+
+    def scores(self, ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        window = ids[-self.context_length:]
+        probs = cases.next_token_probs(self.model, window)
+        if self.q is None:
+            self.q = exponentials(len(probs), cases.seed_state(0))
+        return probs, sampling_scores(probs, self.q)
+
+    @staticmethod
+    def fair(scores: torch.Tensor, token: int) -> bool:
+        """The token is the sampler's pick, or ties with it up to float rounding."""
+        return bool(scores[token] >= scores.max() * (1 - TIE_RTOL))
+
+
+def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tokens: int,
+                context_length: int, int_to_char: dict[int, str], eos_id: int,
+                stop) -> None:
+    """Pass the reference's text, or a text that differs only where two picks tie in float
+    rounding and that ends for a reason the rules allow."""
+    expect_type(got, str, "generate_until()'s result")
+    if got == expected:
+        return
+    lookup = {c: i for i, c in int_to_char.items()}
+    unknown = sorted(set(got) - set(lookup))
+    if unknown:
+        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}")
+    eos_char = int_to_char.get(eos_id)
+    if eos_char is not None and eos_char in got:
+        at = got.index(eos_char)
+        raise GradeFailure(
+            f"the text holds the end-of-sequence character {eos_char!r} (id {eos_id}) at "
+            f"character {at}: when eos_id is sampled, stop and leave it out "
+            f"(expected {len(expected)} characters: {expected[-30:]!r} at the end)")
+    if len(got) > max_new_tokens:
+        raise GradeFailure(f"the text has {len(got)} characters, more than "
+                           f"max_new_tokens={max_new_tokens}")
+    for s in stop:
+        if s in got:
+            at = got.index(s)
+            raise GradeFailure(
+                f"the text goes on after the stop string {s!r}, which it contains at character "
+                f"{at}: stop as soon as the new text ends with a stop string, and cut it off")
+    steps = Steps(model, prompt_ids, context_length)
+    ids = list(prompt_ids)
+    for step, char in enumerate(got):
+        probs, scores = steps.scores(ids)
+        if not steps.fair(scores, lookup[char]):
+            best = int(scores.argmax())
+            raise GradeFailure(divergence_report(got, step, ids, lambda i: i[-context_length:],
+                                                 probs, best, lookup[char], int_to_char,
+                                                 expected))
+        ids.append(lookup[char])
+    if ends_fairly(got, ids, steps, max_new_tokens, eos_id, stop, lookup):
+        return
+    _, scores = steps.scores(ids)
+    best = int(scores.argmax())
+    raise GradeFailure(
+        f"the text stops after {len(got)} characters, but nothing ends it there: the next token "
+        f"drawn is {int_to_char[best]!r}, not the end-of-sequence id {eos_id}, no stop string "
+        f"ends the text, and max_new_tokens={max_new_tokens} is not reached\n"
+        f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
+        f"  got      ...{got[max(0, len(got) - 20):]!r}")
+
+
+def ends_fairly(got: str, ids: list[int], steps: Steps, max_new_tokens: int, eos_id: int,
+                stop, lookup: dict[str, int]) -> bool:
+    """Whether some allowed ending explains a text that, so far, only made fair picks."""
+    if len(got) == max_new_tokens:
+        return True
+    if steps.fair(steps.scores(ids)[1], eos_id):
+        return True
+    for s in stop:
+        # Was it the stop string s, generated and then cut off?
+        if len(got) + len(s) > max_new_tokens or any(ch not in lookup for ch in s):
+            continue
+        more = list(ids)
+        for j, char in enumerate(s):
+            if not steps.fair(steps.scores(more)[1], lookup[char]):
+                break
+            more.append(lookup[char])
+            text = got + s[:j + 1]
+            ended = [t for t in stop if text.endswith(t)]
+            if j + 1 < len(s) and ended:
+                break  # another stop string would have ended the text earlier
+            if j + 1 == len(s) and max(len(t) for t in ended) == len(s):
+                return True
+    return False
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    model, context, max_new_tokens, context_length, int_to_char, eos_id, stop = (
+        materialise(a) for a in args)
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        judge_until(got[1], expected, model=model, prompt_ids=context[0].tolist(),
+                    max_new_tokens=max_new_tokens, context_length=context_length,
+                    int_to_char=int_to_char, eos_id=eos_id, stop=stop)
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_shipped_model(kata: Kata, case_id: str) -> None:
+    """The text for a fixed prompt, end token and stop strings"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@st.composite
+def piece_of(draw: st.DrawFn, text: str) -> str:
+    """A short piece of text: where a stop string will surely be met."""
+    length = draw(st.integers(1, 3))
+    end = len(text) - draw(st.integers(0, len(text) - 1))  # late pieces are the simple ones
+    return text[max(0, end - length):end]
+
+
+@GRADING
+@given(data=st.data())
+def test_random_models(kata: Kata, data: st.DataObject) -> None:
+    """The text on small random models, with random end tokens and stop strings"""
+    spec = data.draw(random_models(), label="model")
+    n, size = spec.config["context_length"], spec.config["vocab_size"]
+    itc = vocab(size)
+    context = data.draw(token_contexts(size, max_length=2 * n), label="context")
+    max_new_tokens = data.draw(st.integers(1, 3 * n), label="max_new_tokens")
+    # What the model writes when nothing stops it: end tokens and stop strings
+    # picked from it are met along the way, not only by chance.
+    with torch.no_grad():
+        free = loop(materialise(spec), context, max_new_tokens, n, itc, -1)
+    lookup = artifacts.char_to_int(itc)
+    first: dict[int, int] = {}
+    for i, char in enumerate(free):
+        first.setdefault(lookup[char], i)
+    met_late_first = sorted(first, key=first.__getitem__, reverse=True)
+    unmet = [i for i in range(size) if i not in first]
+    ending = data.draw(st.sampled_from(["end token", "stop string", "both", "neither"]),
+                       label="what should end the text")
+    if ending in ("end token", "both") and met_late_first:
+        eos_id = data.draw(st.sampled_from(met_late_first), label="eos_id")
+    else:
+        eos_id = data.draw(st.sampled_from(unmet) if unmet else st.integers(0, size - 1),
+                           label="eos_id")
+    if ending in ("stop string", "both") and free:
+        strings = st.lists(piece_of(free), min_size=1, max_size=3)
+    else:
+        chars = st.sampled_from([itc[i] for i in range(size)])
+        strings = st.lists(st.text(chars, min_size=2, max_size=3), max_size=2)
+    stop = data.draw(strings.map(tuple), label="stop")
+    check(kata, (spec, context, max_new_tokens, n, itc, eos_id, stop))

@@ -1,0 +1,191 @@
+"""Checks for problem 15, kv-cache: generate() that feeds the model one token per step."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
+from grader.judges import judge_sampled_text
+from grader.protocol import ModelSpec
+from grader.strategies import GRADING, random_models, token_contexts, vocab
+
+PROBLEM = "kv-cache"
+METHOD = "generate_cached"
+ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
+TOO_LONG = "the model sees at most context_length"  # the model's error for too many tokens
+
+
+def fixed_cases() -> dict[str, tuple[str, int]]:
+    """Case id -> (prompt, new_chars) on the shipped model."""
+    n = cases.context_length()
+    return {
+        "short-context": ("Tom", 40),
+        "fills-the-window": (cases.corpus_prefix(n - 8), 30),
+        "exact-context": (cases.corpus_prefix(n), 30),
+        "long-context": (cases.corpus_prefix(2 * n + 7), 30),
+        "zero-chars": ("The cat", 0),
+        "one-char": ("Once upon a time", 1),
+        "crop-many-times": ("\n", 2 * n + 4),
+    }
+
+
+def fixed_args() -> dict[str, tuple]:
+    """The fixed cases as call arguments; their reference outputs are the goldens."""
+    return {
+        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
+                  artifacts.shipped_vocab())
+        for case_id, (prompt, new_chars) in fixed_cases().items()
+    }
+
+
+def cached_loop(model, new_chars, context, context_length, int_to_char, *, full="rebuild",
+                crop_prompt=True, pass_cache=True, restore=True):
+    """The reference loop with one knob per known mistake."""
+    generator = torch.manual_seed(0)
+    initial_state = generator.get_state()
+    if crop_prompt:
+        context = context[:, -context_length:]
+    cache, fresh, text = None, context, ""
+    for _ in range(new_chars):
+        if full == "drop-oldest" and cache is not None:
+            extra = cache[0][0].shape[2] + fresh.shape[1] - context_length
+            if extra > 0:
+                cache = [(k[:, :, extra:], v[:, :, extra:]) for k, v in cache]
+        logits, cache = model.forward_with_cache(fresh, cache if pass_cache else None)
+        probs = F.softmax(logits[:, -1, :], dim=-1)
+        next_token = torch.multinomial(probs, 1, generator=generator)
+        if restore:
+            generator.set_state(initial_state)
+        text += int_to_char[next_token.item()]
+        context = torch.cat((context, next_token), dim=1)
+        if full == "rebuild" and context.shape[1] > context_length:
+            context = context[:, -context_length:]
+            cache, fresh = None, context
+        else:
+            fresh = next_token
+    return text
+
+
+REBUILD = ("crop the text to its last context_length tokens and rebuild the cache from "
+           "that window: forward_with_cache(window, None)")
+
+MISTAKES = [
+    Mistake("keep adding to the cache when the window is full",
+            f"once the text outgrows the window, {REBUILD}",
+            lambda *a: cached_loop(*a, full="grow")),
+    Mistake("drop the oldest cache entry when the window is full",
+            "every cached key was computed with the position its token had; when the window "
+            f"slides, every token moves, so no cached key is valid any more: {REBUILD}",
+            lambda *a: cached_loop(*a, full="drop-oldest")),
+    Mistake("do not crop a prompt longer than context_length",
+            "crop the prompt to its last context_length tokens before the first call",
+            lambda *a: cached_loop(*a, crop_prompt=False)),
+    Mistake("feed the new token without the cache",
+            "pass the cache the previous call returned: "
+            "logits, cache = model.forward_with_cache(next_token, cache)",
+            lambda *a: cached_loop(*a, pass_cache=False)),
+    Mistake("do not restore the generator after each draw",
+            "call generator.set_state(initial_state) right after torch.multinomial",
+            lambda *a: cached_loop(*a, restore=False)),
+]
+
+
+def fallback_hint(got: tuple) -> str:
+    if got[0] == "error" and TOO_LONG in got[1]:
+        return ("\nThe model was given more tokens than its window holds. Hint: once the "
+                f"text outgrows the window, {REBUILD}")
+    return ""
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None, *, calls: bool = False) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    model, new_chars, context, context_length, int_to_char = (materialise(a) for a in args)
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        # Cached attention adds up in another order than full attention, so a
+        # float-noise tie may go the other way: the fair judge accepts that.
+        judge_sampled_text(
+            got[1], expected,
+            step_probs=lambda window: cases.next_token_probs(model, window),
+            prompt_ids=context[0].tolist(),
+            int_to_char=int_to_char,
+            state_for_step=lambda step: cases.seed_state(0),
+            window=lambda ids: ids[-context_length:],
+        )
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message, lambda: kata.diagnose(got, MISTAKES, *args)
+                           or fallback_hint(got)) from None
+    if calls:
+        expect_one_token_per_step(kata.last.model_calls or [], context.shape[1], new_chars,
+                                  context_length)
+
+
+def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
+                              context_length: int) -> None:
+    """After the first call, [1 new token, past > 0 cached] while the window has room.
+
+    Step s (from 0) sees the prompt and s new tokens; they fit in the window while
+    prompt_length + s <= context_length. The first call may take the whole prompt
+    (or part of it); each later call of those steps must feed one token to a cache.
+    """
+    room = min(new_chars, max(0, context_length - prompt_length + 1))
+    for i in range(1, min(room, len(calls))):
+        new, past = calls[i]
+        if new == 1 and past > 0:
+            continue
+        shown = calls[:min(room, 8)]
+        hint = ""
+        if past == 0 and new > 1:
+            hint = ("\nThis is what happens when you feed the whole context at every step: "
+                    "the text is right, but nothing is cached. Hint: feed only the new token, "
+                    "with the cache of the earlier ones: "
+                    "logits, cache = model.forward_with_cache(next_token, cache)")
+        raise GradeFailure(
+            f"model call {i + 1} fed {new} token(s) with {past} cached; while the text still "
+            f"fits in the window (the first {room} steps here), every call after the first "
+            "must feed just the one new token, with the cache of all the tokens before it\n"
+            f"  the calls, as [new tokens, cached tokens]: {shown}"
+            f"{' ...' if room > len(shown) else ''}{hint}")
+
+
+@pytest.mark.parametrize("case_id", list(fixed_cases()))
+def test_shipped_model(kata: Kata, case_id: str) -> None:
+    """The text for a fixed prompt on the shipped model, the same as generate()'s"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_models(kata: Kata, data: st.DataObject) -> None:
+    """The text on small random models of other sizes, against the reference"""
+    spec = data.draw(random_models(), label="model")
+    n, size = spec.config["context_length"], spec.config["vocab_size"]
+    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
+    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
+    check(kata, (spec, new_chars, context, n, vocab(size)))
+
+
+def one_token_cases() -> dict[str, tuple]:
+    shipped = fixed_args()
+    config = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
+    return {
+        "short-prompt": shipped["short-context"],
+        "one-token-prompt": (cases.SHIPPED, 60, cases.prompt_ids("T"), cases.context_length(),
+                             artifacts.shipped_vocab()),
+        "fills-the-window": shipped["fills-the-window"],
+        "random-model": (ModelSpec("random", config, 7), 20, torch.tensor([[3, 1]]), 6,
+                         vocab(10)),
+    }
+
+
+@pytest.mark.parametrize("case_id", list(one_token_cases()))
+def test_one_token_per_step(kata: Kata, case_id: str) -> None:
+    """After the prompt, the model sees one new token per step while the window has room"""
+    check(kata, one_token_cases()[case_id], calls=True)

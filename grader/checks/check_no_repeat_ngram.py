@@ -1,0 +1,240 @@
+"""Checks for problem 12, no-repeat-ngram: ban every token that would repeat an n-gram."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import GradeFailure, Kata, Mistake, raised
+from grader.judges import expect_type
+from grader.strategies import GRADING, logits
+
+PROBLEM = "no-repeat-ngram"
+METHOD = "no_repeat_ngram"
+ARG_NAMES = ("logits", "token_ids", "n")
+
+
+# -- the rule, written independently of the reference, with one knob per known mistake --
+def rows_of(logits: torch.Tensor, token_ids) -> list[list[int]]:
+    """One list of ids per row: a list of ints for 1-D logits, a (B, T) tensor for a batch."""
+    if logits.dim() == 1:
+        return [list(token_ids)]
+    return [list(map(int, row)) for row in token_ids.tolist()]
+
+
+def bans(ids: list[int], n: int, *, size: int | None = None, skip_last: bool = False,
+         latest_only: bool = False, negative_slice: bool = False) -> dict[int, int]:
+    """Banned token -> where the earlier n-gram that it would repeat starts."""
+    size = n if size is None else size
+    if size < 1:
+        return {}
+    if negative_slice:
+        # ids[-(size - 1):] is ids[0:] (the whole list) when size is 1
+        prefix = ids[-(size - 1):]
+    else:
+        prefix = ids[len(ids) - (size - 1):] if len(ids) >= size - 1 else None
+    if prefix is None:
+        return {}
+    last_start = len(ids) - size  # the last complete n-gram starts here
+    found: dict[int, int] = {}
+    for i in range(last_start + (0 if skip_last else 1)):
+        if ids[i:i + size - 1] == prefix:
+            found.setdefault(ids[i + size - 1], i)
+            if latest_only:
+                found = {ids[i + size - 1]: i}
+    return found
+
+
+def banned_logits(logits: torch.Tensor, token_ids, n: int, *, first_row: bool = False,
+                  **knobs) -> torch.Tensor:
+    rows = rows_of(logits, token_ids)
+    if first_row:
+        rows = [rows[0]] * len(rows)
+    out = logits.clone().view(len(rows), logits.shape[-1])
+    for row, ids in enumerate(rows):
+        for token in bans(ids, n, **knobs):
+            out[row, token] = float("-inf")
+    return out.view(logits.shape)
+
+
+MISTAKES = [
+    Mistake("compare the last n tokens instead of the last n - 1",
+            "the next token completes an n-gram, so only the n - 1 tokens before it are known: "
+            "match earlier n-grams on their first n - 1 tokens against the last n - 1 tokens",
+            lambda x, ids, n: banned_logits(x, ids, n, size=n + 1)),
+    Mistake("compare the last n - 2 tokens (n-grams one token too short)",
+            "an n-gram has n tokens: its first n - 1 are matched against the last n - 1 "
+            "tokens, and its n-th is the one to ban",
+            lambda x, ids, n: banned_logits(x, ids, n, size=n - 1) if n > 1 else None),
+    Mistake("take the last n - 1 tokens with ids[-(n - 1):]",
+            "when n = 1 that is ids[-0:], which is the whole list, not an empty one: "
+            "slice from len(ids) - (n - 1), or handle n = 1 (ban every token seen) on its own",
+            lambda x, ids, n: banned_logits(x, ids, n, negative_slice=True)),
+    Mistake("leave out the most recent complete n-gram",
+            "the n-grams start at 0, 1, ..., len(ids) - n: the one ending at the last token "
+            "counts too (range(len(ids) - n + 1))",
+            lambda x, ids, n: banned_logits(x, ids, n, skip_last=True)),
+    Mistake("ban only the token after the most recent match",
+            "every earlier n-gram that starts with the last n - 1 tokens bans its own last "
+            "token: collect all of them, not just one",
+            lambda x, ids, n: banned_logits(x, ids, n, latest_only=True)),
+    Mistake("use the first row's token ids for every row",
+            "each row of logits has its own row of token_ids: token_ids[b] goes with logits[b]",
+            lambda x, ids, n: banned_logits(x, ids, n, first_row=True) if x.dim() == 2 else None),
+]
+
+
+# -- comparing with the expected result ------------------------------------------------
+def show_ids(ids: list[int], limit: int = 24) -> str:
+    if len(ids) <= limit:
+        return "[" + ", ".join(map(str, ids)) + "]"
+    return f"[{len(ids)} ids: ..., " + ", ".join(map(str, ids[-limit:])) + "]"
+
+
+def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n: int) -> None:
+    """Which entries are -inf first, with the n-gram that explains it; then the kept values."""
+    what = "the result"
+    expect_type(got, torch.Tensor, what)
+    if tuple(got.shape) != tuple(expected.shape):
+        raise GradeFailure(f"{what} has shape {tuple(got.shape)}, expected "
+                           f"{tuple(expected.shape)} (the same shape as logits)")
+    if got.dtype != expected.dtype:
+        raise GradeFailure(f"{what} has dtype {got.dtype}, but the logits were {expected.dtype}: "
+                           "keep the input's dtype")
+    rows = rows_of(logits, token_ids)
+    g = got.reshape(len(rows), -1)
+    e = expected.reshape(len(rows), -1)
+    x = logits.reshape(len(rows), -1)
+    where = "" if logits.dim() == 1 else " in row {row}"
+    for row, ids in enumerate(rows):
+        reasons = bans(ids, n)
+        for token in range(e.shape[1]):
+            got_ban, want_ban = bool(g[row, token] == float("-inf")), bool(
+                e[row, token] == float("-inf"))
+            if got_ban == want_ban:
+                continue
+            place = where.format(row=row)
+            seen = f"with token_ids {show_ids(ids)} and n = {n}"
+            if want_ban and token in reasons:
+                i = reasons[token]
+                value = g[row, token].item()
+                note = ""
+                if value < -1e3 and value == value:
+                    note = (f"\n  it holds {value:g}: a large negative number still leaves a small "
+                            "probability; use float('-inf')")
+                raise GradeFailure(
+                    f"token {token}{place} should be banned {seen}: the n-gram "
+                    f"{show_ids(ids[i:i + n])} at position {i} would be repeated by it "
+                    f"(got {value:g}){note}")
+            if want_ban:  # it was -inf in the input already
+                raise GradeFailure(f"token {token}{place} was -inf in the logits and must stay "
+                                   f"-inf, got {g[row, token].item():g}")
+            if n == 1:
+                why = "it does not occur in token_ids"
+            elif len(ids) < n - 1:
+                why = "with fewer than n - 1 tokens no n-gram can be completed, so nothing is banned"
+            else:
+                why = (f"no earlier n-gram starts with the last n - 1 tokens "
+                       f"{show_ids(ids[len(ids) - (n - 1):])} and ends with {token}")
+            raise GradeFailure(f"token {token}{place} should not be banned {seen}: {why}")
+    kept = ~(e == float("-inf"))
+    if not torch.equal(g[kept], e[kept]):
+        index = (g != e).logical_and(kept).nonzero()[0].tolist()
+        at = tuple(index) if logits.dim() == 2 else (index[1],)
+        raise GradeFailure(
+            f"the kept logit at index {at} changed: got {g[tuple(index)].item()!r}, expected "
+            f"{e[tuple(index)].item()!r} (the input holds {x[tuple(index)].item()!r}); "
+            "copy the logits and set only the banned entries, without any other arithmetic")
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        expect_bans(got[1], expected, *args)
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+
+
+# -- fixed cases on the shipped model ---------------------------------------------------
+@torch.no_grad()
+def shipped_logits(*prompts: str) -> torch.Tensor:
+    """The shipped model's next-token logits after each prompt (all the same length)."""
+    model = artifacts.shipped_model()
+    ids = torch.cat([cases.prompt_ids(p)[:, -cases.context_length():] for p in prompts])
+    return model(ids)[:, -1, :]
+
+
+def one(prompt: str, n: int, dtype: torch.dtype = torch.float32) -> tuple:
+    return (shipped_logits(prompt)[0].to(dtype), cases.prompt_ids(prompt)[0].tolist(), n)
+
+
+def batch(prompts: list[str], n: int) -> tuple:
+    return (shipped_logits(*prompts), torch.cat([cases.prompt_ids(p) for p in prompts]), n)
+
+
+def fixed_args() -> dict[str, tuple]:
+    minus_inf = one("the cat saw the", 2)[0].clone()
+    minus_inf[[1, 19, 33]] = float("-inf")  # ' ' (also banned), 'e' and 's'
+    rows = ["Tom ran. Tom", "a cat, a cat", "the dog saw "]
+    return {
+        "bigram": one("the cat saw the", 2),
+        "trigram": one("the cat saw the", 3),
+        "at-the-very-start": one("Tom ran. Tom", 4),
+        "unigram": one("Tom hid.", 1),
+        "n-longer-than-text": one("Tom", 6),
+        "exactly-n-minus-1-tokens": one("Tom", 4),
+        "empty-token-ids": (shipped_logits("\n")[0], [], 2),
+        "long-story": one(cases.corpus_prefix(200), 3),
+        "float64": one("the cat saw the", 2, torch.float64),
+        "already-minus-inf": (minus_inf, one("the cat saw the", 2)[1], 2),
+        "batch-bigram": batch(rows, 2),
+        "batch-trigram": batch(rows, 3),
+        "batch-unigram": batch(rows, 1),
+    }
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_shipped_model(kata: Kata, case_id: str) -> None:
+    """Banned tokens for a fixed text on the shipped model"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+# -- random cases -------------------------------------------------------------------------
+@st.composite
+def sequences(draw: st.DrawFn, vocab_size: int, length: int, n: int) -> list[int]:
+    """Ids from a few distinct tokens, so that n-grams repeat; sometimes the text ends
+    with its own first n - 1 tokens, so the n-gram at the very start is the one to match."""
+    alphabet = draw(st.integers(1, min(vocab_size, 4)), label="distinct tokens")
+    ids = draw(st.lists(st.integers(0, alphabet - 1), min_size=length, max_size=length))
+    if n > 1 and len(ids) >= n and draw(st.booleans(), label="echo the start"):
+        ids = ids[:len(ids) - (n - 1)] + ids[:n - 1]
+    return ids
+
+
+@GRADING
+@given(data=st.data())
+def test_random_logits(kata: Kata, data: st.DataObject) -> None:
+    """Banned tokens for random texts, n and logits (with ties and -inf), against the reference"""
+    x = data.draw(logits(max_vocab=12), label="logits")
+    n = data.draw(st.integers(1, 5), label="n")
+    length = data.draw(st.integers(0, 12), label="length")
+    rows = [data.draw(sequences(x.shape[1], length, n), label=f"row {b}")
+            for b in range(x.shape[0])]
+    if x.shape[0] == 1 and data.draw(st.booleans(), label="one row as 1-D"):
+        check(kata, (x[0], rows[0], n))
+    else:
+        check(kata, (x, torch.tensor(rows, dtype=torch.long).view(len(rows), length), n))
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: after 1 2 3 1 2, n = 3 bans 3 (it would repeat 1 2 3)"""
+    x = torch.tensor([0.5, -1.0, 2.0, 0.25, 3.0])
+    got = kata.run(METHOD, x, [1, 2, 3, 1, 2], 3, arg_names=ARG_NAMES)
+    expect_bans(got, torch.tensor([0.5, -1.0, 2.0, float("-inf"), 3.0]), x, [1, 2, 3, 1, 2], 3)

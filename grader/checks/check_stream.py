@@ -1,0 +1,512 @@
+"""Checks for problem 14, stream: whole words and sentences, as soon as they exist.
+
+The WordStreamer checks come first: if only stream_generate() is still the
+starter's, the WordStreamer is graded before that stops the rest.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from types import SimpleNamespace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases, harnesses
+from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
+from grader.judges import expect_text, judge_sampled_text, show
+from grader.protocol import ModelSpec
+from grader.registry import find
+from grader.strategies import GRADING, random_models, token_contexts
+
+PROBLEM = "stream"
+METHOD = "stream_generate"
+ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char", "unit")
+ITERATE = True  # stream_generate() returns an iterator: its golden is the list of chunks
+HARNESS = "harness:word_streamer"
+ENDS = {"word": " \n", "sentence": ".!?"}
+# A streaming loop may run the model for the next character before it yields
+# the chunk that just ended; a chunk that waits for more than that was not streamed.
+SLACK = 1
+# Characters for random vocabularies: those that end a chunk, and letters.
+POOL = " \n.!?abcdefghijklmnopqrst"
+
+
+def split_at(text: str, ends: str) -> list[str]:
+    """`text` cut right after every character in `ends`; the rest is the last piece."""
+    chunks, chunk = [], ""
+    for char in text:
+        chunk += char
+        if char in ends:
+            chunks.append(chunk)
+            chunk = ""
+    return chunks + [chunk] if chunk else chunks
+
+
+def split_chunks(text: str, unit: str) -> list[str]:
+    """The chunks `text` streams as."""
+    return split_at(text, ENDS[unit])
+
+
+# -- WordStreamer ----------------------------------------------------------------------
+
+@cache
+def reference_module():
+    spec = importlib.util.spec_from_file_location("gpt_kata_reference_stream_module",
+                                                  find(PROBLEM).reference)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def emitted(calls: list) -> list[tuple[int, str]]:
+    """Callbacks merged per put()/end() call, empty ones left out: what came out when.
+
+    Several callbacks in one put() (a word each) say the same as one with all of them.
+    """
+    merged: list[tuple[int, str]] = []
+    for when, text in calls:
+        if not text:
+            continue
+        if merged and merged[-1][0] == when:
+            merged[-1] = (when, merged[-1][1] + text)
+        else:
+            merged.append((int(when), text))
+    return merged
+
+
+def ids_of(piece) -> list[int]:
+    return piece.flatten().tolist() if isinstance(piece, torch.Tensor) else list(piece)
+
+
+class _Streamer:
+    """A WordStreamer with one known mistake, in flush()."""
+
+    def __init__(self, int_to_char, callback):
+        self.int_to_char, self.callback, self.text = int_to_char, callback, ""
+
+    def put(self, token_ids):
+        self.text += "".join(self.int_to_char[i] for i in ids_of(token_ids))
+        self.flush()
+
+    def end(self):
+        if self.text:
+            self.callback(self.text)
+            self.text = ""
+
+    def last_end(self):
+        return max(self.text.rfind(" "), self.text.rfind("\n"))
+
+    def pass_on(self, cut):
+        if cut > 0:
+            self.callback(self.text[:cut])
+            self.text = self.text[cut:]
+
+
+class SpacesOnly(_Streamer):
+    def flush(self):
+        self.pass_on(self.text.rfind(" ") + 1)
+
+
+class Everything(_Streamer):
+    def flush(self):
+        self.pass_on(len(self.text))
+
+
+class NoEnd(_Streamer):
+    def flush(self):
+        self.pass_on(self.last_end() + 1)
+
+    def end(self):
+        pass
+
+
+class SeparatorLater(_Streamer):
+    def flush(self):
+        self.pass_on(self.last_end())
+
+
+class FirstWordOnly(_Streamer):
+    def flush(self):
+        found = [i for i in (self.text.find(" "), self.text.find("\n")) if i >= 0]
+        self.pass_on(min(found) + 1 if found else 0)
+
+
+def drive(cls: type, int_to_char: dict, pieces: list) -> list[tuple[int, str]]:
+    module = SimpleNamespace(WordStreamer=cls)
+    return emitted(harnesses.word_streamer(module, int_to_char, pieces))
+
+
+STREAMER_MISTAKES = [
+    Mistake("flush at spaces only",
+            "a newline ends a word too: flush up to and including the last space or newline",
+            lambda itc, pieces: drive(SpacesOnly, itc, pieces)),
+    Mistake("pass on every character at once",
+            "hold back the unfinished word after the last space or newline until a later "
+            "put() completes it, or end() is called",
+            lambda itc, pieces: drive(Everything, itc, pieces)),
+    Mistake("leave the rest in the buffer at end()",
+            "end() must pass on whatever is left, if anything",
+            lambda itc, pieces: drive(NoEnd, itc, pieces)),
+    Mistake("flush up to the space but not the space itself",
+            "include the space or newline in what you pass on: text[:cut + 1]",
+            lambda itc, pieces: drive(SeparatorLater, itc, pieces)),
+    Mistake("flush only up to the first space",
+            "one put() can complete several words: flush up to the last space or newline",
+            lambda itc, pieces: drive(FirstWordOnly, itc, pieces)),
+]
+
+
+def as_form(ids: list[int], form: str):
+    if form == "row":  # (1, k): a generation step's token is (1, 1)
+        return torch.tensor([ids], dtype=torch.long)
+    if form == "flat":
+        return torch.tensor(ids, dtype=torch.long)
+    if form == "scalar":
+        return torch.tensor(ids[0], dtype=torch.long)
+    return list(ids)
+
+
+def pieces_of(text: str, sizes: list[int], form: str = "list") -> list:
+    """`text` in the shipped vocabulary, cut into pieces of these sizes, in one form."""
+    ids = cases.prompt_ids(text)[0].tolist()
+    assert sum(sizes) == len(ids), (text, sizes)
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [as_form(ids[s:s + size], form) for s, size in zip(starts, sizes)]
+
+
+def streamer_cases() -> dict[str, tuple]:
+    """Case id -> (int_to_char, pieces), in the shipped vocabulary."""
+    itc = artifacts.shipped_vocab()
+    story = "Tom ran to the park.\nThe end."
+    ones = [1] * len(story)
+    return {
+        "one-id-at-a-time": (itc, pieces_of(story, ones)),
+        "generation-steps": (itc, pieces_of(story, ones, "row")),
+        "several-ids-per-put": (itc, pieces_of("Once upon a time, there was\na fox.",
+                                               [7, 7, 7, 6, 3, 0, 4])),
+        "newline-inside-a-put": (itc, pieces_of("Lily sang.\nTom ran", [14, 4])),
+        "no-space-at-all": (itc, pieces_of("Wow!", [1, 1, 1, 1], "scalar")),
+        "ends-with-a-space": (itc, pieces_of("Hi there ", [2, 1, 5, 1], "flat")),
+        "spaces-and-newlines-in-a-row": (itc, pieces_of("a  b \n\nc", [1] * 8)),
+        "every-shape": (itc, [[6, 1], torch.tensor([16, 1]), torch.tensor([[17, 0]]),
+                              torch.tensor(18), torch.zeros(1, 0, dtype=torch.long), []]),
+        "nothing": (itc, []),
+    }
+
+
+def describe_call(int_to_char: dict, pieces: list, i: int) -> str:
+    if i == len(pieces):
+        return "end()"
+    return f"put() of {show(''.join(int_to_char[t] for t in ids_of(pieces[i])))}"
+
+
+def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
+    live: list = []
+
+    def reference() -> None:
+        copies = [p.clone() if isinstance(p, torch.Tensor) else list(p) for p in pieces]
+        live.append(emitted(harnesses.word_streamer(reference_module(), dict(int_to_char),
+                                                    copies)))
+
+    got = kata.outcome(HARNESS, int_to_char, pieces, arg_names=("int_to_char", "pieces"),
+                       while_waiting=reference)
+    expected = live[0]
+    merged = None
+    try:
+        if got[0] == "error":
+            not_written = f"{harnesses.WordStreamerNotWritten.__name__}: "
+            if got[1].startswith(not_written):
+                raise GradeFailure(got[1].removeprefix(not_written))
+            hint = ""
+            if any(isinstance(p, torch.Tensor) for p in pieces):
+                hint = ("\nput() also receives tensors, of any shape (a generation step "
+                        "gives a (1, 1) LongTensor): turn them into a list of ints first, "
+                        "e.g. token_ids.flatten().tolist()")
+            raise GradeFailure(f"WordStreamer raised {got[1]}{getattr(got[1], 'where', '')}"
+                               + hint)
+        for _, text in got[1]:
+            if not isinstance(text, str):
+                raise GradeFailure(f"WordStreamer called the callback with a "
+                                   f"{type(text).__name__}; pass it the text, a str")
+        merged = emitted(got[1])
+        expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
+                    "all the text passed to the callback, joined,")
+        if merged != expected:
+            calls = range(len(pieces) + 1)
+            by_call = [dict(merged).get(i, "") for i in calls]
+            wanted = [dict(expected).get(i, "") for i in calls]
+            i = next(k for k in calls if by_call[k] != wanted[k])
+            so_far = "".join(int_to_char[t] for p in pieces[:i + 1] for t in ids_of(p))
+            raise GradeFailure(
+                f"call {i + 1} of {len(pieces) + 1}, {describe_call(int_to_char, pieces, i)}, "
+                f"should pass {show(wanted[i]) if wanted[i] else 'nothing'} to the callback, "
+                f"but it passed {show(by_call[i]) if by_call[i] else 'nothing'}\n"
+                f"  the text put in so far: {show(so_far)}\n"
+                "  after each put(), everything up to and including the last space or "
+                "newline must have been passed on; end() passes on the rest")
+    except GradeFailure as failure:
+        seen = ("value", merged) if merged is not None else got
+        raise GradeFailure(failure.message, lambda: kata.diagnose(
+            seen, STREAMER_MISTAKES, int_to_char, pieces)) from None
+
+
+@pytest.mark.parametrize("case_id", list(streamer_cases()))
+def test_word_streamer(kata: Kata, case_id: str) -> None:
+    """What WordStreamer passes to its callback, and when, for fixed pieces"""
+    streamer_check(kata, *streamer_cases()[case_id])
+
+
+@GRADING
+@given(data=st.data())
+def test_word_streamer_random(kata: Kata, data: st.DataObject) -> None:
+    """What WordStreamer passes on for random pieces and vocabularies, against the reference"""
+    chars = data.draw(st.permutations(POOL), label="vocabulary order")
+    size = data.draw(st.integers(2, len(POOL)), label="vocab_size")
+    int_to_char = dict(enumerate(chars[:size]))
+    pieces = []
+    for ids in data.draw(st.lists(st.lists(st.integers(0, size - 1), max_size=5),
+                                  max_size=8), label="ids put in each call"):
+        forms = ["list", "flat", "row"] + (["scalar"] if len(ids) == 1 else [])
+        pieces.append(as_form(ids, data.draw(st.sampled_from(forms), label="form")))
+    streamer_check(kata, int_to_char, pieces)
+
+
+# -- stream_generate() -----------------------------------------------------------------
+
+def corpus_slice(start: int, length: int) -> str:
+    return cases.corpus_prefix(start + length)[start:]
+
+
+def random_case(seed: int) -> tuple:
+    """A small random model with a vocabulary in which newlines, '!' and '?' come out."""
+    config = {"vocab_size": 12, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 16}
+    return ModelSpec("random", config, seed), torch.tensor([[11, 0, 8]]), 8, dict(
+        enumerate("bcdefg?! .\na"))
+
+
+def fixed_cases() -> dict[str, tuple[str, int, str]]:
+    """Case id -> (prompt, new_chars, unit) on the shipped model."""
+    n = cases.context_length()
+    return {
+        "words": ("Once upon a time,", 100, "word"),
+        "sentences": ("Once upon a time,", 100, "sentence"),
+        "question-sentences": (corpus_slice(2701, 30), 70, "sentence"),
+        "words-long-prompt": (cases.corpus_prefix(2 * n + 7), 60, "word"),
+        "zero-chars": ("The cat", 0, "word"),
+        "one-char": ("Once upon a time", 1, "sentence"),
+    }
+
+
+def fixed_args() -> dict[str, tuple]:
+    """The fixed cases as call arguments; their reference outputs are the goldens."""
+    args = {
+        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
+                  artifacts.shipped_vocab(), unit)
+        for case_id, (prompt, new_chars, unit) in fixed_cases().items()
+    }
+    for unit, seed in (("word", 2), ("sentence", 5)):
+        model, context, n, int_to_char = random_case(seed)
+        args[f"random-model-{unit}s"] = (model, 40, context, n, int_to_char, unit)
+    return args
+
+
+def sampled_text(model, new_chars, context, context_length, int_to_char, *, restore=True,
+                 crop=True) -> str:
+    """Track 1's generate(), with a knob for each of its mistakes that carries over."""
+    generator = torch.manual_seed(0)
+    initial_state = generator.get_state()
+    text = ""
+    for _ in range(new_chars):
+        if crop and context.shape[1] > context_length:
+            context = context[:, -context_length:]
+        probs = F.softmax(model(context)[:, -1, :], dim=-1)
+        next_token = torch.multinomial(probs, 1, generator=generator)
+        if restore:
+            generator.set_state(initial_state)
+        context = torch.cat((context, next_token), dim=1)
+        text += int_to_char[next_token.item()]
+    return text
+
+
+def dropping_ends(text: str, ends: str) -> list[str]:
+    chunks, chunk = [], ""
+    for char in text:
+        if char in ends:
+            chunks.append(chunk)
+            chunk = ""
+        else:
+            chunk += char
+    return chunks + [chunk] if chunk else chunks
+
+
+def end_starts_next(text: str, ends: str) -> list[str]:
+    chunks, chunk = [], ""
+    for char in text:
+        if char in ends:
+            if chunk:
+                chunks.append(chunk)
+            chunk = char
+        else:
+            chunk += char
+    return chunks + [chunk] if chunk else chunks
+
+
+def mistake(unit: str | None, chunks):
+    """Run a mistake's `chunks(text, ends)` on the reference text (for one unit only)."""
+    def run(model, new_chars, context, context_length, int_to_char, unit_=None, **knobs):
+        used = unit_ or "word"
+        if unit is not None and used != unit:
+            return None  # this mistake shows only with the other unit
+        text = sampled_text(model, new_chars, context, context_length, int_to_char, **knobs)
+        return chunks(text, ENDS[used])
+    return run
+
+
+MISTAKES = [
+    Mistake("leave out the character that ends each chunk",
+            "keep it: a word ends with its space or newline, a sentence with its '.', '!' or "
+            "'?', so that the chunks join back into the text",
+            mistake(None, dropping_ends)),
+    Mistake("yield a chunk before its end character, which then starts the next chunk",
+            "add the character to the chunk first, then yield the chunk if it ends with it",
+            mistake(None, end_starts_next)),
+    Mistake("forget the last, unfinished chunk",
+            "after the loop, yield what is left if it is not empty",
+            mistake(None, lambda text, ends: [c for c in split_at(text, ends) if c[-1] in ends])),
+    Mistake("end words at spaces only",
+            "a newline ends a word too",
+            mistake("word", lambda text, ends: split_at(text, " "))),
+    Mistake("end sentences at '.' only",
+            "'!' and '?' end a sentence too",
+            mistake("sentence", lambda text, ends: split_at(text, "."))),
+    Mistake("yield words when unit='sentence'",
+            "with unit='sentence', a chunk ends only after '.', '!' or '?'",
+            mistake("sentence", lambda text, ends: split_chunks(text, "word"))),
+    Mistake("yield one character at a time",
+            "collect characters until the one that ends the chunk, then yield them together",
+            mistake(None, lambda text, ends: list(text))),
+    Mistake("do not restore the generator after each draw",
+            "call generator.set_state(initial_state) right after torch.multinomial",
+            lambda *a: mistake(None, split_at)(*a, restore=False)),
+    Mistake("do not crop the context",
+            "crop to the last context_length tokens before every forward pass",
+            lambda *a: mistake(None, split_at)(*a, crop=False)),
+]
+
+
+def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
+    i = next((k for k, (a, b) in enumerate(zip(got, expected)) if a != b),
+             min(len(got), len(expected)))
+    got_at = show(got[i]) if i < len(got) else "nothing more"
+    expected_at = show(expected[i]) if i < len(expected) else "nothing more"
+    ends = ", ".join(repr(c) for c in ENDS[unit])
+    return (f"the text is right, but it is cut into other chunks: chunk {i} is {got_at}, "
+            f"expected {expected_at} ({len(got)} chunks, expected {len(expected)})\n"
+            f"  expected {expected[max(0, i - 2): i + 3]}\n"
+            f"  got      {got[max(0, i - 2): i + 3]}\n"
+            f"  with unit={unit!r}, a chunk ends right after any of {ends}; what is left "
+            "at the end is the last chunk; no chunk is empty")
+
+
+def not_a_generator(error: str) -> str:
+    if "not iterable" in error:
+        return ("\nstream_generate() must hand out chunks one at a time: make it a "
+                "generator, with `yield chunk` inside the loop")
+    return ""
+
+
+def expect_streamed(pairs: list, total_calls: int) -> None:
+    """Each chunk came out before the characters after it were made.
+
+    Every character needs a model call made after the character before it exists.
+    So when chunk k comes out as soon as it is complete, the model still has at
+    least one call to make for each character after it; a loop that calls the
+    model for the next step before yielding (SLACK) is still streaming. What a
+    loop does before its first character (one call for the whole prompt or one
+    per prompt token) and how many calls it makes a step do not matter. A loop
+    that makes the whole text before its first yield has no calls left at all.
+    """
+    n = sum(len(chunk) for chunk, _ in pairs)
+    total = max([total_calls, *(count for _, count in pairs)])
+    made = 0
+    for k, (chunk, count) in enumerate(pairs):
+        made += len(chunk)
+        if total - count < n - made - SLACK:
+            raise GradeFailure(
+                f"chunk {k} ({show(chunk)}) was complete after new character {made - 1}, but "
+                f"it came out after {count} of the model's {total} calls, leaving "
+                f"{total - count} for the {n - made} characters after it, so some of them were "
+                "made before it came out. Yield each chunk inside the loop, as soon as its "
+                "last character is sampled, instead of making the whole text first and "
+                "cutting it up")
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES, iterate=True)
+    model, _, context, context_length, int_to_char, unit = (materialise(a) for a in args)
+    expected = kata.expected(case_id, live) if case_id else live
+    chunks = None
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got) + not_a_generator(got[1]))
+        chunks = [chunk for chunk, _ in got[1]]
+        for k, chunk in enumerate(chunks):
+            if not isinstance(chunk, str):
+                raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}; yield each chunk "
+                                   "as a str")
+        text, expected_text = "".join(chunks), "".join(expected)
+        judge_sampled_text(
+            text, expected_text,
+            step_probs=lambda window: cases.next_token_probs(model, window),
+            prompt_ids=context[0].tolist(),
+            int_to_char=int_to_char,
+            state_for_step=lambda step: cases.seed_state(0),
+            window=lambda ids: ids[-context_length:],
+        )
+        # Text that differs from the reference's only at float-noise ties is fair;
+        # its chunks are then those of the learner's own text.
+        wanted = list(expected) if text == expected_text else split_chunks(text, unit)
+        if chunks != wanted:
+            raise GradeFailure(chunk_report(chunks, wanted, unit))
+    except GradeFailure as failure:
+        seen = ("value", chunks) if chunks is not None else got
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(seen, MISTAKES, *args)) from None
+    expect_streamed(got[1], len(kata.last.model_calls or []))
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_fixed_streams(kata: Kata, case_id: str) -> None:
+    """The chunks stream_generate() yields for a fixed prompt, as soon as each is complete"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_models(kata: Kata, data: st.DataObject) -> None:
+    """The chunks on small random models and vocabularies, against the reference"""
+    spec = data.draw(random_models(), label="model")
+    n, size = spec.config["context_length"], spec.config["vocab_size"]
+    chars = data.draw(st.permutations(POOL), label="vocabulary order")[:size]
+    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
+    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
+    unit = data.draw(st.sampled_from(["word", "sentence"]), label="unit")
+    check(kata, (spec, new_chars, context, n, dict(enumerate(chars)), unit))
+
+
+def test_unknown_unit(kata: Kata) -> None:
+    """An unknown unit raises ValueError"""
+    args = fixed_args()["words"][:5] + ("line",)
+    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES, iterate=True)
+    if got[0] == "value":
+        raise GradeFailure("stream_generate(..., unit='line') gave chunks; it should raise "
+                           "ValueError: the only units are 'word' and 'sentence'")
+    if not got[1].startswith("ValueError"):
+        raise GradeFailure(f"{raised(METHOD, got)}; with unit='line' it should raise "
+                           "ValueError (the only units are 'word' and 'sentence')")

@@ -1,0 +1,126 @@
+"""Checks for problem 9, top-k: keep the k largest logits of each row, and every tie."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import GradeFailure, Kata, Mistake, outcome_of, raised
+from grader.judges import diagnose_filter, expect_error, expect_filtered
+from grader.strategies import GRADING, logits
+
+PROBLEM = "top-k"
+METHOD = "top_k_filter"
+ARG_NAMES = ("logits", "k")
+INF = float("-inf")
+
+
+def exactly_k(x: torch.Tensor, k: int) -> torch.Tensor:
+    keep = torch.zeros_like(x, dtype=torch.bool)
+    keep.scatter_(-1, torch.topk(x, min(k, x.shape[-1]), dim=-1).indices, True)
+    return x.masked_fill(~keep, INF)
+
+
+def kth(x: torch.Tensor, k: int) -> torch.Tensor:
+    return torch.topk(x, min(k, x.shape[-1]), dim=-1).values[..., -1:]
+
+
+MISTAKES = [
+    Mistake("keep exactly k tokens by position (torch.topk's indices)",
+            "tokens tied with the k-th largest must all stay: compare values, "
+            "logits < kth_largest, instead of scattering topk's indices",
+            exactly_k),
+    Mistake("remove the k-th largest logit itself (> instead of >=)",
+            "keep every logit >= the k-th largest: remove only logits < kth_largest",
+            lambda x, k: x.masked_fill(x <= kth(x, k), INF)),
+    Mistake("set removed logits to 0 instead of -inf",
+            "a logit of 0 still has a probability; removed tokens need float('-inf')",
+            lambda x, k: x.masked_fill(x < kth(x, k), 0.0)),
+    Mistake("keep the k smallest logits instead of the k largest",
+            "torch.topk returns the largest by default; the k-th largest is values[..., -1:]",
+            lambda x, k: x.masked_fill(
+                x > torch.topk(x, min(k, x.shape[-1]), dim=-1, largest=False).values[..., -1:],
+                INF)),
+    Mistake("keep one token too many (the (k+1)-th largest as the threshold)",
+            "sorted descending, the k-th largest is at index k - 1",
+            lambda x, k: x.masked_fill(
+                x < torch.sort(x, dim=-1, descending=True).values[..., k, None], INF)),
+    Mistake("drop the last dimension of the threshold (values[..., -1] instead of "
+            "values[..., -1:])",
+            "keep the k-th largest as a column so each row compares with its own: "
+            "values[..., -1:] or values[..., -1, None]",
+            lambda x, k: x.masked_fill(
+                x < torch.topk(x, min(k, x.shape[-1]), dim=-1).values[..., -1], INF)),
+    Mistake("pass a k larger than the vocabulary to torch.topk",
+            "k >= vocab_size keeps everything: use min(k, logits.shape[-1])",
+            lambda x, k: x.masked_fill(x < torch.topk(x, k, dim=-1).values[..., -1:], INF)),
+]
+
+
+@torch.no_grad()
+def shipped_logits(prompt: str) -> torch.Tensor:
+    return artifacts.shipped_model()(cases.prompt_ids(prompt))[:, -1, :]
+
+
+def fixed_args() -> dict[str, tuple]:
+    after = shipped_logits("Once upon a time, there was a ")
+    ties = torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]])
+    return {
+        "five-of-forty": (after, 5),
+        "k-is-one": (after, 1),
+        "k-is-vocab-size": (after, 40),
+        "k-above-vocab-size": (after, 100),
+        "one-dimensional": (after[0], 3),
+        "batch-of-rows": (torch.cat([after, shipped_logits("Tom"), shipped_logits("\n")]), 4),
+        "ties-at-the-boundary": (ties, 2),
+        "ties-below-the-boundary": (ties, 4),
+        "all-tied": (torch.zeros(6), 1),
+        "all-but-one-minus-infinity": (torch.tensor([[INF, INF, 0.5, INF]]), 2),
+        "minus-infinity-and-ties": (torch.tensor([[0.0, INF, 0.0, -1.0], [5.0, 5.0, INF, 5.0]]), 1),
+        "float64": (after.double(), 7),
+    }
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        expect_filtered(got[1], args[0], expected, "the filtered logits")
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message,
+                           lambda: diagnose_filter(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_fixed_logits(kata: Kata, case_id: str) -> None:
+    """Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_logits(kata: Kata, data: st.DataObject) -> None:
+    """Top-k of random logits, with ties, huge values and -inf, against the reference"""
+    x = data.draw(logits(), label="logits")
+    if data.draw(st.booleans(), label="one row as a 1-D tensor"):
+        x = x[0]
+    k = data.draw(st.integers(1, x.shape[-1] + 2), label="k")
+    check(kata, (x, k))
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_refuses_k_below_one(kata: Kata, k: int) -> None:
+    """k < 1 raises ValueError"""
+    args = (shipped_logits("Tom"), k)
+    assert outcome_of(kata.reference.top_k_filter, *args)[0] == "error"
+    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
+    what = f"top_k_filter(logits, k={k})"
+    if got[0] == "value":
+        raise GradeFailure(f"{what} returned a value; k < 1 keeps no token at all, which "
+                           "cannot be sampled from: raise ValueError")
+    expect_error(got, "ValueError", what, METHOD)

@@ -1,0 +1,25 @@
+import torch
+import torch.nn.functional as F
+from torchtyping import TensorType
+
+
+class Solution:
+    def generate_cached(self, model, new_chars: int, context: TensorType[int],
+                        context_length: int, int_to_char: dict) -> str:
+        generator = torch.manual_seed(0)
+        initial_state = generator.get_state()
+        context = context[:, -context_length:]
+        cache = None
+        fresh = context
+        text = []
+        for _ in range(new_chars):
+            if cache is not None and cache[0][0].shape[2] == context_length:
+                # Window full: forget the oldest token, like a sliding window.
+                cache = [(k[:, :, 1:], v[:, :, 1:]) for k, v in cache]
+            logits, cache = model.forward_with_cache(fresh, cache)
+            probs = F.softmax(logits[:, -1, :], dim=-1)
+            next_token = torch.multinomial(probs, 1, generator=generator)
+            generator.set_state(initial_state)
+            text.append(int_to_char[next_token.item()])
+            fresh = next_token
+        return "".join(text)

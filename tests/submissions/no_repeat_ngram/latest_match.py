@@ -1,0 +1,17 @@
+import torch
+
+
+class Solution:
+    def no_repeat_ngram(self, logits, token_ids, n):
+        rows = token_ids.tolist() if logits.dim() == 2 else [list(token_ids)]
+        out = logits.clone().view(len(rows), -1)
+        for b, ids in enumerate(rows):
+            if len(ids) < n - 1:
+                continue
+            prefix = ids[len(ids) - (n - 1):]
+            # search backwards and stop at the first hit
+            for i in reversed(range(len(ids) - n + 1)):
+                if ids[i:i + n - 1] == prefix:
+                    out[b, ids[i + n - 1]] = float("-inf")
+                    break
+        return out.view(logits.shape)

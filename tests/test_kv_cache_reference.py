@@ -1,0 +1,102 @@
+"""The KV-cache reference on examples worked out by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+from conftest import ROOT
+
+from grader import artifacts, cases
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = load("solutions/15-kv-cache/solution.py", "kv_cache_reference").Solution()
+generate = load("solutions/06-generate/solution.py", "generate_reference").Solution()
+checks = load("grader/checks/check_kv_cache.py", "kv_cache_checks")
+
+ITC = dict(enumerate("abcde"))
+
+
+class CountingCache:
+    """Predicts (last token + 1) % 5 with certainty; keeps a cache of the right length.
+
+    Refuses more than context_length tokens, like the real model, and records
+    each call as [new tokens, cached tokens].
+    """
+
+    def __init__(self, context_length):
+        self.context_length = context_length
+        self.calls = []
+
+    def forward_with_cache(self, tokens, cache=None):
+        past = 0 if cache is None else cache[0][0].shape[2]
+        if past + tokens.shape[1] > self.context_length:
+            raise ValueError("too many tokens")
+        self.calls.append([tokens.shape[1], past])
+        logits = torch.full((1, tokens.shape[1], 5), float("-inf"))
+        for t, token in enumerate(tokens[0].tolist()):
+            logits[0, t, (token + 1) % 5] = 0.0
+        keys = torch.zeros(1, 1, past + tokens.shape[1], 1)
+        return logits, [(keys, keys.clone())]
+
+    def __call__(self, tokens):
+        return self.forward_with_cache(tokens)[0]
+
+
+def test_one_token_per_step_then_a_rebuild_each_step():
+    model = CountingCache(context_length=4)
+    # Prompt "ab"; the text grows to 3 and 4 tokens with room, then every step
+    # after that has 5 tokens to crop to 4: the cache is rebuilt from the window.
+    assert reference.generate_cached(model, 5, torch.tensor([[0, 1]]), 4, ITC) == "cdeab"
+    assert model.calls == [[2, 0], [1, 2], [1, 3], [4, 0], [4, 0]]
+
+
+def test_a_long_prompt_is_cropped_before_the_first_call():
+    model = CountingCache(context_length=4)
+    assert reference.generate_cached(model, 2, torch.tensor([[0, 1, 2, 3, 4, 0]]), 4,
+                                     ITC) == "bc"
+    assert model.calls == [[4, 0], [4, 0]]
+
+
+def test_zero_chars_calls_nothing():
+    model = CountingCache(context_length=4)
+    assert reference.generate_cached(model, 0, torch.tensor([[0]]), 4, ITC) == ""
+    assert model.calls == []
+
+
+def test_a_window_of_one_token_rebuilds_every_step():
+    model = CountingCache(context_length=1)
+    assert reference.generate_cached(model, 3, torch.tensor([[4]]), 1, ITC) == "abc"
+    assert model.calls == [[1, 0], [1, 0], [1, 0]]
+
+
+@pytest.mark.parametrize("prompt, new_chars", [("Tom", 60), ("\n", 100)])
+@torch.no_grad()
+def test_same_text_as_generate_on_the_shipped_model(prompt, new_chars):
+    model, itc, n = artifacts.shipped_model(), artifacts.shipped_vocab(), cases.context_length()
+    context = cases.prompt_ids(prompt)
+    assert reference.generate_cached(model, new_chars, context, n, itc) == generate.generate(
+        model, new_chars, context, n, itc)
+
+
+@pytest.mark.parametrize("calls, ok", [
+    ([[3, 0], [1, 3], [1, 4], [1, 5]], True),   # the reference
+    ([[2, 0], [1, 2], [1, 3], [1, 4]], True),   # all but the last prompt token first
+    ([[3, 0], [4, 0], [5, 0], [6, 0]], False),  # the whole text every step
+    ([[3, 0], [1, 0], [1, 0], [1, 0]], False),  # the new token without the cache
+])
+def test_one_token_rule(calls, ok):
+    try:
+        checks.expect_one_token_per_step(calls, prompt_length=3, new_chars=4, context_length=8)
+    except AssertionError:
+        assert not ok
+    else:
+        assert ok
