@@ -10,6 +10,7 @@ with a message a learner can act on. `kata.reference` is the reference
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,7 @@ def load_reference(problem: Problem) -> Any:
     )
     assert spec and spec.loader, problem.reference
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # so its classes and helpers can be found by name
     spec.loader.exec_module(module)
     return module.Solution()
 

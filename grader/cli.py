@@ -226,6 +226,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
     p.add_argument("prompt", nargs="?", default="Once upon a time,")
     p.add_argument("--chars", type=int, default=200, help="how many characters to generate")
+    p.add_argument("--stream", choices=["word", "sentence"],
+                   help="show the text a word or a sentence at a time (problem 14)")
+    sampling = p.add_argument_group(
+        "sampling (problem 16); any of these switches from generate() to sample_text()")
+    sampling.add_argument("--temperature", type=float, help="0 is greedy (default 1.0)")
+    sampling.add_argument("--top-k", type=int, help="keep the k most likely tokens (0: off)")
+    sampling.add_argument("--top-p", type=float, help="nucleus: keep probability top_p")
+    sampling.add_argument("--no-repeat-ngram", type=int, metavar="N",
+                          help="never repeat an N-gram (0: off)")
+    sampling.add_argument("--seed", type=int, help="seed the generator once (default 0)")
     p.set_defaults(run=talk)
 
     p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")

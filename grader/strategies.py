@@ -67,3 +67,26 @@ def logits(draw: st.DrawFn, rows: int | None = None, max_vocab: int = 20,
         if bool(row.isinf().all()):
             row[draw(st.integers(0, vocab_size - 1))] = 0.0
     return tensor
+
+
+@st.composite
+def exact_nucleus_rows(draw: st.DrawFn) -> tuple[torch.Tensor, float]:
+    """Logit rows whose probabilities and running totals are exact in float32 and
+    float64, and a top_p that lands exactly on one of those totals.
+
+    Each row holds 1, 2, 4 or 16 equal logits (probability 1/n each, exactly),
+    the rest being -inf or logits 1e4 below them (probability exactly 0).
+    """
+    n_rows = draw(st.integers(1, 3), label="rows")
+    widths = [draw(st.sampled_from([1, 2, 4, 4, 16]), label="equal logits")
+              for _ in range(n_rows)]
+    size = max(widths) + draw(st.integers(0, 4), label="other entries")
+    rows = []
+    for width in widths:
+        value = draw(st.sampled_from([0.0, 2.5, -7.25, 1e4]), label="equal value")
+        others = [draw(st.sampled_from([float("-inf"), value - 1e4]), label="other")
+                  for _ in range(size - width)]
+        rows.append(draw(st.permutations([value] * width + others), label="row"))
+    steps = max(widths)
+    top_p = draw(st.integers(0, steps - 1), label="top_p * steps") / steps
+    return torch.tensor(rows), top_p

@@ -24,10 +24,25 @@ class Implementation:
         self._process: Any = None
         self._reference: Any = None
 
+    what: str = ""
+
     @property
     def label(self) -> str:
         whose = "your" if self.use_learner else "the reference"
-        return f"{whose} {self.problem.methods[0]}() from {self.problem.folder}"
+        what = self.what or f"{self.problem.methods[0]}()"
+        return f"{whose} {what} from {self.problem.folder}"
+
+    def iterate(self, method: str, *args: Any):
+        """The learner's generator method, item by item, live from the worker."""
+        from grader.sandbox import SubmissionProcess, WorkerDied
+
+        if self._process is None:
+            self._process = SubmissionProcess(str(self.problem.starter), "Solution",
+                                              list(self.problem.methods))
+        try:
+            yield from self._process.iterate(method, args)
+        except WorkerDied as exc:
+            raise RuntimeError(f"{self.label} failed: {exc}") from None
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
@@ -39,7 +54,7 @@ class Implementation:
                                                   list(self.problem.methods))
             outcome = self._process.call(method, args, iterate=iterate)
             if outcome.error:
-                raise RuntimeError(one_line(outcome.error))
+                raise RuntimeError(f"{self.label} failed: {one_line(outcome.error)}")
             return outcome.result
         if self._reference is None:
             from grader.checkkit import load_reference
@@ -47,6 +62,11 @@ class Implementation:
             self._reference = load_reference(self.problem)
         from grader.checkkit import materialise
 
+        if method.startswith("harness:"):
+            from grader import harnesses
+
+            module = sys.modules[type(self._reference).__module__]
+            return getattr(harnesses, method.removeprefix("harness:"))(module, *args)
         result = getattr(self._reference, method)(*[materialise(a) for a in args])
         return list(result) if iterate else result
 
@@ -69,11 +89,13 @@ def regrade_quietly(problem: Problem) -> None:
     grade(build_parser().parse_args(["grade", problem.slug, "-q"]))
 
 
+SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
+
+
 def talk(args: argparse.Namespace) -> int:
     import torch
 
     from grader import artifacts
-    from grader.cases import SHIPPED
 
     torch.set_num_threads(1)
     int_to_char = artifacts.shipped_vocab()
@@ -84,29 +106,116 @@ def talk(args: argparse.Namespace) -> int:
             from None
     if context.shape[1] == 0:
         raise UsageError("give a prompt of at least one character")
-    if args.chars < 0:
-        raise UsageError("--chars must be 0 or more")
-    context_length = artifacts.load_config().context_length
-    implementation = choose("generate", regrade_quietly)
-    print(f"[{implementation.label}]", file=sys.stderr)
+    check_options(args)
+    sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     sys.stdout.write(args.prompt)
     sys.stdout.flush()
     try:
+        if sampling:
+            chunks = sampled(args, context, int_to_char)
+        elif args.stream:
+            chunks = streamed(args, context, int_to_char)
+        else:
+            chunks = char_by_char(args, context, int_to_char)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+    except (RuntimeError, OSError) as exc:
+        print(f"\n{exc}", file=sys.stderr)
+        return EXIT_FAIL
+    sys.stdout.write("\n")
+    return EXIT_PASS
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.chars < 0:
+        raise UsageError("--chars must be 0 or more")
+    if args.temperature is not None and args.temperature < 0:
+        raise UsageError("--temperature must be 0 (greedy) or more")
+    if args.top_k is not None and args.top_k < 0:
+        raise UsageError("--top-k must be 0 (off) or more")
+    if args.top_p is not None and not 0.0 <= args.top_p <= 1.0:
+        raise UsageError("--top-p must be between 0 and 1")
+    if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
+        raise UsageError("--no-repeat-ngram must be 0 (off) or more")
+
+
+def announce(implementation: Implementation) -> None:
+    print(f"[{implementation.label}]", file=sys.stderr)
+
+
+def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+    """Track 1's generate, one character per call, shown as it comes."""
+    import torch
+
+    from grader import artifacts
+    from grader.cases import SHIPPED
+
+    context_length = artifacts.load_config().context_length
+    implementation = choose("generate", regrade_quietly)
+    announce(implementation)
+    try:
         # generate() resets its generator every step, so one character at a time
-        # gives exactly the text a single long call would, and shows it as it comes.
+        # gives exactly the text a single long call would.
         for _ in range(args.chars):
             char = implementation.call("generate", SHIPPED, 1, context, context_length,
                                        int_to_char)
             if not isinstance(char, str) or len(char) != 1:
                 raise RuntimeError(f"generate(new_chars=1) returned {char!r}, not one character")
-            sys.stdout.write(char)
-            sys.stdout.flush()
+            yield char
             context = torch.cat([context, artifacts.encode(char, int_to_char)], dim=1)
             context = context[:, -context_length:]
-    except RuntimeError as exc:
-        print(f"\n{implementation.label} failed: {exc}", file=sys.stderr)
-        return EXIT_FAIL
     finally:
         implementation.close()
-    sys.stdout.write("\n")
-    return EXIT_PASS
+
+
+def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+    """stream_generate's words or sentences, each as soon as the worker yields it."""
+    from grader import artifacts
+    from grader.cases import SHIPPED
+
+    implementation = choose("stream", regrade_quietly)
+    announce(implementation)
+    call = (SHIPPED, args.chars, context, artifacts.load_config().context_length,
+            int_to_char, args.stream)
+    try:
+        if implementation.use_learner:
+            yield from implementation.iterate("stream_generate", *call)
+        else:
+            yield from implementation.call("stream_generate", *call, iterate=True)
+    finally:
+        implementation.close()
+
+
+def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+    """sample_text with the options given, then words through WordStreamer if asked."""
+    from grader import artifacts
+    from grader.cases import SHIPPED
+
+    sampler = choose("sampler", regrade_quietly)
+    announce(sampler)
+    try:
+        text = sampler.call(
+            "sample_text", SHIPPED, context, args.chars,
+            artifacts.load_config().context_length, int_to_char,
+            1.0 if args.temperature is None else args.temperature,
+            args.top_k or 0, 1.0 if args.top_p is None else args.top_p,
+            args.no_repeat_ngram or 0, None, args.seed or 0)
+    finally:
+        sampler.close()
+    if not isinstance(text, str):
+        raise RuntimeError(f"sample_text() returned {type(text).__name__}, not str")
+    if not args.stream:
+        yield text
+        return
+    streamer = choose("stream", regrade_quietly)
+    streamer.what = "WordStreamer"
+    announce(streamer)
+    lookup = {c: i for i, c in int_to_char.items()}
+    try:
+        pieces = [[lookup[c]] for c in text]
+        calls = streamer.call("harness:word_streamer", int_to_char, pieces)
+        for _when, chunk in calls:
+            yield chunk
+    finally:
+        streamer.close()

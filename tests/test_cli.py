@@ -95,3 +95,26 @@ def test_module_and_console_script_agree():
     assert by_script.returncode == by_module.returncode == 0
     assert by_script.stdout == by_module.stdout
     assert "grade" in by_module.stdout and "talk" in by_module.stdout
+
+
+def test_talk_with_sampling_options_and_streaming_says_what_it_used():
+    done = cli("talk", "Lily", "--chars", "60", "--temperature", "0.8", "--top-k", "8",
+               "--top-p", "0.9", "--no-repeat-ngram", "5", "--seed", "3", "--stream", "word")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Lily") and len(done.stdout.rstrip("\n")) <= 64
+    assert "sample_text()" in done.stderr and "WordStreamer" in done.stderr
+
+
+def test_talk_streams_sentences():
+    done = cli("talk", "Tom", "--chars", "40", "--stream", "sentence")
+    assert done.returncode == 0, done.stderr
+    assert "stream_generate()" in done.stderr
+    plain = cli("talk", "Tom", "--chars", "40")
+    assert done.stdout == plain.stdout  # the same text, only shown in pieces
+
+
+@pytest.mark.parametrize("option", [["--top-p", "1.5"], ["--temperature", "-1"],
+                                    ["--top-k", "-2"], ["--chars", "-1"]])
+def test_talk_rejects_bad_options(option):
+    done = cli("talk", "Tom", *option)
+    assert done.returncode == 2 and "must be" in done.stderr

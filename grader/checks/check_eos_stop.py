@@ -85,7 +85,7 @@ def loop(model, context, max_new_tokens, context_length, int_to_char, eos_id, st
         seen = prompt + text if stop_on_prompt else text
         ended = [s for s in stop if seen.endswith(s)] if use_stop and not stop_after_loop else []
         if ended:
-            return text if keep_stop else text[: len(text) - max(len(s) for s in ended)]
+            return text if keep_stop else text[: max(0, len(text) - max(map(len, ended)))]
     if stop_after_loop:
         ended = [s for s in stop if text.endswith(s)]
         if ended:
@@ -249,12 +249,10 @@ def test_shipped_model(kata: Kata, case_id: str) -> None:
     check(kata, fixed_args()[case_id], case_id)
 
 
-@st.composite
-def piece_of(draw: st.DrawFn, text: str) -> str:
-    """A short piece of text: where a stop string will surely be met."""
-    length = draw(st.integers(1, 3))
-    end = len(text) - draw(st.integers(0, len(text) - 1))  # late pieces are the simple ones
-    return text[max(0, end - length):end]
+def first_met(text: str, length: int) -> list[str]:
+    """The pieces of text of this length, the one met last for the first time first."""
+    pieces = [text[j:j + length] for j in range(len(text) - length + 1)]
+    return list(reversed(dict.fromkeys(pieces)))
 
 
 @GRADING
@@ -270,23 +268,25 @@ def test_random_models(kata: Kata, data: st.DataObject) -> None:
     # picked from it are met along the way, not only by chance.
     with torch.no_grad():
         free = loop(materialise(spec), context, max_new_tokens, n, itc, -1)
-    lookup = artifacts.char_to_int(itc)
-    first: dict[int, int] = {}
-    for i, char in enumerate(free):
-        first.setdefault(lookup[char], i)
-    met_late_first = sorted(first, key=first.__getitem__, reverse=True)
-    unmet = [i for i in range(size) if i not in first]
     ending = data.draw(st.sampled_from(["end token", "stop string", "both", "neither"]),
                        label="what should end the text")
-    if ending in ("end token", "both") and met_late_first:
-        eos_id = data.draw(st.sampled_from(met_late_first), label="eos_id")
+    lookup = artifacts.char_to_int(itc)
+    met = [lookup[c] for c in first_met(free, 1)]
+    unmet = [i for i in range(size) if i not in met]
+    if ending in ("end token", "both") and met:
+        eos_id = met[data.draw(st.integers(0, len(met) - 1), label="eos_id: nth met last")]
     else:
         eos_id = data.draw(st.sampled_from(unmet) if unmet else st.integers(0, size - 1),
                            label="eos_id")
+    stop: list[str] = []
     if ending in ("stop string", "both") and free:
-        strings = st.lists(piece_of(free), min_size=1, max_size=3)
+        for _ in range(data.draw(st.integers(1, 3), label="stop strings")):
+            pieces = first_met(free, data.draw(st.integers(1, min(3, len(free)))))
+            stop.append(pieces[data.draw(st.integers(0, len(pieces) - 1),
+                                         label="stop: nth piece met last")])
     else:
         chars = st.sampled_from([itc[i] for i in range(size)])
-        strings = st.lists(st.text(chars, min_size=2, max_size=3), max_size=2)
-    stop = data.draw(strings.map(tuple), label="stop")
-    check(kata, (spec, context, max_new_tokens, n, itc, eos_id, stop))
+        stop = data.draw(st.lists(st.text(chars, min_size=2, max_size=3), max_size=2),
+                         label="stop")
+    stop_arg = data.draw(st.sampled_from([tuple(stop), stop]), label="stop as")
+    check(kata, (spec, context, max_new_tokens, n, itc, eos_id, stop_arg))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from grader import artifacts, cases
 from grader.checkkit import GradeFailure, Kata, Mistake, outcome_of, raised
 from grader.judges import diagnose_filter, expect_error, judge_top_p
-from grader.strategies import GRADING, logits
+from grader.strategies import GRADING, exact_nucleus_rows, logits
 
 PROBLEM = "top-p"
 METHOD = "top_p_filter"
@@ -145,29 +145,11 @@ def test_random_logits(kata: Kata, data: st.DataObject) -> None:
     check(kata, (x, top_p, min_tokens_to_keep))
 
 
-@st.composite
-def exact_rows(draw: st.DrawFn) -> tuple[torch.Tensor, float]:
-    """Rows of 1, 2, 4 or 16 equal logits among -inf and logits too small to count:
-    every probability and running total is exact, and top_p lands on one of them."""
-    n_rows = draw(st.integers(1, 3), label="rows")
-    widths = [draw(st.sampled_from([1, 2, 4, 4, 16]), label="equal logits") for _ in range(n_rows)]
-    size = max(widths) + draw(st.integers(0, 4), label="other entries")
-    rows = []
-    for width in widths:
-        value = draw(st.sampled_from([0.0, 2.5, -7.25, 1e4]), label="equal value")
-        row = [value] * width + [draw(st.sampled_from([INF, value - 1e4]), label="other")
-                                 for _ in range(size - width)]
-        rows.append(draw(st.permutations(row), label="row"))
-    steps = max(widths)
-    top_p = draw(st.integers(0, steps - 1), label="top_p * steps") / steps
-    return torch.tensor(rows), top_p
-
-
 @GRADING
 @given(data=st.data())
 def test_exact_boundaries(kata: Kata, data: st.DataObject) -> None:
     """Top-p where top_p lands exactly on a running total of probabilities"""
-    x, top_p = data.draw(exact_rows(), label="logits and top_p")
+    x, top_p = data.draw(exact_nucleus_rows(), label="logits and top_p")
     min_tokens_to_keep = data.draw(st.integers(1, 3), label="min_tokens_to_keep")
     check(kata, (x, top_p, min_tokens_to_keep), exact_sums=True)
 

@@ -1,0 +1,194 @@
+"""Checks for problem 11, top-k-top-p: the classic helper, top-k then top-p."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import GradeFailure, Kata, Mistake, raised
+from grader.judges import diagnose_filter, expect_filtered, judge_top_p
+from grader.strategies import GRADING, exact_nucleus_rows, logits
+
+PROBLEM = "top-k-top-p"
+METHOD = "top_k_top_p_filtering"
+ARG_NAMES = ("logits", "top_k", "top_p", "filter_value", "min_tokens_to_keep")
+INF = float("-inf")
+
+
+def top_k_step(x: torch.Tensor, top_k: int, filter_value: float, keep: int) -> torch.Tensor:
+    if top_k <= 0:
+        return x.clone()
+    k = min(max(top_k, keep), x.shape[-1])
+    return x.masked_fill(x < torch.topk(x, k, dim=-1).values[..., -1:], filter_value)
+
+
+def top_p_mask(x: torch.Tensor, top_p: float, keep: int, strict: bool = False) -> torch.Tensor:
+    sorted_logits, sorted_indices = torch.sort(x, dim=-1)
+    cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+    remove = cumulative < 1 - top_p if strict else cumulative <= 1 - top_p
+    remove[..., -keep:] = False
+    return remove.scatter(-1, sorted_indices, remove)
+
+
+def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: float = INF,
+           min_tokens_to_keep: int = 1, *, order: str = "k-then-p", k_keep: bool = True,
+           p_keep: bool = True, fill: float | None = None, p_on_original: bool = False,
+           strict: bool = False) -> torch.Tensor:
+    """The reference helper with one knob per known mistake."""
+    fill = filter_value if fill is None else fill
+    k_min = min_tokens_to_keep if k_keep else 1
+    p_min = min_tokens_to_keep if p_keep else 1
+    if order == "p-then-k":
+        if top_p < 1.0:
+            x = x.masked_fill(top_p_mask(x, top_p, p_min), fill)
+        return top_k_step(x, top_k, fill, k_min)
+    filtered = top_k_step(x, top_k, fill, k_min)
+    if top_p < 1.0:
+        filtered = filtered.masked_fill(top_p_mask(x if p_on_original else filtered, top_p,
+                                                   p_min, strict), fill)
+    return filtered
+
+
+BEFORE_TOP_K = ("run top-p on the logits before top-k filtered them (or run top-p first)",
+                "top-k first, then top-p on the logits top-k returned: the softmax must see "
+                "only the tokens top-k kept, so that their probabilities add up to 1 among "
+                "themselves")
+
+MISTAKES = [
+    Mistake("keep a token whose more likely tokens already hold exactly top_p",
+            "the boundary counts as reached: sorted ascending, remove where the cumulative "
+            "probability is <= 1 - top_p; sorted descending (as older versions of the helper "
+            "did, with cumulative_probs > top_p), remove where the tokens before it hold "
+            ">= top_p",
+            lambda *a: helper(*a, strict=True)),
+    Mistake(*BEFORE_TOP_K, lambda *a: helper(*a, p_on_original=True)),
+    Mistake(*BEFORE_TOP_K, lambda *a: helper(*a, order="p-then-k")),
+    Mistake("let top-k keep fewer than min_tokens_to_keep tokens",
+            "top-k keeps max(top_k, min_tokens_to_keep) tokens",
+            lambda *a: helper(*a, k_keep=False)),
+    Mistake("let top-p keep fewer than min_tokens_to_keep tokens",
+            "after the top-p mask, keep the min_tokens_to_keep most likely tokens",
+            lambda *a: helper(*a, p_keep=False)),
+    Mistake("set removed logits to -inf instead of filter_value",
+            "removed entries get the filter_value argument (by default -inf)",
+            lambda *a: helper(*a, fill=INF)),
+]
+
+
+@torch.no_grad()
+def shipped_logits(prompt: str) -> torch.Tensor:
+    return artifacts.shipped_model()(cases.prompt_ids(prompt))[:, -1, :]
+
+
+def fixed_cases() -> dict[str, tuple[tuple, bool]]:
+    """Case id -> (arguments, whether the running totals are exact in float)."""
+    after = shipped_logits("Once upon a time, there was a ")
+    batch = torch.cat([after, shipped_logits("Tom"), shipped_logits("\n")])
+    four = torch.tensor([[0.4, 0.3, 0.2, 0.1]]).log()
+    return {
+        "defaults-change-nothing": ((after,), False),
+        "top-k-only": ((after, 5), False),
+        "top-p-only": ((after, 0, 0.9), False),
+        "both": ((after, 10, 0.8), False),
+        "both-tight": ((after, 3, 0.5), False),
+        "top-p-sees-what-top-k-left": ((four, 2, 0.5), False),
+        "min-tokens-to-keep": ((after, 2, 0.1, INF, 4), False),
+        "finite-filter-value": ((after, 5, 0.9, -1e4), False),
+        "batch-of-rows": ((batch, 8, 0.7), False),
+        "one-dimensional": ((after[0], 6, 0.6), False),
+        "ties-at-the-top-k-boundary": ((torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]]),
+                                        2, 0.9), False),
+        "k-above-vocab-size": ((after, 100, 0.9), False),
+        "top-p-zero": ((after, 5, 0.0), False),
+        "exact-boundary-after-top-k": ((torch.tensor([[0.0, -1.0, 0.0, -1.0, 0.0, 0.0]]),
+                                        4, 0.5), True),
+        "exact-boundary-with-top-k-ties": ((torch.zeros(1, 8), 4, 0.5), True),
+    }
+
+
+def fixed_args() -> dict[str, tuple]:
+    return {case_id: args for case_id, (args, _) in fixed_cases().items()}
+
+
+def full(args: tuple) -> tuple:
+    """The call's arguments with the defaults filled in."""
+    return (*args, *(0, 1.0, INF, 1)[len(args) - 1:])
+
+
+def expect_top_k_applied(got: object, x: torch.Tensor, after_top_k: torch.Tensor,
+                         top_k: int, filter_value: float, min_tokens_to_keep: int) -> None:
+    """No token that top-k removes may survive (top-k has exactly one right answer)."""
+    if not (isinstance(got, torch.Tensor) and got.shape == x.shape and got.dtype == x.dtype):
+        return  # the nucleus judge reports the shape or dtype
+    survived = (x != filter_value) & (after_top_k == filter_value) & (got == x)
+    if bool(survived.any()):
+        index = tuple(survived.nonzero()[0].tolist())
+        k = min(max(top_k, min_tokens_to_keep), x.shape[-1])
+        raise GradeFailure(
+            f"entry {index} is kept ({got[index].item()}), but top-k removes it: with "
+            f"top_k={top_k} and min_tokens_to_keep={min_tokens_to_keep}, each row keeps "
+            f"only its {k} largest logits (and any tied with the last of them) before "
+            "top-p runs"
+        )
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None, exact_sums: bool = False) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    expected = kata.expected(case_id, live) if case_id else live
+    x, top_k, top_p, filter_value, min_tokens_to_keep = full(args)
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        after_top_k = top_k_step(x, top_k, filter_value, min_tokens_to_keep)
+        if top_p >= 1.0:
+            expect_filtered(got[1], x, expected, "the filtered logits", filter_value)
+            return
+        # Top-k has one right answer: check it on its own, then top-p on what it left.
+        expect_top_k_applied(got[1], x, after_top_k, top_k, filter_value, min_tokens_to_keep)
+        judge_top_p(got[1], after_top_k, expected, top_p, min_tokens_to_keep,
+                    filter_value=filter_value, exact_sums=exact_sums)
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message,
+                           lambda: diagnose_filter(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_cases()))
+def test_fixed_logits(kata: Kata, case_id: str) -> None:
+    """Top-k then top-p of fixed logits: defaults, each alone, both, min_tokens_to_keep"""
+    args, exact_sums = fixed_cases()[case_id]
+    check(kata, args, case_id, exact_sums)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_logits(kata: Kata, data: st.DataObject) -> None:
+    """Top-k then top-p of random logits and settings, against the reference"""
+    x = data.draw(logits(), label="logits")
+    if data.draw(st.booleans(), label="one row as a 1-D tensor"):
+        x = x[0]
+    top_k = data.draw(st.integers(0, x.shape[-1] + 2), label="top_k")
+    top_p = data.draw(st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0])),
+                      label="top_p")
+    filter_value = data.draw(st.sampled_from([INF, INF, -1e9]), label="filter_value")
+    if not math.isinf(filter_value):
+        # With a finite filter_value, an input -inf that is "removed" would turn into
+        # filter_value; that corner is a matter of taste, so it is left out here.
+        x = x.nan_to_num(neginf=-60.0)
+    min_tokens_to_keep = data.draw(st.one_of(st.just(1), st.integers(1, 5)),
+                                   label="min_tokens_to_keep")
+    check(kata, (x, top_k, top_p, filter_value, min_tokens_to_keep))
+
+
+@GRADING
+@given(data=st.data())
+def test_exact_boundaries(kata: Kata, data: st.DataObject) -> None:
+    """Top-k then top-p where top_p lands exactly on a running total of probabilities"""
+    x, top_p = data.draw(exact_nucleus_rows(), label="logits and top_p")
+    top_k = data.draw(st.integers(0, x.shape[-1]), label="top_k")
+    min_tokens_to_keep = data.draw(st.integers(1, 3), label="min_tokens_to_keep")
+    check(kata, (x, top_k, top_p, INF, min_tokens_to_keep), exact_sums=True)
