@@ -135,7 +135,7 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
             if n == 1:
                 why = "it does not occur in token_ids"
             elif len(ids) < n - 1:
-                why = "with fewer than n - 1 tokens no n-gram can be completed, so nothing is banned"
+                why = "with fewer than n - 1 tokens no n-gram is complete, so nothing is banned"
             else:
                 why = (f"no earlier n-gram starts with the last n - 1 tokens "
                        f"{show_ids(ids[len(ids) - (n - 1):])} and ends with {token}")

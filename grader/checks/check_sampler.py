@@ -1,0 +1,377 @@
+"""Checks for problem 16, sampler: no-repeat-ngram, temperature, top-k, top-p, real sampling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import artifacts, cases
+from grader.checkkit import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
+from grader.judges import divergence_report, expect_type, exponentials, sampling_scores
+from grader.protocol import ModelSpec
+from grader.strategies import GRADING, random_models, token_contexts, vocab
+
+PROBLEM = "sampler"
+METHOD = "sample_text"
+ARG_NAMES = ("model", "context", "max_new_tokens", "context_length", "int_to_char",
+             "temperature", "top_k", "top_p", "no_repeat_ngram_size", "eos_id", "seed")
+INF = float("-inf")
+# Cumulative probabilities are sums of up to vocab_size float32 terms: two correct
+# programs (float32 or float64, another order of sums) can disagree by a few 1e-7.
+TOP_P_SLACK = 1e-5
+
+
+def settings_for(temperature=1.0, top_k=0, top_p=1.0, no_repeat_ngram_size=0, eos_id=None,
+                 seed=0) -> tuple:
+    return (temperature, top_k, top_p, no_repeat_ngram_size, eos_id, seed)
+
+
+def fixed_cases() -> dict[str, tuple]:
+    """Case id -> (prompt, max_new_tokens, settings) on the shipped model."""
+    n = cases.context_length()
+    return {
+        "plain-sampling": ("Once upon a time,", 120, settings_for()),
+        "greedy": ("Once upon a time,", 60, settings_for(temperature=0)),
+        "greedy-no-repeat": ("Once upon a time,", 80, settings_for(temperature=0,
+                                                                   no_repeat_ngram_size=3)),
+        "cool": ("Once upon a time,", 80, settings_for(temperature=0.5)),
+        "hot-top-k": ("Tom", 80, settings_for(temperature=1.5, top_k=10)),
+        "top-k-1": ("Tom", 40, settings_for(top_k=1)),
+        "top-p": ("The cat", 80, settings_for(top_p=0.9)),
+        "top-p-zero": ("The cat", 40, settings_for(top_p=0.0)),
+        "top-p-one": ("The cat", 40, settings_for(top_p=1.0, seed=7)),
+        "no-repeat": ("Once upon a time,", 80, settings_for(no_repeat_ngram_size=2)),
+        "everything": ("Once upon a time,", 120, settings_for(0.8, 10, 0.9, 3, 0, 3)),
+        "story-ends-at-eos": ("Once upon a time,", 300, settings_for(eos_id=0)),
+        "other-seed": ("Lily", 80, settings_for(seed=1234)),
+        "long-prompt": (cases.corpus_prefix(2 * n + 7), 60, settings_for(
+            temperature=0.7, no_repeat_ngram_size=4, seed=5)),
+        "zero-tokens": ("The cat", 0, settings_for()),
+    }
+
+
+def fixed_args() -> dict[str, tuple]:
+    """The fixed cases as call arguments; their reference outputs are the goldens."""
+    itc = artifacts.shipped_vocab()
+    args: dict[str, tuple] = {
+        case_id: (cases.SHIPPED, cases.prompt_ids(prompt), max_new, cases.context_length(), itc,
+                  *settings)
+        for case_id, (prompt, max_new, settings) in fixed_cases().items()
+    }
+    # Four tokens and n = 1: after two new tokens every token has been used.
+    tiny = ModelSpec("random", {"vocab_size": 4, "context_length": 6, "n_layer": 1,
+                                "n_head": 1, "n_embd": 8}, 3)
+    args["everything-banned"] = (tiny, torch.tensor([[0, 1]]), 10, 6, vocab(4),
+                                 *settings_for(no_repeat_ngram_size=1))
+    args["everything-banned-greedy"] = (tiny, torch.tensor([[2, 2]]), 10, 6, vocab(4),
+                                        *settings_for(temperature=0, no_repeat_ngram_size=1))
+    return args
+
+
+# -- the rules, written independently of the reference ---------------------------------
+def ngram_bans(ids: list[int], n: int) -> dict[int, int]:
+    """Banned token -> where the n-gram it would repeat starts."""
+    if n < 1 or len(ids) < n - 1:
+        return {}
+    tail = ids[len(ids) - (n - 1):]
+    found: dict[int, int] = {}
+    for i in range(len(ids) - n + 1):
+        if ids[i:i + n - 1] == tail:
+            found.setdefault(ids[i + n - 1], i)
+    return found
+
+
+def top_k(x: torch.Tensor, k: int) -> torch.Tensor:
+    kth = x.sort(descending=True).values[min(k, len(x)) - 1]
+    return x.masked_fill(x < kth, INF)
+
+
+def top_p(x: torch.Tensor, p: float) -> torch.Tensor:
+    order = x.argsort()  # ascending
+    cumulative = F.softmax(x[order], dim=-1).cumsum(dim=-1)
+    drop = cumulative <= 1 - p
+    drop[-1] = False
+    return x.masked_fill(torch.zeros_like(drop).scatter(0, order, drop), INF)
+
+
+def loop(model, context, max_new_tokens, context_length, int_to_char, temperature=1.0,
+         top_k_=0, top_p_=1.0, ngram=0, eos_id=None, seed=0, *, reseed=False,
+         scale="divide", order=("ngram", "temperature", "top_k", "top_p"), ban_window=False,
+         keep_eos=False, all_banned="stop"):
+    """The sampling loop with one knob per known mistake."""
+    generator = torch.Generator().manual_seed(seed)
+    ids = context[0].tolist()
+    new = []
+    for _ in range(max_new_tokens):
+        window = ids[-context_length:]
+        x = model(torch.tensor([window]))[0, -1]
+        stage = {
+            "ngram": lambda x: x.masked_fill(torch.isin(torch.arange(len(x)), torch.tensor(
+                list(ngram_bans(window if ban_window else ids, ngram)), dtype=torch.long)),
+                INF) if ngram > 0 else x,
+            "temperature": lambda x: (x / temperature if scale == "divide" else x * temperature)
+            if temperature != 0 else x,
+            "top_k": lambda x: top_k(x, top_k_) if top_k_ > 0 and temperature != 0 else x,
+            "top_p": lambda x: top_p(x, top_p_) if top_p_ < 1.0 and temperature != 0 else x,
+        }
+        for name in order:
+            x = stage[name](x)
+        if bool(torch.isinf(x).all()) and all_banned == "stop":
+            break
+        if reseed:
+            generator = torch.Generator().manual_seed(seed)
+        if temperature == 0:
+            token = int(x.argmax())
+        else:
+            token = int(torch.multinomial(F.softmax(x, dim=-1), 1, generator=generator))
+        if token == eos_id:
+            if keep_eos:
+                new.append(token)
+            break
+        ids.append(token)
+        new.append(token)
+    return "".join(int_to_char[i] for i in new)
+
+
+MISTAKES = [
+    Mistake("reset the generator at every step",
+            "seed one torch.Generator once, before the loop, and never rewind it: this is "
+            "real sampling, not problem 06's reproducible steps",
+            lambda *a: loop(*a, reseed=True)),
+    Mistake("ignore the seed argument",
+            "seed the generator with seed: torch.Generator().manual_seed(seed)",
+            lambda *a: loop(*a[:-1], 0) if a[-1] != 0 else None),
+    Mistake("multiply the logits by the temperature",
+            "divide: logits / temperature (a low temperature must sharpen the distribution)",
+            lambda *a: loop(*a, scale="multiply")),
+    Mistake("apply the temperature after top-k and top-p",
+            "divide by the temperature first: top-p measures probabilities, and the temperature "
+            "changes them",
+            lambda *a: loop(*a, order=("ngram", "top_k", "top_p", "temperature"))),
+    Mistake("apply top-p before top-k",
+            "top-k first, then top-p on what top-k kept",
+            lambda *a: loop(*a, order=("ngram", "temperature", "top_p", "top_k"))),
+    Mistake("ban repeated n-grams after top-k and top-p",
+            "ban first: top-k and top-p then choose among the tokens that are still allowed",
+            lambda *a: loop(*a, order=("temperature", "top_k", "top_p", "ngram"))),
+    Mistake("ban only the n-grams inside the model's window",
+            "look for n-grams in the whole text so far (prompt and new tokens), not only in the "
+            "last context_length tokens",
+            lambda *a: loop(*a, ban_window=True)),
+    Mistake("keep the end-of-sequence character",
+            "when the token is eos_id, stop without adding its character",
+            lambda *a: loop(*a, keep_eos=True)),
+    Mistake("keep going when every token is banned",
+            "when no-repeat-ngram leaves no token at all, stop and return the text so far",
+            lambda *a: loop(*a, all_banned="go on")),
+]
+
+
+# -- the fair judge -----------------------------------------------------------------------
+@dataclass
+class Step:
+    """What the sampler may pick at one step, given the learner's text so far."""
+
+    everything_banned: bool
+    banned: dict[int, int]
+    probs: torch.Tensor | None = None  # after every filter, in float64
+    weights: torch.Tensor | None = None  # before top-k and top-p: how likely each token is
+    scores: torch.Tensor | None = None  # weights / q, or the probabilities when greedy
+    certain: torch.Tensor | None = None  # kept under any float rounding
+    possible: torch.Tensor | None = None  # kept under some float rounding
+    rtol: float = TIE_RTOL
+
+    def fair(self, token: int) -> bool:
+        """The sampler's pick, or a pick that ties with it up to float rounding (also in
+        which tokens the filters keep at their boundaries)."""
+        assert self.scores is not None and self.weights is not None
+        assert self.possible is not None and self.certain is not None
+        if token in self.banned or not bool(self.possible[token]):
+            return False
+        # A program that keeps `token` also keeps every token more likely than it.
+        rivals = self.certain | (self.possible & (self.weights > self.weights[token]))
+        return bool(self.scores[token] >= self.scores[rivals].max() * (1 - self.rtol))
+
+
+class Sampler:
+    def __init__(self, model, context_length: int, settings: tuple) -> None:
+        self.model, self.context_length = model, context_length
+        (self.temperature, self.top_k, self.top_p, self.ngram, self.eos_id,
+         self.seed) = settings
+
+    @torch.no_grad()
+    def step(self, ids: list[int], draws: int) -> Step:
+        logits = self.model(torch.tensor([ids[-self.context_length:]]))[0, -1]
+        size = len(logits)
+        banned = ngram_bans(ids, self.ngram) if self.ngram > 0 else {}
+        if len(banned) == size:
+            return Step(True, banned)
+        allowed = torch.ones(size, dtype=torch.bool)
+        allowed[list(banned)] = False
+        if self.temperature == 0:
+            probs = F.softmax(logits.double().masked_fill(~allowed, INF), dim=-1)
+            return Step(False, banned, probs, probs, probs, allowed, allowed)
+        # float32 logits / temperature round differently from float64 or from
+        # logits * (1 / temperature): allow a few units in the last place.
+        x = (logits.double() / self.temperature).masked_fill(~allowed, INF)
+        slack = 4 * 2.0 ** -24 * float(x[allowed].abs().max())
+        certain, possible = allowed.clone(), allowed.clone()
+        if self.top_k > 0:
+            k = min(self.top_k, size)
+            above = (x[None, :] > x[:, None] - slack).sum(dim=1) - 1  # rivals that may be larger
+            surely_above = (x[None, :] > x[:, None] + slack).sum(dim=1)
+            certain &= above < k
+            possible &= surely_above < k
+            x = top_k(x, k)
+        if self.top_p < 1.0:
+            order = x.argsort()
+            cumulative = torch.zeros(size, dtype=torch.float64)
+            cumulative[order] = F.softmax(x[order], dim=-1).cumsum(dim=-1)
+            most_likely = torch.zeros(size, dtype=torch.bool)
+            most_likely[x.argmax()] = True
+            certain &= (cumulative > 1 - self.top_p + TOP_P_SLACK) | most_likely
+            possible &= (cumulative > 1 - self.top_p - TOP_P_SLACK) | most_likely
+            x = top_p(x, self.top_p)
+        probs = F.softmax(x, dim=-1)
+        # torch.multinomial picks argmax(probs / q): scaling probs changes nothing, so
+        # one set of weights serves every set of kept tokens between certain and possible.
+        weights = F.softmax((logits.double() / self.temperature).masked_fill(~allowed, INF),
+                            dim=-1)
+        scores = sampling_scores(weights, exponentials_after(size, self.seed, draws))
+        scores = scores.masked_fill(~possible, 0.0)
+        return Step(False, banned, probs, weights, scores, certain, possible,
+                    rtol=TIE_RTOL + 4 * slack)
+
+
+def exponentials_after(size: int, seed: int, draws: int) -> torch.Tensor:
+    """The numbers torch.multinomial draws at a step, from a generator seeded once.
+
+    Each torch.multinomial(probs, 1) call takes `size` exponentials, whether the
+    probabilities are float32 or float64, so after `draws` calls the generator has
+    advanced by draws * size of them.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    if draws:
+        torch.empty(draws * size, dtype=torch.float64).exponential_(1, generator=generator)
+    return exponentials(size, generator.get_state())
+
+
+def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_tokens: int,
+                  context_length: int, int_to_char: dict[int, str], settings: tuple) -> None:
+    """Pass the reference's text, or one that differs from it only where two picks tie in
+    float rounding, and that ends for a reason the rules allow."""
+    expect_type(got, str, "sample_text()'s result")
+    if got == expected:
+        return
+    sampler = Sampler(model, context_length, settings)
+    lookup = {c: i for i, c in int_to_char.items()}
+    unknown = sorted(set(got) - set(lookup))
+    if unknown:
+        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}")
+    eos_id = sampler.eos_id
+    if eos_id is not None and int_to_char[eos_id] in got:
+        raise GradeFailure(
+            f"the text holds the end-of-sequence character {int_to_char[eos_id]!r} (id {eos_id}) "
+            f"at character {got.index(int_to_char[eos_id])}: when eos_id is drawn, stop and "
+            "leave it out")
+    if len(got) > max_new_tokens:
+        raise GradeFailure(f"the text has {len(got)} characters, more than "
+                           f"max_new_tokens={max_new_tokens} allows")
+    draws = 0
+    ids = list(prompt_ids)
+    window = lambda i: i[-context_length:]  # noqa: E731 - the judge's own view of the window
+    for position, char in enumerate(got):
+        step = sampler.step(ids, draws)
+        token = lookup[char]
+        if step.everything_banned:
+            raise GradeFailure(
+                f"after {position} new characters every token would repeat an n-gram "
+                f"(no_repeat_ngram_size={sampler.ngram}), so the text must end there; got "
+                f"{len(got) - position} more characters\n"
+                f"  expected ...{expected[max(0, position - 30):]!r}\n"
+                f"  got      ...{got[max(0, position - 30):position + 10]!r}")
+        if token in step.banned:
+            start = step.banned[token]
+            gram = "".join(int_to_char[i] for i in ids[start:start + sampler.ngram])
+            raise GradeFailure(
+                f"new character {position} is {char!r}, which repeats the {sampler.ngram}-gram "
+                f"{gram!r} (it starts at token {start} of prompt + text): with "
+                f"no_repeat_ngram_size={sampler.ngram} it must be banned\n"
+                f"  got ...{got[max(0, position - 30):position + 1]!r}")
+        if not step.fair(token):
+            assert step.probs is not None and step.scores is not None
+            best = int(step.scores.argmax())
+            raise GradeFailure(divergence_report(got, position, ids, window, step.probs, best,
+                                                 token, int_to_char, expected))
+        ids.append(token)
+        draws += sampler.temperature != 0
+    if len(got) == max_new_tokens:
+        return
+    step = sampler.step(ids, draws)
+    if step.everything_banned or (eos_id is not None and step.fair(eos_id)):
+        return
+    best = int(step.scores.argmax()) if step.scores is not None else 0
+    raise GradeFailure(
+        f"the text stops after {len(got)} characters, but nothing ends it there: the next token "
+        f"drawn is {int_to_char[best]!r}"
+        f"{'' if eos_id is None else f', not the end-of-sequence id {eos_id}'}, some tokens are "
+        f"still allowed, and max_new_tokens={max_new_tokens} is not reached\n"
+        f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
+        f"  got      ...{got[max(0, len(got) - 20):]!r}")
+
+
+def built(spec: ModelSpec) -> torch.nn.Module:
+    """The grader's own copy of a model, built once for the several uses of one example."""
+    return _built(spec.key())
+
+
+@lru_cache(maxsize=4)
+def _built(key: tuple) -> torch.nn.Module:
+    kind, config, seed = key
+    return artifacts.build_model(ModelSpec(kind, dict(config), seed))
+
+
+def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
+    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
+    context, max_new_tokens, context_length, int_to_char = (materialise(a) for a in args[1:5])
+    expected = kata.expected(case_id, live) if case_id else live
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(METHOD, got))
+        judge_sampler(got[1], expected, model=built(args[0]), prompt_ids=context[0].tolist(),
+                      max_new_tokens=max_new_tokens, context_length=context_length,
+                      int_to_char=int_to_char, settings=tuple(args[5:]))
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message,
+                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+
+
+@pytest.mark.parametrize("case_id", list(fixed_args()))
+def test_shipped_model(kata: Kata, case_id: str) -> None:
+    """The text for a fixed prompt and fixed settings"""
+    check(kata, fixed_args()[case_id], case_id)
+
+
+@GRADING
+@given(data=st.data())
+def test_random_models(kata: Kata, data: st.DataObject) -> None:
+    """The text on small random models with random settings, against the reference"""
+    spec = data.draw(random_models(), label="model")
+    n, size = spec.config["context_length"], spec.config["vocab_size"]
+    context = data.draw(token_contexts(size, max_length=2 * n), label="context")
+    max_new_tokens = data.draw(st.integers(1, 3 * n), label="max_new_tokens")
+    settings = settings_for(
+        temperature=data.draw(st.sampled_from([1.0, 0.0, 0.7, 1.6]), label="temperature"),
+        top_k=data.draw(st.sampled_from([0, 1, 2, 5, size, size + 3]), label="top_k"),
+        top_p=data.draw(st.sampled_from([1.0, 0.9, 0.5, 0.0]), label="top_p"),
+        no_repeat_ngram_size=data.draw(st.sampled_from([0, 2, 1, 3]), label="ngram"),
+        eos_id=data.draw(st.one_of(st.none(), st.integers(0, size - 1)), label="eos_id"),
+        seed=data.draw(st.integers(0, 2**32 - 1), label="seed"),
+    )
+    check(kata, (spec, context, max_new_tokens, n, vocab(size), *settings))
