@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import torch
 
@@ -37,3 +39,34 @@ def next_token_probs(model: torch.nn.Module, window: list[int]) -> torch.Tensor:
 
 def seed_state(seed: int = 0) -> torch.Tensor:
     return torch.Generator().manual_seed(seed).get_state()
+
+
+def generation_args(fixed: dict[str, tuple[str, int]]) -> dict[str, tuple]:
+    """(prompt, new_chars) cases as generate()-style arguments on the shipped model."""
+    from grader import artifacts
+
+    return {
+        case_id: (SHIPPED, new_chars, prompt_ids(prompt), context_length(),
+                  artifacts.shipped_vocab())
+        for case_id, (prompt, new_chars) in fixed.items()
+    }
+
+
+def judge_reset_sampling(args: tuple) -> Callable[[Any, str], None]:
+    """A judge for Track 1's sampling (seed 0, state restored every step), fair at ties."""
+    from grader.checkkit import materialise
+    from grader.judges import judge_sampled_text
+
+    model, _new_chars, context, n, int_to_char = (materialise(a) for a in args[:5])
+
+    def judge(got: Any, expected: str) -> None:
+        judge_sampled_text(
+            got, expected,
+            step_probs=lambda window: next_token_probs(model, window),
+            prompt_ids=context[0].tolist(),
+            int_to_char=int_to_char,
+            state_for_step=lambda step: seed_state(0),
+            window=lambda ids: ids[-n:],
+        )
+
+    return judge

@@ -284,3 +284,34 @@ def _equal(a: Any, b: Any) -> bool:
         return (isinstance(b, dict) and a.keys() == b.keys()
                 and all(_equal(a[k], b[k]) for k in a))
     return a == b
+
+
+def check_against_reference(
+    kata: Kata,
+    method: str,
+    args: tuple,
+    case_id: str | None,
+    judge: Callable[[Any, Any], None],
+    mistakes: list[Mistake],
+    arg_names: tuple[str, ...] = (),
+    fallback_hint: Callable[[tuple[str, Any]], str] | None = None,
+) -> tuple[str, Any]:
+    """The usual check: run both, compare with `judge`, and name a known mistake.
+
+    `judge(got, expected)` raises GradeFailure when the learner's value is
+    wrong. Returns the learner's outcome for checks that look further.
+    """
+    got, live = kata.compare(method, *args, arg_names=arg_names)
+    expected = kata.expected(case_id, live) if case_id else live
+
+    def explain() -> str:
+        hint = kata.diagnose(got, mistakes, *args)
+        return hint or (fallback_hint(got) if fallback_hint else "")
+
+    try:
+        if got[0] == "error":
+            raise GradeFailure(raised(method, got))
+        judge(got[1], expected)
+    except GradeFailure as failure:
+        raise GradeFailure(failure.message, explain) from None
+    return got

@@ -23,6 +23,9 @@ from grader.checkkit import (
     one_line,
 )
 from grader.registry import Problem
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 from grader.sandbox import SubmissionProcess
 
 OUTPUT_LIMIT = 2000

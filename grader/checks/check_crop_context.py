@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import cases
-from grader.checkkit import GradeFailure, Kata, Mistake
+from grader.checkkit import Kata, Mistake, check_against_reference
 from grader.judges import expect_tensor
 from grader.strategies import GRADING, token_contexts
 
@@ -42,15 +42,10 @@ def fixed_args() -> dict[str, tuple]:
 
 
 def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        expect_tensor(got[1], expected, "the cropped context", exact=True)
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+    def judge(got, expected) -> None:
+        expect_tensor(got, expected, "the cropped context", exact=True)
+
+    check_against_reference(kata, METHOD, args, case_id, judge, MISTAKES, ARG_NAMES)
 
 
 @pytest.mark.parametrize("case_id", list(fixed_args()))

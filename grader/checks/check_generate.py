@@ -8,9 +8,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
-from grader.judges import judge_sampled_text
+from grader import cases
+from grader.checkkit import Kata, Mistake, check_against_reference
 from grader.strategies import GRADING, random_models, token_contexts, vocab
 
 PROBLEM = "generate"
@@ -33,11 +32,7 @@ def fixed_cases() -> dict[str, tuple[str, int]]:
 
 def fixed_args() -> dict[str, tuple]:
     """The fixed cases as call arguments; their reference outputs are the goldens."""
-    return {
-        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
-                  artifacts.shipped_vocab())
-        for case_id, (prompt, new_chars) in fixed_cases().items()
-    }
+    return cases.generation_args(fixed_cases())
 
 
 def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
@@ -103,23 +98,8 @@ MISTAKES = [
 
 
 def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    model, new_chars, context, context_length, int_to_char = (materialise(a) for a in args)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        judge_sampled_text(
-            got[1], expected,
-            step_probs=lambda window: cases.next_token_probs(model, window),
-            prompt_ids=context[0].tolist(),
-            int_to_char=int_to_char,
-            state_for_step=lambda step: cases.seed_state(0),
-            window=lambda ids: ids[-context_length:],
-        )
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+    check_against_reference(kata, METHOD, args, case_id, cases.judge_reset_sampling(args),
+                            MISTAKES, ARG_NAMES)
 
 
 @pytest.mark.parametrize("case_id", list(fixed_cases()))

@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
-from grader.judges import judge_sampled_text
+from grader.checkkit import GradeFailure, Kata, Mistake, check_against_reference
 from grader.protocol import ModelSpec
 from grader.strategies import GRADING, random_models, token_contexts, vocab
 
@@ -36,11 +35,7 @@ def fixed_cases() -> dict[str, tuple[str, int]]:
 
 def fixed_args() -> dict[str, tuple]:
     """The fixed cases as call arguments; their reference outputs are the goldens."""
-    return {
-        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
-                  artifacts.shipped_vocab())
-        for case_id, (prompt, new_chars) in fixed_cases().items()
-    }
+    return cases.generation_args(fixed_cases())
 
 
 def cached_loop(model, new_chars, context, context_length, int_to_char, *, full="rebuild",
@@ -103,26 +98,12 @@ def fallback_hint(got: tuple) -> str:
 
 
 def check(kata: Kata, args: tuple, case_id: str | None = None, *, calls: bool = False) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    model, new_chars, context, context_length, int_to_char = (materialise(a) for a in args)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        # Cached attention adds up in another order than full attention, so a
-        # float-noise tie may go the other way: the fair judge accepts that.
-        judge_sampled_text(
-            got[1], expected,
-            step_probs=lambda window: cases.next_token_probs(model, window),
-            prompt_ids=context[0].tolist(),
-            int_to_char=int_to_char,
-            state_for_step=lambda step: cases.seed_state(0),
-            window=lambda ids: ids[-context_length:],
-        )
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message, lambda: kata.diagnose(got, MISTAKES, *args)
-                           or fallback_hint(got)) from None
+    # Cached attention adds up in another order than full attention, so a
+    # float-noise tie may go the other way: the fair judge accepts that.
+    check_against_reference(kata, METHOD, args, case_id, cases.judge_reset_sampling(args),
+                            MISTAKES, ARG_NAMES, fallback_hint)
     if calls:
+        _, new_chars, context, context_length, _ = args
         expect_one_token_per_step(kata.last.model_calls or [], context.shape[1], new_chars,
                                   context_length)
 

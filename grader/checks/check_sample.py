@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata
+from grader.checkkit import GradeFailure, Kata, raised
 from grader.judges import expect_tensor
 from grader.strategies import GRADING, logits
 

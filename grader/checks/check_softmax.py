@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given
 
-from grader.checkkit import GradeFailure, Kata, Mistake
+from grader.checkkit import GradeFailure, Kata, Mistake, check_against_reference
 from grader.judges import expect_tensor
 from grader.strategies import GRADING, logits
 
@@ -40,19 +40,16 @@ def fixed_args() -> dict[str, tuple]:
     }
 
 
+def same_probabilities(got, expected) -> None:
+    expect_tensor(got, expected, "the probabilities")
+    if got.dtype != expected.dtype:
+        raise GradeFailure(f"the probabilities are {got.dtype}, but the logits were "
+                           f"{expected.dtype}: keep the input's dtype")
+
+
 def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        expect_tensor(got[1], expected, "the probabilities")
-        if got[1].dtype != expected.dtype:
-            raise GradeFailure(f"the probabilities are {got[1].dtype}, but the logits were "
-                               f"{expected.dtype}: keep the input's dtype")
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+    check_against_reference(kata, METHOD, args, case_id, same_probabilities, MISTAKES,
+                            ARG_NAMES)
 
 
 @pytest.mark.parametrize("case_id", list(fixed_args()))
