@@ -30,6 +30,7 @@ def check_module(problem: Problem):
     spec = importlib.util.spec_from_file_location(f"check_{problem.slug}", problem.checks)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses in a check module look themselves up here
     spec.loader.exec_module(module)
     return module
 
