@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 
 import torch
-
 from conftest import ROOT
 
 VOCAB = {0: "\n", 1: "a", 2: "b", 3: "c"}

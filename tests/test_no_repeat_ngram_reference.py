@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 
 import torch
-
 from conftest import ROOT
 
 INF = float("-inf")

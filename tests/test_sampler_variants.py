@@ -1,9 +1,8 @@
-"""Submissions written in other styles: equivalent ones pass, known mistakes fail with their hint."""
+"""Submissions in other styles: equivalent ones pass, known mistakes fail with their hint."""
 
 from __future__ import annotations
 
 import pytest
-
 from conftest import SUBMISSIONS
 
 FOLDER = SUBMISSIONS / "sampler"

@@ -56,7 +56,7 @@ def fixed_args() -> dict[str, tuple]:
     }
     # A small random model that does draw its end token.
     spec = ModelSpec("random", {"vocab_size": 6, "context_length": 8, "n_layer": 1,
-                                      "n_head": 2, "n_embd": 8}, 7)
+                                "n_head": 2, "n_embd": 8}, 7)
     args["random-model-eos"] = (spec, torch.tensor([[1, 2]]), 30, 8, vocab(6), 0, ())
     return args
 
