@@ -21,6 +21,7 @@ MISTAKES = {
     "top_p_first.py": "apply top-p before top-k",
     "ngram_window_only.py": "ban only the n-grams inside the model's window",
     "no_stop_when_all_banned.py": "keep going when every token is banned",
+    "eos_zero_falsy.py": "test `if eos_id` (false for the id 0)",
 }
 
 

@@ -253,8 +253,12 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
                     max_new_tokens=max_new_tokens, context_length=context_length,
                     int_to_char=int_to_char, eos_id=eos_id, stop=stop)
     except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+        message = failure.message
+    else:
+        return
+    # Raised outside the except block, so every wrong answer fails at this one line:
+    # hypothesis then sees a single failure to shrink, not one per kind of message.
+    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
 
 
 @pytest.mark.parametrize("case_id", list(fixed_args()))

@@ -158,8 +158,12 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
             raise GradeFailure(raised(METHOD, got))
         expect_bans(got[1], expected, *args)
     except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+        message = failure.message
+    else:
+        return
+    # Raised outside the except block, so every wrong answer fails at this one line:
+    # hypothesis then sees a single failure to shrink, not one per kind of message.
+    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
 
 
 # -- fixed cases on the shipped model ---------------------------------------------------

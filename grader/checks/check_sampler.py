@@ -174,6 +174,10 @@ MISTAKES = [
             "look for n-grams in the whole text so far (prompt and new tokens), not only in the "
             "last context_length tokens",
             lambda *a: loop(*a, ban_window=True)),
+    Mistake("test `if eos_id` (false for the id 0) instead of `eos_id is not None`",
+            "the shipped end token '\\n' has the id 0: compare with None, as in "
+            "`if eos_id is not None and token == eos_id`",
+            lambda *a: loop(*a[:9], None, a[10]) if a[9] == 0 else None),
     Mistake("keep the end-of-sequence character",
             "when the token is eos_id, stop without adding its character",
             lambda *a: loop(*a, keep_eos=True)),
@@ -358,8 +362,12 @@ def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
                       max_new_tokens=max_new_tokens, context_length=context_length,
                       int_to_char=int_to_char, settings=tuple(args[5:]))
     except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+        message = failure.message
+    else:
+        return
+    # Raised outside the except block, so every wrong answer fails at this one line:
+    # hypothesis then sees a single failure to shrink, not one per kind of message.
+    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
 
 
 @pytest.mark.parametrize("case_id", list(fixed_args()))
