@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from grader import artifacts
+from grader.model import artifacts
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = {"vocab_size": 64, "context_length": 1024, "n_layer": 4, "n_head": 4, "n_embd": 128}

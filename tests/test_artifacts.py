@@ -7,11 +7,11 @@ import json
 import pytest
 import torch
 
-from grader import artifacts
-from grader.checkkit import load_reference, materialise, same_outcome
-from grader.make_data import check_module
-from grader.protocol import decode
+from grader.grading.skeleton import load_reference, materialise, same_outcome
+from grader.maintainer.make_data import check_module
+from grader.model import artifacts
 from grader.registry import problems
+from grader.sandbox.protocol import decode
 
 
 def test_manifest_lists_every_shipped_file_with_its_sha256():

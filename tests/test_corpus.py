@@ -1,4 +1,4 @@
-"""Tests for the grammar corpus and its checker (grader/corpus.py)."""
+"""Tests for the grammar corpus and its checker (grader/model/corpus.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.corpus import (
+from grader.model.corpus import (
     ADJECTIVES,
     ADVERBS,
     CREATURES,

@@ -8,7 +8,8 @@ import pytest
 import torch
 from conftest import ROOT
 
-from grader import artifacts, cases
+from grader.grading import cases
+from grader.model import artifacts
 
 
 def load(path, name):

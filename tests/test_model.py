@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.model import GPT, GPTConfig
+from grader.model.gpt import GPT, GPTConfig
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.protocol import (
+from grader.sandbox.protocol import (
     MAX_FRAME,
     ModelSpec,
     ProtocolError,

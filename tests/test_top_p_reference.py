@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import ROOT
 
-from grader.checkkit import GradeFailure
-from grader.judges import judge_top_p
+from grader.grading.judges import judge_top_p
+from grader.grading.skeleton import GradeFailure
 
 INF = float("-inf")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 from safetensors.torch import load_file
 
-from grader import artifacts
-from grader.corpus import generate_corpus, well_formed_fraction
-from grader.model import GPTConfig
-from grader.train import TrainSettings, train
+from grader.model import artifacts
+from grader.model.corpus import generate_corpus, well_formed_fraction
+from grader.model.gpt import GPTConfig
+from grader.model.training import TrainSettings, train
 
 TINY = GPTConfig(vocab_size=0, context_length=16, n_layer=1, n_head=2, n_embd=16)
 QUICK = TrainSettings(steps=20, batch_size=8, eval_every=10, threads=1)

@@ -7,10 +7,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import Kata, Mistake, check_against_reference
-from grader.judges import expect_text
-from grader.strategies import GRADING, vocab
+from grader.grading import cases
+from grader.grading.judges import expect_text
+from grader.grading.skeleton import Kata, Mistake, check_against_reference
+from grader.grading.strategies import GRADING, vocab
+from grader.model import artifacts
 
 PROBLEM = "decode"
 METHOD = "decode"

@@ -10,11 +10,12 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
-from grader.judges import divergence_report, expect_type, exponentials, sampling_scores
-from grader.protocol import ModelSpec
-from grader.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading import cases
+from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
+from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
+from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.model import artifacts
+from grader.sandbox.protocol import ModelSpec
 
 PROBLEM = "eos-stop"
 METHOD = "generate_until"

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import cases
-from grader.checkkit import Kata, Mistake, check_against_reference
-from grader.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading import cases
+from grader.grading.skeleton import Kata, Mistake, check_against_reference
+from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
 
 PROBLEM = "generate"
 METHOD = "generate"

@@ -9,10 +9,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
-from grader.judges import divergence_report, expect_text, expect_type
-from grader.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading import cases
+from grader.grading.judges import divergence_report, expect_text, expect_type
+from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
+from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.model import artifacts
 
 PROBLEM = "greedy"
 METHOD = "greedy"

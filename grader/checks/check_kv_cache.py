@@ -8,10 +8,11 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, check_against_reference
-from grader.protocol import ModelSpec
-from grader.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading import cases
+from grader.grading.skeleton import GradeFailure, Kata, Mistake, check_against_reference
+from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.model import artifacts
+from grader.sandbox.protocol import ModelSpec
 
 PROBLEM = "kv-cache"
 METHOD = "generate_cached"

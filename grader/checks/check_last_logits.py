@@ -7,10 +7,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import cases
-from grader.checkkit import Kata, Mistake, check_against_reference
-from grader.judges import expect_tensor
-from grader.strategies import GRADING, random_models, token_contexts
+from grader.grading import cases
+from grader.grading.judges import expect_tensor
+from grader.grading.skeleton import Kata, Mistake, check_against_reference
+from grader.grading.strategies import GRADING, random_models, token_contexts
 
 PROBLEM = "last-logits"
 METHOD = "last_logits"

@@ -9,9 +9,9 @@ import pytest
 import torch
 from hypothesis import given
 
-from grader.checkkit import GradeFailure, Kata, Mistake, check_against_reference
-from grader.judges import expect_tensor
-from grader.strategies import GRADING, logits
+from grader.grading.judges import expect_tensor
+from grader.grading.skeleton import GradeFailure, Kata, Mistake, check_against_reference
+from grader.grading.strategies import GRADING, logits
 
 PROBLEM = "softmax"
 METHOD = "softmax"

@@ -16,12 +16,14 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases, harnesses
-from grader.checkkit import GradeFailure, Kata, Mistake, materialise, raised
-from grader.judges import expect_error, expect_text, judge_sampled_text, show
-from grader.protocol import ModelSpec
+from grader.grading import cases
+from grader.grading.judges import expect_error, expect_text, judge_sampled_text, show
+from grader.grading.skeleton import GradeFailure, Kata, Mistake, materialise, raised
+from grader.grading.strategies import GRADING, random_models, token_contexts
+from grader.model import artifacts
 from grader.registry import find
-from grader.strategies import GRADING, random_models, token_contexts
+from grader.sandbox import harnesses
+from grader.sandbox.protocol import ModelSpec
 
 PROBLEM = "stream"
 METHOD = "stream_generate"

@@ -7,10 +7,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, outcome_of, raised
-from grader.judges import expect_error, expect_tensor
-from grader.strategies import GRADING, logits
+from grader.grading import cases
+from grader.grading.judges import expect_error, expect_tensor
+from grader.grading.skeleton import GradeFailure, Kata, Mistake, outcome_of, raised
+from grader.grading.strategies import GRADING, logits
+from grader.model import artifacts
 
 PROBLEM = "temperature"
 METHOD = "apply_temperature"

@@ -9,10 +9,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import artifacts, cases
-from grader.checkkit import GradeFailure, Kata, Mistake, raised
-from grader.judges import diagnose_filter, expect_filtered, judge_top_p
-from grader.strategies import GRADING, exact_nucleus_rows, logits
+from grader.grading import cases
+from grader.grading.judges import diagnose_filter, expect_filtered, judge_top_p
+from grader.grading.skeleton import GradeFailure, Kata, Mistake, raised
+from grader.grading.strategies import GRADING, exact_nucleus_rows, logits
+from grader.model import artifacts
 
 PROBLEM = "top-k-top-p"
 METHOD = "top_k_top_p_filtering"

@@ -1,4 +1,3 @@
-import torch
 from torchtyping import TensorType
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import torch
 
-from grader import artifacts
-from grader.protocol import ModelSpec, decode
+from grader.model import artifacts
 from grader.registry import Problem
-from grader.sandbox import CallOutcome, SubmissionProcess
+from grader.sandbox.process import CallOutcome, SubmissionProcess
+from grader.sandbox.protocol import ModelSpec, decode
 
 # Tolerances, defined once. Float results are compared with these; each check
 # that needs another says why.

@@ -1,4 +1,4 @@
-"""The process a submission runs in: `python -m grader.worker`.
+"""The process a submission runs in: `python -m grader.sandbox.worker`.
 
 The grader never runs a learner's code in its own process. This worker loads one
 submission file, answers calls on its `Solution`, and reports results and errors
@@ -100,7 +100,7 @@ class Worker:
         return {"ok": True}
 
     def model(self, spec: Any) -> Any:
-        from grader.artifacts import build_model
+        from grader.model.artifacts import build_model
 
         key = spec.key()
         if key not in self.models:
@@ -129,7 +129,7 @@ class Worker:
     ) -> dict[str, Any]:
         import torch
 
-        from grader.protocol import ModelSpec, Unencodable, encode
+        from grader.sandbox.protocol import ModelSpec, Unencodable, encode
 
         def materialise(value: Any) -> Any:
             return self.model(value) if isinstance(value, ModelSpec) else value
@@ -145,7 +145,7 @@ class Worker:
                 if method.startswith("harness:"):
                     # A problem whose answer is not a Solution method (a class of
                     # its own, driven step by step) is exercised by trusted code.
-                    from grader import harnesses
+                    from grader.sandbox import harnesses
 
                     result = getattr(harnesses, method.removeprefix("harness:"))(
                         self.module, *args, **kwargs)
@@ -182,7 +182,7 @@ class Worker:
 
     def start(self, method: str, args: list) -> dict[str, Any]:
         """Begin a generator method; its items then come one `next` at a time, live."""
-        from grader.protocol import ModelSpec
+        from grader.sandbox.protocol import ModelSpec
 
         self.iterator = None
         try:
@@ -194,7 +194,7 @@ class Worker:
         return {"ok": True}
 
     def next_item(self) -> dict[str, Any]:
-        from grader.protocol import Unencodable, encode
+        from grader.sandbox.protocol import Unencodable, encode
 
         if self.iterator is None:
             return {"done": True}
@@ -215,7 +215,7 @@ def main() -> None:
     proto_in, proto_out = _private_channels()
     import torch
 
-    from grader.protocol import decode, read_frame, write_frame
+    from grader.sandbox.protocol import decode, read_frame, write_frame
 
     torch.set_num_threads(1)
     worker = Worker()

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from grader.cli import EXIT_FAIL, EXIT_PASS, UsageError, learner_status
+from grader.cli.main import EXIT_FAIL, EXIT_PASS, UsageError, learner_status
 from grader.registry import Problem, find
 
 
@@ -34,7 +34,7 @@ class Implementation:
 
     def iterate(self, method: str, *args: Any):
         """The learner's generator method, item by item, live from the worker."""
-        from grader.sandbox import SubmissionProcess, WorkerDied
+        from grader.sandbox.process import SubmissionProcess, WorkerDied
 
         if self._process is None:
             self._process = SubmissionProcess(str(self.problem.starter), "Solution",
@@ -46,8 +46,8 @@ class Implementation:
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
-            from grader.checkkit import one_line
-            from grader.sandbox import SubmissionProcess
+            from grader.grading.skeleton import one_line
+            from grader.sandbox.process import SubmissionProcess
 
             if self._process is None:
                 self._process = SubmissionProcess(str(self.problem.starter), "Solution",
@@ -57,13 +57,13 @@ class Implementation:
                 raise RuntimeError(f"{self.label} failed: {one_line(outcome.error)}")
             return outcome.result
         if self._reference is None:
-            from grader.checkkit import load_reference
+            from grader.grading.skeleton import load_reference
 
             self._reference = load_reference(self.problem)
-        from grader.checkkit import materialise
+        from grader.grading.skeleton import materialise
 
         if method.startswith("harness:"):
-            from grader import harnesses
+            from grader.sandbox import harnesses
 
             module = sys.modules[type(self._reference).__module__]
             return getattr(harnesses, method.removeprefix("harness:"))(module, *args)
@@ -83,7 +83,7 @@ def choose(slug: str, regrade: Callable[[Problem], None]) -> Implementation:
 
 
 def regrade_quietly(problem: Problem) -> None:
-    from grader.cli import build_parser, grade
+    from grader.cli.main import build_parser, grade
 
     print(f"(grading your {problem.folder} first...)", file=sys.stderr)
     grade(build_parser().parse_args(["grade", problem.slug, "-q"]))
@@ -95,7 +95,7 @@ SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
 def talk(args: argparse.Namespace) -> int:
     import torch
 
-    from grader import artifacts
+    from grader.model import artifacts
 
     torch.set_num_threads(1)
     int_to_char = artifacts.shipped_vocab()
@@ -148,8 +148,8 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
     """Track 1's generate, one character per call, shown as it comes."""
     import torch
 
-    from grader import artifacts
-    from grader.cases import SHIPPED
+    from grader.grading.cases import SHIPPED
+    from grader.model import artifacts
 
     context_length = artifacts.load_config().context_length
     implementation = choose("generate", regrade_quietly)
@@ -171,8 +171,8 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
 
 def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
     """stream_generate's words or sentences, each as soon as the worker yields it."""
-    from grader import artifacts
-    from grader.cases import SHIPPED
+    from grader.grading.cases import SHIPPED
+    from grader.model import artifacts
 
     implementation = choose("stream", regrade_quietly)
     announce(implementation)
@@ -189,8 +189,8 @@ def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]
 
 def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
     """sample_text with the options given, then words through WordStreamer if asked."""
-    from grader import artifacts
-    from grader.cases import SHIPPED
+    from grader.grading.cases import SHIPPED
+    from grader.model import artifacts
 
     sampler = choose("sampler", regrade_quietly)
     announce(sampler)

@@ -8,7 +8,7 @@ import torch
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from grader.protocol import ModelSpec
+from grader.sandbox.protocol import ModelSpec
 
 # Grading must be deterministic: the same submission gets the same examples and
 # the same grade on every run, and nothing is remembered between runs.

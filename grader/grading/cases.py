@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from grader import artifacts
-from grader.protocol import ModelSpec
+from grader.model import artifacts
+from grader.sandbox.protocol import ModelSpec
 
 SHIPPED = ModelSpec("shipped")
 
@@ -43,7 +43,7 @@ def seed_state(seed: int = 0) -> torch.Tensor:
 
 def generation_args(fixed: dict[str, tuple[str, int]]) -> dict[str, tuple]:
     """(prompt, new_chars) cases as generate()-style arguments on the shipped model."""
-    from grader import artifacts
+    from grader.model import artifacts
 
     return {
         case_id: (SHIPPED, new_chars, prompt_ids(prompt), context_length(),
@@ -54,8 +54,8 @@ def generation_args(fixed: dict[str, tuple[str, int]]) -> dict[str, tuple]:
 
 def judge_reset_sampling(args: tuple) -> Callable[[Any, str], None]:
     """A judge for Track 1's sampling (seed 0, state restored every step), fair at ties."""
-    from grader.checkkit import materialise
-    from grader.judges import judge_sampled_text
+    from grader.grading.judges import judge_sampled_text
+    from grader.grading.skeleton import materialise
 
     model, _new_chars, context, n, int_to_char = (materialise(a) for a in args[:5])
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader.protocol import ProtocolError, read_frame, write_frame
+from grader.sandbox.protocol import ProtocolError, read_frame, write_frame
 
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
@@ -46,7 +46,7 @@ class WorkerProcess:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
         debug = bool(os.environ.get("GPT_KATA_DEBUG"))
         process = subprocess.Popen(
-            [sys.executable, "-m", "grader.worker"],
+            [sys.executable, "-m", "grader.sandbox.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.DEVNULL,
@@ -213,7 +213,7 @@ class SubmissionProcess:
              timeout: float | None = None,
              while_waiting: Callable[[], None] | None = None) -> CallOutcome:
         """Run a method of the submission; `while_waiting` runs here meanwhile."""
-        from grader.protocol import decode, encode
+        from grader.sandbox.protocol import decode, encode
 
         try:
             worker = self._ensure()
@@ -255,7 +255,7 @@ class SubmissionProcess:
 
         Raises RuntimeError with the learner's error in one line if it fails.
         """
-        from grader.protocol import decode, encode
+        from grader.sandbox.protocol import decode, encode
 
         worker = self._ensure()
         if self.load_error:
@@ -269,7 +269,7 @@ class SubmissionProcess:
                 return
             if "error" not in reply:
                 yield decode(reply["item"])
-        from grader.checkkit import one_line
+        from grader.grading.skeleton import one_line
 
         raise RuntimeError(one_line(reply["error"]))
 

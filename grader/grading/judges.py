@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from grader.checkkit import (
+from grader.grading.skeleton import (
     ATOL,
     RTOL,
     TIE_RTOL,

@@ -15,9 +15,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from grader.model import GPT, GPTConfig
+from grader.model.gpt import GPT, GPTConfig
 from grader.paths import DATA
-from grader.protocol import ModelSpec
+from grader.sandbox.protocol import ModelSpec
 
 CORPUS = DATA / "corpus.txt"
 VOCAB = DATA / "vocab.json"

@@ -1,4 +1,6 @@
-"""Rebuild the shipped files in data/ (for maintainers): `python -m grader.make_data STEP`.
+"""Rebuild the shipped files in data/, for maintainers.
+
+Run as `python -m grader.maintainer.make_data STEP`.
 
 Steps: `corpus` writes data/corpus.txt from the grammar; `model` trains on it and
 writes the checkpoint, config and vocabulary; `goldens` records the reference
@@ -18,12 +20,12 @@ from pathlib import Path
 
 import torch
 
-from grader import artifacts
-from grader.checkkit import load_reference, materialise
-from grader.corpus import generate_corpus
-from grader.protocol import encode
+from grader.grading.skeleton import load_reference, materialise
+from grader.model import artifacts
+from grader.model.corpus import generate_corpus
+from grader.model.training import TrainSettings, train
 from grader.registry import Problem, problems
-from grader.train import TrainSettings, train
+from grader.sandbox.protocol import encode
 
 
 def check_module(problem: Problem):

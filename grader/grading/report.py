@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.plugin import TestResult
+from grader.grading.plugin import TestResult
 from grader.registry import Problem
 
 OUTPUT_LIMIT = 500

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checkkit import (
+from grader.grading.skeleton import (
     GradeFailure,
     GraderIntegrityError,
     Kata,
@@ -26,7 +26,7 @@ from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
-from grader.sandbox import SubmissionProcess
+from grader.sandbox.process import SubmissionProcess
 
 OUTPUT_LIMIT = 2000
 

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.artifacts import save_model, save_vocab, vocab_from_text
-from grader.model import GPT, GPTConfig
+from grader.model.artifacts import save_model, save_vocab, vocab_from_text
+from grader.model.gpt import GPT, GPTConfig
 
 
 @dataclass(frozen=True)

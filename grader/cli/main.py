@@ -104,14 +104,14 @@ def grade(args: argparse.Namespace) -> int:
         if args.timeout <= 0:
             raise UsageError("--timeout must be a positive number of seconds")
         os.environ["GPT_KATA_CALL_TIMEOUT"] = str(args.timeout)
-    from grader.sandbox import POOL
+    from grader.sandbox.process import POOL
 
     POOL.prestart()  # the worker imports torch while this process does the same
     from rich.console import Console
 
-    from grader import artifacts
-    from grader.plugin import GradingPlugin, run_checks
-    from grader.report import ProblemSummary, Report, render
+    from grader.grading.plugin import GradingPlugin, run_checks
+    from grader.grading.report import ProblemSummary, Report, render
+    from grader.model import artifacts
 
     console = Console(highlight=False, stderr=args.quiet)
     goldens = "exact" if artifacts.goldens_platform_matches() else "live-only"
@@ -166,7 +166,7 @@ def list_problems(args: argparse.Namespace) -> int:
 # -- talk ------------------------------------------------------------------------------
 
 def talk(args: argparse.Namespace) -> int:
-    from grader.talk import talk as run_talk
+    from grader.cli.talk import talk as run_talk
 
     return run_talk(args)
 
@@ -189,8 +189,8 @@ def train(args: argparse.Namespace) -> int:
         out = paths.ROOT / "runs" / time.strftime("%Y%m%d-%H%M%S")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty; choose a new --out so no earlier run is lost")
-    from grader.train import TrainSettings
-    from grader.train import train as run_train
+    from grader.model.training import TrainSettings
+    from grader.model.training import train as run_train
 
     settings = TrainSettings(steps=args.steps, seed=args.seed)
     try:

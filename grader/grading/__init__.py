@@ -1,0 +1,1 @@
+"""Grading: the pytest plugin, the check skeleton, judges, strategies, cases, report."""

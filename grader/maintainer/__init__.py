@@ -1,0 +1,1 @@
+"""Maintainer-only tools (goldens and manifest regeneration)."""

@@ -1,0 +1,1 @@
+"""The GPT, its corpus, training and the shipped files."""

@@ -1,0 +1,1 @@
+"""The worker process a submission runs in, and the protocol to it."""
