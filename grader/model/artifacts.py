@@ -142,15 +142,34 @@ def load_goldens() -> dict:
     return raw
 
 
+_RANDOM_MODELS: dict[tuple, GPT] = {}
+
+
 def random_model(config: dict[str, int], seed: int) -> GPT:
     """A small untrained GPT whose output head is scaled up so its next-token
-    distributions are peaked like a trained model's, not nearly uniform."""
-    generator_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    model = GPT(GPTConfig(**config))
-    with torch.no_grad():
-        model.head.weight.normal_(0.0, 1.0)
-    torch.random.set_rng_state(generator_state)
+    distributions are peaked like a trained model's, not nearly uniform.
+
+    Built once per (config, seed): hypothesis asks for the same model many times
+    while it shrinks. Callers only read it.
+    """
+    key = (tuple(sorted(config.items())), seed)
+    if key not in _RANDOM_MODELS:
+        _RANDOM_MODELS[key] = _build_random_model(config, seed)
+    return _RANDOM_MODELS[key]
+
+
+def _build_random_model(config: dict[str, int], seed: int) -> GPT:
+    # Seeding the default generator directly gives the weights torch.manual_seed
+    # gives, without the stack trace torch.manual_seed records on every call.
+    generator = torch.random.default_generator
+    state = generator.get_state()
+    generator.manual_seed(seed)
+    try:
+        model = GPT(GPTConfig(**config))
+        with torch.no_grad():
+            model.head.weight.normal_(0.0, 1.0)
+    finally:
+        generator.set_state(state)
     return model.eval()
 
 
