@@ -4,6 +4,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
+# Pristine copies of the starters: the tests grade these, never the learner's problems/.
+STARTERS = DATA / "starters"
 PROBLEMS = ROOT / "problems"
 SOLUTIONS = ROOT / "solutions"
 CHECKS = Path(__file__).resolve().parent / "checks"

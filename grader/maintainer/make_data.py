@@ -2,7 +2,9 @@
 
 Run as `python -m grader.maintainer.make_data STEP`.
 
-Steps: `corpus` writes data/corpus.txt from the grammar; `model` trains on it and
+Steps: `starters` snapshots every problem's starter into data/starters/NN-slug/,
+the pristine copy that the tests grade and that a learner can go back to;
+`corpus` writes data/corpus.txt from the grammar; `model` trains on it and
 writes the checkpoint, config and vocabulary; `goldens` records the reference
 outputs of every check's fixed cases; `manifest` records each file's sha256 and
 this platform. `all` runs them in order. Each step overwrites data/, which is
@@ -11,6 +13,7 @@ tracked by git: review the diff before committing.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import shutil
@@ -24,6 +27,7 @@ from grader.grading.skeleton import load_reference, materialise
 from grader.model import artifacts
 from grader.model.corpus import generate_corpus
 from grader.model.training import TrainSettings, train
+from grader.paths import STARTERS
 from grader.registry import Problem, problems
 from grader.sandbox.protocol import encode
 
@@ -35,6 +39,39 @@ def check_module(problem: Problem):
     sys.modules[spec.name] = module  # dataclasses in a check module look themselves up here
     spec.loader.exec_module(module)
     return module
+
+
+def unwritten_methods(source: str) -> set[str]:
+    """Names of the methods whose body ends by raising NotImplementedError."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and isinstance(node.body[-1], ast.Raise):
+            raised = node.body[-1].exc
+            if isinstance(raised, ast.Call):
+                raised = raised.func
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                names.add(node.name)
+    return names
+
+
+def make_starters() -> None:
+    # The snapshot is copied from problems/, so a maintainer who tried a solution
+    # there must not freeze it as the learner's starting point: refuse instead.
+    sources: dict[str, str] = {}
+    for problem in problems():
+        source = problem.starter.read_text(encoding="utf-8")
+        missing = set(problem.methods) - unwritten_methods(source)
+        if missing:
+            raise SystemExit(
+                f"make_data: {problem.starter} is not a pristine starter: "
+                f"{', '.join(sorted(missing))} must raise NotImplementedError"
+            )
+        sources[problem.folder] = source
+    if STARTERS.exists():
+        shutil.rmtree(STARTERS)  # folders of renamed or removed problems go too
+    for folder, source in sources.items():
+        (STARTERS / folder).mkdir(parents=True)
+        (STARTERS / folder / "solution.py").write_text(source, encoding="utf-8")
 
 
 def make_corpus() -> None:
@@ -66,8 +103,8 @@ def make_goldens() -> None:
     artifacts.GOLDENS.write_text(json.dumps(goldens, indent=1) + "\n", encoding="utf-8")
 
 
-STEPS = {"corpus": make_corpus, "model": make_model, "goldens": make_goldens,
-         "manifest": artifacts.write_manifest}
+STEPS = {"starters": make_starters, "corpus": make_corpus, "model": make_model,
+         "goldens": make_goldens, "manifest": artifacts.write_manifest}
 
 
 def main(argv: list[str]) -> int:
