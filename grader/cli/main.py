@@ -7,55 +7,16 @@ process has been started, so that both processes load torch at the same time.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
+import math
 import os
 import sys
 from pathlib import Path
 
 from grader import paths
+from grader.cli import status
+from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
 from grader.registry import Problem, find, problems
-
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """A mistake in how the command was called: exit code 2 and one line."""
-
-
-def file_hash(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def load_status() -> dict:
-    try:
-        return json.loads((paths.STATE / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def save_status(updates: dict[str, dict]) -> None:
-    status = {**load_status(), **updates}
-    try:
-        paths.STATE.mkdir(exist_ok=True)
-        (paths.STATE / "status.json").write_text(json.dumps(status, indent=1) + "\n")
-    except OSError:
-        pass  # a read-only checkout still grades; it just cannot remember
-
-
-def learner_status(problem: Problem) -> str:
-    """pass / fail from the last grade of this exact file, else todo or not graded."""
-    current = file_hash(problem.starter)
-    if current is None:
-        return "missing"
-    recorded = load_status().get(problem.slug, {})
-    if recorded.get("sha256") == current:
-        return "todo" if recorded.get("starter") else recorded.get("status", "not graded")
-    return "not graded"
-
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, WorkerPool
 
 # -- grade -----------------------------------------------------------------------------
 
@@ -98,47 +59,50 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     raise UsageError(f"--submission {target}: no such file or folder")
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
+    return value
+
+
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
-    if args.timeout is not None:
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds")
-        os.environ["GPT_KATA_CALL_TIMEOUT"] = str(args.timeout)
-    from grader.sandbox.process import POOL
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")))
+    pool.start()  # the fork server imports torch while this process does the same
+    try:
+        return grade_with(args, submissions, pool)
+    finally:
+        pool.close()
 
-    POOL.prestart()  # the worker imports torch while this process does the same
+
+def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
+               pool: WorkerPool) -> int:
     from rich.console import Console
 
-    from grader.grading.plugin import GradingPlugin, run_checks
-    from grader.grading.report import ProblemSummary, Report, render
-    from grader.model import artifacts
+    from grader.grading.report import render
+    from grader.grading.session import Limits, goldens_mode, grade_problems
 
     console = Console(highlight=False, stderr=args.quiet)
-    goldens = "exact" if artifacts.goldens_platform_matches() else "live-only"
     if not args.quiet:
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
         console.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
-        if goldens == "live-only":
+        if goldens_mode() == "live-only":
             console.print("[dim]this machine differs from where the goldens were made; "
                           "comparing live against the reference only[/]")
-    plugin = GradingPlugin({p.slug: f for p, f in submissions.items()},
-                           {p.slug: p for p in submissions})
-    try:
-        run_checks(plugin, list(submissions))
-    finally:
-        POOL.close()
-    summaries = [ProblemSummary(p, f, [r for r in plugin.results if r.problem == p])
-                 for p, f in submissions.items()]
-    report = Report(summaries, goldens, artifacts.this_platform(), plugin.internal_errors)
+    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout))
+    pool.close()  # every worker is gone before anything is written
     if not args.quiet:
         render(report, console, verbose=args.verbose)
     if args.json:
         report.write_json(Path(args.json))
     if not args.reference and args.submission is None:
-        save_status({s.problem.slug: {"sha256": file_hash(s.submission), "status": s.status,
-                                      "starter": s.untouched}
-                     for s in summaries})
+        status.record(report)
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
 
 
@@ -156,8 +120,8 @@ def list_problems(args: argparse.Namespace) -> int:
         if p.track != track:
             track = p.track
             console.print(f"[bold]{track}[/]")
-        status = learner_status(p)
-        console.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(status, status):<14} {p.title}")
+        state = status.learner_status(p)
+        console.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
     console.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS
@@ -217,8 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade this file (one problem) or folder laid out like problems/")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions")
     p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="wall-clock limit for each call of your code (default 20)")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
+                   metavar="SECONDS",
+                   help="wall-clock limit for each call of your code (default: %(default)g)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)

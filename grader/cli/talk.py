@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from grader.cli.main import EXIT_FAIL, EXIT_PASS, UsageError, learner_status
+from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.cli.status import learner_status, record
 from grader.registry import Problem, find
+from grader.sandbox.process import SubmissionProcess, WorkerDied, WorkerPool
 
 
 class Implementation:
     """A problem's answer, the learner's (run in a worker) or the reference (run here)."""
 
-    def __init__(self, problem: Problem, use_learner: bool) -> None:
+    def __init__(self, problem: Problem, use_learner: bool, pool: WorkerPool) -> None:
         self.problem = problem
         self.use_learner = use_learner
+        self.pool = pool
         self._process: Any = None
         self._reference: Any = None
 
@@ -34,25 +36,23 @@ class Implementation:
 
     def iterate(self, method: str, *args: Any):
         """The learner's generator method, item by item, live from the worker."""
-        from grader.sandbox.process import SubmissionProcess, WorkerDied
-
-        if self._process is None:
-            self._process = SubmissionProcess(str(self.problem.starter), "Solution",
-                                              list(self.problem.methods))
         try:
-            yield from self._process.iterate(method, args)
+            yield from self.process.iterate(method, args)
         except WorkerDied as exc:
             raise RuntimeError(f"{self.label} failed: {exc}") from None
+
+    @property
+    def process(self) -> SubmissionProcess:
+        if self._process is None:
+            self._process = SubmissionProcess(str(self.problem.starter), "Solution",
+                                              list(self.problem.methods), self.pool)
+        return self._process
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
             from grader.grading.skeleton import one_line
-            from grader.sandbox.process import SubmissionProcess
 
-            if self._process is None:
-                self._process = SubmissionProcess(str(self.problem.starter), "Solution",
-                                                  list(self.problem.methods))
-            outcome = self._process.call(method, args, iterate=iterate)
+            outcome = self.process.call(method, args, iterate=iterate)
             if outcome.error:
                 raise RuntimeError(f"{self.label} failed: {one_line(outcome.error)}")
             return outcome.result
@@ -75,18 +75,19 @@ class Implementation:
             self._process.close()
 
 
-def choose(slug: str, regrade: Callable[[Problem], None]) -> Implementation:
+def choose(slug: str, pool: WorkerPool) -> Implementation:
+    """The learner's answer if its last grade (of the file as it is now) passed."""
     problem = find(slug)
     if learner_status(problem) == "not graded":
-        regrade(problem)
-    return Implementation(problem, learner_status(problem) == "pass")
+        regrade_quietly(problem, pool)
+    return Implementation(problem, learner_status(problem) == "pass", pool)
 
 
-def regrade_quietly(problem: Problem) -> None:
-    from grader.cli.main import build_parser, grade
+def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
+    from grader.grading.session import grade_problems
 
     print(f"(grading your {problem.folder} first...)", file=sys.stderr)
-    grade(build_parser().parse_args(["grade", problem.slug, "-q"]))
+    record(grade_problems({problem: problem.starter}, pool))
 
 
 SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
@@ -111,16 +112,17 @@ def talk(args: argparse.Namespace) -> int:
     sys.stdout.write(args.prompt)
     sys.stdout.flush()
     try:
-        if sampling:
-            chunks = sampled(args, context, int_to_char)
-        elif args.stream:
-            chunks = streamed(args, context, int_to_char)
-        else:
-            chunks = char_by_char(args, context, int_to_char)
-        for chunk in chunks:
-            sys.stdout.write(chunk)
-            sys.stdout.flush()
-    except (RuntimeError, OSError) as exc:
+        with WorkerPool() as pool:
+            if sampling:
+                chunks = sampled(args, context, int_to_char, pool)
+            elif args.stream:
+                chunks = streamed(args, context, int_to_char, pool)
+            else:
+                chunks = char_by_char(args, context, int_to_char, pool)
+            for chunk in chunks:
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+    except (RuntimeError, OSError, WorkerDied) as exc:
         print(f"\n{exc}", file=sys.stderr)
         return EXIT_FAIL
     sys.stdout.write("\n")
@@ -144,7 +146,8 @@ def announce(implementation: Implementation) -> None:
     print(f"[{implementation.label}]", file=sys.stderr)
 
 
-def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+                 pool: WorkerPool):
     """Track 1's generate, one character per call, shown as it comes."""
     import torch
 
@@ -152,7 +155,7 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
     from grader.model import artifacts
 
     context_length = artifacts.load_config().context_length
-    implementation = choose("generate", regrade_quietly)
+    implementation = choose("generate", pool)
     announce(implementation)
     try:
         # generate() resets its generator every step, so one character at a time
@@ -169,12 +172,13 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
         implementation.close()
 
 
-def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+             pool: WorkerPool):
     """stream_generate's words or sentences, each as soon as the worker yields it."""
     from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
-    implementation = choose("stream", regrade_quietly)
+    implementation = choose("stream", pool)
     announce(implementation)
     call = (SHIPPED, args.chars, context, artifacts.load_config().context_length,
             int_to_char, args.stream)
@@ -187,12 +191,13 @@ def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]
         implementation.close()
 
 
-def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]):
+def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+            pool: WorkerPool):
     """sample_text with the options given, then words through WordStreamer if asked."""
     from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
-    sampler = choose("sampler", regrade_quietly)
+    sampler = choose("sampler", pool)
     announce(sampler)
     try:
         text = sampler.call(
@@ -208,7 +213,7 @@ def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str])
     if not args.stream:
         yield text
         return
-    streamer = choose("stream", regrade_quietly)
+    streamer = choose("stream", pool)
     streamer.what = "WordStreamer"
     announce(streamer)
     lookup = {c: i for i, c in int_to_char.items()}

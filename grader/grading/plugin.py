@@ -7,7 +7,6 @@ learner-facing message instead of a traceback.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
-from grader.sandbox.process import SubmissionProcess
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, SubmissionProcess, WorkerPool
 
 OUTPUT_LIMIT = 2000
 
@@ -47,6 +46,8 @@ class GradingPlugin:
 
     submissions: dict[str, Path]  # problem slug -> file
     problems: dict[str, Problem]
+    pool: WorkerPool
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
     results: list[TestResult] = field(default_factory=list)
     katas: dict[str, Kata] = field(default_factory=dict)
     internal_errors: list[str] = field(default_factory=list)
@@ -55,7 +56,7 @@ class GradingPlugin:
         if slug not in self.katas:
             problem = self.problems[slug]
             process = SubmissionProcess(str(self.submissions[slug]), "Solution",
-                                        list(problem.methods))
+                                        list(problem.methods), self.pool, self.call_timeout)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:
@@ -69,6 +70,9 @@ class GradingPlugin:
         kata.stuck = None
         if kata.unavailable:
             raise SubmissionUnavailable(kata.unavailable)
+        if kata.submission.timed_out:
+            raise NotRun(f"not run: {kata.submission.timed_out}, in an earlier check of "
+                         "this problem")
         return kata
 
     @pytest.hookimpl(hookwrapper=True)
@@ -91,7 +95,9 @@ class GradingPlugin:
             self.results.append(result)
             return
         exc = unwrap(call.excinfo.value) if call.excinfo else None
-        if isinstance(exc, SubmissionUnavailable):
+        if isinstance(exc, NotRun):
+            result.status, result.message = "fail", str(exc)
+        elif isinstance(exc, SubmissionUnavailable):
             result.status, result.message = "error", str(exc)
         elif isinstance(exc, GradeFailure):
             result.status, result.message = "fail", failure_message(exc)
@@ -113,6 +119,10 @@ class GradingPlugin:
     def pytest_sessionfinish(self) -> None:
         for kata in self.katas.values():
             kata.submission.close()
+
+
+class NotRun(GradeFailure):
+    """A check skipped because an earlier one of its problem ran out of time."""
 
 
 def unwrap(exc: BaseException) -> BaseException:
@@ -148,17 +158,16 @@ def test_name(item: pytest.Item) -> str:
 def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     """Run the problems' check modules in this process; pytest's exit code."""
     args = [str(p.checks) for p in problems]
-    args += ["-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
-             "-p", "no:logging", "--rootdir", str(problems[0].checks.parent),
+    # Third-party plugins in the learner's environment (random ordering, reruns,
+    # timeouts...) must not change a grade.
+    args += ["--disable-plugin-autoload", "-p", "no:cacheprovider", "-p", "no:terminal",
+             "-p", "no:warnings", "-p", "no:logging", "--rootdir", str(problems[0].checks.parent),
              "-c", str(problems[0].checks.parent / "pytest.ini"), "--capture=sys",
              "--assert=plain"]
     import torch
 
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they give
     old_modules = set(sys.modules)
-    # Third-party plugins in the learner's environment (random ordering, reruns,
-    # timeouts...) must not change a grade.
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
         code = int(pytest.main(args, plugins=[plugin]))
         if code not in (0, 1):

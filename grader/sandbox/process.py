@@ -1,115 +1,151 @@
-"""The grader's side of the worker process: start it, talk to it, kill it.
+"""The grader's side of the worker processes: start them, talk to them, end them.
 
 Every call has a wall-clock limit. A worker that hangs, crashes or exits is
-killed and replaced, and the call fails with a plain message; grading goes on.
-Workers are started ahead of need, so that the next one's `import torch` runs
-while the grader is busy with something else.
+ended and replaced, and the call fails with a plain message; grading goes on.
+
+On Linux, workers are forked from a fork server that has imported torch once
+(`grader.sandbox.forkserver`), so a new worker costs milliseconds. Elsewhere
+each worker is a fresh `python -m grader.sandbox.worker`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
-from grader.sandbox.protocol import ProtocolError, read_frame, write_frame
+from grader.sandbox.protocol import ProtocolError, decode, encode, read_frame, write_frame
 
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 20.0
-
-
-def call_timeout() -> float:
-    """Seconds a single call may take; `gpt-kata grade --timeout` sets it."""
-    try:
-        return float(os.environ.get("GPT_KATA_CALL_TIMEOUT", DEFAULT_CALL_TIMEOUT))
-    except ValueError:
-        return DEFAULT_CALL_TIMEOUT
+EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 
 
 class WorkerDied(Exception):
     """The worker stopped answering: it exited, crashed or ran out of time."""
 
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
-@dataclass
-class WorkerProcess:
-    process: subprocess.Popen
-    replies: queue.Queue
 
-    @classmethod
-    def start(cls) -> WorkerProcess:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
-        debug = bool(os.environ.get("GPT_KATA_DEBUG"))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None if debug else subprocess.DEVNULL,
-            env=env,
-            # Its own process group, so that killing it also kills anything it started.
-            start_new_session=os.name == "posix",
-        )
-        replies: queue.Queue = queue.Queue()
-        threading.Thread(target=cls._read, args=(process, replies), daemon=True).start()
-        return cls(process, replies)
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "the worker stopped answering"
+    if code < 0:
+        return f"the process was killed by signal {-code} (a crash, or out of memory)"
+    return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
 
-    @staticmethod
-    def _read(process: subprocess.Popen, replies: queue.Queue) -> None:
+
+class Channel:
+    """Length-prefixed JSON frames to and from one worker, with time limits on replies."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
+        self.reader, self.writer = reader, writer
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
         try:
             while True:
-                message = read_frame(process.stdout)
-                replies.put(message)
+                message = read_frame(self.reader)
+                self.replies.put(message)
                 if message is None:
                     return
         except (ProtocolError, OSError, ValueError) as exc:
-            replies.put(exc)
+            self.replies.put(exc)
 
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> None:
-        self._receive(timeout)
+    def send(self, message: dict) -> None:
+        write_frame(self.writer, message)
 
-    def request(self, message: dict, timeout: float) -> dict:
-        self.send(message)
-        return self._receive(timeout)
+    def close(self) -> None:
+        for stream in (self.writer, self.reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class Worker:
+    """One worker process; subclasses say how it is started and ended."""
+
+    channel: Channel
 
     def send(self, message: dict) -> None:
         try:
-            write_frame(self.process.stdin, message)
+            self.channel.send(message)
         except (OSError, ValueError):
-            self.kill()
-            raise WorkerDied(self._death_reason()) from None
+            raise WorkerDied(self.end()) from None
 
     def receive(self, timeout: float) -> dict:
-        return self._receive(timeout)
-
-    def _receive(self, timeout: float) -> dict:
         try:
-            reply = self.replies.get(timeout=timeout)
+            reply = self.channel.replies.get(timeout=timeout)
         except queue.Empty:
             self.kill()
-            raise WorkerDied(f"no answer within {timeout:g} seconds (an endless loop?)") from None
+            raise WorkerDied(f"no answer within {timeout:g} seconds (an endless loop?)",
+                             timed_out=True) from None
         if isinstance(reply, Exception):
             self.kill()
             raise WorkerDied(f"the worker sent something unreadable: {reply}")
         if reply is None:
-            self.kill()
-            raise WorkerDied(self._death_reason())
+            raise WorkerDied(self.end())
         return reply
 
-    def _death_reason(self) -> str:
-        try:
-            code = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            return "the worker stopped answering"
-        if code < 0:
-            return f"the process was killed by signal {-code} (a crash, or out of memory)"
-        return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
+    def request(self, message: dict, timeout: float) -> dict:
+        self.send(message)
+        return self.receive(timeout)
+
+    def end(self) -> str:
+        """Wait briefly for an exit already under way; why the worker ended."""
+        return describe_exit(self._finish(EXIT_GRACE))
 
     def kill(self) -> None:
+        self._finish(0.0)
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def _finish(self, grace: float) -> int | None:
+        raise NotImplementedError
+
+
+class SpawnedWorker(Worker):
+    """A fresh `python -m grader.sandbox.worker`, talking over its stdin and stdout."""
+
+    def __init__(self, debug: bool = False) -> None:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.sandbox.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None if debug else subprocess.DEVNULL, env=env,
+            # Its own process group, so that killing it also kills anything it started.
+            start_new_session=os.name == "posix",
+        )
+        assert self.process.stdout and self.process.stdin
+        self.channel = Channel(self.process.stdout, self.process.stdin)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _finish(self, grace: float) -> int | None:
+        try:
+            return self.process.wait(timeout=grace) if grace else self._kill_now()
+        except subprocess.TimeoutExpired:
+            return self._kill_now()
+        finally:
+            self.channel.close()
+
+    def _kill_now(self) -> int | None:
         if self.process.poll() is None:
             try:
                 if os.name == "posix":
@@ -119,43 +155,136 @@ class WorkerProcess:
             except OSError:
                 pass
         try:
-            self.process.wait(timeout=5)
+            return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.process.stdin, self.process.stdout):
+            return None
+
+
+class ForkServer:
+    """The grader's handle on a `grader.sandbox.forkserver` process."""
+
+    def __init__(self, debug: bool = False) -> None:
+        self.debug = debug
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.control = ours
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.sandbox.forkserver", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=None if debug else subprocess.DEVNULL,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
+            start_new_session=True,
+        )
+        theirs.close()
+        self.replies = ours.makefile("rb")
+        self.lock = threading.Lock()
+        self.ready = False
+
+    def _reply(self, timeout: float) -> dict:
+        self.control.settimeout(timeout)
+        try:
+            line = self.replies.readline()
+        except (OSError, ValueError) as exc:
+            raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+        if not line:
+            raise WorkerDied("the fork server has exited")
+        return json.loads(line)
+
+    def fork(self) -> ForkedWorker:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with self.lock:
+            if not self.ready:
+                self._reply(STARTUP_TIMEOUT)
+                self.ready = True
             try:
-                if stream:
-                    stream.close()
+                request = json.dumps({"op": "fork", "debug": self.debug}).encode()
+                socket.send_fds(self.control, [request], [theirs.fileno()])
+                pid = int(self._reply(LOAD_TIMEOUT)["pid"])
+            except OSError as exc:
+                raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+            finally:
+                theirs.close()
+        return ForkedWorker(self, pid, ours)
+
+    def end(self, pid: int, grace: float) -> int | None:
+        with self.lock:
+            try:
+                self.control.sendall(json.dumps({"op": "end", "pid": pid,
+                                                 "grace": grace}).encode())
+                return self._reply(grace + 10.0).get("status")
+            except (OSError, WorkerDied):
+                return None
+
+    def close(self) -> None:
+        # The server exits when its control socket closes (the reader made by
+        # makefile() holds the socket open too, so it is closed first).
+        for end in (self.replies, self.control):
+            try:
+                end.close()
             except OSError:
                 pass
+        # Nothing in it needs a clean exit, and unloading torch takes a second.
+        self.process.kill()
+        self.process.wait()
+
+
+class ForkedWorker(Worker):
+    def __init__(self, server: ForkServer, pid: int, channel: socket.socket) -> None:
+        self.server, self.pid, self.socket = server, pid, channel
+        self.status: int | None = None
+        self.finished = False
+        self.channel = Channel(channel.makefile("rb"), channel.makefile("wb"))
+
+    @property
+    def alive(self) -> bool:
+        return not self.finished
+
+    def _finish(self, grace: float) -> int | None:
+        if not self.finished:
+            self.finished = True
+            self.status = self.server.end(self.pid, grace)
+            self.channel.close()
+            self.socket.close()
+        return self.status
 
 
 class WorkerPool:
-    """Hands out fresh workers, keeping one started in the background."""
+    """Hands out fresh workers, forked from a fork server where the system allows."""
 
-    def __init__(self, spares: int = 1) -> None:
-        self._spares: list[WorkerProcess] = []
-        self._wanted = spares
-        self._live: list[WorkerProcess] = []
+    def __init__(self, debug: bool = False, fork: bool | None = None) -> None:
+        self.debug = debug
+        self.use_fork = sys.platform.startswith("linux") if fork is None else fork
+        self.server: ForkServer | None = None
+        self.workers: list[Worker] = []
 
-    def prestart(self) -> None:
-        while len(self._spares) < self._wanted:
-            self._spares.append(WorkerProcess.start())
+    def start(self) -> None:
+        """Start the fork server now, so its imports overlap with the grader's."""
+        if self.use_fork and self.server is None:
+            try:
+                self.server = ForkServer(self.debug)
+            except OSError:
+                self.use_fork = False
 
-    def take(self) -> WorkerProcess:
-        worker = self._spares.pop(0) if self._spares else WorkerProcess.start()
-        self.prestart()
-        self._live.append(worker)
+    def take(self) -> Worker:
+        self.start()
+        worker: Worker
+        worker = self.server.fork() if self.server is not None else SpawnedWorker(self.debug)
+        self.workers.append(worker)
         return worker
 
     def close(self) -> None:
-        for worker in self._live + self._spares:
+        for worker in self.workers:
             worker.kill()
-        self._live.clear()
-        self._spares.clear()
+        self.workers.clear()
+        if self.server is not None:
+            self.server.close()
+            self.server = None
 
+    def __enter__(self) -> WorkerPool:
+        self.start()
+        return self
 
-POOL = WorkerPool()
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass
@@ -173,18 +302,24 @@ class CallOutcome:
 class SubmissionProcess:
     """One submission file, loaded in its own worker; restarted if it dies."""
 
-    def __init__(self, path: str, class_name: str, methods: list[str]) -> None:
+    def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
+                 timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
         self.path = path
         self.class_name = class_name
         self.methods = methods
-        self._worker: WorkerProcess | None = None
+        self.pool = pool
+        self.timeout = timeout
+        self._worker: Worker | None = None
         self.load_error: dict | None = None
+        # Set by the first call that runs out of time: later checks of the same
+        # problem would most likely hang too, so they are not run.
+        self.timed_out: str | None = None
 
-    def _ensure(self) -> WorkerProcess:
-        if self._worker is None or self._worker.process.poll() is not None:
-            worker = POOL.take()
+    def _ensure(self) -> Worker:
+        if self._worker is None or not self._worker.alive:
+            worker = self.pool.take()
             try:
-                worker.wait_ready()
+                worker.receive(STARTUP_TIMEOUT)
                 reply = worker.request(
                     {"op": "load", "path": self.path, "class": self.class_name,
                      "methods": self.methods},
@@ -213,8 +348,6 @@ class SubmissionProcess:
              timeout: float | None = None,
              while_waiting: Callable[[], None] | None = None) -> CallOutcome:
         """Run a method of the submission; `while_waiting` runs here meanwhile."""
-        from grader.sandbox.protocol import decode, encode
-
         try:
             worker = self._ensure()
         except WorkerDied as exc:
@@ -231,9 +364,11 @@ class SubmissionProcess:
             finally:
                 # Read the answer even if the grader's side failed, so the
                 # conversation stays in step.
-                reply = worker.receive(timeout if timeout is not None else call_timeout())
+                reply = worker.receive(timeout if timeout is not None else self.timeout)
         except WorkerDied as exc:
             self._worker = None
+            if exc.timed_out:
+                self.timed_out = f"{method}(): {exc}"
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
         output = str(reply.get("output", ""))
         if "error" in reply:
@@ -250,17 +385,15 @@ class SubmissionProcess:
             return CallOutcome(error={"type": "BadResult",
                                       "message": f"the result could not be read: {exc}"})
 
-    def iterate(self, method: str, args: tuple, timeout: float | None = None):
+    def iterate(self, method: str, args: tuple, timeout: float | None = None) -> Iterator[Any]:
         """Yield a generator method's items as the worker produces them.
 
-        Raises RuntimeError with the learner's error in one line if it fails.
+        Raises WorkerDied, or RuntimeError with the learner's error in one line.
         """
-        from grader.sandbox.protocol import decode, encode
-
         worker = self._ensure()
         if self.load_error:
             raise RuntimeError(self.load_error.get("message", "cannot load"))
-        limit = timeout if timeout is not None else call_timeout()
+        limit = timeout if timeout is not None else self.timeout
         reply = worker.request({"op": "start", "method": method,
                                 "args": encode(list(args))}, limit)
         while "error" not in reply:
@@ -269,9 +402,8 @@ class SubmissionProcess:
                 return
             if "error" not in reply:
                 yield decode(reply["item"])
-        from grader.grading.skeleton import one_line
-
-        raise RuntimeError(one_line(reply["error"]))
+        error = reply["error"]
+        raise RuntimeError(f"{error.get('type', 'Error')}: {error.get('message', '')}")
 
     def close(self) -> None:
         if self._worker is not None:

@@ -15,19 +15,31 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 OUTPUT_LIMIT = 4000
 
 
-def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
-    """Keep the protocol pipes for ourselves; give the submission empty stdin and stdout."""
-    proto_in = os.fdopen(os.dup(0), "rb")
-    proto_out = os.fdopen(os.dup(1), "wb")
+def quiet_standard_streams(keep_stderr: bool = False) -> None:
+    """Give the submission an empty stdin and a stdout that goes nowhere.
+
+    What it prints is captured per call; what it writes to the raw descriptors
+    must not reach the grader's terminal or the protocol channel.
+    """
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
+    if not keep_stderr:
+        os.dup2(devnull, 2)
+    os.close(devnull)
     sys.stdin = io.StringIO("")
+
+
+def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
+    """Keep the protocol pipes (our stdin and stdout) for ourselves."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    quiet_standard_streams(keep_stderr=True)
     return proto_in, proto_out
 
 
@@ -211,8 +223,8 @@ class Worker:
             return {"error": describe_error(exc, self.path or "")}
 
 
-def main() -> None:
-    proto_in, proto_out = _private_channels()
+def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> None:
+    """Answer the grader's requests until it closes the channel."""
     import torch
 
     from grader.sandbox.protocol import decode, read_frame, write_frame
@@ -242,6 +254,11 @@ def main() -> None:
         else:
             reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
         write_frame(proto_out, reply)
+
+
+def main() -> None:
+    """A worker started on its own (where there is no fork server): talk over stdin/stdout."""
+    serve(*_private_channels())
 
 
 if __name__ == "__main__":

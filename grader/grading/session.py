@@ -1,0 +1,39 @@
+"""Grading as a function: submissions in, a `Report` out.
+
+The CLI, `talk` and the tests all grade through `grade_problems`; nothing here
+reads the command line or the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.grading.plugin import GradingPlugin, run_checks
+from grader.grading.report import ProblemSummary, Report
+from grader.model import artifacts
+from grader.registry import Problem
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, WorkerPool
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long a submission may run."""
+
+    call_timeout: float = DEFAULT_CALL_TIMEOUT  # seconds for one call of the learner's code
+
+
+def goldens_mode() -> str:
+    return "exact" if artifacts.goldens_platform_matches() else "live-only"
+
+
+def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
+                   limits: Limits = Limits()) -> Report:
+    """Grade each problem's submission file with that problem's checks."""
+    ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
+    plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
+                           {p.slug: p for p in ordered}, pool, limits.call_timeout)
+    run_checks(plugin, list(ordered))
+    summaries = [ProblemSummary(p, f, [r for r in plugin.results if r.problem == p])
+                 for p, f in ordered.items()]
+    return Report(summaries, goldens_mode(), artifacts.this_platform(), plugin.internal_errors)

@@ -1,0 +1,131 @@
+"""The fork server: `python -m grader.sandbox.forkserver FD`.
+
+Importing torch takes a second or two, and a grade needs a fresh process per
+submission (and a new one after every crash or time-out). This process imports
+torch and the worker's code once, loads the shipped model, and then forks a
+worker per request: a fork costs milliseconds and shares the loaded pages.
+
+It talks to the grader over the Unix socket it is given: a request carries one
+end of a new socket pair, which becomes the forked worker's channel. The server
+also ends workers (a worker may sit in its own PID namespace, where the grader
+cannot name it) and reports how they ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+MAX_REQUEST = 64 * 1024
+
+
+def preload() -> None:
+    """Everything a worker needs, loaded before any submission runs."""
+    import torch
+
+    torch.set_num_threads(1)  # no thread pool exists yet, so forking stays safe
+    import grader.sandbox.worker  # noqa: F401
+    from grader.model import artifacts
+
+    artifacts.shipped_model()  # read from data/ now: the worker may not read it later
+
+
+def exit_status(status: int) -> int:
+    """A wait status as subprocess reports it: the exit code, or -signal."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+class ForkServer:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.ended: dict[int, int] = {}
+
+    def serve(self) -> None:
+        self.reply({"ready": True})
+        while True:
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(self.control, MAX_REQUEST, 1)
+            except OSError:
+                return
+            if not data:
+                return  # the grader has gone: so do we, and our namespace with us
+            request = json.loads(data)
+            op = request.get("op")
+            if op == "fork" and fds:
+                self.reply({"pid": self.fork(fds[0], request)})
+            elif op == "end":
+                self.reply({"status": self.end(int(request["pid"]),
+                                               float(request.get("grace", 0)))})
+            else:
+                for fd in fds:
+                    os.close(fd)
+                self.reply({"error": f"unknown request {op!r}"})
+
+    def reply(self, message: dict[str, Any]) -> None:
+        self.control.sendall(json.dumps(message).encode() + b"\n")
+
+    def fork(self, channel_fd: int, request: dict[str, Any]) -> int:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                self.control.close()
+                code = run_worker(channel_fd, request)
+            finally:
+                os._exit(code)
+        os.close(channel_fd)
+        return pid
+
+    def end(self, pid: int, grace: float) -> int | None:
+        """Wait up to `grace` seconds for the worker to exit, then kill its group."""
+        deadline = time.monotonic() + grace
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return exit_status(status)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.005)
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            _done, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            return None
+        return exit_status(status)
+
+
+def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
+    """The forked child: a session of its own, quiet standard streams, then serve."""
+    from grader.sandbox.worker import quiet_standard_streams, serve
+
+    os.setsid()  # its own process group, so ending it ends what it started
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    channel = socket.socket(fileno=channel_fd)
+    reader, writer = channel.makefile("rb"), channel.makefile("wb")
+    quiet_standard_streams(keep_stderr=bool(request.get("debug")))
+    serve(reader, writer)
+    return 0
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    # A Ctrl-C in the terminal reaches the whole foreground group; the grader
+    # decides what happens then, not us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    preload()
+    ForkServer(control).serve()
+
+
+if __name__ == "__main__":
+    main()
