@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grader.paths import STARTERS
 from grader.registry import problems
 
 
@@ -16,7 +17,8 @@ def test_reference_solutions_pass_every_check(grade):
 
 
 def test_untouched_starters_fail_as_not_implemented(grade):
-    run = grade()
+    # The snapshot, not problems/: a learner's solved problems must not fail this.
+    run = grade("--submission", STARTERS)
     assert run.code == 1
     assert run.report["status"] == "fail"
     for summary in run.report["problems"]:

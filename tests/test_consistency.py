@@ -1,0 +1,272 @@
+"""The kata's files agree with problems/registry.toml and with each other.
+
+Every problem has a statement, a starter, a reference, a pristine snapshot of the
+starter and a check module; their signatures are the same, and so is what the
+check module says it grades. Everything here reads source text with `ast`: no
+torch, no grading, so it can run after every edit: `python tests/test_consistency.py`
+takes about a second. (Under plain `python -m pytest`, the torchtyping and hypothesis
+plugins that pytest loads for the other tests import torch first, which takes longer.)
+
+problems/ belongs to the learner once they start, so it is held only to what a
+learner must keep: the signatures, and only while the file still parses. The
+snapshot in data/starters is held to everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from grader.paths import CHECKS, PROBLEMS, SOLUTIONS, STARTERS
+from grader.registry import Problem, problems
+
+PROBLEMS_BY_FOLDER = pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
+
+# The class whose methods the registry's `methods` name; a statement shows them bare.
+SOLUTION = "Solution"
+# Set up for the learner, so not left for them to write (WordStreamer's, problem 14).
+WRITTEN_FOR_THE_LEARNER = {"__init__"}
+
+
+def snapshot(problem: Problem) -> Path:
+    return STARTERS / problem.folder / "solution.py"
+
+
+@cache
+def parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def signature(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The signature as normalised text: names, annotations, defaults, return type."""
+    returns = ast.unparse(function.returns) if function.returns else ""
+    return f"def {function.name}({ast.unparse(function.args)}) -> {returns}"
+
+
+def methods(tree: ast.Module) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
+    """(class, method) -> definition, for every method of every module-level class."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found[(node.name, item.name)] = item
+    return found
+
+
+def signatures(tree: ast.Module) -> dict[tuple[str, str], str]:
+    return {key: signature(function) for key, function in methods(tree).items()}
+
+
+def raises_not_implemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    last = function.body[-1]
+    if not isinstance(last, ast.Raise) or last.exc is None:
+        return False
+    raised = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def task_section(statement: str) -> str:
+    """The statement's "## Your task" section, up to the next section of its level."""
+    match = re.search(r"^## Your task\n(.*?)(?=^## |\Z)", statement, re.M | re.S)
+    return match.group(1) if match else ""
+
+
+def statement_signatures(path: Path) -> dict[tuple[str, str], str]:
+    """(class, method) -> signature, for each `def` shown in the "Your task" section.
+
+    The statement shows headers without bodies, so each is parsed with a dummy body
+    added. A bare `def` is a Solution method; an indented one belongs to the
+    `class` line above it in the same block.
+    """
+    found: dict[tuple[str, str], str] = {}
+    for block in re.findall(r"^```python\n(.*?)^```", task_section(path.read_text("utf-8")),
+                            re.M | re.S):
+        lines = block.splitlines()
+        owner = SOLUTION
+        start = 0
+        while start < len(lines):
+            line = lines[start]
+            if match := re.match(r"class (\w+)", line):
+                owner = match.group(1)
+            elif line.lstrip().startswith("def "):
+                indented = line[0].isspace()
+                # Grow the header a line at a time until it parses: headers span lines.
+                for end in range(start + 1, len(lines) + 1):
+                    header = textwrap.dedent("\n".join(lines[start:end]))
+                    try:
+                        function = ast.parse(header + "\n    ...").body[0]
+                    except SyntaxError:
+                        continue
+                    assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+                    found[(owner if indented else SOLUTION, function.name)] = signature(function)
+                    start = end - 1
+                    break
+                else:
+                    pytest.fail(f"{path}: cannot read the signature that starts at {line!r}")
+            start += 1
+    return found
+
+
+def declared_contract(tree: ast.Module) -> tuple[object, object]:
+    """(problem, method or methods) a check module says it grades.
+
+    Read from module-level `PROBLEM = ...` and `METHOD = ...` (or `METHODS`), or
+    from the keywords of a module-level `Contract(problem=..., method=...)` call.
+    """
+    values: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.Expr):
+            targets, value = [], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in ("PROBLEM", "METHOD", "METHODS"):
+                values[target.id.lower()] = value
+        if isinstance(value, ast.Call):
+            called = value.func.attr if isinstance(value.func, ast.Attribute) else (
+                value.func.id if isinstance(value.func, ast.Name) else "")
+            if called == "Contract":
+                values.update((k.arg, k.value) for k in value.keywords
+                              if k.arg in ("problem", "method", "methods"))
+
+    def literal(key: str) -> object:
+        if key not in values:
+            return None
+        try:
+            return ast.literal_eval(values[key])
+        except ValueError:
+            return f"<not a literal: {ast.unparse(values[key])}>"
+
+    return literal("problem"), literal("method") or literal("methods")
+
+
+def folders(root: Path) -> set[str]:
+    return {p.name for p in root.iterdir()
+            if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".")}
+
+
+def test_registry_is_well_formed():
+    slugs = [p.slug for p in problems()]
+    assert problems(), "the registry lists no problem"
+    assert len(set(slugs)) == len(slugs), f"a slug appears twice: {slugs}"
+    for problem in problems():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", problem.slug), problem.slug
+        assert problem.methods, f"{problem.slug}: no methods"
+        assert all(m.isidentifier() for m in problem.methods), problem.methods
+        assert len(set(problem.methods)) == len(problem.methods), problem.methods
+
+
+@PROBLEMS_BY_FOLDER
+def test_every_file_of_a_problem_is_there(problem: Problem):
+    expected = [problem.statement, problem.starter, problem.reference, snapshot(problem),
+                problem.checks]
+    missing = [str(path) for path in expected if not path.is_file()]
+    assert not missing, f"{problem.folder} lacks {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("root", [PROBLEMS, SOLUTIONS, STARTERS], ids=lambda r: r.name)
+def test_folders_mirror_the_registry(root: Path):
+    expected = {p.folder for p in problems()}
+    found = folders(root)
+    assert not found - expected, f"stray folders in {root}: {sorted(found - expected)}"
+    assert not expected - found, f"folders missing from {root}: {sorted(expected - found)}"
+
+
+def test_every_check_module_belongs_to_a_problem():
+    expected = {p.checks.name for p in problems()}
+    found = {p.name for p in CHECKS.glob("check_*.py")}
+    assert not found - expected, f"check modules of no problem: {sorted(found - expected)}"
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_reference_has_the_registry_methods(problem: Problem):
+    defined = signatures(parse(problem.reference))
+    missing = [m for m in problem.methods if (SOLUTION, m) not in defined]
+    assert not missing, f"{problem.reference}: class {SOLUTION} lacks {missing}"
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_snapshot_starter_matches_the_reference(problem: Problem):
+    starter, reference = signatures(parse(snapshot(problem))), signatures(parse(problem.reference))
+    missing = [m for m in problem.methods if (SOLUTION, m) not in starter]
+    assert not missing, f"{snapshot(problem)}: class {SOLUTION} lacks {missing}"
+    for key, shown in starter.items():
+        assert key in reference, f"{snapshot(problem)}: {'.'.join(key)} is not in the reference"
+        assert shown == reference[key], (
+            f"{'.'.join(key)}: the starter and the reference differ\n"
+            f"  starter:   {shown}\n  reference: {reference[key]}")
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_snapshot_starter_leaves_every_method_unwritten(problem: Problem):
+    for (owner, name), function in methods(parse(snapshot(problem))).items():
+        if name not in WRITTEN_FOR_THE_LEARNER:
+            assert raises_not_implemented(function), (
+                f"{snapshot(problem)}: {owner}.{name} must end with raise NotImplementedError")
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_learners_starter_keeps_the_signatures(problem: Problem):
+    pristine = snapshot(problem).read_text(encoding="utf-8")
+    current = problem.starter.read_text(encoding="utf-8")
+    if current == pristine:
+        return  # the snapshot's own tests cover it
+    try:
+        tree = ast.parse(current)
+    except SyntaxError:
+        pytest.skip(f"{problem.starter} does not parse: a learner's work in progress")
+    learner = signatures(tree)
+    for key, shown in signatures(ast.parse(pristine)).items():
+        assert learner.get(key) == shown, (
+            f"{problem.starter}: {'.'.join(key)} must keep the starter's signature\n"
+            f"  starter: {shown}\n  here:    {learner.get(key, 'missing')}\n"
+            "Maintainers: after changing a starter, run "
+            "`python -m grader.maintainer.make_data starters`.")
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_statement_shows_the_reference_signatures(problem: Problem):
+    shown = statement_signatures(problem.statement)
+    reference = signatures(parse(problem.reference))
+    missing = [m for m in problem.methods if (SOLUTION, m) not in shown]
+    assert not missing, f"{problem.statement}: the 'Your task' section does not show {missing}"
+    for key, text in shown.items():
+        assert key in reference, f"{problem.statement} shows {'.'.join(key)}, not in the reference"
+        assert text == reference[key], (
+            f"{problem.statement}: {'.'.join(key)} differs from the reference\n"
+            f"  statement: {text}\n  reference: {reference[key]}")
+
+
+@PROBLEMS_BY_FOLDER
+def test_the_check_module_declares_the_registry_entry(problem: Problem):
+    declared_problem, declared_methods = declared_contract(parse(problem.checks))
+    assert declared_problem is not None, (
+        f"{problem.checks} declares no problem (PROBLEM = ... or Contract(problem=...))")
+    assert declared_problem == problem.slug, (
+        f"{problem.checks} declares problem {declared_problem!r}, not {problem.slug!r}")
+    if isinstance(declared_methods, str):
+        declared_methods = (declared_methods,)
+    assert isinstance(declared_methods, tuple | list), (
+        f"{problem.checks} declares no method (METHOD = ... or Contract(method=...))")
+    assert sorted(declared_methods) == sorted(problem.methods), (
+        f"{problem.checks} grades {list(declared_methods)}; the registry says "
+        f"{list(problem.methods)}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    # The quick check: without the two plugins that import torch and hypothesis,
+    # which nothing here uses.
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:torchtyping", "-p", "no:hypothesispytest",
+                          *sys.argv[1:]]))
