@@ -1,0 +1,765 @@
+"""Isolation primitives for the process that runs a learner's submission.
+
+Three steps, each made of layers that are used where the machine has them:
+
+* ``probe()`` (in the grader) finds which layers this machine offers.
+* ``launcher_prefix(probe())`` is an argv prefix that starts the long-lived fork
+  server in new user, network, PID and mount namespaces: no network at all, its
+  own ``/proc``, and, because the fork server is PID 1 there, every process it or
+  its children start is killed by the kernel when it ends.
+* ``isolate(policy)`` runs in each freshly forked, single-threaded child before
+  any learner code is loaded: new session, resource limits, no new privileges,
+  death with the parent, no capabilities, a Landlock ruleset (read-only access to
+  what Python needs, read-write to a scratch folder, no TCP, no signals or
+  abstract sockets outside the sandbox) and a seccomp filter against new sockets.
+
+What a reached limit looks like afterwards (for the caller's messages):
+
+* memory (RLIMIT_DATA, plus a looser RLIMIT_AS backstop): the allocation fails.
+  Python raises ``MemoryError``; torch raises ``RuntimeError`` ("DefaultCPUAllocator:
+  can't allocate memory"); ``mmap`` raises ``OSError(ENOMEM)``; a thread that
+  cannot get a stack fails to start. The process stays alive, so the caller
+  should test the exception with ``out_of_memory()``. Native code that does not
+  check its allocations may still crash (SIGSEGV or SIGABRT).
+* CPU time (RLIMIT_CPU): SIGXCPU at the soft limit, SIGKILL one second later.
+* file size (RLIMIT_FSIZE): Python ignores SIGXFSZ, so the write raises
+  ``OSError(EFBIG)``.
+* processes (RLIMIT_NPROC): ``fork`` or thread start fails with EAGAIN
+  (``BlockingIOError`` / ``RuntimeError("can't start new thread")``).
+
+``limit_message()`` turns either an exception or a fatal signal into a sentence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import functools
+import os
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
+
+MB = 1 << 20
+
+# --- Landlock (linux/landlock.h) -------------------------------------------------------
+# The syscall numbers were allocated after the per-architecture tables were unified,
+# so they are the same everywhere Landlock exists (alpha aside, which has none here).
+_SYS_LANDLOCK_CREATE_RULESET = 444
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+
+_FS_EXECUTE = 1 << 0
+_FS_WRITE_FILE = 1 << 1
+_FS_READ_FILE = 1 << 2
+_FS_READ_DIR = 1 << 3
+_FS_REMOVE_DIR = 1 << 4
+_FS_REMOVE_FILE = 1 << 5
+_FS_MAKE_CHAR = 1 << 6
+_FS_MAKE_DIR = 1 << 7
+_FS_MAKE_REG = 1 << 8
+_FS_MAKE_SOCK = 1 << 9
+_FS_MAKE_FIFO = 1 << 10
+_FS_MAKE_BLOCK = 1 << 11
+_FS_MAKE_SYM = 1 << 12
+_FS_REFER = 1 << 13  # ABI 2
+_FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_IOCTL_DEV = 1 << 15  # ABI 5
+_NET_BIND_TCP = 1 << 0  # ABI 4
+_NET_CONNECT_TCP = 1 << 1  # ABI 4
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+# The newest ABI whose rights this module knows. A newer kernel still accepts a
+# ruleset written for this one; rights added later are simply not handled.
+_KNOWN_ABI = 7
+
+# Rights that may be granted on a file rather than a directory: the kernel refuses
+# the others with EINVAL when the rule's path is not a directory.
+_FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
+
+
+def _fs_rights(abi: int) -> int:
+    rights = (1 << 13) - 1  # everything ABI 1 knows
+    if abi >= 2:
+        rights |= _FS_REFER
+    if abi >= 3:
+        rights |= _FS_TRUNCATE
+    if abi >= 5:
+        rights |= _FS_IOCTL_DEV
+    return rights
+
+
+def _net_rights(abi: int) -> int:
+    return _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
+
+
+def _scopes(abi: int) -> int:
+    return _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    # The kernel's struct is packed: 12 bytes, no padding after the descriptor.
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+# --- prctl, capabilities, seccomp ---------------------------------------------------
+_PR_SET_PDEATHSIG = 1
+_PR_SET_SECCOMP = 22
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_SECCOMP_MODE_FILTER = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+# Per architecture: the audit tag the kernel hands a seccomp filter, and the
+# numbers of socket(2) and io_uring_setup(2) (io_uring can create sockets too).
+_SECCOMP_ARCHES = {
+    "x86_64": (0xC000003E, 41, 425),
+    "aarch64": (0xC00000B7, 198, 425),
+    "arm64": (0xC00000B7, 198, 425),
+}
+_X32_SYSCALL_BIT = 0x40000000
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def _prctl(option: int, arg: int = 0, *rest: int) -> int:
+    libc = _libc()
+    if libc is None:
+        raise OSError(errno.ENOSYS, "prctl is Linux-only")
+    args = [ctypes.c_ulong(a) for a in (arg, *rest)]
+    args += [ctypes.c_ulong(0)] * (4 - len(args))
+    return _check(libc.prctl(option, *args), f"prctl({option})")
+
+
+def landlock_abi() -> int:
+    """The running kernel's Landlock ABI version, or 0 where there is none."""
+    libc = _libc()
+    if libc is None:
+        return 0
+    try:
+        version = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+# --- what the machine offers ----------------------------------------------------------
+@dataclass(frozen=True)
+class Isolation:
+    """Which layers work on this machine (see ``probe``)."""
+
+    platform: str
+    landlock_abi: int = 0
+    # The namespace launcher that worked when probed, without the command; empty if none.
+    launcher: tuple[str, ...] = ()
+    rlimits: bool = False
+    prctl: bool = False
+    seccomp: bool = False
+
+    @property
+    def namespaces(self) -> bool:
+        return bool(self.launcher)
+
+    def summary(self) -> list[str]:
+        """The layers in words, for a report."""
+        layers = []
+        if self.launcher:
+            layers += ["user-namespace", "network-namespace", "pid-namespace"]
+            if "--mount-proc" in self.launcher:
+                layers.append("mount-namespace")
+        if self.landlock_abi:
+            layers.append(f"landlock-abi{self.landlock_abi}")
+        if self.rlimits:
+            layers.append("rlimits")
+        if self.prctl:
+            layers.append("no-new-privs")
+        if self.seccomp:
+            layers.append("seccomp")
+        return layers
+
+
+# Flag sets tried in order. Mapping the caller to an unprivileged uid inside the
+# namespace means the fork server holds no capabilities at all there; older
+# unshare builds only know --map-root-user, and isolate() then drops the
+# capabilities that gives. --mount-proc needs a mount namespace of our own; it
+# hides every process outside the sandbox from /proc.
+_LAUNCHERS: tuple[tuple[str, ...], ...] = (
+    ("--user", "--map-user=65534", "--map-group=65534", "--net", "--pid", "--fork",
+     "--kill-child", "--mount-proc"),
+    ("--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"),
+    ("--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"),
+)
+
+
+def _probe_launcher() -> tuple[str, ...]:
+    unshare = shutil.which("unshare")
+    if unshare is None or not sys.platform.startswith("linux"):
+        return ()
+    for flags in _LAUNCHERS:
+        # Run the real interpreter inside: AppArmor and friends may let unshare
+        # create the namespaces and still refuse what runs in them.
+        argv = [unshare, *flags, sys.executable, "-I", "-S", "-c", "pass"]
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            return (unshare, *flags)
+    return ()
+
+
+def _probe_seccomp() -> bool:
+    if platform_machine() not in _SECCOMP_ARCHES:
+        return False
+    try:
+        with open("/proc/self/status") as status:
+            return any(line.startswith("Seccomp:") for line in status)
+    except OSError:
+        return False
+
+
+def platform_machine() -> str:
+    return os.uname().machine if hasattr(os, "uname") else ""
+
+
+@functools.cache
+def probe() -> Isolation:
+    """Find the layers this machine offers; cached, never raises.
+
+    Call it in the grader, not in a sandboxed child: it starts a throwaway
+    process to see whether namespaces can be created.
+    """
+    try:
+        linux = sys.platform.startswith("linux")
+        prctl_ok = False
+        if linux and _libc() is not None:
+            try:
+                # PR_GET_NO_NEW_PRIVS: harmless, and proves prctl answers.
+                _prctl(39)
+                prctl_ok = True
+            except OSError:
+                prctl_ok = False
+        return Isolation(
+            platform=sys.platform,
+            landlock_abi=landlock_abi() if linux else 0,
+            launcher=_probe_launcher() if linux else (),
+            rlimits=resource is not None,
+            prctl=prctl_ok,
+            seccomp=linux and prctl_ok and _probe_seccomp(),
+        )
+    except Exception:  # a probe must not take the grader down
+        return Isolation(platform=sys.platform)
+
+
+def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
+    """The argv prefix that starts a command in its own namespaces, or [] if none.
+
+    Inside: a user namespace in which the command has no capabilities, a network
+    namespace with only a loopback device that is down, a PID namespace in which
+    the command is PID 1 (when it ends, the kernel kills every process left in
+    the namespace, however they detached), and its own /proc. --kill-child ties
+    the command to the launcher: killing the launcher kills the whole tree.
+    """
+    isolation = probe() if isolation is None else isolation
+    return list(isolation.launcher)
+
+
+# --- the policy -----------------------------------------------------------------------
+def clean_environment(scratch: str | os.PathLike[str] | None = None,
+                      extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment: nothing of the grader's leaks, and one thread per pool."""
+    home = os.fspath(scratch) if scratch is not None else "/nonexistent"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": home,
+        "TMPDIR": home,
+        "XDG_CACHE_HOME": home,
+        "MPLCONFIGDIR": home,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class Policy:
+    """What a sandboxed child may do. ``None`` leaves a limit as it is.
+
+    ``memory_bytes`` is the headroom above what the process has already mapped when
+    ``isolate()`` runs: a child forked from a fork server that imported torch
+    starts with about 220 MB of private data and 640 MB of address space, none
+    of which the submission should be charged for.
+    ``max_processes`` likewise counts tasks (processes and threads) beyond those
+    the same user already runs, because RLIMIT_NPROC is per user, not per process.
+    """
+
+    readable: list[str] = field(default_factory=list)
+    scratch: str | None = None
+    memory_bytes: int | None = 1024 * MB
+    cpu_seconds: int | None = 120
+    max_processes: int | None = 16
+    max_file_bytes: int | None = 64 * MB
+    max_open_files: int | None = 256
+    # Whether programs under the readable paths may be executed. Nothing the worker
+    # does needs execve (shared libraries need only read access), so by default a
+    # submission cannot start a shell or any other program.
+    allow_exec: bool = False
+    # Replaces os.environ in the child when set.
+    environment: dict[str, str] | None = None
+    # Forbid creating sockets (the channel to the grader already exists).
+    forbid_sockets: bool = True
+
+    @classmethod
+    def for_submission(cls, submission: str | os.PathLike[str],
+                       scratch: str | os.PathLike[str], **limits: object) -> Policy:
+        """Readable: Python and its packages, and the submission's own folder."""
+        path = Path(submission).resolve()
+        folder = path if path.is_dir() else path.parent
+        scratch = os.fspath(scratch)
+        return cls(readable=[*readable_paths_for_python(), str(folder)], scratch=scratch,
+                   environment=clean_environment(scratch), **limits)  # type: ignore[arg-type]
+
+
+def grader_private_paths() -> list[str]:
+    """Folders a submission must never be able to read: the grader's checks,
+    reference solutions, data, history and its own package."""
+    try:
+        from grader import paths
+    except ImportError:  # the module used on its own
+        return []
+    package = Path(paths.__file__).resolve().parent
+    private = [paths.SOLUTIONS, paths.DATA, paths.CHECKS, paths.STATE, paths.ROOT / ".git",
+               package]
+    # A checkout (editable install) as a whole is private too; an installed package's
+    # parent is site-packages, which must stay readable.
+    if (paths.ROOT / "pyproject.toml").exists() or (paths.ROOT / ".git").exists():
+        private.append(paths.ROOT)
+    return [str(Path(p).resolve()) for p in private]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _without(candidate: Path, denied: list[Path]) -> list[Path]:
+    """``candidate``, or where it contains a denied folder, its parts around it.
+
+    A Landlock rule covers a whole hierarchy, so an ancestor of a private folder
+    cannot be granted; its other entries can, one by one.
+    """
+    inner = [d for d in denied if d != candidate and candidate in d.parents]
+    if candidate in denied:
+        return []
+    if not inner:
+        return [candidate]
+    kept: list[Path] = []
+    try:
+        entries = sorted(candidate.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if any(_inside(d, entry) for d in inner):
+            if entry.is_dir() and not entry.is_symlink():
+                kept += _without(entry, denied)
+        else:
+            kept.append(entry)
+    return kept
+
+
+def readable_paths_for_python(deny: Iterable[str | os.PathLike[str]] | None = None) -> list[str]:
+    """What this interpreter needs to read to run torch, minus ``deny``.
+
+    Found by trial: under Landlock with only these paths, a fresh interpreter
+    imports torch and runs a small model. ``deny`` defaults to the grader's
+    private folders; a path inside a denied folder that Python needs (a virtual
+    environment in the checkout) stays readable, but no rule ever covers a
+    denied folder itself.
+    """
+    denied = [Path(p).resolve() for p in (grader_private_paths() if deny is None else deny)]
+    candidates: list[str] = [
+        sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+    ]
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            candidates.append(sysconfig.get_paths()[key])
+    with contextlib.suppress(Exception):
+        import site
+
+        candidates += site.getsitepackages()
+    # Absolute sys.path entries (PYTHONPATH, .pth additions); '' and the current
+    # folder are left out, since they are wherever the grader happened to start.
+    cwd = os.path.realpath(os.getcwd())
+    candidates += [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != cwd]
+    # Shared libraries and the loader's cache; the devices Python and torch open.
+    candidates += [
+        "/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64",
+        "/usr/local/lib", "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo",
+        "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
+        "/proc/cpuinfo", "/sys/devices/system/cpu",
+    ]
+    seen: set[Path] = set()
+    result: list[str] = []
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = Path(os.path.realpath(candidate))
+        if not path.exists():
+            continue
+        for kept in _without(path, denied):
+            if kept not in seen:
+                seen.add(kept)
+                result.append(str(kept))
+    # Drop paths already covered by another one, so the ruleset stays small.
+    result.sort(key=len)
+    minimal: list[str] = []
+    for p in result:
+        if not any(_inside(Path(p), Path(q)) for q in minimal):
+            minimal.append(p)
+    return minimal
+
+
+# --- applying it ----------------------------------------------------------------------
+def _status_kb(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _tasks_of_user(uid: int) -> int:
+    """Processes and threads of ``uid`` that /proc shows (what RLIMIT_NPROC counts)."""
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return count
+
+
+def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
+    assert resource is not None
+    _current_soft, current_hard = resource.getrlimit(which)
+    hard = soft if hard is None else hard
+    if current_hard != resource.RLIM_INFINITY:
+        # An unprivileged process cannot raise its hard limit; stay below it.
+        hard = min(hard, current_hard)
+        soft = min(soft, hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def memory_limits(budget: int) -> tuple[int, int]:
+    """The RLIMIT_DATA and RLIMIT_AS values that give ``budget`` bytes of headroom.
+
+    RLIMIT_DATA counts private writable memory, which is what tensors, lists and
+    bytearrays use, so it carries the budget. RLIMIT_AS also counts shared
+    mappings (``mmap.mmap(-1, n)``), but torch, glibc and thread stacks reserve
+    address space they never touch, so it is set looser, as a backstop.
+    """
+    data = (_status_kb("VmData") or 0) + budget
+    space = (_status_kb("VmSize") or 0) + 2 * budget + 256 * MB
+    return data, space
+
+
+def _apply_rlimits(policy: Policy) -> None:
+    assert resource is not None
+    _set_limit(resource.RLIMIT_CORE, 0)  # no core files in scratch or anywhere
+    if policy.memory_bytes is not None:
+        data, space = memory_limits(policy.memory_bytes)
+        _set_limit(resource.RLIMIT_DATA, data)
+        _set_limit(resource.RLIMIT_AS, space)
+    if policy.cpu_seconds is not None:
+        # SIGXCPU at the soft limit; SIGKILL at the hard one, should it be caught.
+        _set_limit(resource.RLIMIT_CPU, policy.cpu_seconds, policy.cpu_seconds + 1)
+    if policy.max_file_bytes is not None:
+        _set_limit(resource.RLIMIT_FSIZE, policy.max_file_bytes)
+    if policy.max_open_files is not None:
+        _set_limit(resource.RLIMIT_NOFILE, policy.max_open_files)
+    if policy.max_processes is not None and hasattr(resource, "RLIMIT_NPROC"):
+        running = _tasks_of_user(os.getuid()) if os.path.isdir("/proc") else 0
+        # The launcher itself is in the user namespace but outside our /proc.
+        _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes)
+
+
+def _drop_capabilities() -> bool:
+    """Drop every capability, for good; True if there were any to drop.
+
+    In a user namespace mapped to root, or for a grader started as root without
+    namespaces, the child would otherwise hold capabilities.
+    """
+    libc = _libc()
+    if libc is None:
+        return False
+    try:
+        with open("/proc/self/status") as status:
+            caps = {k: int(v, 16) for k, v in
+                    (line.split(":", 1) for line in status if line.startswith("Cap"))}
+    except (OSError, ValueError):
+        return False
+    # The bounding set alone gives nothing without execve, which Landlock denies.
+    if not any(caps.get(k, 0) for k in ("CapEff", "CapPrm", "CapInh", "CapAmb")):
+        return False
+    with contextlib.suppress(OSError):
+        _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as last:
+            last_cap = int(last.read())
+    except (OSError, ValueError):
+        last_cap = 63
+    for cap in range(last_cap + 1):
+        # Needs CAP_SETPCAP; without it the bounding set cannot matter anyway, as
+        # execve is forbidden by Landlock and no_new_privs.
+        with contextlib.suppress(OSError):
+            _prctl(_PR_CAPBSET_DROP, cap)
+    header = struct.pack("Ii", _LINUX_CAPABILITY_VERSION_3, 0)
+    data = bytes(24)  # two zeroed {effective, permitted, inheritable} words
+    _check(libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data)), "capset")
+    return True
+
+
+def _landlock(policy: Policy, abi: int) -> None:
+    libc = _libc()
+    assert libc is not None
+    abi = min(abi, _KNOWN_ABI)
+    fs = _fs_rights(abi)
+    read = _FS_READ_FILE | _FS_READ_DIR | (_FS_EXECUTE if policy.allow_exec else 0)
+    attr = _RulesetAttr(fs, _net_rights(abi), _scopes(abi))
+    # Older kernels know a shorter struct; give each the size it expects.
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    ruleset = _check(libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
+                                  ctypes.c_size_t(size), ctypes.c_uint32(0)),
+                     "landlock_create_ruleset")
+    try:
+        rules: list[tuple[str, int]] = [(p, read) for p in policy.readable]
+        # Writing to /dev/null is what "discard" means; Python opens it that way.
+        rules.append(("/dev/null", _FS_READ_FILE | _FS_WRITE_FILE | _FS_TRUNCATE))
+        if policy.scratch is not None:
+            rules.append((policy.scratch, fs & ~(0 if policy.allow_exec else _FS_EXECUTE)))
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # a path that does not exist needs no rule
+            try:
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    access &= _FS_FILE_RIGHTS
+                beneath = _PathBeneathAttr(access & fs, fd)
+                _check(libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
+                                    ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
+                                    ctypes.byref(beneath), ctypes.c_uint32(0)),
+                       f"landlock_add_rule({path})")
+            finally:
+                os.close(fd)
+        _check(libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset),
+                            ctypes.c_uint32(0)), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _seccomp_no_sockets() -> None:
+    """Refuse socket(2) and io_uring_setup(2) with EPERM.
+
+    Landlock (before ABI 9) does not cover connecting to a Unix socket by path,
+    and the network namespace does not either, since such sockets live in the
+    file system. Sockets the process already holds keep working.
+    """
+    arch, nr_socket, nr_io_uring = _SECCOMP_ARCHES[platform_machine()]
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    kill_process, allow, deny = 0x80000000, 0x7FFF0000, 0x00050000 | errno.EPERM
+    program = [
+        (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
+        (jeq_k, 1, 0, arch),
+        (ret_k, 0, 0, kill_process),  # another ABI (int 0x80 on x86_64)
+        (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
+        (jge_k, 0, 1, _X32_SYSCALL_BIT),  # x32 numbers: another ABI too
+        (ret_k, 0, 0, kill_process),
+        (jeq_k, 0, 1, nr_socket),
+        (ret_k, 0, 0, deny),
+        (jeq_k, 0, 1, nr_io_uring),
+        (ret_k, 0, 0, deny),
+        (ret_k, 0, 0, allow),
+    ]
+    if platform_machine() not in ("x86_64",):
+        # Only x86_64 has the x32 bit to worry about.
+        program = program[:4] + program[6:]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
+    fprog = _SockFprog(len(program), filters)
+    _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+
+
+def _namespace_layers() -> list[str]:
+    """The namespaces this process actually sits in (set up by the launcher)."""
+    layers = []
+    try:
+        with open("/proc/self/uid_map") as uid_map:
+            if uid_map.read().split() != ["0", "0", "4294967295"]:
+                layers.append("user-namespace")
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        if [name for _i, name in socket.if_nameindex()] in ([], ["lo"]):
+            layers.append("network-namespace")
+    with contextlib.suppress(OSError):
+        # The initial PID namespace has a fixed inode number (PROC_PID_INIT_INO).
+        if os.stat("/proc/self/ns/pid").st_ino != 0xEFFFFFFC:
+            layers.append("pid-namespace")
+    return layers
+
+
+def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
+    """Apply every available layer to the calling process; returns their names.
+
+    Call it right after fork, while the process is single-threaded (Landlock and
+    seccomp bind the calling thread and its future children only), before any
+    learner code is loaded or imported. What this process imports later must be
+    readable under the policy. A layer the machine lacks is skipped; a layer
+    that is there but fails raises OSError, since running unprotected would be
+    worse than not running.
+    """
+    linux = sys.platform.startswith("linux")
+    abi = isolation.landlock_abi if isolation is not None else landlock_abi()
+    # Decided now: /proc may be out of reach once Landlock is on.
+    seccomp = policy.forbid_sockets and (
+        isolation.seccomp if isolation is not None else linux and _probe_seccomp())
+    layers: list[str] = _namespace_layers() if linux else []
+
+    with contextlib.suppress(OSError):
+        os.setsid()  # EPERM: already a session leader, which is what we want
+    layers.append("new-session")
+
+    if policy.environment is not None:
+        os.environ.clear()
+        os.environ.update(policy.environment)
+        layers.append("clean-env")
+
+    if resource is not None:
+        _apply_rlimits(policy)
+        layers.append("rlimits")
+
+    if linux and _libc() is not None:
+        parent = os.getppid()
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)  # the parent ended before the signal was armed
+        layers.append("parent-death-signal")
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        layers.append("no-new-privs")
+        if _drop_capabilities():
+            layers.append("capabilities-dropped")
+        if abi >= 1:
+            _landlock(policy, abi)
+            layers.append(f"landlock-abi{abi}")
+        if seccomp:
+            _seccomp_no_sockets()
+            layers.append("seccomp-no-sockets")
+    return layers
+
+
+# --- reading the outcome --------------------------------------------------------------
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether an exception is how a reached memory limit shows itself."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and (
+        "can't allocate memory" in text or "can't start new thread" in text
+        or "Cannot allocate memory" in text)
+
+
+def limit_message(policy: Policy, exc: BaseException | None = None,
+                  signum: int | None = None) -> str | None:
+    """A sentence naming the limit an exception or a fatal signal stands for."""
+    if exc is not None:
+        if out_of_memory(exc) and policy.memory_bytes is not None:
+            return f"the memory limit ({policy.memory_bytes // MB} MB) was reached"
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            size = policy.max_file_bytes or 0
+            return f"the file size limit ({size // MB} MB) was reached"
+        if isinstance(exc, BlockingIOError) and policy.max_processes is not None:
+            return f"the process limit ({policy.max_processes}) was reached"
+    if signum is not None:
+        if signum == getattr(signal, "SIGXCPU", None) and policy.cpu_seconds is not None:
+            return f"the CPU time limit ({policy.cpu_seconds} s) was reached"
+        if signum == getattr(signal, "SIGXFSZ", None):
+            size = policy.max_file_bytes or 0
+            return f"the file size limit ({size // MB} MB) was reached"
+    return None

@@ -1,0 +1,413 @@
+"""The isolation layers, each checked from inside a sandboxed process.
+
+Every check runs a small interpreter that calls isolate() and then tries
+something a submission must not (or must) be able to do, reporting what
+happened as JSON. A check whose layer this machine lacks is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.sandbox import isolation
+from grader.sandbox.isolation import MB, Policy
+
+ISO = isolation.probe()
+LINUX = sys.platform.startswith("linux")
+ROOT = Path(__file__).resolve().parent.parent
+
+needs_landlock = pytest.mark.skipif(ISO.landlock_abi < 1, reason="no Landlock on this kernel")
+needs_rlimits = pytest.mark.skipif(not ISO.rlimits, reason="no resource limits on this platform")
+needs_namespaces = pytest.mark.skipif(
+    not ISO.namespaces, reason="unshare cannot create user, network and PID namespaces here")
+
+# Runs in the sandboxed interpreter: isolate, then the test's body, then report.
+CHILD = """
+import json, os, sys
+from grader.sandbox.isolation import Policy, isolate, out_of_memory, limit_message
+args = json.loads(sys.argv[1])
+policy = Policy(**args["policy"])
+result = {"layers": isolate(policy)}
+def attempt(name, action):
+    try:
+        value = action()
+        result[name] = "ok" if value is None else value
+    except BaseException as exc:
+        result[name] = {"error": type(exc).__name__, "errno": getattr(exc, "errno", None),
+                        "oom": out_of_memory(exc), "message": limit_message(policy, exc)}
+exec(args["body"])
+print(json.dumps(result), flush=True)
+"""
+
+
+def run_isolated(body: str, tmp_path: Path, *, launcher: bool = False,
+                 argv_prefix: list[str] | None = None, **policy: Any) -> dict[str, Any]:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    policy.setdefault("readable", isolation.readable_paths_for_python())
+    policy.setdefault("scratch", str(scratch))
+    args = json.dumps({"policy": policy, "body": textwrap.dedent(body)})
+    prefix = (argv_prefix or []) + (isolation.launcher_prefix(ISO) if launcher else [])
+    done = subprocess.run([*prefix, sys.executable, "-c", CHILD, args], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def refused(outcome: Any) -> bool:
+    return isinstance(outcome, dict) and outcome["error"] in ("PermissionError", "OSError")
+
+
+@pytest.fixture
+def private(tmp_path: Path) -> Path:
+    """A folder standing in for the grader's solutions/: never readable."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    (folder / "reference.py").write_text("SECRET = 42\n")
+    return folder
+
+
+@pytest.fixture
+def submission(tmp_path: Path) -> Path:
+    folder = tmp_path / "problem"
+    folder.mkdir()
+    (folder / "solution.py").write_text("class Solution: pass\n")
+    return folder / "solution.py"
+
+
+def test_probe_is_cached_and_describes_itself() -> None:
+    assert isolation.probe() is ISO
+    assert isinstance(ISO.summary(), list)
+    prefix = isolation.launcher_prefix(ISO)
+    assert prefix == [] or "--net" in prefix and "--pid" in prefix
+
+
+def test_clean_environment_leaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRADER_SECRET", "x")
+    env = isolation.clean_environment(tmp_path)
+    assert "GRADER_SECRET" not in env
+    assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
+    for name in ("PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS"):
+        assert env[name] == "1"
+
+
+@needs_rlimits
+def test_isolate_replaces_the_environment(tmp_path: Path) -> None:
+    env = isolation.clean_environment(tmp_path)
+    result = run_isolated("result['env'] = dict(os.environ)", tmp_path, environment=env,
+                          readable=[], memory_bytes=None)
+    assert result["env"] == env
+    assert "clean-env" in result["layers"]
+
+
+def test_readable_paths_never_cover_a_denied_folder(tmp_path: Path) -> None:
+    paths = isolation.readable_paths_for_python()
+    for private in isolation.grader_private_paths():
+        for path in paths:
+            assert not isolation._inside(Path(private), Path(path)), (path, private)
+    # A folder that holds a denied one is granted entry by entry around it.
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "deep" / "denied").mkdir(parents=True)
+    (tmp_path / "deep" / "other").mkdir()
+    kept = isolation._without(tmp_path, [tmp_path / "deep" / "denied"])
+    assert sorted(kept) == [tmp_path / "deep" / "other", tmp_path / "keep"]
+
+
+@needs_landlock
+def test_reads_only_python_and_the_submission(tmp_path: Path, private: Path,
+                                              submission: Path) -> None:
+    policy = Policy.for_submission(submission, tmp_path / "scratch", memory_bytes=None)
+    assert not any(isolation._inside(private, Path(p)) for p in policy.readable)
+    body = f"""
+    attempt("private", lambda: open({str(private / "reference.py")!r}).read())
+    attempt("listing", lambda: os.listdir({str(private)!r}))
+    attempt("submission", lambda: len(open({str(submission)!r}).read()))
+    attempt("grader", lambda: open({str(ROOT / "pyproject.toml")!r}).read())
+    attempt("stdlib", lambda: __import__("decimal") and None)
+    """
+    result = run_isolated(body, tmp_path, readable=policy.readable)
+    assert refused(result["private"]) and refused(result["listing"])
+    assert refused(result["grader"])
+    assert result["submission"] > 0
+    assert result["stdlib"] == "ok"
+    assert f"landlock-abi{ISO.landlock_abi}" in result["layers"]
+
+
+@needs_landlock
+def test_writes_only_to_scratch(tmp_path: Path, submission: Path) -> None:
+    body = f"""
+    attempt("scratch", lambda: open({str(tmp_path / "scratch" / "f")!r}, "w").write("x"))
+    attempt("beside", lambda: open({str(submission.parent / "new.py")!r}, "w").write("x"))
+    attempt("overwrite", lambda: open({str(submission)!r}, "a").write("x"))
+    attempt("tmp", lambda: open("/tmp/escaped-{os.getpid()}", "w").write("x"))
+    attempt("devnull", lambda: open(os.devnull, "w").write("x"))
+    """
+    result = run_isolated(body, tmp_path, readable=[str(submission.parent),
+                                                    *isolation.readable_paths_for_python()])
+    assert result["scratch"] == 1 and result["devnull"] == 1
+    assert refused(result["beside"]) and refused(result["overwrite"]) and refused(result["tmp"])
+    assert not (submission.parent / "new.py").exists()
+    assert submission.read_text() == "class Solution: pass\n"
+
+
+@needs_landlock
+def test_cannot_start_programs(tmp_path: Path) -> None:
+    body = """
+    import subprocess
+    attempt("run", lambda: subprocess.run(["/bin/sh", "-c", "true"]).returncode)
+    attempt("system", lambda: os.system("true"))
+    """
+    result = run_isolated(body, tmp_path)
+    assert refused(result["run"])
+    assert result["system"] != 0  # the shell itself could not be started
+
+
+@pytest.fixture
+def listener() -> Any:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    yield server.getsockname()[1]
+    server.close()
+
+
+CONNECT = """
+import socket
+def connect():
+    with socket.create_connection(("127.0.0.1", {port}), timeout=5):
+        pass
+attempt("connect", connect)
+"""
+
+
+@pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
+def test_no_new_sockets_under_seccomp(tmp_path: Path, listener: int) -> None:
+    result = run_isolated(CONNECT.format(port=listener), tmp_path, memory_bytes=None)
+    assert refused(result["connect"]) and result["connect"]["errno"] == 1  # EPERM
+    assert "seccomp-no-sockets" in result["layers"]
+
+
+@pytest.mark.skipif(ISO.landlock_abi < 4, reason="Landlock before ABI 4 has no TCP rules")
+def test_no_tcp_under_landlock(tmp_path: Path, listener: int) -> None:
+    result = run_isolated(CONNECT.format(port=listener), tmp_path, forbid_sockets=False)
+    assert refused(result["connect"]), result
+
+
+@needs_namespaces
+def test_no_network_in_the_namespace(tmp_path: Path, listener: int) -> None:
+    # Nothing but the namespace: the grader's loopback is another machine's.
+    body = CONNECT.format(port=listener) + "result['interfaces'] = socket.if_nameindex()"
+    result = run_isolated(body, tmp_path, launcher=True, forbid_sockets=False, readable=[],
+                          memory_bytes=None)
+    assert isinstance(result["connect"], dict), result
+    assert [name for _index, name in result["interfaces"]] == ["lo"]
+    assert {"user-namespace", "network-namespace", "pid-namespace"} <= set(result["layers"])
+
+
+@pytest.mark.skipif(ISO.landlock_abi < 6, reason="Landlock before ABI 6 does not scope signals")
+def test_cannot_signal_outside_the_sandbox(tmp_path: Path) -> None:
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        body = f"""
+        import signal
+        attempt("victim", lambda: os.kill({victim.pid}, signal.SIGTERM))
+        attempt("parent", lambda: os.kill(os.getppid(), 0))
+        attempt("itself", lambda: os.kill(os.getpid(), 0))
+        """
+        result = run_isolated(body, tmp_path)
+        assert refused(result["victim"]) and refused(result["parent"])
+        assert result["itself"] == "ok"
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@needs_rlimits
+def test_memory_limit_stops_twice_the_budget(tmp_path: Path) -> None:
+    body = f"""
+    attempt("bytes", lambda: len(bytearray({128 * MB})))
+    attempt("list", lambda: len([0.5] * {128 * MB // 8}))
+    attempt("small", lambda: len(bytearray({8 * MB})))
+    """
+    result = run_isolated(body, tmp_path, memory_bytes=64 * MB)
+    for name in ("bytes", "list"):
+        assert result[name]["error"] == "MemoryError" and result[name]["oom"]
+        assert result[name]["message"] == "the memory limit (64 MB) was reached"
+    assert result["small"] == 8 * MB  # the process lives on and can still work
+
+
+@needs_rlimits
+def test_file_size_limit(tmp_path: Path) -> None:
+    body = f"""
+    path = os.path.join({str(tmp_path / "scratch")!r}, "big")
+    def write():
+        with open(path, "wb") as out:
+            out.write(bytes({2 * MB}))
+    attempt("big", write)
+    result["size"] = os.path.getsize(path)
+    """
+    result = run_isolated(body, tmp_path, max_file_bytes=1 * MB)
+    assert result["big"]["errno"] == 27  # EFBIG: Python ignores SIGXFSZ
+    assert result["big"]["message"] == "the file size limit (1 MB) was reached"
+    assert result["size"] <= 1 * MB
+
+
+FORK_MANY = """
+import time
+children = []
+def fork_many():
+    for _ in range(30):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(5)
+            os._exit(0)
+        children.append(pid)
+attempt("fork", fork_many)
+result["started"] = len(children)
+for pid in children:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+"""
+
+
+@needs_rlimits
+@pytest.mark.skipif(LINUX and os.geteuid() == 0,
+                    reason="the kernel never applies RLIMIT_NPROC to a process of real uid 0")
+def test_process_limit(tmp_path: Path) -> None:
+    body = FORK_MANY
+    result = run_isolated(body, tmp_path, max_processes=4, launcher=ISO.namespaces)
+    assert result["fork"]["error"] == "BlockingIOError"
+    assert result["started"] <= 5
+
+
+@needs_namespaces
+@pytest.mark.parametrize("ending", ["returns", "launcher-killed"])
+def test_detached_processes_die_with_the_namespace(tmp_path: Path, ending: str) -> None:
+    """A grandchild in a new session, holding a pipe, must die with the sandbox.
+
+    The pipe's read end sees end-of-file once every process holding the write
+    end is gone: that is how the test sees processes it cannot name.
+    """
+    read_end, write_end = os.pipe()
+    script = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(120)  # the orphan that must not survive
+    os._exit(0)
+print("started", flush=True)
+time.sleep(0 if sys.argv[1] == "returns" else 120)
+"""
+    launcher = subprocess.Popen(
+        [*isolation.launcher_prefix(ISO), sys.executable, "-c", script, ending],
+        stdout=subprocess.PIPE, text=True, pass_fds=[write_end])
+    os.close(write_end)
+    try:
+        assert launcher.stdout is not None
+        assert launcher.stdout.readline().strip() == "started"
+        if ending == "launcher-killed":
+            launcher.kill()
+        ready, _, _ = select.select([read_end], [], [], 60)
+        assert ready and os.read(read_end, 1) == b"", "a detached process outlived its sandbox"
+    finally:
+        os.close(read_end)
+        launcher.kill()
+        launcher.wait()
+
+
+@needs_landlock
+def test_torch_runs_in_a_child_forked_after_import(tmp_path: Path) -> None:
+    """The fork server's way: torch imported first, the child isolated, then used."""
+    script = f"""
+import json, os, sys, tempfile
+import torch
+from grader.sandbox.isolation import Policy, isolate, out_of_memory
+scratch = {str(tmp_path / "scratch")!r}
+os.makedirs(scratch, exist_ok=True)
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    result = {{"layers": isolate(Policy.for_submission(scratch, scratch, memory_bytes=128 << 20))}}
+    result["shape"] = list(torch.nn.Linear(4, 4)(torch.zeros(1, 4)).shape)
+    import torch.nn.functional as F  # a lazy import after isolation
+    result["softmax"] = F.softmax(torch.zeros(3), dim=0).sum().item()
+    try:
+        torch.zeros(64 << 20)  # 256 MB of float32
+    except Exception as exc:
+        result["oom"] = out_of_memory(exc)
+    os.write(write, json.dumps(result).encode())
+    os._exit(0)
+os.close(write)
+_, status = os.waitpid(pid, 0)
+print(os.read(read, 65536).decode())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["shape"] == [1, 4]
+    assert result["softmax"] == pytest.approx(1.0)
+    assert result["oom"] is True
+    assert f"landlock-abi{ISO.landlock_abi}" in result["layers"]
+
+
+def _nobody_can_run_python() -> bool:
+    if not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return False
+    probe = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         "import grader.sandbox.isolation"], capture_output=True, timeout=60, cwd="/")
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(ISO.landlock_abi < 1 or not _nobody_can_run_python(),
+                    reason="needs root, setpriv, Landlock and an interpreter nobody can run")
+def test_unprivileged_user_is_isolated_too() -> None:
+    # pytest's tmp_path is private to root; this folder is open to everyone, so only
+    # the sandbox stands between nobody and the private file.
+    base = Path(tempfile.mkdtemp(prefix="isolation-"))
+    try:
+        base.chmod(0o755)
+        (base / "solutions").mkdir(mode=0o755)
+        (base / "solutions" / "reference.py").write_text("SECRET = 42\n")
+        (base / "scratch").mkdir()
+        os.chown(base / "scratch", 65534, 65534)
+        body = textwrap.dedent(f"""
+        attempt("private", lambda: open({str(base / "solutions" / "reference.py")!r}).read())
+        attempt("scratch", lambda: open({str(base / "scratch" / "f")!r}, "w").write("x"))
+        """) + FORK_MANY
+        result = run_isolated(body, base, max_processes=4,
+                              argv_prefix=["setpriv", "--reuid=65534", "--regid=65534",
+                                           "--clear-groups"])
+        assert refused(result["private"])
+        assert result["scratch"] == 1
+        assert result["fork"]["error"] == "BlockingIOError"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_limit_message_names_the_limit() -> None:
+    policy = Policy(memory_bytes=256 * MB, cpu_seconds=30, max_file_bytes=2 * MB)
+    assert isolation.limit_message(policy, MemoryError()) == "the memory limit (256 MB) was reached"
+    torch_error = RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to ...")
+    assert isolation.out_of_memory(torch_error)
+    assert not isolation.out_of_memory(RuntimeError("shape mismatch"))
+    if hasattr(signal, "SIGXCPU"):
+        assert isolation.limit_message(policy, signum=signal.SIGXCPU) == (
+            "the CPU time limit (30 s) was reached")
+    assert isolation.limit_message(policy, ValueError("x")) is None
