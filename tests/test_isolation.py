@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 needs_landlock = pytest.mark.skipif(ISO.landlock_abi < 1, reason="no Landlock on this kernel")
 needs_rlimits = pytest.mark.skipif(not ISO.rlimits, reason="no resource limits on this platform")
+needs_memory_limit = pytest.mark.skipif(
+    not (ISO.rlimits and LINUX), reason="memory rlimits are placed and enforced on Linux only")
 needs_namespaces = pytest.mark.skipif(
     not ISO.namespaces, reason="unshare cannot create user, network and PID namespaces here")
 
@@ -236,7 +238,7 @@ def test_cannot_signal_outside_the_sandbox(tmp_path: Path) -> None:
         victim.wait()
 
 
-@needs_rlimits
+@needs_memory_limit
 def test_memory_limit_stops_twice_the_budget(tmp_path: Path) -> None:
     body = f"""
     attempt("bytes", lambda: len(bytearray({128 * MB})))
@@ -248,6 +250,7 @@ def test_memory_limit_stops_twice_the_budget(tmp_path: Path) -> None:
         assert result[name]["error"] == "MemoryError" and result[name]["oom"]
         assert result[name]["message"] == "the memory limit (64 MB) was reached"
     assert result["small"] == 8 * MB  # the process lives on and can still work
+    assert "memory-limit" in result["layers"]
 
 
 @needs_rlimits

@@ -15,17 +15,22 @@ Three steps, each made of layers that are used where the machine has them:
 
 What a reached limit looks like afterwards (for the caller's messages):
 
-* memory (RLIMIT_DATA, plus a looser RLIMIT_AS backstop): the allocation fails.
-  Python raises ``MemoryError``; torch raises ``RuntimeError`` ("DefaultCPUAllocator:
-  can't allocate memory"); ``mmap`` raises ``OSError(ENOMEM)``; a thread that
-  cannot get a stack fails to start. The process stays alive, so the caller
-  should test the exception with ``out_of_memory()``. Native code that does not
-  check its allocations may still crash (SIGSEGV or SIGABRT).
+* memory (RLIMIT_DATA, plus a looser RLIMIT_AS backstop; Linux only): the
+  allocation fails. Python raises ``MemoryError``; torch raises ``RuntimeError``
+  ("DefaultCPUAllocator: can't allocate memory"); ``mmap`` raises
+  ``OSError(ENOMEM)``; a thread that cannot get a stack fails to start. The
+  process stays alive, so the caller should test the exception with
+  ``out_of_memory()``. Native code that does not check its allocations may
+  still crash (SIGSEGV or SIGABRT). Shared mappings (``mmap.mmap(-1, n)``) are
+  not private data: only the RLIMIT_AS backstop (twice the budget) bounds them.
 * CPU time (RLIMIT_CPU): SIGXCPU at the soft limit, SIGKILL one second later.
 * file size (RLIMIT_FSIZE): Python ignores SIGXFSZ, so the write raises
   ``OSError(EFBIG)``.
 * processes (RLIMIT_NPROC): ``fork`` or thread start fails with EAGAIN
-  (``BlockingIOError`` / ``RuntimeError("can't start new thread")``).
+  (``BlockingIOError`` / ``RuntimeError("can't start new thread")``). The kernel
+  never applies this limit to a process whose real uid is 0, in a user namespace
+  or not, so it does nothing when the grader runs as root; the PID namespace
+  still ends every such process with the fork server.
 
 ``limit_message()`` turns either an exception or a fatal signal into a sentence.
 """
@@ -256,7 +261,7 @@ def _probe_launcher() -> tuple[str, ...]:
 
 
 def _probe_seccomp() -> bool:
-    if platform_machine() not in _SECCOMP_ARCHES:
+    if _machine() not in _SECCOMP_ARCHES:
         return False
     try:
         with open("/proc/self/status") as status:
@@ -265,7 +270,7 @@ def _probe_seccomp() -> bool:
         return False
 
 
-def platform_machine() -> str:
+def _machine() -> str:
     return os.uname().machine if hasattr(os, "uname") else ""
 
 
@@ -450,6 +455,8 @@ def readable_paths_for_python(deny: Iterable[str | os.PathLike[str]] | None = No
         "/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64",
         "/usr/local/lib", "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo",
         "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
+        # torch's CPU detection reads these when it is first imported (it prints
+        # an error without /proc/cpuinfo); on ARM it reads /sys as well.
         "/proc/cpuinfo", "/sys/devices/system/cpu",
     ]
     seen: set[Path] = set()
@@ -529,13 +536,17 @@ def memory_limits(budget: int) -> tuple[int, int]:
     return data, space
 
 
-def _apply_rlimits(policy: Policy) -> None:
+def _apply_rlimits(policy: Policy) -> list[str]:
     assert resource is not None
+    layers = ["rlimits"]
     _set_limit(resource.RLIMIT_CORE, 0)  # no core files in scratch or anywhere
-    if policy.memory_bytes is not None:
+    # Only Linux enforces RLIMIT_DATA on mmap'd memory, and only there can the
+    # current footprint be read to place the limit above it.
+    if policy.memory_bytes is not None and _status_kb("VmData") is not None:
         data, space = memory_limits(policy.memory_bytes)
         _set_limit(resource.RLIMIT_DATA, data)
         _set_limit(resource.RLIMIT_AS, space)
+        layers.append("memory-limit")
     if policy.cpu_seconds is not None:
         # SIGXCPU at the soft limit; SIGKILL at the hard one, should it be caught.
         _set_limit(resource.RLIMIT_CPU, policy.cpu_seconds, policy.cpu_seconds + 1)
@@ -543,10 +554,14 @@ def _apply_rlimits(policy: Policy) -> None:
         _set_limit(resource.RLIMIT_FSIZE, policy.max_file_bytes)
     if policy.max_open_files is not None:
         _set_limit(resource.RLIMIT_NOFILE, policy.max_open_files)
-    if policy.max_processes is not None and hasattr(resource, "RLIMIT_NPROC"):
-        running = _tasks_of_user(os.getuid()) if os.path.isdir("/proc") else 0
+    # Without /proc the user's other processes cannot be counted, and a limit that
+    # ignores them could stop this one from starting even a thread.
+    if policy.max_processes is not None and hasattr(resource, "RLIMIT_NPROC") \
+            and os.path.isdir("/proc/self"):
+        running = _tasks_of_user(os.getuid())
         # The launcher itself is in the user namespace but outside our /proc.
         _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes)
+    return layers
 
 
 def _drop_capabilities() -> bool:
@@ -640,7 +655,7 @@ def _seccomp_no_sockets() -> None:
     and the network namespace does not either, since such sockets live in the
     file system. Sockets the process already holds keep working.
     """
-    arch, nr_socket, nr_io_uring = _SECCOMP_ARCHES[platform_machine()]
+    arch, nr_socket, nr_io_uring = _SECCOMP_ARCHES[_machine()]
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
     kill_process, allow, deny = 0x80000000, 0x7FFF0000, 0x00050000 | errno.EPERM
     program = [
@@ -656,7 +671,7 @@ def _seccomp_no_sockets() -> None:
         (ret_k, 0, 0, deny),
         (ret_k, 0, 0, allow),
     ]
-    if platform_machine() not in ("x86_64",):
+    if _machine() != "x86_64":
         # Only x86_64 has the x32 bit to worry about.
         program = program[:4] + program[6:]
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
@@ -700,9 +715,10 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         isolation.seccomp if isolation is not None else linux and _probe_seccomp())
     layers: list[str] = _namespace_layers() if linux else []
 
-    with contextlib.suppress(OSError):
-        os.setsid()  # EPERM: already a session leader, which is what we want
-    layers.append("new-session")
+    if hasattr(os, "setsid"):
+        with contextlib.suppress(OSError):
+            os.setsid()  # EPERM: already a session leader, which is what we want
+        layers.append("new-session")
 
     if policy.environment is not None:
         os.environ.clear()
@@ -710,8 +726,7 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         layers.append("clean-env")
 
     if resource is not None:
-        _apply_rlimits(policy)
-        layers.append("rlimits")
+        layers += _apply_rlimits(policy)
 
     if linux and _libc() is not None:
         parent = os.getppid()
@@ -741,8 +756,7 @@ def out_of_memory(exc: BaseException) -> bool:
         return True
     text = str(exc)
     return isinstance(exc, RuntimeError) and (
-        "can't allocate memory" in text or "can't start new thread" in text
-        or "Cannot allocate memory" in text)
+        "can't allocate memory" in text or "Cannot allocate memory" in text)
 
 
 def limit_message(policy: Policy, exc: BaseException | None = None,
@@ -756,6 +770,9 @@ def limit_message(policy: Policy, exc: BaseException | None = None,
             return f"the file size limit ({size // MB} MB) was reached"
         if isinstance(exc, BlockingIOError) and policy.max_processes is not None:
             return f"the process limit ({policy.max_processes}) was reached"
+        if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+            # A thread needs both a task slot and memory for its stack.
+            return "a thread could not start: the process or memory limit was reached"
     if signum is not None:
         if signum == getattr(signal, "SIGXCPU", None) and policy.cpu_seconds is not None:
             return f"the CPU time limit ({policy.cpu_seconds} s) was reached"
