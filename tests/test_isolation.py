@@ -39,10 +39,11 @@ needs_namespaces = pytest.mark.skipif(
 # Runs in the sandboxed interpreter: isolate, then the test's body, then report.
 CHILD = """
 import json, os, sys
-from grader.sandbox.isolation import Policy, isolate, out_of_memory, limit_message
+from grader.sandbox.isolation import Isolation, Policy, isolate, out_of_memory, limit_message
 args = json.loads(sys.argv[1])
 policy = Policy(**args["policy"])
-result = {"layers": isolate(policy)}
+machine = Isolation(**args["isolation"]) if args["isolation"] else None
+result = {"layers": isolate(policy, machine)}
 def attempt(name, action):
     try:
         value = action()
@@ -56,12 +57,13 @@ print(json.dumps(result), flush=True)
 
 
 def run_isolated(body: str, tmp_path: Path, *, launcher: bool = False,
-                 argv_prefix: list[str] | None = None, **policy: Any) -> dict[str, Any]:
+                 argv_prefix: list[str] | None = None, machine: dict[str, Any] | None = None,
+                 **policy: Any) -> dict[str, Any]:
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
     policy.setdefault("readable", isolation.readable_paths_for_python())
     policy.setdefault("scratch", str(scratch))
-    args = json.dumps({"policy": policy, "body": textwrap.dedent(body)})
+    args = json.dumps({"policy": policy, "body": textwrap.dedent(body), "isolation": machine})
     prefix = (argv_prefix or []) + (isolation.launcher_prefix(ISO) if launcher else [])
     done = subprocess.run([*prefix, sys.executable, "-c", CHILD, args], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
@@ -163,6 +165,26 @@ def test_writes_only_to_scratch(tmp_path: Path, submission: Path) -> None:
     assert refused(result["beside"]) and refused(result["overwrite"]) and refused(result["tmp"])
     assert not (submission.parent / "new.py").exists()
     assert submission.read_text() == "class Solution: pass\n"
+
+
+@pytest.mark.parametrize("abi", range(1, 8))
+def test_older_landlock_abis(tmp_path: Path, private: Path, abi: int) -> None:
+    """Each ABI's ruleset, as an older kernel would get it (newer kernels accept them)."""
+    if ISO.landlock_abi < abi:
+        pytest.skip(f"this kernel's Landlock is older than ABI {abi}")
+    scratch = tmp_path / "scratch"
+    body = f"""
+    attempt("private", lambda: open({str(private / "reference.py")!r}).read())
+    attempt("write", lambda: open({str(scratch / "a")!r}, "w").write("x"))
+    attempt("rename", lambda: os.rename({str(scratch / "a")!r}, {str(scratch / "b")!r}))
+    attempt("truncate", lambda: os.truncate({str(scratch / "b")!r}, 0))
+    """
+    result = run_isolated(body, tmp_path, memory_bytes=None,
+                          machine={"platform": sys.platform, "landlock_abi": abi})
+    assert refused(result["private"])
+    assert (result["write"], result["rename"], result["truncate"]) == (1, "ok", "ok")
+    assert f"landlock-abi{abi}" in result["layers"]
+    assert "seccomp-no-sockets" not in result["layers"]
 
 
 @needs_landlock
