@@ -130,6 +130,13 @@ def test_readable_paths_never_cover_a_denied_folder(tmp_path: Path) -> None:
     assert sorted(kept) == [tmp_path / "deep" / "other", tmp_path / "keep"]
 
 
+def test_a_submission_beside_private_folders_is_granted_alone() -> None:
+    # A file at the checkout's top level: its folder holds solutions/, data/, .git.
+    policy = Policy.for_submission(ROOT / "solution.py", ROOT / "scratch")
+    assert str(ROOT / "solution.py") in policy.readable
+    assert str(ROOT) not in policy.readable
+
+
 @needs_landlock
 def test_reads_only_python_and_the_submission(tmp_path: Path, private: Path,
                                               submission: Path) -> None:

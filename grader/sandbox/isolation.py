@@ -53,6 +53,7 @@ import sysconfig
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 try:
     import resource
@@ -138,6 +139,7 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_SECCOMP = 22
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_GET_NO_NEW_PRIVS = 39
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECCOMP_MODE_FILTER = 2
@@ -286,8 +288,7 @@ def probe() -> Isolation:
         prctl_ok = False
         if linux and _libc() is not None:
             try:
-                # PR_GET_NO_NEW_PRIVS: harmless, and proves prctl answers.
-                _prctl(39)
+                _prctl(_PR_GET_NO_NEW_PRIVS)  # harmless, and proves prctl answers
                 prctl_ok = True
             except OSError:
                 prctl_ok = False
@@ -311,6 +312,9 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
     the command is PID 1 (when it ends, the kernel kills every process left in
     the namespace, however they detached), and its own /proc. --kill-child ties
     the command to the launcher: killing the launcher kills the whole tree.
+
+    As PID 1 the command receives, from outside, only SIGKILL and the signals it
+    has handlers for; end it by signalling the launcher, or by closing its channel.
     """
     isolation = probe() if isolation is None else isolation
     return list(isolation.launcher)
@@ -370,13 +374,19 @@ class Policy:
 
     @classmethod
     def for_submission(cls, submission: str | os.PathLike[str],
-                       scratch: str | os.PathLike[str], **limits: object) -> Policy:
-        """Readable: Python and its packages, and the submission's own folder."""
+                       scratch: str | os.PathLike[str], **limits: Any) -> Policy:
+        """Readable: Python and its packages, and the submission's own folder.
+
+        Where that folder holds (or is) one of the grader's private folders, only
+        the submission file itself is readable.
+        """
         path = Path(submission).resolve()
         folder = path if path.is_dir() else path.parent
+        if any(_inside(Path(private), folder) for private in grader_private_paths()):
+            folder = path
         scratch = os.fspath(scratch)
         return cls(readable=[*readable_paths_for_python(), str(folder)], scratch=scratch,
-                   environment=clean_environment(scratch), **limits)  # type: ignore[arg-type]
+                   environment=clean_environment(scratch), **limits)
 
 
 def grader_private_paths() -> list[str]:
@@ -448,7 +458,10 @@ def readable_paths_for_python(deny: Iterable[str | os.PathLike[str]] | None = No
         candidates += site.getsitepackages()
     # Absolute sys.path entries (PYTHONPATH, .pth additions); '' and the current
     # folder are left out, since they are wherever the grader happened to start.
-    cwd = os.path.realpath(os.getcwd())
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:  # the folder was removed under us
+        cwd = ""
     candidates += [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != cwd]
     # Shared libraries and the loader's cache; the devices Python and torch open.
     candidates += [
@@ -742,8 +755,14 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
             _landlock(policy, abi)
             layers.append(f"landlock-abi{abi}")
         if seccomp:
-            _seccomp_no_sockets()
-            layers.append("seccomp-no-sockets")
+            try:
+                _seccomp_no_sockets()
+                layers.append("seccomp-no-sockets")
+            except OSError as exc:
+                # EINVAL: a kernel built with seccomp but without filters. Anything
+                # else means the layer is there and failed.
+                if exc.errno != errno.EINVAL:
+                    raise
     return layers
 
 
