@@ -36,6 +36,27 @@ def run_grade(*args: str | Path, tmp_path: Path, timeout: float = 600) -> GradeR
     return GradeRun(done.returncode, report, done.stdout, done.stderr)
 
 
+def grade_batch(jobs: list[dict], tmp_path: Path, timeout: float = 900) -> list[dict]:
+    """Grade several submissions in one grading process (tests/grade_batch.py).
+
+    Each report has the shape `gpt-kata grade --json` writes. A crash of the
+    batch process fails the calling test with its stderr.
+    """
+    jobs_file, out_file = tmp_path / "jobs.json", tmp_path / "reports.json"
+    jobs_file.write_text(json.dumps([{**job, "file": str(job["file"])} for job in jobs]))
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "grade_batch.py"), str(jobs_file),
+         str(out_file)],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out_file.read_text())
+
+
+def messages(report: dict) -> str:
+    return "\n".join(t["message"] or "" for t in report.get("tests", []))
+
+
 @pytest.fixture
 def grade(tmp_path: Path):
     def _grade(*args: str | Path) -> GradeRun:
