@@ -165,10 +165,12 @@ def test_writes_only_to_scratch(tmp_path: Path, submission: Path) -> None:
     attempt("overwrite", lambda: open({str(submission)!r}, "a").write("x"))
     attempt("tmp", lambda: open("/tmp/escaped-{os.getpid()}", "w").write("x"))
     attempt("devnull", lambda: open(os.devnull, "w").write("x"))
+    attempt("relative", lambda: open("relative.txt", "w").write("x"))
     """
     result = run_isolated(body, tmp_path, readable=[str(submission.parent),
                                                     *isolation.readable_paths_for_python()])
-    assert result["scratch"] == 1 and result["devnull"] == 1
+    assert result["scratch"] == result["devnull"] == result["relative"] == 1
+    assert (tmp_path / "scratch" / "relative.txt").exists()
     assert refused(result["beside"]) and refused(result["overwrite"]) and refused(result["tmp"])
     assert not (submission.parent / "new.py").exists()
     assert submission.read_text() == "class Solution: pass\n"

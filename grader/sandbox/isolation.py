@@ -733,6 +733,11 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
             os.setsid()  # EPERM: already a session leader, which is what we want
         layers.append("new-session")
 
+    if policy.scratch is not None:
+        # The inherited folder is wherever the grader started, often the checkout,
+        # which will be unreadable; relative paths should land in scratch.
+        os.chdir(policy.scratch)
+
     if policy.environment is not None:
         os.environ.clear()
         os.environ.update(policy.environment)
