@@ -717,7 +717,8 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
     Call it right after fork, while the process is single-threaded (Landlock and
     seccomp bind the calling thread and its future children only), before any
     learner code is loaded or imported. What this process imports later must be
-    readable under the policy. A layer the machine lacks is skipped; a layer
+    readable under the policy. It also moves into the scratch folder and, when
+    the policy has one, replaces the environment. A layer the machine lacks is skipped; a layer
     that is there but fails raises OSError, since running unprotected would be
     worse than not running.
     """
