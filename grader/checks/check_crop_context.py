@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, token_contexts
-
-PROBLEM = "crop-context"
-METHOD = "crop_context"
-ARG_NAMES = ("context", "context_length")
+from grader.grading.cases import context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import Kata, Mistake
+from grader.grading.strategies import token_contexts
 
 MISTAKES = [
     Mistake("keep the oldest tokens instead of the newest",
@@ -30,41 +25,36 @@ MISTAKES = [
 ]
 
 
-def fixed_args() -> dict[str, tuple]:
-    n = cases.context_length()
+def cases() -> dict[str, tuple]:
+    n = context_length()
     return {
-        "shorter": (cases.prompt_ids("Tom ran."), n),
-        "one-token": (cases.prompt_ids("T"), n),
-        "exactly-context-length": (cases.prompt_ids(cases.corpus_prefix(n)), n),
-        "one-longer": (cases.prompt_ids(cases.corpus_prefix(n + 1)), n),
-        "much-longer": (cases.prompt_ids(cases.corpus_prefix(3 * n + 5)), n),
+        "shorter": (prompt_ids("Tom ran."), n),
+        "one-token": (prompt_ids("T"), n),
+        "exactly-context-length": (prompt_ids(corpus_prefix(n)), n),
+        "one-longer": (prompt_ids(corpus_prefix(n + 1)), n),
+        "much-longer": (prompt_ids(corpus_prefix(3 * n + 5)), n),
     }
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    def judge(got, expected) -> None:
-        expect_tensor(got, expected, "the cropped context", exact=True)
-
-    check_against_reference(kata, METHOD, args, case_id, judge, MISTAKES, ARG_NAMES)
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_contexts(kata: Kata, case_id: str) -> None:
-    """The crop of a fixed context"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_contexts(kata: Kata, data: st.DataObject) -> None:
-    """The crop of random contexts and context lengths, against the reference"""
+def draw_example(data: st.DataObject) -> tuple:
     n = data.draw(st.integers(1, 20), label="context_length")
-    context = data.draw(token_contexts(50, max_length=3 * n), label="context")
-    check(kata, (context, n))
+    return data.draw(token_contexts(50, max_length=3 * n), label="context"), n
+
+
+CONTRACT = Contract(
+    problem="crop-context", method="crop_context", arg_names=("context", "context_length"),
+    cases=cases, mistakes=MISTAKES,
+    judge=comparing(expect_tensor, "the cropped context", exact=True),
+)
+
+test_shipped_contexts, test_random_contexts = CONTRACT.tests(
+    "The crop of a fixed context",
+    "The crop of random contexts and context lengths, against the reference",
+    draw_example)
 
 
 def test_worked_example(kata: Kata) -> None:
     """A worked example: the last 3 of the tokens 0..4 are 2, 3, 4"""
-    got = kata.run(METHOD, torch.arange(5).view(1, 5), 3, arg_names=ARG_NAMES)
+    got = kata.run(CONTRACT.method, torch.arange(5).view(1, 5), 3, arg_names=CONTRACT.arg_names)
     expect_tensor(got, torch.tensor([[2, 3, 4]]), "crop_context(arange(5).view(1, 5), 3)",
                   exact=True)

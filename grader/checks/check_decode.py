@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import expect_text
-from grader.grading.skeleton import Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, vocab
+from grader.grading.cases import prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_text
+from grader.grading.skeleton import Mistake
+from grader.grading.strategies import vocab
 from grader.model import artifacts
-
-PROBLEM = "decode"
-METHOD = "decode"
-ARG_NAMES = ("token_ids", "int_to_char")
 
 MISTAKES = [
     Mistake("return a list of characters", "join them into one str: ''.join(...)",
@@ -25,9 +20,9 @@ MISTAKES = [
 ]
 
 
-def fixed_args() -> dict[str, tuple]:
+def cases() -> dict[str, tuple]:
     itc = artifacts.shipped_vocab()
-    sentence = cases.prompt_ids("Once upon a time, there was a fox.\n")
+    sentence = prompt_ids("Once upon a time, there was a fox.\n")
     return {
         "batch-tensor": (sentence, itc),
         "flat-tensor": (sentence[0], itc),
@@ -36,25 +31,19 @@ def fixed_args() -> dict[str, tuple]:
     }
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    def judge(got, expected) -> None:
-        expect_text(got, expected, "the decoded text")
-
-    check_against_reference(kata, METHOD, args, case_id, judge, MISTAKES, ARG_NAMES)
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_vocab(kata: Kata, case_id: str) -> None:
-    """Decoding with the shipped vocabulary"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_ids(kata: Kata, data: st.DataObject) -> None:
-    """Decoding random ids with other vocabularies, against the reference"""
+def draw_example(data: st.DataObject) -> tuple:
     size = data.draw(st.integers(1, 30), label="vocab_size")
     ids = data.draw(st.lists(st.integers(0, size - 1), max_size=30), label="ids")
     as_tensor = data.draw(st.booleans(), label="as_tensor")
-    token_ids = torch.tensor([ids], dtype=torch.long) if as_tensor else ids
-    check(kata, (token_ids, vocab(size)))
+    return (torch.tensor([ids], dtype=torch.long) if as_tensor else ids), vocab(size)
+
+
+CONTRACT = Contract(
+    problem="decode", method="decode", arg_names=("token_ids", "int_to_char"),
+    cases=cases, mistakes=MISTAKES, judge=comparing(expect_text, "the decoded text"),
+)
+
+test_shipped_vocab, test_random_ids = CONTRACT.tests(
+    "Decoding with the shipped vocabulary",
+    "Decoding random ids with other vocabularies, against the reference",
+    draw_example)

@@ -2,34 +2,36 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Callable
+from typing import Any
 
-import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
-from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
-from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading.cases import (
+    SHIPPED,
+    context_length,
+    corpus_prefix,
+    next_token_probs,
+    prompt_ids,
+    seed_state,
+)
+from grader.grading.contract import Call, Contract
+from grader.grading.judges import Choice, divergence_report, expect_type, sampled_choice
+from grader.grading.skeleton import GradeFailure, Mistake, fresh, fresh_args
+from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 
-PROBLEM = "eos-stop"
-METHOD = "generate_until"
-ARG_NAMES = ("model", "context", "max_new_tokens", "context_length", "int_to_char", "eos_id",
-             "stop")
 
-
-def fixed_cases() -> dict[str, tuple]:
+def prompts() -> dict[str, tuple]:
     """Case id -> (prompt, max_new_tokens, end character, stop strings) on the shipped model."""
-    n = cases.context_length()
+    n = context_length()
     return {
         "newline-never-drawn": ("Once upon a time,", 120, "\n", ()),
         "period-as-eos": ("Once upon a time,", 120, ".", ()),
-        "eos-after-long-prompt": (cases.corpus_prefix(2 * n + 7), 60, ".", ()),
+        "eos-after-long-prompt": (corpus_prefix(2 * n + 7), 60, ".", ()),
         "max-before-eos": ("Once upon a time,", 12, ".", ()),
         "eos-exactly-at-max": ("Once upon a time,", 21, ".", ()),
         "eos-one-after-max": ("Once upon a time,", 22, ".", ()),
@@ -46,14 +48,12 @@ def fixed_cases() -> dict[str, tuple]:
     }
 
 
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
+def cases() -> dict[str, tuple]:
     itc = artifacts.shipped_vocab()
     lookup = artifacts.char_to_int(itc)
     args: dict[str, tuple] = {
-        case_id: (cases.SHIPPED, cases.prompt_ids(prompt), max_new, cases.context_length(), itc,
-                  lookup[end], stop)
-        for case_id, (prompt, max_new, end, stop) in fixed_cases().items()
+        case_id: (SHIPPED, prompt_ids(prompt), max_new, context_length(), itc, lookup[end], stop)
+        for case_id, (prompt, max_new, end, stop) in prompts().items()
     }
     # A small random model that does draw its end token.
     spec = ModelSpec("random", {"vocab_size": 6, "context_length": 8, "n_layer": 1,
@@ -130,40 +130,14 @@ MISTAKES = [
 ]
 
 
-def built(spec: ModelSpec) -> torch.nn.Module:
-    """The grader's own copy of a model, built once for the several uses of one example."""
-    return _built(spec.key())
-
-
-@lru_cache(maxsize=4)
-def _built(key: tuple) -> torch.nn.Module:
-    kind, config, seed = key
-    return artifacts.build_model(ModelSpec(kind, dict(config), seed))
-
-
 # -- the fair judge, for text that may end early --------------------------------------
-class Steps:
-    """The reference's view of each step, on the learner's own prefix.
+def choice_after(model: torch.nn.Module, ids: list[int], context_length: int) -> Choice:
+    """The reference's pick after `ids`, on the learner's own prefix.
 
     With the generator rewound after every draw, each step uses the same random
     numbers, so a step's pick depends only on the window the model sees.
     """
-
-    def __init__(self, model, prompt: list[int], context_length: int) -> None:
-        self.model, self.prompt, self.context_length = model, prompt, context_length
-        self.q: torch.Tensor | None = None
-
-    def scores(self, ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        window = ids[-self.context_length:]
-        probs = cases.next_token_probs(self.model, window)
-        if self.q is None:
-            self.q = exponentials(len(probs), cases.seed_state(0))
-        return probs, sampling_scores(probs, self.q)
-
-    @staticmethod
-    def fair(scores: torch.Tensor, token: int) -> bool:
-        """The token is the sampler's pick, or ties with it up to float rounding."""
-        return bool(scores[token] >= scores.max() * (1 - TIE_RTOL))
+    return sampled_choice(next_token_probs(model, ids[-context_length:]), seed_state(0))
 
 
 def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tokens: int,
@@ -194,34 +168,33 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
             raise GradeFailure(
                 f"the text goes on after the stop string {s!r}, which it contains at character "
                 f"{at}: stop as soon as the new text ends with a stop string, and cut it off")
-    steps = Steps(model, prompt_ids, context_length)
+    def choose(ids: list[int]) -> Choice:
+        return choice_after(model, ids, context_length)
+
     ids = list(prompt_ids)
     for step, char in enumerate(got):
-        probs, scores = steps.scores(ids)
-        if not steps.fair(scores, lookup[char]):
-            best = int(scores.argmax())
+        choice = choose(ids)
+        if not bool(choice.fair[lookup[char]]):
             raise GradeFailure(divergence_report(got, step, ids, lambda i: i[-context_length:],
-                                                 probs, best, lookup[char], int_to_char,
-                                                 expected))
+                                                 choice.probs, choice.best, lookup[char],
+                                                 int_to_char, expected))
         ids.append(lookup[char])
-    if ends_fairly(got, ids, steps, max_new_tokens, eos_id, stop, lookup):
+    if ends_fairly(got, ids, choose, max_new_tokens, eos_id, stop, lookup):
         return
-    _, scores = steps.scores(ids)
-    best = int(scores.argmax())
     raise GradeFailure(
         f"the text stops after {len(got)} characters, but nothing ends it there: the next token "
-        f"drawn is {int_to_char[best]!r}, not the end-of-sequence id {eos_id}, no stop string "
-        f"ends the text, and max_new_tokens={max_new_tokens} is not reached\n"
+        f"drawn is {int_to_char[choose(ids).best]!r}, not the end-of-sequence id {eos_id}, no "
+        f"stop string ends the text, and max_new_tokens={max_new_tokens} is not reached\n"
         f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
         f"  got      ...{got[max(0, len(got) - 20):]!r}")
 
 
-def ends_fairly(got: str, ids: list[int], steps: Steps, max_new_tokens: int, eos_id: int,
-                stop, lookup: dict[str, int]) -> bool:
+def ends_fairly(got: str, ids: list[int], choose: Callable[[list[int]], Choice],
+                max_new_tokens: int, eos_id: int, stop, lookup: dict[str, int]) -> bool:
     """Whether some allowed ending explains a text that, so far, only made fair picks."""
     if len(got) == max_new_tokens:
         return True
-    if steps.fair(steps.scores(ids)[1], eos_id):
+    if bool(choose(ids).fair[eos_id]):
         return True
     for s in stop:
         # Was it the stop string s, generated and then cut off?
@@ -229,7 +202,7 @@ def ends_fairly(got: str, ids: list[int], steps: Steps, max_new_tokens: int, eos
             continue
         more = list(ids)
         for j, char in enumerate(s):
-            if not steps.fair(steps.scores(more)[1], lookup[char]):
+            if not bool(choose(more).fair[lookup[char]]):
                 break
             more.append(lookup[char])
             text = got + s[:j + 1]
@@ -241,31 +214,12 @@ def ends_fairly(got: str, ids: list[int], steps: Steps, max_new_tokens: int, eos
     return False
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    context, max_new_tokens, context_length, int_to_char, eos_id, stop = (
-        materialise(a) for a in args[1:])
-    model = built(args[0])
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        judge_until(got[1], expected, model=model, prompt_ids=context[0].tolist(),
-                    max_new_tokens=max_new_tokens, context_length=context_length,
-                    int_to_char=int_to_char, eos_id=eos_id, stop=stop)
-    except GradeFailure as failure:
-        message = failure.message
-    else:
-        return
-    # Raised outside the except block, so every wrong answer fails at this one line:
-    # hypothesis then sees a single failure to shrink, not one per kind of message.
-    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The text for a fixed prompt, end token and stop strings"""
-    check(kata, fixed_args()[case_id], case_id)
+def judge(got: Any, expected: str, call: Call) -> None:
+    model, context, max_new_tokens, context_length, int_to_char, eos_id, stop = (
+        fresh_args(call.named.values()))
+    judge_until(got, expected, model=model, prompt_ids=context[0].tolist(),
+                max_new_tokens=max_new_tokens, context_length=context_length,
+                int_to_char=int_to_char, eos_id=eos_id, stop=stop)
 
 
 def first_met(text: str, length: int) -> list[str]:
@@ -274,19 +228,16 @@ def first_met(text: str, length: int) -> list[str]:
     return list(reversed(dict.fromkeys(pieces)))
 
 
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The text on small random models, with random end tokens and stop strings"""
-    spec = data.draw(random_models(), label="model")
+def draw_example(data: st.DataObject) -> tuple:
+    """A random model and context, with end tokens and stop strings the model meets."""
+    spec, context = model_and_context(data, windows=2)
     n, size = spec.config["context_length"], spec.config["vocab_size"]
     itc = vocab(size)
-    context = data.draw(token_contexts(size, max_length=2 * n), label="context")
     max_new_tokens = data.draw(st.integers(1, 3 * n), label="max_new_tokens")
     # What the model writes when nothing stops it: end tokens and stop strings
     # picked from it are met along the way, not only by chance.
     with torch.no_grad():
-        free = loop(built(spec), context, max_new_tokens, n, itc, -1)
+        free = loop(fresh(spec), context, max_new_tokens, n, itc, -1)
     ending = data.draw(st.sampled_from(["end token", "stop string", "both", "neither"]),
                        label="what should end the text")
     lookup = artifacts.char_to_int(itc)
@@ -308,4 +259,17 @@ def test_random_models(kata: Kata, data: st.DataObject) -> None:
         stop = data.draw(st.lists(st.text(chars, min_size=2, max_size=3), max_size=2),
                          label="stop")
     stop_arg = data.draw(st.sampled_from([tuple(stop), stop]), label="stop as")
-    check(kata, (spec, context, max_new_tokens, n, itc, eos_id, stop_arg))
+    return spec, context, max_new_tokens, n, itc, eos_id, stop_arg
+
+
+CONTRACT = Contract(
+    problem="eos-stop", method="generate_until",
+    arg_names=("model", "context", "max_new_tokens", "context_length", "int_to_char", "eos_id",
+               "stop"),
+    cases=cases, judge=judge, mistakes=MISTAKES,
+)
+
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The text for a fixed prompt, end token and stop strings",
+    "The text on small random models, with random end tokens and stop strings",
+    draw_example)

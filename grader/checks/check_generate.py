@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
-from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.skeleton import Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
-
-PROBLEM = "generate"
-METHOD = "generate"
-ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
-
-
-def fixed_cases() -> dict[str, tuple[str, int]]:
-    """Case id -> (prompt, new_chars) on the shipped model."""
-    n = cases.context_length()
-    return {
-        "short-context": ("Tom", 40),
-        "exact-context": (cases.corpus_prefix(n), 30),
-        "long-context": (cases.corpus_prefix(2 * n + 7), 30),
-        "zero-chars": ("The cat", 0),
-        "one-char": ("Once upon a time", 1),
-        "crop-many-times": ("\n", 2 * n + 4),
-    }
-
-
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
-    return cases.generation_args(fixed_cases())
+from grader.grading.cases import generation_cases
+from grader.grading.contract import Contract
+from grader.grading.judges import judge_reset_sampling
+from grader.grading.skeleton import Mistake
+from grader.grading.strategies import generation_example
 
 
 def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
@@ -97,23 +74,14 @@ MISTAKES = [
 ]
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    check_against_reference(kata, METHOD, args, case_id, cases.judge_reset_sampling(args),
-                            MISTAKES, ARG_NAMES)
+CONTRACT = Contract(
+    problem="generate", method="generate",
+    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
+    cases=generation_cases,
+    judge=judge_reset_sampling, mistakes=MISTAKES,
+)
 
-
-@pytest.mark.parametrize("case_id", list(fixed_cases()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The text for a fixed prompt on the shipped model"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The text on small random models of other sizes, against the reference"""
-    spec = data.draw(random_models(), label="model")
-    n, size = spec.config["context_length"], spec.config["vocab_size"]
-    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
-    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
-    check(kata, (spec, new_chars, context, n, vocab(size)))
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The text for a fixed prompt on the shipped model",
+    "The text on small random models of other sizes, against the reference",
+    generation_example)

@@ -6,40 +6,18 @@ from typing import Any
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import divergence_report, expect_text, expect_type
-from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
-from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
-from grader.model import artifacts
-
-PROBLEM = "greedy"
-METHOD = "greedy"
-ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
+from grader.grading.cases import generation_cases, generation_prompts
+from grader.grading.contract import Call, Contract
+from grader.grading.judges import Choice, expect_text, judge_steps
+from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, fresh_args, raised
+from grader.grading.strategies import generation_example, vocab
 
 
-def fixed_cases() -> dict[str, tuple[str, int]]:
-    """Case id -> (prompt, new_chars) on the shipped model."""
-    n = cases.context_length()
-    return {
-        "short-context": ("Once upon a time,", 60),
-        "exact-context": (cases.corpus_prefix(n), 30),
-        "long-context": (cases.corpus_prefix(2 * n + 7), 30),
-        "zero-chars": ("The cat", 0),
-        "one-char": ("Tom", 1),
-        "crop-many-times": ("\n", 2 * n + 4),
-    }
-
-
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
-    return {
-        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
-                  artifacts.shipped_vocab())
-        for case_id, (prompt, new_chars) in fixed_cases().items()
-    }
+def cases() -> dict[str, tuple]:
+    # The shared prompts but two, which greedy's goldens were made with.
+    return generation_cases(generation_prompts() | {"short-context": ("Once upon a time,", 60),
+                                                     "one-char": ("Tom", 1)})
 
 
 def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
@@ -94,71 +72,32 @@ MISTAKES = [
 
 
 @torch.no_grad()
-def judge_greedy_text(got: Any, expected: str, model: torch.nn.Module, prompt_ids: list[int],
-                      context_length: int, int_to_char: dict[int, str]) -> None:
-    """Pass text that equals the reference, or differs only where two logits tie.
-
-    Walks the learner's own text and, at each step, asks the model for the
-    logits after the learner's prefix. A token whose logit is within float
-    tolerance of the largest is a fair pick (the same argmax on a computation
-    that rounds differently); anything else fails at that step, with evidence.
-    """
-    expect_type(got, str, "greedy()'s result")
-    if got == expected:
-        return
-    if len(got) != len(expected):
-        raise GradeFailure(
-            f"expected {len(expected)} new characters, got {len(got)}"
-            f"{' (did you return the prompt too?)' if len(got) > len(expected) else ''}"
-        )
-    lookup = {c: i for i, c in int_to_char.items()}
-    unknown = sorted(set(got) - set(lookup))
-    if unknown:
-        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}")
-    ids = list(prompt_ids)
-
-    def window(ids: list[int]) -> list[int]:
-        return ids[-context_length:]
-
-    for step, char in enumerate(got):
-        logits = model(torch.tensor([window(ids)], dtype=torch.long))[0, -1].double()
-        best, chosen = int(logits.argmax()), lookup[char]
-        if logits[chosen] < logits[best] - TIE_RTOL * max(1.0, float(logits[best].abs())):
-            raise GradeFailure(divergence_report(
-                got, step, ids, window, torch.softmax(logits, dim=-1), best, chosen,
-                int_to_char, expected))
-        ids.append(chosen)
+def greedy_choice(model: torch.nn.Module, window: list[int]) -> Choice:
+    """The argmax after `window`; a token whose logit is within float tolerance of the
+    largest is a fair pick (the same argmax on a computation that rounds differently)."""
+    logits = model(torch.tensor([window], dtype=torch.long))[0, -1].double()
+    best = int(logits.argmax())
+    fair = logits >= logits[best] - TIE_RTOL * max(1.0, float(logits[best].abs()))
+    return Choice(torch.softmax(logits, dim=-1), best, fair)
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    model, new_chars, context, context_length, int_to_char = (materialise(a) for a in args)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        judge_greedy_text(got[1], expected, model, context[0].tolist(), context_length,
-                          int_to_char)
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+def judge(got: Any, expected: str, call: Call) -> None:
+    model, _, context, context_length, int_to_char = fresh_args(call.args)
+    judge_steps(got, expected, what="greedy()'s result", prompt_ids=context[0].tolist(),
+                int_to_char=int_to_char, choose=lambda ids, step: greedy_choice(model, ids),
+                window=lambda ids: ids[-context_length:])
 
 
-@pytest.mark.parametrize("case_id", list(fixed_cases()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The greedy text for a fixed prompt on the shipped model"""
-    check(kata, fixed_args()[case_id], case_id)
+CONTRACT = Contract(
+    problem="greedy", method="greedy",
+    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
+    cases=cases, judge=judge, mistakes=MISTAKES,
+)
 
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The greedy text on small random models of other sizes, against the reference"""
-    spec = data.draw(random_models(), label="model")
-    n, size = spec.config["context_length"], spec.config["vocab_size"]
-    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
-    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
-    check(kata, (spec, new_chars, context, n, vocab(size)))
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The greedy text for a fixed prompt on the shipped model",
+    "The greedy text on small random models of other sizes, against the reference",
+    generation_example)
 
 
 TIED_LOGITS = {
@@ -175,9 +114,9 @@ def test_ties_pick_the_first(kata: Kata, case_id: str) -> None:
     int_to_char = vocab(len(row))
     expected = int_to_char[int(row.argmax())] * 6
     got = kata.outcome("harness:greedy_with_fixed_logits", row, 6, torch.tensor([[0, 1]]), 4,
-                       int_to_char, arg_names=("logits", *ARG_NAMES[1:]))
+                       int_to_char, arg_names=("logits", *CONTRACT.arg_names[1:]))
     if got[0] == "error":
-        raise GradeFailure(f"on a stand-in model whose logits tie, {raised(METHOD, got)}")
+        raise GradeFailure(f"on a stand-in model whose logits tie, {raised('greedy', got)}")
     try:
         expect_text(got[1], expected, "the text on a model with tied logits")
     except GradeFailure as failure:

@@ -5,38 +5,31 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
-from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading.cases import (
+    SHIPPED,
+    context_length,
+    corpus_prefix,
+    generation_cases,
+    generation_prompts,
+    prompt_ids,
+)
+from grader.grading.contract import Call, Contract
+from grader.grading.judges import judge_reset_sampling
+from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.strategies import generation_example, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 
-PROBLEM = "kv-cache"
-METHOD = "generate_cached"
-ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char")
 TOO_LONG = "the model sees at most context_length"  # the model's error for too many tokens
 
 
-def fixed_cases() -> dict[str, tuple[str, int]]:
-    """Case id -> (prompt, new_chars) on the shipped model."""
-    n = cases.context_length()
-    return {
-        "short-context": ("Tom", 40),
-        "fills-the-window": (cases.corpus_prefix(n - 8), 30),
-        "exact-context": (cases.corpus_prefix(n), 30),
-        "long-context": (cases.corpus_prefix(2 * n + 7), 30),
-        "zero-chars": ("The cat", 0),
-        "one-char": ("Once upon a time", 1),
-        "crop-many-times": ("\n", 2 * n + 4),
-    }
-
-
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
-    return cases.generation_args(fixed_cases())
+def cases() -> dict[str, tuple]:
+    shared = generation_prompts()
+    # A prompt 8 tokens short of the window: the cache fills up, then must be rebuilt.
+    return generation_cases({"short-context": shared["short-context"],
+                             "fills-the-window": (corpus_prefix(context_length() - 8), 30),
+                             **shared})
 
 
 def cached_loop(model, new_chars, context, context_length, int_to_char, *, full="rebuild",
@@ -91,22 +84,25 @@ MISTAKES = [
 ]
 
 
-def fallback_hint(got: tuple) -> str:
-    if got[0] == "error" and TOO_LONG in got[1]:
+def fallback_hint(call: Call) -> str:
+    if call.outcome[0] == "error" and TOO_LONG in call.outcome[1]:
         return ("\nThe model was given more tokens than its window holds. Hint: once the "
                 f"text outgrows the window, {REBUILD}")
     return ""
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None, *, calls: bool = False) -> None:
-    # Cached attention adds up in another order than full attention, so a
-    # float-noise tie may go the other way: the fair judge accepts that.
-    check_against_reference(kata, METHOD, args, case_id, cases.judge_reset_sampling(args),
-                            MISTAKES, ARG_NAMES, fallback_hint)
-    if calls:
-        _, new_chars, context, context_length, _ = args
-        expect_one_token_per_step(kata.last.model_calls or [], context.shape[1], new_chars,
-                                  context_length)
+# Cached attention adds up in another order than full attention, so a float-noise
+# tie may go the other way: the fair judge of Track 1's sampling accepts that.
+CONTRACT = Contract(
+    problem="kv-cache", method="generate_cached",
+    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
+    cases=cases, judge=judge_reset_sampling, mistakes=MISTAKES, fallback_hint=fallback_hint,
+)
+
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The text for a fixed prompt on the shipped model, the same as generate()'s",
+    "The text on small random models of other sizes, against the reference",
+    generation_example)
 
 
 def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
@@ -137,29 +133,12 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
             f"{' ...' if room > len(shown) else ''}{hint}")
 
 
-@pytest.mark.parametrize("case_id", list(fixed_cases()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The text for a fixed prompt on the shipped model, the same as generate()'s"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The text on small random models of other sizes, against the reference"""
-    spec = data.draw(random_models(), label="model")
-    n, size = spec.config["context_length"], spec.config["vocab_size"]
-    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
-    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
-    check(kata, (spec, new_chars, context, n, vocab(size)))
-
-
 def one_token_cases() -> dict[str, tuple]:
-    shipped = fixed_args()
+    shipped = cases()
     config = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
     return {
         "short-prompt": shipped["short-context"],
-        "one-token-prompt": (cases.SHIPPED, 60, cases.prompt_ids("T"), cases.context_length(),
+        "one-token-prompt": (SHIPPED, 60, prompt_ids("T"), context_length(),
                              artifacts.shipped_vocab()),
         "fills-the-window": shipped["fills-the-window"],
         "random-model": (ModelSpec("random", config, 7), 20, torch.tensor([[3, 1]]), 6,
@@ -170,4 +149,7 @@ def one_token_cases() -> dict[str, tuple]:
 @pytest.mark.parametrize("case_id", list(one_token_cases()))
 def test_one_token_per_step(kata: Kata, case_id: str) -> None:
     """After the prompt, the model sees one new token per step while the window has room"""
-    check(kata, one_token_cases()[case_id], calls=True)
+    call = CONTRACT.check(kata, one_token_cases()[case_id])
+    _, new_chars, context, window, _ = call.args
+    expect_one_token_per_step(call.record.model_calls or [], context.shape[1], new_chars,
+                              window)

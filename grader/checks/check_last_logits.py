@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, random_models, token_contexts
-
-PROBLEM = "last-logits"
-METHOD = "last_logits"
-ARG_NAMES = ("model", "context")
+from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import Mistake
+from grader.grading.strategies import model_and_context
 
 MISTAKES = [
     Mistake("return the logits of every position",
@@ -30,34 +25,24 @@ MISTAKES = [
 ]
 
 
-def fixed_args() -> dict[str, tuple]:
-    n = cases.context_length()
+def cases() -> dict[str, tuple]:
     return {
-        "one-token": (cases.SHIPPED, cases.prompt_ids("\n")),
-        "a-sentence": (cases.SHIPPED, cases.prompt_ids("Once upon a time, there was a")),
-        "full-window": (cases.SHIPPED, cases.prompt_ids(cases.corpus_prefix(n))),
+        "one-token": (SHIPPED, prompt_ids("\n")),
+        "a-sentence": (SHIPPED, prompt_ids("Once upon a time, there was a")),
+        "full-window": (SHIPPED, prompt_ids(corpus_prefix(context_length()))),
     }
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    def judge(got, expected) -> None:
-        expect_tensor(got, expected, "the last position's logits")
-
-    check_against_reference(kata, METHOD, args, case_id, judge, MISTAKES, ARG_NAMES)
+def draw_example(data: st.DataObject) -> tuple:
+    return model_and_context(data, windows=1)
 
 
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The last logits of the shipped model for a fixed prompt"""
-    check(kata, fixed_args()[case_id], case_id)
+CONTRACT = Contract(
+    problem="last-logits", method="last_logits", arg_names=("model", "context"),
+    cases=cases, mistakes=MISTAKES, judge=comparing(expect_tensor, "the last position's logits"),
+)
 
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The last logits of small random models, against the reference"""
-    spec = data.draw(random_models(), label="model")
-    context = data.draw(token_contexts(spec.config["vocab_size"],
-                                       max_length=spec.config["context_length"]),
-                        label="context")
-    check(kata, (spec, context))
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The last logits of the shipped model for a fixed prompt",
+    "The last logits of small random models, against the reference",
+    draw_example)

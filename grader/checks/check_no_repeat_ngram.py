@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
+
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
+from grader.grading.cases import corpus_prefix, prompt_ids, shipped_logits
+from grader.grading.contract import Call, Contract
 from grader.grading.judges import expect_type
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, raised
-from grader.grading.strategies import GRADING, logits
-from grader.model import artifacts
-
-PROBLEM = "no-repeat-ngram"
-METHOD = "no_repeat_ngram"
-ARG_NAMES = ("logits", "token_ids", "n")
+from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.strategies import logits
 
 
 # -- the rule, written independently of the reference, with one knob per known mistake --
@@ -151,40 +147,20 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
             "copy the logits and set only the banned entries, without any other arithmetic")
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        expect_bans(got[1], expected, *args)
-    except GradeFailure as failure:
-        message = failure.message
-    else:
-        return
-    # Raised outside the except block, so every wrong answer fails at this one line:
-    # hypothesis then sees a single failure to shrink, not one per kind of message.
-    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
+def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
+    expect_bans(got, expected, *call.args)
 
 
 # -- fixed cases on the shipped model ---------------------------------------------------
-@torch.no_grad()
-def shipped_logits(*prompts: str) -> torch.Tensor:
-    """The shipped model's next-token logits after each prompt (all the same length)."""
-    model = artifacts.shipped_model()
-    ids = torch.cat([cases.prompt_ids(p)[:, -cases.context_length():] for p in prompts])
-    return model(ids)[:, -1, :]
-
-
 def one(prompt: str, n: int, dtype: torch.dtype = torch.float32) -> tuple:
-    return (shipped_logits(prompt)[0].to(dtype), cases.prompt_ids(prompt)[0].tolist(), n)
+    return (shipped_logits(prompt)[0].to(dtype), prompt_ids(prompt)[0].tolist(), n)
 
 
 def batch(prompts: list[str], n: int) -> tuple:
-    return (shipped_logits(*prompts), torch.cat([cases.prompt_ids(p) for p in prompts]), n)
+    return (shipped_logits(*prompts), torch.cat([prompt_ids(p) for p in prompts]), n)
 
 
-def fixed_args() -> dict[str, tuple]:
+def cases() -> dict[str, tuple]:
     minus_inf = one("the cat saw the", 2)[0].clone()
     minus_inf[[1, 19, 33]] = float("-inf")  # ' ' (also banned), 'e' and 's'
     rows = ["Tom ran. Tom", "a cat, a cat", "the dog saw "]
@@ -196,19 +172,13 @@ def fixed_args() -> dict[str, tuple]:
         "n-longer-than-text": one("Tom", 6),
         "exactly-n-minus-1-tokens": one("Tom", 4),
         "empty-token-ids": (shipped_logits("\n")[0], [], 2),
-        "long-story": one(cases.corpus_prefix(200), 3),
+        "long-story": one(corpus_prefix(200), 3),
         "float64": one("the cat saw the", 2, torch.float64),
         "already-minus-inf": (minus_inf, one("the cat saw the", 2)[1], 2),
         "batch-bigram": batch(rows, 2),
         "batch-trigram": batch(rows, 3),
         "batch-unigram": batch(rows, 1),
     }
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """Banned tokens for a fixed text on the shipped model"""
-    check(kata, fixed_args()[case_id], case_id)
 
 
 # -- random cases -------------------------------------------------------------------------
@@ -223,23 +193,30 @@ def sequences(draw: st.DrawFn, vocab_size: int, length: int, n: int) -> list[int
     return ids
 
 
-@GRADING
-@given(data=st.data())
-def test_random_logits(kata: Kata, data: st.DataObject) -> None:
-    """Banned tokens for random texts, n and logits (with ties and -inf), against the reference"""
+def draw_example(data: st.DataObject) -> tuple:
     x = data.draw(logits(max_vocab=12), label="logits")
     n = data.draw(st.integers(1, 5), label="n")
     length = data.draw(st.integers(0, 12), label="length")
     rows = [data.draw(sequences(x.shape[1], length, n), label=f"row {b}")
             for b in range(x.shape[0])]
     if x.shape[0] == 1 and data.draw(st.booleans(), label="one row as 1-D"):
-        check(kata, (x[0], rows[0], n))
-    else:
-        check(kata, (x, torch.tensor(rows, dtype=torch.long).view(len(rows), length), n))
+        return x[0], rows[0], n
+    return x, torch.tensor(rows, dtype=torch.long).view(len(rows), length), n
+
+
+CONTRACT = Contract(
+    problem="no-repeat-ngram", method="no_repeat_ngram", arg_names=("logits", "token_ids", "n"),
+    cases=cases, judge=judge, mistakes=MISTAKES,
+)
+
+test_shipped_model, test_random_logits = CONTRACT.tests(
+    "Banned tokens for a fixed text on the shipped model",
+    "Banned tokens for random texts, n and logits (with ties and -inf), against the reference",
+    draw_example)
 
 
 def test_worked_example(kata: Kata) -> None:
     """A worked example: after 1 2 3 1 2, n = 3 bans 3 (it would repeat 1 2 3)"""
     x = torch.tensor([0.5, -1.0, 2.0, 0.25, 3.0])
-    got = kata.run(METHOD, x, [1, 2, 3, 1, 2], 3, arg_names=ARG_NAMES)
+    got = kata.run(CONTRACT.method, x, [1, 2, 3, 1, 2], 3, arg_names=CONTRACT.arg_names)
     expect_bans(got, torch.tensor([0.5, -1.0, 2.0, float("-inf"), 3.0]), x, [1, 2, 3, 1, 2], 3)

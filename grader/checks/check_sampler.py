@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
 
-import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
+from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Call, Contract
 from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
-from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, materialise, raised
-from grader.grading.strategies import GRADING, random_models, token_contexts, vocab
+from grader.grading.skeleton import TIE_RTOL, GradeFailure, Mistake, fresh_args
+from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 
-PROBLEM = "sampler"
-METHOD = "sample_text"
-ARG_NAMES = ("model", "context", "max_new_tokens", "context_length", "int_to_char",
-             "temperature", "top_k", "top_p", "no_repeat_ngram_size", "eos_id", "seed")
 INF = float("-inf")
 # Cumulative probabilities are sums of up to vocab_size float32 terms: two correct
 # programs (float32 or float64, another order of sums) can disagree by a few 1e-7.
@@ -33,9 +28,9 @@ def settings_for(temperature=1.0, top_k=0, top_p=1.0, no_repeat_ngram_size=0, eo
     return (temperature, top_k, top_p, no_repeat_ngram_size, eos_id, seed)
 
 
-def fixed_cases() -> dict[str, tuple]:
+def prompts() -> dict[str, tuple]:
     """Case id -> (prompt, max_new_tokens, settings) on the shipped model."""
-    n = cases.context_length()
+    n = context_length()
     return {
         "plain-sampling": ("Once upon a time,", 120, settings_for()),
         "greedy": ("Once upon a time,", 60, settings_for(temperature=0)),
@@ -54,19 +49,17 @@ def fixed_cases() -> dict[str, tuple]:
         "everything": ("Once upon a time,", 120, settings_for(0.8, 10, 0.9, 3, 0, 3)),
         "story-ends-at-eos": ("Once upon a time,", 300, settings_for(eos_id=0)),
         "other-seed": ("Lily", 80, settings_for(seed=1234)),
-        "long-prompt": (cases.corpus_prefix(2 * n + 7), 60, settings_for(
+        "long-prompt": (corpus_prefix(2 * n + 7), 60, settings_for(
             temperature=0.7, no_repeat_ngram_size=4, seed=5)),
         "zero-tokens": ("The cat", 0, settings_for()),
     }
 
 
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
+def cases() -> dict[str, tuple]:
     itc = artifacts.shipped_vocab()
     args: dict[str, tuple] = {
-        case_id: (cases.SHIPPED, cases.prompt_ids(prompt), max_new, cases.context_length(), itc,
-                  *settings)
-        for case_id, (prompt, max_new, settings) in fixed_cases().items()
+        case_id: (SHIPPED, prompt_ids(prompt), max_new, context_length(), itc, *settings)
+        for case_id, (prompt, max_new, settings) in prompts().items()
     }
     # Four tokens and n = 1: after two new tokens every token has been used.
     tiny = ModelSpec("random", {"vocab_size": 4, "context_length": 6, "n_layer": 1,
@@ -341,49 +334,16 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
         f"  got      ...{got[max(0, len(got) - 20):]!r}")
 
 
-def built(spec: ModelSpec) -> torch.nn.Module:
-    """The grader's own copy of a model, built once for the several uses of one example."""
-    return _built(spec.key())
+def judge(got: Any, expected: str, call: Call) -> None:
+    model, context, max_new_tokens, context_length, int_to_char = fresh_args(call.args[:5])
+    judge_sampler(got, expected, model=model, prompt_ids=context[0].tolist(),
+                  max_new_tokens=max_new_tokens, context_length=context_length,
+                  int_to_char=int_to_char, settings=tuple(call.named.values())[5:])
 
 
-@lru_cache(maxsize=4)
-def _built(key: tuple) -> torch.nn.Module:
-    kind, config, seed = key
-    return artifacts.build_model(ModelSpec(kind, dict(config), seed))
-
-
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    context, max_new_tokens, context_length, int_to_char = (materialise(a) for a in args[1:5])
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        judge_sampler(got[1], expected, model=built(args[0]), prompt_ids=context[0].tolist(),
-                      max_new_tokens=max_new_tokens, context_length=context_length,
-                      int_to_char=int_to_char, settings=tuple(args[5:]))
-    except GradeFailure as failure:
-        message = failure.message
-    else:
-        return
-    # Raised outside the except block, so every wrong answer fails at this one line:
-    # hypothesis then sees a single failure to shrink, not one per kind of message.
-    raise GradeFailure(message, lambda: kata.diagnose(got, MISTAKES, *args))
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_shipped_model(kata: Kata, case_id: str) -> None:
-    """The text for a fixed prompt and fixed settings"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The text on small random models with random settings, against the reference"""
-    spec = data.draw(random_models(), label="model")
+def draw_example(data: st.DataObject) -> tuple:
+    spec, context = model_and_context(data, windows=2)
     n, size = spec.config["context_length"], spec.config["vocab_size"]
-    context = data.draw(token_contexts(size, max_length=2 * n), label="context")
     max_new_tokens = data.draw(st.integers(1, 3 * n), label="max_new_tokens")
     settings = settings_for(
         temperature=data.draw(st.sampled_from([1.0, 0.0, 0.7, 1.6]), label="temperature"),
@@ -393,4 +353,17 @@ def test_random_models(kata: Kata, data: st.DataObject) -> None:
         eos_id=data.draw(st.one_of(st.none(), st.integers(0, size - 1)), label="eos_id"),
         seed=data.draw(st.integers(0, 2**32 - 1), label="seed"),
     )
-    check(kata, (spec, context, max_new_tokens, n, vocab(size), *settings))
+    return spec, context, max_new_tokens, n, vocab(size), *settings
+
+
+CONTRACT = Contract(
+    problem="sampler", method="sample_text",
+    arg_names=("model", "context", "max_new_tokens", "context_length", "int_to_char",
+               "temperature", "top_k", "top_p", "no_repeat_ngram_size", "eos_id", "seed"),
+    cases=cases, judge=judge, mistakes=MISTAKES,
+)
+
+test_shipped_model, test_random_models = CONTRACT.tests(
+    "The text for a fixed prompt and fixed settings",
+    "The text on small random models with random settings, against the reference",
+    draw_example)

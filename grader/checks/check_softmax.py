@@ -5,17 +5,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 import torch
-from hypothesis import given
 
-from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, check_against_reference
-from grader.grading.strategies import GRADING, logits
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.strategies import logits
 
-PROBLEM = "softmax"
-METHOD = "softmax"
-ARG_NAMES = ("logits",)
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
 
 MISTAKES = [
@@ -29,7 +25,7 @@ MISTAKES = [
 ]
 
 
-def fixed_args() -> dict[str, tuple]:
+def cases() -> dict[str, tuple]:
     return {
         "small-vector": (torch.tensor([1.0, 2.0, 3.0]),),
         "batch-of-rows": (torch.tensor([[0.0, 1.0, -1.0, 2.0], [5.0, 5.0, 5.0, 5.0]]),),
@@ -40,29 +36,16 @@ def fixed_args() -> dict[str, tuple]:
     }
 
 
-def same_probabilities(got, expected) -> None:
-    expect_tensor(got, expected, "the probabilities")
-    if got.dtype != expected.dtype:
-        raise GradeFailure(f"the probabilities are {got.dtype}, but the logits were "
-                           f"{expected.dtype}: keep the input's dtype")
+CONTRACT = Contract(
+    problem="softmax", method="softmax", arg_names=("logits",),
+    cases=cases, mistakes=MISTAKES,
+    judge=comparing(expect_tensor, "the probabilities", same_dtype_as="the logits"),
+)
 
-
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    check_against_reference(kata, METHOD, args, case_id, same_probabilities, MISTAKES,
-                            ARG_NAMES)
-
-
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_fixed_logits(kata: Kata, case_id: str) -> None:
-    """Softmax of fixed logits"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(x=logits())
-def test_random_logits(kata: Kata, x: torch.Tensor) -> None:
-    """Softmax of random logits, with huge values and -inf, against the reference"""
-    check(kata, (x,))
+test_fixed_logits, test_random_logits = CONTRACT.tests(
+    "Softmax of fixed logits",
+    "Softmax of random logits, with huge values and -inf, against the reference",
+    lambda data: (data.draw(logits(), label="logits"),))
 
 
 def test_written_by_hand(kata: Kata) -> None:

@@ -6,9 +6,9 @@ starter's, the WordStreamer is graded before that stops the rest.
 
 from __future__ import annotations
 
-import importlib.util
-from functools import cache
+import sys
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
@@ -16,19 +16,29 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import expect_error, expect_text, judge_sampled_text, show
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, materialise, raised
-from grader.grading.strategies import GRADING, random_models, token_contexts
+from grader.grading.cases import (
+    SHIPPED,
+    context_length,
+    corpus_prefix,
+    next_token_probs,
+    prompt_ids,
+    seed_state,
+)
+from grader.grading.contract import Call, Contract, Outcome
+from grader.grading.judges import expect_text, judge_sampled_text, show
+from grader.grading.skeleton import (
+    GradeFailure,
+    Kata,
+    Mistake,
+    fresh_args,
+    name_mistake,
+    same_outcome,
+)
+from grader.grading.strategies import GRADING, model_and_context
 from grader.model import artifacts
-from grader.registry import find
 from grader.sandbox import harnesses
 from grader.sandbox.protocol import ModelSpec
 
-PROBLEM = "stream"
-METHOD = "stream_generate"
-ARG_NAMES = ("model", "new_chars", "context", "context_length", "int_to_char", "unit")
-ITERATE = True  # stream_generate() returns an iterator: its golden is the list of chunks
 HARNESS = "harness:word_streamer"
 ENDS = {"word": " \n", "sentence": ".!?"}
 # A streaming loop may run the model for the next character before it yields
@@ -55,16 +65,6 @@ def split_chunks(text: str, unit: str) -> list[str]:
 
 
 # -- WordStreamer ----------------------------------------------------------------------
-
-@cache
-def reference_module():
-    spec = importlib.util.spec_from_file_location("gpt_kata_reference_stream_module",
-                                                  find(PROBLEM).reference)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def emitted(calls: list) -> list[tuple[int, str]]:
     """Callbacks merged per put()/end() call, empty ones left out: what came out when.
@@ -176,7 +176,7 @@ def as_form(ids: list[int], form: str):
 
 def pieces_of(text: str, sizes: list[int], form: str = "list") -> list:
     """`text` in the shipped vocabulary, cut into pieces of these sizes, in one form."""
-    ids = cases.prompt_ids(text)[0].tolist()
+    ids = prompt_ids(text)[0].tolist()
     assert sum(sizes) == len(ids), (text, sizes)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     return [as_form(ids[s:s + size], form) for s, size in zip(starts, sizes)]
@@ -213,8 +213,9 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
 
     def reference() -> None:
         copies = [p.clone() if isinstance(p, torch.Tensor) else list(p) for p in pieces]
-        live.append(emitted(harnesses.word_streamer(reference_module(), dict(int_to_char),
-                                                    copies)))
+        # The module the reference Solution came from holds the reference WordStreamer.
+        module = sys.modules[type(kata.reference).__module__]
+        live.append(emitted(harnesses.word_streamer(module, dict(int_to_char), copies)))
 
     got = kata.outcome(HARNESS, int_to_char, pieces, arg_names=("int_to_char", "pieces"),
                        while_waiting=reference)
@@ -254,8 +255,8 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
                 "newline must have been passed on; end() passes on the rest")
     except GradeFailure as failure:
         seen = ("value", merged) if merged is not None else got
-        raise GradeFailure(failure.message, lambda: kata.diagnose(
-            seen, STREAMER_MISTAKES, int_to_char, pieces)) from None
+        raise GradeFailure(failure.message, lambda: name_mistake(
+            seen, STREAMER_MISTAKES, (int_to_char, pieces))) from None
 
 
 @pytest.mark.parametrize("case_id", list(streamer_cases()))
@@ -282,7 +283,7 @@ def test_word_streamer_random(kata: Kata, data: st.DataObject) -> None:
 # -- stream_generate() -----------------------------------------------------------------
 
 def corpus_slice(start: int, length: int) -> str:
-    return cases.corpus_prefix(start + length)[start:]
+    return corpus_prefix(start + length)[start:]
 
 
 def random_case(seed: int) -> tuple:
@@ -292,25 +293,24 @@ def random_case(seed: int) -> tuple:
         enumerate("bcdefg?! .\na"))
 
 
-def fixed_cases() -> dict[str, tuple[str, int, str]]:
+def prompts() -> dict[str, tuple[str, int, str]]:
     """Case id -> (prompt, new_chars, unit) on the shipped model."""
-    n = cases.context_length()
+    n = context_length()
     return {
         "words": ("Once upon a time,", 70, "word"),
         "sentences": ("Once upon a time,", 70, "sentence"),
         "question-sentences": (corpus_slice(2701, 30), 50, "sentence"),
-        "words-long-prompt": (cases.corpus_prefix(2 * n + 7), 40, "word"),
+        "words-long-prompt": (corpus_prefix(2 * n + 7), 40, "word"),
         "zero-chars": ("The cat", 0, "word"),
         "one-char": ("Once upon a time", 1, "sentence"),
     }
 
 
-def fixed_args() -> dict[str, tuple]:
-    """The fixed cases as call arguments; their reference outputs are the goldens."""
+def cases() -> dict[str, tuple]:
     args = {
-        case_id: (cases.SHIPPED, new_chars, cases.prompt_ids(prompt), cases.context_length(),
+        case_id: (SHIPPED, new_chars, prompt_ids(prompt), context_length(),
                   artifacts.shipped_vocab(), unit)
-        for case_id, (prompt, new_chars, unit) in fixed_cases().items()
+        for case_id, (prompt, new_chars, unit) in prompts().items()
     }
     for unit, seed in (("word", 2), ("sentence", 5)):
         model, context, n, int_to_char = random_case(seed)
@@ -416,11 +416,19 @@ def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
             "at the end is the last chunk; no chunk is empty")
 
 
-def not_a_generator(error: str) -> str:
-    if "not iterable" in error:
+def not_a_generator(call: Call) -> str:
+    if call.outcome[0] == "error" and "not iterable" in call.outcome[1]:
         return ("\nstream_generate() must hand out chunks one at a time: make it a "
                 "generator, with `yield chunk` inside the loop")
     return ""
+
+
+def same_chunks(got: Outcome, mistake: Outcome) -> bool:
+    """The learner's answer pairs each chunk with the model calls made before it came
+    out; a mistake's answer is the chunks alone."""
+    if got[0] == "value":
+        got = ("value", [chunk for chunk, _ in got[1]])
+    return same_outcome(got, mistake)
 
 
 def expect_streamed(pairs: list, total_calls: int) -> None:
@@ -449,61 +457,56 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
                 "cutting it up")
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES, iterate=True)
-    model, _, context, context_length, int_to_char, unit = (materialise(a) for a in args)
-    expected = kata.expected(case_id, live) if case_id else live
-    chunks = None
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got) + not_a_generator(got[1]))
-        chunks = [chunk for chunk, _ in got[1]]
-        for k, chunk in enumerate(chunks):
-            if not isinstance(chunk, str):
-                raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}; yield each chunk "
-                                   "as a str")
-        text, expected_text = "".join(chunks), "".join(expected)
-        judge_sampled_text(
-            text, expected_text,
-            step_probs=lambda window: cases.next_token_probs(model, window),
-            prompt_ids=context[0].tolist(),
-            int_to_char=int_to_char,
-            state_for_step=lambda step: cases.seed_state(0),
-            window=lambda ids: ids[-context_length:],
-        )
-        # Text that differs from the reference's only at float-noise ties is fair;
-        # its chunks are then those of the learner's own text.
-        wanted = list(expected) if text == expected_text else split_chunks(text, unit)
-        if chunks != wanted:
-            raise GradeFailure(chunk_report(chunks, wanted, unit))
-    except GradeFailure as failure:
-        seen = ("value", chunks) if chunks is not None else got
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(seen, MISTAKES, *args)) from None
-    expect_streamed(got[1], len(kata.last.model_calls or []))
+def judge(got: Any, expected: list[str], call: Call) -> None:
+    model, _, context, context_length, int_to_char, unit = fresh_args(call.args)
+    chunks = [chunk for chunk, _ in got]
+    for k, chunk in enumerate(chunks):
+        if not isinstance(chunk, str):
+            raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}; yield each chunk "
+                               "as a str")
+    text, expected_text = "".join(chunks), "".join(expected)
+    judge_sampled_text(
+        text, expected_text,
+        step_probs=lambda window: next_token_probs(model, window),
+        prompt_ids=context[0].tolist(),
+        int_to_char=int_to_char,
+        state_for_step=lambda step: seed_state(0),
+        window=lambda ids: ids[-context_length:],
+        what="the text of the chunks",
+    )
+    # Text that differs from the reference's only at float-noise ties is fair;
+    # its chunks are then those of the learner's own text.
+    wanted = list(expected) if text == expected_text else split_chunks(text, unit)
+    if chunks != wanted:
+        raise GradeFailure(chunk_report(chunks, wanted, unit))
+    expect_streamed(got, len(call.record.model_calls or []))
 
 
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_fixed_streams(kata: Kata, case_id: str) -> None:
-    """The chunks stream_generate() yields for a fixed prompt, as soon as each is complete"""
-    check(kata, fixed_args()[case_id], case_id)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_models(kata: Kata, data: st.DataObject) -> None:
-    """The chunks on small random models and vocabularies, against the reference"""
-    spec = data.draw(random_models(), label="model")
+def draw_example(data: st.DataObject) -> tuple:
+    spec, context = model_and_context(data)
     n, size = spec.config["context_length"], spec.config["vocab_size"]
     chars = data.draw(st.permutations(POOL), label="vocabulary order")[:size]
-    context = data.draw(token_contexts(size, max_length=3 * n), label="context")
     new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
     unit = data.draw(st.sampled_from(["word", "sentence"]), label="unit")
-    check(kata, (spec, new_chars, context, n, dict(enumerate(chars)), unit))
+    return spec, new_chars, context, n, dict(enumerate(chars)), unit
+
+
+CONTRACT = Contract(
+    problem="stream", method="stream_generate",
+    arg_names=("model", "new_chars", "context", "context_length", "int_to_char", "unit"),
+    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_chunks,
+    fallback_hint=not_a_generator,
+    iterate=True,  # its golden is the list of chunks
+)
+
+test_fixed_streams, test_random_models = CONTRACT.tests(
+    "The chunks stream_generate() yields for a fixed prompt, as soon as each is complete",
+    "The chunks on small random models and vocabularies, against the reference",
+    draw_example)
 
 
 def test_unknown_unit(kata: Kata) -> None:
     """An unknown unit raises ValueError"""
-    args = fixed_args()["words"][:5] + ("line",)
-    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES, iterate=True)
-    expect_error(got, "ValueError", "stream_generate(..., unit='line')", METHOD)
+    CONTRACT.expect_refusal(kata, cases()["words"][:5] + ("line",),
+                            "stream_generate(..., unit='line')",
+                            "unit must be 'word' or 'sentence'")

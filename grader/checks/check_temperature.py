@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import expect_error, expect_tensor
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, outcome_of, raised
-from grader.grading.strategies import GRADING, logits
-from grader.model import artifacts
-
-PROBLEM = "temperature"
-METHOD = "apply_temperature"
-ARG_NAMES = ("logits", "temperature")
+from grader.grading.cases import shipped_logits
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import Kata, Mistake
+from grader.grading.strategies import logits
 
 
 def not_raising(x: torch.Tensor, t: float) -> torch.Tensor:
@@ -35,12 +30,7 @@ MISTAKES = [
 ]
 
 
-@torch.no_grad()
-def shipped_logits(prompt: str) -> torch.Tensor:
-    return artifacts.shipped_model()(cases.prompt_ids(prompt))[:, -1, :]
-
-
-def fixed_args() -> dict[str, tuple]:
+def cases() -> dict[str, tuple]:
     after = shipped_logits("Once upon a time, there was a ")
     return {
         "sharpen": (after, 0.5),
@@ -55,46 +45,32 @@ def fixed_args() -> dict[str, tuple]:
     }
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        # A float division rounded otherwise (in float64, or times 1/temperature)
-        # differs in the last bit or two: the default tolerance allows that.
-        expect_tensor(got[1], expected, "the scaled logits")
-        if got[1].dtype != expected.dtype:
-            raise GradeFailure(f"the scaled logits are {got[1].dtype}, but the logits were "
-                               f"{expected.dtype}: keep the input's dtype")
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: kata.diagnose(got, MISTAKES, *args)) from None
+def draw_example(data: st.DataObject) -> tuple:
+    x = data.draw(logits(), label="logits")
+    temperature = data.draw(st.one_of(st.floats(0.01, 20.0), st.sampled_from([1.0, 1e-4])),
+                            label="temperature")
+    flat = data.draw(st.booleans(), label="one row as a 1-D tensor")
+    return (x[0] if flat else x, temperature)
 
 
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_fixed_logits(kata: Kata, case_id: str) -> None:
-    """Fixed logits divided by a temperature"""
-    check(kata, fixed_args()[case_id], case_id)
+# A float division rounded otherwise (in float64, or times 1/temperature) differs
+# in the last bit or two: the default tolerance allows that.
+CONTRACT = Contract(
+    problem="temperature", method="apply_temperature", arg_names=("logits", "temperature"),
+    cases=cases, mistakes=MISTAKES,
+    judge=comparing(expect_tensor, "the scaled logits", same_dtype_as="the logits"),
+)
 
-
-@GRADING
-@given(x=logits(), temperature=st.one_of(st.floats(0.01, 20.0), st.sampled_from([1.0, 1e-4])),
-       flat=st.booleans())
-def test_random_logits(kata: Kata, x: torch.Tensor, temperature: float, flat: bool) -> None:
-    """Random logits, with huge values and -inf, and random temperatures, against the reference"""
-    check(kata, (x[0] if flat else x, temperature))
+test_fixed_logits, test_random_logits = CONTRACT.tests(
+    "Fixed logits divided by a temperature",
+    "Random logits, with huge values and -inf, and random temperatures, against the reference",
+    draw_example)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0, -1.0, -0.25, -1e-9])
 def test_refuses_temperature_zero_or_less(kata: Kata, temperature: float) -> None:
     """A temperature <= 0 raises ValueError that points to greedy decoding"""
-    x = shipped_logits("Tom")
-    assert outcome_of(kata.reference.apply_temperature, x, temperature)[0] == "error"
-    what = f"apply_temperature(logits, {temperature!r})"
-    got = kata.outcome(METHOD, x, temperature, arg_names=ARG_NAMES)
-    if got[0] == "value":
-        raise GradeFailure(f"{what} returned a value instead of raising ValueError"
-                           + (kata.diagnose(got, MISTAKES, x, temperature)
-                              or ": raise ValueError when temperature <= 0"))
-    expect_error(got, "ValueError", what, METHOD, mentions="greedy")
+    CONTRACT.expect_refusal(
+        kata, (shipped_logits("Tom"), temperature), f"apply_temperature(logits, {temperature!r})",
+        "raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)",
+        mentions="greedy")

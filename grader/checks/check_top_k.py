@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import diagnose_filter, expect_error, expect_filtered
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, outcome_of, raised
-from grader.grading.strategies import GRADING, logits
-from grader.model import artifacts
+from grader.grading.cases import shipped_logits
+from grader.grading.contract import Call, Contract
+from grader.grading.judges import expect_filtered, same_filtering
+from grader.grading.skeleton import Kata, Mistake
+from grader.grading.strategies import logits_example
 
-PROBLEM = "top-k"
-METHOD = "top_k_filter"
-ARG_NAMES = ("logits", "k")
 INF = float("-inf")
 
 
@@ -61,12 +59,7 @@ MISTAKES = [
 ]
 
 
-@torch.no_grad()
-def shipped_logits(prompt: str) -> torch.Tensor:
-    return artifacts.shipped_model()(cases.prompt_ids(prompt))[:, -1, :]
-
-
-def fixed_args() -> dict[str, tuple]:
+def cases() -> dict[str, tuple]:
     after = shipped_logits("Once upon a time, there was a ")
     ties = torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]])
     return {
@@ -85,43 +78,28 @@ def fixed_args() -> dict[str, tuple]:
     }
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        expect_filtered(got[1], args[0], expected, "the filtered logits")
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: diagnose_filter(got, MISTAKES, *args)) from None
+def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
+    expect_filtered(got, call.named["logits"], expected, "the filtered logits")
 
 
-@pytest.mark.parametrize("case_id", list(fixed_args()))
-def test_fixed_logits(kata: Kata, case_id: str) -> None:
-    """Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches"""
-    check(kata, fixed_args()[case_id], case_id)
+def draw_example(data: st.DataObject) -> tuple:
+    x = logits_example(data)
+    return x, data.draw(st.integers(1, x.shape[-1] + 2), label="k")
 
 
-@GRADING
-@given(data=st.data())
-def test_random_logits(kata: Kata, data: st.DataObject) -> None:
-    """Top-k of random logits, with ties, huge values and -inf, against the reference"""
-    x = data.draw(logits(), label="logits")
-    if data.draw(st.booleans(), label="one row as a 1-D tensor"):
-        x = x[0]
-    k = data.draw(st.integers(1, x.shape[-1] + 2), label="k")
-    check(kata, (x, k))
+CONTRACT = Contract(
+    problem="top-k", method="top_k_filter", arg_names=("logits", "k"),
+    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+)
+
+test_fixed_logits, test_random_logits = CONTRACT.tests(
+    "Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches",
+    "Top-k of random logits, with ties, huge values and -inf, against the reference",
+    draw_example)
 
 
 @pytest.mark.parametrize("k", [0, -1])
 def test_refuses_k_below_one(kata: Kata, k: int) -> None:
     """k < 1 raises ValueError"""
-    args = (shipped_logits("Tom"), k)
-    assert outcome_of(kata.reference.top_k_filter, *args)[0] == "error"
-    got = kata.outcome(METHOD, *args, arg_names=ARG_NAMES)
-    what = f"top_k_filter(logits, k={k})"
-    if got[0] == "value":
-        raise GradeFailure(f"{what} returned a value; k < 1 keeps no token at all, which "
-                           "cannot be sampled from: raise ValueError")
-    expect_error(got, "ValueError", what, METHOD)
+    CONTRACT.expect_refusal(kata, (shipped_logits("Tom"), k), f"top_k_filter(logits, k={k})",
+                            "k < 1 keeps no token at all, which cannot be sampled from")

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import math
+from functools import partial
+from typing import Any
 
-import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import cases
-from grader.grading.judges import diagnose_filter, expect_filtered, judge_top_p
-from grader.grading.skeleton import GradeFailure, Kata, Mistake, raised
-from grader.grading.strategies import GRADING, exact_nucleus_rows, logits
-from grader.model import artifacts
+from grader.grading.cases import shipped_logits
+from grader.grading.contract import Call, Contract
+from grader.grading.judges import expect_filtered, judge_top_p, same_filtering
+from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.strategies import GRADING, exact_nucleus_rows, logits_example
 
-PROBLEM = "top-k-top-p"
-METHOD = "top_k_top_p_filtering"
-ARG_NAMES = ("logits", "top_k", "top_p", "filter_value", "min_tokens_to_keep")
 INF = float("-inf")
 
 
@@ -81,44 +79,36 @@ MISTAKES = [
 ]
 
 
-@torch.no_grad()
-def shipped_logits(prompt: str) -> torch.Tensor:
-    return artifacts.shipped_model()(cases.prompt_ids(prompt))[:, -1, :]
-
-
-def fixed_cases() -> dict[str, tuple[tuple, bool]]:
-    """Case id -> (arguments, whether the running totals are exact in float)."""
+def cases() -> dict[str, tuple]:
     after = shipped_logits("Once upon a time, there was a ")
     batch = torch.cat([after, shipped_logits("Tom"), shipped_logits("\n")])
     four = torch.tensor([[0.4, 0.3, 0.2, 0.1]]).log()
     return {
-        "defaults-change-nothing": ((after,), False),
-        "top-k-only": ((after, 5), False),
-        "top-p-only": ((after, 0, 0.9), False),
-        "both": ((after, 10, 0.8), False),
-        "both-tight": ((after, 3, 0.5), False),
-        "top-p-sees-what-top-k-left": ((four, 2, 0.5), False),
-        "min-tokens-to-keep": ((after, 2, 0.1, INF, 4), False),
-        "finite-filter-value": ((after, 5, 0.9, -1e4), False),
-        "batch-of-rows": ((batch, 8, 0.7), False),
-        "one-dimensional": ((after[0], 6, 0.6), False),
-        "ties-at-the-top-k-boundary": ((torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]]),
-                                        2, 0.9), False),
-        "k-above-vocab-size": ((after, 100, 0.9), False),
-        "top-p-zero": ((after, 5, 0.0), False),
-        "exact-boundary-after-top-k": ((torch.tensor([[0.0, -1.0, 0.0, -1.0, 0.0, 0.0]]),
-                                        4, 0.5), True),
-        "exact-boundary-with-top-k-ties": ((torch.zeros(1, 8), 4, 0.5), True),
+        "defaults-change-nothing": (after,),
+        "top-k-only": (after, 5),
+        "top-p-only": (after, 0, 0.9),
+        "both": (after, 10, 0.8),
+        "both-tight": (after, 3, 0.5),
+        "top-p-sees-what-top-k-left": (four, 2, 0.5),
+        "min-tokens-to-keep": (after, 2, 0.1, INF, 4),
+        "finite-filter-value": (after, 5, 0.9, -1e4),
+        "batch-of-rows": (batch, 8, 0.7),
+        "one-dimensional": (after[0], 6, 0.6),
+        "ties-at-the-top-k-boundary": (torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]]),
+                                       2, 0.9),
+        "k-above-vocab-size": (after, 100, 0.9),
+        "top-p-zero": (after, 5, 0.0),
+        **exact_cases(),
     }
 
 
-def fixed_args() -> dict[str, tuple]:
-    return {case_id: args for case_id, (args, _) in fixed_cases().items()}
-
-
-def full(args: tuple) -> tuple:
-    """The call's arguments with the defaults filled in."""
-    return (*args, *(0, 1.0, INF, 1)[len(args) - 1:])
+def exact_cases() -> dict[str, tuple]:
+    """Cases whose probabilities and running totals are exact in float: their
+    boundaries are judged exactly."""
+    return {
+        "exact-boundary-after-top-k": (torch.tensor([[0.0, -1.0, 0.0, -1.0, 0.0, 0.0]]), 4, 0.5),
+        "exact-boundary-with-top-k-ties": (torch.zeros(1, 8), 4, 0.5),
+    }
 
 
 def expect_top_k_applied(got: object, x: torch.Tensor, after_top_k: torch.Tensor,
@@ -138,40 +128,21 @@ def expect_top_k_applied(got: object, x: torch.Tensor, after_top_k: torch.Tensor
         )
 
 
-def check(kata: Kata, args: tuple, case_id: str | None = None, exact_sums: bool = False) -> None:
-    got, live = kata.compare(METHOD, *args, arg_names=ARG_NAMES)
-    expected = kata.expected(case_id, live) if case_id else live
-    x, top_k, top_p, filter_value, min_tokens_to_keep = full(args)
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(METHOD, got))
-        after_top_k = top_k_step(x, top_k, filter_value, min_tokens_to_keep)
-        if top_p >= 1.0:
-            expect_filtered(got[1], x, expected, "the filtered logits", filter_value)
-            return
-        # Top-k has one right answer: check it on its own, then top-p on what it left.
-        expect_top_k_applied(got[1], x, after_top_k, top_k, filter_value, min_tokens_to_keep)
-        judge_top_p(got[1], after_top_k, expected, top_p, min_tokens_to_keep,
-                    filter_value=filter_value, exact_sums=exact_sums)
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message,
-                           lambda: diagnose_filter(got, MISTAKES, *args)) from None
+def judge(got: Any, expected: torch.Tensor, call: Call, exact_sums: bool = False) -> None:
+    x, top_k, top_p, filter_value, min_tokens_to_keep = call.named.values()
+    if top_p >= 1.0:
+        expect_filtered(got, x, expected, "the filtered logits", filter_value)
+        return
+    # Top-k has one right answer: check it on its own, then top-p on what it left.
+    after_top_k = top_k_step(x, top_k, filter_value, min_tokens_to_keep)
+    expect_top_k_applied(got, x, after_top_k, top_k, filter_value, min_tokens_to_keep)
+    judge_top_p(got, after_top_k, expected, top_p, min_tokens_to_keep,
+                filter_value=filter_value,
+                exact_sums=exact_sums or call.case_id in exact_cases())
 
 
-@pytest.mark.parametrize("case_id", list(fixed_cases()))
-def test_fixed_logits(kata: Kata, case_id: str) -> None:
-    """Top-k then top-p of fixed logits: defaults, each alone, both, min_tokens_to_keep"""
-    args, exact_sums = fixed_cases()[case_id]
-    check(kata, args, case_id, exact_sums)
-
-
-@GRADING
-@given(data=st.data())
-def test_random_logits(kata: Kata, data: st.DataObject) -> None:
-    """Top-k then top-p of random logits and settings, against the reference"""
-    x = data.draw(logits(), label="logits")
-    if data.draw(st.booleans(), label="one row as a 1-D tensor"):
-        x = x[0]
+def draw_example(data: st.DataObject) -> tuple:
+    x = logits_example(data)
     top_k = data.draw(st.integers(0, x.shape[-1] + 2), label="top_k")
     top_p = data.draw(st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0])),
                       label="top_p")
@@ -182,7 +153,19 @@ def test_random_logits(kata: Kata, data: st.DataObject) -> None:
         x = x.nan_to_num(neginf=-60.0)
     min_tokens_to_keep = data.draw(st.one_of(st.just(1), st.integers(1, 5)),
                                    label="min_tokens_to_keep")
-    check(kata, (x, top_k, top_p, filter_value, min_tokens_to_keep))
+    return x, top_k, top_p, filter_value, min_tokens_to_keep
+
+
+CONTRACT = Contract(
+    problem="top-k-top-p", method="top_k_top_p_filtering",
+    arg_names=("logits", "top_k", "top_p", "filter_value", "min_tokens_to_keep"),
+    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+)
+
+test_fixed_logits, test_random_logits = CONTRACT.tests(
+    "Top-k then top-p of fixed logits: defaults, each alone, both, min_tokens_to_keep",
+    "Top-k then top-p of random logits and settings, against the reference",
+    draw_example)
 
 
 @GRADING
@@ -192,4 +175,5 @@ def test_exact_boundaries(kata: Kata, data: st.DataObject) -> None:
     x, top_p = data.draw(exact_nucleus_rows(), label="logits and top_p")
     top_k = data.draw(st.integers(0, x.shape[-1]), label="top_k")
     min_tokens_to_keep = data.draw(st.integers(1, 3), label="min_tokens_to_keep")
-    check(kata, (x, top_k, top_p, INF, min_tokens_to_keep), exact_sums=True)
+    CONTRACT.check(kata, (x, top_k, top_p, INF, min_tokens_to_keep),
+                   judge=partial(judge, exact_sums=True))

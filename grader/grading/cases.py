@@ -1,10 +1,13 @@
-"""Inputs built from the shipped model, shared by the checks and the statements."""
+"""Inputs built from the shipped model, shared by the checks' cases and the statements.
+
+A check module's *cases* are named sets of arguments (case id -> arguments);
+the reference's outputs for them are the goldens. The generation problems
+share one table of prompts, `generation_prompts`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 import torch
 
@@ -31,6 +34,17 @@ def prompt_ids(prompt: str) -> torch.Tensor:
 
 
 @torch.no_grad()
+def shipped_logits(*prompts: str) -> torch.Tensor:
+    """The shipped model's next-token logits after each prompt, one row each.
+
+    The prompts run as one batch, so they must have the same length; a prompt
+    longer than the window is cropped to it, as generation would.
+    """
+    ids = torch.cat([prompt_ids(p)[:, -context_length():] for p in prompts])
+    return artifacts.shipped_model()(ids)[:, -1, :]
+
+
+@torch.no_grad()
 def next_token_probs(model: torch.nn.Module, window: list[int]) -> torch.Tensor:
     """The reference distribution for the next token, in float64 (vocab_size,)."""
     logits = model(torch.tensor([window], dtype=torch.long))[0, -1]
@@ -41,32 +55,30 @@ def seed_state(seed: int = 0) -> torch.Tensor:
     return torch.Generator().manual_seed(seed).get_state()
 
 
-def generation_args(fixed: dict[str, tuple[str, int]]) -> dict[str, tuple]:
-    """(prompt, new_chars) cases as generate()-style arguments on the shipped model."""
-    from grader.model import artifacts
+def generation_prompts() -> dict[str, tuple[str, int]]:
+    """Case id -> (prompt, new_chars) on the shipped model, for generate()-style methods.
 
+    Short and long prompts, a window filled exactly, no and one new character,
+    and enough new characters to slide the window many times.
+    """
+    n = context_length()
     return {
-        case_id: (SHIPPED, new_chars, prompt_ids(prompt), context_length(),
-                  artifacts.shipped_vocab())
-        for case_id, (prompt, new_chars) in fixed.items()
+        "short-context": ("Tom", 40),
+        "exact-context": (corpus_prefix(n), 30),
+        "long-context": (corpus_prefix(2 * n + 7), 30),
+        "zero-chars": ("The cat", 0),
+        "one-char": ("Once upon a time", 1),
+        "crop-many-times": ("\n", 2 * n + 4),
     }
 
 
-def judge_reset_sampling(args: tuple) -> Callable[[Any, str], None]:
-    """A judge for Track 1's sampling (seed 0, state restored every step), fair at ties."""
-    from grader.grading.judges import judge_sampled_text
-    from grader.grading.skeleton import materialise
-
-    model, _new_chars, context, n, int_to_char = (materialise(a) for a in args[:5])
-
-    def judge(got: Any, expected: str) -> None:
-        judge_sampled_text(
-            got, expected,
-            step_probs=lambda window: next_token_probs(model, window),
-            prompt_ids=context[0].tolist(),
-            int_to_char=int_to_char,
-            state_for_step=lambda step: seed_state(0),
-            window=lambda ids: ids[-n:],
-        )
-
-    return judge
+def generation_cases(prompts: dict[str, tuple[str, int]] | None = None) -> dict[str, tuple]:
+    """(prompt, new_chars) cases, by default `generation_prompts()`, as the arguments
+    of a generate()-style call: (model, new_chars, context, context_length, int_to_char)
+    on the shipped model."""
+    prompts = generation_prompts() if prompts is None else prompts
+    return {
+        case_id: (SHIPPED, new_chars, prompt_ids(prompt), context_length(),
+                  artifacts.shipped_vocab())
+        for case_id, (prompt, new_chars) in prompts.items()
+    }

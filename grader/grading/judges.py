@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from grader.grading.skeleton import (
-    ATOL,
-    RTOL,
-    TIE_RTOL,
-    GradeFailure,
-    Mistake,
-    materialise,
-    outcome_of,
-    raised,
-)
+from grader.grading import cases
+from grader.grading.skeleton import ATOL, RTOL, TIE_RTOL, GradeFailure, fresh_args, raised
+
+if TYPE_CHECKING:
+    from grader.grading.contract import Call, Judge
+
+
+def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
+    """A judge that needs only the answer and the expected one, e.g.
+    comparing(expect_text, "the decoded text")."""
+
+    def judge(got: Any, expected: Any, call: Call) -> None:
+        expect(got, expected, what, **options)
+
+    return judge
 
 
 def expect_type(got: Any, kind: type | tuple[type, ...], what: str) -> None:
@@ -26,8 +32,22 @@ def expect_type(got: Any, kind: type | tuple[type, ...], what: str) -> None:
 
 
 def expect_tensor(got: Any, expected: torch.Tensor, what: str = "the result", *,
-                  rtol: float = RTOL, atol: float = ATOL, exact: bool = False) -> None:
-    """Shape and dtype first, then values: the largest error and where it is."""
+                  rtol: float = RTOL, atol: float = ATOL, exact: bool = False,
+                  same_dtype_as: str | None = None) -> None:
+    """Shape and dtype first, then values: the largest error and where it is.
+
+    Float results may differ in float dtype from the expected one unless
+    `same_dtype_as` names the inputs whose dtype they must keep (say, "the
+    logits"; the message speaks of both in the plural).
+    """
+    _expect_values(got, expected, what, rtol=rtol, atol=atol, exact=exact)
+    if same_dtype_as and got.dtype != expected.dtype:
+        raise GradeFailure(f"{what} are {got.dtype}, but {same_dtype_as} were "
+                           f"{expected.dtype}: keep the input's dtype")
+
+
+def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, atol: float,
+                   exact: bool) -> None:
     expect_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(expected.shape):
         raise GradeFailure(
@@ -104,25 +124,41 @@ def exponentials(vocab_size: int, state: torch.Tensor) -> torch.Tensor:
     return torch.empty(vocab_size, dtype=torch.float64).exponential_(1, generator=generator)
 
 
-def judge_sampled_text(
-    got: str,
+@dataclass(frozen=True)
+class Choice:
+    """The reference's pick at one step of generation, and the picks as good as it."""
+
+    probs: torch.Tensor  # the next-token probabilities, for the report
+    best: int
+    fair: torch.Tensor  # per token: the pick, or tied with it up to float rounding
+
+
+def sampled_choice(probs: torch.Tensor, state: torch.Tensor) -> Choice:
+    """torch.multinomial's pick from a generator in `state`; a token whose score is
+    within TIE_RTOL of the best is a fair pick."""
+    scores = sampling_scores(probs, exponentials(len(probs), state))
+    return Choice(probs, int(scores.argmax()), scores >= scores.max() * (1 - TIE_RTOL))
+
+
+def judge_steps(
+    got: Any,
     expected: str,
     *,
-    step_probs: Callable[[list[int]], torch.Tensor],
+    what: str,
     prompt_ids: list[int],
     int_to_char: dict[int, str],
-    state_for_step: Callable[[int], torch.Tensor],
+    choose: Callable[[list[int], int], Choice],
     window: Callable[[list[int]], list[int]],
     hint: str = "",
 ) -> None:
     """Pass text that equals the reference, or differs only at float-noise ties.
 
-    Walks the learner's own text: at each step it asks the reference which
-    tokens the sampler could pick from the learner's prefix. A token whose score
-    is within TIE_RTOL of the best is a fair pick (same algorithm, rounding
+    Walks the learner's own text: at each step `choose(window, step)` says
+    which tokens the reference could pick after the learner's prefix (a tie
+    within float rounding is a fair pick: the same algorithm, rounding
     differently); anything else is a failure at that step, with the evidence.
     """
-    expect_type(got, str, "generate()'s result")
+    expect_type(got, str, what)
     if got == expected:
         return
     if len(got) != len(expected):
@@ -137,14 +173,47 @@ def judge_sampled_text(
         raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}{hint}")
     ids = list(prompt_ids)
     for step, char in enumerate(got):
-        probs = step_probs(window(ids))
-        scores = sampling_scores(probs, exponentials(len(probs), state_for_step(step)))
-        best = int(scores.argmax())
+        choice = choose(window(ids), step)
         chosen = lookup[char]
-        if scores[chosen] < scores[best] * (1 - TIE_RTOL):
-            raise GradeFailure(divergence_report(got, step, ids, window, probs, best, chosen,
-                                                 int_to_char, expected) + hint)
+        if not bool(choice.fair[chosen]):
+            raise GradeFailure(divergence_report(got, step, ids, window, choice.probs,
+                                                 choice.best, chosen, int_to_char, expected)
+                               + hint)
         ids.append(chosen)
+
+
+def judge_sampled_text(
+    got: Any,
+    expected: str,
+    *,
+    step_probs: Callable[[list[int]], torch.Tensor],
+    prompt_ids: list[int],
+    int_to_char: dict[int, str],
+    state_for_step: Callable[[int], torch.Tensor],
+    window: Callable[[list[int]], list[int]],
+    what: str = "generate()'s result",
+    hint: str = "",
+) -> None:
+    """judge_steps for text sampled with torch.multinomial, the generator in
+    `state_for_step(step)` at each step."""
+    judge_steps(got, expected, what=what, prompt_ids=prompt_ids, int_to_char=int_to_char,
+                choose=lambda ids, step: sampled_choice(step_probs(ids), state_for_step(step)),
+                window=window, hint=hint)
+
+
+def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:
+    """Track 1's sampling on generate()-style arguments: seed 0, the generator's state
+    restored after every draw, so every step draws with the same random numbers."""
+    model, _new_chars, context, context_length, int_to_char = fresh_args(call.args[:5])
+    judge_sampled_text(
+        got, expected,
+        step_probs=lambda window: cases.next_token_probs(model, window),
+        prompt_ids=context[0].tolist(),
+        int_to_char=int_to_char,
+        state_for_step=lambda step: cases.seed_state(0),
+        window=lambda ids: ids[-context_length:],
+        what=f"{call.method}()'s result",
+    )
 
 
 def divergence_report(got: str, step: int, ids: list[int], window: Callable, probs: torch.Tensor,
@@ -347,11 +416,3 @@ def same_filtering(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
         return False
     return bool(_same(torch.sort(_rows(x), dim=-1).values,
                       torch.sort(_rows(y), dim=-1).values).all())
-
-
-def diagnose_filter(got: tuple[str, Any], mistakes: list[Mistake], *args: Any) -> str:
-    """Like Kata.diagnose, but ties may be kept in another order (see same_filtering)."""
-    for mistake in mistakes:
-        if same_filtering(got, outcome_of(mistake.run, *[materialise(a) for a in args])):
-            return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
-    return ""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading.contract import CheckModule
 from grader.grading.skeleton import (
     GradeFailure,
     GraderIntegrityError,
@@ -110,6 +111,11 @@ class GradingPlugin:
             result.message = f"internal grader error: {type(exc).__name__}: {exc}"
             self.internal_errors.append(f"{item.nodeid}: {report.longreprtext}")
         self.results.append(result)
+
+    def pytest_pycollect_makemodule(self, module_path: Path,
+                                    parent: pytest.Collector) -> pytest.Module:
+        # A check module's contract is validated as the module is collected.
+        return CheckModule.from_parent(parent, path=module_path)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -5,13 +5,16 @@ A check module (`grader/checks/check_<slug>.py`) receives a `Kata` through the
 returns its result, turning every way a call can go wrong into a `GradeFailure`
 with a message a learner can act on. `kata.reference` is the reference
 `Solution`, imported in the grader's own process (it is trusted code).
+
+What a check module grades is declared in grader/grading/contract.py, which
+builds on this seam.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,8 +127,13 @@ def load_reference(problem: Problem) -> Any:
     return module.Solution()
 
 
-def materialise(value: Any) -> Any:
-    """Turn ModelSpecs into models for the grader's own (reference) calls."""
+def fresh(value: Any) -> Any:
+    """An argument as the grader's own object, for a call made in this process.
+
+    A ModelSpec becomes its model (shared and only read: models are cached); a
+    tensor, dict or generator is copied, so that the reference or a mistake run
+    here cannot change what another call sees.
+    """
     if isinstance(value, ModelSpec):
         return artifacts.build_model(value)
     if isinstance(value, torch.Tensor):
@@ -139,6 +147,24 @@ def materialise(value: Any) -> Any:
     return value
 
 
+def fresh_args(args: Iterable[Any]) -> list[Any]:
+    return [fresh(a) for a in args]
+
+
+# The old name, still used by grader/cli/talk.py.
+materialise = fresh
+
+
+def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
+                 matches: Callable[[tuple[str, Any], tuple[str, Any]], bool] = same_outcome,
+                 ) -> str:
+    """The hint of the first known mistake whose outcome on `args` matches the learner's."""
+    for mistake in mistakes:
+        if matches(got, outcome_of(mistake.run, *fresh_args(args))):
+            return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
+    return ""
+
+
 @dataclass
 class Kata:
     problem: Problem
@@ -149,6 +175,7 @@ class Kata:
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None
     outputs: list[str] = field(default_factory=list)
+    last: CallOutcome | None = None  # the worker's record of the latest call
 
     def __repr__(self) -> str:  # shown in hypothesis' failing examples
         return "kata"
@@ -228,8 +255,7 @@ class Kata:
         def reference() -> None:
             with torch.no_grad():
                 value = getattr(self.reference, method)(
-                    *[materialise(a) for a in args],
-                    **{k: materialise(v) for k, v in kwargs.items()})
+                    *fresh_args(args), **{k: fresh(v) for k, v in kwargs.items()})
                 live.append(list(value) if iterate else value)
 
         got = self.outcome(method, *args, arg_names=arg_names, while_waiting=reference,
@@ -260,13 +286,6 @@ class Kata:
             )
         return golden
 
-    def diagnose(self, got: tuple[str, Any], mistakes: list[Mistake], *args: Any) -> str:
-        """The hint of the first known mistake whose outcome equals the learner's."""
-        for mistake in mistakes:
-            if same_outcome(got, outcome_of(mistake.run, *[materialise(a) for a in args])):
-                return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
-        return ""
-
 
 class GraderIntegrityError(Exception):
     """The grader's own inputs are broken: an error, never a learner's failure."""
@@ -284,34 +303,3 @@ def _equal(a: Any, b: Any) -> bool:
         return (isinstance(b, dict) and a.keys() == b.keys()
                 and all(_equal(a[k], b[k]) for k in a))
     return a == b
-
-
-def check_against_reference(
-    kata: Kata,
-    method: str,
-    args: tuple,
-    case_id: str | None,
-    judge: Callable[[Any, Any], None],
-    mistakes: list[Mistake],
-    arg_names: tuple[str, ...] = (),
-    fallback_hint: Callable[[tuple[str, Any]], str] | None = None,
-) -> tuple[str, Any]:
-    """The usual check: run both, compare with `judge`, and name a known mistake.
-
-    `judge(got, expected)` raises GradeFailure when the learner's value is
-    wrong. Returns the learner's outcome for checks that look further.
-    """
-    got, live = kata.compare(method, *args, arg_names=arg_names)
-    expected = kata.expected(case_id, live) if case_id else live
-
-    def explain() -> str:
-        hint = kata.diagnose(got, mistakes, *args)
-        return hint or (fallback_hint(got) if fallback_hint else "")
-
-    try:
-        if got[0] == "error":
-            raise GradeFailure(raised(method, got))
-        judge(got[1], expected)
-    except GradeFailure as failure:
-        raise GradeFailure(failure.message, explain) from None
-    return got

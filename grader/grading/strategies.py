@@ -93,3 +93,31 @@ def exact_nucleus_rows(draw: st.DrawFn) -> tuple[torch.Tensor, float]:
     steps = max(widths)
     top_p = draw(st.integers(0, steps - 1), label="top_p * steps") / steps
     return torch.tensor(rows), top_p
+
+
+# -- the arguments of one example, drawn part by part ---------------------------------------
+# Each part is drawn with a label: the labels name the parts of the smallest
+# failing input in the learner's report.
+
+def model_and_context(data: st.DataObject, windows: int = 3) -> tuple[ModelSpec, torch.Tensor]:
+    """A small random model and a context of up to `windows` times its context length."""
+    spec = data.draw(random_models(), label="model")
+    context = data.draw(token_contexts(spec.config["vocab_size"],
+                                       max_length=windows * spec.config["context_length"]),
+                        label="context")
+    return spec, context
+
+
+def generation_example(data: st.DataObject) -> tuple:
+    """(model, new_chars, context, context_length, int_to_char) for a generate()-style
+    method, on a small random model; new_chars may slide the window several times."""
+    spec, context = model_and_context(data)
+    n = spec.config["context_length"]
+    new_chars = data.draw(st.integers(0, 3 * n), label="new_chars")
+    return spec, new_chars, context, n, vocab(spec.config["vocab_size"])
+
+
+def logits_example(data: st.DataObject) -> torch.Tensor:
+    """Logits of one to three rows, or one row as a 1-D tensor."""
+    x = data.draw(logits(), label="logits")
+    return x[0] if data.draw(st.booleans(), label="one row as a 1-D tensor") else x

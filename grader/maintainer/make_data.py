@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from grader.grading.skeleton import load_reference, materialise
+from grader.grading.skeleton import load_reference
 from grader.model import artifacts
 from grader.model.corpus import generate_corpus
 from grader.model.training import TrainSettings, train
@@ -92,14 +92,8 @@ def make_goldens() -> None:
     for problem in problems():
         if not problem.checks.is_file():
             continue
-        module = check_module(problem)
-        reference = load_reference(problem)
-        method = getattr(reference, module.METHOD)
-        iterate = getattr(module, "ITERATE", False)  # a generator answer: keep its items
-        goldens[problem.slug] = {}
-        for case_id, args in module.fixed_args().items():
-            value = method(*[materialise(a) for a in args])
-            goldens[problem.slug][case_id] = encode(list(value) if iterate else value)
+        answers = check_module(problem).CONTRACT.reference_answers(load_reference(problem))
+        goldens[problem.slug] = {case_id: encode(a) for case_id, a in answers.items()}
     artifacts.GOLDENS.write_text(json.dumps(goldens, indent=1) + "\n", encoding="utf-8")
 
 

@@ -1,0 +1,299 @@
+"""What a check module grades, declared once; the checks and tests built from it.
+
+Every grader/checks/check_<slug>.py declares one contract:
+
+    CONTRACT = Contract(problem="top-k", method="top_k_filter", arg_names=("logits", "k"),
+                        cases=cases, judge=judge, mistakes=MISTAKES)
+
+and from it gets the check of one call (`CONTRACT.check`), its two usual tests
+(`CONTRACT.tests`: the fixed cases against the goldens, drawn examples against
+the reference) and the check that bad arguments are refused
+(`CONTRACT.expect_refusal`). A module writes only what is new about its problem.
+
+The vocabulary: a *case* is a named set of arguments fixed in the module; the
+reference's outputs for the cases are the goldens (data/goldens.json, keyed by
+problem and case id). An *example* is a set of arguments hypothesis draws. A
+*judge* decides whether the learner's answer is right; a *mistake* is a known
+wrong answer, named when the learner's answer equals it.
+
+The grader validates each contract when it collects the module (`validate`, via
+`CheckModule`), so a slug, method or argument name that does not fit the
+registry or the reference stops grading with a clear error instead of grading
+the wrong thing.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.grading.judges import expect_error
+from grader.grading.skeleton import (
+    GradeFailure,
+    GraderIntegrityError,
+    Kata,
+    Mistake,
+    fresh_args,
+    name_mistake,
+    outcome_of,
+    raised,
+    same_outcome,
+)
+from grader.grading.strategies import GRADING
+from grader.model import artifacts
+from grader.registry import Problem, problems
+from grader.sandbox.process import CallOutcome
+
+Outcome = tuple[str, Any]  # ("value", result) or ("error", "Type: message")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the learner's method, as a judge or a diagnosis sees it."""
+
+    method: str
+    args: tuple  # as the check built them: models are ModelSpecs, see skeleton.fresh
+    named: dict[str, Any]  # every parameter by name, defaults filled in
+    outcome: Outcome
+    record: CallOutcome  # the worker's: the arguments after the call, the model's calls
+    case_id: str | None = None  # None for a drawn example
+
+
+# judge(got, expected, call) raises GradeFailure when `got` is wrong.
+Judge = Callable[[Any, Any, Call], None]
+# The arguments of one example, drawn with a label for each part (the labels
+# name the parts of the smallest failing input in the learner's report).
+Draw = Callable[[st.DataObject], tuple]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a check module grades: one method of one problem, its cases and its mistakes."""
+
+    problem: str  # the slug in problems/registry.toml
+    method: str  # one of that problem's `methods`
+    arg_names: tuple[str, ...]  # the method's parameters, as the reference names them
+    cases: Callable[[], dict[str, tuple]]  # case id -> arguments
+    judge: Judge
+    mistakes: Sequence[Mistake] = ()
+    # When the learner's outcome "is" a mistake's. Filters keep tied tokens in
+    # any order, so they compare otherwise than bit for bit.
+    matches: Callable[[Outcome, Outcome], bool] = same_outcome
+    # A diagnosis for wrong answers that no mistake reproduces, e.g. from the
+    # error a call raised.
+    fallback_hint: Callable[[Call], str] | None = None
+    iterate: bool = False  # the method yields: its answer is the list of what it yields
+
+    # -- checking one call ---------------------------------------------------------------
+    def check(self, kata: Kata, args: tuple, case_id: str | None = None, *,
+              judge: Judge | None = None) -> Call:
+        """Call the learner's method and the reference on `args`, and judge the answer.
+
+        A case is judged against its golden; an example against the live
+        reference. On failure the message names the mistake the learner's answer
+        reproduces, if any; that diagnosis runs only when the message is read.
+        """
+        got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
+                                 iterate=self.iterate)
+        call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id)
+        expected = kata.expected(case_id, live) if case_id else live
+        try:
+            if got[0] == "error":
+                raise GradeFailure(raised(self.method, got))
+            (judge or self.judge)(got[1], expected, call)
+        except GradeFailure as failure:
+            message, inner = failure.message, failure.explain
+        else:
+            return call
+        # Raised outside the except block, so every wrong answer fails at this one
+        # line: hypothesis then sees one failure to shrink, not one per message.
+        raise GradeFailure(message, lambda: (inner() if inner else "") + self.diagnose(call))
+
+    def diagnose(self, call: Call) -> str:
+        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches)
+        if named or not self.fallback_hint:
+            return named
+        return self.fallback_hint(call)
+
+    @staticmethod
+    def record(kata: Kata) -> CallOutcome:
+        assert kata.last is not None, "the worker records every call"
+        return kata.last
+
+    def bind(self, kata: Kata, args: tuple) -> dict[str, Any]:
+        signature = inspect.signature(getattr(kata.reference, self.method))
+        bound = signature.bind(*args)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def reference_answers(self, reference: Any) -> dict[str, Any]:
+        """The reference's answer to every case: what the goldens record."""
+        method = getattr(reference, self.method)
+        answers = {}
+        with torch.no_grad():
+            for case_id, args in self.cases().items():
+                answer = method(*fresh_args(args))
+                answers[case_id] = list(answer) if self.iterate else answer
+        return answers
+
+    def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
+                       mentions: str | None = None) -> None:
+        """Arguments the reference refuses: the learner's method must raise ValueError too.
+
+        `what` shows the call in the message, `why` says why it cannot return a
+        value, and `mentions`, if given, must appear in the error's message.
+        """
+        reference = getattr(kata.reference, self.method)
+
+        def run_reference() -> Any:
+            answer = reference(*fresh_args(args))
+            return list(answer) if self.iterate else answer
+
+        if outcome_of(run_reference)[0] != "error":
+            raise GraderIntegrityError(f"the reference {self.method}() accepts {what}, which "
+                                       "a check expects it to refuse")
+        got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
+        if got[0] == "value":
+            call = Call(self.method, args, self.bind(kata, args), got, self.record(kata))
+            raise GradeFailure(f"{what} returned a value instead of raising ValueError: {why}",
+                               lambda: self.diagnose(call))
+        expect_error(got, "ValueError", what, self.method, mentions=mentions)
+
+    # -- the two tests every check module has --------------------------------------------
+    def tests(self, cases: str, examples: str,
+              draw: Draw) -> tuple[Callable[..., None], Callable[..., None]]:
+        """A test over the fixed cases and a test over drawn examples.
+
+        `cases` and `examples` are the tests' descriptions: the report names a
+        test by its docstring's first line (and a case by its id).
+        """
+
+        def on_cases(kata: Kata, case_id: str) -> None:
+            self.check(kata, self.cases()[case_id], case_id)
+
+        def on_examples(kata: Kata, data: st.DataObject) -> None:
+            self.check(kata, draw(data))
+
+        # Set before hypothesis wraps the function: the wrapper copies it then.
+        on_cases.__doc__, on_examples.__doc__ = cases, examples
+        return (pytest.mark.parametrize("case_id", list(self.cases()))(on_cases),
+                GRADING(given(data=st.data())(on_examples)))
+
+
+# -- validation, when the grader collects a check module ------------------------------------
+class ContractError(Exception):
+    """A check module does not fit the registry, the reference or the goldens."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A reference method's parameters, read from its source without running it."""
+
+    names: tuple[str, ...]
+    required: int
+    yields: bool
+
+
+def validate(module: ModuleType) -> Contract:
+    """The module's contract, or a ContractError that names the module and what is wrong."""
+    path = Path(module.__file__ or module.__name__)
+    contract = getattr(module, "CONTRACT", None)
+
+    def wrong(what: str) -> ContractError:
+        return ContractError(f"grader/checks/{path.name}: {what}")
+
+    if not isinstance(contract, Contract):
+        raise wrong("declares no CONTRACT = Contract(...) (see grader/grading/contract.py)")
+    by_slug = {p.slug: p for p in problems()}
+    problem = by_slug.get(contract.problem)
+    if problem is None:
+        raise wrong(f"problem {contract.problem!r} is not in problems/registry.toml; "
+                    f"the problems are: {', '.join(by_slug)}")
+    if problem.checks.name != path.name:
+        raise wrong(f"declares problem {problem.slug!r}, whose checks are in "
+                    f"{problem.checks.name}")
+    if contract.method not in problem.methods:
+        raise wrong(f"method {contract.method!r} is not one of {problem.slug}'s methods in "
+                    f"problems/registry.toml: {', '.join(problem.methods)}")
+    signature = reference_signature(problem, contract.method)
+    if tuple(contract.arg_names) != signature.names:
+        raise wrong(f"arg_names {tuple(contract.arg_names)} are not the parameters of the "
+                    f"reference's {contract.method}(): {signature.names}")
+    if contract.iterate != signature.yields:
+        raise wrong(f"iterate={contract.iterate}, but the reference's {contract.method}() "
+                    f"{'yields' if signature.yields else 'returns'} its answer")
+    for mistake in contract.mistakes:
+        if not (isinstance(mistake, Mistake) and mistake.name and mistake.hint):
+            raise wrong(f"{mistake!r} is not a Mistake with a name and a hint")
+    validate_cases(contract, signature, wrong)
+    for name, value in vars(module).items():
+        if name.startswith("test_") and callable(value) and not (value.__doc__ or "").strip():
+            raise wrong(f"{name} has no docstring; its first line names the test in reports")
+    return contract
+
+
+def validate_cases(contract: Contract, signature: Signature,
+                   wrong: Callable[[str], ContractError]) -> None:
+    cases = contract.cases()
+    for case_id, args in cases.items():
+        if not isinstance(args, tuple):
+            raise wrong(f"case {case_id!r} is a {type(args).__name__}, not a tuple of arguments")
+        if not signature.required <= len(args) <= len(signature.names):
+            raise wrong(f"case {case_id!r} has {len(args)} arguments; {contract.method}() "
+                        f"takes {signature.required} to {len(signature.names)}")
+    goldens = set(artifacts.load_goldens().get(contract.problem, {}))
+    if goldens != set(cases):
+        missing, extra = sorted(set(cases) - goldens), sorted(goldens - set(cases))
+        raise wrong(f"the cases and data/goldens.json disagree (cases without a golden: "
+                    f"{missing}; goldens without a case: {extra}); run "
+                    "`python -m grader.maintainer.make_data goldens manifest`")
+
+
+@cache
+def reference_signature(problem: Problem, method: str) -> Signature:
+    tree = ast.parse(problem.reference.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "Solution":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    params = [*item.args.posonlyargs, *item.args.args][1:]  # without self
+                    return Signature(tuple(p.arg for p in params),
+                                     len(params) - len(item.args.defaults), _yields(item))
+    raise ContractError(f"{problem.reference} has no Solution.{method}()")
+
+
+def _yields(function: ast.FunctionDef) -> bool:
+    """Whether the function itself (not a function inside it) yields."""
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+class CheckModule(pytest.Module):
+    """A check module, validated against its contract before its tests are collected."""
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        try:
+            contract = validate(self.obj)
+        except ContractError as error:
+            raise self.CollectError(str(error)) from None
+        # The plugin's fixtures find a module's problem here.
+        self.obj.PROBLEM = contract.problem
+        return list(super().collect())

@@ -1,0 +1,87 @@
+"""A check module's contract is validated: each way it can disagree is named clearly."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from types import ModuleType
+
+import pytest
+
+from grader.grading.contract import Contract, ContractError, validate
+from grader.registry import find, problems
+
+
+def load(slug: str) -> ModuleType:
+    problem = find(slug)
+    spec = importlib.util.spec_from_file_location(f"contract_test_{problem.checks.stem}",
+                                                  problem.checks)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_contract(module: ModuleType, **changes: object) -> ModuleType:
+    """A copy of the module whose contract has these fields changed."""
+    copy = ModuleType(module.__name__)
+    copy.__dict__.update(vars(module))
+    copy.CONTRACT = dataclasses.replace(module.CONTRACT, **changes)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def top_k() -> ModuleType:
+    return load("top-k")
+
+
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.slug)
+def test_every_check_module_is_valid(problem):
+    contract = validate(load(problem.slug))
+    assert isinstance(contract, Contract) and contract.problem == problem.slug
+
+
+@pytest.mark.parametrize(("changes", "says"), [
+    ({"problem": "top-kk"}, "problem 'top-kk' is not in problems/registry.toml"),
+    ({"problem": "top-p"}, "declares problem 'top-p', whose checks are in check_top_p.py"),
+    ({"method": "top_k"}, "method 'top_k' is not one of top-k's methods"),
+    ({"arg_names": ("x", "k")}, "arg_names ('x', 'k') are not the parameters of the reference"),
+    ({"iterate": True}, "iterate=True, but the reference's top_k_filter() returns"),
+    ({"mistakes": ["keep k"]}, "'keep k' is not a Mistake"),
+])
+def test_a_contract_that_disagrees_is_named(top_k, changes, says):
+    with pytest.raises(ContractError) as error:
+        validate(with_contract(top_k, **changes))
+    assert "grader/checks/check_top_k.py" in str(error.value)
+    assert says in str(error.value)
+
+
+def test_cases_must_match_the_goldens(top_k):
+    more = {**top_k.CONTRACT.cases(), "new-case": top_k.CONTRACT.cases()["k-is-one"]}
+    with pytest.raises(ContractError, match=r"cases without a golden: \['new-case'\]"):
+        validate(with_contract(top_k, cases=lambda: more))
+
+
+def test_case_arguments_must_fit_the_method(top_k):
+    with pytest.raises(ContractError, match="case 'bad' has 3 arguments; top_k_filter"):
+        validate(with_contract(top_k, cases=lambda: {"bad": (1, 2, 3)}))
+
+
+def test_a_module_without_a_contract_is_named(top_k):
+    bare = ModuleType(top_k.__name__)
+    bare.__file__ = top_k.__file__
+    with pytest.raises(ContractError, match="declares no CONTRACT"):
+        validate(bare)
+
+
+def test_every_test_needs_a_docstring(top_k):
+    module = with_contract(top_k)
+
+    def test_nameless(kata):
+        pass
+
+    module.test_nameless = test_nameless
+    with pytest.raises(ContractError, match="test_nameless has no docstring"):
+        validate(module)
