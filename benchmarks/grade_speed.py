@@ -1,47 +1,118 @@
-"""Cost of `gpt-kata grade generate --reference` as a ratio to a bare `import torch`.
+"""How long grading takes, as ratios to a bare `python -c "import torch"`.
 
-Both are timed in this run, on this machine, alternating, so load on a shared
-machine hits both alike. The goal is a ratio of at most 2.5.
+Every scenario and the baseline are timed in this run, on this machine, in
+turn, so that load on a shared machine hits them alike; the figures are
+medians. Each scenario's outcome is checked too (a fast wrong grade is not a
+result).
 
-    python benchmarks/grade_speed.py [--runs 5] [--problem generate]
+    python benchmarks/grade_speed.py [--runs 5] [--only pass fail ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
-GOAL = 2.5
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = ROOT / "tests" / "submissions"
+HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
 
 
-def timed(command: list[str]) -> float:
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    what: str
+    args: list[str]
+    exit_code: int
+    goal: float  # the largest ratio allowed
+    says: str = ""  # text the JSON report must contain
+    allowance: float = 0.0  # seconds granted on top (the time limit itself)
+
+
+SCENARIOS = [
+    Scenario("pass", "a passing grade of one problem (generate, reference)",
+             ["generate", "--reference"], 0, 1.5),
+    Scenario("fail", "a failing grade with a known mistake (generate returns the prompt)",
+             ["generate", "--submission", str(SUBMISSIONS / "generate" / "returns_prompt.py")],
+             1, 2.0, says="return the prompt as well"),
+    Scenario("hang", f"an endless loop (crop-context, --timeout {HANG_TIMEOUT:g}), "
+                     "beyond its time limit",
+             ["crop-context", "--submission", str(SUBMISSIONS / "hostile" / "hang.py"),
+              "--timeout", str(HANG_TIMEOUT)],
+             1, 1.5, says="not run:", allowance=HANG_TIMEOUT),
+    Scenario("starters", "all 16 untouched starters",
+             ["--submission", str(ROOT / "data" / "starters")], 1, 2.0,
+             says="not implemented yet"),
+    Scenario("references", "all 16 references", ["--reference"], 0, 6.0),
+]
+
+
+def timed(command: list[str]) -> tuple[float, int]:
     started = time.perf_counter()
-    subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          cwd=ROOT, check=False)
+    return time.perf_counter() - started, done.returncode
+
+
+def grade_command(scenario: Scenario, report: Path) -> list[str]:
+    return [sys.executable, "-m", "grader", "grade", *scenario.args, "-q",
+            "--json", str(report)]
+
+
+def check_outcome(scenario: Scenario, code: int, report: Path) -> str | None:
+    """Why this run does not count, or None."""
+    if code != scenario.exit_code:
+        return f"exit code {code}, expected {scenario.exit_code}"
+    if scenario.says and scenario.says not in report.read_text(encoding="utf-8"):
+        return f"the report does not say {scenario.says!r}"
+    return None
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--problem", default="generate")
+    parser.add_argument("--only", nargs="*", choices=[s.name for s in SCENARIOS])
     args = parser.parse_args()
+    chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     baseline_cmd = [sys.executable, "-c", "import torch"]
-    grade_cmd = [sys.executable, "-m", "grader", "grade", args.problem, "--reference", "-q"]
-    if subprocess.run(grade_cmd, stdout=subprocess.DEVNULL).returncode != 0:
-        print("the reference does not pass; fix that before timing it")
-        return 1
-    baseline, grading = [], []
-    for _ in range(args.runs):
-        baseline.append(timed(baseline_cmd))
-        grading.append(timed(grade_cmd))
-    b, g = statistics.median(baseline), statistics.median(grading)
-    print(f"import torch                         median {b:.2f} s over {args.runs} runs")
-    print(f"grade {args.problem} --reference{'':<{13 - len(args.problem)}} median {g:.2f} s")
-    print(f"ratio {g / b:.2f} (goal <= {GOAL})")
-    return 0 if g / b <= GOAL else 1
+    baseline: list[float] = []
+    times: dict[str, list[float]] = {s.name: [] for s in chosen}
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        for _ in range(args.runs):
+            baseline.append(timed(baseline_cmd)[0])
+            for scenario in chosen:
+                seconds, code = timed(grade_command(scenario, report))
+                problem = check_outcome(scenario, code, report)
+                if problem:
+                    print(f"{scenario.name}: {problem}; fix that before timing it")
+                    return 1
+                times[scenario.name].append(seconds - scenario.allowance)
+    base = statistics.median(baseline)
+    print(f"machine: {platform.machine()}, {platform.system()}, Python "
+          f"{platform.python_version()}, {len(baseline)} runs, medians")
+    print(f"baseline: import torch {base:.2f} s")
+    results = {}
+    ok = True
+    for scenario in chosen:
+        seconds = statistics.median(times[scenario.name])
+        ratio = seconds / base
+        ok &= ratio <= scenario.goal
+        extra = f" + {scenario.allowance:g} s limit" if scenario.allowance else ""
+        mark = "ok " if ratio <= scenario.goal else "OVER"
+        print(f"{mark} {ratio:5.2f}x (goal <= {scenario.goal:g}x)  {seconds:6.2f} s{extra}  "
+              f"{scenario.what}")
+        results[scenario.name] = round(ratio, 2)
+    print(json.dumps({"baseline_s": round(base, 2), "ratios": results}))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
 from grader.registry import Problem, find, problems
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, WorkerPool
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, Sandbox, WorkerPool
 
 # -- grade -----------------------------------------------------------------------------
 
@@ -70,9 +70,22 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_megabytes(text: str) -> float:
+    """An argparse type: a finite number of megabytes, at least 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of megabytes") from None
+    if not math.isfinite(value) or value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
+                                         "at least 1")
+    return value
+
+
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
-    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")))
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+                      sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
     pool.start()  # the fork server imports torch while this process does the same
     try:
         return grade_with(args, submissions, pool)
@@ -184,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
                    metavar="SECONDS",
                    help="wall-clock limit for each call of your code (default: %(default)g)")
+    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
+                   help="memory your code may use beyond the worker's own, on Linux "
+                        "(default: %(default)g)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)

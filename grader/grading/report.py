@@ -54,6 +54,8 @@ class Report:
     goldens: str  # "exact" or "live-only"
     platform: dict[str, str]
     internal_errors: list[str] = field(default_factory=list)
+    # The sandbox layers the workers ran under; empty when they ran unisolated.
+    isolation: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -92,6 +94,7 @@ class Report:
             ],
             "goldens": self.goldens,
             "platform": self.platform,
+            "isolation": self.isolation,
             "tests": tests,
         }
 

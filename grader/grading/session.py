@@ -36,4 +36,5 @@ def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
     run_checks(plugin, list(ordered))
     summaries = [ProblemSummary(p, f, [r for r in plugin.results if r.problem == p])
                  for p, f in ordered.items()]
-    return Report(summaries, goldens_mode(), artifacts.this_platform(), plugin.internal_errors)
+    return Report(summaries, goldens_mode(), artifacts.this_platform(), plugin.internal_errors,
+                  isolation=list(pool.layers))

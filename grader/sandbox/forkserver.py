@@ -29,6 +29,10 @@ def preload() -> None:
     import torch
 
     torch.set_num_threads(1)  # no thread pool exists yet, so forking stays safe
+    # The worker may not read the grader's folders once isolated, so every module
+    # it can need is imported now.
+    import grader.sandbox.harnesses  # noqa: F401
+    import grader.sandbox.isolation  # noqa: F401
     import grader.sandbox.worker  # noqa: F401
     from grader.model import artifacts
 
@@ -106,7 +110,7 @@ class ForkServer:
 
 
 def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
-    """The forked child: a session of its own, quiet standard streams, then serve."""
+    """The forked child: its own session, quiet streams, its sandbox, then serve."""
     from grader.sandbox.worker import quiet_standard_streams, serve
 
     os.setsid()  # its own process group, so ending it ends what it started
@@ -114,7 +118,19 @@ def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
     channel = socket.socket(fileno=channel_fd)
     reader, writer = channel.makefile("rb"), channel.makefile("wb")
     quiet_standard_streams(keep_stderr=bool(request.get("debug")))
-    serve(reader, writer)
+    hello: dict[str, Any] = {"isolation": []}
+    if request.get("isolate"):
+        from grader.sandbox.isolation import Policy, isolate
+
+        policy = Policy.for_submission(request["path"], request["scratch"],
+                                       memory_bytes=request.get("memory_bytes"))
+        try:
+            hello["isolation"] = isolate(policy)
+        except OSError as exc:
+            # Running unprotected would be worse than not running at all.
+            hello = {"error": {"type": "LoadFailed",
+                               "message": f"the sandbox could not be set up: {exc}"}}
+    serve(reader, writer, hello)
     return 0
 
 

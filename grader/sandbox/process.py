@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from grader.sandbox.protocol import ProtocolError, decode, encode, read_frame, w
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 20.0
+DEFAULT_MEMORY_MB = 1024
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 
 
@@ -160,19 +163,40 @@ class SpawnedWorker(Worker):
             return None
 
 
-class ForkServer:
-    """The grader's handle on a `grader.sandbox.forkserver` process."""
+@dataclass(frozen=True)
+class Sandbox:
+    """The limits a sandboxed worker runs under."""
 
-    def __init__(self, debug: bool = False) -> None:
+    memory_bytes: int = DEFAULT_MEMORY_MB * 2**20  # above what the worker holds at start
+
+
+class ForkServer:
+    """The grader's handle on a `grader.sandbox.forkserver` process.
+
+    With `sandbox` set, the server runs in its own user, network and PID
+    namespaces where the system allows (every process inside dies with it), and
+    each worker isolates itself before it loads a submission.
+    """
+
+    def __init__(self, debug: bool = False, sandbox: Sandbox | None = None) -> None:
         self.debug = debug
+        self.sandbox = sandbox
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
+        prefix: list[str] = []
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        if sandbox is not None:
+            from grader.sandbox.isolation import clean_environment, launcher_prefix
+
+            prefix = launcher_prefix()
+            keep = {k: os.environ[k] for k in ("PYTHONPATH", "GPT_KATA_DEBUG")
+                    if k in os.environ}
+            env = clean_environment(extra=keep)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.forkserver", str(theirs.fileno())],
+            [*prefix, sys.executable, "-m", "grader.sandbox.forkserver", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=None if debug else subprocess.DEVNULL,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
-            start_new_session=True,
+            env=env, start_new_session=True,
         )
         theirs.close()
         self.replies = ours.makefile("rb")
@@ -189,21 +213,26 @@ class ForkServer:
             raise WorkerDied("the fork server has exited")
         return json.loads(line)
 
-    def fork(self) -> ForkedWorker:
+    def fork(self, submission: str) -> ForkedWorker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request: dict[str, Any] = {"op": "fork", "debug": self.debug}
+        scratch = None
+        if self.sandbox is not None:
+            scratch = tempfile.mkdtemp(prefix="gpt-kata-scratch-")
+            request.update(isolate=True, path=os.path.abspath(submission), scratch=scratch,
+                           memory_bytes=self.sandbox.memory_bytes)
         with self.lock:
             if not self.ready:
                 self._reply(STARTUP_TIMEOUT)
                 self.ready = True
             try:
-                request = json.dumps({"op": "fork", "debug": self.debug}).encode()
-                socket.send_fds(self.control, [request], [theirs.fileno()])
+                socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
                 pid = int(self._reply(LOAD_TIMEOUT)["pid"])
             except OSError as exc:
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
             finally:
                 theirs.close()
-        return ForkedWorker(self, pid, ours)
+        return ForkedWorker(self, pid, ours, scratch)
 
     def end(self, pid: int, grace: float) -> int | None:
         with self.lock:
@@ -228,8 +257,9 @@ class ForkServer:
 
 
 class ForkedWorker(Worker):
-    def __init__(self, server: ForkServer, pid: int, channel: socket.socket) -> None:
-        self.server, self.pid, self.socket = server, pid, channel
+    def __init__(self, server: ForkServer, pid: int, channel: socket.socket,
+                 scratch: str | None) -> None:
+        self.server, self.pid, self.socket, self.scratch = server, pid, channel, scratch
         self.status: int | None = None
         self.finished = False
         self.channel = Channel(channel.makefile("rb"), channel.makefile("wb"))
@@ -244,32 +274,46 @@ class ForkedWorker(Worker):
             self.status = self.server.end(self.pid, grace)
             self.channel.close()
             self.socket.close()
+            if self.scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)
         return self.status
 
 
 class WorkerPool:
-    """Hands out fresh workers, forked from a fork server where the system allows."""
+    """Hands out fresh workers, forked from a fork server where the system allows.
 
-    def __init__(self, debug: bool = False, fork: bool | None = None) -> None:
+    `sandbox` isolates each worker with every layer the system offers (Linux
+    only); `layers` then says which ones ran.
+    """
+
+    def __init__(self, debug: bool = False, fork: bool | None = None,
+                 sandbox: Sandbox | None = None) -> None:
         self.debug = debug
-        self.use_fork = sys.platform.startswith("linux") if fork is None else fork
+        linux = sys.platform.startswith("linux")
+        self.use_fork = linux if fork is None else fork
+        self.sandbox = sandbox if linux else None
         self.server: ForkServer | None = None
         self.workers: list[Worker] = []
+        self.layers: list[str] = []
 
     def start(self) -> None:
         """Start the fork server now, so its imports overlap with the grader's."""
         if self.use_fork and self.server is None:
             try:
-                self.server = ForkServer(self.debug)
+                self.server = ForkServer(self.debug, self.sandbox)
             except OSError:
                 self.use_fork = False
 
-    def take(self) -> Worker:
+    def take(self, submission: str) -> Worker:
         self.start()
-        worker: Worker
-        worker = self.server.fork() if self.server is not None else SpawnedWorker(self.debug)
+        worker = (self.server.fork(submission) if self.server is not None
+                  else SpawnedWorker(self.debug))
         self.workers.append(worker)
         return worker
+
+    def welcome(self, hello: dict) -> None:
+        """Note which sandbox layers a new worker reports."""
+        self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
 
     def close(self) -> None:
         for worker in self.workers:
@@ -304,7 +348,7 @@ class SubmissionProcess:
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
-        self.path = path
+        self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         self.class_name = class_name
         self.methods = methods
         self.pool = pool
@@ -317,9 +361,15 @@ class SubmissionProcess:
 
     def _ensure(self) -> Worker:
         if self._worker is None or not self._worker.alive:
-            worker = self.pool.take()
+            worker = self.pool.take(self.path)
             try:
-                worker.receive(STARTUP_TIMEOUT)
+                hello = worker.receive(STARTUP_TIMEOUT)
+                self.pool.welcome(hello)
+                if isinstance(hello.get("error"), dict):
+                    worker.kill()
+                    self.load_error = hello["error"]
+                    self._worker = worker
+                    return worker
                 reply = worker.request(
                     {"op": "load", "path": self.path, "class": self.class_name,
                      "methods": self.methods},

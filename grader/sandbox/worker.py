@@ -223,15 +223,21 @@ class Worker:
             return {"error": describe_error(exc, self.path or "")}
 
 
-def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> None:
-    """Answer the grader's requests until it closes the channel."""
+def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None) -> None:
+    """Answer the grader's requests until it closes the channel.
+
+    `hello` goes with the first message (which sandbox layers are in place); if
+    it holds an error, the worker reports it and serves nothing.
+    """
     import torch
 
     from grader.sandbox.protocol import decode, read_frame, write_frame
 
     torch.set_num_threads(1)
     worker = Worker()
-    write_frame(proto_out, {"ready": True})
+    write_frame(proto_out, {"ready": True, **(hello or {})})
+    if hello and "error" in hello:
+        return
     while True:
         message = read_frame(proto_in)
         if message is None:
