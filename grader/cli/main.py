@@ -16,7 +16,13 @@ from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
 from grader.registry import Problem, find, problems
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, Sandbox, WorkerPool
+from grader.sandbox.process import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROBLEM_BUDGET,
+    Sandbox,
+    WorkerPool,
+)
 
 # -- grade -----------------------------------------------------------------------------
 
@@ -108,7 +114,8 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         if goldens_mode() == "live-only":
             console.print("[dim]this machine differs from where the goldens were made; "
                           "comparing live against the reference only[/]")
-    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout))
+    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
+                                                      problem_budget=args.budget))
     pool.close()  # every worker is gone before anything is written
     if not args.quiet:
         render(report, console, verbose=args.verbose)
@@ -197,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
                    metavar="SECONDS",
                    help="wall-clock limit for each call of your code (default: %(default)g)")
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
+                   metavar="SECONDS",
+                   help="wall-clock limit for all calls of one problem together "
+                        "(default: %(default)g)")
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
                    help="memory your code may use beyond the worker's own, on Linux "
                         "(default: %(default)g)")

@@ -26,7 +26,12 @@ from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, SubmissionProcess, WorkerPool
+from grader.sandbox.process import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_PROBLEM_BUDGET,
+    SubmissionProcess,
+    WorkerPool,
+)
 
 OUTPUT_LIMIT = 2000
 
@@ -49,6 +54,7 @@ class GradingPlugin:
     problems: dict[str, Problem]
     pool: WorkerPool
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    problem_budget: float = DEFAULT_PROBLEM_BUDGET
     results: list[TestResult] = field(default_factory=list)
     katas: dict[str, Kata] = field(default_factory=dict)
     internal_errors: list[str] = field(default_factory=list)
@@ -57,7 +63,8 @@ class GradingPlugin:
         if slug not in self.katas:
             problem = self.problems[slug]
             process = SubmissionProcess(str(self.submissions[slug]), "Solution",
-                                        list(problem.methods), self.pool, self.call_timeout)
+                                        list(problem.methods), self.pool, self.call_timeout,
+                                        self.problem_budget)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:

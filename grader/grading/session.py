@@ -13,7 +13,7 @@ from grader.grading.plugin import GradingPlugin, run_checks
 from grader.grading.report import ProblemSummary, Report
 from grader.model import artifacts
 from grader.registry import Problem
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, WorkerPool
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET, WorkerPool
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Limits:
     """How long a submission may run."""
 
     call_timeout: float = DEFAULT_CALL_TIMEOUT  # seconds for one call of the learner's code
+    problem_budget: float = DEFAULT_PROBLEM_BUDGET  # seconds for all calls of one problem
 
 
 def goldens_mode() -> str:
@@ -32,7 +33,8 @@ def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
     """Grade each problem's submission file with that problem's checks."""
     ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
     plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
-                           {p.slug: p for p in ordered}, pool, limits.call_timeout)
+                           {p.slug: p for p in ordered}, pool, limits.call_timeout,
+                           limits.problem_budget)
     run_checks(plugin, list(ordered))
     summaries = [ProblemSummary(p, f, [r for r in plugin.results if r.problem == p])
                  for p, f in ordered.items()]

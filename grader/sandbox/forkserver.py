@@ -109,12 +109,45 @@ class ForkServer:
         return exit_status(status)
 
 
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+
+
+def own_pid_namespace() -> bool:
+    """Continue as PID 1 of a new PID namespace; False where the system refuses.
+
+    When PID 1 of a namespace ends, the kernel ends every process in it, however
+    it detached. The process that called this stays behind as a plain parent:
+    it waits, passes on how the worker ended, and if it is killed itself, the
+    worker dies with it (the sandbox sets a parent-death signal).
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        # A user namespace of its own gives the right to make a PID namespace.
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    pid = os.fork()
+    if pid == 0:
+        return True
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _done, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
     """The forked child: its own session, quiet streams, its sandbox, then serve."""
     from grader.sandbox.worker import quiet_standard_streams, serve
 
     os.setsid()  # its own process group, so ending it ends what it started
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    pid_namespace = bool(request.get("isolate")) and own_pid_namespace()
     channel = socket.socket(fileno=channel_fd)
     reader, writer = channel.makefile("rb"), channel.makefile("wb")
     quiet_standard_streams(keep_stderr=bool(request.get("debug")))
@@ -125,7 +158,8 @@ def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
         policy = Policy.for_submission(request["path"], request["scratch"],
                                        memory_bytes=request.get("memory_bytes"))
         try:
-            hello["isolation"] = isolate(policy)
+            hello["isolation"] = isolate(policy) + (
+                ["worker-pid-namespace"] if pid_namespace else [])
         except OSError as exc:
             # Running unprotected would be worse than not running at all.
             hello = {"error": {"type": "LoadFailed",

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -29,6 +30,7 @@ STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 20.0
 DEFAULT_MEMORY_MB = 1024
+DEFAULT_PROBLEM_BUDGET = 120.0  # seconds, all calls of one problem's checks together
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 
 
@@ -347,12 +349,17 @@ class SubmissionProcess:
     """One submission file, loaded in its own worker; restarted if it dies."""
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
-                 timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_CALL_TIMEOUT,
+                 budget: float = DEFAULT_PROBLEM_BUDGET) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         self.class_name = class_name
         self.methods = methods
         self.pool = pool
         self.timeout = timeout
+        # Seconds all calls together may take: calls that each stay just under the
+        # per-call limit must not stretch one problem's grade without end.
+        self.budget = budget
+        self.spent = 0.0
         self._worker: Worker | None = None
         self.load_error: dict | None = None
         # Set by the first call that runs out of time: later checks of the same
@@ -406,6 +413,8 @@ class SubmissionProcess:
             return CallOutcome(error=self.load_error)
         message = {"op": "call", "method": method, "args": encode(list(args)),
                    "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate}
+        limit = timeout if timeout is not None else self.timeout
+        started = time.monotonic()
         try:
             worker.send(message)
             try:
@@ -414,12 +423,18 @@ class SubmissionProcess:
             finally:
                 # Read the answer even if the grader's side failed, so the
                 # conversation stays in step.
-                reply = worker.receive(timeout if timeout is not None else self.timeout)
+                left = self.budget - self.spent - (time.monotonic() - started)
+                reply = worker.receive(max(min(limit, left), 0.01))
         except WorkerDied as exc:
             self._worker = None
+            self.spent += time.monotonic() - started
+            if exc.timed_out and self.spent >= self.budget:
+                exc = WorkerDied(f"the time budget for this problem ({self.budget:g} seconds "
+                                 "for all calls together) is spent", timed_out=True)
             if exc.timed_out:
                 self.timed_out = f"{method}(): {exc}"
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
+        self.spent += time.monotonic() - started
         output = str(reply.get("output", ""))
         if "error" in reply:
             return CallOutcome(error=reply["error"], output=output)
