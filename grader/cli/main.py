@@ -88,8 +88,22 @@ def positive_megabytes(text: str) -> float:
     return value
 
 
+def require_isolation(args: argparse.Namespace) -> None:
+    """Classroom mode grades code nobody vouches for: only inside a sandbox."""
+    if not args.classroom or args.allow_unisolated:
+        return
+    from grader.sandbox.isolation import probe
+
+    if not probe().landlock_abi:
+        raise UsageError(
+            "classroom mode needs Linux with Landlock (5.13 or newer) so that submissions "
+            "cannot read the references or touch the grader, and this system has none; "
+            "grade on such a machine, or pass --allow-unisolated to grade anyway")
+
+
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
+    require_isolation(args)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                       sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
     pool.start()  # the fork server imports torch while this process does the same
@@ -111,11 +125,16 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
         console.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
-        if goldens_mode() == "live-only":
-            console.print("[dim]this machine differs from where the goldens were made; "
-                          "comparing live against the reference only[/]")
+        if goldens_mode() == "live-only" and args.verbose:
+            console.print("[dim]this machine's torch or CPU differs from the one the goldens "
+                          "were made on, so answers are compared with the reference run "
+                          "here[/]")
+        if pool.sandbox is None:
+            console.print("[dim]your code runs without a sandbox on this system "
+                          "(isolation needs Linux)[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
+    report.mode = "classroom" if args.classroom else "practice"
     pool.close()  # every worker is gone before anything is written
     if not args.quiet:
         render(report, console, verbose=args.verbose)
@@ -211,6 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
                    help="memory your code may use beyond the worker's own, on Linux "
                         "(default: %(default)g)")
+    p.add_argument("--classroom", action="store_true",
+                   help="grade files you do not trust: refuse to run without a sandbox")
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help="with --classroom, grade even where no sandbox is available")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)

@@ -13,7 +13,7 @@ from typing import Any
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
 from grader.registry import Problem, find
-from grader.sandbox.process import SubmissionProcess, WorkerDied, WorkerPool
+from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerDied, WorkerPool
 
 
 class Implementation:
@@ -112,7 +112,7 @@ def talk(args: argparse.Namespace) -> int:
     sys.stdout.write(args.prompt)
     sys.stdout.flush()
     try:
-        with WorkerPool() as pool:
+        with WorkerPool(sandbox=Sandbox()) as pool:
             if sampling:
                 chunks = sampled(args, context, int_to_char, pool)
             elif args.stream:

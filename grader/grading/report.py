@@ -56,6 +56,7 @@ class Report:
     internal_errors: list[str] = field(default_factory=list)
     # The sandbox layers the workers ran under; empty when they ran unisolated.
     isolation: list[str] = field(default_factory=list)
+    mode: str = "practice"  # or "classroom": files graded as untrusted data
 
     @property
     def status(self) -> str:
@@ -94,6 +95,7 @@ class Report:
             ],
             "goldens": self.goldens,
             "platform": self.platform,
+            "mode": self.mode,
             "isolation": self.isolation,
             "tests": tests,
         }
