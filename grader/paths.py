@@ -1,13 +1,74 @@
-"""Where the project's files live. Importing this is cheap: no torch."""
+"""Where the project's files live. Importing this is cheap: no torch.
 
+Two kinds of files, found in two places:
+
+* the grader's own: the registry, the reference solutions, the checks, the model
+  and its data, the starter snapshot. In a checkout of the repository they are its
+  top-level folders; an installed package carries copies under ``grader/_kata``
+  (see ``[tool.setuptools]`` in pyproject.toml). ``ROOT`` is whichever holds them.
+* the learner's: ``problems/NN-slug/solution.py`` and the ``.gpt-kata`` status,
+  found from the working directory, so that one installed grader serves any kata
+  folder and never grades the copies it ships.
+"""
+
+from __future__ import annotations
+
+import os
+import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent
+_SHIPPED = PACKAGE / "_kata"
+# An installed package holds its own copies; a checkout (editable install) has none.
+INSTALLED = (_SHIPPED / "problems" / "registry.toml").is_file()
+ROOT = _SHIPPED if INSTALLED else PACKAGE.parent
+
 DATA = ROOT / "data"
 # Pristine copies of the starters: the tests grade these, never the learner's problems/.
 STARTERS = DATA / "starters"
-PROBLEMS = ROOT / "problems"
 SOLUTIONS = ROOT / "solutions"
-CHECKS = Path(__file__).resolve().parent / "checks"
-REGISTRY = PROBLEMS / "registry.toml"
-STATE = ROOT / ".gpt-kata"
+CHECKS = PACKAGE / "checks"
+REGISTRY = ROOT / "problems" / "registry.toml"
+
+_PROBLEM_FOLDER = re.compile(r"\d\d-[a-z0-9-]+")
+
+
+def is_kata_folder(folder: Path) -> bool:
+    """A folder with problems/registry.toml or a problems/NN-slug/solution.py."""
+    problems = folder / "problems"
+    if (problems / "registry.toml").is_file():
+        return True
+    try:
+        return any(_PROBLEM_FOLDER.fullmatch(entry.name) and (entry / "solution.py").is_file()
+                   for entry in problems.iterdir())
+    except OSError:
+        return False
+
+
+def find_kata(start: Path) -> Path | None:
+    """The nearest kata folder at or above ``start``."""
+    for folder in (start, *start.parents):
+        if is_kata_folder(folder):
+            return folder
+    return None
+
+
+def _learner_root() -> Path:
+    try:
+        here = Path.cwd()
+    except OSError:  # the working directory was removed
+        here = None
+    found = find_kata(here) if here is not None else None
+    if found is not None:
+        return found
+    if not INSTALLED:
+        return ROOT  # a checkout is a kata folder itself, wherever the command runs
+    # Outside any kata folder an installed grader finds no solutions here and says so;
+    # it never falls back on the copies it ships.
+    return here if here is not None else Path(os.sep)
+
+
+# The learner's kata folder: their solutions and the status of their last grades.
+KATA = _learner_root()
+PROBLEMS = KATA / "problems"
+STATE = KATA / ".gpt-kata"
