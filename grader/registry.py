@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -22,7 +23,12 @@ class Problem:
     title: str
     track: str
     methods: tuple[str, ...]
-    hint: str
+    hints: tuple[str, ...]  # from a gentle nudge to the answer
+
+    @property
+    def hint(self) -> str:
+        """The last and most direct hint: the answer."""
+        return self.hints[-1] if self.hints else ""
 
     @property
     def folder(self) -> str:
@@ -55,16 +61,29 @@ def problems() -> tuple[Problem, ...]:
             title=entry["title"],
             track=entry["track"],
             methods=tuple(entry["methods"]),
-            hint=entry.get("hint", ""),
+            hints=tuple(entry.get("hints", [entry["hint"]] if "hint" in entry else [])),
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )
 
 
 def find(name: str) -> Problem:
-    """A problem by slug, folder name or number ("generate", "06-generate", "6")."""
+    """A problem by slug, folder, number or path ("generate", "06-generate", "6",
+    "problems/06-generate/", "problems/06-generate/solution.py")."""
+    key = name.strip().replace("\\", "/").rstrip("/")
+    if key.endswith((".py", ".md")):
+        key = key.rsplit("/", 1)[0] if "/" in key else ""
+    key = key.rsplit("/", 1)[-1].lower().replace("_", "-")
     for problem in problems():
-        if name in (problem.slug, problem.folder, str(problem.number), f"{problem.number:02d}"):
+        if key in (problem.slug, problem.folder, str(problem.number), f"{problem.number:02d}"):
             return problem
+    names = [p.slug for p in problems()] + [p.folder for p in problems()]
+    close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+    if close:
+        # a folder name and its slug both match: suggest each problem once
+        suggested = list(dict.fromkeys(c.split("-", 1)[1] if c[:2].isdigit() else c
+                                       for c in close))
+        raise LookupError(f"no problem called {name!r}; did you mean "
+                          f"{' or '.join(suggested)}?")
     known = ", ".join(p.slug for p in problems())
     raise LookupError(f"no problem called {name!r}; the problems are: {known}")

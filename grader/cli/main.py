@@ -1,4 +1,4 @@
-"""`gpt-kata`: list, grade, talk, train.
+"""`gpt-kata`: list, grade, hint, talk, train.
 
 Heavy imports (torch, pytest) happen inside the commands, after a worker
 process has been started, so that both processes load torch at the same time.
@@ -166,6 +166,27 @@ def list_problems(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+# -- hint ------------------------------------------------------------------------------
+
+def hint(args: argparse.Namespace) -> int:
+    if args.problem:
+        problem = select_problems([args.problem])[0]
+    else:
+        problem = status.first_unpassed()
+        if problem is None:
+            print("every problem passes its last grade; name one for its hints: "
+                  "gpt-kata hint PROBLEM")
+            return EXIT_PASS
+    what, text = status.next_hint(problem)
+    print(f"{problem.folder}, {what}:")
+    for line in text.splitlines():
+        print(f"  {line}")
+    shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
+    if shown < len(problem.hints):
+        print(f"(`gpt-kata hint {problem.slug}` again for a stronger hint)")
+    return EXIT_PASS
+
+
 # -- talk ------------------------------------------------------------------------------
 
 def talk(args: argparse.Namespace) -> int:
@@ -237,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)
+
+    p = sub.add_parser("hint", help="a hint for a problem, a stronger one each time you ask")
+    p.add_argument("problem", nargs="?", metavar="PROBLEM",
+                   help="slug, folder or number (default: the first problem not passed)")
+    p.set_defaults(run=hint)
 
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
     p.add_argument("prompt", nargs="?", default="Once upon a time,")

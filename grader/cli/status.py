@@ -1,6 +1,8 @@
 """The learner's status: what the last grade of each exact file said.
 
-Kept in `.gpt-kata/status.json`; `list`, `talk` and `watch` read it.
+Kept in `.gpt-kata/status.json`; `list`, `talk`, `hint` and `watch` read it. Per
+problem it also keeps the fix for the mistake its last grade named, and how many
+hints the learner has asked for, so `gpt-kata hint` can go one step further each time.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import paths
-from grader.registry import Problem
+from grader.registry import Problem, problems
 
 if TYPE_CHECKING:
     from grader.grading.report import Report
@@ -53,6 +55,52 @@ def learner_status(problem: Problem) -> str:
 
 def record(report: Report) -> None:
     """Remember a grade of the learner's own files."""
-    save_status({s.problem.slug: {"sha256": file_hash(s.submission), "status": s.status,
-                                  "starter": s.untouched}
-                 for s in report.summaries})
+    known = load_status()
+    updates = {}
+    for s in report.summaries:
+        entry = {**known.get(s.problem.slug, {}), "sha256": file_hash(s.submission),
+                 "status": s.status, "starter": s.untouched}
+        diagnosed = next((r for r in s.results if r.status != "pass" and r.hint), None)
+        if diagnosed is not None:
+            if entry.get("mistake_hint") != diagnosed.hint:
+                # a new diagnosis: its fix is news, so `hint` offers it first again
+                entry["mistake_hint_shown"] = False
+            entry["mistake_hint"] = diagnosed.hint
+            entry["mistake"] = named_mistake(diagnosed.message) or diagnosed.name
+        updates[s.problem.slug] = entry
+    save_status(updates)
+
+
+def named_mistake(message: str) -> str:
+    """The line of a failure message that names the mistake, if one does."""
+    return next((line.strip() for line in message.splitlines()
+                 if "This is what happens when you" in line), "")
+
+
+def first_unpassed() -> Problem | None:
+    """The first problem whose current file has not passed its last grade."""
+    return next((p for p in problems() if learner_status(p) != "pass"), None)
+
+
+def next_hint(problem: Problem) -> tuple[str, str]:
+    """(what it is, the hint) for the next `gpt-kata hint`, and remember it was shown.
+
+    First the fix for the mistake the last grade named, if not shown yet; then
+    the problem's hints in order, from a nudge to the answer, which then repeats.
+    """
+    entry = dict(load_status().get(problem.slug, {}))
+    fix = entry.get("mistake_hint")
+    if fix and not entry.get("mistake_hint_shown"):
+        entry["mistake_hint_shown"] = True
+        save_status({problem.slug: entry})
+        said = entry.get("mistake") or "your last grade named a mistake."
+        return "the fix for the mistake your last grade named", f"{said}\nFix: {fix}"
+    if not problem.hints:
+        return "no hints", f"{problem.folder} has no hints; read {problem.statement}"
+    shown = min(int(entry.get("hints_shown", 0)), len(problem.hints) - 1)
+    entry["hints_shown"] = shown + 1
+    save_status({problem.slug: entry})
+    last = shown == len(problem.hints) - 1
+    what = (f"hint {shown + 1} of {len(problem.hints)}"
+            + (" (the answer)" if last else ""))
+    return what, problem.hints[shown]

@@ -7,6 +7,7 @@ learner-facing message instead of a traceback.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ class TestResult:
     message: str = ""
     output: str = ""
     test_code: str = ""
+    hint: str = ""  # the fix for the mistake named in `message`, shown only on request
 
 
 @dataclass
@@ -108,7 +110,8 @@ class GradingPlugin:
         elif isinstance(exc, SubmissionUnavailable):
             result.status, result.message = "error", str(exc)
         elif isinstance(exc, GradeFailure):
-            result.status, result.message = "fail", failure_message(exc)
+            result.status = "fail"
+            result.message, result.hint = split_hint(failure_message(exc))
         elif isinstance(exc, GraderIntegrityError):
             result.status, result.message = "error", str(exc)
             self.internal_errors.append(str(exc))
@@ -159,6 +162,15 @@ def failure_message(exc: BaseException) -> str:
     elif example and "data=data(" not in example[0]:
         message += "\nsmallest failing input found:\n  " + example[0].split(":", 1)[1].strip()
     return message
+
+
+# A named mistake ends "... when you X. Hint: the fix"; the fix waits for `gpt-kata hint`.
+HINT = re.compile(r" Hint: ([^\n]*)")
+
+
+def split_hint(message: str) -> tuple[str, str]:
+    """The message without its "Hint: ..." fixes, and the fixes."""
+    return HINT.sub("", message), "\n".join(HINT.findall(message))
 
 
 def test_name(item: pytest.Item) -> str:

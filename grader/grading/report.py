@@ -79,6 +79,7 @@ class Report:
                     "message": r.message or None,
                     "output": output or None,
                     "test_code": r.test_code,
+                    "hint": r.hint or None,
                     "score": 1 if r.status == "pass" else 0,
                     "max_score": 1,
                 })
@@ -132,8 +133,8 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
                 console.print(f"    [dim]your code printed: {escape(r.output[:200])!s}[/]")
             if len(shown) >= 3 and not verbose:
                 break
-        if p.hint:
-            console.print(f"  [yellow]hint:[/] {escape(p.hint)}")
+        if any(r.hint for r in failures) or p.hints:
+            console.print(f"  [dim]stuck? `gpt-kata hint {p.slug}`[/]")
     for error in report.internal_errors:
         console.print(f"[red]grader error:[/] {escape(error.splitlines()[0])}")
     passed = sum(s.status == "pass" for s in report.summaries)

@@ -1,0 +1,122 @@
+"""Hints on request: a failing grade names the mistake, `gpt-kata hint` gives the fix.
+
+The commands run in a copy of the project's grader, problems and starters, so
+that they write the copy's `.gpt-kata/status.json`, never the real one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.registry import find, problems
+
+
+def kata_copy(tmp_path: Path) -> Path:
+    """The grader, problems and starter snapshot, as a learner's checkout would hold them."""
+    root = tmp_path / "kata"
+    ignore = shutil.ignore_patterns("__pycache__", "*.bak", ".gpt-kata")
+    for part in ("grader", "problems", "data/starters"):
+        shutil.copytree(ROOT / part, root / part, ignore=ignore)
+    return root
+
+
+def run(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          text=True, timeout=120, cwd=root, input=stdin)
+
+
+def write_status(root: Path, status: dict) -> None:
+    (root / ".gpt-kata").mkdir(exist_ok=True)
+    (root / ".gpt-kata" / "status.json").write_text(json.dumps(status))
+
+
+def read_status(root: Path) -> dict:
+    return json.loads((root / ".gpt-kata" / "status.json").read_text())
+
+
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
+def test_every_problem_has_graded_hints_ending_with_the_answer(problem):
+    assert len(problem.hints) >= 3, f"{problem.folder}: give a nudge, more, and the answer"
+    assert len(set(problem.hints)) == len(problem.hints)
+    assert problem.hint == problem.hints[-1]
+    # the nudge must not already be the answer
+    assert len(problem.hints[0]) and problem.hints[0] != problem.hint
+
+
+def test_the_fix_is_split_from_the_message():
+    from grader.grading.plugin import split_hint
+
+    message = ("new character 1 differs\n"
+               "This is what happens when you do not crop the context. Hint: crop it first\n"
+               "smallest failing input found:\n  x = 1")
+    shown, fix = split_hint(message)
+    assert "This is what happens when you do not crop the context." in shown
+    assert "Hint" not in shown and "crop it first" not in shown
+    assert shown.endswith("smallest failing input found:\n  x = 1")
+    assert fix == "crop it first"
+    assert split_hint("plain failure") == ("plain failure", "")
+
+
+def test_hints_go_from_a_nudge_to_the_answer_then_stay(tmp_path):
+    root = kata_copy(tmp_path)
+    problem = find("decode")
+    shown = [run(root, "hint", "decode") for _ in range(len(problem.hints) + 1)]
+    assert all(done.returncode == 0 for done in shown), shown[0].stderr
+    for hint, done in zip(problem.hints, shown, strict=False):
+        assert hint in done.stdout
+    assert "the answer" in shown[-2].stdout and problem.hint in shown[-1].stdout
+    assert "again" not in shown[-1].stdout  # nothing stronger is left to offer
+    assert read_status(root)["decode"]["hints_shown"] == len(problem.hints)
+
+
+def test_the_diagnosed_mistake_comes_first_then_the_problem_hints(tmp_path):
+    root = kata_copy(tmp_path)
+    write_status(root, {"temperature": {
+        "status": "fail", "mistake_hint": "divide, do not multiply",
+        "mistake": "This is what happens when you multiply the logits by the temperature.",
+        "mistake_hint_shown": False}})
+    first = run(root, "hint", "problems/08-temperature/")
+    assert first.returncode == 0, first.stderr
+    assert "multiply the logits" in first.stdout and "divide, do not multiply" in first.stdout
+    second = run(root, "hint", "8")
+    assert find("temperature").hints[0] in second.stdout
+    assert "divide, do not multiply" not in second.stdout
+
+
+def test_hint_without_a_name_picks_the_first_problem_not_passed(tmp_path):
+    root = kata_copy(tmp_path)
+    done = run(root, "hint")
+    assert done.returncode == 0, done.stderr
+    assert "01-crop-context" in done.stdout
+    assert find("crop-context").hints[0] in done.stdout
+
+
+def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
+    from grader import paths
+    from grader.cli import status
+    from grader.grading.plugin import TestResult
+    from grader.grading.report import ProblemSummary, Report
+
+    monkeypatch.setattr(paths, "STATE", tmp_path / "state")
+    problem = find("generate")
+    submission = tmp_path / "solution.py"
+    submission.write_text("# a learner's attempt\n")
+    failed = TestResult("a check", problem, "fail",
+                        "differs\nThis is what happens when you do not crop the context.",
+                        hint="crop to the last context_length tokens")
+    report = Report([ProblemSummary(problem, submission, [failed])], "exact", {})
+    status.record(report)
+    entry = status.load_status()["generate"]
+    assert entry["mistake_hint"] == "crop to the last context_length tokens"
+    assert entry["mistake"] == "This is what happens when you do not crop the context."
+    what, text = status.next_hint(problem)
+    assert "crop to the last context_length tokens" in text
+    status.record(report)  # the same diagnosis again: its fix is not news
+    assert status.next_hint(problem)[1] == problem.hints[0]
