@@ -1,35 +1,18 @@
 """Hints on request: a failing grade names the mistake, `gpt-kata hint` gives the fix.
 
-The commands run in a copy of the project's grader, problems and starters, so
-that they write the copy's `.gpt-kata/status.json`, never the real one.
+The commands run in a learner's copy (tests/learner.py), so that they write the
+copy's `.gpt-kata/status.json`, never the repository's.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from learner import kata_copy, run
 
 from grader.registry import find, problems
-
-
-def kata_copy(tmp_path: Path) -> Path:
-    """The grader, problems and starter snapshot, as a learner's checkout would hold them."""
-    root = tmp_path / "kata"
-    ignore = shutil.ignore_patterns("__pycache__", "*.bak", ".gpt-kata")
-    for part in ("grader", "problems", "data/starters"):
-        shutil.copytree(ROOT / part, root / part, ignore=ignore)
-    return root
-
-
-def run(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
-                          text=True, timeout=120, cwd=root, input=stdin)
 
 
 def write_status(root: Path, status: dict) -> None:

@@ -1,4 +1,4 @@
-"""`gpt-kata`: list, grade, hint, talk, train.
+"""`gpt-kata`: list, grade, hint, reset, talk, train.
 
 Heavy imports (torch, pytest) happen inside the commands, after a worker
 process has been started, so that both processes load torch at the same time.
@@ -187,6 +187,51 @@ def hint(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+# -- reset -----------------------------------------------------------------------------
+
+def backup_path(file: Path) -> Path:
+    """A new name next to `file` that says when it was put aside."""
+    import time
+
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
+    candidate = file.with_name(f"{file.name}.{stamp}.bak")
+    n = 2
+    while candidate.exists():  # two resets within a second keep both files
+        candidate = file.with_name(f"{file.name}.{stamp}-{n}.bak")
+        n += 1
+    return candidate
+
+
+def reset(args: argparse.Namespace) -> int:
+    problem = select_problems([args.problem])[0]
+    starter = paths.STARTERS / problem.folder / "solution.py"
+    if not starter.is_file():
+        raise UsageError(f"no starter for {problem.folder} in {starter.parent}")
+    target = problem.starter
+    pristine = starter.read_bytes()
+    if target.is_file() and target.read_bytes() == pristine:
+        print(f"{target} is already the starter; nothing to do")
+        return EXIT_PASS
+    backup = backup_path(target) if target.exists() else None
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"reset replaces {target}; there is no terminal to ask on, "
+                             "so pass --yes to confirm")
+        keep = f" (yours is kept as {backup.name})" if backup else ""
+        answer = input(f"Put the starter back in {target}{keep}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing changed")
+            return EXIT_FAIL
+    if backup is not None:
+        # a learner's work is never deleted: it moves aside before the starter goes in
+        target.rename(backup)
+        print(f"kept your file as {backup}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(pristine)
+    print(f"{target} is the starter again")
+    return EXIT_PASS
+
+
 # -- talk ------------------------------------------------------------------------------
 
 def talk(args: argparse.Namespace) -> int:
@@ -263,6 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("problem", nargs="?", metavar="PROBLEM",
                    help="slug, folder or number (default: the first problem not passed)")
     p.set_defaults(run=hint)
+
+    p = sub.add_parser("reset", help="put a problem's starter back, keeping your file as a "
+                                     "timestamped .bak next to it")
+    p.add_argument("problem", metavar="PROBLEM", help="slug, folder or number")
+    p.add_argument("--yes", action="store_true",
+                   help="do not ask for confirmation (needed without a terminal)")
+    p.set_defaults(run=reset)
 
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
     p.add_argument("prompt", nargs="?", default="Once upon a time,")
