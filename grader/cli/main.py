@@ -15,6 +15,7 @@ from pathlib import Path
 from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
+from grader.cli.output import clock, console
 from grader.registry import Problem, find, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
@@ -41,6 +42,9 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     if args.reference:
         return {p: p.reference for p in chosen}
     if args.submission is None:
+        if not any(p.starter.is_file() for p in chosen):
+            raise UsageError(f"no problems/NN-slug/solution.py in {paths.KATA}: run gpt-kata "
+                             "in your kata folder, or name one with --submission")
         return {p: p.starter for p in chosen}
     target = Path(args.submission)
     if target.is_file():
@@ -101,8 +105,23 @@ def require_isolation(args: argparse.Namespace) -> None:
             "grade on such a machine, or pass --allow-unisolated to grade anyway")
 
 
+def check_report_target(option: str, target: str | None) -> None:
+    """Refuse a report path that could not be written, before minutes of grading."""
+    if target is None:
+        return
+    path = Path(target)
+    if target.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"{option} {target} is a folder; name a file to write")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {target}: there is no folder {parent}")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise UsageError(f"{option} {target}: not allowed to write there")
+
+
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
+    check_report_target("--json", args.json)
     require_isolation(args)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                       sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
@@ -115,31 +134,33 @@ def grade(args: argparse.Namespace) -> int:
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool) -> int:
-    from rich.console import Console
-
     from grader.grading.report import render
     from grader.grading.session import Limits, goldens_mode, grade_problems
 
-    console = Console(highlight=False, stderr=args.quiet)
+    out = console(stderr=args.quiet)
     if not args.quiet:
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
-        console.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
+        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
         if goldens_mode() == "live-only" and args.verbose:
-            console.print("[dim]this machine's torch or CPU differs from the one the goldens "
+            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
                           "here[/]")
         if pool.sandbox is None:
-            console.print("[dim]your code runs without a sandbox on this system "
+            out.print("[dim]your code runs without a sandbox on this system "
                           "(isolation needs Linux)[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
     pool.close()  # every worker is gone before anything is written
     if not args.quiet:
-        render(report, console, verbose=args.verbose)
+        render(report, out, verbose=args.verbose)
     if args.json:
         report.write_json(Path(args.json))
+    if args.junit:
+        from grader.grading.junit import write_junit
+
+        write_junit(report.to_json(), Path(args.junit))
     if not args.reference and args.submission is None:
         status.record(report)
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
@@ -148,9 +169,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
 # -- list ------------------------------------------------------------------------------
 
 def list_problems(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    console = Console(highlight=False)
+    out = console()
     marks = {"pass": "[green]✓ pass[/]", "fail": "[red]✗ fail[/]", "error": "[red]✗ fail[/]",
              "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
              "missing": "[red]! missing[/]"}
@@ -158,10 +177,10 @@ def list_problems(args: argparse.Namespace) -> int:
     for p in problems():
         if p.track != track:
             track = p.track
-            console.print(f"[bold]{track}[/]")
+            out.print(f"[bold]{track}[/]")
         state = status.learner_status(p)
-        console.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
-    console.print("[dim]statuses come from your last `gpt-kata grade`; "
+        out.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
+    out.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS
 
@@ -255,19 +274,30 @@ def train(args: argparse.Namespace) -> int:
     if out is None:
         import time
 
-        out = paths.ROOT / "runs" / time.strftime("%Y%m%d-%H%M%S")
+        out = paths.KATA / "runs" / time.strftime("%Y%m%d-%H%M%S")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty; choose a new --out so no earlier run is lost")
     from grader.model.training import TrainSettings
     from grader.model.training import train as run_train
 
     settings = TrainSettings(steps=args.steps, seed=args.seed)
+    live = sys.stdout.isatty()
     try:
-        run_train(text, out, settings=settings)
+        run_train(text, out, settings=settings, show_progress=live,
+                  on_eval=None if live else progress_line)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, loss_curve.png")
     return EXIT_PASS
+
+
+def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
+                  elapsed: float) -> None:
+    """One plain line per evaluation: a log or a pipe shows no live progress bar."""
+    left = elapsed / step * (steps - step) if step else None
+    eta = clock(left) if left is not None else "?"
+    print(f"step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
+          f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -286,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade this file (one problem) or folder laid out like problems/")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions")
     p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
                    metavar="SECONDS",
                    help="wall-clock limit for each call of your code (default: %(default)g)")
@@ -315,6 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true",
                    help="do not ask for confirmation (needed without a terminal)")
     p.set_defaults(run=reset)
+
+    from grader.cli.gradebook import add_parser as add_gradebook_parser
+
+    add_gradebook_parser(sub)
 
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
     p.add_argument("prompt", nargs="?", default="Once upon a time,")

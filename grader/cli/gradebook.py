@@ -1,0 +1,369 @@
+"""`gpt-kata gradebook ROSTER --out DIR`: grade a whole class.
+
+ROSTER holds one folder per learner: a clone of the kata (its problems/ is
+graded) or a folder laid out like problems/. Only the learners' solution files
+are read, as data: each is copied, if it is a regular file inside the learner's
+folder, into a private staging folder, and graded there by this grader's own
+`grade --classroom` in a process of its own. A clone's grader/ folder, or
+anything else beside the solutions, is never imported, run or even read, and a
+learner whose code crashes, hangs or attacks the grader spoils only their own row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import paths
+from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.cli.main import positive_megabytes, positive_seconds, require_isolation
+from grader.registry import Problem
+from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, DEFAULT_PROBLEM_BUDGET
+
+# Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
+MAX_SOLUTION_BYTES = 1_000_000
+STATE_FILE = ".gradebook-state.json"
+COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
+# Beyond the learner's own time budget, what one problem may take the grader
+# (the reference, hypothesis), and what starting the grader takes.
+GRADER_SECONDS_PER_PROBLEM = 120
+GRADER_STARTUP_SECONDS = 120
+
+
+@dataclass
+class Learner:
+    name: str
+    folder: Path  # where their NN-slug/solution.py files are
+    files: dict[str, bytes | None]  # problem folder -> the file's bytes, None if not taken
+    reasons: dict[str, str] = field(default_factory=dict)  # why a file was not taken
+
+
+@dataclass
+class Row:
+    learner: str
+    cells: dict[str, str]  # problem slug -> pass, fail, missing (error: not graded)
+    score: int = 0
+    max_score: int = 0
+    skipped: bool = False
+    error: str = ""
+
+    @property
+    def passed(self) -> int:
+        return sum(c == "pass" for c in self.cells.values())
+
+
+# -- reading the roster ------------------------------------------------------------------
+
+def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
+    """The file's bytes, or None and why not: links may not lead out of the learner's
+    folder (to the references, say), and only regular files of sane size count."""
+    if not path.exists() and not path.is_symlink():
+        return None, "no such file"
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None, "a broken link"
+    if not real.is_relative_to(inside):
+        return None, "a link out of the learner's folder"
+    if not real.is_file():
+        return None, "not a regular file"
+    try:
+        with real.open("rb") as handle:
+            content = handle.read(MAX_SOLUTION_BYTES + 1)
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    if len(content) > MAX_SOLUTION_BYTES:
+        return None, f"larger than {MAX_SOLUTION_BYTES} bytes"
+    return content, ""
+
+
+def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
+    inside = root.resolve()
+    problems = root / "problems"
+    folder = problems if problems.is_dir() and not problems.is_symlink() else root
+    learner = Learner(name, folder, {})
+    for p in chosen:
+        content, reason = read_solution(folder / p.folder / "solution.py", inside)
+        learner.files[p.folder] = content
+        if content is None:
+            learner.reasons[p.folder] = reason
+    return learner
+
+
+def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
+    if not roster.is_dir():
+        raise UsageError(f"{roster}: no such folder (ROSTER holds one folder per learner)")
+    out = out.resolve()
+    found = {entry.name: entry for entry in roster.iterdir()
+             if entry.is_dir() and not entry.name.startswith(".") and entry.resolve() != out}
+    if not found:
+        raise UsageError(f"{roster} holds no learner folders")
+    return dict(sorted(found.items()))
+
+
+# -- knowing what is already graded ----------------------------------------------------
+
+def grader_fingerprint() -> str:
+    """Changes whenever the grader, its checks, references or data change."""
+    digest = hashlib.sha256()
+    files = [*sorted(paths.PACKAGE.rglob("*.py")), paths.REGISTRY,
+             *sorted(paths.SOLUTIONS.glob("*/solution.py")), *sorted(paths.DATA.glob("*.*"))]
+    for path in files:
+        digest.update(str(path.relative_to(path.anchor)).encode())
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(b"unreadable")
+    return digest.hexdigest()
+
+
+def inputs_key(learner: Learner, grader: str, options: dict) -> str:
+    files = {folder: hashlib.sha256(content).hexdigest() if content is not None else None
+             for folder, content in learner.files.items()}
+    material = {"grader": grader, "options": options, "files": files}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def load_state(out: Path) -> dict[str, str]:
+    try:
+        state = json.loads((out / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def save_state(out: Path, state: dict[str, str]) -> None:
+    tmp = out / f"{STATE_FILE}.tmp"
+    tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out / STATE_FILE)
+
+
+# -- grading one learner -----------------------------------------------------------------
+
+def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
+    statuses = {p.get("problem"): p.get("status") for p in report.get("problems", [])}
+    cells = {}
+    for p in chosen:
+        status = statuses.get(p.slug)
+        cells[p.slug] = ("pass" if status == "pass" else "missing" if status == "missing"
+                         else "error" if status is None else "fail")
+    return Row(name, cells, int(report.get("score") or 0), int(report.get("max_score") or 0))
+
+
+def failed_report(message: str) -> dict:
+    """The shape `grade --json` writes, for a learner the grader could not grade."""
+    return {"version": 3, "status": "error", "message": message, "score": 0, "max_score": 0,
+            "problems": [], "mode": "classroom", "tests": []}
+
+
+def run_grader(command: list[str], timeout: float) -> tuple[int | None, str]:
+    """Exit code (None on time-out) and stderr; the whole process group ends either way."""
+    process = subprocess.Popen(command, cwd=paths.PACKAGE.parent, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+        return process.returncode, stderr
+    except subprocess.TimeoutExpired:
+        return None, ""
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+
+
+def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace) -> dict:
+    """The learner's report, in the shape `grade --json` writes."""
+    with tempfile.TemporaryDirectory(prefix="gpt-kata-gradebook-") as tmp:
+        stage = Path(tmp) / "problems"
+        for p in chosen:
+            target = stage / p.folder / "solution.py"
+            target.parent.mkdir(parents=True)
+            # A missing file is graded as an empty one, so that its checks still count
+            # in max_score and every learner is scored out of the same total.
+            target.write_bytes(learner.files[p.folder] or b"")
+        report_path = Path(tmp) / "report.json"
+        # `-m grader` from the folder above this very package: the grader that runs is
+        # this one, never one the learner's folder might hold.
+        command = [sys.executable, "-m", "grader", "grade", "--submission", str(stage),
+                   "--json", str(report_path), "-q", "--classroom",
+                   "--timeout", str(args.timeout), "--budget", str(args.budget),
+                   "--memory", str(args.memory),
+                   *(["--allow-unisolated"] if args.allow_unisolated else []),
+                   *(p.slug for p in chosen)]
+        limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
+        code, stderr = run_grader(command, limit)
+        if code is None:
+            return failed_report(f"grading took longer than {limit:g} s and was stopped")
+        try:
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            last = stderr.strip().splitlines()[-1:] or [f"exit code {code}"]
+            return failed_report(f"the grader wrote no report: {last[0]}")
+    return relabel(report, learner, chosen)
+
+
+def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
+    """Point the report at the learner's own files, and call missing ones missing."""
+    by_slug = {p.slug: p for p in chosen}
+    for entry in report.get("problems", []):
+        problem = by_slug.get(entry.get("problem"))
+        if problem is None:
+            continue
+        if learner.files[problem.folder] is None:
+            entry.update(status="missing", passed=0, submission=None)
+        else:
+            entry["submission"] = str(learner.folder / problem.folder / "solution.py")
+    for test in report.get("tests", []):
+        problem = by_slug.get(test.get("problem"))
+        if problem is not None and learner.files[problem.folder] is None:
+            reason = learner.reasons.get(problem.folder, "no such file")
+            test.update(status="error", score=0, output=None,
+                        message=f"missing: {problem.folder}/solution.py ({reason})")
+    return report
+
+
+# -- the command ---------------------------------------------------------------------------
+
+def write_csv(path: Path, rows: list[Row], chosen: list[Problem]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*COLUMNS, *(p.slug for p in chosen)])
+        for row in rows:
+            writer.writerow([row.learner, row.passed, len(chosen), row.score, row.max_score,
+                             *(row.cells[p.slug] for p in chosen)])
+
+
+def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
+    tmp = out / f"{name}.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / f"{name}.json")
+    if junit:
+        from grader.grading.junit import write_junit
+
+        write_junit(report, out / f"{name}.junit.xml", suite=f"gpt-kata: {name}")
+
+
+def gradebook(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.table import Table
+
+    from grader.cli.main import select_problems
+
+    chosen = select_problems(args.problems)
+    out = Path(args.out)
+    learners = roster_folders(Path(args.roster), out)
+    require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console(highlight=False, quiet=args.quiet)
+
+    options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
+               "budget": args.budget, "memory": args.memory,
+               "unisolated": args.allow_unisolated}
+    grader = grader_fingerprint()
+    state = load_state(out)
+    rows: dict[str, Row] = {}
+    todo: dict[str, tuple[Learner, str]] = {}
+    for name, folder in learners.items():
+        learner = collect(name, folder, chosen)
+        key = inputs_key(learner, grader, options)
+        earlier = out / f"{name}.json"
+        fresh = (not args.force and state.get(name) == key and earlier.is_file()
+                 and (not args.junit or (out / f"{name}.junit.xml").is_file()))
+        if fresh:
+            try:
+                report = json.loads(earlier.read_text(encoding="utf-8"))
+                rows[name] = row_from_report(name, report, chosen)
+                rows[name].skipped = True
+                continue
+            except (OSError, ValueError):
+                pass  # an unreadable report is graded again
+        todo[name] = (learner, key)
+
+    with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), console=console) as progress:
+        task = progress.add_task("", total=len(todo))
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures: dict[Future[dict], str] = {
+                pool.submit(grade_learner, learner, chosen, args): name
+                for name, (learner, _) in todo.items()}
+            for future in as_completed(futures):
+                name = futures[future]
+                try:
+                    report = future.result()
+                except Exception as exc:  # one learner's trouble must not end the class
+                    report = failed_report(f"{type(exc).__name__}: {exc}")
+                write_report(out, name, report, args.junit)
+                rows[name] = row_from_report(name, report, chosen)
+                if report.get("status") == "error" and not report.get("problems"):
+                    rows[name].error = report.get("message") or "not graded"
+                    rows[name].cells = dict.fromkeys(rows[name].cells, "error")
+                    state.pop(name, None)  # try again next time
+                else:
+                    state[name] = todo[name][1]
+                save_state(out, state)
+                progress.update(task, advance=1, description=name)
+
+    ordered = [rows[name] for name in learners]
+    write_csv(out / "gradebook.csv", ordered, chosen)
+    table = Table(title=f"gradebook: {len(ordered)} learner(s), {len(chosen)} problem(s)")
+    for column in ("learner", "problems", "score", ""):
+        table.add_column(column)
+    for row in ordered:
+        note = (f"[red]not graded: {row.error}[/]" if row.error
+                else "[dim]unchanged, not regraded[/]" if row.skipped else "")
+        table.add_row(row.learner, f"{row.passed}/{len(chosen)}",
+                      f"{row.score}/{row.max_score}", note)
+    console.print(table)
+    console.print(f"wrote {out / 'gradebook.csv'} and one report per learner in {out}")
+    return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
+
+
+def positive_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gradebook", help="grade a class: every learner's folder in ROSTER")
+    p.add_argument("roster", metavar="ROSTER",
+                   help="a folder with one folder per learner: a clone of the kata, or a "
+                        "folder laid out like problems/")
+    p.add_argument("problems", nargs="*", metavar="PROBLEM",
+                   help="grade only these problems (default: all)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="where gradebook.csv and each learner's LEARNER.json go")
+    p.add_argument("--jobs", type=positive_jobs, default=os.cpu_count() or 1, metavar="N",
+                   help="learners graded at a time (default: %(default)s, the cores)")
+    p.add_argument("--force", action="store_true",
+                   help="regrade learners whose files have not changed too")
+    p.add_argument("--junit", action="store_true",
+                   help="also write DIR/LEARNER.junit.xml")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
+                   metavar="SECONDS", help="limit for each call (default: %(default)g)")
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
+                   metavar="SECONDS",
+                   help="limit for all calls of one problem (default: %(default)g)")
+    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
+                   help="memory a learner's code may use (default: %(default)g)")
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help="grade even where no sandbox is available")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p.set_defaults(run=gradebook)
