@@ -15,7 +15,6 @@ from pathlib import Path
 from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
-from grader.cli.output import clock, console
 from grader.registry import Problem, find, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
@@ -105,23 +104,8 @@ def require_isolation(args: argparse.Namespace) -> None:
             "grade on such a machine, or pass --allow-unisolated to grade anyway")
 
 
-def check_report_target(option: str, target: str | None) -> None:
-    """Refuse a report path that could not be written, before minutes of grading."""
-    if target is None:
-        return
-    path = Path(target)
-    if target.endswith(("/", os.sep)) or path.is_dir():
-        raise UsageError(f"{option} {target} is a folder; name a file to write")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{option} {target}: there is no folder {parent}")
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        raise UsageError(f"{option} {target}: not allowed to write there")
-
-
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
-    check_report_target("--json", args.json)
     require_isolation(args)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                       sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
@@ -134,27 +118,29 @@ def grade(args: argparse.Namespace) -> int:
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool) -> int:
+    from rich.console import Console
+
     from grader.grading.report import render
     from grader.grading.session import Limits, goldens_mode, grade_problems
 
-    out = console(stderr=args.quiet)
+    console = Console(highlight=False, stderr=args.quiet)
     if not args.quiet:
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
-        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
+        console.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
         if goldens_mode() == "live-only" and args.verbose:
-            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
+            console.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
                           "here[/]")
         if pool.sandbox is None:
-            out.print("[dim]your code runs without a sandbox on this system "
+            console.print("[dim]your code runs without a sandbox on this system "
                           "(isolation needs Linux)[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
     pool.close()  # every worker is gone before anything is written
     if not args.quiet:
-        render(report, out, verbose=args.verbose)
+        render(report, console, verbose=args.verbose)
     if args.json:
         report.write_json(Path(args.json))
     if args.junit:
@@ -169,7 +155,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
 # -- list ------------------------------------------------------------------------------
 
 def list_problems(args: argparse.Namespace) -> int:
-    out = console()
+    from rich.console import Console
+
+    console = Console(highlight=False)
     marks = {"pass": "[green]✓ pass[/]", "fail": "[red]✗ fail[/]", "error": "[red]✗ fail[/]",
              "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
              "missing": "[red]! missing[/]"}
@@ -177,10 +165,10 @@ def list_problems(args: argparse.Namespace) -> int:
     for p in problems():
         if p.track != track:
             track = p.track
-            out.print(f"[bold]{track}[/]")
+            console.print(f"[bold]{track}[/]")
         state = status.learner_status(p)
-        out.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
-    out.print("[dim]statuses come from your last `gpt-kata grade`; "
+        console.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
+    console.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS
 
@@ -281,23 +269,12 @@ def train(args: argparse.Namespace) -> int:
     from grader.model.training import train as run_train
 
     settings = TrainSettings(steps=args.steps, seed=args.seed)
-    live = sys.stdout.isatty()
     try:
-        run_train(text, out, settings=settings, show_progress=live,
-                  on_eval=None if live else progress_line)
+        run_train(text, out, settings=settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, loss_curve.png")
     return EXIT_PASS
-
-
-def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
-                  elapsed: float) -> None:
-    """One plain line per evaluation: a log or a pipe shows no live progress bar."""
-    left = elapsed / step * (steps - step) if step else None
-    eta = clock(left) if left is not None else "?"
-    print(f"step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
-          f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
