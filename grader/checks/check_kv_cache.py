@@ -93,6 +93,10 @@ def fallback_hint(call: Call) -> str:
 
 # Cached attention adds up in another order than full attention, so a float-noise
 # tie may go the other way: the fair judge of Track 1's sampling accepts that.
+# How the model is used is judged here, so its calls are observed by the grader,
+# out of the submission's reach (grader/sandbox/witness.py).
+WITNESS_MODEL_CALLS = True
+
 CONTRACT = Contract(
     problem="kv-cache", method="generate_cached",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
@@ -114,6 +118,13 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
     (or part of it); each later call of those steps must feed one token to a cache.
     """
     room = min(new_chars, max(0, context_length - prompt_length + 1))
+    if len(calls) < room:
+        # Each new token needs a forward pass of its own; fewer seen means the
+        # model was reached some other way than the one it was given.
+        raise GradeFailure(
+            f"the grader saw {len(calls)} call(s) of the model it gave you for {new_chars} new "
+            "tokens; call that model object itself (model(...) or "
+            "model.forward_with_cache(...)) once per new token")
     for i in range(1, min(room, len(calls))):
         new, past = calls[i]
         if new == 1 and past > 0:

@@ -491,6 +491,10 @@ def draw_example(data: st.DataObject) -> tuple:
     return spec, new_chars, context, n, dict(enumerate(chars)), unit
 
 
+# How the model is used is judged here, so its calls are observed by the grader,
+# out of the submission's reach (grader/sandbox/witness.py).
+WITNESS_MODEL_CALLS = True
+
 CONTRACT = Contract(
     problem="stream", method="stream_generate",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char", "unit"),

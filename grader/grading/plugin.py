@@ -61,12 +61,12 @@ class GradingPlugin:
     katas: dict[str, Kata] = field(default_factory=dict)
     internal_errors: list[str] = field(default_factory=list)
 
-    def kata_for(self, slug: str) -> Kata:
+    def kata_for(self, slug: str, witnessed: bool = False) -> Kata:
         if slug not in self.katas:
             problem = self.problems[slug]
             process = SubmissionProcess(str(self.submissions[slug]), "Solution",
                                         list(problem.methods), self.pool, self.call_timeout,
-                                        self.problem_budget)
+                                        self.problem_budget, witnessed)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:
@@ -76,7 +76,9 @@ class GradingPlugin:
 
     @pytest.fixture
     def kata(self, request: pytest.FixtureRequest) -> Kata:
-        kata = self.kata_for(request.module.PROBLEM)
+        # A check module that judges how the model is used sets WITNESS_MODEL_CALLS.
+        kata = self.kata_for(request.module.PROBLEM,
+                             bool(getattr(request.module, "WITNESS_MODEL_CALLS", False)))
         kata.stuck = None
         if kata.unavailable:
             raise SubmissionUnavailable(kata.unavailable)

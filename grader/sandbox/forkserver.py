@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import time
+import traceback
 from typing import Any
 
 MAX_REQUEST = 64 * 1024
@@ -33,6 +34,7 @@ def preload() -> None:
     # it can need is imported now.
     import grader.sandbox.harnesses  # noqa: F401
     import grader.sandbox.isolation  # noqa: F401
+    import grader.sandbox.witness  # noqa: F401
     import grader.sandbox.worker  # noqa: F401
     from grader.model import artifacts
 
@@ -55,15 +57,15 @@ class ForkServer:
         self.reply({"ready": True})
         while True:
             try:
-                data, fds, _flags, _addr = socket.recv_fds(self.control, MAX_REQUEST, 1)
+                data, fds, _flags, _addr = socket.recv_fds(self.control, MAX_REQUEST, 2)
             except OSError:
                 return
             if not data:
                 return  # the grader has gone: so do we, and our namespace with us
             request = json.loads(data)
             op = request.get("op")
-            if op == "fork" and fds:
-                self.reply({"pid": self.fork(fds[0], request)})
+            if op == "fork" and len(fds) == 2:
+                self.reply({"pid": self.fork(fds[0], fds[1], request)})
             elif op == "end":
                 self.reply({"status": self.end(int(request["pid"]),
                                                float(request.get("grace", 0)))})
@@ -75,16 +77,19 @@ class ForkServer:
     def reply(self, message: dict[str, Any]) -> None:
         self.control.sendall(json.dumps(message).encode() + b"\n")
 
-    def fork(self, channel_fd: int, request: dict[str, Any]) -> int:
+    def fork(self, channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int:
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
                 self.control.close()
-                code = run_worker(channel_fd, request)
+                code = run_worker(channel_fd, witness_fd, request)
+            except BaseException:  # noqa: BLE001 - shown with GPT_KATA_DEBUG, then exit 1
+                traceback.print_exc()
             finally:
                 os._exit(code)
         os.close(channel_fd)
+        os.close(witness_fd)
         return pid
 
     def end(self, pid: int, grace: float) -> int | None:
@@ -141,7 +146,7 @@ def own_pid_namespace() -> bool:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
+def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int:
     """The forked child: its own session, quiet streams, its sandbox, then serve."""
     from grader.sandbox.worker import quiet_standard_streams, serve
 
@@ -150,8 +155,11 @@ def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
     pid_namespace = bool(request.get("isolate")) and own_pid_namespace()
     channel = socket.socket(fileno=channel_fd)
     reader, writer = channel.makefile("rb"), channel.makefile("wb")
+    witness = socket.socket(fileno=witness_fd)
+    witness_ends = witness.makefile("rb"), witness.makefile("wb")
     quiet_standard_streams(keep_stderr=bool(request.get("debug")))
     hello: dict[str, Any] = {"isolation": []}
+    policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):
         from grader.sandbox.isolation import Policy, isolate
 
@@ -164,7 +172,7 @@ def run_worker(channel_fd: int, request: dict[str, Any]) -> int:
             # Running unprotected would be worse than not running at all.
             hello = {"error": {"type": "LoadFailed",
                                "message": f"the sandbox could not be set up: {exc}"}}
-    serve(reader, writer, hello)
+    serve(reader, writer, hello, policy=policy, witness=witness_ends)
     return 0
 
 

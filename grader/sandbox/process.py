@@ -24,7 +24,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from grader.sandbox.protocol import ProtocolError, decode, encode, read_frame, write_frame
+from grader.sandbox.protocol import (
+    ProtocolError,
+    encode,
+    read_call_reply,
+    read_frame,
+    read_item_reply,
+    read_load_reply,
+    unreadable,
+    write_frame,
+)
+from grader.sandbox.witness import Witness
 
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
@@ -83,6 +93,7 @@ class Worker:
     """One worker process; subclasses say how it is started and ended."""
 
     channel: Channel
+    witness: Witness | None = None  # where model calls can be observed from outside
 
     def send(self, message: dict) -> None:
         try:
@@ -99,7 +110,7 @@ class Worker:
                              timed_out=True) from None
         if isinstance(reply, Exception):
             self.kill()
-            raise WorkerDied(f"the worker sent something unreadable: {reply}")
+            raise WorkerDied(unreadable(reply))
         if reply is None:
             raise WorkerDied(self.end())
         return reply
@@ -217,6 +228,7 @@ class ForkServer:
 
     def fork(self, submission: str) -> ForkedWorker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request: dict[str, Any] = {"op": "fork", "debug": self.debug}
         scratch = None
         if self.sandbox is not None:
@@ -228,13 +240,15 @@ class ForkServer:
                 self._reply(STARTUP_TIMEOUT)
                 self.ready = True
             try:
-                socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
+                socket.send_fds(self.control, [json.dumps(request).encode()],
+                                [theirs.fileno(), witness_theirs.fileno()])
                 pid = int(self._reply(LOAD_TIMEOUT)["pid"])
             except OSError as exc:
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
             finally:
                 theirs.close()
-        return ForkedWorker(self, pid, ours, scratch)
+                witness_theirs.close()
+        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours))
 
     def end(self, pid: int, grace: float) -> int | None:
         with self.lock:
@@ -260,8 +274,9 @@ class ForkServer:
 
 class ForkedWorker(Worker):
     def __init__(self, server: ForkServer, pid: int, channel: socket.socket,
-                 scratch: str | None) -> None:
+                 scratch: str | None, witness: Witness) -> None:
         self.server, self.pid, self.socket, self.scratch = server, pid, channel, scratch
+        self.witness = witness
         self.status: int | None = None
         self.finished = False
         self.channel = Channel(channel.makefile("rb"), channel.makefile("wb"))
@@ -276,6 +291,7 @@ class ForkedWorker(Worker):
             self.status = self.server.end(self.pid, grace)
             self.channel.close()
             self.socket.close()
+            self.witness.close()
             if self.scratch:
                 shutil.rmtree(self.scratch, ignore_errors=True)
         return self.status
@@ -345,12 +361,25 @@ class CallOutcome:
     output: str = ""
 
 
+def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:
+    """Replace what the worker said about its model calls with what the witness saw."""
+    with witness.lock:
+        calls, marks = list(witness.calls), list(witness.marks)
+    outcome.model_calls = calls
+    if iterate:
+        chunks = outcome.result
+        if not isinstance(chunks, list) or len(chunks) != len(marks) or not all(
+                isinstance(pair, list) and len(pair) == 2 for pair in chunks):
+            raise ValueError("its chunks do not match what the witness saw come out")
+        outcome.result = [[chunk, count] for (chunk, _), count in zip(chunks, marks)]
+
+
 class SubmissionProcess:
     """One submission file, loaded in its own worker; restarted if it dies."""
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  timeout: float = DEFAULT_CALL_TIMEOUT,
-                 budget: float = DEFAULT_PROBLEM_BUDGET) -> None:
+                 budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         self.class_name = class_name
         self.methods = methods
@@ -360,6 +389,9 @@ class SubmissionProcess:
         # per-call limit must not stretch one problem's grade without end.
         self.budget = budget
         self.spent = 0.0
+        # Run the model's forward passes in the grader, which logs them: for
+        # checks that judge how the model is used.
+        self.witnessed = witnessed
         self._worker: Worker | None = None
         self.load_error: dict | None = None
         # Set by the first call that runs out of time: later checks of the same
@@ -386,9 +418,14 @@ class SubmissionProcess:
                 self.load_error = {"type": "LoadFailed", "message": f"loading failed: {exc}",
                                    "file": self.path, "line": None}
                 raise
-            if "error" in reply:
+            try:
+                error = read_load_reply(reply)
+            except ProtocolError as exc:  # the submission wrote to the channel itself
+                error = {"type": "LoadFailed", "message": unreadable(exc), "file": self.path,
+                         "line": None}
+            if error is not None:
                 worker.kill()
-                self.load_error = reply["error"]
+                self.load_error = error
             self._worker = worker
         return self._worker
 
@@ -411,8 +448,12 @@ class SubmissionProcess:
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
         if self.load_error:
             return CallOutcome(error=self.load_error)
+        witness = worker.witness if self.witnessed else None
         message = {"op": "call", "method": method, "args": encode(list(args)),
-                   "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate}
+                   "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate,
+                   "witnessed": witness is not None}
+        if witness is not None:
+            witness.clear()
         limit = timeout if timeout is not None else self.timeout
         started = time.monotonic()
         try:
@@ -435,22 +476,20 @@ class SubmissionProcess:
                 self.timed_out = f"{method}(): {exc}"
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
         self.spent += time.monotonic() - started
-        output = str(reply.get("output", ""))
-        if "error" in reply:
-            return CallOutcome(error=reply["error"], output=output)
         try:
-            return CallOutcome(
-                result=decode(reply["result"]),
-                after={int(k): decode(v) for k, v in reply.get("after", {}).items()},
-                model_changed=bool(reply.get("model_changed")),
-                model_calls=reply.get("model_calls"),
-                output=output,
-            )
+            outcome = CallOutcome(**read_call_reply(reply))
+            if witness is not None and outcome.error is None:
+                witnessed(outcome, witness, iterate)
+            return outcome
         except (ProtocolError, KeyError, TypeError, ValueError) as exc:
-            return CallOutcome(error={"type": "BadResult",
-                                      "message": f"the result could not be read: {exc}"})
+            # Possibly a reply the submission forged: the real one may still be on
+            # its way, so this worker is out of step and goes.
+            worker.kill()
+            self._worker = None
+            return CallOutcome(error={"type": "BadResult", "message": unreadable(exc)})
 
-    def iterate(self, method: str, args: tuple, timeout: float | None = None) -> Iterator[Any]:
+    def iterate(self, method: str, args: tuple,
+                timeout: float | None = None) -> Iterator[Any]:
         """Yield a generator method's items as the worker produces them.
 
         Raises WorkerDied, or RuntimeError with the learner's error in one line.
@@ -461,13 +500,20 @@ class SubmissionProcess:
         limit = timeout if timeout is not None else self.timeout
         reply = worker.request({"op": "start", "method": method,
                                 "args": encode(list(args))}, limit)
-        while "error" not in reply:
-            reply = worker.request({"op": "next"}, limit)
-            if reply.get("done"):
-                return
-            if "error" not in reply:
-                yield decode(reply["item"])
-        error = reply["error"]
+        try:
+            error = read_load_reply(reply)  # `start` answers as `load` does
+            while error is None:
+                kind, value = read_item_reply(worker.request({"op": "next"}, limit))
+                if kind == "done":
+                    return
+                if kind == "error":
+                    error = value
+                else:
+                    yield value
+        except ProtocolError as exc:
+            worker.kill()
+            self._worker = None
+            raise WorkerDied(unreadable(exc)) from None
         raise RuntimeError(f"{error.get('type', 'Error')}: {error.get('message', '')}")
 
     def close(self) -> None:

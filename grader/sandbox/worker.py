@@ -53,7 +53,16 @@ def _where(exc: BaseException, path: str) -> tuple[str | None, int | None, str |
     return found
 
 
-def describe_error(exc: BaseException, path: str) -> dict[str, Any]:
+def _text_of(exc: BaseException) -> str:
+    # A learner's exception class may define __str__ to raise: that must not end the worker.
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return f"<{type(exc).__name__} whose message cannot be printed>"
+
+
+def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[str, Any]:
+    """The learner's error as plain data; `limit` names a sandbox limit it stands for."""
     file, line, function = _where(exc, path)
     if isinstance(exc, SyntaxError) and exc.lineno is not None:
         file, line, function = exc.filename or path, exc.lineno, None
@@ -63,7 +72,16 @@ def describe_error(exc: BaseException, path: str) -> dict[str, Any]:
         if os.path.normcase(os.path.abspath(f.filename))
         == os.path.normcase(os.path.abspath(path))
     ]
-    message = str(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
+    message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
+    limit = None
+    if policy is not None:
+        from grader.sandbox.isolation import limit_message
+
+        limit = limit_message(policy, exc)
+    if limit:
+        # "MemoryError" alone reads like a bug in the learner's code; the limit
+        # is what they need to know, and torch's own text stays for the detail.
+        message = f"{limit}" + (f" ({message})" if message else "")
     return {
         "type": type(exc).__name__,
         "message": message[:OUTPUT_LIMIT],
@@ -71,17 +89,21 @@ def describe_error(exc: BaseException, path: str) -> dict[str, Any]:
         "line": line,
         "function": function,
         "frames": frames[-5:],
+        "limit": limit,
     }
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, policy: Any = None) -> None:
+        self.policy = policy  # the sandbox's limits, to name one the submission reaches
         self.path: str | None = None
         self.solution: Any = None
         self.module: Any = None
         self.models: dict[tuple, Any] = {}
         self.model_calls: list[list[int]] = []
         self.iterator: Any = None
+        # The grader's witness of model calls, where the worker was given one.
+        self.witness: tuple[IO[bytes], IO[bytes]] | None = None
 
     def load(self, path: str, class_name: str, methods: list[str]) -> dict[str, Any]:
         self.path = path
@@ -108,8 +130,16 @@ class Worker:
         except BaseException as exc:  # noqa: BLE001 - any failure of learner code is reported
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            return {"error": describe_error(exc, path)}
+            return {"error": describe_error(exc, path, self.policy)}
         return {"ok": True}
+
+    def remote_model(self, spec: Any) -> Any:
+        """A model whose forward passes run in the grader, which logs them."""
+        from grader.sandbox.witness import RemoteModel
+
+        assert self.witness is not None
+        context_length = self.model(spec).context_length
+        return RemoteModel(spec, *self.witness, context_length)
 
     def model(self, spec: Any) -> Any:
         from grader.model.artifacts import build_model
@@ -137,19 +167,24 @@ class Worker:
         model.forward_with_cache = recorded
 
     def call(
-        self, method: str, args: list, kwargs: dict, watch: list[int], iterate: bool = False
+        self, method: str, args: list, kwargs: dict, watch: list[int], iterate: bool = False,
+        witnessed: bool = False,
     ) -> dict[str, Any]:
         import torch
 
         from grader.sandbox.protocol import ModelSpec, Unencodable, encode
+        from grader.sandbox.witness import announce_chunk
+
+        remote = witnessed and self.witness is not None
 
         def materialise(value: Any) -> Any:
-            return self.model(value) if isinstance(value, ModelSpec) else value
+            if not isinstance(value, ModelSpec):
+                return value
+            return self.remote_model(value) if remote else self.model(value)
 
         args = [materialise(a) for a in args]
         kwargs = {k: materialise(v) for k, v in kwargs.items()}
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
-        before = [{k: v.clone() for k, v in m.state_dict().items()} for m in models]
         self.model_calls.clear()
         captured = io.StringIO()
         try:
@@ -163,21 +198,32 @@ class Worker:
                         self.module, *args, **kwargs)
                 else:
                     result = getattr(self.solution, method)(*args, **kwargs)
-                if iterate:
+                if iterate and remote:
+                    # The witness counts the calls made before each chunk came out.
+                    chunks = []
+                    for chunk in result:
+                        announce_chunk(*self.witness)
+                        chunks.append([chunk, 0])
+                    result = chunks
+                elif iterate:
                     # A generator runs lazily: record how many model calls had been
                     # made when each chunk came out, to tell streaming from batching.
                     result = [[chunk, len(self.model_calls)] for chunk in result]
         except BaseException as exc:  # noqa: BLE001 - learner errors are data, not crashes
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            return {"error": describe_error(exc, self.path or ""),
+            return {"error": describe_error(exc, self.path or "", self.policy),
                     "output": captured.getvalue()[:OUTPUT_LIMIT]}
+        # model() restored each model to its pristine weights before the call.
+        pristine = {id(model): saved for model, saved in self.models.values()}
         model_changed = any(
             not torch.equal(v, m.state_dict()[k])
-            for m, b in zip(models, before) for k, v in b.items()
+            for m in models for k, v in pristine.get(id(m), {}).items()
         )
         try:
             encoded = encode(result)
+            # The arguments may hold what the submission put into them.
+            after = {str(i): encode(args[i]) for i in watch if i < len(args)}
         except Unencodable as exc:
             return {"error": {"type": "BadResult", "file": None, "line": None,
                               "message": f"{method}() returned {exc}, which the grader cannot "
@@ -186,7 +232,7 @@ class Worker:
         return {
             "ok": True,
             "result": encoded,
-            "after": {str(i): encode(args[i]) for i in watch if i < len(args)},
+            "after": after,
             "model_changed": model_changed,
             "model_calls": self.model_calls[:10_000],
             "output": captured.getvalue()[:OUTPUT_LIMIT],
@@ -202,7 +248,7 @@ class Worker:
                 self.iterator = iter(getattr(self.solution, method)(
                     *[self.model(a) if isinstance(a, ModelSpec) else a for a in args]))
         except Exception as exc:  # noqa: BLE001 - learner errors are data
-            return {"error": describe_error(exc, self.path or "")}
+            return {"error": describe_error(exc, self.path or "", self.policy)}
         return {"ok": True}
 
     def next_item(self) -> dict[str, Any]:
@@ -220,21 +266,24 @@ class Worker:
         except Unencodable as exc:
             return {"error": {"type": "BadResult", "message": f"yielded {exc}"}}
         except Exception as exc:  # noqa: BLE001
-            return {"error": describe_error(exc, self.path or "")}
+            return {"error": describe_error(exc, self.path or "", self.policy)}
 
 
-def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None) -> None:
+def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None,
+          *, policy: Any = None, witness: tuple[IO[bytes], IO[bytes]] | None = None) -> None:
     """Answer the grader's requests until it closes the channel.
 
     `hello` goes with the first message (which sandbox layers are in place); if
-    it holds an error, the worker reports it and serves nothing.
+    it holds an error, the worker reports it and serves nothing. `policy` is the
+    sandbox's (an isolation.Policy), so that errors can name a limit reached.
     """
     import torch
 
     from grader.sandbox.protocol import decode, read_frame, write_frame
 
     torch.set_num_threads(1)
-    worker = Worker()
+    worker = Worker(policy)
+    worker.witness = witness
     write_frame(proto_out, {"ready": True, **(hello or {})})
     if hello and "error" in hello:
         return
@@ -252,6 +301,7 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
                 decode(message["kwargs"]),
                 message.get("watch", []),
                 bool(message.get("iterate", False)),
+                bool(message.get("witnessed", False)),
             )
         elif op == "start":
             reply = worker.start(message["method"], decode(message["args"]))
@@ -259,7 +309,15 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             reply = worker.next_item()
         else:
             reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
-        write_frame(proto_out, reply)
+        try:
+            write_frame(proto_out, reply)
+        except (ValueError, TypeError, RecursionError) as exc:
+            # json refuses some values encode() lets through (an int of more than
+            # 4300 digits): say so rather than end the worker.
+            write_frame(proto_out, {"error": {
+                "type": "BadResult", "file": None, "line": None,
+                "message": f"the result could not be sent to the grader: {type(exc).__name__}: "
+                           f"{str(exc)[:200]}"}})
 
 
 def main() -> None:
