@@ -22,8 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.paths import CHECKS, PROBLEMS, SOLUTIONS, STARTERS
+from grader.paths import CHECKS, REGISTRY, SOLUTIONS, STARTERS
 from grader.registry import Problem, problems
+
+# The repository's own problems/, beside the registry: grader.paths.PROBLEMS is the
+# learner's, found from the working directory, which may be another kata folder.
+PROBLEMS = REGISTRY.parent
 
 PROBLEMS_BY_FOLDER = pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
 
@@ -35,6 +39,14 @@ WRITTEN_FOR_THE_LEARNER = {"__init__"}
 
 def snapshot(problem: Problem) -> Path:
     return STARTERS / problem.folder / "solution.py"
+
+
+def starter(problem: Problem) -> Path:
+    return PROBLEMS / problem.folder / "solution.py"
+
+
+def statement(problem: Problem) -> Path:
+    return PROBLEMS / problem.folder / "README.md"
 
 
 @cache
@@ -168,7 +180,7 @@ def test_registry_is_well_formed():
 
 @PROBLEMS_BY_FOLDER
 def test_every_file_of_a_problem_is_there(problem: Problem):
-    expected = [problem.statement, problem.starter, problem.reference, snapshot(problem),
+    expected = [statement(problem), starter(problem), problem.reference, snapshot(problem),
                 problem.checks]
     missing = [str(path) for path in expected if not path.is_file()]
     assert not missing, f"{problem.folder} lacks {', '.join(missing)}"
@@ -218,17 +230,17 @@ def test_the_snapshot_starter_leaves_every_method_unwritten(problem: Problem):
 @PROBLEMS_BY_FOLDER
 def test_the_learners_starter_keeps_the_signatures(problem: Problem):
     pristine = snapshot(problem).read_text(encoding="utf-8")
-    current = problem.starter.read_text(encoding="utf-8")
+    current = starter(problem).read_text(encoding="utf-8")
     if current == pristine:
         return  # the snapshot's own tests cover it
     try:
         tree = ast.parse(current)
     except SyntaxError:
-        pytest.skip(f"{problem.starter} does not parse: a learner's work in progress")
+        pytest.skip(f"{starter(problem)} does not parse: a learner's work in progress")
     learner = signatures(tree)
     for key, shown in signatures(ast.parse(pristine)).items():
         assert learner.get(key) == shown, (
-            f"{problem.starter}: {'.'.join(key)} must keep the starter's signature\n"
+            f"{starter(problem)}: {'.'.join(key)} must keep the starter's signature\n"
             f"  starter: {shown}\n  here:    {learner.get(key, 'missing')}\n"
             "Maintainers: after changing a starter, run "
             "`python -m grader.maintainer.make_data starters`.")
@@ -236,14 +248,14 @@ def test_the_learners_starter_keeps_the_signatures(problem: Problem):
 
 @PROBLEMS_BY_FOLDER
 def test_the_statement_shows_the_reference_signatures(problem: Problem):
-    shown = statement_signatures(problem.statement)
+    shown = statement_signatures(statement(problem))
     reference = signatures(parse(problem.reference))
     missing = [m for m in problem.methods if (SOLUTION, m) not in shown]
-    assert not missing, f"{problem.statement}: the 'Your task' section does not show {missing}"
+    assert not missing, f"{statement(problem)}: the 'Your task' section does not show {missing}"
     for key, text in shown.items():
-        assert key in reference, f"{problem.statement} shows {'.'.join(key)}, not in the reference"
+        assert key in reference, f"{statement(problem)} shows {'.'.join(key)}, not in the reference"
         assert text == reference[key], (
-            f"{problem.statement}: {'.'.join(key)} differs from the reference\n"
+            f"{statement(problem)}: {'.'.join(key)} differs from the reference\n"
             f"  statement: {text}\n  reference: {reference[key]}")
 
 
@@ -266,7 +278,8 @@ def test_the_check_module_declares_the_registry_entry(problem: Problem):
 if __name__ == "__main__":
     import sys
 
-    # The quick check: without the two plugins that import torch and hypothesis,
-    # which nothing here uses.
-    sys.exit(pytest.main([__file__, "-q", "-p", "no:torchtyping", "-p", "no:hypothesispytest",
-                          *sys.argv[1:]]))
+    # The quick check: in this process (-n 0: starting workers takes longer than the
+    # tests), without the two plugins that import torch and hypothesis, which
+    # nothing here uses.
+    sys.exit(pytest.main([__file__, "-q", "-n", "0", "-p", "no:torchtyping",
+                          "-p", "no:hypothesispytest", *sys.argv[1:]]))
