@@ -41,9 +41,7 @@ def run(*args: str | Path, cwd: Path | None = None, timeout: float = 120) -> str
     return done.stdout
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+def build_wheel(out: Path) -> Path:
     # No build isolation: setuptools comes from this environment, not the network.
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
         "-q", "-w", out, ROOT)
@@ -51,8 +49,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-@pytest.mark.slow
-def test_wheel_ships_the_kata_files(wheel: Path) -> None:
+def check_wheel_contents(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = ["grader/_kata/problems/registry.toml", "grader/checks/pytest.ini",
                *(f"grader/_kata/data/{n}" for n in ("config.json", "vocab.json", "goldens.json",
@@ -70,8 +67,9 @@ def test_wheel_ships_the_kata_files(wheel: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="the virtual environment's layout is POSIX")
-def test_installed_grader_grades_the_kata_folder_it_runs_in(wheel: Path,
-                                                            tmp_path: Path) -> None:
+def test_installed_grader_grades_the_kata_folder_it_runs_in(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path / "wheel")
+    check_wheel_contents(wheel)
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--without-pip", venv)
     python = venv / "bin" / "python"

@@ -1,0 +1,176 @@
+"""`gpt-kata gradebook`: a synthetic class graded on two cheap problems.
+
+The roster has a clone whose grader/ was edited to cheat (it must never run),
+and folders laid out like problems/: one partial with a problem folder missing,
+one with the untouched starter and a syntax error, one with nothing but a link
+to a reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.grading.junit import junit_tree
+
+STARTERS = ROOT / "data" / "starters"
+SOLUTIONS = ROOT / "solutions"
+CROP, DECODE = "01-crop-context", "05-decode"
+
+pytestmark = pytest.mark.slow
+
+
+def gradebook(roster: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", str(roster), "crop-context", "decode",
+         "--out", str(out), "--jobs", "2", "--junit", "--allow-unisolated", *extra],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def put(root: Path, folder: str, source: Path | str) -> None:
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    target = root / folder / "solution.py"
+    if isinstance(source, Path):
+        shutil.copy(source, target)
+    else:
+        target.write_text(source)
+
+
+def test_gradebook_of_a_class(tmp_path: Path) -> None:
+    # One test, so that parallel test workers do not each grade the class again.
+    graded = grade_a_class(tmp_path)
+    check_cells(graded)
+    check_learner_reports(graded)
+    assert not graded["marker"].exists(), "a clone's grader/ ran"
+    check_junit(graded)
+    check_reruns(graded)
+
+
+def grade_a_class(base: Path) -> dict:
+    roster, out, marker = base / "roster", base / "out", base / "cheated"
+    # ada: a clone of the kata, both problems solved, and a grader/ that would cheat
+    # (and leave a mark) if anything imported it.
+    ada = roster / "ada"
+    shutil.copytree(STARTERS, ada / "problems")
+    for folder in (CROP, DECODE):
+        put(ada / "problems", folder, SOLUTIONS / folder / "solution.py")
+    (ada / "problems" / "registry.toml").write_text("[[problem]]\nslug = 'decode'\n")
+    cheat = f"open({str(marker)!r}, 'w').write('ran')\n"
+    for name in ("__init__.py", "__main__.py"):
+        (ada / "grader").mkdir(exist_ok=True)
+        (ada / "grader" / name).write_text(cheat)
+    # ben: laid out like problems/, decode solved, no folder for crop-context.
+    put(roster / "ben", DECODE, SOLUTIONS / DECODE / "solution.py")
+    # cy: the untouched starter, and a syntax error.
+    put(roster / "cy", CROP, STARTERS / CROP / "solution.py")
+    put(roster / "cy", DECODE, "def decode(:\n")
+    # eve: nothing but a link to the reference, which does not count.
+    (roster / "eve" / DECODE).mkdir(parents=True)
+    (roster / "eve" / DECODE / "solution.py").symlink_to(SOLUTIONS / DECODE / "solution.py")
+
+    first = gradebook(roster, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    stamps = reports(out)
+    return {"roster": roster, "out": out, "marker": marker, "stamps": stamps}
+
+
+def reports(out: Path) -> dict[str, int]:
+    """Each learner's report, and when it was written."""
+    return {p.name: p.stat().st_mtime_ns for p in out.glob("[!.]*.json")}
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with (out / "gradebook.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def check_cells(graded: dict) -> None:
+    table = rows(graded["out"])
+    assert [r["learner"] for r in table] == ["ada", "ben", "cy", "eve"]
+    assert list(table[0]) == ["learner", "problems_passed", "problems_total", "score",
+                              "max_score", "crop-context", "decode"]
+    cells = {r["learner"]: (r["problems_passed"], r["crop-context"], r["decode"]) for r in table}
+    assert cells == {"ada": ("2", "pass", "pass"), "ben": ("1", "missing", "pass"),
+                     "cy": ("0", "fail", "fail"), "eve": ("0", "missing", "missing")}
+    assert {r["problems_total"] for r in table} == {"2"}
+    # Everyone is scored out of every check of both problems, missing ones included.
+    full = int(table[0]["max_score"])
+    assert table[0]["score"] == str(full) and {r["max_score"] for r in table} == {str(full)}
+    assert [int(r["score"]) for r in table[2:]] == [0, 0]
+    assert 0 < int(table[1]["score"]) < full
+
+
+def check_learner_reports(graded: dict) -> None:
+    out, roster = graded["out"], graded["roster"]
+    ada = json.loads((out / "ada.json").read_text())
+    assert ada["mode"] == "classroom" and ada["status"] == "pass"
+    assert {p["submission"] for p in ada["problems"]} == {
+        str(roster / "ada" / "problems" / f / "solution.py") for f in (CROP, DECODE)}
+    cy = json.loads((out / "cy.json").read_text())
+    messages = {t["problem"]: t["message"] for t in cy["tests"]}
+    assert "not implemented yet" in messages["crop-context"]
+    assert "SyntaxError" in messages["decode"]
+    eve = json.loads((out / "eve.json").read_text())
+    assert [p["status"] for p in eve["problems"]] == ["missing", "missing"]
+    messages = {t["problem"]: t["message"] for t in eve["tests"]}
+    assert "no such file" in messages["crop-context"]
+    assert "link out of the learner's folder" in messages["decode"]
+    assert eve["max_score"] == ada["max_score"] == len(eve["tests"])
+
+
+def check_junit(graded: dict) -> None:
+    out = graded["out"]
+    for learner in ("ada", "cy"):
+        report = json.loads((out / f"{learner}.json").read_text())
+        root = ET.parse(out / f"{learner}.junit.xml").getroot()
+        cases = list(root.iter("testcase"))
+        assert len(cases) == report["max_score"]
+        assert {c.get("classname") for c in cases} == {CROP, DECODE}
+        failures = [c.find("failure") for c in cases if c.find("failure") is not None]
+        assert len(failures) == report["max_score"] - report["score"]
+        assert all(f.get("message") for f in failures)
+
+
+def check_reruns(graded: dict) -> None:
+    roster, out, stamps = graded["roster"], graded["out"], graded["stamps"]
+    before = rows(out)
+    (roster / "eve" / DECODE / "solution.py").unlink()
+    put(roster / "eve", DECODE, SOLUTIONS / DECODE / "solution.py")
+    again = gradebook(roster, out)
+    assert again.returncode == 0, again.stderr[-3000:]
+    now = reports(out)
+    changed = {name for name in stamps if now[name] != stamps[name]}
+    assert changed == {"eve.json"}
+    after = {r["learner"]: r for r in rows(out)}
+    assert after["eve"]["decode"] == "pass"
+    assert [after[r["learner"]] for r in before if r["learner"] != "eve"] == before[:-1]
+
+    # --force regrades unchanged files too; a roster of one keeps it quick.
+    alone = roster.parent / "alone"
+    shutil.copytree(roster / "ben", alone / "ben")
+    forced = gradebook(alone, out, "--force")
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    assert (out / "ben.json").stat().st_mtime_ns != stamps["ben.json"]
+    assert [r["learner"] for r in rows(out)] == ["ben"]
+
+
+def test_junit_holds_any_output() -> None:
+    report = {"problems": [{"problem": "decode", "number": 5}], "message": None, "tests": [
+        {"name": "05-decode: a check", "problem": "decode", "task_id": 5, "status": "fail",
+         "message": "wrong \x00\x1b[31m", "output": "printed \x07"},
+        {"name": "05-decode: another", "problem": "decode", "task_id": 5, "status": "pass",
+         "message": None, "output": None}]}
+    text = ET.tostring(junit_tree(report).getroot(), encoding="unicode")
+    root = ET.fromstring(text)
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    (failure,) = root.iter("failure")
+    assert failure.get("message").startswith("wrong ")
+    assert [c.get("name") for c in root.iter("testcase")] == ["a check", "another"]
