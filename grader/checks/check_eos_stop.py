@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.cases import (
-    SHIPPED,
-    context_length,
-    corpus_prefix,
-    next_token_probs,
-    prompt_ids,
-    seed_state,
-)
-from grader.grading.contract import Call, Contract
-from grader.grading.judges import Choice, divergence_report, expect_type, sampled_choice
-from grader.grading.skeleton import GradeFailure, Mistake, fresh, fresh_args
+from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import Choice, divergence_report, expect_type, reset_sampling_choice
+from grader.grading.mistakes import NOT_RESTORED
+from grader.grading.skeleton import Call, GradeFailure, Mistake, fresh, fresh_args
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
@@ -99,47 +94,36 @@ def loop(model, context, max_new_tokens, context_length, int_to_char, eos_id, st
 MISTAKES = [
     Mistake("keep the end-of-sequence character in the text",
             "when the sampled token is eos_id, stop before adding its character",
-            lambda *a: loop(*a, keep_eos=True)),
+            partial(loop, keep_eos=True)),
     Mistake("do not stop at the end-of-sequence token",
             "compare each sampled token with eos_id and break out of the loop when they match",
-            lambda *a: loop(*a, eos="append")),
+            partial(loop, eos="append")),
     Mistake("leave the end-of-sequence character out but keep generating",
             "the end token ends the text: break out of the loop instead of skipping it",
-            lambda *a: loop(*a, eos="skip")),
+            partial(loop, eos="skip")),
     Mistake("keep the stop string at the end of the text",
             "cut the stop string off: return text[:len(text) - len(stop_string)]",
-            lambda *a: loop(*a, keep_stop=True)),
+            partial(loop, keep_stop=True)),
     Mistake("ignore the stop strings",
             "after adding each character, stop as soon as the new text ends with one of them",
-            lambda *a: loop(*a, use_stop=False)),
+            partial(loop, use_stop=False)),
     Mistake("look for the stop strings only after the loop",
             "check after every character: the first stop string to appear ends the text",
-            lambda *a: loop(*a, stop_after_loop=True)),
+            partial(loop, stop_after_loop=True)),
     Mistake("check the stop strings against the prompt as well as the new text",
             "only the new text counts: a stop string that begins in the prompt does not stop",
-            lambda *a: loop(*a, stop_on_prompt=True)),
+            partial(loop, stop_on_prompt=True)),
     Mistake("generate one token more than max_new_tokens",
             "the loop runs at most max_new_tokens times: range(max_new_tokens)",
-            lambda *a: loop(*a, extra=1)),
+            partial(loop, extra=1)),
     Mistake("generate one token fewer than max_new_tokens",
             "the loop runs at most max_new_tokens times: range(max_new_tokens)",
-            lambda *a: loop(*a, extra=-1)),
-    Mistake("do not restore the generator after each draw",
-            "call generator.set_state(initial_state) right after torch.multinomial",
-            lambda *a: loop(*a, restore=False)),
+            partial(loop, extra=-1)),
+    Mistake(*NOT_RESTORED, partial(loop, restore=False)),
 ]
 
 
 # -- the fair judge, for text that may end early --------------------------------------
-def choice_after(model: torch.nn.Module, ids: list[int], context_length: int) -> Choice:
-    """The reference's pick after `ids`, on the learner's own prefix.
-
-    With the generator rewound after every draw, each step uses the same random
-    numbers, so a step's pick depends only on the window the model sees.
-    """
-    return sampled_choice(next_token_probs(model, ids[-context_length:]), seed_state(0))
-
-
 def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tokens: int,
                 context_length: int, int_to_char: dict[int, str], eos_id: int,
                 stop) -> None:
@@ -169,7 +153,9 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
                 f"the text goes on after the stop string {s!r}, which it contains at character "
                 f"{at}: stop as soon as the new text ends with a stop string, and cut it off")
     def choose(ids: list[int]) -> Choice:
-        return choice_after(model, ids, context_length)
+        # The generator is rewound after every draw, so a step's pick depends only on
+        # the window the model sees: the learner's own prefix is judged as it stands.
+        return reset_sampling_choice(model, ids[-context_length:])
 
     ids = list(prompt_ids)
     for step, char in enumerate(got):

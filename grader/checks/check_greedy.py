@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 import torch
 
 from grader.grading.cases import generation_cases, generation_prompts
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import Choice, expect_text, judge_steps
-from grader.grading.skeleton import TIE_RTOL, GradeFailure, Kata, Mistake, fresh_args, raised
+from grader.grading.mistakes import generation_loop, window_mistakes
+from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Kata, Mistake, fresh_args, raised
 from grader.grading.strategies import generation_example, vocab
 
 
@@ -20,54 +22,15 @@ def cases() -> dict[str, tuple]:
                                                      "one-char": ("Tom", 1)})
 
 
-def loop(model, new_chars, context, context_length, int_to_char, *, crop="last", position=-1,
-         pick="argmax", whole=False):
-    """The reference loop with one knob per known mistake."""
-    generator = torch.manual_seed(0)
-    initial_state = generator.get_state()
-    new = []
-    for _ in range(new_chars):
-        if crop == "last" and context.shape[1] > context_length:
-            context = context[:, -context_length:]
-        elif crop == "first" and context.shape[1] > context_length:
-            context = context[:, :context_length]
-        logits = model(context)[:, position, :]
-        if pick == "argmax":
-            next_token = logits.argmax(dim=-1, keepdim=True)
-        elif pick == "argmin":
-            next_token = logits.argmin(dim=-1, keepdim=True)
-        else:
-            next_token = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
-            if pick == "sample-restored":
-                generator.set_state(initial_state)
-        context = torch.cat((context, next_token), dim=1)
-        new.append(int(next_token))
-    kept = context[0].tolist() if whole else new
-    return "".join(int_to_char[i] for i in kept)
-
-
 MISTAKES = [
     Mistake("take the least likely token (argmin) instead of the most likely",
             "the most likely token has the largest logit: logits.argmax(dim=-1, keepdim=True)",
-            lambda *a: loop(*a, pick="argmin")),
-    Mistake("crop the wrong end of the context (keep the oldest tokens)",
-            "keep the most recent tokens: context[:, -context_length:]",
-            lambda *a: loop(*a, crop="first")),
-    Mistake("do not crop the context",
-            "crop to the last context_length tokens before every forward pass",
-            lambda *a: loop(*a, crop="none")),
-    Mistake("use the first position's logits instead of the last",
-            "the next token is predicted at the last position: logits[:, -1, :]",
-            lambda *a: loop(*a, position=0)),
-    Mistake("return the prompt as well as the new characters",
-            "return only the new_chars characters you generated",
-            lambda *a: loop(*a, whole=True)),
+            partial(generation_loop, pick="argmin")),
+    *window_mistakes(pick="argmax"),
     Mistake("sample a token (torch.multinomial) instead of taking the most likely one",
             "greedy decoding has no randomness: next_token = logits.argmax(dim=-1, keepdim=True)",
-            lambda *a: loop(*a, pick="sample-restored")),
-    Mistake("sample a token (torch.multinomial) instead of taking the most likely one",
-            "greedy decoding has no randomness: next_token = logits.argmax(dim=-1, keepdim=True)",
-            lambda *a: loop(*a, pick="sample")),
+            partial(generation_loop, pick="sample"),
+            partial(generation_loop, pick="sample", restore=False)),
 ]
 
 

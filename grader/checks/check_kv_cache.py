@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -14,9 +16,10 @@ from grader.grading.cases import (
     generation_prompts,
     prompt_ids,
 )
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import judge_reset_sampling
-from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.mistakes import NOT_RESTORED
+from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.grading.strategies import generation_example, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
@@ -66,21 +69,19 @@ REBUILD = ("crop the text to its last context_length tokens and rebuild the cach
 MISTAKES = [
     Mistake("keep adding to the cache when the window is full",
             f"once the text outgrows the window, {REBUILD}",
-            lambda *a: cached_loop(*a, full="grow")),
+            partial(cached_loop, full="grow")),
     Mistake("drop the oldest cache entry when the window is full",
             "every cached key was computed with the position its token had; when the window "
             f"slides, every token moves, so no cached key is valid any more: {REBUILD}",
-            lambda *a: cached_loop(*a, full="drop-oldest")),
+            partial(cached_loop, full="drop-oldest")),
     Mistake("do not crop a prompt longer than context_length",
             "crop the prompt to its last context_length tokens before the first call",
-            lambda *a: cached_loop(*a, crop_prompt=False)),
+            partial(cached_loop, crop_prompt=False)),
     Mistake("feed the new token without the cache",
             "pass the cache the previous call returned: "
             "logits, cache = model.forward_with_cache(next_token, cache)",
-            lambda *a: cached_loop(*a, pass_cache=False)),
-    Mistake("do not restore the generator after each draw",
-            "call generator.set_state(initial_state) right after torch.multinomial",
-            lambda *a: cached_loop(*a, restore=False)),
+            partial(cached_loop, pass_cache=False)),
+    Mistake(*NOT_RESTORED, partial(cached_loop, restore=False)),
 ]
 
 

@@ -8,9 +8,9 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix, prompt_ids, shipped_logits
-from grader.grading.contract import Call, Contract
-from grader.grading.judges import expect_type
-from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.contract import Contract
+from grader.grading.judges import expect_like_logits
+from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.grading.strategies import logits
 
 
@@ -93,14 +93,7 @@ def show_ids(ids: list[int], limit: int = 24) -> str:
 
 def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n: int) -> None:
     """Which entries are -inf first, with the n-gram that explains it; then the kept values."""
-    what = "the result"
-    expect_type(got, torch.Tensor, what)
-    if tuple(got.shape) != tuple(expected.shape):
-        raise GradeFailure(f"{what} has shape {tuple(got.shape)}, expected "
-                           f"{tuple(expected.shape)} (the same shape as logits)")
-    if got.dtype != expected.dtype:
-        raise GradeFailure(f"{what} has dtype {got.dtype}, but the logits were {expected.dtype}: "
-                           "keep the input's dtype")
+    expect_like_logits(got, logits, "the result")
     rows = rows_of(logits, token_ids)
     g = got.reshape(len(rows), -1)
     e = expected.reshape(len(rows), -1)

@@ -8,9 +8,9 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import GradeFailure
+from grader.grading.skeleton import Call, GradeFailure
 from grader.grading.strategies import logits
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -10,9 +11,9 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
-from grader.grading.skeleton import TIE_RTOL, GradeFailure, Mistake, fresh_args
+from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Mistake, fresh_args
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
@@ -147,37 +148,37 @@ MISTAKES = [
     Mistake("reset the generator at every step",
             "seed one torch.Generator once, before the loop, and never rewind it: this is "
             "real sampling, not problem 06's reproducible steps",
-            lambda *a: loop(*a, reseed=True)),
+            partial(loop, reseed=True)),
     Mistake("ignore the seed argument",
             "seed the generator with seed: torch.Generator().manual_seed(seed)",
             lambda *a: loop(*a[:-1], 0) if a[-1] != 0 else None),
     Mistake("multiply the logits by the temperature",
             "divide: logits / temperature (a low temperature must sharpen the distribution)",
-            lambda *a: loop(*a, scale="multiply")),
+            partial(loop, scale="multiply")),
     Mistake("apply the temperature after top-k and top-p",
             "divide by the temperature first: top-p measures probabilities, and the temperature "
             "changes them",
-            lambda *a: loop(*a, order=("ngram", "top_k", "top_p", "temperature"))),
+            partial(loop, order=("ngram", "top_k", "top_p", "temperature"))),
     Mistake("apply top-p before top-k",
             "top-k first, then top-p on what top-k kept",
-            lambda *a: loop(*a, order=("ngram", "temperature", "top_p", "top_k"))),
+            partial(loop, order=("ngram", "temperature", "top_p", "top_k"))),
     Mistake("ban repeated n-grams after top-k and top-p",
             "ban first: top-k and top-p then choose among the tokens that are still allowed",
-            lambda *a: loop(*a, order=("temperature", "top_k", "top_p", "ngram"))),
+            partial(loop, order=("temperature", "top_k", "top_p", "ngram"))),
     Mistake("ban only the n-grams inside the model's window",
             "look for n-grams in the whole text so far (prompt and new tokens), not only in the "
             "last context_length tokens",
-            lambda *a: loop(*a, ban_window=True)),
+            partial(loop, ban_window=True)),
     Mistake("test `if eos_id` (false for the id 0) instead of `eos_id is not None`",
             "the shipped end token '\\n' has the id 0: compare with None, as in "
             "`if eos_id is not None and token == eos_id`",
             lambda *a: loop(*a[:9], None, a[10]) if a[9] == 0 else None),
     Mistake("keep the end-of-sequence character",
             "when the token is eos_id, stop without adding its character",
-            lambda *a: loop(*a, keep_eos=True)),
+            partial(loop, keep_eos=True)),
     Mistake("keep going when every token is banned",
             "when no-repeat-ngram leaves no token at all, stop and return the text so far",
-            lambda *a: loop(*a, all_banned="go on")),
+            partial(loop, all_banned="go on")),
 ]
 
 

@@ -7,29 +7,25 @@ starter's, the WordStreamer is graded before that stops the rest.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import torch
-import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading.cases import (
-    SHIPPED,
-    context_length,
-    corpus_prefix,
-    next_token_probs,
-    prompt_ids,
-    seed_state,
-)
-from grader.grading.contract import Call, Contract, Outcome
-from grader.grading.judges import expect_text, judge_sampled_text, show
+from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import expect_text, judge_reset_sampled_text, show
+from grader.grading.mistakes import NOT_RESTORED, generation_loop
 from grader.grading.skeleton import (
+    Call,
     GradeFailure,
     Kata,
     Mistake,
+    Outcome,
     fresh_args,
     name_mistake,
     same_outcome,
@@ -318,24 +314,6 @@ def cases() -> dict[str, tuple]:
     return args
 
 
-def sampled_text(model, new_chars, context, context_length, int_to_char, *, restore=True,
-                 crop=True) -> str:
-    """Track 1's generate(), with a knob for each of its mistakes that carries over."""
-    generator = torch.manual_seed(0)
-    initial_state = generator.get_state()
-    text = ""
-    for _ in range(new_chars):
-        if crop and context.shape[1] > context_length:
-            context = context[:, -context_length:]
-        probs = F.softmax(model(context)[:, -1, :], dim=-1)
-        next_token = torch.multinomial(probs, 1, generator=generator)
-        if restore:
-            generator.set_state(initial_state)
-        context = torch.cat((context, next_token), dim=1)
-        text += int_to_char[next_token.item()]
-    return text
-
-
 def dropping_ends(text: str, ends: str) -> list[str]:
     chunks, chunk = [], ""
     for char in text:
@@ -365,7 +343,7 @@ def mistake(unit: str | None, chunks):
         used = unit_ or "word"
         if unit is not None and used != unit:
             return None  # this mistake shows only with the other unit
-        text = sampled_text(model, new_chars, context, context_length, int_to_char, **knobs)
+        text = generation_loop(model, new_chars, context, context_length, int_to_char, **knobs)
         return chunks(text, ENDS[used])
     return run
 
@@ -393,12 +371,11 @@ MISTAKES = [
     Mistake("yield one character at a time",
             "collect characters until the one that ends the chunk, then yield them together",
             mistake(None, lambda text, ends: list(text))),
-    Mistake("do not restore the generator after each draw",
-            "call generator.set_state(initial_state) right after torch.multinomial",
-            lambda *a: mistake(None, split_at)(*a, restore=False)),
+    # Track 1's mistakes that carry over to the loop.
+    Mistake(*NOT_RESTORED, partial(mistake(None, split_at), restore=False)),
     Mistake("do not crop the context",
             "crop to the last context_length tokens before every forward pass",
-            lambda *a: mistake(None, split_at)(*a, crop=False)),
+            partial(mistake(None, split_at), crop="none")),
 ]
 
 
@@ -465,15 +442,9 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
             raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}; yield each chunk "
                                "as a str")
     text, expected_text = "".join(chunks), "".join(expected)
-    judge_sampled_text(
-        text, expected_text,
-        step_probs=lambda window: next_token_probs(model, window),
-        prompt_ids=context[0].tolist(),
-        int_to_char=int_to_char,
-        state_for_step=lambda step: seed_state(0),
-        window=lambda ids: ids[-context_length:],
-        what="the text of the chunks",
-    )
+    judge_reset_sampled_text(text, expected_text, model=model, prompt_ids=context[0].tolist(),
+                             context_length=context_length, int_to_char=int_to_char,
+                             what="the text of the chunks")
     # Text that differs from the reference's only at float-noise ties is fair;
     # its chunks are then those of the learner's own text.
     wanted = list(expected) if text == expected_text else split_chunks(text, unit)

@@ -9,9 +9,9 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import expect_filtered, same_filtering
-from grader.grading.skeleton import Kata, Mistake
+from grader.grading.skeleton import Call, Kata, Mistake
 from grader.grading.strategies import logits_example
 
 INF = float("-inf")

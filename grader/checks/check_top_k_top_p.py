@@ -7,14 +7,13 @@ from functools import partial
 from typing import Any
 
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import expect_filtered, judge_top_p, same_filtering
-from grader.grading.skeleton import GradeFailure, Kata, Mistake
-from grader.grading.strategies import GRADING, exact_nucleus_rows, logits_example
+from grader.grading.skeleton import Call, GradeFailure, Mistake
+from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")
 
@@ -53,29 +52,27 @@ def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: fl
     return filtered
 
 
-BEFORE_TOP_K = ("run top-p on the logits before top-k filtered them (or run top-p first)",
-                "top-k first, then top-p on the logits top-k returned: the softmax must see "
-                "only the tokens top-k kept, so that their probabilities add up to 1 among "
-                "themselves")
-
 MISTAKES = [
     Mistake("keep a token whose more likely tokens already hold exactly top_p",
             "the boundary counts as reached: sorted ascending, remove where the cumulative "
             "probability is <= 1 - top_p; sorted descending (as older versions of the helper "
             "did, with cumulative_probs > top_p), remove where the tokens before it hold "
             ">= top_p",
-            lambda *a: helper(*a, strict=True)),
-    Mistake(*BEFORE_TOP_K, lambda *a: helper(*a, p_on_original=True)),
-    Mistake(*BEFORE_TOP_K, lambda *a: helper(*a, order="p-then-k")),
+            partial(helper, strict=True)),
+    Mistake("run top-p on the logits before top-k filtered them (or run top-p first)",
+            "top-k first, then top-p on the logits top-k returned: the softmax must see "
+            "only the tokens top-k kept, so that their probabilities add up to 1 among "
+            "themselves",
+            partial(helper, p_on_original=True), partial(helper, order="p-then-k")),
     Mistake("let top-k keep fewer than min_tokens_to_keep tokens",
             "top-k keeps max(top_k, min_tokens_to_keep) tokens",
-            lambda *a: helper(*a, k_keep=False)),
+            partial(helper, k_keep=False)),
     Mistake("let top-p keep fewer than min_tokens_to_keep tokens",
             "after the top-p mask, keep the min_tokens_to_keep most likely tokens",
-            lambda *a: helper(*a, p_keep=False)),
+            partial(helper, p_keep=False)),
     Mistake("set removed logits to -inf instead of filter_value",
             "removed entries get the filter_value argument (by default -inf)",
-            lambda *a: helper(*a, fill=INF)),
+            partial(helper, fill=INF)),
 ]
 
 
@@ -168,12 +165,13 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
     draw_example)
 
 
-@GRADING
-@given(data=st.data())
-def test_exact_boundaries(kata: Kata, data: st.DataObject) -> None:
-    """Top-k then top-p where top_p lands exactly on a running total of probabilities"""
+def draw_exact_example(data: st.DataObject) -> tuple:
     x, top_p = data.draw(exact_nucleus_rows(), label="logits and top_p")
     top_k = data.draw(st.integers(0, x.shape[-1]), label="top_k")
     min_tokens_to_keep = data.draw(st.integers(1, 3), label="min_tokens_to_keep")
-    CONTRACT.check(kata, (x, top_k, top_p, INF, min_tokens_to_keep),
-                   judge=partial(judge, exact_sums=True))
+    return x, top_k, top_p, INF, min_tokens_to_keep
+
+
+test_exact_boundaries = CONTRACT.example_test(
+    "Top-k then top-p where top_p lands exactly on a running total of probabilities",
+    draw_exact_example, judge=partial(judge, exact_sums=True))

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
-from grader.grading.contract import Call, Contract
+from grader.grading.contract import Contract
 from grader.grading.judges import judge_top_p, same_filtering
-from grader.grading.skeleton import Kata, Mistake
-from grader.grading.strategies import GRADING, exact_nucleus_rows, logits_example
+from grader.grading.skeleton import Call, Kata, Mistake
+from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")
 
@@ -135,13 +134,14 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
     draw_example)
 
 
-@GRADING
-@given(data=st.data())
-def test_exact_boundaries(kata: Kata, data: st.DataObject) -> None:
-    """Top-p where top_p lands exactly on a running total of probabilities"""
+def draw_exact_example(data: st.DataObject) -> tuple:
     x, top_p = data.draw(exact_nucleus_rows(), label="logits and top_p")
-    min_tokens_to_keep = data.draw(st.integers(1, 3), label="min_tokens_to_keep")
-    CONTRACT.check(kata, (x, top_p, min_tokens_to_keep), judge=partial(judge, exact_sums=True))
+    return x, top_p, data.draw(st.integers(1, 3), label="min_tokens_to_keep")
+
+
+test_exact_boundaries = CONTRACT.example_test(
+    "Top-p where top_p lands exactly on a running total of probabilities",
+    draw_exact_example, judge=partial(judge, exact_sums=True))
 
 
 @pytest.mark.parametrize("top_p", [-0.1, 1.5, 2])

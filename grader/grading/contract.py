@@ -7,8 +7,9 @@ Every grader/checks/check_<slug>.py declares one contract:
 
 and from it gets the check of one call (`CONTRACT.check`), its two usual tests
 (`CONTRACT.tests`: the fixed cases against the goldens, drawn examples against
-the reference) and the check that bad arguments are refused
-(`CONTRACT.expect_refusal`). A module writes only what is new about its problem.
+the reference; or one at a time, `case_test` and `example_test`) and the check
+that bad arguments are refused (`CONTRACT.expect_refusal`). A module writes only
+what is new about its problem.
 
 The vocabulary: a *case* is a named set of arguments fixed in the module; the
 reference's outputs for the cases are the goldens (data/goldens.json, keyed by
@@ -40,10 +41,13 @@ from hypothesis import strategies as st
 
 from grader.grading.judges import expect_error
 from grader.grading.skeleton import (
+    Call,
     GradeFailure,
     GraderIntegrityError,
+    Judge,
     Kata,
     Mistake,
+    Outcome,
     fresh_args,
     name_mistake,
     outcome_of,
@@ -55,23 +59,6 @@ from grader.model import artifacts
 from grader.registry import Problem, problems
 from grader.sandbox.process import CallOutcome
 
-Outcome = tuple[str, Any]  # ("value", result) or ("error", "Type: message")
-
-
-@dataclass(frozen=True)
-class Call:
-    """One call of the learner's method, as a judge or a diagnosis sees it."""
-
-    method: str
-    args: tuple  # as the check built them: models are ModelSpecs, see skeleton.fresh
-    named: dict[str, Any]  # every parameter by name, defaults filled in
-    outcome: Outcome
-    record: CallOutcome  # the worker's: the arguments after the call, the model's calls
-    case_id: str | None = None  # None for a drawn example
-
-
-# judge(got, expected, call) raises GradeFailure when `got` is wrong.
-Judge = Callable[[Any, Any, Call], None]
 # The arguments of one example, drawn with a label for each part (the labels
 # name the parts of the smallest failing input in the learner's report).
 Draw = Callable[[st.DataObject], tuple]
@@ -170,25 +157,33 @@ class Contract:
                                lambda: self.diagnose(call))
         expect_error(got, "ValueError", what, self.method, mentions=mentions)
 
-    # -- the two tests every check module has --------------------------------------------
+    # -- tests ---------------------------------------------------------------------------
+    # The report names a test by its docstring's first line (and a case by its id),
+    # so each test is given its description as its docstring.
     def tests(self, cases: str, examples: str,
               draw: Draw) -> tuple[Callable[..., None], Callable[..., None]]:
-        """A test over the fixed cases and a test over drawn examples.
+        """The two tests every check module has: its cases, and drawn examples."""
+        return self.case_test(cases), self.example_test(examples, draw)
 
-        `cases` and `examples` are the tests' descriptions: the report names a
-        test by its docstring's first line (and a case by its id).
-        """
+    def case_test(self, description: str) -> Callable[..., None]:
+        """A test of each case, against its golden."""
 
-        def on_cases(kata: Kata, case_id: str) -> None:
+        def test(kata: Kata, case_id: str) -> None:
             self.check(kata, self.cases()[case_id], case_id)
 
-        def on_examples(kata: Kata, data: st.DataObject) -> None:
-            self.check(kata, draw(data))
+        test.__doc__ = description
+        return pytest.mark.parametrize("case_id", list(self.cases()))(test)
 
-        # Set before hypothesis wraps the function: the wrapper copies it then.
-        on_cases.__doc__, on_examples.__doc__ = cases, examples
-        return (pytest.mark.parametrize("case_id", list(self.cases()))(on_cases),
-                GRADING(given(data=st.data())(on_examples)))
+    def example_test(self, description: str, draw: Draw,
+                     judge: Judge | None = None) -> Callable[..., None]:
+        """A test of examples drawn by `draw`, against the reference (judged by
+        `judge` instead of the contract's own, if given)."""
+
+        def test(kata: Kata, data: st.DataObject) -> None:
+            self.check(kata, draw(data), judge=judge)
+
+        test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
+        return GRADING(given(data=st.data())(test))
 
 
 # -- validation, when the grader collects a check module ------------------------------------
@@ -234,8 +229,9 @@ def validate(module: ModuleType) -> Contract:
         raise wrong(f"iterate={contract.iterate}, but the reference's {contract.method}() "
                     f"{'yields' if signature.yields else 'returns'} its answer")
     for mistake in contract.mistakes:
-        if not (isinstance(mistake, Mistake) and mistake.name and mistake.hint):
-            raise wrong(f"{mistake!r} is not a Mistake with a name and a hint")
+        if not (isinstance(mistake, Mistake) and mistake.name and mistake.hint
+                and mistake.runs and all(callable(run) for run in mistake.runs)):
+            raise wrong(f"{mistake!r} is not a Mistake with a name, a hint and a way to make it")
     validate_cases(contract, signature, wrong)
     for name, value in vars(module).items():
         if name.startswith("test_") and callable(value) and not (value.__doc__ or "").strip():

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from grader.grading import cases
-from grader.grading.skeleton import ATOL, RTOL, TIE_RTOL, GradeFailure, fresh_args, raised
-
-if TYPE_CHECKING:
-    from grader.grading.contract import Call, Judge
+from grader.grading.skeleton import (
+    ATOL,
+    RTOL,
+    TIE_RTOL,
+    Call,
+    GradeFailure,
+    Judge,
+    fresh_args,
+    raised,
+)
 
 
 def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
@@ -182,38 +188,28 @@ def judge_steps(
         ids.append(chosen)
 
 
-def judge_sampled_text(
-    got: Any,
-    expected: str,
-    *,
-    step_probs: Callable[[list[int]], torch.Tensor],
-    prompt_ids: list[int],
-    int_to_char: dict[int, str],
-    state_for_step: Callable[[int], torch.Tensor],
-    window: Callable[[list[int]], list[int]],
-    what: str = "generate()'s result",
-    hint: str = "",
-) -> None:
-    """judge_steps for text sampled with torch.multinomial, the generator in
-    `state_for_step(step)` at each step."""
+def reset_sampling_choice(model: torch.nn.Module, window: list[int]) -> Choice:
+    """Track 1's pick after `window`: seed 0 and the generator restored after every
+    draw, so every step draws the same random numbers."""
+    return sampled_choice(cases.next_token_probs(model, window), cases.seed_state(0))
+
+
+def judge_reset_sampled_text(got: Any, expected: str, *, model: torch.nn.Module,
+                             prompt_ids: list[int], context_length: int,
+                             int_to_char: dict[int, str], what: str) -> None:
+    """judge_steps for text sampled as Track 1 samples (see reset_sampling_choice)."""
     judge_steps(got, expected, what=what, prompt_ids=prompt_ids, int_to_char=int_to_char,
-                choose=lambda ids, step: sampled_choice(step_probs(ids), state_for_step(step)),
-                window=window, hint=hint)
+                choose=lambda window, step: reset_sampling_choice(model, window),
+                window=lambda ids: ids[-context_length:])
 
 
 def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:
-    """Track 1's sampling on generate()-style arguments: seed 0, the generator's state
-    restored after every draw, so every step draws with the same random numbers."""
+    """judge_reset_sampled_text on generate()-style arguments: (model, new_chars,
+    context, context_length, int_to_char)."""
     model, _new_chars, context, context_length, int_to_char = fresh_args(call.args[:5])
-    judge_sampled_text(
-        got, expected,
-        step_probs=lambda window: cases.next_token_probs(model, window),
-        prompt_ids=context[0].tolist(),
-        int_to_char=int_to_char,
-        state_for_step=lambda step: cases.seed_state(0),
-        window=lambda ids: ids[-context_length:],
-        what=f"{call.method}()'s result",
-    )
+    judge_reset_sampled_text(got, expected, model=model, prompt_ids=context[0].tolist(),
+                             context_length=context_length, int_to_char=int_to_char,
+                             what=f"{call.method}()'s result")
 
 
 def divergence_report(got: str, step: int, ids: list[int], window: Callable, probs: torch.Tensor,
@@ -260,7 +256,8 @@ def _row_label(t: torch.Tensor, r: int) -> str:
     return "" if t.dim() == 1 else f" (row {r})"
 
 
-def _expect_filter_shape(got: Any, logits: torch.Tensor, what: str) -> None:
+def expect_like_logits(got: Any, logits: torch.Tensor, what: str) -> None:
+    """A tensor of the logits' shape and dtype, as every logits processor returns."""
     expect_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(logits.shape):
         raise GradeFailure(f"{what} has shape {tuple(got.shape)}, expected "
@@ -290,22 +287,36 @@ def _kept(g: torch.Tensor, x: torch.Tensor, filter_value: float) -> torch.Tensor
     return _same(g, x) & ~_same(x, torch.full_like(x, filter_value))
 
 
-def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
-                    what: str = "the filtered logits",
-                    filter_value: float = float("-inf")) -> None:
-    """Exact judge for a filter whose kept set is unambiguous (top-k keeps every tie)."""
-    _expect_filter_shape(got, logits, what)
+def _judge_filter_rows(got: Any, logits: torch.Tensor, expected: torch.Tensor, what: str,
+                       filter_value: float,
+                       row_problem: Callable[[torch.Tensor, torch.Tensor, torch.Tensor],
+                                             str | None]) -> None:
+    """Shape, dtype and entries first; then `row_problem(got, logits, expected)` says
+    what is wrong with each row that differs from the reference's, if anything."""
+    expect_like_logits(got, logits, what)
     if bool(_same(got, expected).all()):
         return
     _expect_kept_or_filled(got, logits, filter_value, what)
     g, x, e = _rows(got), _rows(logits), _rows(expected)
     for r in range(x.shape[0]):
-        mine, theirs = _kept(g[r], x[r], filter_value), _kept(e[r], x[r], filter_value)
-        if not torch.equal(mine, theirs):
-            raise GradeFailure(
-                f"{what}{_row_label(logits, r)}: {_count(int(mine.sum()))} kept "
-                f"{_token_list(mine)}, expected {int(theirs.sum())} {_token_list(theirs)}"
-            )
+        problem = None if bool(_same(g[r], e[r]).all()) else row_problem(g[r], x[r], e[r])
+        if problem:
+            raise GradeFailure(f"{what}{_row_label(logits, r)}: {problem}")
+
+
+def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
+                    what: str = "the filtered logits",
+                    filter_value: float = float("-inf")) -> None:
+    """Exact judge for a filter whose kept set is unambiguous (top-k keeps every tie)."""
+
+    def row_problem(g: torch.Tensor, x: torch.Tensor, e: torch.Tensor) -> str | None:
+        mine, theirs = _kept(g, x, filter_value), _kept(e, x, filter_value)
+        if torch.equal(mine, theirs):
+            return None
+        return (f"{_count(int(mine.sum()))} kept {_token_list(mine)}, expected "
+                f"{int(theirs.sum())} {_token_list(theirs)}")
+
+    _judge_filter_rows(got, logits, expected, what, filter_value, row_problem)
 
 
 def _distinct_in_top(n: int, key: torch.Tensor, distinct: torch.Tensor, fewest: bool) -> int:
@@ -372,18 +383,10 @@ def judge_top_p(got: Any, logits: torch.Tensor, expected: torch.Tensor, top_p: f
     logits, powers of two), a boundary is judged exactly: kept only when the
     likelier tokens hold strictly less than top_p.
     """
-    _expect_filter_shape(got, logits, what)
-    if bool(_same(got, expected).all()):
-        return
-    _expect_kept_or_filled(got, logits, filter_value, what)
-    g, x, e = _rows(got), _rows(logits), _rows(expected)
-    for r in range(x.shape[0]):
-        if bool(_same(g[r], e[r]).all()):
-            continue
-        problem = _nucleus_problem(g[r], x[r], e[r], top_p, min_tokens_to_keep, filter_value,
-                                   0.0 if exact_sums else NUCLEUS_ATOL)
-        if problem:
-            raise GradeFailure(f"{what}{_row_label(logits, r)}: {problem}")
+    tol = 0.0 if exact_sums else NUCLEUS_ATOL
+    _judge_filter_rows(got, logits, expected, what, filter_value,
+                       lambda g, x, e: _nucleus_problem(g, x, e, top_p, min_tokens_to_keep,
+                                                        filter_value, tol))
 
 
 def expect_error(got: tuple[str, Any], kind: str, what: str, method: str,

@@ -53,6 +53,9 @@ class GradeFailure(AssertionError):
         return self._text
 
 
+Outcome = tuple[str, Any]  # ("value", result) or ("error", "Type: message")
+
+
 class ErrorText(str):
     """An error as "Type: message", comparable across attempts; `.where` says where."""
 
@@ -69,11 +72,18 @@ class SubmissionUnavailable(GradeFailure):
 
 @dataclass
 class Mistake:
-    """A known wrong answer: if the learner's outcome equals this one's, say so."""
+    """A known wrong answer: if the learner's outcome equals this one's, say so.
+
+    Each of `runs` makes the mistake in one way, on the check's arguments; a
+    mistake that can be made in several ways has several.
+    """
 
     name: str
     hint: str
-    run: Callable[..., Any]
+    runs: tuple[Callable[..., Any], ...]
+
+    def __init__(self, name: str, hint: str, *runs: Callable[..., Any]) -> None:
+        self.name, self.hint, self.runs = name, hint, runs
 
 
 def outcome_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
@@ -160,7 +170,7 @@ def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
                  ) -> str:
     """The hint of the first known mistake whose outcome on `args` matches the learner's."""
     for mistake in mistakes:
-        if matches(got, outcome_of(mistake.run, *fresh_args(args))):
+        if any(matches(got, outcome_of(run, *fresh_args(args))) for run in mistake.runs):
             return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
     return ""
 
@@ -285,6 +295,24 @@ class Kata:
                 "shipped goldens: solutions/ or data/ were changed; restore them from git"
             )
         return golden
+
+
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the learner's method, as a judge or a diagnosis sees it."""
+
+    method: str
+    args: tuple  # as the check built them: models are ModelSpecs, see skeleton.fresh
+    named: dict[str, Any]  # every parameter by name, defaults filled in
+    outcome: Outcome
+    record: CallOutcome  # the worker's: the arguments after the call, the model's calls
+    case_id: str | None = None  # None for a drawn example
+
+
+# judge(got, expected, call) raises GradeFailure when `got` is wrong.
+Judge = Callable[[Any, Any, Call], None]
 
 
 class GraderIntegrityError(Exception):
