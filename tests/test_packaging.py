@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -86,9 +87,10 @@ def test_installed_grader_grades_the_kata_folder_it_runs_in(tmp_path: Path) -> N
     shutil.copy(ROOT / "solutions" / "05-decode" / "solution.py", kata / "problems" / "05-decode")
     work = kata / "problems" / "05-decode"  # run from inside: the kata folder is found above
     report_path = tmp_path / "report.json"
+    junit_path = tmp_path / "report.xml"
     done = subprocess.run([venv / "bin" / "gpt-kata", "grade", "decode", "crop-context",
-                           "--json", report_path], capture_output=True, text=True, cwd=work,
-                          timeout=180)
+                           "--json", report_path, "--junit", junit_path],
+                          capture_output=True, text=True, cwd=work, timeout=180)
     assert done.returncode == 1, done.stderr[-2000:]
     report = json.loads(report_path.read_text())
     by_problem = {p["problem"]: p for p in report["problems"]}
@@ -96,6 +98,9 @@ def test_installed_grader_grades_the_kata_folder_it_runs_in(tmp_path: Path) -> N
     assert by_problem["crop-context"]["status"] == "error"  # the untouched starter
     assert by_problem["decode"]["submission"] == str(kata / "problems" / "05-decode"
                                                      / "solution.py")
+    cases = ET.parse(junit_path).getroot().findall("testsuite/testcase")
+    assert len(cases) == report["max_score"]
+    assert {c.get("classname") for c in cases if c.find("failure") is None} == {"05-decode"}
     # The grader's files are its installed copies; the status lands in the kata folder.
     where = run(python, "-c", "from grader import paths; print(paths.SOLUTIONS, paths.INSTALLED)",
                 cwd=work).split()
