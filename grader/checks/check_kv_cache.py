@@ -146,7 +146,7 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
 
 
 def one_token_cases() -> dict[str, tuple]:
-    shipped = cases()
+    shipped = CONTRACT.case_args
     config = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
     return {
         "short-prompt": shipped["short-context"],

@@ -482,6 +482,6 @@ test_fixed_streams, test_random_models = CONTRACT.tests(
 
 def test_unknown_unit(kata: Kata) -> None:
     """An unknown unit raises ValueError"""
-    CONTRACT.expect_refusal(kata, cases()["words"][:5] + ("line",),
+    CONTRACT.expect_refusal(kata, CONTRACT.case_args["words"][:5] + ("line",),
                             "stream_generate(..., unit='line')",
                             "unit must be 'word' or 'sentence'")

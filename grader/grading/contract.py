@@ -29,7 +29,7 @@ import ast
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -82,6 +82,11 @@ class Contract:
     fallback_hint: Callable[[Call], str] | None = None
     iterate: bool = False  # the method yields: its answer is the list of what it yields
 
+    @cached_property
+    def case_args(self) -> dict[str, tuple]:
+        """The cases, built once: most run the shipped model, and checks only read them."""
+        return self.cases()
+
     # -- checking one call ---------------------------------------------------------------
     def check(self, kata: Kata, args: tuple, case_id: str | None = None, *,
               judge: Judge | None = None) -> Call:
@@ -129,7 +134,7 @@ class Contract:
         method = getattr(reference, self.method)
         answers = {}
         with torch.no_grad():
-            for case_id, args in self.cases().items():
+            for case_id, args in self.case_args.items():
                 answer = method(*fresh_args(args))
                 answers[case_id] = list(answer) if self.iterate else answer
         return answers
@@ -169,10 +174,10 @@ class Contract:
         """A test of each case, against its golden."""
 
         def test(kata: Kata, case_id: str) -> None:
-            self.check(kata, self.cases()[case_id], case_id)
+            self.check(kata, self.case_args[case_id], case_id)
 
         test.__doc__ = description
-        return pytest.mark.parametrize("case_id", list(self.cases()))(test)
+        return pytest.mark.parametrize("case_id", list(self.case_args))(test)
 
     def example_test(self, description: str, draw: Draw,
                      judge: Judge | None = None) -> Callable[..., None]:
@@ -241,7 +246,7 @@ def validate(module: ModuleType) -> Contract:
 
 def validate_cases(contract: Contract, signature: Signature,
                    wrong: Callable[[str], ContractError]) -> None:
-    cases = contract.cases()
+    cases = contract.case_args
     for case_id, args in cases.items():
         if not isinstance(args, tuple):
             raise wrong(f"case {case_id!r} is a {type(args).__name__}, not a tuple of arguments")
