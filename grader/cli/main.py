@@ -15,6 +15,7 @@ from pathlib import Path
 from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
+from grader.cli.output import clock, console
 from grader.registry import Problem, find, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
@@ -104,8 +105,24 @@ def require_isolation(args: argparse.Namespace) -> None:
             "grade on such a machine, or pass --allow-unisolated to grade anyway")
 
 
+def check_report_target(option: str, target: str | None) -> None:
+    """Refuse a report path that could not be written, before minutes of grading."""
+    if target is None:
+        return
+    path = Path(target)
+    if target.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"{option} {target} is a folder; name a file to write")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {target}: there is no folder {parent}")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise UsageError(f"{option} {target}: not allowed to write there")
+
+
 def grade(args: argparse.Namespace) -> int:
     submissions = resolve_submissions(args)
+    check_report_target("--json", args.json)
+    check_report_target("--junit", args.junit)
     require_isolation(args)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                       sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
@@ -118,29 +135,27 @@ def grade(args: argparse.Namespace) -> int:
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool) -> int:
-    from rich.console import Console
-
     from grader.grading.report import render
     from grader.grading.session import Limits, goldens_mode, grade_problems
 
-    console = Console(highlight=False, stderr=args.quiet)
+    out = console(stderr=args.quiet)
     if not args.quiet:
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
-        console.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
+        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
         if goldens_mode() == "live-only" and args.verbose:
-            console.print("[dim]this machine's torch or CPU differs from the one the goldens "
+            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
                           "here[/]")
         if pool.sandbox is None:
-            console.print("[dim]your code runs without a sandbox on this system "
-                          "(isolation needs Linux)[/]")
+            out.print("[dim]your code runs without a sandbox on this system "
+                      "(isolation needs Linux)[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
     pool.close()  # every worker is gone before anything is written
     if not args.quiet:
-        render(report, console, verbose=args.verbose)
+        render(report, out, verbose=args.verbose)
     if args.json:
         report.write_json(Path(args.json))
     if args.junit:
@@ -155,9 +170,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
 # -- list ------------------------------------------------------------------------------
 
 def list_problems(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    console = Console(highlight=False)
+    out = console()
     marks = {"pass": "[green]✓ pass[/]", "fail": "[red]✗ fail[/]", "error": "[red]✗ fail[/]",
              "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
              "missing": "[red]! missing[/]"}
@@ -165,10 +178,10 @@ def list_problems(args: argparse.Namespace) -> int:
     for p in problems():
         if p.track != track:
             track = p.track
-            console.print(f"[bold]{track}[/]")
+            out.print(f"[bold]{track}[/]")
         state = status.learner_status(p)
-        console.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
-    console.print("[dim]statuses come from your last `gpt-kata grade`; "
+        out.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
+    out.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS
 
@@ -269,28 +282,65 @@ def train(args: argparse.Namespace) -> int:
     from grader.model.training import train as run_train
 
     settings = TrainSettings(steps=args.steps, seed=args.seed)
+    live = sys.stdout.isatty()
     try:
-        run_train(text, out, settings=settings)
+        run_train(text, out, settings=settings, show_progress=live,
+                  on_eval=None if live else progress_line)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, loss_curve.png")
     return EXIT_PASS
 
 
+def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
+                  elapsed: float) -> None:
+    """One plain line per evaluation: a log or a pipe shows no live progress bar."""
+    left = elapsed / step * (steps - step) if step else None
+    eta = clock(left) if left is not None else "?"
+    print(f"step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
+          f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Every option that takes a value says what it is when not given."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not action.option_strings or action.nargs == 0 or "default" in text:
+            return text
+        shown = "none" if action.default is None else "%(default)s"
+        return f"{text} (default: {shown})".lstrip()
+
+
+class KataParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        super().__init__(*args, **kwargs)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from grader.cli.watch import watch
+
+    return watch(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpt-kata", description=(
+    parser = KataParser(prog="gpt-kata", description=(
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
-    sub = parser.add_subparsers(dest="command", required=True)
+    # every subcommand's parser, including those added elsewhere, shows its defaults
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=KataParser)
 
     p = sub.add_parser("list", help="the problems, in order, with your status")
     p.set_defaults(run=list_problems)
 
     p = sub.add_parser("grade", help="grade your solutions (all, or the problems named)")
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="slug, folder or number, e.g. generate, 06-generate or 6")
+                   help="slug, number, folder or path, e.g. generate, 6, 06-generate or "
+                        "problems/06-generate/ (default: every problem)")
     p.add_argument("--submission", metavar="PATH",
-                   help="grade this file (one problem) or folder laid out like problems/")
+                   help="grade this file (one problem) or folder laid out like problems/ "
+                        "(default: your problems/)")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions")
     p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
@@ -312,14 +362,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)
 
+    p = sub.add_parser("watch", help="re-grade a problem every time you save it, then move on")
+    p.add_argument("problem", nargs="?", metavar="PROBLEM",
+                   help="slug, number, NN-slug or folder (default: the first not passed)")
+    p.add_argument("--stay", action="store_true",
+                   help="keep watching this problem after it passes (default: move on)")
+    p.set_defaults(run=run_watch)
+
     p = sub.add_parser("hint", help="a hint for a problem, a stronger one each time you ask")
     p.add_argument("problem", nargs="?", metavar="PROBLEM",
-                   help="slug, folder or number (default: the first problem not passed)")
+                   help="slug, number, folder or path (default: the first problem not "
+                        "passed)")
     p.set_defaults(run=hint)
 
     p = sub.add_parser("reset", help="put a problem's starter back, keeping your file as a "
                                      "timestamped .bak next to it")
-    p.add_argument("problem", metavar="PROBLEM", help="slug, folder or number")
+    p.add_argument("problem", metavar="PROBLEM", help="slug, number, folder or path")
     p.add_argument("--yes", action="store_true",
                    help="do not ask for confirmation (needed without a terminal)")
     p.set_defaults(run=reset)
@@ -329,25 +387,32 @@ def build_parser() -> argparse.ArgumentParser:
     add_gradebook_parser(sub)
 
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
-    p.add_argument("prompt", nargs="?", default="Once upon a time,")
-    p.add_argument("--chars", type=int, default=200, help="how many characters to generate")
+    p.add_argument("prompt", nargs="?", default="Once upon a time,",
+                   help="the text to continue (default: %(default)r)")
+    p.add_argument("--chars", type=int, default=200,
+                   help="how many characters to generate (default: %(default)s)")
     p.add_argument("--stream", choices=["word", "sentence"],
-                   help="show the text a word or a sentence at a time (problem 14)")
+                   help="show the text a word or a sentence at a time (problem 14) "
+                        "(default: each character as it comes)")
     sampling = p.add_argument_group(
         "sampling (problem 16); any of these switches from generate() to sample_text()")
-    sampling.add_argument("--temperature", type=float, help="0 is greedy (default 1.0)")
-    sampling.add_argument("--top-k", type=int, help="keep the k most likely tokens (0: off)")
-    sampling.add_argument("--top-p", type=float, help="nucleus: keep probability top_p")
+    sampling.add_argument("--temperature", type=float, help="0 is greedy (default: 1.0)")
+    sampling.add_argument("--top-k", type=int,
+                          help="keep the k most likely tokens, 0 for all (default: 0)")
+    sampling.add_argument("--top-p", type=float,
+                          help="nucleus: keep probability top_p, 1.0 for all (default: 1.0)")
     sampling.add_argument("--no-repeat-ngram", type=int, metavar="N",
-                          help="never repeat an N-gram (0: off)")
-    sampling.add_argument("--seed", type=int, help="seed the generator once (default 0)")
+                          help="never repeat an N-gram, 0 for off (default: 0)")
+    sampling.add_argument("--seed", type=int, help="seed the generator once (default: 0)")
     p.set_defaults(run=talk)
 
     p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")
     p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
     p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
-    p.add_argument("--steps", type=int, default=3000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=3000,
+                   help="optimizer steps (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed for the weights and the batches (default: %(default)s)")
     p.set_defaults(run=train)
     return parser
 

@@ -109,16 +109,26 @@ def talk(args: argparse.Namespace) -> int:
         raise UsageError("give a prompt of at least one character")
     check_options(args)
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
-    sys.stdout.write(args.prompt)
-    sys.stdout.flush()
     try:
         with WorkerPool(sandbox=Sandbox()) as pool:
+            # Whose code runs is said before the prompt is shown: on a terminal a label
+            # printed later would land between the prompt and its continuation.
             if sampling:
-                chunks = sampled(args, context, int_to_char, pool)
-            elif args.stream:
-                chunks = streamed(args, context, int_to_char, pool)
+                sampler = choose("sampler", pool)
+                announce(sampler)
+                streamer = None
+                if args.stream:
+                    streamer = choose("stream", pool)
+                    streamer.what = "WordStreamer"
+                    announce(streamer)
+                chunks = sampled(args, context, int_to_char, sampler, streamer)
             else:
-                chunks = char_by_char(args, context, int_to_char, pool)
+                implementation = choose("stream" if args.stream else "generate", pool)
+                announce(implementation)
+                run = streamed if args.stream else char_by_char
+                chunks = run(args, context, int_to_char, implementation)
+            sys.stdout.write(args.prompt)
+            sys.stdout.flush()
             for chunk in chunks:
                 sys.stdout.write(chunk)
                 sys.stdout.flush()
@@ -147,7 +157,7 @@ def announce(implementation: Implementation) -> None:
 
 
 def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
-                 pool: WorkerPool):
+                 implementation: Implementation):
     """Track 1's generate, one character per call, shown as it comes."""
     import torch
 
@@ -155,8 +165,6 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
     from grader.model import artifacts
 
     context_length = artifacts.load_config().context_length
-    implementation = choose("generate", pool)
-    announce(implementation)
     try:
         # generate() resets its generator every step, so one character at a time
         # gives exactly the text a single long call would.
@@ -173,13 +181,11 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
 
 
 def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
-             pool: WorkerPool):
+             implementation: Implementation):
     """stream_generate's words or sentences, each as soon as the worker yields it."""
     from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
-    implementation = choose("stream", pool)
-    announce(implementation)
     call = (SHIPPED, args.chars, context, artifacts.load_config().context_length,
             int_to_char, args.stream)
     try:
@@ -192,13 +198,11 @@ def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]
 
 
 def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
-            pool: WorkerPool):
+            sampler: Implementation, streamer: Implementation | None):
     """sample_text with the options given, then words through WordStreamer if asked."""
     from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
-    sampler = choose("sampler", pool)
-    announce(sampler)
     try:
         text = sampler.call(
             "sample_text", SHIPPED, context, args.chars,
@@ -210,12 +214,9 @@ def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
         sampler.close()
     if not isinstance(text, str):
         raise RuntimeError(f"sample_text() returned {type(text).__name__}, not str")
-    if not args.stream:
+    if streamer is None:
         yield text
         return
-    streamer = choose("stream", pool)
-    streamer.what = "WordStreamer"
-    announce(streamer)
     lookup = {c: i for i, c in int_to_char.items()}
     try:
         pieces = [[lookup[c]] for c in text]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,8 +97,13 @@ def train(
     config: GPTConfig | None = None,
     settings: TrainSettings = TrainSettings(),
     show_progress: bool = True,
+    on_eval: Callable[[int, int, float, float, float], None] | None = None,
 ) -> GPT:
-    """Train on `text` and write model, config, vocab, loss log and loss curve to out_dir."""
+    """Train on `text` and write model, config, vocab, loss log and loss curve to out_dir.
+
+    `on_eval(step, steps, train_loss, val_loss, elapsed_seconds)` hears of every
+    evaluation, for progress where no live bar can be drawn.
+    """
     if len(set(text)) < 2:
         raise ValueError("the corpus needs at least two distinct characters")
     int_to_char = vocab_from_text(text)
@@ -139,6 +145,9 @@ def train(
                                f"{time.perf_counter() - started:.1f}\n")
                 log_file.flush()
                 progress.update(task, loss=f"{train_loss:.3f} / val {val_loss:.3f}")
+                if on_eval is not None:
+                    on_eval(step, settings.steps, train_loss, val_loss,
+                            time.perf_counter() - started)
             if step == settings.steps:
                 break
             for group in optimizer.param_groups:

@@ -1,0 +1,126 @@
+"""The command line's rough edges: names, suggestions, report paths, help, plain output.
+
+Everything here stops at a usage error or runs a command that does not grade, so
+it takes seconds, not the minutes of a grade.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SUBMISSIONS
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+
+
+def refused(done: subprocess.CompletedProcess, words: str) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert words in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "grading" not in done.stdout  # refused before any grading started
+
+
+@pytest.mark.parametrize("name", ["generate", "6", "06", "06-generate", "problems/06-generate/",
+                                  "problems/06-generate/solution.py", "./problems/06-generate"])
+def test_a_problem_is_found_by_any_of_its_names(name):
+    # two problems for one file: refused only after both names were found
+    done = cli("grade", name, "decode", "--submission",
+               str(SUBMISSIONS / "generate" / "well_known_style.py"))
+    refused(done, "name exactly one")
+
+
+@pytest.mark.parametrize("args, suggestion", [
+    (["grade", "genrate"], "did you mean generate?"),
+    (["grade", "topk"], "did you mean top-k or top-p?"),
+    (["hint", "sampel"], "did you mean sample or sampler?"),
+    (["reset", "problems/07-gredy/", "--yes"], "did you mean greedy?"),
+])
+def test_a_near_miss_name_gets_suggestions(args, suggestion):
+    refused(cli(*args), suggestion)
+
+
+def test_a_name_far_from_any_lists_the_problems():
+    refused(cli("grade", "zzzz"), "the problems are: crop-context, last-logits")
+
+
+def test_report_paths_are_checked_before_grading(tmp_path):
+    refused(cli("grade", "decode", "--reference", "--json", str(tmp_path)), "is a folder")
+    refused(cli("grade", "decode", "--reference", "--json", f"{tmp_path}/new/"), "is a folder")
+    refused(cli("grade", "decode", "--reference", "--json",
+                str(tmp_path / "missing" / "report.json")), "there is no folder")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("")
+    refused(cli("grade", "decode", "--reference", "--junit", str(a_file / "report.xml")),
+            "there is no folder")
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
+                    reason="needs POSIX permissions that apply (root may write anywhere)")
+def test_an_unwritable_report_path_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        refused(cli("grade", "decode", "--reference", "--json", str(locked / "r.json")),
+                "not allowed to write")
+    finally:
+        locked.chmod(0o700)
+
+
+def value_options(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from ((f"{name} {o}", h) for o, h in value_options(sub))
+        elif action.option_strings and action.nargs != 0:
+            yield action.option_strings[-1], parser.formatter_class(
+                parser.prog)._get_help_string(action) or ""
+
+
+def test_every_option_that_takes_a_value_shows_its_default():
+    from grader.cli.main import build_parser
+
+    options = dict(value_options(build_parser()))
+    assert "train --steps" in options and "talk --chars" in options
+    missing = [option for option, text in options.items() if "default" not in text]
+    assert not missing, f"these options' help does not show their default: {missing}"
+    done = cli("train", "--help")
+    assert "(default: 3000)" in done.stdout and "(default: 0)" in done.stdout
+
+
+def test_output_is_not_wrapped_when_it_is_not_a_terminal():
+    words = " ".join(f"word{i}" for i in range(60))
+    done = subprocess.run([sys.executable, "-c", "from grader.cli.output import console; "
+                           f"console().print({words!r})"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert done.stdout == words + "\n"
+
+
+def test_talk_says_whose_code_runs_before_the_prompt():
+    done = subprocess.run([sys.executable, "-m", "grader", "talk", "Tom", "--chars", "5"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout
+    label, text = done.stdout.split("\n", 1)
+    assert label.startswith("[") and "generate()" in label
+    assert text.startswith("Tom") and len(text.rstrip("\n")) == 8
+
+
+def test_train_without_a_terminal_prints_progress_lines(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Tom had a red ball. Lily saw the cat.\n" * 40, encoding="utf-8")
+    done = cli("train", "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+               "--steps", "2")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in lines] == ["0/2", "2/2"]
+    assert all("loss" in line and "elapsed" in line and "ETA" in line for line in lines)
