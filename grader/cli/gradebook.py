@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,12 @@ COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
 # (the reference, hypothesis), and what starting the grader takes.
 GRADER_SECONDS_PER_PROBLEM = 120
 GRADER_STARTUP_SECONDS = 120
+
+# The graders running now: each in a session of its own, so Ctrl-C reaches only
+# this process, which must then end them itself.
+_running: set[subprocess.Popen[str]] = set()
+_running_lock = threading.Lock()
+_stopping = threading.Event()
 
 
 @dataclass
@@ -170,17 +177,34 @@ def run_grader(command: list[str], timeout: float) -> tuple[int | None, str]:
     """Exit code (None on time-out) and stderr; the whole process group ends either way."""
     process = subprocess.Popen(command, cwd=paths.PACKAGE.parent, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with _running_lock:
+        _running.add(process)
+        if _stopping.is_set():  # started just as the run was interrupted
+            stop(process)
     try:
         _, stderr = process.communicate(timeout=timeout)
         return process.returncode, stderr
     except subprocess.TimeoutExpired:
         return None, ""
     finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        stop(process)
         process.wait()
+        with _running_lock:
+            _running.discard(process)
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_all() -> None:
+    with _running_lock:
+        _stopping.set()
+        for process in _running:
+            stop(process)
 
 
 def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace) -> dict:
@@ -295,10 +319,11 @@ def gradebook(args: argparse.Namespace) -> int:
     with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
         task = progress.add_task("", total=len(todo))
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures: dict[Future[dict], str] = {
-                pool.submit(grade_learner, learner, chosen, args): name
-                for name, (learner, _) in todo.items()}
+        pool = ThreadPoolExecutor(max_workers=args.jobs)
+        futures: dict[Future[dict], str] = {
+            pool.submit(grade_learner, learner, chosen, args): name
+            for name, (learner, _) in todo.items()}
+        try:
             for future in as_completed(futures):
                 name = futures[future]
                 try:
@@ -315,11 +340,16 @@ def gradebook(args: argparse.Namespace) -> int:
                     state[name] = todo[name][1]
                 save_state(out, state)
                 progress.update(task, advance=1, description=name)
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
+        pool.shutdown()
 
     ordered = [rows[name] for name in learners]
     write_csv(out / "gradebook.csv", ordered, chosen)
-    table = Table(title=f"gradebook: {len(ordered)} learner(s), {len(chosen)} problem(s)")
-    for column in ("learner", "problems", "score", ""):
+    table = Table(caption=f"{len(ordered)} learner(s), {len(chosen)} problem(s)")
+    for column in ("learner", "problems", "score", "note"):
         table.add_column(column)
     for row in ordered:
         note = (f"[red]not graded: {row.error}[/]" if row.error
