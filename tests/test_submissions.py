@@ -1,9 +1,12 @@
 """Learner-style submissions, graded end to end: equivalent styles pass, mistakes are named.
 
 Each folder under tests/submissions/ holds submissions for one problem and an
-`expected.toml` saying what each must get. The folder's submissions are graded
-in a few grading processes (a few files each), as `gpt-kata grade` would grade
-them, and every file is then checked on its own.
+`expected.toml` saying what each must get. Equivalent styles are whole files.
+A mistake is mostly a patch of the folder's base file (see tests/patches.py):
+it is written out under the mistake's name, so a report reads `argmax.py`, and
+graded like any file. The folder's submissions are graded in a few grading
+processes (a few files each), as `gpt-kata grade` would grade them, and every
+file is then checked on its own.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SUBMISSIONS, grade_batch, messages
+from patches import PatchError, apply
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,29 +25,63 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
+MISTAKE_KEYS = {"says", "patch", "file"}
 
 
 @dataclass(frozen=True)
 class Expectation:
     folder: Path
     problem: str
-    file: str
+    name: str  # the file of an equivalent style; the name of a mistake
     passes: bool
-    says: str  # for a mistake, text its report must contain
+    says: str = ""  # for a mistake, text its report must contain
+    file: str | None = None  # a whole file in the folder
+    patch: str | None = None  # else a patch of `base`
+    base: str | None = None
 
     @property
     def id(self) -> str:
-        return f"{self.folder.name}/{self.file}"
+        # A mistake is graded as <name>.py: the id names that file.
+        return f"{self.folder.name}/{self.name}" + ("" if self.passes else ".py")
+
+    def materialise(self, tmp_path: Path) -> Path:
+        """The file to grade: the whole file itself, or the patched base written out.
+
+        A patch that no longer fits its base raises `PatchError`, naming the
+        folder, the mistake and the line.
+        """
+        if self.patch is None:
+            return self.folder / (self.file or self.name)
+        base = self.folder / str(self.base)
+        try:
+            text = apply(self.patch, base.read_text(encoding="utf-8"))
+        except PatchError as error:
+            raise PatchError(f"{self.folder.name}/expected.toml: mistake {self.name!r} no "
+                             f"longer applies to {self.base}: {error}") from None
+        out = tmp_path / self.folder.name / f"{self.name}.py"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        return out
+
+
+def specs() -> dict[Path, dict]:
+    return {table.parent: tomllib.loads(table.read_text(encoding="utf-8"))
+            for table in sorted(SUBMISSIONS.glob("*/expected.toml"))}
 
 
 def expectations() -> list[Expectation]:
     found = []
-    for table in sorted(SUBMISSIONS.glob("*/expected.toml")):
-        spec = tomllib.loads(table.read_text(encoding="utf-8"))
+    for folder, spec in specs().items():
+        problem, base = spec["problem"], spec.get("base")
         for file in spec.get("equivalent", {}):
-            found.append(Expectation(table.parent, spec["problem"], file, True, ""))
-        for file, says in spec.get("mistakes", {}).items():
-            found.append(Expectation(table.parent, spec["problem"], file, False, says))
+            found.append(Expectation(folder, problem, file, passes=True))
+        for name, mistake in spec.get("mistakes", {}).items():
+            if not isinstance(mistake, dict):
+                raise TypeError(f"{folder.name}/expected.toml: write mistake {name!r} as a "
+                                "table with `says` and a `patch` or a `file`")
+            found.append(Expectation(folder, problem, name, passes=False,
+                                     says=mistake.get("says", ""), file=mistake.get("file"),
+                                     patch=mistake.get("patch"), base=base))
     return found
 
 
@@ -56,27 +94,65 @@ def chunks() -> list[list[Expectation]]:
 
 
 CHUNKS = chunks()
+PATCHED = [e for e in expectations() if e.patch is not None]
 
 
 def test_every_submission_file_has_an_expectation() -> None:
-    listed = {(e.folder, e.file) for e in expectations()}
-    for table in SUBMISSIONS.glob("*/expected.toml"):
-        spec = tomllib.loads(table.read_text(encoding="utf-8"))
-        listed |= {(table.parent, file) for file in spec.get("elsewhere", {})}
-        for file in table.parent.glob("*.py"):
-            assert (table.parent, file.name) in listed, f"{file} is in no expected.toml"
-    for folder, file in listed:
-        assert (folder / file).is_file(), f"{folder.name}/expected.toml lists missing {file}"
+    for folder, spec in specs().items():
+        where = f"{folder.name}/expected.toml"
+        equivalent = set(spec.get("equivalent", {}))
+        whole, patched = set(), []
+        for name, mistake in spec.get("mistakes", {}).items():
+            assert set(mistake) <= MISTAKE_KEYS, f"{where}: {name!r} has unknown keys"
+            assert mistake.get("says"), f"{where}: mistake {name!r} says nothing"
+            assert ("file" in mistake) != ("patch" in mistake), \
+                f"{where}: mistake {name!r} needs a file or a patch, not both"
+            if "file" in mistake:
+                whole.add(mistake["file"])
+            else:
+                patched.append(name)
+        if patched:
+            assert spec.get("base") in equivalent, \
+                f"{where}: the base of {patched} must be one of the equivalent styles"
+        listed = equivalent | whole | set(spec.get("elsewhere", {}))
+        for file in listed:
+            assert (folder / file).is_file(), f"{where} lists missing {file}"
+        for file in folder.glob("*.py"):
+            assert file.name in listed, f"{file} is in no expected.toml"
+        for name in patched:
+            # The patched file is written out as <name>.py: a file of that name here
+            # would be a leftover, or make reports ambiguous.
+            assert not (folder / f"{name}.py").exists(), \
+                f"{folder.name}/{name}.py is also a patch in {where}"
+
+
+@pytest.mark.parametrize("mistake", PATCHED, ids=[e.id for e in PATCHED])
+def test_every_patch_applies(mistake: Expectation, tmp_path: Path) -> None:
+    try:
+        mistake.materialise(tmp_path)
+    except PatchError as error:
+        pytest.fail(str(error), pytrace=False)
 
 
 @pytest.mark.parametrize("group", CHUNKS, ids=[f"{g[0].folder.name}-{i}" for i, g in
                                                enumerate(CHUNKS)])
 def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
                                        subtests) -> None:
-    reports = grade_batch([{"problem": e.problem, "file": e.folder / e.file} for e in group],
-                          tmp_path)
-    for expectation, report in zip(group, reports, strict=True):
+    files: dict[Expectation, Path] = {}
+    broken: dict[Expectation, str] = {}
+    for expectation in group:
+        try:
+            files[expectation] = expectation.materialise(tmp_path)
+        except PatchError as error:
+            broken[expectation] = str(error)  # the others in the group are still graded
+    reports = grade_batch([{"problem": e.problem, "file": f} for e, f in files.items()],
+                          tmp_path) if files else []
+    graded = dict(zip(files, reports, strict=True))
+    for expectation in group:
         with subtests.test(msg=expectation.id):
+            if expectation in broken:
+                pytest.fail(broken[expectation], pytrace=False)
+            report = graded[expectation]
             if expectation.passes:
                 assert report["status"] == "pass", messages(report)
             else:

@@ -1,4 +1,3 @@
-# Yields a word before its space; the space starts the next chunk.
 import torch
 import torch.nn.functional as F
 from torchtyping import TensorType
@@ -41,12 +40,9 @@ class Solution:
             next_token = torch.multinomial(probs, 1, generator=generator)
             generator.set_state(initial_state)
             context = torch.cat((context, next_token), dim=1)
-            char = int_to_char[next_token.item()]
-            if char in ends:
-                if chunk:
-                    yield chunk
-                chunk = char
-            else:
-                chunk += char
+            chunk += int_to_char[next_token.item()]
+            if chunk[-1] in ends:
+                yield chunk
+                chunk = ""
         if chunk:
             yield chunk

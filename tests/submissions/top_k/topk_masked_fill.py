@@ -6,6 +6,5 @@ class Solution:
     def top_k_filter(self, logits: TensorType[..., "vocab_size", float], k: int) -> TensorType[..., "vocab_size", float]:
         if k < 1:
             raise ValueError("k must be >= 1")
-        indices_to_remove = logits < torch.topk(logits, min(k, logits.size(-1)))[0][..., -1, None]
-        logits[indices_to_remove] = -float("Inf")
-        return logits
+        kth = torch.topk(logits, min(k, logits.shape[-1]), dim=-1).values[..., -1:]
+        return logits.masked_fill(logits < kth, float("-inf"))

@@ -13,15 +13,16 @@ class Solution:
         fresh = context
         text = []
         for _ in range(new_chars):
-            logits, cache = model.forward_with_cache(fresh)
+            logits, cache = model.forward_with_cache(fresh, cache)
             probs = F.softmax(logits[:, -1, :], dim=-1)
             next_token = torch.multinomial(probs, 1, generator=generator)
             generator.set_state(initial_state)
             text.append(int_to_char[next_token.item()])
             context = torch.cat((context, next_token), dim=1)
             if context.shape[1] > context_length:
+                # The window is full: build the cache again from the cropped context.
                 context = context[:, -context_length:]
-                fresh = context
+                cache, fresh = None, context
             else:
                 fresh = next_token
         return "".join(text)

@@ -1,8 +1,0 @@
-import torch
-from torchtyping import TensorType
-
-
-class Solution:
-    def top_k_filter(self, logits: TensorType[..., "vocab_size", float], k: int) -> TensorType[..., "vocab_size", float]:
-        kth = torch.topk(logits, max(1, min(k, logits.shape[-1])), dim=-1).values[..., -1:]
-        return logits.masked_fill(logits < kth, float("-inf"))
