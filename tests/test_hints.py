@@ -103,3 +103,6 @@ def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     assert "crop to the last context_length tokens" in text
     status.record(report)  # the same diagnosis again: its fix is not news
     assert status.next_hint(problem)[1] == problem.hints[0]
+    failed.status = "pass"
+    status.record(report)
+    assert "mistake_hint" not in status.load_status()["generate"]

@@ -61,7 +61,11 @@ def record(report: Report) -> None:
         entry = {**known.get(s.problem.slug, {}), "sha256": file_hash(s.submission),
                  "status": s.status, "starter": s.untouched}
         diagnosed = next((r for r in s.results if r.status != "pass" and r.hint), None)
-        if diagnosed is not None:
+        if s.status == "pass":
+            # a fixed mistake's fix is no longer news
+            for key in ("mistake", "mistake_hint", "mistake_hint_shown"):
+                entry.pop(key, None)
+        elif diagnosed is not None:
             if entry.get("mistake_hint") != diagnosed.hint:
                 # a new diagnosis: its fix is news, so `hint` offers it first again
                 entry["mistake_hint_shown"] = False
