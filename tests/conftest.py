@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# Every test process, and every grader it starts, computes with one thread: the
+# cores are shared by pytest-xdist's workers, and with more threads than cores
+# OpenMP's waiting threads slow tiny tensor work down many times over.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"

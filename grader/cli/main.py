@@ -96,6 +96,9 @@ def require_isolation(args: argparse.Namespace) -> None:
     """Classroom mode grades code nobody vouches for: only inside a sandbox."""
     if not args.classroom or args.allow_unisolated:
         return
+    if args.no_sandbox:
+        raise UsageError("--classroom grades inside the sandbox; drop --no-sandbox, or add "
+                         "--allow-unisolated to grade without it")
     from grader.sandbox.isolation import probe
 
     if not probe().landlock_abi:
@@ -124,8 +127,8 @@ def grade(args: argparse.Namespace) -> int:
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
     require_isolation(args)
-    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
-                      sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
+    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
     pool.start()  # the fork server imports torch while this process does the same
     try:
         return grade_with(args, submissions, pool)
@@ -147,7 +150,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             out.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
                           "here[/]")
-        if pool.sandbox is None:
+        if pool.sandbox is None and not args.no_sandbox:
             out.print("[dim]your code runs without a sandbox on this system "
                       "(isolation needs Linux)[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
@@ -358,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade files you do not trust: refuse to run without a sandbox")
     p.add_argument("--allow-unisolated", action="store_true",
                    help="with --classroom, grade even where no sandbox is available")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run your code without the sandbox (your own code only)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
     p.set_defaults(run=grade)

@@ -1,0 +1,155 @@
+"""`gpt-kata watch`: re-grade the current problem every time its file is saved.
+
+torch, pytest and the fork server stay loaded between grades, so a save is
+graded in a fraction of a cold `gpt-kata grade`. On a terminal, keys work as in
+rustlings: h hint, l list, r re-run, n next, q quit. Without a terminal it
+prints plain lines, one per grade.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from grader.cli import status
+from grader.cli.errors import EXIT_PASS, UsageError
+from grader.cli.output import console
+from grader.registry import Problem, find, problems
+from grader.sandbox.process import Sandbox, WorkerPool
+
+POLL = 0.1  # seconds between looks at the file's modification time
+
+
+def signature(path: Path) -> tuple[int, int] | None:
+    """What changes when the file is saved."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+@contextlib.contextmanager
+def single_keys(enabled: bool) -> Iterator[None]:
+    """Read keys one at a time without echo, when stdin is a POSIX terminal."""
+    if not enabled or os.name != "posix":
+        yield
+        return
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def key_pressed(enabled: bool) -> str | None:
+    if not enabled or os.name != "posix":
+        return None
+    import select
+
+    ready, _, _ = select.select([sys.stdin], [], [], 0)
+    return sys.stdin.read(1) if ready else None
+
+
+class Watcher:
+    def __init__(self, problem: Problem, pool: WorkerPool, interactive: bool,
+                 stay: bool = False) -> None:
+        self.problem = problem
+        self.stay = stay
+        self.pool = pool
+        self.interactive = interactive
+        self.out = console()
+
+    def grade(self) -> str:
+        """Grade the current problem's file; its status."""
+        from grader.grading.report import render
+        from grader.grading.session import grade_problems
+
+        started = time.perf_counter()
+        report = grade_problems({self.problem: self.problem.starter}, self.pool)
+        status.record(report)
+        summary = report.summaries[0]
+        seconds = time.perf_counter() - started
+        if self.interactive:
+            self.out.clear()
+            render(report, self.out)
+            self.out.print(f"[dim]graded in {seconds:.1f} s; watching "
+                           f"problems/{self.problem.folder}/solution.py · "
+                           "h hint · l list · r re-run · n next · q quit[/]")
+        else:
+            passed = f"{summary.passed}/{len(summary.results)} checks pass"
+            print(f"{time.strftime('%H:%M:%S')} {self.problem.folder} {summary.status} "
+                  f"({passed}, {seconds:.1f} s)", flush=True)
+        return summary.status
+
+    def run(self) -> int:
+        last = None
+        while True:
+            current = signature(self.problem.starter)
+            if current != last:
+                last = current
+                if current is None:
+                    self.out.print(f"waiting for problems/{self.problem.folder}/solution.py")
+                elif self.grade() == "pass" and not self.stay and not self.advance():
+                    return EXIT_PASS
+                last = signature(self.problem.starter)
+            key = key_pressed(self.interactive)
+            if key in ("q", "\x04"):
+                return EXIT_PASS
+            if key == "r":
+                last = None
+            elif key == "h":
+                self.show_hint()
+            elif key == "l":
+                self.show_list()
+            elif key == "n" and self.advance():
+                last = None
+            time.sleep(POLL)
+
+    def advance(self) -> bool:
+        """Move on to the next problem not passed; False when there is none."""
+        following = status.first_unpassed()
+        if following is None:
+            self.out.print("[green]every problem passes[/]: try `gpt-kata talk`")
+            return False
+        if following != self.problem:
+            self.out.print(f"[green]✓ {self.problem.folder} passes[/]; next: "
+                           f"problems/{following.folder}/README.md")
+            self.problem = following
+        return True
+
+    def show_hint(self) -> None:
+        from grader.cli.main import build_parser
+
+        args = build_parser().parse_args(["hint", self.problem.slug])
+        args.run(args)
+
+    def show_list(self) -> None:
+        for p in problems():
+            self.out.print(f"  {p.number:>2}  {p.slug:<16} {status.learner_status(p)}")
+
+
+def watch(args: argparse.Namespace) -> int:
+    if args.problem:
+        try:
+            problem = find(args.problem)
+        except LookupError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        problem = status.first_unpassed() or problems()[-1]
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    with WorkerPool(sandbox=Sandbox()) as pool, single_keys(interactive):
+        try:
+            return Watcher(problem, pool, interactive, args.stay).run()
+        except KeyboardInterrupt:
+            return EXIT_PASS
