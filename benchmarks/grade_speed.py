@@ -40,9 +40,9 @@ class Scenario:
 SCENARIOS = [
     Scenario("pass", "a passing grade of one problem (generate, reference)",
              ["generate", "--reference"], 0, 1.5),
-    Scenario("fail", "a failing grade with a known mistake (generate returns the prompt)",
-             ["generate", "--submission", str(SUBMISSIONS / "generate" / "returns_prompt.py")],
-             1, 2.0, says="return the prompt as well"),
+    Scenario("fail", "a failing grade with a known mistake (generate crops the wrong end)",
+             ["generate", "--submission", str(SUBMISSIONS / "generate" / "crop_first.py")],
+             1, 2.0, says="crop the wrong end of the context"),
     Scenario("hang", f"an endless loop (crop-context, --timeout {HANG_TIMEOUT:g}), "
                      "beyond its time limit",
              ["crop-context", "--submission", str(SUBMISSIONS / "hostile" / "hang.py"),
