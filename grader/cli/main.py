@@ -11,6 +11,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from grader import paths
 from grader.cli import status
@@ -316,7 +317,7 @@ class DefaultsShown(argparse.HelpFormatter):
 
 
 class KataParser(argparse.ArgumentParser):
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsShown)
         super().__init__(*args, **kwargs)
 
