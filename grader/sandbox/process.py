@@ -483,10 +483,10 @@ class SubmissionProcess:
             return outcome
         except (ProtocolError, KeyError, TypeError, ValueError) as exc:
             # Possibly a reply the submission forged: the real one may still be on
-            # its way, so this worker is out of step and goes.
+            # its way, so this worker is out of step and goes, as if it had died.
             worker.kill()
             self._worker = None
-            return CallOutcome(error={"type": "BadResult", "message": unreadable(exc)})
+            return CallOutcome(error={"type": "WorkerDied", "message": unreadable(exc)})
 
     def iterate(self, method: str, args: tuple,
                 timeout: float | None = None) -> Iterator[Any]:

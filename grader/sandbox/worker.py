@@ -77,7 +77,10 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
     if policy is not None:
         from grader.sandbox.isolation import limit_message
 
-        limit = limit_message(policy, exc)
+        try:
+            limit = limit_message(policy, exc)
+        except Exception:  # noqa: BLE001 - it reads str(exc), which the learner defines
+            limit = None
     if limit:
         # "MemoryError" alone reads like a bug in the learner's code; the limit
         # is what they need to know, and torch's own text stays for the detail.

@@ -1,4 +1,4 @@
 class Solution:
-    def crop_context(self, context, context_length):
+    def crop_context(self, *args):
         while True:
             pass

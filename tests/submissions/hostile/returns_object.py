@@ -1,3 +1,3 @@
 class Solution:
-    def crop_context(self, context, context_length):
+    def crop_context(self, *args):
         return object()

@@ -1,0 +1,41 @@
+"""Returns values the protocol cannot carry, each of a kind encode() must refuse.
+
+KIND picks one (the tests set it per problem).
+"""
+
+import torch
+
+KIND = "nesting-600"
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no message for you")
+
+
+def odd_value(args):
+    if KIND == "nesting-600":
+        value = 1
+        for _ in range(600):
+            value = [value]
+        return value
+    if KIND == "string-100mb":
+        return "x" * (100 << 20)
+    if KIND == "complex-tensor":
+        return torch.zeros(2, dtype=torch.complex64)
+    if KIND == "huge-int":
+        return 10**5000
+    if KIND == "unprintable-error":
+        raise Unprintable()
+    if KIND == "argument-made-unreadable":
+        # The grader reads its tensor arguments back after the call.
+        for arg in args:
+            if isinstance(arg, torch.Tensor):
+                arg.data = torch.zeros(2, dtype=torch.complex64)
+        return None
+    raise ValueError(KIND)
+
+
+class Solution:
+    def crop_context(self, *args, **kwargs):
+        return odd_value(args)
