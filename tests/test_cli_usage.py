@@ -10,6 +10,7 @@ import argparse
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,8 @@ def test_an_unwritable_report_path_is_refused(tmp_path):
         locked.chmod(0o700)
 
 
-def value_options(parser: argparse.ArgumentParser):
+def value_options(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str]]:
+    """(subcommand and option, its help as shown) for every option that takes a value."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
