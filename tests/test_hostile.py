@@ -51,6 +51,18 @@ REFERENCE = "no-repeat-ngram"
 
 ISOLATION = probe()
 LINUX = sys.platform.startswith("linux")
+# The layer each sandbox attack is stopped by. Where it is missing, the attack is
+# not run at all: unchecked, it could stop the grader or write into the repository.
+LAYERS = {
+    "reads-private-files": (ISOLATION.landlock_abi >= 1, "Landlock"),
+    "writes-outside-scratch": (ISOLATION.landlock_abi >= 1, "Landlock"),
+    "connects-out": (ISOLATION.seccomp, "the seccomp socket filter"),
+    "signals-others": (ISOLATION.namespaces or ISOLATION.landlock_abi >= 6,
+                       "a PID namespace or Landlock ABI 6"),
+    "detaches": (ISOLATION.namespaces, "a PID namespace"),
+    "allocates-3gb": (LINUX and ISOLATION.rlimits, "a memory limit (Linux rlimits)"),
+    "reads-environment": (LINUX, "the sandbox's clean environment (Linux)"),
+}
 
 
 @dataclass
@@ -203,6 +215,7 @@ def sandbox_batch(setting: Setting) -> Batch:
         Attack("os-exit", "os_exit.py", ["exited with code 3"]),
         Attack("writes-protocol", "writes_protocol.py", [UNREADABLE]),
     ]
+    attacks = [a for a in attacks if LAYERS.get(a.name, (True, ""))[0]]
     return Batch(attacks, timeout=2, env={SECRET_NAME: SECRET})
 
 
@@ -256,8 +269,8 @@ def planted_files(setting: Setting) -> list[Path]:
     package = Path(grader.__file__).resolve().parent
     name = f"{setting.token}.txt"
     paths = [package / "__pycache__" / f"{setting.token}.cpython-311.pyc",
-             package / f"{setting.token}.py", package.parent / name, Path("/tmp") / name,
-             setting.folder / name]
+             package / f"{setting.token}.py", package / f"{setting.token}-dir",
+             package.parent / name, Path("/tmp") / name, setting.folder / name]
     paths += [Path(p) / f"{setting.token}.pth" for p in site.getsitepackages()]
     paths += [Path(p) / f"{setting.token}.pth" for p in sys.path if p.endswith("site-packages")]
     paths += list(setting.folder.glob(f"**/{name}"))
@@ -292,7 +305,11 @@ def grade_all(folder: Path) -> dict:
         listeners.close()
     planted = [p for p in planted_files(setting) if p.exists()]
     for path in planted:
-        path.unlink()  # inert, but nothing of a test may stay in the repository
+        # Inert, but nothing of a test may stay in the repository.
+        if path.is_dir():
+            path.rmdir()
+        else:
+            path.unlink()
     sentinel_stat = sentinel.stat()
     results.update(planted=[str(p) for p in planted], daemon=setting.daemon,
                    sentinel={"mode": stat.S_IMODE(sentinel_stat.st_mode),
@@ -343,7 +360,6 @@ def test_batch_ends_with_a_report_and_no_traceback(batches, name):
     for slug in batch.slots:
         assert batch.tests(slug), slug
     assert batch.status(REFERENCE) == "pass", batch.tests(REFERENCE)
-    assert batch.seconds < 120
 
 
 @pytest.mark.parametrize(("batch_name", "name"), every_attack())
@@ -442,22 +458,23 @@ def test_honest_values_still_decode():
 
 
 # --- the sandbox, attack by attack ---------------------------------------------------------
-def needs(layer: bool, what: str) -> None:
-    if not layer:
-        pytest.skip(f"{what} is not available on this machine")
+def needs(attack: str) -> None:
+    available, layer = LAYERS[attack]
+    if not available:
+        pytest.skip(f"{layer} is not available on this machine, so {attack} was not run")
 
 
 def test_private_files_cannot_be_read(batches):
-    needs(ISOLATION.landlock_abi >= 1, "Landlock")
+    needs("reads-private-files")
     batch = batches["sandbox"]
     messages = batch.messages("reads-private-files")
     assert "LEAKED" not in messages, messages
     for what in ("solutions", "goldens", "load_goldens", "checks", "listing"):
-        assert f"blocked {what}" in messages, messages
+        assert f"blocked {what} (PermissionError)" in messages, messages
 
 
 def test_nothing_is_written_outside_scratch(batches, graded):
-    needs(ISOLATION.landlock_abi >= 1, "Landlock")
+    needs("writes-outside-scratch")
     messages = batches["sandbox"].messages("writes-outside-scratch")
     assert "WROTE scratch" in messages, messages  # the one place that is the submission's
     written = [part for part in re.split(r"; |\n", messages)
@@ -471,21 +488,21 @@ def test_nothing_is_written_outside_scratch(batches, graded):
     "namespace maps the worker to the grader's own uid, so the worker owns the grader's files; "
     "the seccomp filter in isolation.py should refuse those calls"))
 def test_file_modes_outside_scratch_cannot_be_changed(batches, graded):
-    needs(ISOLATION.landlock_abi >= 1, "Landlock")
+    needs("writes-outside-scratch")
     messages = batches["sandbox"].messages("writes-outside-scratch")
     assert "CHANGED" not in messages, messages
     assert graded["sentinel"] == {"mode": 0o644, "mtime": 1_700_000_000}, messages
 
 
 def test_no_connection_leaves_the_sandbox(batches, graded):
-    needs(ISOLATION.seccomp or ISOLATION.namespaces, "seccomp or a network namespace")
+    needs("connects-out")
     messages = batches["sandbox"].messages("connects-out")
     assert "CONNECTED" not in messages, messages
     assert graded["heard"] == []
 
 
 def test_signals_do_not_reach_outside_and_grading_finishes(batches):
-    needs(ISOLATION.namespaces or ISOLATION.landlock_abi >= 6, "a PID namespace or Landlock 6")
+    needs("signals-others")
     batch = batches["sandbox"]
     messages = batch.messages("signals-others")
     assert "REACHABLE" not in messages, messages
@@ -493,7 +510,7 @@ def test_signals_do_not_reach_outside_and_grading_finishes(batches):
 
 
 def test_detached_process_ends_with_the_grade(batches, graded):
-    needs(ISOLATION.namespaces, "a PID namespace")
+    needs("detaches")
     assert "started a detached process" in batches["sandbox"].messages("detaches")
     alive = []
     for entry in Path("/proc").iterdir():
@@ -511,12 +528,13 @@ def test_detached_process_ends_with_the_grade(batches, graded):
 
 
 def test_memory_limit_is_named(batches):
-    needs(LINUX and ISOLATION.rlimits, "a memory limit")
+    needs("allocates-3gb")
     messages = batches["sandbox"].messages("allocates-3gb")
     assert "the memory limit (1024 MB) was reached" in messages, messages
 
 
 def test_grader_environment_does_not_leak(batches):
+    needs("reads-environment")
     batch = batches["sandbox"]
     messages = batch.messages("reads-environment")
     assert "secret-looking: []" in messages, messages

@@ -108,10 +108,11 @@ class Worker:
             self.kill()
             raise WorkerDied(f"no answer within {timeout:g} seconds (an endless loop?)",
                              timed_out=True) from None
-        if isinstance(reply, Exception):
+        if isinstance(reply, ProtocolError):
             self.kill()
             raise WorkerDied(unreadable(reply))
-        if reply is None:
+        if reply is None or isinstance(reply, Exception):
+            # The channel broke (reset, closed): most likely the process is gone.
             raise WorkerDied(self.end())
         return reply
 

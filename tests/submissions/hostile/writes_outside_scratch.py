@@ -17,18 +17,20 @@ SENTINEL = ""  # a file of the test's whose mode must not change
 
 
 def targets():
+    """(label, path): labels keep the report short, the paths are the test's to check."""
     import grader
 
     package = Path(grader.__file__).resolve().parent
-    found = [package / "__pycache__" / f"{TOKEN}.cpython-311.pyc",
-             package / f"{TOKEN}.py",
-             package.parent / f"{TOKEN}.txt",
-             Path(__file__).resolve().parent / f"{TOKEN}.txt",
-             Path("/tmp") / f"{TOKEN}.txt"]
-    found += [Path(p) / f"{TOKEN}.pth" for p in site.getsitepackages()]
-    found += [Path(p) / f"{TOKEN}.pth" for p in sys.path if p.endswith("site-packages")]
+    found = [("pycache", package / "__pycache__" / f"{TOKEN}.cpython-311.pyc"),
+             ("package", package / f"{TOKEN}.py"),
+             ("repository", package.parent / f"{TOKEN}.txt"),
+             ("own-folder", Path(__file__).resolve().parent / f"{TOKEN}.txt"),
+             ("tmp", Path("/tmp") / f"{TOKEN}.txt")]
+    found += [("site-packages", Path(p) / f"{TOKEN}.pth") for p in site.getsitepackages()]
+    found += [("sys.path", Path(p) / f"{TOKEN}.pth") for p in sys.path
+              if p.endswith("site-packages")]
     if OUTSIDE:
-        found.append(Path(OUTSIDE) / f"{TOKEN}.txt")
+        found.append(("test-folder", Path(OUTSIDE) / f"{TOKEN}.txt"))
     return found
 
 
@@ -42,8 +44,12 @@ def attempt(what, action, done="WROTE"):
 
 class Solution:
     def crop_context(self, *args, **kwargs):
-        results = [attempt(str(path), lambda p=path: p.write_text("# inert\n"))
-                   for path in targets()]
+        results = [attempt(label, lambda p=path: p.write_text("# inert\n"))
+                   for label, path in targets()]
+        import grader
+
+        folder = Path(grader.__file__).resolve().parent / f"{TOKEN}-dir"
+        results.append(attempt("mkdir", folder.mkdir))
         if SENTINEL:
             results.append(attempt("chmod", lambda: os.chmod(SENTINEL, 0o777), "CHANGED"))
             results.append(attempt("utime", lambda: os.utime(SENTINEL, (0, 0)), "CHANGED"))
