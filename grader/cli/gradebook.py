@@ -16,6 +16,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -286,9 +287,18 @@ def gradebook(args: argparse.Namespace) -> int:
 
     from grader.cli.main import select_problems
 
+    if args.merge:
+        if args.roster is not None or args.shard is not None:
+            raise UsageError("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
+                             "or --shard with it")
+        return merge(args)
+    if args.roster is None:
+        raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
     chosen = select_problems(args.problems)
     out = Path(args.out)
     learners = roster_folders(Path(args.roster), out)
+    if args.shard is not None:
+        learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
     out.mkdir(parents=True, exist_ok=True)
     console = Console(highlight=False, quiet=args.quiet)
@@ -361,6 +371,76 @@ def gradebook(args: argparse.Namespace) -> int:
     return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
 
 
+# -- shards and merging ------------------------------------------------------------------
+
+def shard_of(learners: dict[str, Path], k: int, n: int) -> dict[str, Path]:
+    """Every n-th learner in name order, from the k-th: dealt like cards, so the
+    shards stay within one learner of each other in size, whatever the names."""
+    names = list(learners)[k - 1::n]
+    return {name: learners[name] for name in names}
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """An argparse type: K/N with 1 <= K <= N."""
+    k_text, slash, n_text = text.partition("/")
+    try:
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        k = n = 0
+    if not slash or not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 1 <= K <= N, e.g. 2/4")
+    return k, n
+
+
+def merge(args: argparse.Namespace) -> int:
+    """Join finished gradebooks (shards of one class) into one in --out."""
+    out = Path(args.out)
+    header: list[str] | None = None
+    first = Path()
+    rows: dict[str, list[str]] = {}
+    origin: dict[str, Path] = {}
+    state: dict[str, str] = {}
+    for folder in map(Path, args.merge):
+        table = folder / "gradebook.csv"
+        try:
+            with table.open(newline="", encoding="utf-8") as handle:
+                lines = list(csv.reader(handle))
+        except OSError:
+            raise UsageError(f"--merge {folder}: no gradebook.csv there") from None
+        if not lines or lines[0][:len(COLUMNS)] != COLUMNS:
+            raise UsageError(f"{table} is not a gradebook")
+        if header is None:
+            header, first = lines[0], folder
+        elif lines[0] != header:
+            # Scores out of different problems cannot share one table.
+            raise UsageError(f"{table} grades other problems than {first}: "
+                             f"{', '.join(lines[0][len(COLUMNS):])}")
+        for line in lines[1:]:
+            name = line[0]
+            if name in rows:
+                raise UsageError(f"{name} is in both {origin[name]} and {folder}")
+            rows[name], origin[name] = line, folder
+        state.update({name: key for name, key in load_state(folder).items()
+                      if name in rows and origin[name] == folder})
+    assert header is not None  # argparse asks for at least one folder
+    out.mkdir(parents=True, exist_ok=True)
+    for name, folder in origin.items():
+        for suffix in (".json", ".junit.xml"):
+            source = folder / f"{name}{suffix}"
+            if source.is_file() and source.resolve() != (out / source.name).resolve():
+                shutil.copyfile(source, out / source.name)
+    with (out / "gradebook.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows[name] for name in sorted(rows))
+    save_state(out, state)
+    if not args.quiet:
+        print(f"wrote {out / 'gradebook.csv'}: {len(rows)} learner(s) from "
+              f"{len(args.merge)} gradebook(s)")
+    not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):]]
+    return EXIT_FAIL if not_graded else EXIT_PASS
+
+
 def positive_jobs(text: str) -> int:
     try:
         value = int(text)
@@ -373,13 +453,19 @@ def positive_jobs(text: str) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gradebook", help="grade a class: every learner's folder in ROSTER")
-    p.add_argument("roster", metavar="ROSTER",
+    p.add_argument("roster", metavar="ROSTER", nargs="?",
                    help="a folder with one folder per learner: a clone of the kata, or a "
                         "folder laid out like problems/")
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
                    help="grade only these problems (default: all)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="where gradebook.csv and each learner's LEARNER.json go")
+    p.add_argument("--shard", type=shard_spec, metavar="K/N",
+                   help="grade only the K-th of N shares of the learners: in name order, "
+                        "every N-th from the K-th (default: everyone)")
+    p.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="instead of grading, join these gradebooks (e.g. the shards' --out "
+                        "folders) into one in --out")
     p.add_argument("--jobs", type=positive_jobs, default=os.cpu_count() or 1, metavar="N",
                    help="learners graded at a time (default: %(default)s, the cores)")
     p.add_argument("--force", action="store_true",

@@ -1,0 +1,103 @@
+"""`gradebook --shard K/N` and `--merge`: a class graded in shares and joined again
+is the class graded at once; and the workflows that do it on GitHub Actions parse."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.cli.gradebook import shard_of, shard_spec
+
+CROP = "01-crop-context"
+
+
+def gradebook(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "grader", "gradebook", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def test_shards_deal_learners_in_name_order() -> None:
+    learners = {name: Path(name) for name in "abcde"}
+    assert list(shard_of(learners, 1, 2)) == ["a", "c", "e"]
+    assert list(shard_of(learners, 2, 2)) == ["b", "d"]
+    assert list(shard_of(learners, 3, 3)) == ["c"]
+    assert list(shard_of(learners, 4, 9)) == ["d"] and not shard_of(learners, 7, 9)
+    assert shard_spec("2/4") == (2, 4)
+
+
+@pytest.mark.parametrize("spec", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_an_impossible_shard_is_a_usage_error(spec: str, tmp_path: Path) -> None:
+    done = gradebook(tmp_path, "--shard", spec, "--out", tmp_path / "out")
+    assert done.returncode == 2 and "K/N" in done.stderr
+
+
+def test_merge_is_given_no_roster(tmp_path: Path) -> None:
+    done = gradebook(tmp_path, "--merge", tmp_path, "--out", tmp_path / "out")
+    assert done.returncode == 2
+
+
+@pytest.mark.slow
+def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
+    roster = tmp_path / "roster"
+    solved = ROOT / "solutions" / CROP / "solution.py"
+    starter = ROOT / "data" / "starters" / CROP / "solution.py"
+    for name, source in {"amy": solved, "bo": starter, "cat": None, "dan": solved}.items():
+        (roster / name / CROP).mkdir(parents=True)
+        if source is not None:
+            shutil.copy(source, roster / name / CROP / "solution.py")
+    common = ("crop-context", "--jobs", "2", "--junit", "--allow-unisolated", "-q")
+
+    whole, one, two, merged = (tmp_path / n for n in ("whole", "one", "two", "merged"))
+    # The three runs at once, as on three machines.
+    runs = [subprocess.Popen([sys.executable, "-m", "grader", "gradebook", str(roster), *common,
+                              "--out", str(out), *shard], cwd=ROOT, text=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for out, shard in ((whole, ()), (one, ("--shard", "1/2")), (two, ("--shard", "2/2")))]
+    for run in runs:
+        _, stderr = run.communicate(timeout=300)
+        assert run.returncode == 0, stderr[-3000:]
+    assert sorted(p.name for p in one.glob("[!.]*.json")) == ["amy.json", "cat.json"]
+    done = gradebook("--merge", one, two, "--out", merged)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    table = (whole / "gradebook.csv").read_text()
+    assert (merged / "gradebook.csv").read_text() == table
+    assert table.splitlines()[1].startswith("amy,1,1,")
+    files = sorted(p.name for p in whole.iterdir())
+    assert sorted(p.name for p in merged.iterdir()) == files
+    for name in ("amy", "bo", "cat", "dan"):
+        graded = json.loads((whole / f"{name}.json").read_text())
+        joined = json.loads((merged / f"{name}.json").read_text())
+        assert [t["status"] for t in joined["tests"]] == [t["status"] for t in graded["tests"]]
+    # The merged state lets a later merge-free run skip everyone whose files are unchanged.
+    state = json.loads((merged / ".gradebook-state.json").read_text())
+    assert state == json.loads((whole / ".gradebook-state.json").read_text())
+
+    twice = gradebook("--merge", one, one, "--out", tmp_path / "twice")
+    assert twice.returncode == 2 and "amy is in both" in twice.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "gradebook.csv").write_text(
+        "learner,problems_passed,problems_total,score,max_score,decode\n")
+    mixed = gradebook("--merge", one, tmp_path / "other", "--out", tmp_path / "mixed")
+    assert mixed.returncode == 2 and "other problems" in mixed.stderr
+
+
+def test_workflows_are_valid_yaml() -> None:
+    yaml = pytest.importorskip("yaml")
+    files = sorted((ROOT / ".github").rglob("*.yml"))
+    assert {f.name for f in files} >= {"grade-class.yml", "autograde.yml"}
+    for file in files:
+        workflow = yaml.safe_load(file.read_text())
+        # PyYAML reads the key `on` as True.
+        assert workflow.get("on", workflow.get(True)), file
+        assert workflow["jobs"], file
+    grade_class = yaml.safe_load((ROOT / ".github" / "workflows" / "grade-class.yml").read_text())
+    inputs = grade_class[True]["workflow_dispatch"]["inputs"]
+    assert {"roster", "shards"} <= set(inputs)
+    assert "merge" in grade_class["jobs"]
