@@ -392,6 +392,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_gradebook_parser(sub)
 
+    from grader.cli.gradescope import add_parser as add_gradescope_parser
+
+    add_gradescope_parser(sub)
+
     p = sub.add_parser("talk", help="let the shipped model continue your prompt")
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help="the text to continue (default: %(default)r)")

@@ -1,0 +1,120 @@
+"""Gradescope's autograder: a report turned into its results.json, and the run itself.
+
+`run_autograder` in a bundle from `gpt-kata gradescope` runs
+`python -m grader.grading.gradescope`, which finds the submission under the
+autograder root (`/autograder`, or `$GPT_KATA_AUTOGRADER_ROOT`), grades it
+with `gpt-kata gradebook` as a class of one (its solution files copied out as
+data and graded by `grade --classroom` in a process of its own) and writes
+`results/results.json` in Gradescope's format: one test per check, worth one point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
+# Set to 1 by a bundle built with --allow-unisolated.
+UNISOLATED_VARIABLE = "GPT_KATA_ALLOW_UNISOLATED"
+
+
+def to_gradescope(report: dict, execution_time: float) -> dict:
+    """The report of `grade --json` as Gradescope's results.json."""
+    tests = []
+    for test in report.get("tests", []):
+        passed = test.get("status") == "pass"
+        output = test.get("message") or ("passed" if passed else test.get("status", "failed"))
+        if test.get("output"):
+            output += f"\n\nyour code printed:\n{test['output']}"
+        tests.append({
+            "name": test.get("name", "?"),
+            "score": 1 if passed else 0,
+            "max_score": 1,
+            "status": "passed" if passed else "failed",
+            "output": output,
+            "visibility": "visible",
+        })
+    lines = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<16} {p.get('status', '?'):<7} "
+             f"{p.get('passed', 0)}/{p.get('total', 0)} checks"
+             for p in report.get("problems", [])]
+    if report.get("message"):
+        lines.append(f"grader: {report['message']}")
+    return {
+        "score": sum(t["score"] for t in tests),
+        "execution_time": round(execution_time, 3),
+        "output": "\n".join(lines) or "nothing was graded",
+        "visibility": "visible",
+        "tests": tests,
+    }
+
+
+def submission_root(submission: Path) -> Path:
+    """Where the kata is in the submission: an upload of a zipped folder arrives as that
+    one folder inside the submission, so a lone folder without problems is looked into."""
+    from grader.paths import is_kata_folder
+
+    folder = submission
+    for _ in range(3):
+        if is_kata_folder(folder) or any(folder.glob("[0-9][0-9]-*/solution.py")):
+            return folder
+        # Never through a link: it could lead to the grader's own reference solutions.
+        inner = [e for e in folder.iterdir()
+                 if e.is_dir() and not e.is_symlink() and not e.name.startswith(".")]
+        if len(inner) != 1:
+            break
+        folder = inner[0]
+    return submission
+
+
+def grade(submission: Path, work: Path) -> dict:
+    """The submission's report: graded as the one learner of a class, so that it is
+    graded as data in classroom mode and a missing problem still counts its checks."""
+    roster = work / "roster"
+    roster.mkdir()
+    (roster / "submission").symlink_to(submission_root(submission).resolve(),
+                                       target_is_directory=True)
+    unisolated = os.environ.get(UNISOLATED_VARIABLE) == "1"
+    command = [sys.executable, "-m", "grader", "gradebook", str(roster), "--out",
+               str(work / "out"), "--jobs", "1", "-q",
+               *(["--allow-unisolated"] if unisolated else [])]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent.parent)
+    try:
+        return json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        return {"message": f"the grader could not run: {last[0]}", "tests": []}
+
+
+def run(root: Path) -> int:
+    started = time.monotonic()
+    results = root / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    submission = root / "submission"
+    if not submission.is_dir():
+        report = {"message": f"no submission folder at {submission}", "tests": []}
+    else:
+        with tempfile.TemporaryDirectory(prefix="gpt-kata-gradescope-") as work:
+            report = grade(submission, Path(work))
+    graded = to_gradescope(report, time.monotonic() - started)
+    # Written last and whole, after every process that ran the submission has ended.
+    tmp = results.with_suffix(".tmp")
+    tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(results)
+    print(graded["output"])
+    print(f"score {graded['score']}/{len(graded['tests'])}")
+    return 0
+
+
+def main() -> int:
+    root = Path(os.environ.get(ROOT_VARIABLE) or "/autograder")
+    return run(root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

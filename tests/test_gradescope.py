@@ -1,0 +1,170 @@
+"""Gradescope: a report turned into results.json, checked against Gradescope's
+documented format, and a bundle built and run here the way Gradescope runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.grading.gradescope import to_gradescope
+
+jsonschema = pytest.importorskip("jsonschema")
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+# Gradescope's results.json, from its autograder specifications: every field it
+# documents, and nothing else.
+RESULTS_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "score": {"type": "number"},
+                    "max_score": {"type": "number", "minimum": 0},
+                    "status": {"enum": ["passed", "failed"]},
+                    "name": {"type": "string"},
+                    "number": {"type": "string"},
+                    "output": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "visibility": VISIBILITY,
+                    "extra_data": {"type": "object"},
+                },
+                "additionalProperties": False,
+            },
+        },
+    },
+    # The score may be left out only when the tests carry scores.
+    "anyOf": [{"required": ["score"]},
+              {"required": ["tests"],
+               "properties": {"tests": {"items": {"required": ["score"]}}}}],
+    "additionalProperties": False,
+}
+
+
+def validate(results: dict) -> None:
+    jsonschema.validate(results, RESULTS_SCHEMA,
+                        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def test_a_report_converts_to_valid_results() -> None:
+    report = {
+        "version": 3, "status": "fail", "message": None, "score": 1, "max_score": 3,
+        "problems": [{"problem": "decode", "number": 5, "status": "fail", "passed": 1,
+                      "total": 3, "submission": "x"}],
+        "tests": [
+            {"name": "05-decode: ids to text", "problem": "decode", "status": "pass",
+             "message": None, "output": None, "score": 1, "max_score": 1},
+            {"name": "05-decode: unknown id", "problem": "decode", "status": "fail",
+             "message": "character 2 differs", "output": "debug print", "score": 0,
+             "max_score": 1},
+            {"name": "05-decode: runs", "problem": "decode", "status": "error",
+             "message": "SyntaxError: invalid syntax", "output": None, "score": 0,
+             "max_score": 1},
+        ],
+    }
+    results = to_gradescope(report, 2.5)
+    validate(results)
+    assert results["score"] == 1 and results["execution_time"] == 2.5
+    assert [(t["status"], t["score"], t["max_score"]) for t in results["tests"]] == [
+        ("passed", 1, 1), ("failed", 0, 1), ("failed", 0, 1)]
+    assert {t["visibility"] for t in results["tests"]} == {"visible"}
+    assert results["tests"][1]["output"].startswith("character 2 differs")
+    assert "debug print" in results["tests"][1]["output"]
+    assert "SyntaxError" in results["tests"][2]["output"]
+    assert "decode" in results["output"]
+
+
+def test_a_grader_failure_still_gives_valid_results() -> None:
+    results = to_gradescope({"message": "the grader wrote no report: no sandbox",
+                             "tests": [], "problems": []}, 0.1)
+    validate(results)
+    assert results["score"] == 0 and "no sandbox" in results["output"]
+
+
+def test_the_schema_rejects_what_gradescope_would() -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        validate({"tests": [{"name": "x", "status": "pass", "score": 1}]})
+    with pytest.raises(jsonschema.ValidationError):
+        validate({"score": 1, "visibility": "always"})
+
+
+@pytest.mark.slow
+def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
+    bundle = tmp_path / "autograder.zip"
+    built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--out", str(bundle)],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert built.returncode == 0, built.stderr[-3000:]
+    source = tmp_path / "autograder" / "source"
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+        modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
+        archive.extractall(source)
+    assert {"setup.sh", "run_autograder"} <= set(names)
+    assert [n for n in names if n.startswith("wheels/gpt_kata-") and n.endswith(".whl")]
+    for script in ("setup.sh", "run_autograder"):
+        assert modes[script] & stat.S_IXUSR, f"{script} is not executable"
+        assert subprocess.run(["bash", "-n", str(source / script)]).returncode == 0
+        (source / script).chmod(0o755)  # extractall drops the mode
+    assert 'torch==2.13.0"' in (source / "setup.sh").read_text()
+
+    # Gradescope's layout: a zipped clone arrives as one folder inside submission/.
+    root = tmp_path / "autograder"
+    clone = root / "submission" / "gpt-kata-main"
+    for folder in ("01-crop-context", "05-decode"):
+        (clone / "problems" / folder).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / folder / "solution.py", clone / "problems" / folder)
+    (clone / "problems" / "06-generate").mkdir()
+    (clone / "problems" / "06-generate" / "solution.py").write_text("def generate(:\n")
+    env = {**os.environ, "GPT_KATA_AUTOGRADER_ROOT": str(root),
+           "GPT_KATA_PYTHON": sys.executable, "GPT_KATA_ALLOW_UNISOLATED": "1"}
+    ran = subprocess.run([str(source / "run_autograder")], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+
+    results = json.loads((root / "results" / "results.json").read_text())
+    validate(results)
+    tests = results["tests"]
+    passed = {t["name"].split(":")[0] for t in tests if t["status"] == "passed"}
+    assert passed == {"01-crop-context", "05-decode"}
+    assert results["score"] == sum(t["score"] for t in tests) > 0
+    # Every problem counts, graded or not, so every learner is scored out of one total.
+    assert len({t["name"].split(":")[0] for t in tests}) == 16
+    generate = [t for t in tests if t["name"].startswith("06-generate")]
+    assert generate and all("SyntaxError" in t["output"] for t in generate)
+
+
+def test_the_submission_is_found_in_either_layout(tmp_path: Path) -> None:
+    from grader.grading.gradescope import submission_root
+
+    clone = tmp_path / "clone" / "gpt-kata-main"
+    (clone / "problems" / "05-decode").mkdir(parents=True)
+    (clone / "problems" / "05-decode" / "solution.py").write_text("")
+    assert submission_root(tmp_path / "clone") == clone
+    flat = tmp_path / "flat"
+    (flat / "05-decode").mkdir(parents=True)
+    (flat / "05-decode" / "solution.py").write_text("")
+    assert submission_root(flat) == flat
+    # A lone link is not followed: it could lead to the grader's reference solutions.
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "x").symlink_to(ROOT / "solutions", target_is_directory=True)
+    assert submission_root(linked) == linked
