@@ -94,14 +94,11 @@ def fallback_hint(call: Call) -> str:
 
 # Cached attention adds up in another order than full attention, so a float-noise
 # tie may go the other way: the fair judge of Track 1's sampling accepts that.
-# How the model is used is judged here, so its calls are observed by the grader,
-# out of the submission's reach (grader/sandbox/witness.py).
-WITNESS_MODEL_CALLS = True
-
 CONTRACT = Contract(
     problem="kv-cache", method="generate_cached",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
     cases=cases, judge=judge_reset_sampling, mistakes=MISTAKES, fallback_hint=fallback_hint,
+    witness_model_calls=True,  # test_one_token_per_step judges the calls
 )
 
 test_shipped_model, test_random_models = CONTRACT.tests(

@@ -462,16 +462,13 @@ def draw_example(data: st.DataObject) -> tuple:
     return spec, new_chars, context, n, dict(enumerate(chars)), unit
 
 
-# How the model is used is judged here, so its calls are observed by the grader,
-# out of the submission's reach (grader/sandbox/witness.py).
-WITNESS_MODEL_CALLS = True
-
 CONTRACT = Contract(
     problem="stream", method="stream_generate",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char", "unit"),
     cases=cases, judge=judge, mistakes=MISTAKES, matches=same_chunks,
     fallback_hint=not_a_generator,
     iterate=True,  # its golden is the list of chunks
+    witness_model_calls=True,  # the judge counts the calls made before each chunk
 )
 
 test_fixed_streams, test_random_models = CONTRACT.tests(

@@ -81,6 +81,9 @@ class Contract:
     # error a call raised.
     fallback_hint: Callable[[Call], str] | None = None
     iterate: bool = False  # the method yields: its answer is the list of what it yields
+    # The checks judge how the model is used, so its calls must be observed by the
+    # grader, out of the submission's reach (grader/sandbox/witness.py).
+    witness_model_calls: bool = False
 
     @cached_property
     def case_args(self) -> dict[str, tuple]:
@@ -295,6 +298,7 @@ class CheckModule(pytest.Module):
             contract = validate(self.obj)
         except ContractError as error:
             raise self.CollectError(str(error)) from None
-        # The plugin's fixtures find a module's problem here.
+        # The plugin's fixtures read these from the module.
         self.obj.PROBLEM = contract.problem
+        self.obj.WITNESS_MODEL_CALLS = contract.witness_model_calls
         return list(super().collect())

@@ -70,7 +70,7 @@ class SubmissionUnavailable(GradeFailure):
     """The submission cannot be graded at all (syntax error, starter, crash on load)."""
 
 
-@dataclass
+@dataclass(init=False)
 class Mistake:
     """A known wrong answer: if the learner's outcome equals this one's, say so.
 
@@ -295,8 +295,6 @@ class Kata:
                 "shipped goldens: solutions/ or data/ were changed; restore them from git"
             )
         return golden
-
-
 
 
 @dataclass(frozen=True)
