@@ -153,6 +153,18 @@ _SECCOMP_ARCHES = {
     "arm64": (0xC00000B7, 198, 425),
 }
 _X32_SYSCALL_BIT = 0x40000000
+# Calls that change a file's mode, owner, times or extended attributes. Landlock
+# does not govern them, and the user namespace maps the worker to the grader's
+# own uid, so the worker owns every file the grader's user owns; for a grader run
+# as root that is every root-owned file, and chmod u+s would make any of them
+# setuid root on the host. Per architecture: the chmod, chown, utime and
+# setxattr/removexattr families, the legacy ones only where they exist.
+_SECCOMP_METADATA = {
+    "x86_64": (90, 91, 268, 452, 92, 93, 94, 260, 132, 235, 261, 280,
+               188, 189, 190, 197, 198, 199, 463, 466),
+    "aarch64": (52, 53, 452, 55, 54, 88, 5, 6, 7, 14, 15, 16, 463, 466),
+}
+_SECCOMP_METADATA["arm64"] = _SECCOMP_METADATA["aarch64"]
 
 
 @functools.cache
@@ -662,11 +674,12 @@ class _SockFprog(ctypes.Structure):
 
 
 def _seccomp_no_sockets() -> None:
-    """Refuse socket(2) and io_uring_setup(2) with EPERM.
+    """Refuse socket(2), io_uring_setup(2) and file metadata changes with EPERM.
 
     Landlock (before ABI 9) does not cover connecting to a Unix socket by path,
     and the network namespace does not either, since such sockets live in the
-    file system. Sockets the process already holds keep working.
+    file system. Sockets the process already holds keep working. Nor does
+    Landlock cover chmod, chown, utime or xattrs (see _SECCOMP_METADATA).
     """
     arch, nr_socket, nr_io_uring = _SECCOMP_ARCHES[_machine()]
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
@@ -682,6 +695,8 @@ def _seccomp_no_sockets() -> None:
         (ret_k, 0, 0, deny),
         (jeq_k, 0, 1, nr_io_uring),
         (ret_k, 0, 0, deny),
+        *[ins for nr in _SECCOMP_METADATA[_machine()]
+          for ins in ((jeq_k, 0, 1, nr), (ret_k, 0, 0, deny))],
         (ret_k, 0, 0, allow),
     ]
     if _machine() != "x86_64":

@@ -7,6 +7,7 @@ itself and the submission would pass.
 
 import importlib.util
 import os
+import stat
 from pathlib import Path
 
 
@@ -28,13 +29,32 @@ def reference_module():
     return module
 
 
+def inherited_files():
+    """Reads any regular file left open in this process: no sandbox checks a read then."""
+    found = []
+    for fd in range(3, 256):
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                found.append(os.pread(fd, 100, 0))
+        except OSError:
+            pass
+    if not found:
+        raise LookupError("no open file to read")
+
+
 def probes():
     import grader
     from grader import paths
     from grader.model import artifacts
 
     package = Path(grader.__file__).resolve().parent
+    goldens = paths.DATA / "goldens.json"
+    here = Path.cwd()  # the scratch folder, where everything is allowed
     return [
+        # Ways to give a private file a second name in scratch, where reading is allowed.
+        attempt("hardlink", lambda: (os.link(goldens, here / "g"), (here / "g").read_text())),
+        attempt("symlink", lambda: (os.symlink(goldens, here / "s"), (here / "s").read_text())),
+        attempt("inherited", inherited_files),
         attempt("solutions", lambda: (paths.SOLUTIONS / "01-crop-context" / "solution.py")
                 .read_text()),
         attempt("goldens", lambda: (paths.DATA / "goldens.json").read_bytes()),

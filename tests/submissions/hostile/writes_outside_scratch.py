@@ -14,6 +14,7 @@ from pathlib import Path
 TOKEN = "gptkata-attack"
 OUTSIDE = ""  # a folder of the test's, outside the sandbox's scratch
 SENTINEL = ""  # a file of the test's whose mode must not change
+DECOY = ""  # a file of the test's that must stay where it is
 
 
 def targets():
@@ -53,6 +54,8 @@ class Solution:
         if SENTINEL:
             results.append(attempt("chmod", lambda: os.chmod(SENTINEL, 0o777), "CHANGED"))
             results.append(attempt("utime", lambda: os.utime(SENTINEL, (0, 0)), "CHANGED"))
+        if DECOY:
+            results.append(attempt("rename", lambda: os.rename(DECOY, Path.cwd() / "moved")))
         scratch = Path.cwd() / f"{TOKEN}-scratch.txt"  # this one is allowed
         results.append(attempt("scratch", lambda: scratch.write_text("fine")))
         raise PermissionError("; ".join(results))
