@@ -137,5 +137,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
     p.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where Gradescope's container allows no sandbox "
-                        "(default: refuse, and say so in every result)")
+                        "(default: refuse, and say so in results.json)")
     p.set_defaults(run=gradescope)
