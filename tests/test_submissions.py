@@ -12,7 +12,7 @@ file is then checked on its own.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -36,7 +36,7 @@ class Expectation:
     passes: bool
     says: str = ""  # for a mistake, text its report must contain
     file: str | None = None  # a whole file in the folder
-    patch: str | None = None  # else a patch of `base`
+    patch: str | None = field(default=None, repr=False)  # else a patch of `base`
     base: str | None = None
 
     @property
@@ -152,9 +152,9 @@ def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
         with subtests.test(msg=expectation.id):
             if expectation in broken:
                 pytest.fail(broken[expectation], pytrace=False)
-            report = graded[expectation]
+            report, says = graded[expectation], expectation.says
             if expectation.passes:
                 assert report["status"] == "pass", messages(report)
             else:
                 assert report["status"] == "fail", messages(report)
-                assert expectation.says in messages(report)
+                assert says in messages(report), f"no {says!r} in:\n{messages(report)}"
