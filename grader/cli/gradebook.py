@@ -28,7 +28,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.cli.main import positive_megabytes, positive_seconds, require_isolation
+from grader.cli.options import positive_megabytes, positive_seconds, require_isolation
 from grader.registry import Problem
 from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, DEFAULT_PROBLEM_BUDGET
 
@@ -285,7 +285,7 @@ def gradebook(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
-    from grader.cli.main import select_problems
+    from grader.cli.options import select_problems
 
     if args.merge:
         if args.roster is not None or args.shard is not None:

@@ -7,7 +7,6 @@ process has been started, so that both processes load torch at the same time.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from pathlib import Path
@@ -16,8 +15,14 @@ from typing import Any
 from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
+from grader.cli.options import (
+    positive_megabytes,
+    positive_seconds,
+    require_isolation,
+    select_problems,
+)
 from grader.cli.output import clock, console
-from grader.registry import Problem, find, problems
+from grader.registry import Problem, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
@@ -27,14 +32,6 @@ from grader.sandbox.process import (
 )
 
 # -- grade -----------------------------------------------------------------------------
-
-def select_problems(names: list[str]) -> list[Problem]:
-    try:
-        chosen = [find(n) for n in names] if names else list(problems())
-    except LookupError as exc:
-        raise UsageError(str(exc)) from None
-    return sorted(set(chosen), key=lambda p: p.number)
-
 
 def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     chosen = select_problems(args.problems)
@@ -68,45 +65,6 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
             raise UsageError(f"{target} has no solution.py for {missing}")
         return found
     raise UsageError(f"--submission {target}: no such file or folder")
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above zero."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
-    return value
-
-
-def positive_megabytes(text: str) -> float:
-    """An argparse type: a finite number of megabytes, at least 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of megabytes") from None
-    if not math.isfinite(value) or value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
-                                         "at least 1")
-    return value
-
-
-def require_isolation(args: argparse.Namespace) -> None:
-    """Classroom mode grades code nobody vouches for: only inside a sandbox."""
-    if not args.classroom or args.allow_unisolated:
-        return
-    if args.no_sandbox:
-        raise UsageError("--classroom grades inside the sandbox; drop --no-sandbox, or add "
-                         "--allow-unisolated to grade without it")
-    from grader.sandbox.isolation import probe
-
-    if not probe().landlock_abi:
-        raise UsageError(
-            "classroom mode needs Linux with Landlock (5.13 or newer) so that submissions "
-            "cannot read the references or touch the grader, and this system has none; "
-            "grade on such a machine, or pass --allow-unisolated to grade anyway")
 
 
 def check_report_target(option: str, target: str | None) -> None:

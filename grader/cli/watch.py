@@ -129,10 +129,10 @@ class Watcher:
         return True
 
     def show_hint(self) -> None:
-        from grader.cli.main import build_parser
-
-        args = build_parser().parse_args(["hint", self.problem.slug])
-        args.run(args)
+        what, text = status.next_hint(self.problem)
+        self.out.print(f"{self.problem.folder}, {what}:")
+        for line in text.splitlines():
+            self.out.print(f"  {line}", markup=False)
 
     def show_list(self) -> None:
         for p in problems():
