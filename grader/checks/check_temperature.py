@@ -12,11 +12,6 @@ from grader.grading.judges import comparing, expect_tensor
 from grader.grading.skeleton import Kata, Mistake
 from grader.grading.strategies import logits
 
-
-def not_raising(x: torch.Tensor, t: float) -> torch.Tensor:
-    return x / t
-
-
 MISTAKES = [
     Mistake("multiply the logits by the temperature instead of dividing",
             "a temperature below 1 must sharpen the distribution: return logits / temperature",
@@ -24,10 +19,11 @@ MISTAKES = [
     Mistake("return probabilities instead of logits",
             "only scale the logits; the softmax comes later: return logits / temperature",
             lambda x, t: torch.softmax(x / t, dim=-1)),
-    Mistake("forget to raise for temperature <= 0",
-            "check first: if temperature <= 0: raise ValueError(... use greedy decoding ...)",
-            not_raising),
 ]
+NOT_RAISING = Mistake(
+    "forget to raise for temperature <= 0",
+    "check first: if temperature <= 0: raise ValueError(... use greedy decoding ...)",
+    lambda x, t: x / t)
 
 
 def cases() -> dict[str, tuple]:
@@ -72,4 +68,5 @@ def test_refuses_temperature_zero_or_less(kata: Kata, temperature: float) -> Non
     """A temperature <= 0 raises ValueError"""
     CONTRACT.expect_refusal(
         kata, (shipped_logits("Tom"), temperature), f"apply_temperature(logits, {temperature!r})",
-        "raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)")
+        "raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)",
+        mistakes=[NOT_RAISING])

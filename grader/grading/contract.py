@@ -113,10 +113,11 @@ class Contract:
             return call
         # Raised outside the except block, so every wrong answer fails at this one
         # line: hypothesis then sees one failure to shrink, not one per message.
-        raise GradeFailure(message, lambda: (inner() if inner else "") + self.diagnose(call))
+        raise GradeFailure(message, lambda: (inner() if inner else "")
+                           + self.diagnose(call, ("value", expected)))
 
-    def diagnose(self, call: Call) -> str:
-        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches)
+    def diagnose(self, call: Call, expected: Outcome) -> str:
+        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected)
         if named or not self.fallback_hint:
             return named
         return self.fallback_hint(call)
@@ -143,11 +144,14 @@ class Contract:
         return answers
 
     def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
-                       mentions: str | None = None) -> None:
+                       mentions: str | None = None,
+                       mistakes: Sequence[Mistake] = ()) -> None:
         """Arguments the reference refuses: the learner's method must raise ValueError too.
 
         `what` shows the call in the message, `why` says why it cannot return a
         value, and `mentions`, if given, must appear in the error's message.
+        `mistakes` are the ways of returning a value instead that can be named
+        (the contract's own are for answers to valid arguments).
         """
         reference = getattr(kata.reference, self.method)
 
@@ -160,9 +164,8 @@ class Contract:
                                        "a check expects it to refuse")
         got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
         if got[0] == "value":
-            call = Call(self.method, args, self.bind(kata, args), got, self.record(kata))
             raise GradeFailure(f"{what} returned a value instead of raising ValueError: {why}",
-                               lambda: self.diagnose(call))
+                               lambda: name_mistake(got, mistakes, args, self.matches))
         expect_error(got, "ValueError", what, self.method, mentions=mentions)
 
     # -- tests ---------------------------------------------------------------------------

@@ -167,11 +167,18 @@ materialise = fresh
 
 def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[tuple[str, Any], tuple[str, Any]], bool] = same_outcome,
-                 ) -> str:
-    """The hint of the first known mistake whose outcome on `args` matches the learner's."""
+                 expected: tuple[str, Any] | None = None) -> str:
+    """The hint of the first known mistake whose outcome on `args` matches the learner's.
+
+    A mistake that gives the `expected` outcome on these arguments is no
+    explanation of a failure, whatever else failed (a stream that was not
+    streamed, say), so it is passed over.
+    """
     for mistake in mistakes:
-        if any(matches(got, outcome_of(run, *fresh_args(args))) for run in mistake.runs):
-            return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
+        for run in mistake.runs:
+            outcome = outcome_of(run, *fresh_args(args))
+            if matches(got, outcome) and not (expected and same_outcome(expected, outcome)):
+                return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
     return ""
 
 
