@@ -73,7 +73,13 @@ def grade_command(scenario: Scenario, report: Path) -> list[str]:
 def check_outcome(scenario: Scenario, code: int, report: Path) -> str | None:
     """Why this run does not count, or None."""
     if code != scenario.exit_code:
-        return f"exit code {code}, expected {scenario.exit_code}"
+        try:
+            tests = json.loads(report.read_text(encoding="utf-8"))["tests"]
+            failed = "; ".join(f"{t['name']}: {t['message']}" for t in tests
+                               if t["status"] != "pass")[:600]
+        except (OSError, ValueError, KeyError):
+            failed = "no readable report"
+        return f"exit code {code}, expected {scenario.exit_code} ({failed})"
     if scenario.says and scenario.says not in report.read_text(encoding="utf-8"):
         return f"the report does not say {scenario.says!r}"
     return None
