@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from grader.sandbox.protocol import (
+    ModelSpec,
     ProtocolError,
     encode,
     read_call_reply,
@@ -455,6 +456,9 @@ class SubmissionProcess:
                    "witnessed": witness is not None}
         if witness is not None:
             witness.clear()
+            for value in (*args, *(kwargs or {}).values()):
+                if isinstance(value, ModelSpec):
+                    witness.allow(value)
         limit = timeout if timeout is not None else self.timeout
         started = time.monotonic()
         try:

@@ -94,12 +94,26 @@ class Witness:
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
         self.calls: list[list[int]] = []
         self.marks: list[int] = []
+        self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def clear(self) -> None:
         with self.lock:
             self.calls, self.marks = [], []
+
+    def allow(self, spec: ModelSpec) -> None:
+        """Build a model the next call is given, here in the grader's main thread.
+
+        Building a random model seeds torch's global generator, which the
+        reference may be sampling with at the same moment; so the witness's own
+        thread never builds one, and serves only the models the call was given.
+        """
+        from grader.model.artifacts import build_model
+
+        model = build_model(spec)
+        with self.lock:
+            self.models[spec.key()] = model
 
     def _serve(self) -> None:
         try:
@@ -126,12 +140,13 @@ class Witness:
     def _forward(self, message: dict) -> Any:
         import torch
 
-        from grader.model.artifacts import build_model
-
         spec = decode(message["model"])
         if not isinstance(spec, ModelSpec):
             raise ValueError("not a model")
-        model = build_model(spec)
+        with self.lock:
+            model = self.models.get(spec.key())
+        if model is None:
+            raise ValueError("not the model this call was given")
         context = decode(message["context"])
         if not isinstance(context, torch.Tensor) or context.dim() != 2:
             raise ValueError("the context must be a (batch, time) tensor of token ids")
