@@ -44,7 +44,7 @@ def require_isolation(args: argparse.Namespace) -> None:
     """Classroom mode grades code nobody vouches for: only inside a sandbox."""
     if not args.classroom or args.allow_unisolated:
         return
-    if args.no_sandbox:
+    if getattr(args, "no_sandbox", False):
         raise UsageError("--classroom grades inside the sandbox; drop --no-sandbox, or add "
                          "--allow-unisolated to grade without it")
     from grader.sandbox.isolation import probe
