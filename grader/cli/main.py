@@ -250,7 +250,8 @@ def train(args: argparse.Namespace) -> int:
                   on_eval=None if live else progress_line)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, loss_curve.png")
+    curve = ", loss_curve.png" if (out / "loss_curve.png").exists() else ""
+    print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv{curve}")
     return EXIT_PASS
 
 

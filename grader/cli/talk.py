@@ -60,14 +60,14 @@ class Implementation:
             from grader.grading.skeleton import load_reference
 
             self._reference = load_reference(self.problem)
-        from grader.grading.skeleton import materialise
+        from grader.grading.skeleton import fresh
 
         if method.startswith("harness:"):
             from grader.sandbox import harnesses
 
             module = sys.modules[type(self._reference).__module__]
             return getattr(harnesses, method.removeprefix("harness:"))(module, *args)
-        result = getattr(self._reference, method)(*[materialise(a) for a in args])
+        result = getattr(self._reference, method)(*[fresh(a) for a in args])
         return list(result) if iterate else result
 
     def close(self) -> None:

@@ -144,14 +144,13 @@ class Contract:
         return answers
 
     def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
-                       mentions: str | None = None,
                        mistakes: Sequence[Mistake] = ()) -> None:
         """Arguments the reference refuses: the learner's method must raise ValueError too.
 
-        `what` shows the call in the message, `why` says why it cannot return a
-        value, and `mentions`, if given, must appear in the error's message.
-        `mistakes` are the ways of returning a value instead that can be named
-        (the contract's own are for answers to valid arguments).
+        `what` shows the call in the message and `why` says why it cannot return
+        a value; what the error says is the learner's own. `mistakes` are the
+        ways of returning a value instead that can be named (the contract's own
+        are for answers to valid arguments).
         """
         reference = getattr(kata.reference, self.method)
 
@@ -166,7 +165,7 @@ class Contract:
         if got[0] == "value":
             raise GradeFailure(f"{what} returned a value instead of raising ValueError: {why}",
                                lambda: name_mistake(got, mistakes, args, self.matches))
-        expect_error(got, "ValueError", what, self.method, mentions=mentions)
+        expect_error(got, "ValueError", what, self.method)
 
     # -- tests ---------------------------------------------------------------------------
     # The report names a test by its docstring's first line (and a case by its id),
@@ -298,10 +297,7 @@ class CheckModule(pytest.Module):
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         try:
-            contract = validate(self.obj)
+            validate(self.obj)
         except ContractError as error:
             raise self.CollectError(str(error)) from None
-        # The plugin's fixtures read these from the module.
-        self.obj.PROBLEM = contract.problem
-        self.obj.WITNESS_MODEL_CALLS = contract.witness_model_calls
         return list(super().collect())

@@ -76,9 +76,8 @@ class GradingPlugin:
 
     @pytest.fixture
     def kata(self, request: pytest.FixtureRequest) -> Kata:
-        # A check module that judges how the model is used sets WITNESS_MODEL_CALLS.
-        kata = self.kata_for(request.module.PROBLEM,
-                             bool(getattr(request.module, "WITNESS_MODEL_CALLS", False)))
+        contract = request.module.CONTRACT
+        kata = self.kata_for(contract.problem, contract.witness_model_calls)
         kata.stuck = None
         if kata.unavailable:
             raise SubmissionUnavailable(kata.unavailable)
@@ -95,7 +94,7 @@ class GradingPlugin:
             self._record(item, call, report)
 
     def _record(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
-        slug = item.module.PROBLEM
+        slug = item.module.CONTRACT.problem
         problem = self.problems[slug]
         kata = self.katas.get(slug)
         output = "".join(kata.outputs)[:OUTPUT_LIMIT] if kata else ""

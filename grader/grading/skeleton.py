@@ -162,7 +162,6 @@ def fresh_args(args: Iterable[Any]) -> list[Any]:
 
 
 # The old name, still used by grader/cli/talk.py.
-materialise = fresh
 
 
 def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,

@@ -328,7 +328,7 @@ class WorkerPool:
         self.start()
         worker = (self.server.fork(submission) if self.server is not None
                   else SpawnedWorker(self.debug))
-        self.workers.append(worker)
+        self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
 
     def welcome(self, hello: dict) -> None:
