@@ -89,6 +89,8 @@ def grade(args: argparse.Namespace) -> int:
     sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
     pool.start()  # the fork server imports torch while this process does the same
+    pool.prepare([(str(f), "Solution", list(p.methods))
+                  for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
     try:
         return grade_with(args, submissions, pool)
     finally:

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from grader.model import artifacts
+from grader.model.memo import remember_outputs
 from grader.registry import Problem
 from grader.sandbox.process import CallOutcome, SubmissionProcess
 from grader.sandbox.protocol import ModelSpec, decode
@@ -145,7 +146,7 @@ def fresh(value: Any) -> Any:
     here cannot change what another call sees.
     """
     if isinstance(value, ModelSpec):
-        return artifacts.build_model(value)
+        return remember_outputs(artifacts.build_model(value))
     if isinstance(value, torch.Tensor):
         return value.clone()
     if isinstance(value, dict):
@@ -274,8 +275,14 @@ class Kata:
                     *fresh_args(args), **{k: fresh(v) for k, v in kwargs.items()})
                 live.append(list(value) if iterate else value)
 
-        got = self.outcome(method, *args, arg_names=arg_names, while_waiting=reference,
-                           iterate=iterate, **kwargs)
+        # The first call of a submission runs alone: if it only raises
+        # NotImplementedError (a starter), the reference's run would be wasted.
+        first = self.submission.calls == 0
+        got = self.outcome(method, *args, arg_names=arg_names,
+                           while_waiting=None if first else reference, iterate=iterate,
+                           **kwargs)
+        if not live:
+            reference()
         return got, live[0]
 
     # -- expected values -------------------------------------------------------------

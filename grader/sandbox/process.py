@@ -315,6 +315,9 @@ class WorkerPool:
         self.server: ForkServer | None = None
         self.workers: list[Worker] = []
         self.layers: list[str] = []
+        self._lock = threading.Lock()
+        # Workers started ahead of their first call, by submission path.
+        self._prepared: dict[tuple, queue.Queue] = {}
 
     def start(self) -> None:
         """Start the fork server now, so its imports overlap with the grader's."""
@@ -328,20 +331,67 @@ class WorkerPool:
         self.start()
         worker = (self.server.fork(submission) if self.server is not None
                   else SpawnedWorker(self.debug))
-        self.workers = [w for w in self.workers if w.alive] + [worker]
+        with self._lock:
+            self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
+
+    def prepare(self, loads: list[tuple[str, str, list[str]]]) -> None:
+        """Start a worker for each (path, class, methods) and have it load, in the background.
+
+        The grader imports torch and pytest meanwhile, so by the first check each
+        submission is loaded: a grade of sixteen problems no longer waits for
+        sixteen loads in turn. Only forked workers are prepared; a spawned one
+        costs a torch import of its own, better paid when it is needed.
+        """
+        if self.server is None:
+            return
+        for path, class_name, methods in loads:
+            self._prepared[(os.path.abspath(path), class_name, tuple(methods))] = queue.Queue(1)
+        threading.Thread(target=self._prepare, args=(self.server, dict(self._prepared)),
+                         daemon=True).start()
+
+    def _prepare(self, server: ForkServer, slots: dict[tuple, queue.Queue]) -> None:
+        for (path, class_name, methods), slot in slots.items():
+            try:
+                worker = server.fork(path)
+                with self._lock:
+                    closed = self.server is not server
+                    if not closed:
+                        self.workers.append(worker)
+                if closed:  # the pool closed meanwhile: nobody will claim it
+                    worker.kill()
+                    return
+                hello = worker.receive(STARTUP_TIMEOUT)
+                if not isinstance(hello.get("error"), dict):
+                    worker.send(load_request(path, class_name, list(methods)))
+                slot.put((worker, hello))
+            except (WorkerDied, OSError, ValueError):
+                slot.put(None)  # the first call starts one the usual way
+
+    def claim(self, path: str, class_name: str,
+              methods: list[str]) -> tuple[Worker, dict] | None:
+        """A prepared worker for this submission, already asked to load it, if any."""
+        slot = self._prepared.pop((path, class_name, tuple(methods)), None)
+        if slot is None:
+            return None
+        try:
+            return slot.get(timeout=STARTUP_TIMEOUT + LOAD_TIMEOUT)
+        except queue.Empty:
+            return None
 
     def welcome(self, hello: dict) -> None:
         """Note which sandbox layers a new worker reports."""
         self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
 
     def close(self) -> None:
-        for worker in self.workers:
+        self._prepared.clear()
+        with self._lock:
+            workers, self.workers = self.workers, []
+            server, self.server = self.server, None
+        for worker in workers:
             worker.kill()
-        self.workers.clear()
-        if self.server is not None:
-            self.server.close()
-            self.server = None
+        if server is not None:
+            server.close()
 
     def __enter__(self) -> WorkerPool:
         self.start()
@@ -376,6 +426,10 @@ def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:
         outcome.result = [[chunk, count] for (chunk, _), count in zip(chunks, marks)]
 
 
+def load_request(path: str, class_name: str, methods: list[str]) -> dict:
+    return {"op": "load", "path": path, "class": class_name, "methods": methods}
+
+
 class SubmissionProcess:
     """One submission file, loaded in its own worker; restarted if it dies."""
 
@@ -391,6 +445,7 @@ class SubmissionProcess:
         # per-call limit must not stretch one problem's grade without end.
         self.budget = budget
         self.spent = 0.0
+        self.calls = 0  # calls sent to the submission so far
         # Run the model's forward passes in the grader, which logs them: for
         # checks that judge how the model is used.
         self.witnessed = witnessed
@@ -402,20 +457,22 @@ class SubmissionProcess:
 
     def _ensure(self) -> Worker:
         if self._worker is None or not self._worker.alive:
-            worker = self.pool.take(self.path)
+            prepared = self.pool.claim(self.path, self.class_name, self.methods)
             try:
-                hello = worker.receive(STARTUP_TIMEOUT)
+                if prepared is None:
+                    worker = self.pool.take(self.path)
+                    hello = worker.receive(STARTUP_TIMEOUT)
+                else:
+                    worker, hello = prepared
                 self.pool.welcome(hello)
                 if isinstance(hello.get("error"), dict):
                     worker.kill()
                     self.load_error = hello["error"]
                     self._worker = worker
                     return worker
-                reply = worker.request(
-                    {"op": "load", "path": self.path, "class": self.class_name,
-                     "methods": self.methods},
-                    LOAD_TIMEOUT,
-                )
+                if prepared is None:
+                    worker.send(load_request(self.path, self.class_name, self.methods))
+                reply = worker.receive(LOAD_TIMEOUT)
             except WorkerDied as exc:
                 self.load_error = {"type": "LoadFailed", "message": f"loading failed: {exc}",
                                    "file": self.path, "line": None}
@@ -461,6 +518,7 @@ class SubmissionProcess:
                     witness.allow(value)
         limit = timeout if timeout is not None else self.timeout
         started = time.monotonic()
+        self.calls += 1
         try:
             worker.send(message)
             try:

@@ -149,7 +149,9 @@ class Worker:
 
         key = spec.key()
         if key not in self.models:
-            model = build_model(spec)
+            # The learner's code only reads the model: without gradients to track,
+            # a forward pass takes about a fifth less time.
+            model = build_model(spec).requires_grad_(False)
             self._record_calls(model)
             self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.models[key]
