@@ -1,0 +1,59 @@
+"""The grader's remembered forward passes give what a fresh pass gives, and stay bounded."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader.model import memo
+from grader.model.gpt import GPT, GPTConfig
+
+
+def tiny() -> GPT:
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=11, context_length=8, n_layer=1, n_head=2, n_embd=8)).eval()
+
+
+def test_a_repeated_input_gives_the_same_logits_without_a_second_pass():
+    model, plain = memo.remember_outputs(tiny()), tiny()
+    passes = []
+    inner = model.forward_with_cache
+    model.forward_with_cache = lambda *a: passes.append(1) or inner(*a)
+    context = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        first, second = model(context), model(context.clone())
+        other = model(torch.tensor([[1, 2, 4]]))
+        assert torch.equal(first, plain(context))
+        assert torch.equal(second, first)
+        assert torch.equal(other, plain(torch.tensor([[1, 2, 4]])))
+    assert len(passes) == 2
+
+
+def test_a_caller_changing_its_logits_in_place_does_not_change_the_next_answer():
+    model = memo.remember_outputs(tiny())
+    context = torch.tensor([[5, 6]])
+    with torch.no_grad():
+        model(context).fill_(0.0)
+        assert model(context).abs().sum() > 0
+
+
+def test_with_gradients_on_every_pass_is_computed_and_tracked():
+    model = memo.remember_outputs(tiny())
+    context = torch.tensor([[1, 2]])
+    with torch.no_grad():
+        model(context)
+    assert model(context).requires_grad
+
+
+def test_what_it_holds_is_bounded(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(memo, "MAX_ELEMENTS", 3 * 11)  # three one-token answers
+    model = memo.remember_outputs(tiny())
+    passes = []
+    inner = model.forward_with_cache
+    model.forward_with_cache = lambda *a: passes.append(1) or inner(*a)
+    with torch.no_grad():
+        for token in range(5):
+            model(torch.tensor([[token]]))
+        model(torch.tensor([[4]]))  # recent: still held
+        model(torch.tensor([[0]]))  # the oldest: forgotten
+    assert len(passes) == 6

@@ -1,0 +1,46 @@
+"""Workers prepared ahead of their first call: claimed once, and never left behind."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from grader.registry import problems
+from grader.sandbox.process import SubmissionProcess, WorkerPool
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="workers are forked, and so prepared, on Linux only")
+
+CROP = next(p for p in problems() if p.slug == "crop-context")
+
+
+def test_a_prepared_worker_has_loaded_the_submission_by_its_first_call(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Solution:\n"
+                      "    def crop_context(self, context, n):\n"
+                      "        return 1 +\n")
+    with WorkerPool() as pool:
+        pool.prepare([(str(CROP.reference), "Solution", ["crop_context"]),
+                      (str(broken), "Solution", ["crop_context"])])
+        good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
+        bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
+        assert good.load() is None
+        assert bad.load()["type"] == "SyntaxError"
+        outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
+        assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+        # claimed once: a restart after the worker ends starts a new one
+        assert pool.claim(good.path, "Solution", ["crop_context"]) is None
+
+
+def test_closing_the_pool_ends_workers_nobody_claimed():
+    pool = WorkerPool()
+    pool.start()
+    pool.prepare([(str(CROP.reference), "Solution", ["crop_context"])] * 3)
+    server = pool.server
+    assert server is not None
+    pool.close()
+    # every worker runs inside the fork server's PID namespace and dies with it
+    assert server.process.poll() is not None
+    assert pool.server is None and not pool.workers
