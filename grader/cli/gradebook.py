@@ -17,9 +17,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -28,6 +25,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.cli.grade_process import GradeProcess, forking, warm_up
 from grader.cli.options import positive_megabytes, positive_seconds, require_isolation
 from grader.registry import Problem
 from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, DEFAULT_PROBLEM_BUDGET
@@ -43,7 +41,7 @@ GRADER_STARTUP_SECONDS = 120
 
 # The graders running now: each in a session of its own, so Ctrl-C reaches only
 # this process, which must then end them itself.
-_running: set[subprocess.Popen[str]] = set()
+_running: set[GradeProcess] = set()
 _running_lock = threading.Lock()
 _stopping = threading.Event()
 
@@ -174,38 +172,31 @@ def failed_report(message: str) -> dict:
             "problems": [], "mode": "classroom", "tests": []}
 
 
-def run_grader(command: list[str], timeout: float) -> tuple[int | None, str]:
+def run_grader(argv: list[str], timeout: float, stderr_path: Path) -> tuple[int | None, str]:
     """Exit code (None on time-out) and stderr; the whole process group ends either way."""
-    process = subprocess.Popen(command, cwd=paths.PACKAGE.parent, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
     with _running_lock:
+        if _stopping.is_set():  # the run was interrupted: start nothing new
+            return None, ""
+        process = GradeProcess(argv, str(stderr_path))
         _running.add(process)
-        if _stopping.is_set():  # started just as the run was interrupted
-            stop(process)
     try:
-        _, stderr = process.communicate(timeout=timeout)
-        return process.returncode, stderr
-    except subprocess.TimeoutExpired:
-        return None, ""
+        code = process.wait(timeout)
     finally:
-        stop(process)
-        process.wait()
         with _running_lock:
             _running.discard(process)
-
-
-def stop(process: subprocess.Popen[str]) -> None:
+            process.kill()
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        stderr = ""
+    return code, stderr
 
 
 def stop_all() -> None:
     with _running_lock:
         _stopping.set()
         for process in _running:
-            stop(process)
+            process.kill()
 
 
 def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace) -> dict:
@@ -219,16 +210,13 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
             # in max_score and every learner is scored out of the same total.
             target.write_bytes(learner.files[p.folder] or b"")
         report_path = Path(tmp) / "report.json"
-        # `-m grader` from the folder above this very package: the grader that runs is
-        # this one, never one the learner's folder might hold.
-        command = [sys.executable, "-m", "grader", "grade", "--submission", str(stage),
-                   "--json", str(report_path), "-q", "--classroom",
+        argv = ["--submission", str(stage), "--json", str(report_path), "-q", "--classroom",
                    "--timeout", str(args.timeout), "--budget", str(args.budget),
                    "--memory", str(args.memory),
                    *(["--allow-unisolated"] if args.allow_unisolated else []),
                    *(p.slug for p in chosen)]
         limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
-        code, stderr = run_grader(command, limit)
+        code, stderr = run_grader(argv, limit, Path(tmp) / "stderr.txt")
         if code is None:
             return failed_report(f"grading took longer than {limit:g} s and was stopped")
         try:
@@ -326,6 +314,8 @@ def gradebook(args: argparse.Namespace) -> int:
                 pass  # an unreadable report is graded again
         todo[name] = (learner, key)
 
+    if todo and forking():
+        warm_up()  # before the progress bar's thread and the graders' threads start
     with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
         task = progress.add_task("", total=len(todo))

@@ -1,0 +1,115 @@
+"""One learner's grade in a process of its own, started warm where the system allows.
+
+On Linux the gradebook imports torch, pytest and the checks once, then forks a
+child per learner that runs `gpt-kata grade` from there: the child is this very
+grader, and it skips the second or so every fresh Python spends importing
+torch. Elsewhere each grade is a fresh `python -m grader grade`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from typing import NoReturn
+
+EXIT_CRASH = 70  # the child failed before `grade` could give an exit code
+POLL_SECONDS = 0.02
+
+
+def forking() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def warm_up() -> None:
+    """Import what a grade needs, before any thread starts and before any fork."""
+    import torch
+
+    # No thread pool exists yet; with one thread none will, so forking stays safe.
+    torch.set_num_threads(1)
+    import grader.grading.junit  # noqa: F401
+    import grader.grading.session  # noqa: F401
+
+
+class GradeProcess:
+    """`gpt-kata grade ARGV`, with stdout discarded and stderr in `stderr_path`."""
+
+    def __init__(self, argv: list[str], stderr_path: str) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        if forking():
+            self.pid = os.fork()
+            if self.pid == 0:
+                _child(argv, stderr_path)
+        else:
+            with open(stderr_path, "wb") as stderr:
+                # `-m grader` from the folder above this very package: the grader
+                # that runs is this one, never one a learner's folder might hold.
+                from grader import paths
+
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "grader", *argv], cwd=paths.PACKAGE.parent,
+                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            self.pid = self.process.pid
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit code, or None if it is still running after `timeout` seconds."""
+        if self.process is not None:
+            try:
+                return self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = -1  # reaped: its number may now belong to someone else
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_SECONDS)
+
+    def kill(self) -> None:
+        """End it and everything it started (it leads a session of its own)."""
+        if self.pid > 0:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.process is not None:
+            self.process.wait()
+        elif self.pid > 0:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = -1
+
+
+def _child(argv: list[str], stderr_path: str) -> NoReturn:
+    code = EXIT_CRASH
+    try:
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        errors = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(quiet, 1)
+        os.dup2(errors, 2)
+        # New stream objects: another thread of the parent (the progress bar) may
+        # have held the old ones' locks at the moment of the fork.
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        from grader.cli.main import main
+
+        code = main(["grade", *argv])
+    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
