@@ -84,15 +84,17 @@ def announce_chunk(reader: IO[bytes], writer: IO[bytes]) -> None:
 class Witness:
     """Serves a worker's model calls in the grader's process and logs them.
 
-    `calls` holds [new tokens, cached tokens] per forward pass; `marks` holds,
-    per announced chunk, how many calls had been made by then. Both are reset
-    by `clear()` before each call of the learner's code.
+    `calls` holds [new tokens, cached tokens] per forward pass and `inputs` the
+    token ids it was given (the first row); `marks` holds, per announced chunk,
+    how many calls had been made by then. All are reset by `clear()` before
+    each call of the learner's code.
     """
 
     def __init__(self, channel: socket.socket) -> None:
         self.socket = channel
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
         self.calls: list[list[int]] = []
+        self.inputs: list[list[int]] = []
         self.marks: list[int] = []
         self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.lock = threading.Lock()
@@ -100,7 +102,7 @@ class Witness:
 
     def clear(self) -> None:
         with self.lock:
-            self.calls, self.marks = [], []
+            self.calls, self.inputs, self.marks = [], [], []
 
     def allow(self, spec: ModelSpec) -> None:
         """Build a model the next call is given, here in the grader's main thread.
@@ -165,6 +167,7 @@ class Witness:
                 value = [logits, [list(layer) for layer in new_cache]]
         with self.lock:
             self.calls.append([int(context.shape[1]), past])
+            self.inputs.append(context[0].tolist())
         return value
 
     def close(self) -> None:
