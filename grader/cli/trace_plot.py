@@ -59,7 +59,10 @@ def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distribu
             ax.plot([x], [top + 0.02], marker=marker, color=colour, markersize=11,
                     linestyle="none", label=f"{whose}: {label(step_of.pick, int_to_char)}")
     ax.set_xticks(range(len(shown)), [label(t, int_to_char) for t in shown])
-    ax.set_xlabel("next character (the most likely first)")
+    ax.set_xlabel(f"next character, the most likely first {series[0][0]}" if series
+                  else "next character")
+    highest = max((float(values[t]) for _, values, _ in series for t in shown), default=1.0)
+    ax.set_ylim(0, highest * 1.4 + 0.03)  # room above the bars for the markers and legend
     ax.set_ylabel("probability")
     state = "the first step that differs" if differs else "no step differs"
     ax.set_title(f"{the_plan.problem.folder}, step {step + 1}: {state}")

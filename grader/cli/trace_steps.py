@@ -19,7 +19,7 @@ from grader.grading.cases import next_token_probs
 
 @dataclass(frozen=True)
 class Step:
-    number: int  # counted from 1, as the grade's messages count new characters
+    number: int  # counted from 1: step 1 makes the first new character
     window: tuple[int, ...]  # what the model read at this step
     pick: int | None  # the token appended after it; None where the run does not show it
 

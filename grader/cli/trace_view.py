@@ -22,7 +22,7 @@ ROWS_WHEN_SAME = 15
 # the value that leaves it as the model made it.
 NEUTRAL_SETTINGS: dict[str, Any] = {"temperature": 1.0, "top_k": 0, "top_p": 1.0,
                                     "no_repeat_ngram_size": 0}
-HEADER = (f"{'step':>4}  {'the model saw (end)':<{WINDOW_COLUMN}}  "
+HEADER = (f"{'step':>4}  {'the model saw':<{WINDOW_COLUMN}}  "
           f"{'top reference probabilities':<29}  {'yours':<9}  reference")
 
 
@@ -166,7 +166,8 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
     def top(window: tuple[int, ...]) -> str:
         return ", ".join(f"{char(t, int_to_char)} {p:.3f}" for t, p in probs.top(window, 5))
 
-    lines = [f"step {n} is the first that differs:"]
+    lines = [f"step {n} is the first that differs (it makes new character number {n}, "
+             "counted from 1):"]
     if mine.window != theirs.window:
         lines += [f"  the model saw    {tail(mine.window, int_to_char, 50)} "
                   f"({len(mine.window)} tokens) in {whose} run",
