@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 import pytest
 import torch
 from conftest import ROOT, SUBMISSIONS
@@ -126,6 +131,23 @@ def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tm
     assert f"both saw {(prompt + right[0])!r}" in done.stdout
     assert f"your pick {itc[int(second)]!r}" in done.stdout
     assert f"the reference's {right[1]!r}" in done.stdout
+
+
+def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
+    # Dropping the oldest cached entry keeps the right tokens but keys made at their
+    # old positions: the windows and the first picks agree, the model's answers do not.
+    folder = SUBMISSIONS / "kv-cache"
+    spec = tomllib.loads((folder / "expected.toml").read_text())
+    wrong = tmp_path / "solution.py"
+    wrong.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],
+                           (folder / spec["base"]).read_text()))
+    prompt = corpus_prefix(CONTEXT_LENGTH - 2)
+    # Steps 1 to 3 read 46, 47 and 48 tokens; step 4 is the first whose cache was cut.
+    done = trace("kv-cache", prompt, "--submission", wrong, "--steps", "6")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "step 4 is the first that differs" in done.stdout
+    assert table_row(done.stdout, 4).startswith(">")
+    assert "but the model told your run otherwise" in done.stdout
 
 
 def test_the_table_fits_80_columns_without_a_terminal():

@@ -169,20 +169,21 @@ def learner_run(the_plan: Plan, args: argparse.Namespace) -> tuple[Any, str | No
             outcome = process.call(the_plan.method, values, iterate=the_plan.iterate)
         finally:
             process.close()
-    if outcome.model_inputs is None and outcome.error is None:
+    if outcome.model_passes is None and outcome.error is None:
         return None, (f"trace cannot see {label}'s model calls here: that needs the grader "
                       "to serve them, which it does on Linux only")
     if outcome.error:
-        passes = len(outcome.model_inputs or [])
+        passes = len(outcome.model_passes or [])
         after = f" after {passes} model call{'s' * (passes != 1)}" if passes else ""
         return None, f"{label} failed{after}: {one_line(outcome.error)}"
     result = outcome.result
     if the_plan.iterate and isinstance(result, list):
         result = [chunk for chunk, _count in result]
     text = as_text(result)
-    passes = [(tokens, past) for tokens, (_new, past) in zip(outcome.model_inputs,
-                                                            outcome.model_calls or [])]
-    return Run(steps_of(passes, text_ids(text, the_plan.args["int_to_char"])),
+    passes = [(tokens, past) for (tokens, _logits), (_new, past)
+              in zip(outcome.model_passes, outcome.model_calls or [])]
+    told = [logits for _tokens, logits in outcome.model_passes]
+    return Run(steps_of(passes, text_ids(text, the_plan.args["int_to_char"]), told),
                text if text is not None else f"({type(result).__name__}, not text)"), None
 
 
@@ -201,7 +202,8 @@ def reference_run(the_plan: Plan) -> Any:
         if the_plan.iterate:
             result = list(result)
     text = as_text(result) or ""
-    return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"])), text)
+    return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
+                        model.told), text)
 
 
 def as_text(result: Any) -> str | None:

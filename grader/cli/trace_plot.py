@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.cli.trace_steps import Distributions, Run
+from grader.cli.trace_steps import Distributions, Run, misled
 
 if TYPE_CHECKING:
     from grader.cli.trace import Plan
@@ -37,12 +37,14 @@ def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distribu
     mine = yours.steps[step] if step < len(yours.steps) else None
     theirs = reference.steps[step] if step < len(reference.steps) else None
     series = []
+    if mine is not None and mine.told is not None and misled(mine, probs) is not None:
+        series.append(("as the model told your run", mine.told, "tab:orange"))
     if mine is not None and probs(mine.window) is not None:
-        series.append(("after your window", probs(mine.window), "tab:red"))
+        series.append(("after your window, read afresh", probs(mine.window), "tab:red"))
     if theirs is not None and (mine is None or theirs.window != mine.window):
         series.append(("after the reference's window", probs(theirs.window), "tab:blue"))
     elif series:
-        series[0] = ("after the window (the same in both runs)", series[0][1], "tab:gray")
+        series[-1] = ("after the window (the same in both runs)", series[-1][1], "tab:gray")
     shown = leading_tokens(series, {s.pick for s in (mine, theirs) if s is not None})
 
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
@@ -63,6 +65,7 @@ def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distribu
                   else "next character")
     highest = max((float(values[t]) for _, values, _ in series for t in shown), default=1.0)
     ax.set_ylim(0, highest * 1.4 + 0.03)  # room above the bars for the markers and legend
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 1])  # no probability above 1
     ax.set_ylabel("probability")
     state = "the first step that differs" if differs else "no step differs"
     ax.set_title(f"{the_plan.problem.folder}, step {step + 1}: {state}")

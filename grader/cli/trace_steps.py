@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from grader.grading.cases import next_token_probs
+from grader.grading.skeleton import CACHE_ATOL
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,9 @@ class Step:
     number: int  # counted from 1: step 1 makes the first new character
     window: tuple[int, ...]  # what the model read at this step
     pick: int | None  # the token appended after it; None where the run does not show it
+    # The next-token probabilities the model gave the run at this step. With a
+    # cache they can differ from the window's read afresh (keys from old positions).
+    told: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -40,18 +44,23 @@ class RecordingModel:
     def __init__(self, model: Any) -> None:
         self.model = model
         self.passes: list[tuple[list[int], int]] = []
+        self.told: list[torch.Tensor] = []
 
     def __call__(self, context: torch.Tensor) -> Any:
+        logits = self.model(context)
         self.passes.append((context[0].tolist(), 0))
-        return self.model(context)
+        self.told.append(logits[0, -1].clone())
+        return logits
 
     def forward(self, context: torch.Tensor) -> Any:
         return self(context)
 
     def forward_with_cache(self, context: torch.Tensor, cache: Any = None) -> Any:
         past = int(cache[0][0].shape[2]) if cache else 0
+        logits, new_cache = self.model.forward_with_cache(context, cache)
         self.passes.append((context[0].tolist(), past))
-        return self.model.forward_with_cache(context, cache)
+        self.told.append(logits[0, -1].clone())
+        return logits, new_cache
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)
@@ -74,13 +83,15 @@ def windows(passes: Sequence[tuple[Sequence[int], int]]) -> list[tuple[int, ...]
     return made
 
 
-def steps_of(passes: Sequence[tuple[Sequence[int], int]], text_ids: list[int] | None) -> list[Step]:
+def steps_of(passes: Sequence[tuple[Sequence[int], int]], text_ids: list[int] | None,
+             told: Sequence[torch.Tensor] = ()) -> list[Step]:
     """One step per forward pass, with the token picked after it.
 
     When the text has one token per pass, its tokens are the picks. Otherwise
     (a text cut at a stop string, or with the prompt in front) each pick is
     read from the next window, where it was appended; the last step's pick is
     then the text's last token, when the text is long enough to hold it.
+    `told` holds the logits each pass answered at its last position.
     """
     seen = windows(passes)
     n = len(seen)
@@ -90,17 +101,37 @@ def steps_of(passes: Sequence[tuple[Sequence[int], int]], text_ids: list[int] | 
         picks = [later[-1] if later else None for later in seen[1:]]
         if n:
             picks.append(text_ids[-1] if text_ids and len(text_ids) >= n else None)
-    return [Step(i + 1, window, pick) for i, (window, pick) in enumerate(zip(seen, picks))]
+    probs = [torch.softmax(logits.double(), dim=-1) for logits in told]
+    return [Step(i + 1, window, pick, probs[i] if i < len(probs) else None)
+            for i, (window, pick) in enumerate(zip(seen, picks))]
 
 
-def first_difference(yours: list[Step], reference: list[Step]) -> int | None:
-    """The index of the first step where the two runs differ, or None."""
+def first_difference(yours: list[Step], reference: list[Step],
+                     probs: Distributions | None = None) -> int | None:
+    """The index of the first step where the two runs differ, or None.
+
+    With `probs`, a step whose model answered otherwise than it answers the same
+    window read afresh differs too, even where the windows and the picks agree.
+    """
     for i in range(max(len(yours), len(reference))):
         if i >= len(yours) or i >= len(reference):
             return i
         if yours[i].window != reference[i].window or yours[i].pick != reference[i].pick:
             return i
+        if probs is not None and misled(yours[i], probs) is not None:
+            return i
     return None
+
+
+def misled(step: Step, probs: Distributions) -> tuple[int, float] | None:
+    """Where the model's answer at this step strays from the window read afresh: the
+    token whose probability moved most and by how much; None if it does not stray."""
+    fresh = probs(step.window)
+    if step.told is None or fresh is None or step.told.shape != fresh.shape:
+        return None
+    gaps = (step.told - fresh).abs()
+    worst = int(gaps.argmax())
+    return (worst, float(gaps[worst])) if float(gaps[worst]) > CACHE_ATOL else None
 
 
 class Distributions:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from grader.cli.trace_steps import Distributions, Run, Step, first_difference
+from grader.cli.trace_steps import Distributions, Run, Step, first_difference, misled
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,13 +73,21 @@ def row(i: int, yours: list[Step], reference: list[Step], probs: Distributions,
     theirs = reference[i] if i < len(reference) else None
     window = mine.window if mine else theirs.window if theirs else ()
     top = " ".join(f"{char(t, int_to_char):<4} {prob(p):<4}" for t, p in probs.top(window, 3))
-    your_pick = (pick(mine.pick, probs.of(mine.window, mine.pick), int_to_char)
+    your_pick = (pick(mine.pick, your_probability(mine, probs), int_to_char)
                  if mine else "(ended)")
     their_pick = (pick(theirs.pick, probs.of(theirs.window, theirs.pick), int_to_char)
                   if theirs else "(ended)")
     shown = tail(window, int_to_char, WINDOW_COLUMN) if mine else "(your run had ended)"
     return (f"{'>' if marked else ' '}{i + 1:>3}  {shown:<{WINDOW_COLUMN}}  {top:<29}  "
             f"{your_pick:<9}  {their_pick}")
+
+
+def your_probability(step: Step, probs: Distributions) -> float | None:
+    """The pick's probability as the model gave it to the run (with a cache, that can
+    differ from the window read afresh)."""
+    if step.told is not None and step.pick is not None and 0 <= step.pick < len(step.told):
+        return float(step.told[step.pick])
+    return probs.of(step.window, step.pick)
 
 
 def rows_to_show(total: int, difference: int | None) -> range:
@@ -123,7 +131,7 @@ def render(out: Console, the_plan: Plan, yours: Run, reference: Run,
                 if n in the_plan.args and the_plan.args[n] != neutral]
     if filtered:
         say(f"probabilities are the model's own, before {', '.join(filtered)} change them")
-    difference = first_difference(yours.steps, reference.steps)
+    difference = first_difference(yours.steps, reference.steps, probs)
     total = max(len(yours.steps), len(reference.steps))
     say()
     say(HEADER)
@@ -178,7 +186,15 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
     else:
         lines += [f"  both saw {tail(mine.window, int_to_char, 50)} ({len(mine.window)} tokens)",
                   f"  top reference probabilities: {top(mine.window)}"]
-    mine_p, theirs_p = probs.of(mine.window, mine.pick), probs.of(theirs.window, theirs.pick)
+    strayed = misled(mine, probs)
+    if strayed is not None and mine.told is not None:
+        token, gap = strayed
+        told = ", ".join(f"{char(int(t), int_to_char)} {float(p):.3f}"
+                         for p, t in zip(*mine.told.topk(min(5, mine.told.numel()))))
+        lines += [f"  but the model told {whose} run otherwise: {told}",
+                  f"  ({char(token, int_to_char)} off by {gap:.3f}): the cache it was given "
+                  "does not hold the keys and values a fresh pass over this window makes"]
+    mine_p, theirs_p = your_probability(mine, probs), probs.of(theirs.window, theirs.pick)
     lines.append(f"  {whose} pick {char(mine.pick, int_to_char)} (p={prob_long(mine_p)}), the "
                  f"reference's {char(theirs.pick, int_to_char)} (p={prob_long(theirs_p)})")
     return lines

@@ -360,7 +360,8 @@ class CallOutcome:
     after: dict[int, Any] | None = None
     model_changed: bool = False
     model_calls: list | None = None
-    model_inputs: list | None = None  # the token ids of each witnessed forward pass
+    # Each witnessed forward pass: its token ids and its last position's logits.
+    model_passes: list | None = None
     output: str = ""
 
 
@@ -369,7 +370,7 @@ def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:
     with witness.lock:
         calls, marks = list(witness.calls), list(witness.marks)
         # Kept even when the call failed: a trace shows the steps before the error.
-        outcome.model_inputs = list(witness.inputs)
+        outcome.model_passes = list(witness.passes)
     if outcome.error is not None:
         return
     outcome.model_calls = calls

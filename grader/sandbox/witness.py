@@ -84,8 +84,9 @@ def announce_chunk(reader: IO[bytes], writer: IO[bytes]) -> None:
 class Witness:
     """Serves a worker's model calls in the grader's process and logs them.
 
-    `calls` holds [new tokens, cached tokens] per forward pass and `inputs` the
-    token ids it was given (the first row); `marks` holds, per announced chunk,
+    `calls` holds [new tokens, cached tokens] per forward pass and `passes` the
+    token ids it was given and the logits it answered at the last position (of
+    the first row); `marks` holds, per announced chunk,
     how many calls had been made by then. All are reset by `clear()` before
     each call of the learner's code.
     """
@@ -94,7 +95,7 @@ class Witness:
         self.socket = channel
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
         self.calls: list[list[int]] = []
-        self.inputs: list[list[int]] = []
+        self.passes: list[tuple[list[int], Any]] = []
         self.marks: list[int] = []
         self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.lock = threading.Lock()
@@ -102,7 +103,7 @@ class Witness:
 
     def clear(self) -> None:
         with self.lock:
-            self.calls, self.inputs, self.marks = [], [], []
+            self.calls, self.passes, self.marks = [], [], []
 
     def allow(self, spec: ModelSpec) -> None:
         """Build a model the next call is given, here in the grader's main thread.
@@ -162,12 +163,13 @@ class Witness:
         with torch.no_grad():
             if message["op"] == "forward":
                 value: Any = model(context)
+                logits = value
             else:
                 logits, new_cache = model.forward_with_cache(context, cache)
                 value = [logits, [list(layer) for layer in new_cache]]
         with self.lock:
             self.calls.append([int(context.shape[1]), past])
-            self.inputs.append(context[0].tolist())
+            self.passes.append((context[0].tolist(), logits[0, -1].clone()))
         return value
 
     def close(self) -> None:
