@@ -227,7 +227,11 @@ def text_ids(text: str | None, int_to_char: dict[int, str]) -> list[int] | None:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "trace", help="your generation step by step beside the reference's, with the first "
-                      "step where they differ")
+                      "step where they differ",
+        description="Run your generation method (problems 06, 07, 13 to 16) and the "
+                    "reference's on the same arguments and show, step by step, the window "
+                    "the model saw, the reference's top probabilities, both picks, and the "
+                    "first step where the runs differ. Options go after the prompt.")
     p.add_argument("problem", metavar="PROBLEM",
                    help="a problem that generates: slug, number, NN-slug or folder, e.g. "
                         "generate, 6, 06-generate")
@@ -241,8 +245,8 @@ def add_parser(sub: Any) -> None:
                    help="the seed, for a problem whose method takes one (default: the first "
                         "fixed check's)")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="also draw the distributions at the first differing step "
-                        "(needs matplotlib)")
+                   help="also draw the distributions at the first differing step, with "
+                        "matplotlib (default: no picture)")
     p.add_argument("--submission", metavar="FILE",
                    help="trace this file (default: your problems/NN-slug/solution.py)")
     p.add_argument("--reference", action="store_true",
