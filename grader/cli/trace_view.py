@@ -195,8 +195,12 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
                   f"  ({char(token, int_to_char)} off by {gap:.3f}): the cache it was given "
                   "does not hold the keys and values a fresh pass over this window makes"]
     mine_p, theirs_p = your_probability(mine, probs), probs.of(theirs.window, theirs.pick)
-    lines.append(f"  {whose} pick {char(mine.pick, int_to_char)} (p={prob_long(mine_p)}), the "
-                 f"reference's {char(theirs.pick, int_to_char)} (p={prob_long(theirs_p)})")
+    def said(step: Step, p: float | None) -> str:
+        if step.pick is None:
+            return "? (its text does not show it: the end token, or cut at a stop string)"
+        return f"{char(step.pick, int_to_char)} (p={prob_long(p)})"
+
+    lines.append(f"  {whose} pick {said(mine, mine_p)}, the reference's {said(theirs, theirs_p)}")
     return lines
 
 
