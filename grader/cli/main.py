@@ -1,4 +1,4 @@
-"""`gpt-kata`: list, grade, hint, reset, talk, train.
+"""`gpt-kata`: list, grade, watch, hint, reset, trace, talk, train.
 
 Heavy imports (torch, pytest) happen inside the commands, after a worker
 process has been started, so that both processes load torch at the same time.
@@ -348,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true",
                    help="do not ask for confirmation (needed without a terminal)")
     p.set_defaults(run=reset)
+
+    from grader.cli.trace import add_parser as add_trace_parser
+
+    add_trace_parser(sub)
 
     from grader.cli.gradebook import add_parser as add_gradebook_parser
 

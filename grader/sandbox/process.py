@@ -410,6 +410,8 @@ class CallOutcome:
     after: dict[int, Any] | None = None
     model_changed: bool = False
     model_calls: list | None = None
+    # Each witnessed forward pass: its token ids and its last position's logits.
+    model_passes: list | None = None
     output: str = ""
 
 
@@ -417,6 +419,10 @@ def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:
     """Replace what the worker said about its model calls with what the witness saw."""
     with witness.lock:
         calls, marks = list(witness.calls), list(witness.marks)
+        # Kept even when the call failed: a trace shows the steps before the error.
+        outcome.model_passes = list(witness.passes)
+    if outcome.error is not None:
+        return
     outcome.model_calls = calls
     if iterate:
         chunks = outcome.result
@@ -541,7 +547,7 @@ class SubmissionProcess:
         self.spent += time.monotonic() - started
         try:
             outcome = CallOutcome(**read_call_reply(reply))
-            if witness is not None and outcome.error is None:
+            if witness is not None:
                 witnessed(outcome, witness, iterate)
             return outcome
         except (ProtocolError, KeyError, TypeError, ValueError) as exc:

@@ -84,15 +84,18 @@ def announce_chunk(reader: IO[bytes], writer: IO[bytes]) -> None:
 class Witness:
     """Serves a worker's model calls in the grader's process and logs them.
 
-    `calls` holds [new tokens, cached tokens] per forward pass; `marks` holds,
-    per announced chunk, how many calls had been made by then. Both are reset
-    by `clear()` before each call of the learner's code.
+    `calls` holds [new tokens, cached tokens] per forward pass and `passes` the
+    token ids it was given and the logits it answered at the last position (of
+    the first row); `marks` holds, per announced chunk,
+    how many calls had been made by then. All are reset by `clear()` before
+    each call of the learner's code.
     """
 
     def __init__(self, channel: socket.socket) -> None:
         self.socket = channel
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
         self.calls: list[list[int]] = []
+        self.passes: list[tuple[list[int], Any]] = []
         self.marks: list[int] = []
         self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.lock = threading.Lock()
@@ -100,7 +103,7 @@ class Witness:
 
     def clear(self) -> None:
         with self.lock:
-            self.calls, self.marks = [], []
+            self.calls, self.passes, self.marks = [], [], []
 
     def allow(self, spec: ModelSpec) -> None:
         """Build a model the next call is given, here in the grader's main thread.
@@ -160,11 +163,13 @@ class Witness:
         with torch.no_grad():
             if message["op"] == "forward":
                 value: Any = model(context)
+                logits = value
             else:
                 logits, new_cache = model.forward_with_cache(context, cache)
                 value = [logits, [list(layer) for layer in new_cache]]
         with self.lock:
             self.calls.append([int(context.shape[1]), past])
+            self.passes.append((context[0].tolist(), logits[0, -1].clone()))
         return value
 
     def close(self) -> None:

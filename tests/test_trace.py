@@ -1,0 +1,199 @@
+"""`gpt-kata trace`: a generation run step by step beside the reference's."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import pytest
+import torch
+from conftest import ROOT, SUBMISSIONS
+from patches import apply
+
+from grader.cli.trace_steps import first_difference, steps_of, windows
+from grader.grading.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
+from grader.grading.skeleton import load_reference
+from grader.model import artifacts
+from grader.registry import find
+
+GENERATE = SUBMISSIONS / "generate"
+CONTEXT_LENGTH = artifacts.load_config().context_length
+
+
+def trace(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "trace", *map(str, args)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+def reference_text(prompt: str, new_chars: int) -> str:
+    """The reference generate()'s text, run here as the goldens are made."""
+    reference = load_reference(find("generate"))
+    with torch.no_grad():
+        return reference.generate(artifacts.shipped_model(), new_chars, prompt_ids(prompt),
+                                  CONTEXT_LENGTH, artifacts.shipped_vocab())
+
+
+def table_row(stdout: str, step: int) -> str:
+    rows = [line for line in stdout.splitlines() if re.match(rf"^[ >]\s*{step}  ", line)]
+    assert len(rows) == 1, stdout
+    return rows[0]
+
+
+# -- the steps of a run, from its forward passes ----------------------------------------
+def test_windows_follow_a_cache_and_its_rebuilds():
+    passes = [([1, 2, 3], 0), ([4], 3), ([5], 4), ([2, 3, 4, 5, 6], 0), ([7], 2)]
+    assert windows(passes) == [(1, 2, 3), (1, 2, 3, 4), (1, 2, 3, 4, 5), (2, 3, 4, 5, 6),
+                               (5, 6, 7)]
+
+
+def test_picks_come_from_the_text_or_else_from_the_next_window():
+    passes = [([1, 2], 0), ([1, 2, 7], 0), ([1, 2, 7, 8], 0)]
+    assert [s.pick for s in steps_of(passes, [7, 8, 9])] == [7, 8, 9]
+    # A text cut short (a stop string) hides the last pick; the windows show the others.
+    assert [s.pick for s in steps_of(passes, [7])] == [7, 8, None]
+    # The prompt in front of the text: the last pick is still the text's last token.
+    assert [s.pick for s in steps_of(passes, [1, 2, 7, 8, 9])] == [7, 8, 9]
+
+
+def test_first_difference_counts_a_run_that_stops_early():
+    passes = [([1], 0), ([1, 2], 0)]
+    same = steps_of(passes, [2, 3])
+    assert first_difference(same, steps_of(passes, [2, 3])) is None
+    assert first_difference(same, steps_of(passes, [2, 4])) == 1
+    assert first_difference(steps_of(passes[:1], [2]), same) == 1
+
+
+# -- the command ---------------------------------------------------------------------------
+@pytest.mark.parametrize("problem", ["generate", "greedy", "eos-stop", "stream", "kv-cache",
+                                     "sampler"])
+def test_the_reference_traced_against_itself_differs_nowhere(problem):
+    # A prompt two tokens short of the window: the window fills, then slides.
+    done = trace(problem, corpus_prefix(CONTEXT_LENGTH - 2), "--reference", "--steps", "6")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no step differs" in done.stdout
+    assert not re.search(r"^>", done.stdout, flags=re.M)
+    assert all(table_row(done.stdout, step) for step in range(1, 7))
+
+
+def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slides():
+    # The prompt fills the window exactly: step 1 reads it whole, step 2 must drop its
+    # first token, and a crop of the wrong end keeps reading the prompt instead.
+    prompt = corpus_prefix(CONTEXT_LENGTH)
+    right = reference_text(prompt, 2)
+    # The wrong window is step 1's again, and generate() draws with the same seed each
+    # step: so its pick is step 1's pick.
+    wrong_pick = right[0]
+    assert right[1] != wrong_pick, "this prompt must tell the two windows apart"
+
+    done = trace("generate", prompt, "--submission", GENERATE / "crop_first.py",
+                 "--steps", "4")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "step 2 is the first that differs" in done.stdout
+    assert table_row(done.stdout, 1).startswith(" ")
+    assert table_row(done.stdout, 2).startswith(">")
+    assert f"your pick {wrong_pick!r}" in done.stdout
+    assert f"the reference's {right[1]!r}" in done.stdout
+    assert f"the model saw    {prompt[-50:]!r} ({CONTEXT_LENGTH} tokens)" in done.stdout
+    should = (prompt + right[0])[-CONTEXT_LENGTH:]
+    assert f"where it should  {should!r} ({CONTEXT_LENGTH} tokens)" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tmp_path):
+    base = (GENERATE / "well_known_style.py").read_text()
+    wrong = tmp_path / "solution.py"
+    wrong.write_text(apply("-            generator.set_state(initial_state)\n", base))
+    prompt = "Tom"
+    right = reference_text(prompt, 2)
+    # The mistake, written out: the second draw continues the generator's stream.
+    model, itc = artifacts.shipped_model(), artifacts.shipped_vocab()
+    generator = torch.Generator()
+    generator.set_state(seed_state(0))
+    first = torch.multinomial(next_token_probs(model, prompt_ids(prompt)[0].tolist()), 1,
+                              generator=generator)
+    second = torch.multinomial(
+        next_token_probs(model, prompt_ids(prompt + itc[int(first)])[0].tolist()), 1,
+        generator=generator)
+    assert itc[int(first)] == right[0]
+    assert itc[int(second)] != right[1], "the mistake must show within two steps"
+
+    done = trace("generate", prompt, "--submission", wrong, "--steps", "5")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "step 2 is the first that differs" in done.stdout
+    assert f"both saw {(prompt + right[0])!r}" in done.stdout
+    assert f"your pick {itc[int(second)]!r}" in done.stdout
+    assert f"the reference's {right[1]!r}" in done.stdout
+
+
+def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
+    # Dropping the oldest cached entry keeps the right tokens but keys made at their
+    # old positions: the windows and the first picks agree, the model's answers do not.
+    folder = SUBMISSIONS / "kv-cache"
+    spec = tomllib.loads((folder / "expected.toml").read_text())
+    wrong = tmp_path / "solution.py"
+    wrong.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],
+                           (folder / spec["base"]).read_text()))
+    prompt = corpus_prefix(CONTEXT_LENGTH - 2)
+    # Steps 1 to 3 read 46, 47 and 48 tokens; step 4 is the first whose cache was cut.
+    done = trace("kv-cache", prompt, "--submission", wrong, "--steps", "6")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "step 4 is the first that differs" in done.stdout
+    assert table_row(done.stdout, 4).startswith(">")
+    assert "but the model told your run otherwise" in done.stdout
+
+
+def test_the_table_fits_80_columns_without_a_terminal():
+    done = trace("generate", corpus_prefix(3 * CONTEXT_LENGTH), "--submission",
+                 GENERATE / "crop_first.py", "--steps", "20")
+    assert done.returncode == 1, done.stderr
+    table = done.stdout.split("\n\n")[1]
+    assert table.splitlines()[0].startswith("step")
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+
+
+def test_plot_writes_a_png_of_the_first_differing_step(tmp_path):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "step.png"
+    done = trace("generate", corpus_prefix(CONTEXT_LENGTH), "--submission",
+                 GENERATE / "crop_first.py", "--steps", "4", "--plot", picture)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"drew step 2 in {picture}" in done.stdout
+    data = picture.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 100 and height > 100
+
+
+@pytest.mark.parametrize("args, words", [
+    (["no-such-problem"], "no problem called 'no-such-problem'"),
+    (["top-k"], "does not generate text"),
+    (["softmax"], "does not generate text"),
+    (["generate", "--seed", "3"], "takes no seed"),
+    (["generate", "caf\u00e9"], "not in the model's vocabulary"),
+    (["generate", "--steps", "-1"], "--steps must be between"),
+    (["generate", "--submission", "does/not/exist.py"], "no such file"),
+])
+def test_usage_errors_exit_2_with_one_line(args, words):
+    done = trace(*args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert words in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unfinished_starter_gives_one_line():
+    done = trace("generate", "--submission", ROOT / "data" / "starters" / "06-generate" /
+                 "solution.py")
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1 and "not implemented yet" in lines[0], done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
