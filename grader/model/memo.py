@@ -1,9 +1,10 @@
-"""Remember a read-only model's outputs, for the grader's own forward passes.
+"""Remember a read-only model's outputs.
 
 Grading runs the reference, the known mistakes and the witnessed calls on the
-same few models, and many of those calls repeat an earlier input exactly (the
-same prompt's first steps, in check after check): about half of them in a grade
-of all sixteen references. A model whose weights never change gives the same
+same few models, and many of those calls repeat an earlier input exactly: the
+same prompt's first steps, in check after check (about half of a grade of all
+sixteen references), and the same examples again while hypothesis shrinks a
+failing one, on both sides of the pipe. A model whose weights never change gives the same
 logits for the same token ids, so the second time they are looked up.
 """
 
@@ -39,9 +40,10 @@ def remember_outputs(model: GPT) -> GPT:
 
     def forward(context: torch.Tensor) -> torch.Tensor:
         nonlocal held
-        if (torch.is_grad_enabled() or not isinstance(context, torch.Tensor)
-                or context.dtype != torch.long or context.device.type != "cpu"):
-            return compute(context)
+        if ((torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters()))
+                or not isinstance(context, torch.Tensor) or context.dtype != torch.long
+                or context.device.type != "cpu"):
+            return compute(context)  # an autograd graph, or an input the model refuses
         key = (tuple(context.shape), context.contiguous().numpy().tobytes())
         with lock:
             found = seen.get(key)

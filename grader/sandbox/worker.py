@@ -146,12 +146,13 @@ class Worker:
 
     def model(self, spec: Any) -> Any:
         from grader.model.artifacts import build_model
+        from grader.model.memo import remember_outputs
 
         key = spec.key()
         if key not in self.models:
             # The learner's code only reads the model: without gradients to track,
             # a forward pass takes about a fifth less time.
-            model = build_model(spec).requires_grad_(False)
+            model = remember_outputs(build_model(spec).requires_grad_(False))
             self._record_calls(model)
             self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.models[key]
