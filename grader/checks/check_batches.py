@@ -89,7 +89,7 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     after = call.record.after.get(3) if call.record.after else None
     untouched = after is not None and torch.equal(after.get_state(), initial)
     try:
-        expect_pair(got, expected, "get_batch", ("the inputs x", "the targets y"))
+        expect_pair(got, expected, "get_batch", ("the input batch x", "the target batch y"))
     except GradeFailure as failure:
         hint = ""
         if untouched:
@@ -97,8 +97,10 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                     "generator=generator instead of using the global random state.")
         raise GradeFailure(failure.message + hint) from None
     if untouched:
-        raise GradeFailure("the generator is back where it started: leave it where "
-                           "torch.randint left it, or the next batch repeats this one")
+        raise GradeFailure("the generator passed in is where it started: it was never used "
+                           "(pass generator=generator to torch.randint) or it was put back; "
+                           "leave it where torch.randint left it, or the next batch repeats "
+                           "this one")
     if after is None or not torch.equal(after.get_state(), state_after_one_draw(call)):
         raise GradeFailure("the batch is right, but the generator was used for more than the "
                            "one torch.randint call of batch_size starts, so the next batch "

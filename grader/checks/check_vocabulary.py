@@ -27,12 +27,11 @@ MISTAKES = [
             lambda text, corpus: ids(text, numbering(list(dict.fromkeys(corpus))))),
     Mistake("count the ids from 1", "the first character of the sorted list is id 0",
             lambda text, corpus: ids(text, numbering(sorted(set(corpus)), start=1))),
-    Mistake("build the tensor with torch.Tensor, which makes float32",
+    Mistake("build the tensor without dtype=torch.long (torch.Tensor(ids) is float32, and "
+            "so is torch.tensor([]) for an empty text)",
             "token ids index an embedding table: torch.tensor(ids, dtype=torch.long)",
             lambda text, corpus: torch.Tensor([numbering(sorted(set(corpus)))[c]
-                                               for c in text])),
-    Mistake("let torch.tensor guess the dtype: an empty list becomes float32",
-            "pass dtype=torch.long, so that an empty text is a LongTensor too",
+                                               for c in text]),
             lambda text, corpus: ids(text, numbering(sorted(set(corpus))), dtype=None)),
     Mistake("store the ids as int32",
             "cross-entropy wants its targets as int64: dtype=torch.long",
@@ -94,7 +93,7 @@ def fallback_hint(call: Call) -> str:
 CONTRACT = Contract(
     problem="vocabulary", method="encode", arg_names=("text", "corpus"),
     cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
-    judge=comparing(expect_tensor, "the token ids", exact=True),
+    judge=comparing(expect_tensor, "the encoded text", exact=True),
 )
 
 test_shipped_corpus, test_random_corpora = CONTRACT.tests(

@@ -17,7 +17,7 @@ MISTAKES = [
             lambda d, n, i: (d[i:i + n], d[i:i + n])),
     Mistake("shift the target the wrong way (one token back)",
             "the target is the token after each input token: data[i + 1:i + T + 1]",
-            lambda d, n, i: (d[i:i + n], d[max(i - 1, 0):i + n - 1])),
+            lambda d, n, i: (d[i:i + n], d[i - 1:i + n - 1])),
     Mistake("swap the input and the target", "return (x, y): the input first",
             lambda d, n, i: (d[i + 1:i + n + 1], d[i:i + n])),
     Mistake("make the windows one token short", "each window holds context_length tokens",
@@ -81,7 +81,8 @@ def test_one_past_the_last_window(kata: Kata) -> None:
     """There are len(data) - context_length windows: the next one is refused"""
     data = torch.arange(10)
     CONTRACT.expect_refusal(kata, (data, 3, 7), "window(arange(10), 3, i=7)",
-                            "window 7's target would need token 10, and 10 tokens end at 9",
+                            "window 7's target would end at index 10, past the last of "
+                            "10 tokens (index 9)",
                             mistakes=COUNT_ONE_TOO_MANY)
 
 
