@@ -33,6 +33,11 @@ def prompt_ids(prompt: str) -> torch.Tensor:
     return artifacts.encode(prompt, artifacts.shipped_vocab())
 
 
+def corpus_ids(n: int) -> torch.Tensor:
+    """The corpus' first n characters as a (n,) LongTensor: data to cut windows from."""
+    return prompt_ids(corpus_prefix(n))[0]
+
+
 @torch.no_grad()
 def shipped_logits(*prompts: str) -> torch.Tensor:
     """The shipped model's next-token logits after each prompt, one row each.

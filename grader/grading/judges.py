@@ -91,6 +91,27 @@ def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, 
     )
 
 
+def expect_pair(got: Any, expected: tuple, method: str, names: tuple[str, str]) -> None:
+    """An (x, y) pair of tensors, a tuple or a list, each equal to the expected one."""
+    expect_type(got, (tuple, list), f"{method}()'s result")
+    if len(got) != 2:
+        raise GradeFailure(f"{method}()'s result holds {len(got)} items; return the pair (x, y)")
+    for mine, theirs, name in zip(got, expected, names):
+        expect_tensor(mine, theirs, name, exact=True)
+
+
+def same_pair(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    """Two outcomes that are the same pair of tensors, as a tuple or a list alike:
+    how a learner's (x, y) is matched with a known mistake's."""
+    if a[0] != b[0] or a[0] == "error":
+        return a == b
+    x, y = a[1], b[1]
+    return (isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)) and len(x) == len(y)
+            and all(isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor)
+                    and p.shape == q.shape and p.dtype == q.dtype and torch.equal(p, q)
+                    for p, q in zip(x, y)))
+
+
 def show(text: str) -> str:
     return repr(text)
 

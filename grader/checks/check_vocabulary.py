@@ -1,0 +1,118 @@
+"""Checks for problem 17, vocabulary: characters to token ids."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.cases import corpus_prefix
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
+from grader.grading.strategies import ALPHABET
+from grader.model import artifacts
+
+
+def numbering(chars: list[str], start: int = 0) -> dict[str, int]:
+    return {c: i for i, c in enumerate(chars, start=start)}
+
+
+def ids(text: str, char_to_int: dict[str, int], dtype: torch.dtype | None = torch.long):
+    return torch.tensor([char_to_int[c] for c in text], dtype=dtype)
+
+
+MISTAKES = [
+    Mistake("number the characters in the order they first appear in the corpus",
+            "sort them: sorted(set(corpus)) gives the same ids whatever the corpus' order",
+            lambda text, corpus: ids(text, numbering(list(dict.fromkeys(corpus))))),
+    Mistake("count the ids from 1", "the first character of the sorted list is id 0",
+            lambda text, corpus: ids(text, numbering(sorted(set(corpus)), start=1))),
+    Mistake("build the tensor without dtype=torch.long (torch.Tensor(ids) is float32, and "
+            "so is torch.tensor([]) for an empty text)",
+            "token ids index an embedding table: torch.tensor(ids, dtype=torch.long)",
+            lambda text, corpus: torch.Tensor([numbering(sorted(set(corpus)))[c]
+                                               for c in text]),
+            lambda text, corpus: ids(text, numbering(sorted(set(corpus))), dtype=None)),
+    Mistake("store the ids as int32",
+            "cross-entropy wants its targets as int64: dtype=torch.long",
+            lambda text, corpus: ids(text, numbering(sorted(set(corpus))), torch.int32)),
+    Mistake("add a batch dimension", "encode returns the (T,) ids of one text; a batch of "
+            "one, (1, T), is made where it is needed",
+            lambda text, corpus: ids(text, numbering(sorted(set(corpus)))).view(1, -1)),
+    Mistake("return a list instead of a tensor",
+            "wrap the ids: torch.tensor(ids, dtype=torch.long)",
+            lambda text, corpus: [numbering(sorted(set(corpus)))[c] for c in text]),
+]
+
+
+def shipped_corpus() -> str:
+    return artifacts.CORPUS.read_text(encoding="utf-8")
+
+
+def cases() -> dict[str, tuple]:
+    corpus = shipped_corpus()
+    return {
+        "a-sentence": ("Lily had a red ball.", corpus),
+        "two-lines": (corpus_prefix(60), corpus),
+        "empty-text": ("", corpus),
+        "whole-vocabulary": ("".join(sorted(set(corpus), reverse=True)), corpus),
+        # First appearance h, e, l, o; sorted e, h, l, o.
+        "small-corpus": ("hello", "hello"),
+        "repeats": ("aaa!a", "a!?a"),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    corpus = data.draw(st.text(ALPHABET + "\n", min_size=1, max_size=40), label="corpus")
+    text = data.draw(st.text(st.sampled_from(sorted(set(corpus))), max_size=30), label="text")
+    return text, corpus
+
+
+def renumbered(got: object, text: str) -> bool:
+    """Whether `got` gives every character of text one id of its own, consistently."""
+    if not (isinstance(got, torch.Tensor) and got.dim() == 1 and len(got) == len(text)):
+        return False
+    seen: dict[str, int] = {}
+    for char, i in zip(text, got.tolist()):
+        if seen.setdefault(char, i) != i:
+            return False
+    return len(set(seen.values())) == len(seen)
+
+
+def fallback_hint(call: Call) -> str:
+    # A set's order changes from one run of Python to the next, so numbering in
+    # set order cannot be reproduced here: recognise any consistent numbering.
+    text = call.args[0]
+    if call.outcome[0] == "value" and renumbered(call.outcome[1], text):
+        return ("\nYour ids number the characters consistently, but not in sorted order "
+                "(the order of a set changes from run to run). Hint: number sorted(set(corpus)).")
+    return ""
+
+
+CONTRACT = Contract(
+    problem="vocabulary", method="encode", arg_names=("text", "corpus"),
+    cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
+    judge=comparing(expect_tensor, "the encoded text", exact=True),
+)
+
+test_shipped_corpus, test_random_corpora = CONTRACT.tests(
+    "Encoding with the vocabulary of a fixed corpus",
+    "Encoding random texts with the vocabularies of random corpora, against the reference",
+    draw_example)
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: in the vocabulary of 'banana', 'nab' is 2, 0, 1"""
+    got = kata.run(CONTRACT.method, "nab", "banana", arg_names=CONTRACT.arg_names)
+    expect_tensor(got, torch.tensor([2, 0, 1]), "encode('nab', 'banana')", exact=True)
+
+
+def test_unknown_character(kata: Kata) -> None:
+    """A character the corpus never holds is refused with ValueError, naming it"""
+    text = "Zoe sat."  # the shipped corpus has no capital Z
+    CONTRACT.expect_refusal(kata, (text, shipped_corpus()), f"encode({text!r}, corpus)",
+                            "the corpus has no 'Z', so it has no id")
+    error = (kata.last.error or {}) if kata.last else {}
+    if "Z" not in str(error.get("message", "")):
+        raise GradeFailure("the ValueError for 'Zoe sat.' does not name the character 'Z': "
+                           "say which characters are missing, so the reader can fix the text")

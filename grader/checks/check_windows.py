@@ -1,0 +1,92 @@
+"""Checks for problem 18, windows: an input window and its target, shifted by one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.cases import context_length, corpus_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import expect_pair, same_pair
+from grader.grading.skeleton import Call, Kata, Mistake
+
+MISTAKES = [
+    Mistake("forget to shift the target", "y starts one token after x: data[i + 1:i + T + 1]",
+            lambda d, n, i: (d[i:i + n], d[i:i + n])),
+    Mistake("shift the target the wrong way (one token back)",
+            "the target is the token after each input token: data[i + 1:i + T + 1]",
+            lambda d, n, i: (d[i:i + n], d[i - 1:i + n - 1])),
+    Mistake("swap the input and the target", "return (x, y): the input first",
+            lambda d, n, i: (d[i + 1:i + n + 1], d[i:i + n])),
+    Mistake("make the windows one token short", "each window holds context_length tokens",
+            lambda d, n, i: (d[i:i + n - 1], d[i + 1:i + n])),
+    Mistake("make the windows one token long", "each window holds context_length tokens",
+            lambda d, n, i: (d[i:i + n + 1], d[i + 1:i + n + 2])),
+]
+
+# Counting len(data) - context_length + 1 windows: the last one's target is short.
+COUNT_ONE_TOO_MANY = [
+    Mistake("count one window too many",
+            "window i needs data[i + context_length] for its target: there are "
+            "len(data) - context_length windows",
+            lambda d, n, i: (d[i:i + n], d[i + 1:i + n + 1])),
+]
+
+
+def cases() -> dict[str, tuple]:
+    data = corpus_ids(200)
+    n = context_length()
+    return {
+        "first-window": (data, n, 0),
+        "a-middle-window": (data, n, 57),
+        "last-window": (data, n, len(data) - n - 1),
+        "one-token-windows": (data, 1, 10),
+        "the-only-window": (corpus_ids(n + 1), n, 0),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    n = data.draw(st.integers(1, 12), label="context_length")
+    ids = data.draw(st.lists(st.integers(0, 39), min_size=n + 1, max_size=n + 30), label="data")
+    i = data.draw(st.integers(0, len(ids) - n - 1), label="i")
+    return torch.tensor(ids, dtype=torch.long), n, i
+
+
+def judge(got: Any, expected: tuple, call: Call) -> None:
+    expect_pair(got, expected, "window", ("the input window x", "the target window y"))
+
+
+CONTRACT = Contract(
+    problem="windows", method="window", arg_names=("data", "context_length", "i"),
+    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair,
+)
+
+test_shipped_corpus, test_random_data = CONTRACT.tests(
+    "The windows of a fixed stretch of the corpus",
+    "Windows of random data and context lengths, against the reference",
+    draw_example)
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: window 2 of 0..9 with 3 tokens is (2, 3, 4) and (3, 4, 5)"""
+    got = kata.run(CONTRACT.method, torch.arange(10), 3, 2, arg_names=CONTRACT.arg_names)
+    expect_pair(got, (torch.tensor([2, 3, 4]), torch.tensor([3, 4, 5])), "window",
+                ("x of window(arange(10), 3, 2)", "y of window(arange(10), 3, 2)"))
+
+
+def test_one_past_the_last_window(kata: Kata) -> None:
+    """There are len(data) - context_length windows: the next one is refused"""
+    data = torch.arange(10)
+    CONTRACT.expect_refusal(kata, (data, 3, 7), "window(arange(10), 3, i=7)",
+                            "window 7's target would end at index 10, past the last of "
+                            "10 tokens (index 9)",
+                            mistakes=COUNT_ONE_TOO_MANY)
+
+
+def test_negative_start(kata: Kata) -> None:
+    """A negative window number is refused"""
+    CONTRACT.expect_refusal(kata, (torch.arange(10), 3, -1), "window(arange(10), 3, i=-1)",
+                            "windows are numbered from 0; a negative slice start counts "
+                            "from the end and cuts a window that does not exist")
