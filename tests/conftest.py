@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -42,21 +45,47 @@ def run_grade(*args: str | Path, tmp_path: Path, timeout: float = 600) -> GradeR
     return GradeRun(done.returncode, report, done.stdout, done.stderr)
 
 
+class BatchServer:
+    """This test process's `tests/grade_batch.py --serve`, started on first use."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[str] | None = None
+        self.errors: IO[str] | None = None
+
+    def grade(self, jobs: list[dict], timeout: float) -> list[dict]:
+        if self.process is None or self.process.poll() is not None:
+            # lives as long as the server it collects from
+            self.errors = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+            self.process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).parent / "grade_batch.py"), "--serve"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
+                cwd=ROOT)
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(json.dumps(jobs) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+            assert self.errors is not None
+            self.errors.seek(0)
+            pytest.fail(f"the grading process gave no reports within {timeout:g} s:\n"
+                        f"{self.errors.read()[-3000:]}")
+        return json.loads(line)
+
+
+_SERVER = BatchServer()
+
+
 def grade_batch(jobs: list[dict], tmp_path: Path, timeout: float = 900) -> list[dict]:
-    """Grade several submissions in one grading process (tests/grade_batch.py).
+    """Grade several submissions in this test process's grading process.
 
     Each report has the shape `gpt-kata grade --json` writes. A crash of the
-    batch process fails the calling test with its stderr.
+    grading process fails the calling test with its stderr.
     """
-    jobs_file, out_file = tmp_path / "jobs.json", tmp_path / "reports.json"
-    jobs_file.write_text(json.dumps([{**job, "file": str(job["file"])} for job in jobs]))
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "grade_batch.py"), str(jobs_file),
-         str(out_file)],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(out_file.read_text())
+    return _SERVER.grade([{**job, "file": str(job["file"])} for job in jobs], timeout)
 
 
 def messages(report: dict) -> str:
