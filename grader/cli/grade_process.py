@@ -16,6 +16,8 @@ import time
 import traceback
 from typing import NoReturn
 
+from grader.cli.output import exit_now
+
 EXIT_CRASH = 70  # the child failed before `grade` could give an exit code
 POLL_SECONDS = 0.02
 
@@ -107,9 +109,4 @@ def _child(argv: list[str], stderr_path: str) -> NoReturn:
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
         traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
+        exit_now(code)

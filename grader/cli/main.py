@@ -21,7 +21,7 @@ from grader.cli.options import (
     require_isolation,
     select_problems,
 )
-from grader.cli.output import clock, console
+from grader.cli.output import clock, console, exit_now
 from grader.registry import Problem, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
@@ -404,19 +404,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console entry point: `main`, then an exit that skips interpreter teardown.
-
-    Unloading torch, hypothesis and pytest at exit takes about half a second,
-    longer than grading a passing problem's checks. Every file the commands
-    write is closed before they return, so only the standard streams need flushing.
-    """
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    """The console entry point: `main`, then an exit that skips interpreter teardown
+    (longer than grading a passing problem's checks)."""
+    exit_now(main())
 
 
 if __name__ == "__main__":
