@@ -24,6 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = ROOT / "tests" / "submissions"
 HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
+# The goals for "all starters" and "all references" were set for the sixteen
+# problems of the generation tracks; later tracks are timed on their own.
+FIRST_SIXTEEN = [str(n) for n in range(1, 17)]
 
 
 @dataclass(frozen=True)
@@ -48,10 +51,11 @@ SCENARIOS = [
              ["crop-context", "--submission", str(SUBMISSIONS / "hostile" / "hang.py"),
               "--timeout", str(HANG_TIMEOUT)],
              1, 1.5, says="not run:", allowance=HANG_TIMEOUT),
-    Scenario("starters", "all 16 untouched starters",
-             ["--submission", str(ROOT / "data" / "starters")], 1, 2.0,
+    Scenario("starters", "the 16 untouched starters of the first two tracks",
+             ["--submission", str(ROOT / "data" / "starters"), *FIRST_SIXTEEN], 1, 2.0,
              says="not implemented yet"),
-    Scenario("references", "all 16 references", ["--reference"], 0, 6.0),
+    Scenario("references", "the 16 references of the first two tracks",
+             ["--reference", *FIRST_SIXTEEN], 0, 6.0),
 ]
 # The sandbox's cost: the same grades with and without it, as a ratio of the two.
 SANDBOX_COST_GOAL = 1.10
