@@ -7,6 +7,7 @@ learner-facing message instead of a traceback.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from dataclasses import dataclass, field
@@ -198,18 +199,39 @@ def test_name(item: pytest.Item) -> str:
     return f"{name} [{callspec.id}]" if callspec else name
 
 
+def freeze_imports() -> None:
+    """Leave everything imported so far out of every later garbage collection.
+
+    torch, pytest and hypothesis make a heap of about a million objects, and
+    hypothesis runs a full collection before its first example (about 0.1 s
+    each time). Done once, right after the imports: a long-lived process (watch)
+    must not freeze the garbage of its earlier grades.
+    """
+    global _frozen
+    if not _frozen:
+        gc.freeze()
+        _frozen = True
+
+
+_frozen = False
+
+
 def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     """Run the problems' check modules in this process; pytest's exit code."""
     args = [str(p.checks) for p in problems]
     # Third-party plugins in the learner's environment (random ordering, reruns,
     # timeouts...) must not change a grade.
+    # pytest's unraisable- and thread-exception plugins end every session with
+    # several full garbage collections, longer than a passing problem's checks.
     args += ["--disable-plugin-autoload", "-p", "no:cacheprovider", "-p", "no:terminal",
-             "-p", "no:warnings", "-p", "no:logging", "--rootdir", str(problems[0].checks.parent),
+             "-p", "no:warnings", "-p", "no:logging", "-p", "no:unraisableexception",
+             "-p", "no:threadexception", "--rootdir", str(problems[0].checks.parent),
              "-c", str(problems[0].checks.parent / "pytest.ini"), "--capture=sys",
              "--assert=plain"]
     import torch
 
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they give
+    freeze_imports()
     old_modules = set(sys.modules)
     try:
         code = int(pytest.main(args, plugins=[plugin]))
