@@ -53,6 +53,36 @@ class Solution:
 '''
 
 
+# 06 written out of the learner's own 01 to 05, as its statement suggests.
+GENERATE = '''\
+import torch
+from torchtyping import TensorType
+
+from grader.reuse import solution_of
+
+Crop = solution_of("crop-context")
+Last = solution_of("last-logits")
+Softmax = solution_of(3)
+Sample = solution_of("04-sample")
+Decode = solution_of("decode")
+
+
+class Solution:
+    def generate(self, model, new_chars: int, context: TensorType[int], context_length: int,
+                 int_to_char: dict) -> str:
+        generator = torch.manual_seed(0)
+        initial_state = generator.get_state()
+        new = []
+        for _ in range(new_chars):
+            window = Crop().crop_context(context, context_length)
+            probs = Softmax().softmax(Last().last_logits(model, window))
+            token = Sample().sample(probs, generator, initial_state)
+            context = torch.cat([context, token], dim=1)
+            new.append(token.item())
+        return Decode().decode(new, int_to_char)
+'''
+
+
 def kata(root: Path, solved: tuple[str, ...] = ("top-k", "top-p")) -> Path:
     """A learner's problems/ folder: `solved` hold the references' code, 11 uses them."""
     problems = root / "problems"
@@ -135,6 +165,18 @@ def test_a_solution_built_on_earlier_ones_passes_in_the_sandbox(tmp_path: Path) 
 
 
 @needs_landlock
+def test_generate_built_on_the_first_five_passes_in_the_sandbox(tmp_path: Path) -> None:
+    problems = kata(tmp_path / "learner",
+                    solved=("crop-context", "last-logits", "softmax", "sample", "decode"))
+    (problems / "06-generate").mkdir()
+    (problems / "06-generate" / "solution.py").write_text(GENERATE)
+    run = run_grade("--submission", problems, "generate", tmp_path=tmp_path)
+    assert run.report is not None, run.stderr
+    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
+    assert run.report["status"] == "pass", messages(run.report)
+
+
+@needs_landlock
 def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> None:
     problems = kata(tmp_path / "learner", solved=("top-p",))
     # The learner's 09 is a link to the reference; a file beside it links to the goldens.
@@ -156,3 +198,17 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
     assert run.report["status"] == "fail"
     assert "PermissionError" in run.stdout + messages(run.report) or \
         "Permission denied" in messages(run.report)
+
+
+def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) -> None:
+    from grader.cli.gradebook import collect, inputs_key
+
+    kata(tmp_path / "ada")
+    chosen = [find("top-k-top-p")]
+    learner = collect("ada", tmp_path / "ada", chosen)
+    assert set(learner.files) == {"11-top-k-top-p"}
+    assert set(learner.others) == {"09-top-k", "10-top-p"}
+    before = inputs_key(learner, "grader", {})
+    # A change to 09 changes what 11 does: the learner is graded again.
+    (tmp_path / "ada" / "problems" / "09-top-k" / "solution.py").write_text("# changed\n")
+    assert inputs_key(collect("ada", tmp_path / "ada", chosen), "grader", {}) != before
