@@ -16,6 +16,7 @@ import ast
 import builtins
 import importlib
 import inspect
+import linecache
 import shutil
 import sys
 import sysconfig
@@ -78,11 +79,10 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
     names: the namespace the class was defined in (the notebook's), to resolve
     the names the class uses but does not define.
     """
-    try:
-        class_source = textwrap.dedent(inspect.getsource(cls))
-    except (OSError, TypeError):
+    class_source = source_of_class(cls)
+    if class_source is None:
         raise CheckError(NO_SOURCE.format(name=cls.__name__, folder=problem.folder,
-                                          slug=problem.slug)) from None
+                                          slug=problem.slug))
     starter = _starter_source(problem)
     imports = [ast.get_source_segment(starter, node) or "" for node in ast.parse(starter).body
                if isinstance(node, ast.Import | ast.ImportFrom)]
@@ -114,6 +114,38 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
     alias = [] if cls.__name__ == "Solution" else [f"\n\nSolution = {cls.__name__}"]
     parts = ["\n".join(dict.fromkeys(lines)), *reversed(bodies), class_source.rstrip()]
     return "\n\n\n".join(p for p in parts if p) + "".join(alias) + "\n"
+
+
+def source_of_class(cls: type) -> str | None:
+    """The class statement that made `cls`, or None where Python kept no source.
+
+    `inspect.getsource` finds a class through its module's file, and a notebook's
+    module has none. Its methods know where they came from, though: IPython keeps
+    each cell's text in `linecache` under the file name its code was compiled
+    with, so the class statement around a method's first line is the source.
+    """
+    try:
+        return textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        pass
+    for member in vars(cls).values():
+        function = getattr(member, "__func__", getattr(member, "fget", member))
+        code = getattr(inspect.unwrap(function), "__code__", None) \
+            if callable(function) else None
+        if code is None:
+            continue
+        text = "".join(linecache.getlines(code.co_filename))
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__ and \
+                    node.lineno <= code.co_firstlineno <= (node.end_lineno or 0):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines = text.splitlines(keepends=True)[first - 1:node.end_lineno]
+                return textwrap.dedent("".join(lines))
+    return None
 
 
 def _starter_source(problem: Problem) -> str:
@@ -164,6 +196,9 @@ def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
             qualname = value.__qualname__
             line = f"from {module_name} import {qualname}"
             return (line if qualname == name else f"{line} as {name}"), None
+        if inspect.isclass(value):
+            source = source_of_class(value)
+            return None, source.rstrip() if source else None
         try:
             return None, textwrap.dedent(inspect.getsource(value)).rstrip()
         except (OSError, TypeError):

@@ -55,7 +55,9 @@ print("RESULT", check("decode", getattr(cells, sys.argv[2])))
 
 
 def python(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # This checkout first; whatever else the caller's path holds (IPython, say) after it.
+    extra = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *extra])}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
                           env=env)
 
@@ -131,3 +133,45 @@ def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) ->
 def test_an_unknown_problem_is_a_message(tmp_path: Path) -> None:
     done = python("-c", "from grader import check\nprint('RESULT', check('decoed', int))")
     assert "RESULT False" in done.stdout and "did you mean decode" in done.stdout
+
+
+def run_like_a_notebook_cell(cell: str, module_name: str) -> dict:
+    """Run `cell` as IPython runs one: its text kept in linecache under the name
+    it was compiled with, in a main module that has no file."""
+    import linecache
+    import types
+
+    filename = f"<ipython-input-{module_name}>"
+    linecache.cache[filename] = (len(cell), None, cell.splitlines(keepends=True), filename)
+    module = types.ModuleType(module_name)
+    sys.modules[module_name] = module
+    exec(compile(cell, filename, "exec"), module.__dict__)
+    return module.__dict__
+
+
+def test_a_class_from_a_cell_is_found_through_its_methods() -> None:
+    import inspect
+
+    names = run_like_a_notebook_cell(CELLS, "cell_main")
+    with pytest.raises((OSError, TypeError)):
+        inspect.getsource(names["MyDecoder"])  # what Python alone manages in a notebook
+    text = solution_file(find("decode"), names["MyDecoder"], names)
+    assert "class MyDecoder:" in text and "def as_list(ids):" in text
+    assert "import torch as T" in text and text.endswith("Solution = MyDecoder\n")
+    scope: dict = {}
+    exec(compile(text, "solution.py", "exec"), scope)
+    assert scope["Solution"]().decode([9, 23, 26, 39], {9: "L", 23: "i", 26: "l", 39: "y"}) \
+        == "Lily"
+
+
+def test_in_an_ipython_shell(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    script = textwrap.dedent(f'''\
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        shell.run_cell({CELLS!r})
+        shell.run_cell("from grader import check\\nresult = check('decode', MyDecoder)")
+        print("RESULT", shell.user_ns["result"])
+        ''')
+    done = python("-c", script, cwd=tmp_path)
+    assert "RESULT True" in done.stdout, done.stdout + done.stderr
