@@ -49,6 +49,8 @@ def check(problem: str | int, solution: Any, *, verbose: bool = False) -> bool:
     problem: slug, number or folder, as on the command line ("generate", 6, "06-generate").
     verbose: show every failing check, as `gpt-kata grade -v` does.
     """
+    from rich.markup import escape
+
     from grader.cli.output import console
 
     out = console()
@@ -61,7 +63,7 @@ def check(problem: str | int, solution: Any, *, verbose: bool = False) -> bool:
         found = _problem(problem)
         source = solution_file(found, cls, names)
     except CheckError as exc:
-        out.print(f"[red]✗[/] {exc}", highlight=False)
+        out.print(f"[red]✗[/] {escape(str(exc))}", highlight=False)
         return False
     return _grade(found, source, verbose, out)
 
