@@ -22,8 +22,10 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from grader.x import y` may name a module y or a name in x.
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            # `from grader.x import y` may name a module y or a name in x; when every
+            # name is a module (`from grader import paths`), x itself is not used.
+            inner = [f"{node.module}.{alias.name}" for alias in node.names]
+            names = inner if all(n in known for n in inner) else [node.module, *inner]
         else:
             continue
         found |= {name for name in names if name in known}

@@ -28,6 +28,7 @@ from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.grade_process import GradeProcess, forking, warm_up
 from grader.cli.options import positive_megabytes, positive_seconds, require_isolation
 from grader.registry import Problem
+from grader.registry import problems as all_problems
 from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, DEFAULT_PROBLEM_BUDGET
 
 # Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
@@ -51,6 +52,9 @@ class Learner:
     name: str
     folder: Path  # where their NN-slug/solution.py files are
     files: dict[str, bytes | None]  # problem folder -> the file's bytes, None if not taken
+    # The learner's solutions to the problems not graded now: staged beside the graded
+    # ones, only so that a solution can use an earlier one (grader.reuse.solution_of).
+    others: dict[str, bytes] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # why a file was not taken
 
 
@@ -103,6 +107,11 @@ def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
         learner.files[p.folder] = content
         if content is None:
             learner.reasons[p.folder] = reason
+    for p in all_problems():
+        if p.folder not in learner.files:
+            content, _reason = read_solution(folder / p.folder / "solution.py", inside)
+            if content is not None:
+                learner.others[p.folder] = content
     return learner
 
 
@@ -136,6 +145,9 @@ def grader_fingerprint() -> str:
 def inputs_key(learner: Learner, grader: str, options: dict) -> str:
     files = {folder: hashlib.sha256(content).hexdigest() if content is not None else None
              for folder, content in learner.files.items()}
+    # An earlier solution that a graded one uses changes its grade too.
+    files.update({folder: hashlib.sha256(content).hexdigest()
+                  for folder, content in learner.others.items()})
     material = {"grader": grader, "options": options, "files": files}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -209,6 +221,9 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
             # A missing file is graded as an empty one, so that its checks still count
             # in max_score and every learner is scored out of the same total.
             target.write_bytes(learner.files[p.folder] or b"")
+        for folder, content in learner.others.items():
+            (stage / folder).mkdir(parents=True)
+            (stage / folder / "solution.py").write_bytes(content)
         report_path = Path(tmp) / "report.json"
         argv = ["--submission", str(stage), "--json", str(report_path), "-q", "--classroom",
                    "--timeout", str(args.timeout), "--budget", str(args.budget),

@@ -390,15 +390,57 @@ class Policy:
         """Readable: Python and its packages, and the submission's own folder.
 
         Where that folder holds (or is) one of the grader's private folders, only
-        the submission file itself is readable.
+        the submission file itself is readable. Where it is an NN-slug folder of
+        a learner's problems/ folder, that problems/ folder is readable as a
+        whole, so that a solution can use the learner's earlier ones
+        (`grader.reuse.solution_of`); never one of the grader's own.
         """
         path = Path(submission).resolve()
         folder = path if path.is_dir() else path.parent
-        if any(_inside(Path(private), folder) for private in grader_private_paths()):
+        private = [Path(p) for p in grader_private_paths()]
+        if any(_inside(p, folder) for p in private):
             folder = path
+        elif (problems := learner_problems_folder(folder, private)) is not None:
+            folder = problems
         scratch = os.fspath(scratch)
         return cls(readable=[*readable_paths_for_python(), str(folder)], scratch=scratch,
                    environment=clean_environment(scratch), **limits)
+
+
+def learner_problems_folder(folder: Path, private: list[Path]) -> Path | None:
+    """The parent of a learner's NN-slug folder, when it is a problems/ folder.
+
+    It qualifies when it is named problems, or when every folder in it is an
+    NN-slug folder (a roster learner's folder, the gradebook's staging), and it
+    neither holds nor lies in any of the grader's private folders. A checkout
+    as a whole is private, but the learner's problems/ in it is theirs.
+    """
+    from grader.reuse import PROBLEM_FOLDER
+
+    parent = folder.parent
+    if not PROBLEM_FOLDER.fullmatch(folder.name) or parent == folder:
+        return None
+    checkout = _checkout_root()
+    for p in private:
+        if _inside(p, parent) or (_inside(parent, p) and p != checkout):
+            return None
+    if parent.name != "problems":
+        try:
+            entries = [e for e in parent.iterdir() if not e.name.startswith(".")]
+        except OSError:
+            return None
+        if any(e.is_dir() and not PROBLEM_FOLDER.fullmatch(e.name) for e in entries):
+            return None
+    return parent
+
+
+def _checkout_root() -> Path | None:
+    """The repository the grader runs from, when it is a checkout (not installed)."""
+    try:
+        from grader import paths
+    except ImportError:
+        return None
+    return None if paths.INSTALLED else paths.ROOT.resolve()
 
 
 def grader_private_paths() -> list[str]:

@@ -1,0 +1,133 @@
+"""Your own earlier solutions, for a later problem: `solution_of("top-k")`.
+
+In `problems/11-top-k-top-p/solution.py`::
+
+    from grader.reuse import solution_of
+
+    TopK = solution_of("top-k")   # your problems/09-top-k/solution.py's Solution
+
+The earlier file is found next to the file that asks for it: in the same
+`problems/` folder, whether that is your kata, a copy the gradebook grades, or
+the temporary folder `check()` grades from a notebook. Asked from anywhere else
+(a Python session, a notebook), it is found in the kata folder you started in.
+
+Under the sandbox a submission may read its own problems/ folder and nothing of
+the grader's (see `Policy.for_submission`), so this reads only files the
+submission could read anyway. It imports nothing heavy and nothing from the
+grader's data: the fork server loads it before any submission runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+PROBLEM_FOLDER = re.compile(r"(\d\d)-([a-z0-9]+(?:-[a-z0-9]+)*)")
+
+
+class ReuseError(ImportError):
+    """An earlier solution could not be used; the message says what to do."""
+
+
+def unfinished_methods(source: str) -> list[str]:
+    """Methods whose body still ends by raising NotImplementedError, as a starter's do."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body \
+                and isinstance(node.body[-1], ast.Raise):
+            raised = node.body[-1].exc
+            if isinstance(raised, ast.Call):
+                raised = raised.func
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                names.append(node.name)
+    return names
+
+
+def problems_folder_of(file: str | Path | None) -> Path | None:
+    """The problems/ folder a solution file sits in (its NN-slug folder's parent)."""
+    if not file or str(file).startswith("<"):
+        return None  # typed at a prompt or in a notebook cell
+    folder = Path(file).resolve().parent
+    return folder.parent if PROBLEM_FOLDER.fullmatch(folder.name) else None
+
+
+def _default_problems() -> Path:
+    from grader.paths import PROBLEMS
+
+    return PROBLEMS
+
+
+def _find(problems: Path, name: str | int) -> Path:
+    key = str(name).strip().lower().replace("_", "-").rstrip("/")
+    key = key.rsplit("/", 1)[-1]
+    try:
+        entries = sorted(e.name for e in problems.iterdir() if PROBLEM_FOLDER.fullmatch(e.name))
+    except OSError:
+        entries = []
+    for entry in entries:
+        number, slug = PROBLEM_FOLDER.fullmatch(entry).groups()  # type: ignore[union-attr]
+        if key in (entry, slug) or (key.isdigit() and int(key) == int(number)):
+            return problems / entry
+    known = ", ".join(PROBLEM_FOLDER.fullmatch(e).group(2) for e in entries)  # type: ignore[union-attr]
+    where = f"; the problems there are: {known}" if known else ""
+    raise ReuseError(f"solution_of({name!r}): no such problem in {problems}{where}")
+
+
+def _load(file: Path, label: str) -> ModuleType:
+    # A name of its own per file, so that two earlier solutions never share one,
+    # and registered while it runs: dataclasses look their module up.
+    name = f"kata_solution_{label.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ReuseError(f"{file} cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ReuseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the earlier file raised, said plainly
+        sys.modules.pop(name, None)
+        raise ReuseError(f"your {label}/solution.py fails when it is loaded "
+                         f"({type(exc).__name__}: {exc}); fix it first") from exc
+    return module
+
+
+def solution_of(problem: str | int, *, finished: bool = True) -> type:
+    """The `Solution` class of your own solution to an earlier problem.
+
+    problem: its slug, number or folder ("top-k", 9, "09-top-k").
+    finished: refuse a file whose methods still raise NotImplementedError, naming
+        the problem to finish first (False takes it as it is).
+    """
+    caller = sys._getframe(1).f_globals.get("__file__")
+    problems = problems_folder_of(caller) or _default_problems()
+    folder = _find(problems, problem)
+    file = folder / "solution.py"
+    try:
+        source = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReuseError(f"solution_of({problem!r}): cannot read {file} "
+                         f"({exc.strerror or exc})") from None
+    if finished:
+        try:
+            unwritten = unfinished_methods(source)
+        except SyntaxError as exc:
+            raise ReuseError(f"your {folder.name}/solution.py has a syntax error "
+                             f"(line {exc.lineno}); fix it first") from None
+        if unwritten:
+            number, slug = PROBLEM_FOLDER.fullmatch(folder.name).groups()  # type: ignore[union-attr]
+            methods = ", ".join(f"{m}()" for m in unwritten)
+            raise ReuseError(f"problem {number} ({slug}) is not finished: {methods} still "
+                             f"raises NotImplementedError in {folder.name}/solution.py. "
+                             f"Finish it first (gpt-kata grade {slug}), or write that step "
+                             "here instead")
+    module = _load(file, folder.name)
+    solution = getattr(module, "Solution", None)
+    if not isinstance(solution, type):
+        raise ReuseError(f"your {folder.name}/solution.py has no class Solution")
+    return solution

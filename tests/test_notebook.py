@@ -1,0 +1,215 @@
+"""`from grader import check; check("decode", Solution)` grades a class from a notebook.
+
+IPython keeps every cell's source where `inspect.getsource` finds it, as it does
+for a module loaded from a file, so a module loaded from a temporary file stands
+in for a notebook here; `python -c` stands in for a session that keeps none.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader.notebook import CheckError, solution_file
+from grader.registry import find
+from tests.conftest import ROOT
+
+# A decode written the way a learner might in a notebook: a helper in another
+# cell, torch under another name.
+CELLS = '''\
+import torch as T
+
+
+def as_list(ids):
+    if isinstance(ids, T.Tensor):
+        return ids.reshape(-1).tolist()
+    return list(ids)
+
+
+class MyDecoder:
+    def decode(self, ids, int_to_char):
+        return "".join(int_to_char[int(i)] for i in as_list(ids))
+
+
+class FirstRowOnly:
+    def decode(self, ids, int_to_char):
+        if isinstance(ids, T.Tensor) and ids.dim() == 2:
+            ids = ids[0][:1]
+        return "".join(int_to_char[int(i)] for i in as_list(ids))
+'''
+
+SCRIPT = '''\
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("cells", sys.argv[1])
+cells = importlib.util.module_from_spec(spec)
+sys.modules["cells"] = cells
+spec.loader.exec_module(cells)
+from grader import check
+print("RESULT", check("decode", getattr(cells, sys.argv[2])))
+'''
+
+
+def python(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # This checkout first; whatever else the caller's path holds (IPython, say) after it.
+    extra = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *extra])}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
+                          env=env)
+
+
+def report_lines(stdout: str) -> list[str]:
+    """The report itself: without the header line, which names the source graded."""
+    return [line for line in stdout.splitlines()
+            if not line.startswith(("gpt-kata grading", "RESULT"))]
+
+
+def test_importing_grader_stays_light() -> None:
+    done = python("-c", "import sys, grader\n"
+                        "print(sorted(m for m in ('torch', 'pytest', 'grader.notebook') "
+                        "if m in sys.modules))\n"
+                        "from grader import check\nprint(check.__module__)")
+    assert done.stdout.split("\n")[:2] == ["[]", "grader.notebook"], done.stderr
+
+
+@pytest.mark.parametrize("name, passes", [("MyDecoder", True), ("FirstRowOnly", False)])
+def test_a_class_from_a_notebook_gets_the_report_grade_prints(tmp_path: Path, name: str,
+                                                              passes: bool) -> None:
+    cells = tmp_path / "cells.py"
+    cells.write_text(CELLS)
+    checked = python("-c", SCRIPT, str(cells), name)
+    assert f"RESULT {passes}" in checked.stdout, checked.stdout + checked.stderr
+
+    # The same class saved as a solution file and graded by the command line.
+    problem = find("decode")
+    file = tmp_path / "problems" / problem.folder / "solution.py"
+    file.parent.mkdir(parents=True)
+    module = _load(cells)
+    file.write_text(solution_file(problem, getattr(module, name), vars(module)))
+    graded = python("-m", "grader", "grade", "decode", "--submission", str(file))
+    assert graded.returncode == (0 if passes else 1), graded.stderr
+    assert report_lines(checked.stdout) == report_lines(graded.stdout)
+    assert ("5/5 checks pass" in checked.stdout) is passes
+
+
+def _load(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cells_for_test", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cells_for_test"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:
+    done = python("-c", textwrap.dedent('''\
+        class Solution:
+            def decode(self, ids, int_to_char):
+                return ""
+        from grader import check
+        print("RESULT", check("decode", Solution))
+        '''))
+    assert "RESULT False" in done.stdout, done.stderr
+    assert "cannot find the source of Solution" in done.stdout
+    assert "problems/05-decode/solution.py" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) -> None:
+    cells = tmp_path / "scaled.py"
+    cells.write_text("SCALE = 2\n\nclass Solution:\n"
+                     "    def softmax(self, logits):\n        return logits * SCALE\n")
+    module = _load(cells)
+    with pytest.raises(CheckError, match="uses SCALE"):
+        solution_file(find("softmax"), module.Solution, vars(module))
+
+
+def test_an_unknown_problem_is_a_message(tmp_path: Path) -> None:
+    done = python("-c", "from grader import check\nprint('RESULT', check('decoed', int))")
+    assert "RESULT False" in done.stdout and "did you mean decode" in done.stdout
+
+
+def run_like_a_notebook_cell(cell: str, module_name: str) -> dict:
+    """Run `cell` as IPython runs one: its text kept in linecache under the name
+    it was compiled with, in a main module that has no file."""
+    import linecache
+    import types
+
+    filename = f"<ipython-input-{module_name}>"
+    linecache.cache[filename] = (len(cell), None, cell.splitlines(keepends=True), filename)
+    module = types.ModuleType(module_name)
+    sys.modules[module_name] = module
+    exec(compile(cell, filename, "exec"), module.__dict__)
+    return module.__dict__
+
+
+def test_a_class_from_a_cell_is_found_through_its_methods() -> None:
+    import inspect
+
+    names = run_like_a_notebook_cell(CELLS, "cell_main")
+    with pytest.raises((OSError, TypeError)):
+        inspect.getsource(names["MyDecoder"])  # what Python alone manages in a notebook
+    text = solution_file(find("decode"), names["MyDecoder"], names)
+    assert "class MyDecoder:" in text and "def as_list(ids):" in text
+    assert "import torch as T" in text and text.endswith("Solution = MyDecoder\n")
+    scope: dict = {}
+    exec(compile(text, "solution.py", "exec"), scope)
+    assert scope["Solution"]().decode([9, 23, 26, 39], {9: "L", 23: "i", 26: "l", 39: "y"}) \
+        == "Lily"
+
+
+def test_in_an_ipython_shell(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    script = textwrap.dedent(f'''\
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        shell.run_cell({CELLS!r})
+        shell.run_cell("from grader import check\\nresult = check('decode', MyDecoder)")
+        print("RESULT", shell.user_ns["result"])
+        ''')
+    done = python("-c", script, cwd=tmp_path)
+    assert "RESULT True" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
+    # A kata folder where 09 and 10 are solved; the notebook's cell loads them.
+    for folder in ("09-top-k", "10-top-p"):
+        (tmp_path / "problems" / folder).mkdir(parents=True)
+        (tmp_path / "problems" / folder / "solution.py").write_text(
+            (ROOT / "solutions" / folder / "solution.py").read_text())
+    cell = textwrap.dedent('''\
+        from grader.reuse import solution_of
+        TopK = solution_of("top-k")
+        TopP = solution_of("top-p")
+
+        class Mine:
+            def top_k_top_p_filtering(self, logits, top_k=0, top_p=1.0,
+                                      filter_value=float("-inf"), min_tokens_to_keep=1):
+                result = logits.clone()
+                if top_k > 0:
+                    k = min(max(top_k, min_tokens_to_keep), logits.shape[-1])
+                    removed = TopK().top_k_filter(result, k).isneginf() & ~result.isneginf()
+                    result = result.masked_fill(removed, filter_value)
+                if top_p < 1.0:
+                    removed = TopP().top_p_filter(result, top_p, min_tokens_to_keep).isneginf()
+                    result = result.masked_fill(removed & ~result.isneginf(), filter_value)
+                return result
+        ''')
+    script = textwrap.dedent(f'''\
+        import linecache, sys, types
+        cell = {cell!r}
+        linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
+        main = types.ModuleType("cell_main")
+        sys.modules["cell_main"] = main
+        exec(compile(cell, "<cell>", "exec"), main.__dict__)
+        from grader import check
+        print("RESULT", check("top-k-top-p", main.Mine))
+        ''')
+    done = python("-c", script, cwd=tmp_path)
+    assert "RESULT True" in done.stdout, done.stdout + done.stderr

@@ -1,0 +1,214 @@
+"""A later problem uses the learner's own earlier solutions: `grader.reuse.solution_of`.
+
+It must work under the sandbox, which lets a submission read its own problems/
+folder, and must never open a way to the references or the goldens.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import paths
+from grader.registry import find
+from grader.reuse import ReuseError, solution_of
+from grader.sandbox import isolation
+from grader.sandbox.isolation import Policy
+from tests.conftest import messages, run_grade
+
+HAS_LANDLOCK = isolation.probe().landlock_abi >= 1
+needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock on this kernel")
+
+# 11 written out of the learner's own 09 and 10, as its statement suggests.
+TOP_K_TOP_P = '''\
+import torch
+from torchtyping import TensorType
+
+from grader.reuse import solution_of
+
+TopK = solution_of("top-k")
+TopP = solution_of(10)
+
+
+class Solution:
+    def top_k_top_p_filtering(
+        self,
+        logits: TensorType[..., "vocab_size", float],
+        top_k: int = 0,
+        top_p: float = 1.0,
+        filter_value: float = float("-inf"),
+        min_tokens_to_keep: int = 1,
+    ) -> TensorType[..., "vocab_size", float]:
+        result = logits.clone()
+        if top_k > 0:
+            k = min(max(top_k, min_tokens_to_keep), logits.shape[-1])
+            removed = TopK().top_k_filter(result, k).isneginf() & ~result.isneginf()
+            result = result.masked_fill(removed, filter_value)
+        if top_p < 1.0:
+            removed = TopP().top_p_filter(result, top_p, min_tokens_to_keep).isneginf()
+            result = result.masked_fill(removed & ~result.isneginf(), filter_value)
+        return result
+'''
+
+
+# 06 written out of the learner's own 01 to 05, as its statement suggests.
+GENERATE = '''\
+import torch
+from torchtyping import TensorType
+
+from grader.reuse import solution_of
+
+Crop = solution_of("crop-context")
+Last = solution_of("last-logits")
+Softmax = solution_of(3)
+Sample = solution_of("04-sample")
+Decode = solution_of("decode")
+
+
+class Solution:
+    def generate(self, model, new_chars: int, context: TensorType[int], context_length: int,
+                 int_to_char: dict) -> str:
+        generator = torch.manual_seed(0)
+        initial_state = generator.get_state()
+        new = []
+        for _ in range(new_chars):
+            window = Crop().crop_context(context, context_length)
+            probs = Softmax().softmax(Last().last_logits(model, window))
+            token = Sample().sample(probs, generator, initial_state)
+            context = torch.cat([context, token], dim=1)
+            new.append(token.item())
+        return Decode().decode(new, int_to_char)
+'''
+
+
+def kata(root: Path, solved: tuple[str, ...] = ("top-k", "top-p")) -> Path:
+    """A learner's problems/ folder: `solved` hold the references' code, 11 uses them."""
+    problems = root / "problems"
+    for slug in solved:
+        problem = find(slug)
+        (problems / problem.folder).mkdir(parents=True)
+        shutil.copy(problem.reference, problems / problem.folder / "solution.py")
+    (problems / "11-top-k-top-p").mkdir(parents=True)
+    (problems / "11-top-k-top-p" / "solution.py").write_text(TOP_K_TOP_P)
+    return problems
+
+
+def test_a_solution_finds_its_neighbours_in_its_own_problems_folder(tmp_path: Path) -> None:
+    problems = kata(tmp_path)
+    namespace = {"__file__": str(problems / "11-top-k-top-p" / "solution.py")}
+    exec("from grader.reuse import solution_of\nTopK = solution_of('09-top-k')", namespace)
+    assert namespace["TopK"].__module__ == "kata_solution_09_top_k"
+    assert Path(namespace["TopK"].top_k_filter.__code__.co_filename) == \
+        problems / "09-top-k" / "solution.py"
+
+
+def test_an_unfinished_earlier_solution_names_the_problem_to_finish(tmp_path: Path) -> None:
+    problems = kata(tmp_path, solved=("top-k",))
+    starter = paths.STARTERS / "10-top-p" / "solution.py"
+    (problems / "10-top-p").mkdir()
+    shutil.copy(starter, problems / "10-top-p" / "solution.py")
+    namespace = {"__file__": str(problems / "11-top-k-top-p" / "solution.py")}
+    with pytest.raises(ReuseError) as caught:
+        exec("from grader.reuse import solution_of\nsolution_of('top-p')", namespace)
+    text = str(caught.value)
+    assert "problem 10 (top-p) is not finished" in text and "top_p_filter()" in text
+    assert "gpt-kata grade top-p" in text
+
+
+def test_an_unknown_problem_lists_the_ones_there(tmp_path: Path) -> None:
+    problems = kata(tmp_path)
+    namespace = {"__file__": str(problems / "11-top-k-top-p" / "solution.py")}
+    with pytest.raises(ReuseError, match="no such problem .* top-k, top-p"):
+        exec("from grader.reuse import solution_of\nsolution_of('top-q')", namespace)
+
+
+def test_from_a_prompt_it_looks_in_the_kata_folder() -> None:
+    # Typed at a prompt there is no file to start from: the kata folder's problems/.
+    with pytest.raises(ReuseError, match="no such problem") as caught:
+        solution_of("no-such-problem-here")
+    assert str(paths.PROBLEMS) in str(caught.value)
+
+
+# -- what the sandbox lets a submission read -----------------------------------------------
+
+def test_the_sandbox_grants_a_learners_problems_folder(tmp_path: Path) -> None:
+    problems = kata(tmp_path)
+    policy = Policy.for_submission(problems / "11-top-k-top-p" / "solution.py", tmp_path / "s")
+    assert str(problems.resolve()) in policy.readable
+
+
+@pytest.mark.parametrize("where", ["references", "starter snapshot"])
+def test_the_sandbox_never_grants_the_graders_own_folders(where: str) -> None:
+    folder = paths.SOLUTIONS if where == "references" else paths.STARTERS
+    policy = Policy.for_submission(folder / "11-top-k-top-p" / "solution.py", "/nonexistent")
+    # Its own folder, as before, but never the folder of every reference or starter.
+    assert str(folder.resolve()) not in policy.readable
+
+
+def test_a_folder_that_is_not_laid_out_like_problems_is_not_granted(tmp_path: Path) -> None:
+    (tmp_path / "11-top-k-top-p").mkdir()
+    (tmp_path / "photos").mkdir()
+    policy = Policy.for_submission(tmp_path / "11-top-k-top-p" / "solution.py", tmp_path / "s")
+    assert str(tmp_path.resolve()) not in policy.readable
+    assert str((tmp_path / "11-top-k-top-p").resolve()) in policy.readable
+
+
+@needs_landlock
+def test_a_solution_built_on_earlier_ones_passes_in_the_sandbox(tmp_path: Path) -> None:
+    problems = kata(tmp_path / "learner")
+    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
+    assert run.report is not None, run.stderr
+    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
+    assert run.report["status"] == "pass", messages(run.report)
+
+
+@needs_landlock
+def test_generate_built_on_the_first_five_passes_in_the_sandbox(tmp_path: Path) -> None:
+    problems = kata(tmp_path / "learner",
+                    solved=("crop-context", "last-logits", "softmax", "sample", "decode"))
+    (problems / "06-generate").mkdir()
+    (problems / "06-generate" / "solution.py").write_text(GENERATE)
+    run = run_grade("--submission", problems, "generate", tmp_path=tmp_path)
+    assert run.report is not None, run.stderr
+    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
+    assert run.report["status"] == "pass", messages(run.report)
+
+
+@needs_landlock
+def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> None:
+    problems = kata(tmp_path / "learner", solved=("top-p",))
+    # The learner's 09 is a link to the reference; a file beside it links to the goldens.
+    (problems / "09-top-k").symlink_to(paths.SOLUTIONS / "09-top-k")
+    (problems / "goldens.json").symlink_to(paths.DATA / "goldens.json")
+    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
+    assert run.report is not None, run.stderr
+    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
+    assert run.report["status"] == "fail"
+    assert "cannot read" in messages(run.report) and "Permission denied" in messages(run.report)
+
+    spy = problems / "11-top-k-top-p" / "solution.py"
+    spy.write_text(TOP_K_TOP_P.replace(
+        'TopK = solution_of("top-k")',
+        'TopK = None\nfrom pathlib import Path\n'
+        'Path(__file__).parents[1].joinpath("goldens.json").read_text()'))
+    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
+    assert run.report is not None, run.stderr
+    assert run.report["status"] == "fail"
+    assert "PermissionError" in run.stdout + messages(run.report) or \
+        "Permission denied" in messages(run.report)
+
+
+def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) -> None:
+    from grader.cli.gradebook import collect, inputs_key
+
+    kata(tmp_path / "ada")
+    chosen = [find("top-k-top-p")]
+    learner = collect("ada", tmp_path / "ada", chosen)
+    assert set(learner.files) == {"11-top-k-top-p"}
+    assert set(learner.others) == {"09-top-k", "10-top-p"}
+    before = inputs_key(learner, "grader", {})
+    # A change to 09 changes what 11 does: the learner is graded again.
+    (tmp_path / "ada" / "problems" / "09-top-k" / "solution.py").write_text("# changed\n")
+    assert inputs_key(collect("ada", tmp_path / "ada", chosen), "grader", {}) != before
