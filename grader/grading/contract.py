@@ -268,15 +268,19 @@ def validate_cases(contract: Contract, signature: Signature,
 
 @cache
 def reference_signature(problem: Problem, method: str) -> Signature:
+    """The parameters a check passes. A module's method is called through
+    grader/model/parts.ModuleDriver, which takes the config and the weights first."""
     tree = ast.parse(problem.reference.read_text(encoding="utf-8"))
+    built = ("config", "weights") if problem.module else ()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == "Solution":
+        if isinstance(node, ast.ClassDef) and node.name == problem.class_name:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == method:
                     params = [*item.args.posonlyargs, *item.args.args][1:]  # without self
-                    return Signature(tuple(p.arg for p in params),
-                                     len(params) - len(item.args.defaults), _yields(item))
-    raise ContractError(f"{problem.reference} has no Solution.{method}()")
+                    return Signature((*built, *(p.arg for p in params)),
+                                     len(built) + len(params) - len(item.args.defaults),
+                                     _yields(item))
+    raise ContractError(f"{problem.reference} has no {problem.class_name}.{method}()")
 
 
 def _yields(function: ast.FunctionDef) -> bool:

@@ -134,6 +134,10 @@ def load_reference(problem: Problem) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # so its classes and helpers can be found by name
     spec.loader.exec_module(module)
+    if problem.module:
+        from grader.model.parts import ModuleDriver
+
+        return ModuleDriver(getattr(module, problem.module))
     return module.Solution()
 
 
@@ -239,6 +243,15 @@ class Kata:
             self._fail_stuck()
         if kind == "BadResult":
             raise GradeFailure(f"{method}(): {error.get('message')}")
+        if kind == "ParameterNamesError":
+            # Every check loads its weights through the same names: one message
+            # for the whole problem, not the same one under every check.
+            self.unavailable = error.get("message", "")
+            raise SubmissionUnavailable(self.unavailable)
+        if kind == "KnownWeightsError":
+            # The module could not be loaded with the check's weights, so forward()
+            # never ran: the message lists what was expected and what was found.
+            raise GradeFailure(error.get("message", ""))
         frames = error.get("frames") or []
         text = ErrorText(f"{kind}: {error.get('message', '')}")
         text.where = f"\n  at {frames[-1]}" if frames else ""

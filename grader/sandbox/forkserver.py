@@ -32,6 +32,7 @@ def preload() -> None:
     torch.set_num_threads(1)  # no thread pool exists yet, so forking stays safe
     # The worker may not read the grader's folders once isolated, so every module
     # it can need is imported now.
+    import grader.model.parts  # noqa: F401
     import grader.sandbox.harnesses  # noqa: F401
     import grader.sandbox.isolation  # noqa: F401
     import grader.sandbox.witness  # noqa: F401

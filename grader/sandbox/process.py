@@ -381,9 +381,12 @@ class SubmissionProcess:
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  timeout: float = DEFAULT_CALL_TIMEOUT,
-                 budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False) -> None:
+                 budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False,
+                 module: bool = False) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         self.class_name = class_name
+        # The class is a torch.nn.Module, built by each call (grader/model/parts.py).
+        self.module = module
         self.methods = methods
         self.pool = pool
         self.timeout = timeout
@@ -413,7 +416,7 @@ class SubmissionProcess:
                     return worker
                 reply = worker.request(
                     {"op": "load", "path": self.path, "class": self.class_name,
-                     "methods": self.methods},
+                     "methods": self.methods, "module": self.module},
                     LOAD_TIMEOUT,
                 )
             except WorkerDied as exc:

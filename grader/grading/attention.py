@@ -1,0 +1,68 @@
+"""Causal self-attention with one knob per known mistake, for the checks of the
+attention head and the attention layer.
+
+A mistake is diagnosed by running it on the learner's arguments, so each is the
+right computation with one thing changed, written once here. The weights come
+from the same description the learner's module was loaded from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from grader.model import parts
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int | None = 0,
+           scale: str = "sqrt", softmax_dim: int = -1,
+           mask_after_softmax: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
+
+    `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
+    -1 not even its own; None is no mask. `scale` is "sqrt", "size" or "none".
+    """
+    T, size = q.shape[-2], q.shape[-1]
+    scores = q @ k.transpose(-2, -1)
+    scores = scores / {"sqrt": math.sqrt(size), "size": size, "none": 1.0}[scale]
+    if diagonal is None:
+        return F.softmax(scores, dim=softmax_dim) @ v
+    allowed = torch.ones(T, T, dtype=torch.bool).tril(diagonal)
+    if mask_after_softmax:
+        return F.softmax(scores, dim=softmax_dim).masked_fill(~allowed, 0.0) @ v
+    return F.softmax(scores.masked_fill(~allowed, float("-inf")), dim=softmax_dim) @ v
+
+
+def head(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
+         **knobs: Any) -> torch.Tensor:
+    """One attention head (problem attention-head), made with `knobs` (see attend)."""
+    w = parts.state_dict(weights)
+    q, k, v = (F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
+               for name in ("query", "key", "value"))
+    return attend(q, k, v, **knobs)
+
+
+def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
+              split: str = "heads", merge: str = "heads", project: bool = True,
+              **knobs: Any) -> torch.Tensor:
+    """The attention layer (problem multi-head-attention), made with `knobs`.
+
+    `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
+    cuts the sequence, not the channels, into heads; `merge="time"` joins the
+    heads' outputs back the same wrong way.
+    """
+    w = parts.state_dict(weights)
+    B, T, C = x.shape
+    n_head = config["n_head"]
+    size = C // n_head
+    q, k, v = F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)
+    if split == "heads":
+        q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
+    else:
+        q, k, v = (t.reshape(B, n_head, T, size) for t in (q, k, v))
+    y = attend(q, k, v, **knobs)
+    y = y.transpose(1, 2).reshape(B, T, C) if merge == "heads" else y.reshape(B, T, C)
+    return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
