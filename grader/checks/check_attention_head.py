@@ -22,7 +22,7 @@ from grader.grading.cases import (
     random_input,
 )
 from grader.grading.contract import Contract
-from grader.grading.judges import comparing, expect_tensor
+from grader.grading.judges import comparing, expect_activations, same_activations
 from grader.grading.skeleton import Mistake
 from grader.grading.strategies import random_models
 from grader.model import artifacts
@@ -93,7 +93,8 @@ def draw_example(data: st.DataObject) -> tuple:
 
 CONTRACT = Contract(
     problem="attention-head", method="forward", arg_names=("config", "weights", "x"),
-    cases=cases, mistakes=MISTAKES, judge=comparing(expect_tensor, "the head's output"),
+    cases=cases, mistakes=MISTAKES, matches=same_activations, same_as_golden=same_activations,
+    judge=comparing(expect_activations, "the head's output"),
 )
 
 test_shipped_heads, test_random_heads = CONTRACT.tests(

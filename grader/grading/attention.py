@@ -1,5 +1,5 @@
-"""Causal self-attention with one knob per known mistake, for the checks of the
-attention head and the attention layer.
+"""Causal self-attention and the transformer block with one knob per known
+mistake, for the checks of the attention head, the attention layer and the block.
 
 A mistake is diagnosed by running it on the learner's arguments, so each is the
 right computation with one thing changed, written once here. The weights come
@@ -45,18 +45,21 @@ def head(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
     return attend(q, k, v, **knobs)
 
 
-def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
-              split: str = "heads", merge: str = "heads", project: bool = True,
+def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
               **knobs: Any) -> torch.Tensor:
-    """The attention layer (problem multi-head-attention), made with `knobs`.
+    """The attention layer (problem multi-head-attention), made with `knobs` (see layer)."""
+    return layer(parts.state_dict(weights), config["n_head"], x, **knobs)
+
+
+def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: str = "heads",
+          merge: str = "heads", project: bool = True, **knobs: Any) -> torch.Tensor:
+    """An attention layer with the weights `w` (qkv, proj).
 
     `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
     cuts the sequence, not the channels, into heads; `merge="time"` joins the
     heads' outputs back the same wrong way.
     """
-    w = parts.state_dict(weights)
     B, T, C = x.shape
-    n_head = config["n_head"]
     size = C // n_head
     q, k, v = F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)
     if split == "heads":
@@ -66,3 +69,37 @@ def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, 
     y = attend(q, k, v, **knobs)
     y = y.transpose(1, 2).reshape(B, T, C) if merge == "heads" else y.reshape(B, T, C)
     return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
+
+
+def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
+          norm: str = "pre", residual: tuple[str, ...] = ("attn", "mlp"),
+          activation: str = "gelu", swap_norms: bool = False, **knobs: Any) -> torch.Tensor:
+    """A transformer block (problem transformer-block), with one knob per mistake.
+
+    `norm="post"` normalises after each residual sum (the original
+    transformer's order) instead of before each sub-layer; `residual` names the
+    sub-layers whose input is added back; `activation` is "gelu", "tanh" (GELU's
+    tanh approximation) or "relu"; `swap_norms` uses ln_2 before the attention
+    and ln_1 before the MLP. Other `knobs` go to the attention layer (see layer).
+    """
+    w = parts.state_dict(weights)
+    n = x.shape[-1]
+    ln_1, ln_2 = ("ln_2", "ln_1") if swap_norms else ("ln_1", "ln_2")
+
+    def norm_of(name: str, t: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(t, (n,), w[f"{name}.weight"], w[f"{name}.bias"])
+
+    def attend_all(t: torch.Tensor) -> torch.Tensor:
+        inner = {k.removeprefix("attn."): v for k, v in w.items() if k.startswith("attn.")}
+        return layer(inner, config["n_head"], t, **knobs)
+
+    def mlp(t: torch.Tensor) -> torch.Tensor:
+        hidden = F.linear(t, w["mlp.fc.weight"], w["mlp.fc.bias"])
+        hidden = {"gelu": F.gelu, "relu": F.relu,
+                  "tanh": lambda h: F.gelu(h, approximate="tanh")}[activation](hidden)
+        return F.linear(hidden, w["mlp.proj.weight"], w["mlp.proj.bias"])
+
+    for name, sub, ln in (("attn", attend_all, ln_1), ("mlp", mlp, ln_2)):
+        keep = x if name in residual else 0
+        x = keep + sub(norm_of(ln, x)) if norm == "pre" else norm_of(ln, keep + sub(x))
+    return x

@@ -31,6 +31,10 @@ from grader.sandbox.protocol import ModelSpec, decode
 RTOL = 1e-5  # float32 carries ~7 digits; a different order of operations moves the last two
 ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
 TIE_RTOL = 1e-5  # two sampling scores this close are the same score in float32 rounding
+# Activations (what the model's parts output) are sums of many terms as large
+# as the tensor's typical entry, so an entry near zero still carries their
+# rounding error: their absolute tolerance is RTOL times the tensor's root mean
+# square, not ATOL (grader/grading/judges.py: expect_activations).
 
 
 class GradeFailure(AssertionError):
@@ -299,16 +303,17 @@ class Kata:
         table = artifacts.load_goldens().get(self.problem.slug, {})
         return decode(table[case_id]) if case_id in table else None
 
-    def expected(self, case_id: str, live: Any) -> Any:
+    def expected(self, case_id: str, live: Any,
+                 same: Callable[[Outcome, Outcome], bool] = same_outcome) -> Any:
         """The golden value where this platform made the goldens, else the live reference.
 
-        Where both exist they must agree; if not, the shipped reference or model
-        was changed, and no grade from this install can be trusted.
+        Where both exist they must agree (as `same` judges); if not, the shipped
+        reference or model was changed, and no grade from this install can be trusted.
         """
         golden = self.golden(case_id)
         if golden is None:
             return live
-        if not same_outcome(("value", golden), ("value", live)):
+        if not same(("value", golden), ("value", live)):
             raise GraderIntegrityError(
                 f"the reference for {self.problem.slug}/{case_id} no longer reproduces the "
                 "shipped goldens: solutions/ or data/ were changed; restore them from git"
