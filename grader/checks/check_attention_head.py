@@ -13,7 +13,7 @@ from functools import partial
 import torch
 from hypothesis import strategies as st
 
-from grader.grading import attention
+from grader.grading import transformer
 from grader.grading.cases import (
     SHIPPED,
     attention_input,
@@ -34,24 +34,24 @@ MASK = "query t may see keys 0 to t: mask the scores where torch.tril(torch.ones
 MISTAKES = [
     Mistake("leave out the causal mask",
             "set the scores of later positions to -inf before the softmax; " + MASK,
-            partial(attention.head, diagonal=None)),
+            partial(transformer.head, diagonal=None)),
     Mistake("put the mask's diagonal one off",
             "each position sees itself too, and nothing after it; " + MASK,
-            partial(attention.head, diagonal=1), partial(attention.head, diagonal=-1)),
+            partial(transformer.head, diagonal=1), partial(transformer.head, diagonal=-1)),
     Mistake("divide the scores by head_size instead of its square root",
             "scale by 1 / sqrt(head_size), so the scores' spread does not depend on it",
-            partial(attention.head, scale="size")),
+            partial(transformer.head, scale="size")),
     Mistake("leave the scores unscaled",
             "divide q @ k.transpose(-2, -1) by sqrt(head_size) before the softmax",
-            partial(attention.head, scale="none")),
+            partial(transformer.head, scale="none")),
     Mistake("take the softmax over the queries instead of the keys",
             "each query's row of scores becomes its weights: softmax over the last "
             "dimension, dim=-1",
-            partial(attention.head, softmax_dim=-2), partial(attention.head, softmax_dim=1)),
+            partial(transformer.head, softmax_dim=-2), partial(transformer.head, softmax_dim=1)),
     Mistake("mask after the softmax",
             "mask the scores with -inf before the softmax, so that each row of weights "
             "still adds up to 1",
-            partial(attention.head, mask_after_softmax=True)),
+            partial(transformer.head, mask_after_softmax=True)),
 ]
 
 # A config small enough to read, for the fixed case with random weights.

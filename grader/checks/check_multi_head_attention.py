@@ -13,7 +13,7 @@ from functools import partial
 import torch
 from hypothesis import strategies as st
 
-from grader.grading import attention
+from grader.grading import transformer
 from grader.grading.cases import (
     SHIPPED,
     attention_input,
@@ -36,34 +36,35 @@ SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): he
 MISTAKES = [
     Mistake("leave out the causal mask",
             "set the scores of later positions to -inf before the softmax; " + MASK,
-            partial(attention.attention, diagonal=None)),
+            partial(transformer.attention, diagonal=None)),
     Mistake("put the mask's diagonal one off",
             "each position sees itself too, and nothing after it; " + MASK,
-            partial(attention.attention, diagonal=1), partial(attention.attention, diagonal=-1)),
+            partial(transformer.attention, diagonal=1),
+            partial(transformer.attention, diagonal=-1)),
     Mistake("divide the scores by head_size instead of its square root",
             "scale by 1 / sqrt(head_size), the size of one head, not of n_embd",
-            partial(attention.attention, scale="size")),
+            partial(transformer.attention, scale="size")),
     Mistake("leave the scores unscaled",
             "divide q @ k.transpose(-2, -1) by sqrt(head_size) before the softmax",
-            partial(attention.attention, scale="none")),
+            partial(transformer.attention, scale="none")),
     Mistake("take the softmax over the wrong dimension",
             "the scores are (B, n_head, T, T) and each query's row becomes its weights: "
             "softmax over the last dimension, dim=-1",
-            partial(attention.attention, softmax_dim=-2),
-            partial(attention.attention, softmax_dim=1)),
+            partial(transformer.attention, softmax_dim=-2),
+            partial(transformer.attention, softmax_dim=1)),
     Mistake("split the heads along the wrong axis", SPLIT,
-            partial(attention.attention, split="time"),
-            partial(attention.attention, split="time", merge="time")),
+            partial(transformer.attention, split="time"),
+            partial(transformer.attention, split="time", merge="time")),
     Mistake("join the heads without transposing them back",
             "y is (B, n_head, T, head_size): .transpose(1, 2) before .view(B, T, C)",
-            partial(attention.attention, merge="time")),
+            partial(transformer.attention, merge="time")),
     Mistake("leave out the output projection",
             "the heads' outputs side by side go through self.proj",
-            partial(attention.attention, project=False)),
+            partial(transformer.attention, project=False)),
     Mistake("mask after the softmax",
             "mask the scores with -inf before the softmax, so that each row of weights "
             "still adds up to 1",
-            partial(attention.attention, mask_after_softmax=True)),
+            partial(transformer.attention, mask_after_softmax=True)),
 ]
 
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 8}

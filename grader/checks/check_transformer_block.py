@@ -13,7 +13,7 @@ from functools import partial
 import torch
 from hypothesis import strategies as st
 
-from grader.grading import attention
+from grader.grading import transformer
 from grader.grading.cases import SHIPPED, block_input, context_length, corpus_prefix, random_input
 from grader.grading.contract import Contract
 from grader.grading.judges import comparing, expect_activations, same_activations
@@ -29,33 +29,33 @@ MISTAKES = [
     Mistake("normalise after each residual sum (post-norm) instead of before each sub-layer",
             "the sub-layers read a normalised copy, and x itself is never normalised "
             "in the block: " + PRE_NORM,
-            partial(attention.block, norm="post")),
+            partial(transformer.block, norm="post")),
     Mistake("leave out the attention's residual",
             "add the attention's output to x instead of replacing x: " + PRE_NORM,
-            partial(attention.block, residual=("mlp",))),
+            partial(transformer.block, residual=("mlp",))),
     Mistake("leave out the MLP's residual",
             "add the MLP's output to x instead of replacing x: " + PRE_NORM,
-            partial(attention.block, residual=("attn",))),
-    Mistake("leave out both residuals", PRE_NORM, partial(attention.block, residual=())),
+            partial(transformer.block, residual=("attn",))),
+    Mistake("leave out both residuals", PRE_NORM, partial(transformer.block, residual=())),
     Mistake("use the two LayerNorms the other way round",
             "ln_1 goes before the attention and ln_2 before the MLP",
-            partial(attention.block, swap_norms=True)),
+            partial(transformer.block, swap_norms=True)),
     Mistake("use GELU's tanh approximation",
             "the shipped model uses the exact GELU: F.gelu(x) or nn.GELU(), without "
             "approximate='tanh'",
-            partial(attention.block, activation="tanh")),
+            partial(transformer.block, activation="tanh")),
     Mistake("use ReLU instead of GELU", "the MLP's activation is F.gelu",
-            partial(attention.block, activation="relu")),
+            partial(transformer.block, activation="relu")),
     # The attention pasted from multi-head-attention may be wrong in its own ways.
     Mistake("leave out the causal mask in the attention",
             "mask the scores of later positions with -inf before the softmax, as in "
-            "multi-head-attention", partial(attention.block, diagonal=None)),
+            "multi-head-attention", partial(transformer.block, diagonal=None)),
     Mistake("divide the attention scores by head_size instead of its square root",
             "scale by 1 / sqrt(head_size), as in multi-head-attention",
-            partial(attention.block, scale="size")),
+            partial(transformer.block, scale="size")),
     Mistake("split the attention heads along the wrong axis",
             "view as (B, T, n_head, head_size), then .transpose(1, 2), as in "
-            "multi-head-attention", partial(attention.block, split="time")),
+            "multi-head-attention", partial(transformer.block, split="time")),
 ]
 
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 8}

@@ -29,6 +29,10 @@ from grader.sandbox.protocol import ModelSpec
 RANDOM_SCALE = 0.5
 
 
+# How many parameter names a message lists before it says "and N more".
+SHOWN_NAMES = 12
+
+
 class KnownWeightsError(Exception):
     """The known weights cannot be loaded into the learner's module: a wrong shape."""
 
@@ -113,13 +117,16 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     extra = [k for k in found if k not in weights]
     if missing or extra:
         lines = [f"{class_name}'s parameters do not have the names the statement fixes, "
-                 "so the grader cannot load its known weights into them:",
-                 f"  expected: {', '.join(weights)}",
-                 f"  found:    {', '.join(found) or 'no parameters at all'}"]
+                 "so the grader cannot load its known weights into them:"]
+        if len(weights) <= SHOWN_NAMES:  # a short list reads best whole
+            lines += [f"  expected: {', '.join(weights)}",
+                      f"  found:    {', '.join(found) or 'no parameters at all'}"]
+        else:
+            lines.append(f"  expected {len(weights)} parameters, found {len(found)}")
         if missing:
-            lines.append(f"  missing:  {', '.join(missing)}")
+            lines.append(f"  missing:  {names(missing)}")
         if extra:
-            lines.append(f"  not expected: {', '.join(extra)}")
+            lines.append(f"  not expected: {names(extra)}")
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -129,6 +136,13 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     with torch.no_grad():
         for name, value in weights.items():
             found[name].copy_(value)
+
+
+def names(listed: list[str]) -> str:
+    """Parameter names for a message: all of a few, the first of many."""
+    if len(listed) <= SHOWN_NAMES:
+        return ", ".join(listed)
+    return f"{', '.join(listed[:SHOWN_NAMES])} and {len(listed) - SHOWN_NAMES} more"
 
 
 def run_module(cls: type, config: dict[str, int], spec: dict[str, Any], *inputs: Any) -> Any:

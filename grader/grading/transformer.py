@@ -1,5 +1,5 @@
-"""Causal self-attention and the transformer block with one knob per known
-mistake, for the checks of the attention head, the attention layer and the block.
+"""The GPT and its parts with one knob per known mistake, for the checks of the
+attention head, the attention layer, the block and the GPT.
 
 A mistake is diagnosed by running it on the learner's arguments, so each is the
 right computation with one thing changed, written once here. The weights come
@@ -103,3 +103,24 @@ def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
         keep = x if name in residual else 0
         x = keep + sub(norm_of(ln, x)) if norm == "pre" else norm_of(ln, keep + sub(x))
     return x
+
+
+def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, *,
+        positions: bool = True, final_norm: bool = True, softmax: bool = False,
+        **knobs: Any) -> torch.Tensor:
+    """The GPT (problem gpt), with one knob per mistake; other `knobs` go to every
+    block (see block)."""
+    w = parts.state_dict(weights)
+    x = F.embedding(context, w["token_embedding.weight"])
+    if positions:
+        x = x + w["position_embedding.weight"][: context.shape[1]]
+    for i in range(config["n_layer"]):
+        x = block(config, {**weights, "part": _join(weights["part"], f"blocks.{i}")}, x, **knobs)
+    if final_norm:
+        x = F.layer_norm(x, (x.shape[-1],), w["ln_f.weight"], w["ln_f.bias"])
+    logits = F.linear(x, w["head.weight"])
+    return F.softmax(logits, dim=-1) if softmax else logits
+
+
+def _join(part: str, child: str) -> str:
+    return f"{part}.{child}" if part else child
