@@ -137,12 +137,13 @@ def list_problems(args: argparse.Namespace) -> int:
              "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
              "missing": "[red]! missing[/]"}
     track = None
+    w = max([16, *(len(p.slug) for p in problems())])  # the slugs' column
     for p in problems():
         if p.track != track:
             track = p.track
             out.print(f"[bold]{track}[/]")
         state = status.learner_status(p)
-        out.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
+        out.print(f"  {p.number:>2}  {p.slug:<{w}} {marks.get(state, state):<14} {p.title}")
     out.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS
