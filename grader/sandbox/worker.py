@@ -109,8 +109,8 @@ class Worker:
         self.witness: tuple[IO[bytes], IO[bytes]] | None = None
 
     def load(self, path: str, class_name: str, methods: list[str],
-             module: bool = False) -> dict[str, Any]:
-        """Load the submission and make its Solution; for a `module` problem the
+             nn_module: bool = False) -> dict[str, Any]:
+        """Load the submission and make its Solution; for an `nn_module` problem the
         class is a torch.nn.Module that each call builds afresh from a config."""
         self.path = path
         try:
@@ -131,7 +131,7 @@ class Worker:
                 if not callable(getattr(cls, name, None)):
                     return {"error": {"type": "MissingMethod", "file": path, "line": None,
                                       "message": f"class {class_name} has no method {name}()"}}
-            if module:
+            if nn_module:
                 from grader.model.parts import ModuleDriver
 
                 self.solution = ModuleDriver(cls)
