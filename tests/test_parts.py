@@ -170,3 +170,16 @@ def test_module_outputs_are_judged_at_their_own_scale() -> None:
     wrong = transformer.gpt(CONFIG.to_dict(), parts.weights(SHIPPED), ids, positions=False)
     with pytest.raises(GradeFailure, match="the logits tensor is off by"):
         expect_activations(wrong, expected, "the logits tensor")
+
+
+def test_the_worker_builds_a_module_only_for_a_module_problem() -> None:
+    from grader.sandbox.worker import Worker
+
+    solution, module = find("loss"), find("attention-head")
+    plain = Worker()
+    assert plain.load(str(solution.reference), "Solution", ["loss"]) == {"ok": True}
+    assert type(plain.solution).__name__ == "Solution"
+    built = Worker()
+    assert built.load(str(module.reference), "Head", ["forward"], nn_module=True) == {"ok": True}
+    assert isinstance(built.solution, parts.ModuleDriver)
+    assert built.solution.cls.__name__ == "Head"
