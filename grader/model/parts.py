@@ -127,6 +127,7 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
             lines.append(f"  missing:  {names(missing)}")
         if extra:
             lines.append(f"  not expected: {names(extra)}")
+        lines += _tied(module, missing)
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -136,6 +137,22 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     with torch.no_grad():
         for name, value in weights.items():
             found[name].copy_(value)
+
+
+def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
+    """Why a missing name may be there after all: one tensor under two names.
+
+    named_parameters() lists a shared tensor once, under its first name, so tying
+    the head to the token embedding (as GPT-2 does) hides `head.weight`.
+    """
+    first: dict[int, str] = {}
+    said = []
+    for name, tensor in module.named_parameters(remove_duplicate=False):
+        first.setdefault(id(tensor), name)
+        if name in missing and first[id(tensor)] != name:
+            said.append(f"  {name} is the same tensor as {first[id(tensor)]} (tied weights); "
+                        "the shipped model keeps them apart: give each its own")
+    return said
 
 
 def names(listed: list[str]) -> str:
