@@ -41,6 +41,10 @@ MISTAKES = [
     Mistake("divide the scores by head_size instead of its square root",
             "scale by 1 / sqrt(head_size), so the scores' spread does not depend on it",
             partial(transformer.head, scale="size")),
+    Mistake("divide the scores by the square root of n_embd instead of head_size",
+            "the dot products have head_size terms: scale by 1 / sqrt(head_size), where "
+            "head_size = k.shape[-1], not x.shape[-1]",
+            partial(transformer.head, scale="embd")),
     Mistake("leave the scores unscaled",
             "divide q @ k.transpose(-2, -1) by sqrt(head_size) before the softmax",
             partial(transformer.head, scale="none")),

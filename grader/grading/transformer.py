@@ -18,16 +18,19 @@ from grader.model import parts
 
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int | None = 0,
-           scale: str = "sqrt", softmax_dim: int = -1,
+           scale: str | float = "sqrt", softmax_dim: int = -1,
            mask_after_softmax: bool = False) -> torch.Tensor:
     """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
 
     `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
-    -1 not even its own; None is no mask. `scale` is "sqrt", "size" or "none".
+    -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none" or the
+    number to divide by.
     """
     T, size = q.shape[-2], q.shape[-1]
     scores = q @ k.transpose(-2, -1)
-    scores = scores / {"sqrt": math.sqrt(size), "size": size, "none": 1.0}[scale]
+    if isinstance(scale, str):
+        scale = {"sqrt": math.sqrt(size), "size": size, "none": 1.0}[scale]
+    scores = scores / scale
     if diagonal is None:
         return F.softmax(scores, dim=softmax_dim) @ v
     allowed = torch.ones(T, T, dtype=torch.bool).tril(diagonal)
@@ -38,8 +41,11 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int |
 
 def head(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
          **knobs: Any) -> torch.Tensor:
-    """One attention head (problem attention-head), made with `knobs` (see attend)."""
+    """One attention head (problem attention-head), made with `knobs` (see attend);
+    `scale="embd"` divides by sqrt(n_embd), the width of x."""
     w = parts.state_dict(weights)
+    if knobs.get("scale") == "embd":
+        knobs["scale"] = math.sqrt(x.shape[-1])
     q, k, v = (F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
                for name in ("query", "key", "value"))
     return attend(q, k, v, **knobs)
@@ -57,9 +63,11 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
 
     `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
     cuts the sequence, not the channels, into heads; `merge="time"` joins the
-    heads' outputs back the same wrong way.
+    heads' outputs back the same wrong way; `scale="embd"` divides by sqrt(C).
     """
     B, T, C = x.shape
+    if knobs.get("scale") == "embd":
+        knobs["scale"] = math.sqrt(C)
     size = C // n_head
     q, k, v = F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)
     if split == "heads":
