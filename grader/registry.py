@@ -24,6 +24,14 @@ class Problem:
     track: str
     methods: tuple[str, ...]
     hints: tuple[str, ...]  # from a gentle nudge to the answer
+    # The torch.nn.Module class the learner writes, for a problem graded by
+    # loading known weights into it (grader/model/parts.py); None for a Solution.
+    module: str | None = None
+
+    @property
+    def class_name(self) -> str:
+        """The class the learner's file must define: the module, or Solution."""
+        return self.module or "Solution"
 
     @property
     def hint(self) -> str:
@@ -62,6 +70,7 @@ def problems() -> tuple[Problem, ...]:
             track=entry["track"],
             methods=tuple(entry["methods"]),
             hints=tuple(entry.get("hints", [entry["hint"]] if "hint" in entry else [])),
+            module=entry.get("module"),
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )

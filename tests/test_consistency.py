@@ -31,7 +31,8 @@ PROBLEMS = REGISTRY.parent
 
 PROBLEMS_BY_FOLDER = pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
 
-# The class whose methods the registry's `methods` name; a statement shows them bare.
+# The class whose methods the registry's `methods` name, unless the problem names
+# a `module` class instead; a statement shows Solution's methods bare.
 SOLUTION = "Solution"
 # Set up for the learner, so not left for them to write (WordStreamer's, problem 14).
 WRITTEN_FOR_THE_LEARNER = {"__init__"}
@@ -203,15 +204,15 @@ def test_every_check_module_belongs_to_a_problem():
 @PROBLEMS_BY_FOLDER
 def test_the_reference_has_the_registry_methods(problem: Problem):
     defined = signatures(parse(problem.reference))
-    missing = [m for m in problem.methods if (SOLUTION, m) not in defined]
-    assert not missing, f"{problem.reference}: class {SOLUTION} lacks {missing}"
+    missing = [m for m in problem.methods if (problem.class_name, m) not in defined]
+    assert not missing, f"{problem.reference}: class {problem.class_name} lacks {missing}"
 
 
 @PROBLEMS_BY_FOLDER
 def test_the_snapshot_starter_matches_the_reference(problem: Problem):
     starter, reference = signatures(parse(snapshot(problem))), signatures(parse(problem.reference))
-    missing = [m for m in problem.methods if (SOLUTION, m) not in starter]
-    assert not missing, f"{snapshot(problem)}: class {SOLUTION} lacks {missing}"
+    missing = [m for m in problem.methods if (problem.class_name, m) not in starter]
+    assert not missing, f"{snapshot(problem)}: class {problem.class_name} lacks {missing}"
     for key, shown in starter.items():
         assert key in reference, f"{snapshot(problem)}: {'.'.join(key)} is not in the reference"
         assert shown == reference[key], (
@@ -231,7 +232,7 @@ def test_the_snapshot_starter_leaves_every_method_unwritten(problem: Problem):
 def test_the_statement_shows_the_reference_signatures(problem: Problem):
     shown = statement_signatures(statement(problem))
     reference = signatures(parse(problem.reference))
-    missing = [m for m in problem.methods if (SOLUTION, m) not in shown]
+    missing = [m for m in problem.methods if (problem.class_name, m) not in shown]
     assert not missing, f"{statement(problem)}: the 'Your task' section does not show {missing}"
     for key, text in shown.items():
         assert key in reference, f"{statement(problem)} shows {'.'.join(key)}, not in the reference"

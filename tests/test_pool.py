@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from grader.registry import problems
-from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.process import Load, SubmissionProcess, WorkerPool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="workers are forked, and so prepared, on Linux only")
@@ -22,8 +22,8 @@ def test_a_prepared_worker_has_loaded_the_submission_by_its_first_call(tmp_path)
                       "    def crop_context(self, context, n):\n"
                       "        return 1 +\n")
     with WorkerPool() as pool:
-        pool.prepare([(str(CROP.reference), "Solution", ["crop_context"]),
-                      (str(broken), "Solution", ["crop_context"])])
+        pool.prepare([Load.of(str(CROP.reference), "Solution", ["crop_context"]),
+                      Load.of(str(broken), "Solution", ["crop_context"])])
         good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
         bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
         assert good.load() is None
@@ -31,13 +31,13 @@ def test_a_prepared_worker_has_loaded_the_submission_by_its_first_call(tmp_path)
         outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
         assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
         # claimed once: a restart after the worker ends starts a new one
-        assert pool.claim(good.path, "Solution", ["crop_context"]) is None
+        assert pool.claim(Load.of(good.path, "Solution", ["crop_context"])) is None
 
 
 def test_closing_the_pool_ends_workers_nobody_claimed():
     pool = WorkerPool()
     pool.start()
-    pool.prepare([(str(CROP.reference), "Solution", ["crop_context"])] * 3)
+    pool.prepare([Load.of(str(CROP.reference), "Solution", ["crop_context"])])
     server = pool.server
     assert server is not None
     pool.close()

@@ -27,6 +27,7 @@ from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
     DEFAULT_PROBLEM_BUDGET,
+    Load,
     Sandbox,
     WorkerPool,
 )
@@ -89,7 +90,7 @@ def grade(args: argparse.Namespace) -> int:
     sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
     pool.start()  # the fork server imports torch while this process does the same
-    pool.prepare([(str(f), "Solution", list(p.methods))
+    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
                   for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
     try:
         return grade_with(args, submissions, pool)
@@ -139,12 +140,13 @@ def list_problems(args: argparse.Namespace) -> int:
              "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
              "missing": "[red]! missing[/]"}
     track = None
+    w = max([16, *(len(p.slug) for p in problems())])  # the slugs' column
     for p in problems():
         if p.track != track:
             track = p.track
             out.print(f"[bold]{track}[/]")
         state = status.learner_status(p)
-        out.print(f"  {p.number:>2}  {p.slug:<16} {marks.get(state, state):<14} {p.title}")
+        out.print(f"  {p.number:>2}  {p.slug:<{w}} {marks.get(state, state):<14} {p.title}")
     out.print("[dim]statuses come from your last `gpt-kata grade`; "
                   "read a problem in problems/NN-slug/README.md[/]")
     return EXIT_PASS

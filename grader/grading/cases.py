@@ -56,6 +56,33 @@ def next_token_probs(model: torch.nn.Module, window: list[int]) -> torch.Tensor:
     return torch.softmax(logits.double(), dim=-1)
 
 
+@torch.no_grad()
+def block_input(prompt: str, layer: int = 0) -> torch.Tensor:
+    """What the shipped model's block `layer` receives for `prompt`: (1, T, n_embd).
+
+    Real activations, so that the checks of the model's parts run on the
+    inputs those parts see in the shipped model.
+    """
+    model = artifacts.shipped_model()
+    ids = prompt_ids(prompt)[:, -context_length():]
+    x = model.token_embedding(ids) + model.position_embedding(torch.arange(ids.shape[1]))
+    for block in model.blocks[:layer]:
+        x, _ = block(x)
+    return x
+
+
+@torch.no_grad()
+def attention_input(prompt: str, layer: int = 0) -> torch.Tensor:
+    """What the attention of the shipped model's block `layer` receives: its
+    first LayerNorm of the block's input, (1, T, n_embd)."""
+    return artifacts.shipped_model().blocks[layer].ln_1(block_input(prompt, layer))
+
+
+def random_input(shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    """Activations of a given shape drawn from N(0, 1) with a seeded generator."""
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+
+
 def seed_state(seed: int = 0) -> torch.Tensor:
     return torch.Generator().manual_seed(seed).get_state()
 

@@ -52,6 +52,30 @@ def expect_tensor(got: Any, expected: torch.Tensor, what: str = "the result", *,
                            f"{expected.dtype}: keep the input's dtype")
 
 
+def activation_atol(expected: torch.Tensor) -> float:
+    """The absolute tolerance of an activation tensor: see skeleton's tolerances."""
+    finite = expected.double()[expected.isfinite()]
+    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+    return ATOL + RTOL * scale
+
+
+def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
+    """expect_tensor for the output of a module: the absolute tolerance follows the
+    tensor's scale, so that a different order of the same sums passes."""
+    expect_tensor(got, expected, what, atol=activation_atol(expected))
+
+
+def same_activations(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    """same_outcome for module outputs: whether a learner's output is a mistake's,
+    within expect_activations' tolerance."""
+    x, y = a[1], b[1]
+    if a[0] != "value" or b[0] != "value" or not (
+            isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape:
+        return a[0] == b[0] == "error" and x == y
+    return bool(torch.allclose(x.double(), y.double(), rtol=RTOL, atol=activation_atol(y),
+                               equal_nan=True))
+
+
 def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, atol: float,
                    exact: bool) -> None:
     expect_type(got, torch.Tensor, what)

@@ -65,9 +65,10 @@ class GradingPlugin:
     def kata_for(self, slug: str, witnessed: bool = False) -> Kata:
         if slug not in self.katas:
             problem = self.problems[slug]
-            process = SubmissionProcess(str(self.submissions[slug]), "Solution",
+            process = SubmissionProcess(str(self.submissions[slug]), problem.class_name,
                                         list(problem.methods), self.pool, self.call_timeout,
-                                        self.problem_budget, witnessed)
+                                        self.problem_budget, witnessed,
+                                        module=problem.module is not None)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:

@@ -107,20 +107,22 @@ class Report:
 
 
 def render(report: Report, console: Console, verbose: bool = False) -> None:
+    # One column for the folder names, at least as wide as it always was.
+    w = max([22, *(len(s.problem.folder) for s in report.summaries)])
     for summary in report.summaries:
         p = summary.problem
         total = len(summary.results)
         if summary.status == "pass":
-            console.print(f"[green]✓[/] {p.folder:<22} {summary.passed}/{total} checks pass")
+            console.print(f"[green]✓[/] {p.folder:<{w}} {summary.passed}/{total} checks pass")
             continue
         failures = [r for r in summary.results if r.status != "pass"]
         if not failures:
-            console.print(f"[red]✗[/] {p.folder:<22} no checks ran")
+            console.print(f"[red]✗[/] {p.folder:<{w}} no checks ran")
             continue
         if summary.status == "error":
-            console.print(f"[red]✗[/] {p.folder:<22} {escape(failures[0].message)}")
+            console.print(f"[red]✗[/] {p.folder:<{w}} {escape(failures[0].message)}")
             continue
-        console.print(f"[red]✗[/] {p.folder:<22} {len(failures)}/{total} checks fail")
+        console.print(f"[red]✗[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
         shown: set[str] = set()
         for r in failures:
             if r.message in shown and not verbose:

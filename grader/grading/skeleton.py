@@ -36,6 +36,10 @@ TIE_RTOL = 1e-5  # two sampling scores this close are the same score in float32 
 # same sums in another order move it by about 1e-7; a key from an old position, by
 # far more than this.
 CACHE_ATOL = 1e-4
+# Activations (what the model's parts output) are sums of many terms as large
+# as the tensor's typical entry, so an entry near zero still carries their
+# rounding error: their absolute tolerance is RTOL times the tensor's root mean
+# square, not ATOL (grader/grading/judges.py: expect_activations).
 
 
 class GradeFailure(AssertionError):
@@ -144,6 +148,10 @@ def load_reference(problem: Problem) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # so its classes and helpers can be found by name
     spec.loader.exec_module(module)
+    if problem.module:
+        from grader.model.parts import ModuleDriver
+
+        return ModuleDriver(getattr(module, problem.module))
     return module.Solution()
 
 
@@ -249,6 +257,15 @@ class Kata:
             self._fail_stuck()
         if kind == "BadResult":
             raise GradeFailure(f"{method}(): {error.get('message')}")
+        if kind == "ParameterNamesError":
+            # Every check loads its weights through the same names: one message
+            # for the whole problem, not the same one under every check.
+            self.unavailable = error.get("message", "")
+            raise SubmissionUnavailable(self.unavailable)
+        if kind == "KnownWeightsError":
+            # The module could not be loaded with the check's weights, so forward()
+            # never ran: the message lists what was expected and what was found.
+            raise GradeFailure(error.get("message", ""))
         frames = error.get("frames") or []
         text = ErrorText(f"{kind}: {error.get('message', '')}")
         text.where = f"\n  at {frames[-1]}" if frames else ""
@@ -302,16 +319,17 @@ class Kata:
         table = artifacts.load_goldens().get(self.problem.slug, {})
         return decode(table[case_id]) if case_id in table else None
 
-    def expected(self, case_id: str, live: Any) -> Any:
+    def expected(self, case_id: str, live: Any,
+                 same: Callable[[Outcome, Outcome], bool] = same_outcome) -> Any:
         """The golden value where this platform made the goldens, else the live reference.
 
-        Where both exist they must agree; if not, the shipped reference or model
-        was changed, and no grade from this install can be trusted.
+        Where both exist they must agree (as `same` judges); if not, the shipped
+        reference or model was changed, and no grade from this install can be trusted.
         """
         golden = self.golden(case_id)
         if golden is None:
             return live
-        if not same_outcome(("value", golden), ("value", live)):
+        if not same(("value", golden), ("value", live)):
             raise GraderIntegrityError(
                 f"the reference for {self.problem.slug}/{case_id} no longer reproduces the "
                 "shipped goldens: solutions/ or data/ were changed; restore them from git"

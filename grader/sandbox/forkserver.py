@@ -33,6 +33,7 @@ def preload() -> None:
     # The worker may not read the grader's folders once isolated, so every module
     # it can need is imported now.
     import grader.model.memo  # noqa: F401
+    import grader.model.parts  # noqa: F401
     import grader.reuse  # noqa: F401 - a submission may use the learner's earlier solutions
     import grader.sandbox.harnesses  # noqa: F401
     import grader.sandbox.isolation  # noqa: F401

@@ -335,8 +335,8 @@ class WorkerPool:
             self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
 
-    def prepare(self, loads: list[tuple[str, str, list[str]]]) -> None:
-        """Start a worker for each (path, class, methods) and have it load, in the background.
+    def prepare(self, loads: list[Load]) -> None:
+        """Start a worker for each submission and have it load, in the background.
 
         The grader imports torch and pytest meanwhile, so by the first check each
         submission is loaded: a grade of sixteen problems no longer waits for
@@ -345,15 +345,15 @@ class WorkerPool:
         """
         if self.server is None:
             return
-        for path, class_name, methods in loads:
-            self._prepared[(os.path.abspath(path), class_name, tuple(methods))] = queue.Queue(1)
+        for load in loads:
+            self._prepared[load] = queue.Queue(1)
         threading.Thread(target=self._prepare, args=(self.server, dict(self._prepared)),
                          daemon=True).start()
 
-    def _prepare(self, server: ForkServer, slots: dict[tuple, queue.Queue]) -> None:
-        for (path, class_name, methods), slot in slots.items():
+    def _prepare(self, server: ForkServer, slots: dict[Load, queue.Queue]) -> None:
+        for load, slot in slots.items():
             try:
-                worker = server.fork(path)
+                worker = server.fork(load.path)
                 with self._lock:
                     closed = self.server is not server
                     if not closed:
@@ -363,15 +363,14 @@ class WorkerPool:
                     return
                 hello = worker.receive(STARTUP_TIMEOUT)
                 if not isinstance(hello.get("error"), dict):
-                    worker.send(load_request(path, class_name, list(methods)))
+                    worker.send(load.request())
                 slot.put((worker, hello))
             except (WorkerDied, OSError, ValueError):
                 slot.put(None)  # the first call starts one the usual way
 
-    def claim(self, path: str, class_name: str,
-              methods: list[str]) -> tuple[Worker, dict] | None:
+    def claim(self, load: Load) -> tuple[Worker, dict] | None:
         """A prepared worker for this submission, already asked to load it, if any."""
-        slot = self._prepared.pop((path, class_name, tuple(methods)), None)
+        slot = self._prepared.pop(load, None)
         if slot is None:
             return None
         try:
@@ -432,8 +431,23 @@ def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:
         outcome.result = [[chunk, count] for (chunk, _), count in zip(chunks, marks)]
 
 
-def load_request(path: str, class_name: str, methods: list[str]) -> dict:
-    return {"op": "load", "path": path, "class": class_name, "methods": methods}
+@dataclass(frozen=True)
+class Load:
+    """What a worker loads: a submission file's class, and how it is called."""
+
+    path: str  # absolute
+    class_name: str
+    methods: tuple[str, ...]
+    module: bool = False  # an nn.Module the grader builds, instead of a Solution
+
+    @classmethod
+    def of(cls, path: str, class_name: str, methods: list[str] | tuple[str, ...],
+           module: bool = False) -> Load:
+        return cls(os.path.abspath(path), class_name, tuple(methods), module)
+
+    def request(self) -> dict:
+        return {"op": "load", "path": self.path, "class": self.class_name,
+                "methods": list(self.methods), "module": self.module}
 
 
 class SubmissionProcess:
@@ -441,9 +455,12 @@ class SubmissionProcess:
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  timeout: float = DEFAULT_CALL_TIMEOUT,
-                 budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False) -> None:
+                 budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False,
+                 module: bool = False) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         self.class_name = class_name
+        # The class is a torch.nn.Module, built by each call (grader/model/parts.py).
+        self.module = module
         self.methods = methods
         self.pool = pool
         self.timeout = timeout
@@ -463,7 +480,8 @@ class SubmissionProcess:
 
     def _ensure(self) -> Worker:
         if self._worker is None or not self._worker.alive:
-            prepared = self.pool.claim(self.path, self.class_name, self.methods)
+            load = Load.of(self.path, self.class_name, self.methods, self.module)
+            prepared = self.pool.claim(load)
             try:
                 if prepared is None:
                     worker = self.pool.take(self.path)
@@ -477,7 +495,7 @@ class SubmissionProcess:
                     self._worker = worker
                     return worker
                 if prepared is None:
-                    worker.send(load_request(self.path, self.class_name, self.methods))
+                    worker.send(load.request())
                 reply = worker.receive(LOAD_TIMEOUT)
             except WorkerDied as exc:
                 self.load_error = {"type": "LoadFailed", "message": f"loading failed: {exc}",

@@ -108,7 +108,10 @@ class Worker:
         # The grader's witness of model calls, where the worker was given one.
         self.witness: tuple[IO[bytes], IO[bytes]] | None = None
 
-    def load(self, path: str, class_name: str, methods: list[str]) -> dict[str, Any]:
+    def load(self, path: str, class_name: str, methods: list[str],
+             nn_module: bool = False) -> dict[str, Any]:
+        """Load the submission and make its Solution; for an `nn_module` problem the
+        class is a torch.nn.Module that each call builds afresh from a config."""
         self.path = path
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
@@ -128,6 +131,11 @@ class Worker:
                 if not callable(getattr(cls, name, None)):
                     return {"error": {"type": "MissingMethod", "file": path, "line": None,
                                       "message": f"class {class_name} has no method {name}()"}}
+            if nn_module:
+                from grader.model.parts import ModuleDriver
+
+                self.solution = ModuleDriver(cls)
+                return {"ok": True}
             with contextlib.redirect_stdout(io.StringIO()):
                 self.solution = cls()
         except BaseException as exc:  # noqa: BLE001 - any failure of learner code is reported
@@ -299,7 +307,8 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             return
         op = message.get("op")
         if op == "load":
-            reply = worker.load(message["path"], message["class"], message["methods"])
+            reply = worker.load(message["path"], message["class"], message["methods"],
+                                bool(message.get("module", False)))
         elif op == "call":
             reply = worker.call(
                 message["method"],

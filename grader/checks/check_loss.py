@@ -1,0 +1,92 @@
+"""Checks for loss: cross-entropy over every position of a batch."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from hypothesis import strategies as st
+
+from grader.grading.cases import context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.skeleton import Mistake
+from grader.model import artifacts
+
+
+def flat(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+
+
+MISTAKES = [
+    Mistake("pass the (B, T, vocab_size) logits to cross_entropy as they are",
+            "cross_entropy wants the classes in dimension 1: flatten to (B*T, vocab_size) "
+            "and (B*T,) first", lambda logits, targets: F.cross_entropy(logits, targets)),
+    Mistake("apply softmax before cross_entropy",
+            "cross_entropy takes raw logits and does the log-softmax itself",
+            lambda logits, targets: F.cross_entropy(*flat(torch.softmax(logits, -1), targets))),
+    Mistake("take the log of softmax by hand",
+            "log(softmax(x)) underflows to -inf for large logits: use F.cross_entropy, or "
+            "F.log_softmax with F.nll_loss",
+            lambda logits, targets: F.nll_loss(*flat(torch.log(torch.softmax(logits, -1)),
+                                                     targets))),
+    Mistake("use nll_loss on the raw logits",
+            "nll_loss expects log-probabilities: F.cross_entropy does the log-softmax for you",
+            lambda logits, targets: F.nll_loss(*flat(logits, targets))),
+    Mistake("sum the losses instead of averaging them",
+            "the loss is the mean over all B * T positions (cross_entropy's default)",
+            lambda logits, targets: F.cross_entropy(*flat(logits, targets), reduction="sum")),
+    Mistake("score the last position only",
+            "every position is a prediction with its own target: use all B * T of them",
+            lambda logits, targets: F.cross_entropy(logits[:, -1], targets[:, -1])),
+    Mistake("shift the targets again",
+            "targets[b, t] already is the token after position t: compare logits[:, t] "
+            "with targets[:, t]",
+            lambda logits, targets: F.cross_entropy(*flat(logits[:, :-1], targets[:, 1:]))),
+]
+
+
+@torch.no_grad()
+def shipped_windows(*starts: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The shipped model's logits on corpus windows, and each window shifted by one."""
+    n = context_length()
+    ids = prompt_ids(corpus_prefix(max(starts) + n + 1))[0]
+    inputs = torch.stack([ids[s:s + n] for s in starts])
+    targets = torch.stack([ids[s + 1:s + n + 1] for s in starts])
+    return artifacts.shipped_model()(inputs), targets
+
+
+def cases() -> dict[str, tuple]:
+    vocab = len(artifacts.shipped_vocab())
+    confident = torch.zeros(1, 3, vocab)
+    confident[0, :, 0] = 1e4  # certain of token 0, which is never the target
+    return {
+        "shipped-windows": shipped_windows(0, 100),
+        "one-window": shipped_windows(7),
+        "one-position": (shipped_windows(0)[0][:, :1], shipped_windows(0)[1][:, :1]),
+        "uniform-logits": (torch.zeros(2, 5, vocab), torch.arange(10).reshape(2, 5)),
+        "confident-and-wrong": (confident, torch.tensor([[1, 2, 3]])),
+        "float64": tuple(t.double() if t.is_floating_point() else t
+                         for t in shipped_windows(50)),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    """Random logits and targets of small random shapes."""
+    batch = data.draw(st.integers(1, 3), label="B")
+    length = data.draw(st.integers(1, 6), label="T")
+    vocab = data.draw(st.integers(2, 20), label="vocab_size")
+    scale = data.draw(st.sampled_from([1.0, 5.0, 50.0]), label="scale of the logits")
+    generator = torch.Generator().manual_seed(data.draw(st.integers(0, 2**16), label="seed"))
+    logits = torch.randn(batch, length, vocab, generator=generator) * scale
+    return logits, torch.randint(vocab, (batch, length), generator=generator)
+
+
+CONTRACT = Contract(
+    problem="loss", method="loss", arg_names=("logits", "targets"),
+    cases=cases, mistakes=MISTAKES, judge=comparing(expect_tensor, "the loss"),
+)
+
+test_fixed_batches, test_random_batches = CONTRACT.tests(
+    "The loss of fixed batches: the shipped model's, uniform and overconfident logits",
+    "The loss of random logits and targets, against the reference",
+    draw_example)

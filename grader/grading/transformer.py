@@ -1,0 +1,134 @@
+"""The GPT and its parts with one knob per known mistake, for the checks of the
+attention head, the attention layer, the block and the GPT.
+
+A mistake is diagnosed by running it on the learner's arguments, so each is the
+right computation with one thing changed, written once here. The weights come
+from the same description the learner's module was loaded from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from grader.model import parts
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int | None = 0,
+           scale: str | float = "sqrt", softmax_dim: int = -1,
+           mask_after_softmax: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
+
+    `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
+    -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none" or the
+    number to divide by.
+    """
+    T, size = q.shape[-2], q.shape[-1]
+    scores = q @ k.transpose(-2, -1)
+    if isinstance(scale, str):
+        scale = {"sqrt": math.sqrt(size), "size": size, "none": 1.0}[scale]
+    scores = scores / scale
+    if diagonal is None:
+        return F.softmax(scores, dim=softmax_dim) @ v
+    allowed = torch.ones(T, T, dtype=torch.bool).tril(diagonal)
+    if mask_after_softmax:
+        return F.softmax(scores, dim=softmax_dim).masked_fill(~allowed, 0.0) @ v
+    return F.softmax(scores.masked_fill(~allowed, float("-inf")), dim=softmax_dim) @ v
+
+
+def head(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
+         **knobs: Any) -> torch.Tensor:
+    """One attention head (problem attention-head), made with `knobs` (see attend);
+    `scale="embd"` divides by sqrt(n_embd), the width of x."""
+    w = parts.state_dict(weights)
+    if knobs.get("scale") == "embd":
+        knobs["scale"] = math.sqrt(x.shape[-1])
+    q, k, v = (F.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
+               for name in ("query", "key", "value"))
+    return attend(q, k, v, **knobs)
+
+
+def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
+              **knobs: Any) -> torch.Tensor:
+    """The attention layer (problem multi-head-attention), made with `knobs` (see layer)."""
+    return layer(parts.state_dict(weights), config["n_head"], x, **knobs)
+
+
+def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: str = "heads",
+          merge: str = "heads", project: bool = True, **knobs: Any) -> torch.Tensor:
+    """An attention layer with the weights `w` (qkv, proj).
+
+    `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
+    cuts the sequence, not the channels, into heads; `merge="time"` joins the
+    heads' outputs back the same wrong way; `scale="embd"` divides by sqrt(C).
+    """
+    B, T, C = x.shape
+    if knobs.get("scale") == "embd":
+        knobs["scale"] = math.sqrt(C)
+    size = C // n_head
+    q, k, v = F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)
+    if split == "heads":
+        q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
+    else:
+        q, k, v = (t.reshape(B, n_head, T, size) for t in (q, k, v))
+    y = attend(q, k, v, **knobs)
+    y = y.transpose(1, 2).reshape(B, T, C) if merge == "heads" else y.reshape(B, T, C)
+    return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
+
+
+def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
+          norm: str = "pre", residual: tuple[str, ...] = ("attn", "mlp"),
+          activation: str = "gelu", swap_norms: bool = False, **knobs: Any) -> torch.Tensor:
+    """A transformer block (problem transformer-block), with one knob per mistake.
+
+    `norm="post"` normalises after each residual sum (the original
+    transformer's order) instead of before each sub-layer; `residual` names the
+    sub-layers whose input is added back; `activation` is "gelu", "tanh" (GELU's
+    tanh approximation) or "relu"; `swap_norms` uses ln_2 before the attention
+    and ln_1 before the MLP. Other `knobs` go to the attention layer (see layer).
+    """
+    w = parts.state_dict(weights)
+    n = x.shape[-1]
+    ln_1, ln_2 = ("ln_2", "ln_1") if swap_norms else ("ln_1", "ln_2")
+
+    def norm_of(name: str, t: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(t, (n,), w[f"{name}.weight"], w[f"{name}.bias"])
+
+    def attend_all(t: torch.Tensor) -> torch.Tensor:
+        inner = {k.removeprefix("attn."): v for k, v in w.items() if k.startswith("attn.")}
+        return layer(inner, config["n_head"], t, **knobs)
+
+    def mlp(t: torch.Tensor) -> torch.Tensor:
+        hidden = F.linear(t, w["mlp.fc.weight"], w["mlp.fc.bias"])
+        hidden = {"gelu": F.gelu, "relu": F.relu,
+                  "tanh": lambda h: F.gelu(h, approximate="tanh")}[activation](hidden)
+        return F.linear(hidden, w["mlp.proj.weight"], w["mlp.proj.bias"])
+
+    for name, sub, ln in (("attn", attend_all, ln_1), ("mlp", mlp, ln_2)):
+        keep = x if name in residual else 0
+        x = keep + sub(norm_of(ln, x)) if norm == "pre" else norm_of(ln, keep + sub(x))
+    return x
+
+
+def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, *,
+        positions: bool = True, final_norm: bool = True, softmax: bool = False,
+        **knobs: Any) -> torch.Tensor:
+    """The GPT (problem gpt), with one knob per mistake; other `knobs` go to every
+    block (see block)."""
+    w = parts.state_dict(weights)
+    x = F.embedding(context, w["token_embedding.weight"])
+    if positions:
+        x = x + w["position_embedding.weight"][: context.shape[1]]
+    for i in range(config["n_layer"]):
+        x = block(config, {**weights, "part": _join(weights["part"], f"blocks.{i}")}, x, **knobs)
+    if final_norm:
+        x = F.layer_norm(x, (x.shape[-1],), w["ln_f.weight"], w["ln_f.bias"])
+    logits = F.linear(x, w["head.weight"])
+    return F.softmax(logits, dim=-1) if softmax else logits
+
+
+def _join(part: str, child: str) -> str:
+    return f"{part}.{child}" if part else child

@@ -1,0 +1,194 @@
+"""Known weights for the parts of a GPT a learner writes, and the one way they are run.
+
+A learner's module (an attention head, the attention layer, a block, the GPT)
+is graded by loading known weights into it through the parameter names its
+statement fixes, so that however the learner initialises, the same weights
+give the same output. The names are the shipped checkpoint's
+(grader/model/gpt.py): a part's weights are a sub-dictionary of a GPT's state
+dict, so that a learner's GPT loaded with data/model.safetensors is the
+shipped model.
+
+Weights travel to the worker as a description (`weights(...)`), never as
+tensors: both sides build the same state dict from it, the worker from the
+shipped model it already holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from grader.model.gpt import GPT, GPTConfig
+from grader.sandbox.protocol import ModelSpec
+
+# Random weights are drawn from N(0, RANDOM_SCALE): large enough that attention
+# scores of order one make the softmax far from uniform, so that a mistake such
+# as a wrong scale changes the output by much more than the tolerances. (A fresh
+# GPT's init, N(0, 0.02), gives nearly uniform attention, hiding those mistakes.)
+RANDOM_SCALE = 0.5
+
+
+# How many parameter names a message lists before it says "and N more".
+SHOWN_NAMES = 12
+
+
+class KnownWeightsError(Exception):
+    """The known weights cannot be loaded into the learner's module: a wrong shape."""
+
+
+class ParameterNamesError(KnownWeightsError):
+    """The learner's class is not a module with the parameters its statement fixes:
+    no check can run, whatever its config."""
+
+
+def weights(model: ModelSpec, part: str = "", head: int | None = None) -> dict[str, Any]:
+    """A description of the weights of `part` of a model (a dotted path such as
+    "blocks.0.attn"; "" for the whole GPT), and of one attention head of it.
+
+    A random ModelSpec stands for a GPT of its config whose every parameter is
+    drawn from N(0, RANDOM_SCALE) by a generator seeded with its seed.
+    """
+    return {"model": model, "part": part, "head": head}
+
+
+def config_of(model: ModelSpec) -> GPTConfig:
+    if model.kind == "shipped":
+        from grader.model import artifacts
+
+        return artifacts.shipped_model().config
+    return GPTConfig(**model.config)
+
+
+def _whole(model: ModelSpec) -> dict[str, torch.Tensor]:
+    if model.kind == "shipped":
+        from grader.model import artifacts
+
+        return {k: v.detach().clone() for k, v in artifacts.shipped_model().state_dict().items()}
+    # The names and shapes of a GPT of this config, drawn afresh in a fixed order.
+    generator = torch.Generator().manual_seed(model.seed)
+    with torch.device("meta"):  # only the names and shapes: no memory, no global RNG draws
+        shapes = {k: v.shape for k, v in GPT(GPTConfig(**model.config)).state_dict().items()}
+    return {k: torch.randn(shape, generator=generator) * RANDOM_SCALE
+            for k, shape in shapes.items()}
+
+
+def state_dict(spec: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The weights a description stands for, as the learner's module must name them."""
+    whole = _whole(spec["model"])
+    part = spec["part"]
+    prefix = f"{part}." if part else ""
+    found = {k.removeprefix(prefix): v for k, v in whole.items() if k.startswith(prefix)}
+    if spec["head"] is None:
+        return found
+    return head_slice(found, config_of(spec["model"]), spec["head"])
+
+
+def head_slice(attention: dict[str, torch.Tensor], config: GPTConfig,
+               head: int) -> dict[str, torch.Tensor]:
+    """One head's query, key and value layers, cut out of an attention layer's `qkv`.
+
+    `qkv` stacks the queries, keys and values of all heads, each C = n_embd rows,
+    and within each the heads one after another, head_size rows each: the rows
+    that head `head` reads its queries with are C*0 + head*head_size onwards.
+    """
+    size = config.n_embd // config.n_head
+    n = config.n_embd
+    cut = {}
+    for i, name in enumerate(("query", "key", "value")):
+        rows = slice(i * n + head * size, i * n + (head + 1) * size)
+        cut[f"{name}.weight"] = attention["qkv.weight"][rows].clone()
+        cut[f"{name}.bias"] = attention["qkv.bias"][rows].clone()
+    return cut
+
+
+def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor],
+                       class_name: str) -> None:
+    """Copy `weights` into the module's parameters of the same names.
+
+    The names must be exactly the parameters' names: a missing, extra or
+    misnamed parameter, or a wrong shape, is a KnownWeightsError that lists
+    what was expected and what was found (a ParameterNamesError for names,
+    a KnownWeightsError for shapes). Buffers (a causal mask kept with
+    register_buffer, say) are the learner's own and left alone.
+    """
+    found = dict(module.named_parameters())
+    missing = [k for k in weights if k not in found]
+    extra = [k for k in found if k not in weights]
+    if missing or extra:
+        lines = [f"{class_name}'s parameters do not have the names the statement fixes, "
+                 "so the grader cannot load its known weights into them:"]
+        if len(weights) <= SHOWN_NAMES:  # a short list reads best whole
+            lines += [f"  expected: {', '.join(weights)}",
+                      f"  found:    {', '.join(found) or 'no parameters at all'}"]
+        else:
+            lines.append(f"  expected {len(weights)} parameters, found {len(found)}")
+        if missing:
+            lines.append(f"  missing:  {names(missing)}")
+        if extra:
+            lines.append(f"  not expected: {names(extra)}")
+        lines += _tied(module, missing)
+        raise ParameterNamesError("\n".join(lines))
+    for name, value in weights.items():
+        if tuple(found[name].shape) != tuple(value.shape):
+            raise KnownWeightsError(
+                f"{class_name}'s parameter {name} has shape {tuple(found[name].shape)}, "
+                f"expected {tuple(value.shape)}")
+    with torch.no_grad():
+        for name, value in weights.items():
+            found[name].copy_(value)
+
+
+def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
+    """Why a missing name may be there after all: one tensor under two names.
+
+    named_parameters() lists a shared tensor once, under its first name, so tying
+    the head to the token embedding (as GPT-2 does) hides `head.weight`.
+    """
+    first: dict[int, str] = {}
+    said = []
+    for name, tensor in module.named_parameters(remove_duplicate=False):
+        first.setdefault(id(tensor), name)
+        if name in missing and first[id(tensor)] != name:
+            said.append(f"  {name} is the same tensor as {first[id(tensor)]} (tied weights); "
+                        "the shipped model keeps them apart: give each its own")
+    return said
+
+
+def names(listed: list[str]) -> str:
+    """Parameter names for a message: all of a few, the first of many."""
+    if len(listed) <= SHOWN_NAMES:
+        return ", ".join(listed)
+    return f"{', '.join(listed[:SHOWN_NAMES])} and {len(listed) - SHOWN_NAMES} more"
+
+
+def run_module(cls: type, config: dict[str, int], spec: dict[str, Any], *inputs: Any) -> Any:
+    """Build `cls(config)`, load the weights `spec` describes, and call it on `inputs`.
+
+    The one way every module is run, the learner's in the worker and the
+    reference and the known mistakes in the grader, so all three are treated
+    alike: evaluation mode (no dropout), no gradients.
+    """
+    made = cls(GPTConfig(**config))
+    if not isinstance(made, torch.nn.Module):
+        raise ParameterNamesError(f"{cls.__name__} is not a torch.nn.Module: write "
+                        f"class {cls.__name__}(nn.Module) and call super().__init__() first")
+    load_known_weights(made, state_dict(spec), cls.__name__)
+    made.eval()
+    with torch.no_grad():
+        return made(*inputs)
+
+
+class ModuleDriver:
+    """A module class seen as a Solution: `forward(config, weights, *inputs)` builds
+    it from the config, loads the known weights and runs it.
+
+    The worker drives a learner's class through it, and the grader the
+    reference's, so a module problem is graded by the same contract as any other.
+    """
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def forward(self, config: dict[str, int], weights: dict[str, Any], *inputs: Any) -> Any:
+        return run_module(self.cls, config, weights, *inputs)

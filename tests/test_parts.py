@@ -1,0 +1,185 @@
+"""The model-part problems: known weights load by name, and the references are the shipped model.
+
+The problems attention-head, multi-head-attention, transformer-block and gpt
+grade a learner's module by loading known weights into it (grader/model/parts.py).
+These tests hold that machinery to the shipped model itself, computed by
+grader/model/gpt.py, which none of it uses.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from grader.grading import transformer
+from grader.grading.cases import SHIPPED, attention_input, block_input, prompt_ids
+from grader.grading.judges import expect_activations
+from grader.grading.skeleton import GradeFailure, load_reference
+from grader.model import artifacts, parts
+from grader.model.gpt import GPTConfig
+from grader.registry import find
+from grader.sandbox.protocol import ModelSpec
+
+CONFIG = artifacts.load_config()
+SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
+
+
+def reference(slug: str) -> type:
+    return load_reference(find(slug)).cls
+
+
+def run(slug: str, spec: dict, *inputs: torch.Tensor) -> torch.Tensor:
+    return parts.run_module(reference(slug), CONFIG.to_dict(), spec, *inputs)
+
+
+@torch.no_grad()
+def shipped_heads(layer: int, x: torch.Tensor) -> torch.Tensor:
+    """The shipped attention's heads side by side, before its projection: (B, T, n_embd)."""
+    attn = artifacts.shipped_model().blocks[layer].attn
+    seen = []
+    hook = attn.proj.register_forward_hook(lambda module, args, out: seen.append(args[0]))
+    try:
+        attn(x)
+    finally:
+        hook.remove()
+    return seen[0]
+
+
+@pytest.mark.parametrize("layer", [0, 2])
+def test_a_head_sliced_from_the_shipped_attention_is_that_head(layer: int) -> None:
+    x = attention_input("Once upon a time, there was a", layer)
+    heads = shipped_heads(layer, x)
+    size = CONFIG.n_embd // CONFIG.n_head
+    for head in range(CONFIG.n_head):
+        got = run("attention-head", parts.weights(SHIPPED, f"blocks.{layer}.attn", head), x)
+        torch.testing.assert_close(got, heads[..., head * size:(head + 1) * size])
+
+
+@torch.no_grad()
+def test_the_references_with_the_shipped_weights_are_the_shipped_model() -> None:
+    model = artifacts.shipped_model()
+    x = attention_input("Tom and his dog ran", 1)
+    torch.testing.assert_close(run("multi-head-attention", parts.weights(SHIPPED, "blocks.1.attn"),
+                                   x), model.blocks[1].attn(x)[0])
+    x = block_input("Tom and his dog ran", 2)
+    torch.testing.assert_close(run("transformer-block", parts.weights(SHIPPED, "blocks.2"), x),
+                               model.blocks[2](x)[0])
+    ids = torch.cat([prompt_ids("The cat"), prompt_ids("Tom ran")])
+    torch.testing.assert_close(run("gpt", parts.weights(SHIPPED), ids), model(ids))
+
+
+@torch.no_grad()
+def test_the_mistakes_without_their_knobs_are_the_shipped_model() -> None:
+    """Each mistake is the right computation with one knob turned; untouched, it is right."""
+    model, config = artifacts.shipped_model(), CONFIG.to_dict()
+    x = attention_input("The cat sat", 0)
+    torch.testing.assert_close(
+        transformer.attention(config, parts.weights(SHIPPED, "blocks.0.attn"), x),
+        model.blocks[0].attn(x)[0])
+    torch.testing.assert_close(
+        transformer.head(config, parts.weights(SHIPPED, "blocks.0.attn", 1), x),
+        run("attention-head", parts.weights(SHIPPED, "blocks.0.attn", 1), x))
+    x = block_input("The cat sat", 1)
+    torch.testing.assert_close(transformer.block(config, parts.weights(SHIPPED, "blocks.1"), x),
+                               model.blocks[1](x)[0])
+    ids = prompt_ids("Once upon a time")
+    torch.testing.assert_close(transformer.gpt(config, parts.weights(SHIPPED), ids), model(ids))
+
+
+def test_random_weights_are_reproducible_and_leave_the_global_generator_alone() -> None:
+    state = torch.random.get_rng_state()
+    spec = parts.weights(ModelSpec("random", SMALL, 3), "blocks.1")
+    first, again = parts.state_dict(spec), parts.state_dict(spec)
+    other = parts.state_dict(parts.weights(ModelSpec("random", SMALL, 4), "blocks.1"))
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert list(first) == list(reference("transformer-block")(
+        GPTConfig(**SMALL)).state_dict())
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    assert not torch.equal(first["attn.qkv.weight"], other["attn.qkv.weight"])
+
+
+def test_the_shipped_weights_are_copies() -> None:
+    """A module loaded with them cannot change the model the worker keeps."""
+    weights = parts.state_dict(parts.weights(SHIPPED, "blocks.0.attn"))
+    weights["qkv.weight"].zero_()
+    assert artifacts.shipped_model().blocks[0].attn.qkv.weight.abs().sum() > 0
+
+
+class Misnamed(nn.Module):
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        size = config.n_embd // config.n_head
+        self.query = nn.Linear(config.n_embd, size)
+        self.k = nn.Linear(config.n_embd, size)
+        self.value = nn.Linear(config.n_embd, size)
+
+
+def test_wrong_names_are_listed_expected_against_found() -> None:
+    spec = parts.weights(SHIPPED, "blocks.0.attn", 0)
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.run_module(Misnamed, CONFIG.to_dict(), spec, attention_input("The"))
+    message = str(raised.value)
+    assert "expected: query.weight, query.bias, key.weight, key.bias, value.weight" in message
+    assert "found:    query.weight, query.bias, k.weight, k.bias, value.weight" in message
+    assert "missing:  key.weight, key.bias" in message
+    assert "not expected: k.weight, k.bias" in message
+
+
+class Hardcoded(nn.Module):
+    """Sizes of the shipped model written in, and a mask buffer of its own."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.query, self.key, self.value = (nn.Linear(64, 16) for _ in range(3))
+        self.register_buffer("tril", torch.tril(torch.ones(48, 48)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.value(x)
+
+
+def test_a_wrong_shape_names_the_parameter_and_buffers_are_the_learners() -> None:
+    x = attention_input("The")
+    shipped = parts.weights(SHIPPED, "blocks.0.attn", 0)
+    out = parts.run_module(Hardcoded, CONFIG.to_dict(), shipped, x)
+    assert out.shape == (1, 3, 16)  # loaded, although its state dict also holds `tril`
+    small = parts.weights(ModelSpec("random", SMALL, 0), "blocks.0.attn", 0)
+    with pytest.raises(parts.KnownWeightsError, match=r"query.weight has shape \(16, 64\), "
+                                                      r"expected \(4, 8\)"):
+        parts.run_module(Hardcoded, SMALL, small, torch.zeros(1, 2, 8))
+
+
+def test_not_a_module_is_said_plainly() -> None:
+    class Plain:
+        def __init__(self, config: object) -> None:
+            pass
+
+    with pytest.raises(parts.ParameterNamesError, match="is not a torch.nn.Module"):
+        parts.run_module(Plain, SMALL, parts.weights(ModelSpec("random", SMALL, 0)),
+                         torch.zeros(1, 1, dtype=torch.long))
+
+
+@torch.no_grad()
+def test_module_outputs_are_judged_at_their_own_scale() -> None:
+    """The same logits computed in float64 pass; a named mistake fails by far."""
+    model, ids = artifacts.shipped_model(), prompt_ids("Once upon a time, there was a")
+    expected = model(ids)
+    wide = reference("gpt")(CONFIG).double()
+    wide.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+    expect_activations(wide.eval()(ids).float(), expected, "the logits tensor")
+    wrong = transformer.gpt(CONFIG.to_dict(), parts.weights(SHIPPED), ids, positions=False)
+    with pytest.raises(GradeFailure, match="the logits tensor is off by"):
+        expect_activations(wrong, expected, "the logits tensor")
+
+
+def test_the_worker_builds_a_module_only_for_a_module_problem() -> None:
+    from grader.sandbox.worker import Worker
+
+    solution, module = find("loss"), find("attention-head")
+    plain = Worker()
+    assert plain.load(str(solution.reference), "Solution", ["loss"]) == {"ok": True}
+    assert type(plain.solution).__name__ == "Solution"
+    built = Worker()
+    assert built.load(str(module.reference), "Head", ["forward"], nn_module=True) == {"ok": True}
+    assert isinstance(built.solution, parts.ModuleDriver)
+    assert built.solution.cls.__name__ == "Head"
