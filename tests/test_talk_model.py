@@ -103,6 +103,42 @@ def test_a_streamed_learner_generator_is_served_live(run):
     assert "Tom" + "".join(chunks) == expected_text(run, "Tom", 20)
 
 
+def test_your_sample_text_samples_a_run_served_by_the_grader(run):
+    from grader.cli.talk import Implementation, choose_model, sampled
+    from grader.grading.skeleton import load_reference
+    from grader.model import artifacts
+    from grader.sandbox.process import Sandbox, WorkerPool
+
+    talker = choose_model(str(run))
+    context = artifacts.encode("Tom", talker.int_to_char)
+    args = argparse.Namespace(chars=30, temperature=0.8, top_k=5, top_p=None,
+                              no_repeat_ngram=None, seed=4)
+    with WorkerPool(sandbox=Sandbox()) as pool:
+        learner = Implementation(find("sampler"), True, pool, witnessed=True,
+                                 path=find("sampler").reference)
+        text = "".join(sampled(args, context, talker, learner, None))
+    config = GPTConfig(**json.loads((run / "config.json").read_text()))
+    model = GPT(config)
+    model.load_state_dict(load_file(str(run / "model.safetensors")))
+    expected = load_reference(find("sampler")).sample_text(
+        model.eval(), context, 30, config.context_length, talker.int_to_char, 0.8, 5, 1.0, 0,
+        None, 4)
+    assert text == expected and len(text) == 30
+
+
+def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
+        run, monkeypatch, capsys):
+    """A worker started on its own has no witness: it could only read the run itself."""
+    import grader.cli.talk as talk
+    from grader.sandbox.process import WorkerPool
+
+    monkeypatch.setattr(talk, "learner_status", lambda problem: "pass")
+    pool = WorkerPool(fork=False)
+    chosen = talk.choose("generate", pool, talk.choose_model(str(run)))
+    assert not chosen.use_learner and "on Linux" in capsys.readouterr().err
+    assert talk.choose("generate", pool, talk.choose_model("shipped")).use_learner
+
+
 def test_a_worker_refuses_to_build_a_run(run):
     """Only the grader reads a run's weights; asked to build one, a worker says so."""
     from grader.cli.talk import choose_model

@@ -126,8 +126,14 @@ def choose(slug: str, pool: WorkerPool, talker: Talker) -> Implementation:
     problem = find(slug)
     if learner_status(problem) == "not graded":
         regrade_quietly(problem, pool)
-    return Implementation(problem, learner_status(problem) == "pass", pool,
-                          witnessed=talker.served)
+    use_learner = learner_status(problem) == "pass"
+    if use_learner and talker.served and pool.server is None:
+        # Only forked workers have a witness to serve a run's model calls; a
+        # worker started on its own would have to read the run's weights itself.
+        print(f"(your {problem.folder} can talk with a trained run only where the grader "
+              "forks its workers, on Linux; the reference talks instead)", file=sys.stderr)
+        use_learner = False
+    return Implementation(problem, use_learner, pool, witnessed=talker.served)
 
 
 def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
