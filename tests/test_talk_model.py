@@ -139,6 +139,40 @@ def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
     assert talk.choose("generate", pool, talk.choose_model("shipped")).use_learner
 
 
+PEEKS = """
+class Solution:
+    def generate(self, model, new_chars, context, context_length, int_to_char):
+        try:
+            open({weights!r}, "rb").read(1)
+            read = "read"
+        except OSError:
+            read = "denied"
+        return type(model).__name__ + ":" + read
+"""
+
+
+def test_the_sandboxed_code_is_given_the_runs_model_calls_but_cannot_read_its_weights(
+        run, tmp_path):
+    from grader.cli.talk import choose_model
+    from grader.model import artifacts
+    from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+
+    talker = choose_model(str(run))
+    peek = tmp_path / "peek" / "solution.py"
+    peek.parent.mkdir()
+    peek.write_text(PEEKS.format(weights=str(run / "model.safetensors")))
+    with WorkerPool(sandbox=Sandbox()) as pool:
+        process = SubmissionProcess(str(peek), "Solution", ["generate"], pool, witnessed=True)
+        outcome = process.call("generate", (talker.spec, 1, artifacts.encode(
+            "Tom", talker.int_to_char), talker.context_length, talker.int_to_char))
+        process.close()
+        layers = pool.layers
+    if not any(layer.startswith("landlock") for layer in layers):
+        pytest.skip(f"no Landlock here (layers: {layers})")
+    assert outcome.error is None, outcome.error
+    assert outcome.result == "RemoteModel:denied"
+
+
 def test_a_worker_refuses_to_build_a_run(run):
     """Only the grader reads a run's weights; asked to build one, a worker says so."""
     from grader.cli.talk import choose_model
