@@ -363,9 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_gradescope_parser(sub)
 
-    p = sub.add_parser("talk", help="let the shipped model continue your prompt")
+    p = sub.add_parser("talk", help="let a model continue your prompt, through your code")
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help="the text to continue (default: %(default)r)")
+    p.add_argument("--model", default="shipped", metavar="RUN",
+                   help="'shipped', or a run folder written by `gpt-kata train` "
+                        "(default: %(default)s)")
     p.add_argument("--chars", type=int, default=200,
                    help="how many characters to generate (default: %(default)s)")
     p.add_argument("--stream", choices=["word", "sentence"],

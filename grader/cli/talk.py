@@ -1,28 +1,73 @@
-"""`gpt-kata talk`: the shipped model continues a prompt, through the learner's code.
+"""`gpt-kata talk`: a model continues a prompt, through the learner's code.
 
-The learner's answer is used when its last grade passed (for the file as it is
-now); otherwise the reference is, and the output says which.
+The model is the shipped one or, with `--model RUN`, one that `gpt-kata train`
+wrote. The learner's answer is used when its last grade passed (for the file as
+it is now); otherwise the reference is, and the output says which.
+
+A run's weights are read by the grader only: the learner's code runs sandboxed,
+out of the run's folder, and is handed a model whose forward passes the grader
+serves (grader/sandbox/witness.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
 from grader.registry import Problem, find
 from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerDied, WorkerPool
+from grader.sandbox.protocol import ModelSpec
+
+
+@dataclass(frozen=True)
+class Talker:
+    """The model talk uses: its description, its vocabulary and its context length."""
+
+    spec: ModelSpec
+    int_to_char: dict[int, str]
+    context_length: int
+    name: str  # how messages name it
+
+    @property
+    def served(self) -> bool:
+        """Whether the grader must serve its forward passes (a trained run)."""
+        return self.spec.kind == "run"
+
+
+def choose_model(name: str) -> Talker:
+    """`shipped` or a run folder, checked before anything starts; UsageError if unusable."""
+    from grader.grading.cases import SHIPPED
+    from grader.model import artifacts
+
+    if name == "shipped":
+        return Talker(SHIPPED, artifacts.shipped_vocab(),
+                      artifacts.load_config().context_length, "the shipped model")
+    from grader.model.runs import RunError, open_run
+
+    try:
+        run = open_run(Path(name))
+    except RunError as exc:
+        raise UsageError(f"--model {exc}") from None
+    return Talker(run.spec(), run.int_to_char, run.config.context_length,
+                  f"the model trained in {run.folder}")
 
 
 class Implementation:
     """A problem's answer, the learner's (run in a worker) or the reference (run here)."""
 
-    def __init__(self, problem: Problem, use_learner: bool, pool: WorkerPool) -> None:
+    def __init__(self, problem: Problem, use_learner: bool, pool: WorkerPool,
+                 witnessed: bool = False, path: Path | None = None) -> None:
         self.problem = problem
         self.use_learner = use_learner
         self.pool = pool
+        # A trained run's forward passes are served by the grader (see the module).
+        self.witnessed = witnessed
+        self.path = path or problem.starter
         self._process: Any = None
         self._reference: Any = None
 
@@ -44,8 +89,9 @@ class Implementation:
     @property
     def process(self) -> SubmissionProcess:
         if self._process is None:
-            self._process = SubmissionProcess(str(self.problem.starter), "Solution",
-                                              list(self.problem.methods), self.pool)
+            self._process = SubmissionProcess(str(self.path), "Solution",
+                                              list(self.problem.methods), self.pool,
+                                              witnessed=self.witnessed)
         return self._process
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
@@ -75,12 +121,19 @@ class Implementation:
             self._process.close()
 
 
-def choose(slug: str, pool: WorkerPool) -> Implementation:
+def choose(slug: str, pool: WorkerPool, talker: Talker) -> Implementation:
     """The learner's answer if its last grade (of the file as it is now) passed."""
     problem = find(slug)
     if learner_status(problem) == "not graded":
         regrade_quietly(problem, pool)
-    return Implementation(problem, learner_status(problem) == "pass", pool)
+    use_learner = learner_status(problem) == "pass"
+    if use_learner and talker.served and pool.server is None:
+        # Only forked workers have a witness to serve a run's model calls; a
+        # worker started on its own would have to read the run's weights itself.
+        print(f"(your {problem.folder} can talk with a trained run only where the grader "
+              "forks its workers, on Linux; the reference talks instead)", file=sys.stderr)
+        use_learner = False
+    return Implementation(problem, use_learner, pool, witnessed=talker.served)
 
 
 def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
@@ -99,34 +152,35 @@ def talk(args: argparse.Namespace) -> int:
     from grader.model import artifacts
 
     torch.set_num_threads(1)
-    int_to_char = artifacts.shipped_vocab()
+    check_options(args)
+    talker = choose_model(args.model)
+    int_to_char = talker.int_to_char
     try:
         context = artifacts.encode(args.prompt, int_to_char)
     except ValueError as exc:
-        raise UsageError(f"{exc}; the model knows only {''.join(int_to_char.values())!r}") \
-            from None
+        raise UsageError(f"{exc}; {talker.name} knows only "
+                         f"{''.join(int_to_char.values())!r}") from None
     if context.shape[1] == 0:
         raise UsageError("give a prompt of at least one character")
-    check_options(args)
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
         with WorkerPool(sandbox=Sandbox()) as pool:
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             if sampling:
-                sampler = choose("sampler", pool)
-                announce(sampler)
+                sampler = choose("sampler", pool, talker)
+                announce(sampler, talker)
                 streamer = None
                 if args.stream:
-                    streamer = choose("stream", pool)
+                    streamer = choose("stream", pool, talker)
                     streamer.what = "WordStreamer"
-                    announce(streamer)
-                chunks = sampled(args, context, int_to_char, sampler, streamer)
+                    announce(streamer, talker)
+                chunks = sampled(args, context, talker, sampler, streamer)
             else:
-                implementation = choose("stream" if args.stream else "generate", pool)
-                announce(implementation)
+                implementation = choose("stream" if args.stream else "generate", pool, talker)
+                announce(implementation, talker)
                 run = streamed if args.stream else char_by_char
-                chunks = run(args, context, int_to_char, implementation)
+                chunks = run(args, context, talker, implementation)
             sys.stdout.write(args.prompt)
             sys.stdout.flush()
             for chunk in chunks:
@@ -152,24 +206,26 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError("--no-repeat-ngram must be 0 (off) or more")
 
 
-def announce(implementation: Implementation) -> None:
-    print(f"[{implementation.label}]", file=sys.stderr)
+def announce(implementation: Implementation, talker: Talker) -> None:
+    # One whole line, flushed, before the prompt is written: the text that follows
+    # is then never split by it, on a terminal where both streams mix.
+    whose = "" if talker.spec.kind == "shipped" else f" with {talker.name}"
+    print(f"[{implementation.label}{whose}]", file=sys.stderr, flush=True)
 
 
-def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,
                  implementation: Implementation):
     """Track 1's generate, one character per call, shown as it comes."""
     import torch
 
-    from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
-    context_length = artifacts.load_config().context_length
+    model, int_to_char, context_length = talker.spec, talker.int_to_char, talker.context_length
     try:
         # generate() resets its generator every step, so one character at a time
         # gives exactly the text a single long call would.
         for _ in range(args.chars):
-            char = implementation.call("generate", SHIPPED, 1, context, context_length,
+            char = implementation.call("generate", model, 1, context, context_length,
                                        int_to_char)
             if not isinstance(char, str) or len(char) != 1:
                 raise RuntimeError(f"generate(new_chars=1) returned {char!r}, not one character")
@@ -180,14 +236,11 @@ def char_by_char(args: argparse.Namespace, context: Any, int_to_char: dict[int, 
         implementation.close()
 
 
-def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+def streamed(args: argparse.Namespace, context: Any, talker: Talker,
              implementation: Implementation):
     """stream_generate's words or sentences, each as soon as the worker yields it."""
-    from grader.grading.cases import SHIPPED
-    from grader.model import artifacts
-
-    call = (SHIPPED, args.chars, context, artifacts.load_config().context_length,
-            int_to_char, args.stream)
+    call = (talker.spec, args.chars, context, talker.context_length, talker.int_to_char,
+            args.stream)
     try:
         if implementation.use_learner:
             yield from implementation.iterate("stream_generate", *call)
@@ -197,16 +250,14 @@ def streamed(args: argparse.Namespace, context: Any, int_to_char: dict[int, str]
         implementation.close()
 
 
-def sampled(args: argparse.Namespace, context: Any, int_to_char: dict[int, str],
+def sampled(args: argparse.Namespace, context: Any, talker: Talker,
             sampler: Implementation, streamer: Implementation | None):
     """sample_text with the options given, then words through WordStreamer if asked."""
-    from grader.grading.cases import SHIPPED
-    from grader.model import artifacts
-
+    int_to_char = talker.int_to_char
     try:
         text = sampler.call(
-            "sample_text", SHIPPED, context, args.chars,
-            artifacts.load_config().context_length, int_to_char,
+            "sample_text", talker.spec, context, args.chars, talker.context_length,
+            int_to_char,
             1.0 if args.temperature is None else args.temperature,
             args.top_k or 0, 1.0 if args.top_p is None else args.top_p,
             args.no_repeat_ngram or 0, None, args.seed or 0)

@@ -585,8 +585,14 @@ class SubmissionProcess:
         if self.load_error:
             raise RuntimeError(self.load_error.get("message", "cannot load"))
         limit = timeout if timeout is not None else self.timeout
-        reply = worker.request({"op": "start", "method": method,
-                                "args": encode(list(args))}, limit)
+        witness = worker.witness if self.witnessed else None
+        if witness is not None:
+            witness.clear()
+            for value in args:
+                if isinstance(value, ModelSpec):
+                    witness.allow(value)
+        reply = worker.request({"op": "start", "method": method, "args": encode(list(args)),
+                                "witnessed": witness is not None}, limit)
         try:
             error = read_load_reply(reply)  # `start` answers as `load` does
             while error is None:

@@ -61,23 +61,33 @@ def unreadable(reason: object) -> str:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model both sides can build identically: the shipped one or a seeded random one."""
+    """A model described, not sent: the shipped one, a seeded random one, or a trained run.
+
+    The shipped and random models are built by each side for itself. A run
+    (`kind="run"`, `path` its folder, `config` its sizes) is built only by the
+    grader: a sandboxed worker cannot read the run's folder, so it is handed a
+    model whose forward passes the grader's witness serves.
+    """
 
     kind: str = "shipped"
     config: dict[str, int] = field(default_factory=dict)
     seed: int = 0
+    path: str = ""
 
     def __repr__(self) -> str:
         if self.kind == "shipped":
             return "the shipped model"
+        if self.kind == "run":
+            return f"the model trained in {self.path}"
         sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
         return f"random GPT({sizes}, seed={self.seed})"
 
     def key(self) -> tuple:
-        return (self.kind, tuple(sorted(self.config.items())), self.seed)
+        return (self.kind, tuple(sorted(self.config.items())), self.seed, self.path)
 
 
-MODEL_KINDS = ("shipped", "random")
+MODEL_KINDS = ("shipped", "random", "run")
+MAX_MODEL_PATH = 4096  # characters of a run's folder name
 MAX_MODEL_SIZE = 1 << 20  # any one entry of a model's config
 
 
@@ -141,7 +151,10 @@ def _encode(value: Any, depth: int) -> Any:
     if isinstance(value, torch.Generator):
         return {"__generator__": _encode(value.get_state(), depth + 1)}
     if isinstance(value, ModelSpec):
-        return {"__model__": {"kind": value.kind, "config": value.config, "seed": value.seed}}
+        described = {"kind": value.kind, "config": value.config, "seed": value.seed}
+        if value.path:
+            described["path"] = value.path
+        return {"__model__": described}
     if isinstance(value, (list, tuple)):
         # islice: a list subclass may claim any length or iterate for ever.
         items = list(itertools.islice(value, MAX_ITEMS + 1))
@@ -339,7 +352,7 @@ def _decode_generator(state: Any) -> Any:
 def _decode_model(spec: Any) -> ModelSpec:
     if not isinstance(spec, dict):
         raise ProtocolError("a model description that is not an object")
-    _keys(spec, {"kind", "config", "seed"})
+    _keys(spec, {"kind", "config", "seed"}, {"path"})
     kind, config = spec["kind"], spec["config"]
     if kind not in MODEL_KINDS:
         raise ProtocolError(f"model kind {str(kind)[:20]!r} is not one of {MODEL_KINDS}")
@@ -350,7 +363,8 @@ def _decode_model(spec: Any) -> ModelSpec:
         if len(key) > 64:
             raise ProtocolError("a model config name longer than 64 characters")
         sizes[key] = _int(size, f"model size {key[:64]}", 0, MAX_MODEL_SIZE)
-    return ModelSpec(kind, sizes, _int(spec["seed"], "model seed", -(2**63), 2**64 - 1))
+    path = _text(spec.get("path"), "a model's folder", MAX_MODEL_PATH)
+    return ModelSpec(kind, sizes, _int(spec["seed"], "model seed", -(2**63), 2**64 - 1), path)
 
 
 # --- replies: what the grader accepts from a worker ------------------------------------

@@ -96,6 +96,10 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
     }
 
 
+class ModelRefused(Exception):
+    """A model this worker must not build, such as a trained run the grader serves."""
+
+
 class Worker:
     def __init__(self, policy: Any = None) -> None:
         self.policy = policy  # the sandbox's limits, to name one the submission reaches
@@ -149,13 +153,24 @@ class Worker:
         from grader.sandbox.witness import RemoteModel
 
         assert self.witness is not None
-        context_length = self.model(spec).context_length
+        if spec.kind == "run":
+            # Never built here: its sizes come with its description.
+            context_length = spec.config.get("context_length")
+            if type(context_length) is not int or context_length < 1:
+                raise ModelRefused("a trained run's description has no context_length")
+        else:
+            context_length = self.model(spec).context_length
         return RemoteModel(spec, *self.witness, context_length)
 
     def model(self, spec: Any) -> Any:
         from grader.model.artifacts import build_model
         from grader.model.memo import remember_outputs
 
+        if spec.kind == "run":
+            # The run's weights are the grader's to read (the sandbox keeps this
+            # process out of the run's folder); the grader serves its forward passes.
+            raise ModelRefused(f"{spec!r} is read by the grader only; a worker is "
+                               "handed its forward passes (a witnessed call), never its weights")
         key = spec.key()
         if key not in self.models:
             # The learner's code only reads the model: without gradients to track,
@@ -196,8 +211,12 @@ class Worker:
                 return value
             return self.remote_model(value) if remote else self.model(value)
 
-        args = [materialise(a) for a in args]
-        kwargs = {k: materialise(v) for k, v in kwargs.items()}
+        try:
+            args = [materialise(a) for a in args]
+            kwargs = {k: materialise(v) for k, v in kwargs.items()}
+        except ModelRefused as exc:
+            return {"error": {"type": "ModelRefused", "file": None, "line": None,
+                              "message": str(exc)}}
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
         self.model_calls.clear()
         captured = io.StringIO()
@@ -252,15 +271,21 @@ class Worker:
             "output": captured.getvalue()[:OUTPUT_LIMIT],
         }
 
-    def start(self, method: str, args: list) -> dict[str, Any]:
+    def start(self, method: str, args: list, witnessed: bool = False) -> dict[str, Any]:
         """Begin a generator method; its items then come one `next` at a time, live."""
         from grader.sandbox.protocol import ModelSpec
 
+        remote = witnessed and self.witness is not None
         self.iterator = None
         try:
+            models = [(self.remote_model(a) if remote else self.model(a))
+                      if isinstance(a, ModelSpec) else a for a in args]
+        except ModelRefused as exc:
+            return {"error": {"type": "ModelRefused", "file": None, "line": None,
+                              "message": str(exc)}}
+        try:
             with contextlib.redirect_stdout(io.StringIO()):
-                self.iterator = iter(getattr(self.solution, method)(
-                    *[self.model(a) if isinstance(a, ModelSpec) else a for a in args]))
+                self.iterator = iter(getattr(self.solution, method)(*models))
         except Exception as exc:  # noqa: BLE001 - learner errors are data
             return {"error": describe_error(exc, self.path or "", self.policy)}
         return {"ok": True}
@@ -319,7 +344,8 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
                 bool(message.get("witnessed", False)),
             )
         elif op == "start":
-            reply = worker.start(message["method"], decode(message["args"]))
+            reply = worker.start(message["method"], decode(message["args"]),
+                                 bool(message.get("witnessed", False)))
         elif op == "next":
             reply = worker.next_item()
         else:

@@ -1,0 +1,151 @@
+"""A run folder written by `gpt-kata train`, checked and loaded for `talk --model RUN`.
+
+A run holds config.json, vocab.json and model.safetensors (written last, when
+training ends) and loss_log.tsv (written from the first step). Each file is
+checked against the others before anything is built from it, so that a bad
+folder is a one-line message, never a traceback. Nothing here executes code:
+JSON for the sizes and the vocabulary, safetensors for the weights.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import torch
+
+from grader.model.gpt import GPT, GPTConfig
+from grader.sandbox.protocol import ModelSpec
+
+FILES = ("config.json", "vocab.json", "model.safetensors")
+# Far above any model trained here; it keeps a forged config from asking for
+# gigabytes before the weights are even compared with it.
+MAX_SIZE = 1 << 16
+
+
+class RunError(ValueError):
+    """A run folder that cannot be talked with, and why, in one line."""
+
+
+def _dtype(tensor: torch.Tensor) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
+
+
+@dataclass(frozen=True)
+class Run:
+    folder: Path
+    config: GPTConfig
+    int_to_char: dict[int, str]
+    model: GPT
+
+    def spec(self) -> ModelSpec:
+        """The description a worker is given: sizes and folder, never the weights."""
+        return ModelSpec("run", self.config.to_dict(), 0, str(self.folder))
+
+
+def load_run(folder: Path) -> Run:
+    """The run in `folder`, every file checked; RunError says what is wrong."""
+    folder = folder.resolve()
+    if not folder.exists():
+        raise RunError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise RunError(f"{folder} is not a folder; give the folder `gpt-kata train` wrote")
+    missing = [name for name in FILES if not (folder / name).is_file()]
+    if missing and (folder / "loss_log.tsv").is_file():
+        raise RunError(f"{folder}: training has not finished (no {', '.join(missing)} yet); "
+                       "wait for `gpt-kata train` to end, or train again")
+    if missing:
+        raise RunError(f"{folder} is not a run written by `gpt-kata train` (no "
+                       f"{', '.join(missing)})")
+    config = read_config(folder / "config.json")
+    int_to_char = read_vocab(folder / "vocab.json")
+    if len(int_to_char) != config.vocab_size:
+        raise RunError(f"{folder}: vocab.json has {len(int_to_char)} characters but "
+                       f"config.json says vocab_size {config.vocab_size}")
+    return Run(folder, config, int_to_char, read_model(folder / "model.safetensors", config))
+
+
+def _json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise RunError(f"{path} cannot be read as JSON ({type(exc).__name__})") from None
+
+
+def read_config(path: Path) -> GPTConfig:
+    raw = _json(path)
+    names = {f.name for f in fields(GPTConfig)}
+    if not isinstance(raw, dict) or set(raw) != names:
+        raise RunError(f"{path} is not a model config: it needs exactly "
+                       f"{', '.join(sorted(names))}")
+    for name, size in raw.items():
+        if type(size) is not int or not 1 <= size <= MAX_SIZE:
+            raise RunError(f"{path}: {name} is {size!r}, not a whole number from 1 to "
+                           f"{MAX_SIZE}")
+    if raw["n_embd"] % raw["n_head"]:
+        raise RunError(f"{path}: n_embd {raw['n_embd']} is not a multiple of n_head "
+                       f"{raw['n_head']}")
+    return GPTConfig(**raw)
+
+
+def read_vocab(path: Path) -> dict[int, str]:
+    raw = _json(path)
+    if not isinstance(raw, dict) or not raw:
+        raise RunError(f"{path} is not a vocabulary: an object from ids to characters")
+    if sorted(raw) != sorted(str(i) for i in range(len(raw))):
+        raise RunError(f"{path}: the ids must be 0 to {len(raw) - 1}, each once")
+    chars = list(raw.values())
+    if not all(isinstance(c, str) and len(c) == 1 for c in chars):
+        raise RunError(f"{path}: every id must map to exactly one character")
+    if len(set(chars)) != len(chars):
+        raise RunError(f"{path}: a character appears under two ids")
+    return {int(i): c for i, c in raw.items()}
+
+
+def read_model(path: Path, config: GPTConfig) -> GPT:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        weights = load_file(str(path))
+    except (OSError, SafetensorError, ValueError) as exc:
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise RunError(f"{path} is not a readable safetensors file ({reason})") from None
+    model = GPT(config)
+    expected = model.state_dict()
+    if set(weights) != set(expected):
+        unknown = sorted(set(weights) ^ set(expected))[:3]
+        raise RunError(f"{path} does not hold the weights of the GPT in config.json "
+                       f"(names that differ: {', '.join(unknown)})")
+    for name, tensor in expected.items():
+        got = weights[name]
+        if got.shape != tensor.shape or got.dtype != tensor.dtype:
+            raise RunError(f"{path}: {name} is {_dtype(got)} {list(got.shape)} but config.json "
+                           f"makes it {_dtype(tensor)} {list(tensor.shape)}")
+        if got.is_floating_point() and not bool(torch.isfinite(got).all()):
+            raise RunError(f"{path}: {name} holds NaN or infinite weights; the training "
+                           "diverged, train again (a lower learning rate or another seed)")
+    model.load_state_dict(weights)
+    return model.eval().requires_grad_(False)
+
+
+# Runs checked and loaded in this process, by folder: talk checks a run before
+# anything starts, and the witness and the reference then use that same model.
+_LOADED: dict[str, Run] = {}
+
+
+def open_run(folder: Path) -> Run:
+    """`load_run`, once per folder in this process."""
+    key = str(folder.resolve())
+    if key not in _LOADED:
+        _LOADED[key] = load_run(folder)
+    return _LOADED[key]
+
+
+def run_model(spec: ModelSpec) -> GPT:
+    """The grader's model for a run spec, if the run still has the sizes the spec names."""
+    run = open_run(Path(spec.path))
+    if run.config.to_dict() != spec.config:
+        raise RunError(f"{spec.path} holds another model than the one described")
+    return run.model
