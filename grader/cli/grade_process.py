@@ -103,9 +103,14 @@ def _child(argv: list[str], stderr_path: str) -> NoReturn:
         # have held the old ones' locks at the moment of the fork.
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        from grader.cli.main import main
+        from grader.cli.errors import EXIT_USAGE, UsageError
+        from grader.cli.grade import grade, grade_parser
 
-        code = main(["grade", *argv])
+        try:
+            code = grade(grade_parser().parse_args(argv))
+        except UsageError as exc:
+            print(f"gpt-kata grade: {exc}", file=sys.stderr)
+            code = EXIT_USAGE
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
         traceback.print_exc()
     finally:

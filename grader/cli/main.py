@@ -1,136 +1,22 @@
 """`gpt-kata`: list, grade, watch, hint, reset, trace, talk, train.
 
-Heavy imports (torch, pytest) happen inside the commands, after a worker
-process has been started, so that both processes load torch at the same time.
+Each command lives in a function here or in a module of its own (grade,
+gradebook, watch, trace, talk); heavy imports (torch, pytest) happen inside them.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
-from grader.cli.options import (
-    positive_megabytes,
-    positive_seconds,
-    require_isolation,
-    select_problems,
-)
+from grader.cli.grade import add_grade_arguments, grade
+from grader.cli.options import KataParser, select_problems
 from grader.cli.output import clock, console, exit_now
-from grader.registry import Problem, problems
-from grader.sandbox.process import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_PROBLEM_BUDGET,
-    Load,
-    Sandbox,
-    WorkerPool,
-)
-
-# -- grade -----------------------------------------------------------------------------
-
-def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
-    chosen = select_problems(args.problems)
-    if args.reference and args.submission:
-        raise UsageError("use either --reference or --submission, not both")
-    if args.reference:
-        return {p: p.reference for p in chosen}
-    if args.submission is None:
-        if not any(p.starter.is_file() for p in chosen):
-            raise UsageError(f"no problems/NN-slug/solution.py in {paths.KATA}: run gpt-kata "
-                             "in your kata folder, or name one with --submission")
-        return {p: p.starter for p in chosen}
-    target = Path(args.submission)
-    if target.is_file():
-        if not args.problems:
-            by_folder = [p for p in problems() if p.folder == target.resolve().parent.name]
-            if not by_folder:
-                raise UsageError(f"which problem is {target} for? name it: "
-                                 f"gpt-kata grade PROBLEM --submission {target}")
-            chosen = by_folder
-        if len(chosen) != 1:
-            raise UsageError("--submission FILE grades one problem; name exactly one")
-        return {chosen[0]: target}
-    if target.is_dir():
-        found = {p: target / p.folder / "solution.py" for p in chosen}
-        found = {p: f for p, f in found.items() if f.is_file()}
-        if not found:
-            raise UsageError(f"{target} holds no NN-slug/solution.py files like problems/")
-        if args.problems and len(found) < len(chosen):
-            missing = ", ".join(p.folder for p in chosen if p not in found)
-            raise UsageError(f"{target} has no solution.py for {missing}")
-        return found
-    raise UsageError(f"--submission {target}: no such file or folder")
-
-
-def check_report_target(option: str, target: str | None) -> None:
-    """Refuse a report path that could not be written, before minutes of grading."""
-    if target is None:
-        return
-    path = Path(target)
-    if target.endswith(("/", os.sep)) or path.is_dir():
-        raise UsageError(f"{option} {target} is a folder; name a file to write")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{option} {target}: there is no folder {parent}")
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        raise UsageError(f"{option} {target}: not allowed to write there")
-
-
-def grade(args: argparse.Namespace) -> int:
-    submissions = resolve_submissions(args)
-    check_report_target("--json", args.json)
-    check_report_target("--junit", args.junit)
-    require_isolation(args)
-    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
-    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
-    pool.start()  # the fork server imports torch while this process does the same
-    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
-                  for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
-    try:
-        return grade_with(args, submissions, pool)
-    finally:
-        pool.close()
-
-
-def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
-               pool: WorkerPool) -> int:
-    from grader.grading.report import render
-    from grader.grading.session import Limits, goldens_mode, grade_problems
-
-    out = console(stderr=args.quiet)
-    if not args.quiet:
-        source = "the reference solutions" if args.reference else (
-            args.submission or "problems/")
-        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
-        if goldens_mode() == "live-only" and args.verbose:
-            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
-                          "were made on, so answers are compared with the reference run "
-                          "here[/]")
-        if pool.sandbox is None and not args.no_sandbox:
-            out.print("[dim]your code runs without a sandbox on this system "
-                      "(isolation needs Linux)[/]")
-    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
-                                                      problem_budget=args.budget))
-    report.mode = "classroom" if args.classroom else "practice"
-    pool.close()  # every worker is gone before anything is written
-    if not args.quiet:
-        render(report, out, verbose=args.verbose)
-    if args.json:
-        report.write_json(Path(args.json))
-    if args.junit:
-        from grader.grading.junit import write_junit
-
-        write_junit(report.to_json(), Path(args.junit))
-    if not args.reference and args.submission is None:
-        status.record(report)
-    return EXIT_PASS if report.status == "pass" else EXIT_FAIL
-
+from grader.registry import problems
 
 # -- list ------------------------------------------------------------------------------
 
@@ -268,23 +154,6 @@ def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
           f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
 
 
-class DefaultsShown(argparse.HelpFormatter):
-    """Every option that takes a value says what it is when not given."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        if not action.option_strings or action.nargs == 0 or "default" in text:
-            return text
-        shown = "none" if action.default is None else "%(default)s"
-        return f"{text} (default: {shown})".lstrip()
-
-
-class KataParser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", DefaultsShown)
-        super().__init__(*args, **kwargs)
-
-
 def run_watch(args: argparse.Namespace) -> int:
     from grader.cli.watch import watch
 
@@ -302,33 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=list_problems)
 
     p = sub.add_parser("grade", help="grade your solutions (all, or the problems named)")
-    p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="slug, number, folder or path, e.g. generate, 6, 06-generate or "
-                        "problems/06-generate/ (default: every problem)")
-    p.add_argument("--submission", metavar="PATH",
-                   help="grade this file (one problem) or folder laid out like problems/ "
-                        "(default: your problems/)")
-    p.add_argument("--reference", action="store_true", help="grade the reference solutions")
-    p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
-    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
-                   metavar="SECONDS",
-                   help="wall-clock limit for each call of your code (default: %(default)g)")
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
-                   metavar="SECONDS",
-                   help="wall-clock limit for all calls of one problem together "
-                        "(default: %(default)g)")
-    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                   help="memory your code may use beyond the worker's own, on Linux "
-                        "(default: %(default)g)")
-    p.add_argument("--classroom", action="store_true",
-                   help="grade files you do not trust: refuse to run without a sandbox")
-    p.add_argument("--allow-unisolated", action="store_true",
-                   help="with --classroom, grade even where no sandbox is available")
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="run your code without the sandbox (your own code only)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
-    p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
+    add_grade_arguments(p)
     p.set_defaults(run=grade)
 
     p = sub.add_parser("watch", help="re-grade a problem every time you save it, then move on")

@@ -1,9 +1,13 @@
-"""What several commands share: option types, problem names, the classroom rule."""
+"""What several commands share: the parser, option types, problem names, report
+targets, the classroom rule."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+from pathlib import Path
+from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.registry import Problem, find, problems
@@ -54,3 +58,34 @@ def require_isolation(args: argparse.Namespace) -> None:
             "classroom mode needs Linux with Landlock (5.13 or newer) so that submissions "
             "cannot read the references or touch the grader, and this system has none; "
             "grade on such a machine, or pass --allow-unisolated to grade anyway")
+
+
+def check_report_target(option: str, target: str | None) -> None:
+    """Refuse a report path that could not be written, before minutes of grading."""
+    if target is None:
+        return
+    path = Path(target)
+    if target.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"{option} {target} is a folder; name a file to write")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {target}: there is no folder {parent}")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise UsageError(f"{option} {target}: not allowed to write there")
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Every option that takes a value says what it is when not given."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not action.option_strings or action.nargs == 0 or "default" in text:
+            return text
+        shown = "none" if action.default is None else "%(default)s"
+        return f"{text} (default: {shown})".lstrip()
+
+
+class KataParser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        super().__init__(*args, **kwargs)

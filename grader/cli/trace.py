@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.cli.options import select_problems
+from grader.cli.options import check_report_target, select_problems
 from grader.cli.output import console
 from grader.registry import Problem, problems
 
@@ -116,8 +116,6 @@ def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
 def check_plot_target(target: str | None) -> None:
     if target is None:
         return
-    from grader.cli.main import check_report_target
-
     check_report_target("--plot", target)
     if importlib.util.find_spec("matplotlib") is None:
         raise UsageError("--plot draws with matplotlib, which is not installed here "

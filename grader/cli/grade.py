@@ -1,0 +1,154 @@
+"""`gpt-kata grade`: the learner's files (or any folder, or the references) graded.
+
+Heavy imports (torch, pytest) happen inside `grade_with`, after the fork server
+has been started, so that both processes load torch at the same time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from grader import paths
+from grader.cli import status
+from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.cli.options import (
+    KataParser,
+    check_report_target,
+    positive_megabytes,
+    positive_seconds,
+    require_isolation,
+    select_problems,
+)
+from grader.cli.output import console
+from grader.registry import Problem, problems
+from grader.sandbox.process import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROBLEM_BUDGET,
+    Load,
+    Sandbox,
+    WorkerPool,
+)
+
+
+def add_grade_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problems", nargs="*", metavar="PROBLEM",
+                   help="slug, number, folder or path, e.g. generate, 6, 06-generate or "
+                        "problems/06-generate/ (default: every problem)")
+    p.add_argument("--submission", metavar="PATH",
+                   help="grade this file (one problem) or folder laid out like problems/ "
+                        "(default: your problems/)")
+    p.add_argument("--reference", action="store_true", help="grade the reference solutions")
+    p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
+                   metavar="SECONDS",
+                   help="wall-clock limit for each call of your code (default: %(default)g)")
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
+                   metavar="SECONDS",
+                   help="wall-clock limit for all calls of one problem together "
+                        "(default: %(default)g)")
+    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
+                   help="memory your code may use beyond the worker's own, on Linux "
+                        "(default: %(default)g)")
+    p.add_argument("--classroom", action="store_true",
+                   help="grade files you do not trust: refuse to run without a sandbox")
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help="with --classroom, grade even where no sandbox is available")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run your code without the sandbox (your own code only)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    """`gpt-kata grade`'s own parser, for a grade run without the whole command line."""
+    parser = KataParser(prog="gpt-kata grade")
+    add_grade_arguments(parser)
+    return parser
+
+
+def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
+    chosen = select_problems(args.problems)
+    if args.reference and args.submission:
+        raise UsageError("use either --reference or --submission, not both")
+    if args.reference:
+        return {p: p.reference for p in chosen}
+    if args.submission is None:
+        if not any(p.starter.is_file() for p in chosen):
+            raise UsageError(f"no problems/NN-slug/solution.py in {paths.KATA}: run gpt-kata "
+                             "in your kata folder, or name one with --submission")
+        return {p: p.starter for p in chosen}
+    target = Path(args.submission)
+    if target.is_file():
+        if not args.problems:
+            by_folder = [p for p in problems() if p.folder == target.resolve().parent.name]
+            if not by_folder:
+                raise UsageError(f"which problem is {target} for? name it: "
+                                 f"gpt-kata grade PROBLEM --submission {target}")
+            chosen = by_folder
+        if len(chosen) != 1:
+            raise UsageError("--submission FILE grades one problem; name exactly one")
+        return {chosen[0]: target}
+    if target.is_dir():
+        found = {p: target / p.folder / "solution.py" for p in chosen}
+        found = {p: f for p, f in found.items() if f.is_file()}
+        if not found:
+            raise UsageError(f"{target} holds no NN-slug/solution.py files like problems/")
+        if args.problems and len(found) < len(chosen):
+            missing = ", ".join(p.folder for p in chosen if p not in found)
+            raise UsageError(f"{target} has no solution.py for {missing}")
+        return found
+    raise UsageError(f"--submission {target}: no such file or folder")
+
+
+def grade(args: argparse.Namespace) -> int:
+    submissions = resolve_submissions(args)
+    check_report_target("--json", args.json)
+    check_report_target("--junit", args.junit)
+    require_isolation(args)
+    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
+    pool.start()  # the fork server imports torch while this process does the same
+    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
+                  for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
+    try:
+        return grade_with(args, submissions, pool)
+    finally:
+        pool.close()
+
+
+def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
+               pool: WorkerPool) -> int:
+    from grader.grading.report import render
+    from grader.grading.session import Limits, goldens_mode, grade_problems
+
+    out = console(stderr=args.quiet)
+    if not args.quiet:
+        source = "the reference solutions" if args.reference else (
+            args.submission or "problems/")
+        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
+        if goldens_mode() == "live-only" and args.verbose:
+            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
+                          "were made on, so answers are compared with the reference run "
+                          "here[/]")
+        if pool.sandbox is None and not args.no_sandbox:
+            out.print("[dim]your code runs without a sandbox on this system "
+                      "(isolation needs Linux)[/]")
+    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
+                                                      problem_budget=args.budget))
+    report.mode = "classroom" if args.classroom else "practice"
+    pool.close()  # every worker is gone before anything is written
+    if not args.quiet:
+        render(report, out, verbose=args.verbose)
+    if args.json:
+        report.write_json(Path(args.json))
+    if args.junit:
+        from grader.grading.junit import write_junit
+
+        write_junit(report.to_json(), Path(args.junit))
+    if not args.reference and args.submission is None:
+        status.record(report)
+    return EXIT_PASS if report.status == "pass" else EXIT_FAIL
