@@ -34,7 +34,9 @@ from grader.sandbox.process import (
     WorkerPool,
 )
 
-OUTPUT_LIMIT = 2000
+# What one check's calls printed, kept whole up to this many characters (the
+# report cuts it at a line end to show it); the worker keeps 4000 of each call.
+OUTPUT_LIMIT = 20_000
 
 
 @dataclass
@@ -119,6 +121,10 @@ class GradingPlugin:
             self.results.append(result)
             return
         exc = unwrap(call.excinfo.value) if call.excinfo else None
+        if isinstance(exc, GradeFailure) and exc.output is not None:
+            # Only the failing call's own output: a test of many examples would
+            # otherwise show what the passing ones printed as well.
+            result.output = exc.output[:OUTPUT_LIMIT]
         if isinstance(exc, NotRun):
             result.status, result.message = "fail", str(exc)
         elif isinstance(exc, SubmissionUnavailable):
@@ -170,8 +176,16 @@ def unwrap(exc: BaseException) -> BaseException:
 
 
 def failure_message(exc: BaseException) -> str:
-    """The failure's own message, plus hypothesis' note of the smallest failing input."""
+    """The failure's own message, plus the failing call's inputs.
+
+    A contract's check shows its call's arguments in the learner's terms
+    (grader/grading/inputs.py). Only a test that draws its own examples falls
+    back on hypothesis' notes of what it drew.
+    """
     message = str(exc)
+    inputs = getattr(exc, "inputs", None)
+    if inputs:
+        return f"{message}\n{inputs}"
     notes = [str(n) for n in getattr(exc, "__notes__", [])]
     draws = [n for n in notes if n.startswith("Draw ")]
     example = [n for n in notes if n.startswith(("Failing test case", "Falsifying example"))]
