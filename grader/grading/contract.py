@@ -49,6 +49,7 @@ from grader.grading.skeleton import (
     Kata,
     Mistake,
     Outcome,
+    SubmissionUnavailable,
     fresh_args,
     name_mistake,
     outcome_of,
@@ -100,8 +101,15 @@ class Contract:
         reference. On failure the message names the mistake the learner's answer
         reproduces, if any; that diagnosis runs only when the message is read.
         """
-        got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
-                                 iterate=self.iterate)
+        try:
+            got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
+                                     iterate=self.iterate)
+        except SubmissionUnavailable:
+            raise
+        except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
+            if failure.inputs is None:
+                failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+            raise
         call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id,
                     again=partial(self.call_again, kata))
         expected = kata.expected(case_id, live) if case_id else live
@@ -117,7 +125,7 @@ class Contract:
         # line: hypothesis then sees one failure to shrink, not one per message.
         wrong = GradeFailure(message, lambda: (inner() if inner else "")
                              + self.diagnose(kata, call, ("value", expected)))
-        wrong.inputs = self.show_inputs(call)
+        wrong.inputs = self.show_inputs(call.named, call.case_id)
         wrong.output = call.record.output
         raise wrong
 
@@ -129,11 +137,11 @@ class Contract:
         return self.fallback_hint(call)
 
     @staticmethod
-    def show_inputs(call: Call) -> str:
-        """The failing call's arguments as the learner's method received them."""
-        heading = (f"the inputs of case {call.case_id}:" if call.case_id
+    def show_inputs(named: dict[str, Any], case_id: str | None) -> str:
+        """A failing call's arguments as the learner's method received them."""
+        heading = (f"the inputs of case {case_id}:" if case_id
                    else "smallest failing input found:")
-        return "\n".join([heading, *(f"  {line}" for line in describe_inputs(call.named))])
+        return "\n".join([heading, *(f"  {line}" for line in describe_inputs(named))])
 
     def call_again(self, kata: Kata, *args: Any) -> Outcome:
         """The learner's outcome on other arguments, leaving the failing call's record

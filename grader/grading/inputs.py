@@ -76,9 +76,8 @@ def describe_tensor(t: torch.Tensor, vocab: dict[int, str] | None) -> str:
     if t.dtype == torch.uint8 and t.numel() == STATE_SIZE:
         return "a generator's state (a uint8 tensor from generator.get_state())"
     ids = t.flatten().tolist()
-    if (vocab and t.dtype == torch.long and t.dim() == 2 and ids
-            and all(i in vocab for i in ids)):
-        rows = [spell(row, vocab) for row in t.tolist()]
+    if vocab and t.dtype == torch.long and ids and all(i in vocab for i in ids):
+        rows = [spell(row, vocab) for row in t.tolist()] if t.dim() == 2 else [spell(ids, vocab)]
         return f"{kind}, the text {' / '.join(rows)}"
     if t.numel() <= VALUES_LIMIT:
         return f"{kind}: {values(t)}"
