@@ -81,11 +81,23 @@ def describe_tensor(t: torch.Tensor, vocab: dict[int, str] | None) -> str:
         return f"{kind}, the text {' / '.join(rows)}"
     if t.numel() <= VALUES_LIMIT:
         return f"{kind}: {values(t)}"
-    finite = t[t.isfinite()] if t.is_floating_point() else t
+    one_row = t.dim() == 1 or (t.dim() == 2 and t.shape[0] == 1)
+    if not t.is_floating_point():
+        if one_row:
+            flat = t.flatten().tolist()
+            head, tail = ", ".join(map(str, flat[:6])), ", ".join(map(str, flat[-6:]))
+            return f"{kind}: [{head}, ..., {tail}]"
+        return f"{kind}, from {t.min().item()} to {t.max().item()}"
+    finite = t[t.isfinite()]
     spread = (f", from {finite.min().item():.4g} to {finite.max().item():.4g}"
               if finite.numel() else "")
-    infinite = int(t.isinf().sum()) if t.is_floating_point() else 0
-    return kind + spread + (f", {infinite} of them -inf or inf" if infinite else "")
+    infinite = int(t.isinf().sum())
+    largest = ""
+    if one_row and finite.numel():
+        top = t.flatten().nan_to_num(neginf=float("-inf")).topk(min(3, t.numel()))
+        largest = ", largest " + ", ".join(f"{v:.4g} at index {i}" for v, i in
+                                           zip(top.values.tolist(), top.indices.tolist()))
+    return kind + spread + (f", {infinite} of them -inf or inf" if infinite else "") + largest
 
 
 def values(t: torch.Tensor) -> str:
