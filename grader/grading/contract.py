@@ -101,6 +101,7 @@ class Contract:
         reference. On failure the message names the mistake the learner's answer
         reproduces, if any; that diagnosis runs only when the message is read.
         """
+        before = kata.last
         try:
             got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
                                      iterate=self.iterate)
@@ -109,6 +110,8 @@ class Contract:
         except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
             if failure.inputs is None:
                 failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+            if failure.output is None and kata.last is not before and kata.last is not None:
+                failure.output = kata.last.output
             raise
         call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id,
                     again=partial(self.call_again, kata))

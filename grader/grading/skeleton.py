@@ -300,8 +300,8 @@ class Kata:
             if not _equal(before, after):
                 name = names[i] if i < len(names) else f"argument {i + 1}"
                 raise GradeFailure(
-                    f"{method}() changed its input `{name}` in place; the caller still needs "
-                    f"it: work on a copy (.clone()) or build a new tensor instead"
+                    f"{method}() changed its input `{name}` in place, and the caller still "
+                    "needs it as it was. Hint: work on a copy (.clone()) or build a new tensor"
                 )
         if result.model_changed:
             raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
