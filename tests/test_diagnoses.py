@@ -138,3 +138,13 @@ def test_every_case_of_every_check_can_be_shown():
             text = "\n".join(describe_inputs(dict(zip(names, args))))
             assert "object at 0x" not in text and "ModelSpec(" not in text, (case_id, text)
             assert "<" not in text.split(":", 1)[0], (case_id, text)
+
+
+def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
+    from grader.checks.check_sample import PROBE_SEEDS, probe_probs
+
+    probs = probe_probs()
+    assert int(probs.argmax()) == 0 and int((probs == probs.max()).sum()) == 1
+    draws = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
+             for seed in PROBE_SEEDS]
+    assert 0 not in draws and draws[0] != draws[1]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Call, GradeFailure, Mistake, mistake_text
+from grader.grading.skeleton import Call, GradeFailure, mistake_text
 from grader.grading.strategies import logits
 
 
@@ -51,9 +51,8 @@ def draw_example(data: st.DataObject) -> tuple:
 # generator answers the same for the same generator state.
 PROBE_SIZE = 1000
 PROBE_SEEDS = (1234, 4321)  # two seeds whose draws on the probe differ, neither token 0
-ARGMAX = Mistake("take the most likely token (argmax) instead of sampling",
-                 "sample with torch.multinomial(probs, 1, generator=generator)",
-                 lambda probs, generator, initial_state: probs.argmax(dim=-1, keepdim=True))
+ARGMAX = ("take the most likely token (argmax) instead of sampling",
+          "sample with torch.multinomial(probs, 1, generator=generator)")
 NOT_THE_GENERATOR = ("do not draw with the generator you were given (torch.multinomial "
                      "without generator= draws from PyTorch's global random state)",
                      "pass the generator in: torch.multinomial(probs, 1, generator=generator)")
@@ -82,7 +81,7 @@ def how_drawn(call: Call) -> str:
         return ""  # the probe itself went wrong: nothing to conclude from it
     first, again, other_seed = answers
     if answers == [0, 0, 0]:
-        return mistake_text(ARGMAX.name, ARGMAX.hint)
+        return mistake_text(*ARGMAX)
     reference = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
                  for seed in PROBE_SEEDS]
     evidence = (f"\nCalled again on {PROBE_SIZE} nearly equal probabilities with generators "
