@@ -148,3 +148,10 @@ def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
     draws = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
              for seed in PROBE_SEEDS]
     assert 0 not in draws and draws[0] != draws[1]
+
+
+def test_a_mistake_that_does_not_apply_is_not_ruled_out():
+    only_for_big = Mistake("add one to big numbers", "fix", lambda x: x + 1 if x > 9 else None)
+    memory = Diagnoses()
+    assert find_mistake(("value", 5), [only_for_big], (3,), memory=memory) is None
+    assert memory.ruled_out == set()

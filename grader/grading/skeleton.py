@@ -208,6 +208,8 @@ def find_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
                 if mistake.name not in memory.named:
                     memory.named.append(mistake.name)
                 return mistake
+            elif outcome[0] == "error" or outcome[1] is None:
+                silent = True  # this way of making it does not apply to these arguments
         if not silent:
             memory.ruled_out.add(mistake.name)
     return None
