@@ -155,3 +155,14 @@ def test_a_mistake_that_does_not_apply_is_not_ruled_out():
     memory = Diagnoses()
     assert find_mistake(("value", 5), [only_for_big], (3,), memory=memory) is None
     assert memory.ruled_out == set()
+
+
+def test_hypothesis_notes_that_name_grader_objects_are_left_out():
+    failure = GradeFailure("wrong")
+    failure.add_note("Falsifying example: test(kata=Kata(submission=<grader.sandbox."
+                     "SubmissionProcess object at 0x7f>), k=2)")
+    assert failure_message(failure) == "wrong"
+    failure = GradeFailure("wrong")
+    failure.add_note("Draw 1 (vocab_size): 3")
+    assert failure_message(failure) == ("wrong\nsmallest failing input found:\n"
+                                        "  Draw 1 (vocab_size): 3")

@@ -186,7 +186,9 @@ def failure_message(exc: BaseException) -> str:
     inputs = getattr(exc, "inputs", None)
     if inputs:
         return f"{message}\n{inputs}"
-    notes = [str(n) for n in getattr(exc, "__notes__", [])]
+    # Whatever names a grader object (the kata, a worker) is no input of the learner's.
+    notes = [str(n) for n in getattr(exc, "__notes__", [])
+             if not any(mark in str(n) for mark in GRADER_OBJECTS)]
     draws = [n for n in notes if n.startswith("Draw ")]
     example = [n for n in notes if n.startswith(("Failing test case", "Falsifying example"))]
     if draws:
@@ -194,6 +196,9 @@ def failure_message(exc: BaseException) -> str:
     elif example and "data=data(" not in example[0]:
         message += "\nsmallest failing input found:\n  " + example[0].split(":", 1)[1].strip()
     return message
+
+
+GRADER_OBJECTS = (" object at 0x", "kata=", "Kata(", "SubmissionProcess")
 
 
 # A named mistake ends "... when you X. Hint: the fix"; the fix waits for `gpt-kata hint`.
