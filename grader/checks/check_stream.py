@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.inputs import describe, short
+from grader.grading.inputs import describe, short, show_inputs
 from grader.grading.judges import expect_text, judge_reset_sampled_text, show
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
 from grader.grading.skeleton import (
@@ -207,14 +207,13 @@ def describe_call(int_to_char: dict, pieces: list, i: int) -> str:
 
 def streamer_inputs(int_to_char: dict, pieces: list, case_id: str | None) -> str:
     """What WordStreamer was given, as the learner's class receives it."""
-    heading = f"the inputs of case {case_id}:" if case_id else "smallest failing input found:"
     text = "".join(int_to_char[t] for piece in pieces for t in ids_of(piece))
     shown = ", ".join(repr(p) if isinstance(p, torch.Tensor) else str(p) for p in pieces)
     lines = [f"WordStreamer(int_to_char, callback), int_to_char: {describe(int_to_char)}",
              f"put() called {len(pieces)} time{'s' if len(pieces) != 1 else ''}"
              + (f", with: {short(shown)} (the text {show(text)})" if pieces else ""),
              "then end()"]
-    return "\n".join([heading, *(f"  {line}" for line in lines)])
+    return show_inputs(lines, case_id)
 
 
 def streamer_check(kata: Kata, int_to_char: dict, pieces: list,

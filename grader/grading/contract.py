@@ -39,7 +39,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading.inputs import describe_inputs
+from grader.grading.inputs import describe_inputs, show_inputs
 from grader.grading.judges import expect_error
 from grader.grading.skeleton import (
     Call,
@@ -142,9 +142,7 @@ class Contract:
     @staticmethod
     def show_inputs(named: dict[str, Any], case_id: str | None) -> str:
         """A failing call's arguments as the learner's method received them."""
-        heading = (f"the inputs of case {case_id}:" if case_id
-                   else "smallest failing input found:")
-        return "\n".join([heading, *(f"  {line}" for line in describe_inputs(named))])
+        return show_inputs(describe_inputs(named), case_id)
 
     def call_again(self, kata: Kata, *args: Any) -> Outcome:
         """The learner's outcome on other arguments, leaving the failing call's record

@@ -22,6 +22,16 @@ VALUES_LIMIT = 24  # tensor entries shown in full; larger tensors are summarised
 STATE_SIZE = torch.Generator().get_state().numel()  # a CPU generator's state, in bytes
 
 
+CASE_HEADING = "the inputs of case "  # then the case id: a fixed case's inputs
+EXAMPLE_HEADING = "smallest failing input found:"  # a drawn example's, once shrunk
+
+
+def show_inputs(lines: list[str], case_id: str | None) -> str:
+    """The inputs of a failing call under their heading, one indented line each."""
+    heading = f"{CASE_HEADING}{case_id}:" if case_id else EXAMPLE_HEADING
+    return "\n".join([heading, *(f"  {line}" for line in lines)])
+
+
 def describe_inputs(named: dict[str, Any]) -> list[str]:
     """One line per argument, `name: what it is`, in the order of the signature."""
     vocab = vocabulary(named)

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.grading.inputs import CASE_HEADING
 from grader.grading.plugin import TestResult
 from grader.registry import Problem
 
@@ -143,9 +144,11 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(f"[red]✗[/] {p.folder:<22} {len(failures)}/{total} checks fail")
         shown: set[str] = set()
         for r in failures:
-            if r.message in shown and not verbose:
+            # Cases that fail the same way differ only in their inputs: one is shown.
+            key = r.message.split("\n" + CASE_HEADING)[0]
+            if key in shown and not verbose:
                 continue
-            shown.add(r.message)
+            shown.add(key)
             console.print(f"  [bold]{escape(r.name)}[/]")
             for line in r.message.splitlines():
                 console.print(f"    {escape(line)}", highlight=False)
