@@ -25,7 +25,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
-MISTAKE_KEYS = {"says", "patch", "file"}
+MISTAKE_KEYS = {"says", "never", "patch", "file"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Expectation:
     name: str  # the file of an equivalent style; the name of a mistake
     passes: bool
     says: str = ""  # for a mistake, text its report must contain
+    never: str = ""  # and text it must not: the name of a mistake it could be taken for
     file: str | None = None  # a whole file in the folder
     patch: str | None = field(default=None, repr=False)  # else a patch of `base`
     base: str | None = None
@@ -80,7 +81,8 @@ def expectations() -> list[Expectation]:
                 raise TypeError(f"{folder.name}/expected.toml: write mistake {name!r} as a "
                                 "table with `says` and a `patch` or a `file`")
             found.append(Expectation(folder, problem, name, passes=False,
-                                     says=mistake.get("says", ""), file=mistake.get("file"),
+                                     says=mistake.get("says", ""), never=mistake.get("never", ""),
+                                     file=mistake.get("file"),
                                      patch=mistake.get("patch"), base=base))
     return found
 
@@ -158,3 +160,6 @@ def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
             else:
                 assert report["status"] == "fail", messages(report)
                 assert says in messages(report), f"no {says!r} in:\n{messages(report)}"
+                never = expectation.never
+                assert not never or never not in messages(report), \
+                    f"{never!r} in:\n{messages(report)}"

@@ -15,6 +15,10 @@ MISTAKES = [
     Mistake("return the logits of every position",
             "the next token is predicted at the last position only: logits[:, -1, :]",
             lambda m, c: m(c)),
+    Mistake("feed the model only the last token, so it predicts from that token alone",
+            "give the model the whole context, model(context), and keep its last position: "
+            "logits[:, -1, :]",
+            lambda m, c: m(c[:, -1:])[:, -1, :]),
     Mistake("take the first position instead of the last",
             "position -1 predicts what comes after the whole context: logits[:, -1, :]",
             lambda m, c: m(c)[:, 0, :]),

@@ -114,7 +114,7 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
                 note = ""
                 if value < -1e3 and value == value:
                     note = (f"\n  it holds {value:g}: a large negative number still leaves a small "
-                            "probability; use float('-inf')")
+                            "probability. Hint: use float('-inf')")
                 raise GradeFailure(
                     f"token {token}{place} should be banned {seen}: the n-gram "
                     f"{show_ids(ids[i:i + n])} at position {i} would be repeated by it "
@@ -136,8 +136,9 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
         at = tuple(index) if logits.dim() == 2 else (index[1],)
         raise GradeFailure(
             f"the kept logit at index {at} changed: got {g[tuple(index)].item()!r}, expected "
-            f"{e[tuple(index)].item()!r} (the input holds {x[tuple(index)].item()!r}); "
-            "copy the logits and set only the banned entries, without any other arithmetic")
+            f"{e[tuple(index)].item()!r} (the input holds {x[tuple(index)].item()!r}): only the "
+            "banned entries may change. Hint: copy the logits and set the banned entries, "
+            "without any other arithmetic")
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:

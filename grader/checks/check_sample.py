@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Call, GradeFailure
+from grader.grading.skeleton import Call, GradeFailure, mistake_text
 from grader.grading.strategies import logits
 
 
@@ -41,27 +41,76 @@ def draw_example(data: st.DataObject) -> tuple:
     return generator_args(torch.softmax(x, dim=-1), seed)
 
 
+# -- telling the ways of not using the generator apart ----------------------------------------
+# One wrong draw cannot say whether the learner took the argmax or sampled from
+# PyTorch's global random state: on probabilities (0.5, 0.5), the smallest ones
+# hypothesis finds, either gives token 0. So the diagnosis calls the learner's
+# sample() again, on a probe: PROBE_SIZE nearly equal probabilities, the first a
+# little larger. The argmax always answers 0; a draw from the global state
+# answers something else, and something new each time; a draw with the
+# generator answers the same for the same generator state.
+PROBE_SIZE = 1000
+PROBE_SEEDS = (1234, 4321)  # two seeds whose draws on the probe differ, neither token 0
+ARGMAX = ("take the most likely token (argmax) instead of sampling",
+          "sample with torch.multinomial(probs, 1, generator=generator)")
+NOT_THE_GENERATOR = ("do not draw with the generator you were given (torch.multinomial "
+                     "without generator= draws from PyTorch's global random state)",
+                     "pass the generator in: torch.multinomial(probs, 1, generator=generator)")
+
+
+def probe_probs() -> torch.Tensor:
+    probs = torch.ones(1, PROBE_SIZE)
+    probs[0, 0] = 1.01
+    return probs / probs.sum()
+
+
+def how_drawn(call: Call) -> str:
+    """The diagnosis of a wrong draw, from sample() called again on the probe."""
+    if call.again is None:
+        return ""
+    probs = probe_probs()
+    try:
+        answers = []
+        for seed in (PROBE_SEEDS[0], *PROBE_SEEDS):
+            outcome = call.again(*generator_args(probs, seed))
+            if outcome[0] != "value" or not isinstance(outcome[1], torch.Tensor) or (
+                    outcome[1].numel() != 1):
+                return ""
+            answers.append(int(outcome[1].flatten()[0]))
+    except GradeFailure:
+        return ""  # the probe itself went wrong: nothing to conclude from it
+    first, again, other_seed = answers
+    if answers == [0, 0, 0]:
+        return mistake_text(*ARGMAX)
+    reference = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
+                 for seed in PROBE_SEEDS]
+    evidence = (f"\nCalled again on {PROBE_SIZE} nearly equal probabilities with generators "
+                f"seeded {PROBE_SEEDS[0]}, {PROBE_SEEDS[0]} and {PROBE_SEEDS[1]}, sample() drew "
+                f"tokens {first}, {again} and {other_seed}; drawing with the generator gives "
+                f"{reference[0]}, {reference[0]} and {reference[1]}")
+    if first != again or (first == other_seed and reference[0] != reference[1]):
+        # A different token for the same generator state, or the same token for
+        # different states: what was drawn does not depend on the generator.
+        return evidence + mistake_text(*NOT_THE_GENERATOR)
+    return ""
+
+
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
     probs, _, initial_state = call.args
     if isinstance(got, int) and not isinstance(got, bool):
-        raise GradeFailure("sample() returned a plain int; return the (1, 1) LongTensor "
-                           "that torch.multinomial(probs, 1, generator=generator) gives")
+        raise GradeFailure("sample() returned a plain int, not a (1, 1) LongTensor. Hint: "
+                           "return the tensor torch.multinomial gives, without .item()")
     after = call.record.after.get(1) if call.record.after else None
-    untouched = after is not None and torch.equal(after.get_state(), initial_state)
+    restored = after is not None and torch.equal(after.get_state(), initial_state)
     try:
         expect_tensor(got, expected, "the sampled token", exact=True)
     except GradeFailure as failure:
-        hint = ""
-        if isinstance(got, torch.Tensor) and got.numel() == 1 and int(
-                got.flatten()[0]) == int(probs.argmax()):
-            hint = ("\nThat is the most likely token: sample with torch.multinomial "
-                    "instead of taking the argmax.")
-        elif untouched and int(probs.max()) != 1:
-            hint = ("\nThe generator passed in was never used: pass it to torch.multinomial "
-                    "with generator=generator instead of using the global random state.")
-        raise GradeFailure(failure.message + hint) from None
-    if not untouched:
-        raise GradeFailure("the generator was not put back to initial_state after the draw: "
+        # The generator ends as it started both when it was used and restored and
+        # when it was never used: only another call can tell which (how_drawn).
+        raise GradeFailure(failure.message, lambda: how_drawn(call)) from None
+    if not restored:
+        raise GradeFailure("the right token, but the generator was not put back to "
+                           "initial_state after the draw, so the next draw will differ. Hint: "
                            "call generator.set_state(initial_state) after torch.multinomial")
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.inputs import describe, short, show_inputs
 from grader.grading.judges import expect_text, judge_reset_sampled_text, show
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
 from grader.grading.skeleton import (
@@ -204,7 +205,19 @@ def describe_call(int_to_char: dict, pieces: list, i: int) -> str:
     return f"put() of {show(''.join(int_to_char[t] for t in ids_of(pieces[i])))}"
 
 
-def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
+def streamer_inputs(int_to_char: dict, pieces: list, case_id: str | None) -> str:
+    """What WordStreamer was given, as the learner's class receives it."""
+    text = "".join(int_to_char[t] for piece in pieces for t in ids_of(piece))
+    shown = ", ".join(repr(p) if isinstance(p, torch.Tensor) else str(p) for p in pieces)
+    lines = [f"WordStreamer(int_to_char, callback), int_to_char: {describe(int_to_char)}",
+             f"put() called {len(pieces)} time{'s' if len(pieces) != 1 else ''}"
+             + (f", with: {short(shown)} (the text {show(text)})" if pieces else ""),
+             "then end()"]
+    return show_inputs(lines, case_id)
+
+
+def streamer_check(kata: Kata, int_to_char: dict, pieces: list,
+                   case_id: str | None = None) -> None:
     live: list = []
 
     def reference() -> None:
@@ -225,14 +238,15 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
             hint = ""
             if any(isinstance(p, torch.Tensor) for p in pieces):
                 hint = ("\nput() also receives tensors, of any shape (a generation step "
-                        "gives a (1, 1) LongTensor): turn them into a list of ints first, "
-                        "e.g. token_ids.flatten().tolist()")
+                        "gives a (1, 1) LongTensor), and these pieces hold one. Hint: turn "
+                        "them into a list of ints first: token_ids.flatten().tolist()")
             raise GradeFailure(f"WordStreamer raised {got[1]}{getattr(got[1], 'where', '')}"
                                + hint)
         for _, text in got[1]:
             if not isinstance(text, str):
                 raise GradeFailure(f"WordStreamer called the callback with a "
-                                   f"{type(text).__name__}; pass it the text, a str")
+                                   f"{type(text).__name__}, not a str. Hint: pass it the "
+                                   "text itself")
         merged = emitted(got[1])
         expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
                     "all the text passed to the callback, joined,")
@@ -251,14 +265,17 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list) -> None:
                 "newline must have been passed on; end() passes on the rest")
     except GradeFailure as failure:
         seen = ("value", merged) if merged is not None else got
-        raise GradeFailure(failure.message, lambda: name_mistake(
-            seen, STREAMER_MISTAKES, (int_to_char, pieces))) from None
+        wrong = GradeFailure(failure.message, lambda: name_mistake(
+            seen, STREAMER_MISTAKES, (int_to_char, pieces), memory=kata.diagnoses))
+        wrong.inputs = streamer_inputs(int_to_char, pieces, case_id)
+        wrong.output = kata.last.output if kata.last else None
+        raise wrong from None
 
 
 @pytest.mark.parametrize("case_id", list(streamer_cases()))
 def test_word_streamer(kata: Kata, case_id: str) -> None:
     """What WordStreamer passes to its callback, and when, for fixed pieces"""
-    streamer_check(kata, *streamer_cases()[case_id])
+    streamer_check(kata, *streamer_cases()[case_id], case_id=case_id)
 
 
 @GRADING
@@ -395,8 +412,9 @@ def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
 
 def not_a_generator(call: Call) -> str:
     if call.outcome[0] == "error" and "not iterable" in call.outcome[1]:
-        return ("\nstream_generate() must hand out chunks one at a time: make it a "
-                "generator, with `yield chunk` inside the loop")
+        return ("\nWhat stream_generate() returned cannot be iterated over, so its chunks "
+                "cannot come out one at a time. Hint: make it a generator, with `yield chunk` "
+                "inside the loop")
     return ""
 
 
@@ -429,8 +447,8 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
                 f"chunk {k} ({show(chunk)}) was complete after new character {made - 1}, but "
                 f"it came out after {count} of the model's {total} calls, leaving "
                 f"{total - count} for the {n - made} characters after it, so some of them were "
-                "made before it came out. Yield each chunk inside the loop, as soon as its "
-                "last character is sampled, instead of making the whole text first and "
+                "made before it came out. Hint: yield each chunk inside the loop, as soon as "
+                "its last character is sampled, instead of making the whole text first and "
                 "cutting it up")
 
 
@@ -439,8 +457,8 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     chunks = [chunk for chunk, _ in got]
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
-            raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}; yield each chunk "
-                               "as a str")
+            raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}, not a str. Hint: "
+                               "yield each chunk as a str")
     text, expected_text = "".join(chunks), "".join(expected)
     judge_reset_sampled_text(text, expected_text, model=model, prompt_ids=context[0].tolist(),
                              context_length=context_length, int_to_char=int_to_char,

@@ -29,7 +29,7 @@ import ast
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,6 +39,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.grading.inputs import describe_inputs, show_inputs
 from grader.grading.judges import expect_error
 from grader.grading.skeleton import (
     Call,
@@ -48,6 +49,7 @@ from grader.grading.skeleton import (
     Kata,
     Mistake,
     Outcome,
+    SubmissionUnavailable,
     fresh_args,
     name_mistake,
     outcome_of,
@@ -102,9 +104,20 @@ class Contract:
         reference. On failure the message names the mistake the learner's answer
         reproduces, if any; that diagnosis runs only when the message is read.
         """
-        got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
-                                 iterate=self.iterate)
-        call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id)
+        before = kata.last
+        try:
+            got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
+                                     iterate=self.iterate)
+        except SubmissionUnavailable:
+            raise
+        except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
+            if failure.inputs is None:
+                failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+            if failure.output is None and kata.last is not before and kata.last is not None:
+                failure.output = kata.last.output
+            raise
+        call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id,
+                    again=partial(self.call_again, kata))
         expected = kata.expected(case_id, live, self.same_as_golden) if case_id else live
         try:
             if got[0] == "error":
@@ -116,14 +129,33 @@ class Contract:
             return call
         # Raised outside the except block, so every wrong answer fails at this one
         # line: hypothesis then sees one failure to shrink, not one per message.
-        raise GradeFailure(message, lambda: (inner() if inner else "")
-                           + self.diagnose(call, ("value", expected)))
+        wrong = GradeFailure(message, lambda: (inner() if inner else "")
+                             + self.diagnose(kata, call, ("value", expected)))
+        wrong.inputs = self.show_inputs(call.named, call.case_id)
+        wrong.output = call.record.output
+        raise wrong
 
-    def diagnose(self, call: Call, expected: Outcome) -> str:
-        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected)
+    def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> str:
+        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
+                             kata.diagnoses)
         if named or not self.fallback_hint:
             return named
         return self.fallback_hint(call)
+
+    @staticmethod
+    def show_inputs(named: dict[str, Any], case_id: str | None) -> str:
+        """A failing call's arguments as the learner's method received them."""
+        return show_inputs(describe_inputs(named), case_id)
+
+    def call_again(self, kata: Kata, *args: Any) -> Outcome:
+        """The learner's outcome on other arguments, leaving the failing call's record
+        (what it printed, what it changed) as the report will show it."""
+        last, outputs = kata.last, list(kata.outputs)
+        try:
+            return kata.outcome(self.method, *args, arg_names=self.arg_names,
+                                iterate=self.iterate)
+        finally:
+            kata.last, kata.outputs[:] = last, outputs
 
     @staticmethod
     def record(kata: Kata) -> CallOutcome:
@@ -167,7 +199,8 @@ class Contract:
         got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
         if got[0] == "value":
             raise GradeFailure(f"{what} returned a value instead of raising ValueError: {why}",
-                               lambda: name_mistake(got, mistakes, args, self.matches))
+                               lambda: name_mistake(got, mistakes, args, self.matches,
+                                                    memory=kata.diagnoses))
         expect_error(got, "ValueError", what, self.method)
 
     # -- tests ---------------------------------------------------------------------------

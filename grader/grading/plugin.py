@@ -35,7 +35,9 @@ from grader.sandbox.process import (
     WorkerPool,
 )
 
-OUTPUT_LIMIT = 2000
+# What one check's calls printed, kept whole up to this many characters (the
+# report cuts it at a line end to show it); the worker keeps 4000 of each call.
+OUTPUT_LIMIT = 20_000
 
 
 @dataclass
@@ -121,6 +123,10 @@ class GradingPlugin:
             self.results.append(result)
             return
         exc = unwrap(call.excinfo.value) if call.excinfo else None
+        if isinstance(exc, GradeFailure) and exc.output is not None:
+            # Only the failing call's own output: a test of many examples would
+            # otherwise show what the passing ones printed as well.
+            result.output = exc.output[:OUTPUT_LIMIT]
         if isinstance(exc, NotRun):
             result.status, result.message = "fail", str(exc)
         elif isinstance(exc, SubmissionUnavailable):
@@ -172,9 +178,19 @@ def unwrap(exc: BaseException) -> BaseException:
 
 
 def failure_message(exc: BaseException) -> str:
-    """The failure's own message, plus hypothesis' note of the smallest failing input."""
+    """The failure's own message, plus the failing call's inputs.
+
+    A contract's check shows its call's arguments in the learner's terms
+    (grader/grading/inputs.py). Only a test that draws its own examples falls
+    back on hypothesis' notes of what it drew.
+    """
     message = str(exc)
-    notes = [str(n) for n in getattr(exc, "__notes__", [])]
+    inputs = getattr(exc, "inputs", None)
+    if inputs:
+        return f"{message}\n{inputs}"
+    # Whatever names a grader object (the kata, a worker) is no input of the learner's.
+    notes = [str(n) for n in getattr(exc, "__notes__", [])
+             if not any(mark in str(n) for mark in GRADER_OBJECTS)]
     draws = [n for n in notes if n.startswith("Draw ")]
     example = [n for n in notes if n.startswith(("Failing test case", "Falsifying example"))]
     if draws:
@@ -182,6 +198,9 @@ def failure_message(exc: BaseException) -> str:
     elif example and "data=data(" not in example[0]:
         message += "\nsmallest failing input found:\n  " + example[0].split(":", 1)[1].strip()
     return message
+
+
+GRADER_OBJECTS = (" object at 0x", "kata=", "Kata(", "SubmissionProcess")
 
 
 # A named mistake ends "... when you X. Hint: the fix"; the fix waits for `gpt-kata hint`.

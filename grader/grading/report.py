@@ -15,11 +15,34 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.grading.inputs import CASE_HEADING
 from grader.grading.plugin import TestResult
 from grader.registry import Problem
 
-OUTPUT_LIMIT = 500
-TRUNCATED = "... (output truncated)"
+OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
+SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
+
+
+def cut_output(text: str, limit: int = OUTPUT_LIMIT, max_lines: int | None = None) -> str:
+    """What the code printed, cut at a line end to fit, with a marker saying how much
+    was left out (a single line longer than the limit is cut inside it)."""
+    lines = text.splitlines(keepends=True)
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) > limit or (max_lines is not None and len(kept) == max_lines):
+            break
+        kept.append(line)
+        size += len(line)
+    if len(kept) == len(lines):
+        return text
+    if not kept:
+        more = len(lines) - 1
+        rest = f", {more} more line{'s' if more != 1 else ''}" if more else ""
+        return lines[0][:limit] + f"… (the line goes on{rest}; output truncated)"
+    more = len(lines) - len(kept)
+    end = "" if kept[-1].endswith("\n") else "\n"
+    return "".join(kept) + end + f"… ({more} more line{'s' if more != 1 else ''}; output truncated)"
 
 
 @dataclass
@@ -68,9 +91,7 @@ class Report:
         tests = []
         for summary in self.summaries:
             for r in summary.results:
-                output = r.output
-                if len(output) > OUTPUT_LIMIT:
-                    output = output[:OUTPUT_LIMIT] + TRUNCATED
+                output = cut_output(r.output)
                 tests.append({
                     "name": f"{summary.problem.folder}: {r.name}",
                     "problem": summary.problem.slug,
@@ -125,14 +146,23 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(f"[red]✗[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
         shown: set[str] = set()
         for r in failures:
-            if r.message in shown and not verbose:
+            # Cases that fail the same way differ only in their inputs: one is shown.
+            key = r.message.split("\n" + CASE_HEADING)[0]
+            if key in shown and not verbose:
                 continue
-            shown.add(r.message)
+            shown.add(key)
             console.print(f"  [bold]{escape(r.name)}[/]")
             for line in r.message.splitlines():
                 console.print(f"    {escape(line)}", highlight=False)
             if r.output:
-                console.print(f"    [dim]your code printed: {escape(r.output[:200])!s}[/]")
+                printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0]).splitlines()
+                if len(printed) == 1:
+                    console.print(f"    [dim]your code printed: {escape(printed[0])}[/]",
+                                  highlight=False)
+                else:
+                    console.print("    [dim]your code printed:[/]")
+                    for line in printed:
+                        console.print(f"      [dim]{escape(line)}[/]", highlight=False)
             if len(shown) >= 3 and not verbose:
                 break
         if any(r.hint for r in failures) or p.hints:

@@ -55,6 +55,10 @@ class GradeFailure(AssertionError):
         self.message = message
         self.explain = explain
         self._text: str | None = None
+        # Set by the contract for the call that failed: its arguments, shown in the
+        # learner's terms (so hypothesis' own notes are not needed), and what it printed.
+        self.inputs: str | None = None
+        self.output: str | None = None
 
     def __str__(self) -> str:
         if self._text is None:
@@ -179,24 +183,68 @@ def fresh_args(args: Iterable[Any]) -> list[Any]:
     return [fresh(a) for a in args]
 
 
-# The old name, still used by grader/cli/talk.py.
+@dataclass
+class Diagnoses:
+    """What the diagnoses of one problem's failures have found so far.
+
+    A small input can fit two mistakes at once (with n = 1, say, several
+    off-by-ones ban the same tokens), and the smallest input hypothesis finds
+    often is one. So that one bug gets one name in every check, a mistake
+    already named for this submission is tried first, and one that an earlier
+    failure showed the learner is not making is tried last.
+    """
+
+    named: list[str] = field(default_factory=list)
+    ruled_out: set[str] = field(default_factory=set)
+
+    def order(self, mistakes: Sequence[Mistake]) -> list[Mistake]:
+        def rank(mistake: Mistake) -> int:
+            if mistake.name in self.named:
+                return 0
+            return 2 if mistake.name in self.ruled_out else 1
+        return sorted(mistakes, key=rank)  # stable: otherwise in the check's own order
 
 
-def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
+def find_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[tuple[str, Any], tuple[str, Any]], bool] = same_outcome,
-                 expected: tuple[str, Any] | None = None) -> str:
-    """The hint of the first known mistake whose outcome on `args` matches the learner's.
+                 expected: tuple[str, Any] | None = None,
+                 memory: Diagnoses | None = None) -> Mistake | None:
+    """The known mistake whose outcome on `args` matches the learner's, if any.
 
     A mistake that gives the `expected` outcome on these arguments is no
     explanation of a failure, whatever else failed (a stream that was not
     streamed, say), so it is passed over.
     """
-    for mistake in mistakes:
+    memory = memory if memory is not None else Diagnoses()
+    for mistake in memory.order(mistakes):
+        silent = False  # a way of making it that these arguments cannot show
         for run in mistake.runs:
             outcome = outcome_of(run, *fresh_args(args))
-            if matches(got, outcome) and not (expected and same_outcome(expected, outcome)):
-                return f"\nThis is what happens when you {mistake.name}. Hint: {mistake.hint}"
-    return ""
+            if expected and same_outcome(expected, outcome):
+                silent = True
+            elif matches(got, outcome):
+                if mistake.name not in memory.named:
+                    memory.named.append(mistake.name)
+                return mistake
+            elif outcome[0] == "error" or outcome[1] is None:
+                silent = True  # this way of making it does not apply to these arguments
+        if not silent:
+            memory.ruled_out.add(mistake.name)
+    return None
+
+
+def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
+                 matches: Callable[[tuple[str, Any], tuple[str, Any]], bool] = same_outcome,
+                 expected: tuple[str, Any] | None = None,
+                 memory: Diagnoses | None = None) -> str:
+    """The diagnosis of the mistake `find_mistake` finds, with its fix after "Hint:"."""
+    mistake = find_mistake(got, mistakes, args, matches, expected, memory)
+    return mistake_text(mistake.name, mistake.hint) if mistake else ""
+
+
+def mistake_text(name: str, hint: str) -> str:
+    """How a failure names a mistake; the report moves the part after "Hint:" aside."""
+    return f"\nThis is what happens when you {name}. Hint: {hint}"
 
 
 @dataclass
@@ -210,6 +258,7 @@ class Kata:
     stuck: str | None = None
     outputs: list[str] = field(default_factory=list)
     last: CallOutcome | None = None  # the worker's record of the latest call
+    diagnoses: Diagnoses = field(default_factory=Diagnoses)
 
     def __repr__(self) -> str:  # shown in hypothesis' failing examples
         return "kata"
@@ -280,8 +329,8 @@ class Kata:
             if not _equal(before, after):
                 name = names[i] if i < len(names) else f"argument {i + 1}"
                 raise GradeFailure(
-                    f"{method}() changed its input `{name}` in place; the caller still needs "
-                    f"it: work on a copy (.clone()) or build a new tensor instead"
+                    f"{method}() changed its input `{name}` in place, and the caller still "
+                    "needs it as it was. Hint: work on a copy (.clone()) or build a new tensor"
                 )
         if result.model_changed:
             raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
@@ -347,6 +396,10 @@ class Call:
     outcome: Outcome
     record: CallOutcome  # the worker's: the arguments after the call, the model's calls
     case_id: str | None = None  # None for a drawn example
+    # Calls the learner's method again on other arguments, for a diagnosis that one
+    # call cannot settle; None where the call cannot be repeated. It raises
+    # GradeFailure if that call goes wrong in the worker.
+    again: Callable[..., Outcome] | None = field(default=None, compare=False, repr=False)
 
 
 # judge(got, expected, call) raises GradeFailure when `got` is wrong.

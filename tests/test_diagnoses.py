@@ -1,0 +1,168 @@
+"""The parts of a diagnosis that need no grading run: inputs shown in the learner's
+terms, printed output cut at a line end, one name for one bug across checks.
+
+The diagnoses themselves are graded end to end from tests/submissions/.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.grading.cases import SHIPPED, prompt_ids
+from grader.grading.inputs import describe_inputs
+from grader.grading.plugin import failure_message, split_hint
+from grader.grading.report import cut_output
+from grader.grading.skeleton import Diagnoses, GradeFailure, Mistake, find_mistake
+from grader.model import artifacts
+from grader.sandbox.protocol import ModelSpec
+
+
+def test_a_shipped_call_shows_its_prompt_text_and_no_grader_objects():
+    lines = describe_inputs({"model": SHIPPED, "context": prompt_ids("Tom ran"),
+                             "eos_id": 4, "stop": ("frog hid", "hid")})
+    text = "\n".join(lines)
+    assert lines[0] == "model: the shipped model"
+    assert "'Tom ran' (7 tokens)" in lines[1]
+    assert artifacts.shipped_vocab()[4] == "." and "eos_id: 4 (the character '.')" in text
+    assert "stop: ('frog hid', 'hid')" in text
+    assert "ModelSpec" not in text and "object at 0x" not in text
+
+
+def test_a_random_model_a_generator_and_its_state_are_described_not_dumped():
+    generator = torch.Generator().manual_seed(1234)
+    spec = ModelSpec("random", {"vocab_size": 5, "context_length": 3, "n_layer": 1,
+                                "n_head": 1, "n_embd": 4}, 9)
+    text = "\n".join(describe_inputs({"model": spec, "generator": generator,
+                                      "initial_state": generator.get_state(),
+                                      "context_length": 3}))
+    assert "vocab_size 5" in text and "weights seeded with 9" in text
+    assert "a torch.Generator seeded with 1234" in text
+    assert "a generator's state" in text
+    # without a vocabulary in the call, an int stays a number
+    assert "context_length: 3" in text.splitlines()
+
+
+def test_ids_are_spelled_with_the_vocabulary_the_call_carries():
+    vocab = {0: "a", 1: "b", 2: "c"}
+    text = "\n".join(describe_inputs({"context": torch.tensor([[2, 0, 1]]),
+                                      "int_to_char": vocab, "new_chars": 2}))
+    assert "'cab' (3 tokens)" in text
+    assert "new_chars: 2" in text.splitlines()  # a count, not the character 'c'
+
+
+def test_large_tensors_are_summarised():
+    logits = torch.zeros(1, 100)
+    logits[0, 5] = float("-inf")
+    logits[0, 7] = 3.5
+    (line,) = describe_inputs({"logits": logits})
+    assert "shape (1, 100)" in line and "to 3.5" in line and "1 of them -inf" in line
+
+
+def test_printed_output_is_cut_at_a_line_end_with_the_lines_left_out():
+    lines = [f"line {i}" for i in range(30)]
+    text = "\n".join(lines) + "\n"
+    cut = cut_output(text, limit=10_000, max_lines=10)
+    assert cut.splitlines()[:10] == lines[:10]
+    assert cut.splitlines()[10] == "… (20 more lines; output truncated)"
+    short = cut_output(text, limit=20)  # "line 0\nline 1\n" is 14 characters
+    assert short.startswith("line 0\nline 1\n…") and "(28 more lines" in short
+    assert cut_output("all of it\n") == "all of it\n"
+
+
+def test_one_long_line_is_cut_inside_it_and_says_so():
+    cut = cut_output("x" * 50 + "\nnext\n", limit=20)
+    assert cut.startswith("x" * 20 + "…") and "the line goes on, 1 more line" in cut
+
+
+def test_the_inputs_replace_hypothesis_notes():
+    failure = GradeFailure("wrong token")
+    failure.inputs = "smallest failing input found:\n  probs: a tensor"
+    failure.add_note("Draw 1 (logits): tensor([[0., 0.]])")
+    shown = failure_message(failure)
+    assert shown == "wrong token\nsmallest failing input found:\n  probs: a tensor"
+
+
+def test_a_fix_inside_a_message_goes_behind_the_hint():
+    failure = GradeFailure("the token is right, but the generator was not put back. Hint: "
+                           "call generator.set_state(initial_state)")
+    failure.inputs = "the inputs of case uniform:\n  probs: a tensor"
+    shown, fix = split_hint(failure_message(failure))
+    assert "set_state" not in shown and shown.endswith("probs: a tensor")
+    assert fix == "call generator.set_state(initial_state)"
+
+
+def off_by(k: int):
+    return lambda x: x + k
+
+
+def test_a_mistake_named_once_is_preferred_where_an_input_cannot_tell_two_apart():
+    # Both mistakes give 1 on the input 0; only the second gives 12 on the input 10.
+    first = Mistake("add one", "fix a", off_by(1))
+    second = Mistake("add one, or eleven past ten", "fix b",
+                     lambda x: x + (2 if x >= 10 else 1))
+    memory = Diagnoses()
+    assert find_mistake(("value", 12), [first, second], (10,), memory=memory) is second
+    assert memory.ruled_out == {"add one"}
+    # the ambiguous input now gets the same name, not the first in the list
+    assert find_mistake(("value", 1), [first, second], (0,), memory=memory) is second
+    # without that memory it would get the first
+    assert find_mistake(("value", 1), [first, second], (0,)) is first
+
+
+def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
+    silent = Mistake("add zero here", "fix", off_by(0))
+    memory = Diagnoses()
+    assert find_mistake(("value", 5), [silent], (3,), expected=("value", 3),
+                        memory=memory) is None
+    assert memory.ruled_out == set()
+
+
+def test_every_case_of_every_check_can_be_shown():
+    """A failure's inputs are rendered while it is reported: no argument of any check
+    may break that, or show up as a grader object."""
+    import importlib.util
+    import sys
+
+    from grader.grading.contract import reference_signature
+    from grader.registry import problems
+
+    for problem in problems():
+        spec = importlib.util.spec_from_file_location(f"shown_{problem.checks.stem}",
+                                                      problem.checks)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up by name
+        spec.loader.exec_module(module)
+        contract = module.CONTRACT
+        names = reference_signature(problem, contract.method).names
+        for case_id, args in contract.case_args.items():
+            text = "\n".join(describe_inputs(dict(zip(names, args))))
+            assert "object at 0x" not in text and "ModelSpec(" not in text, (case_id, text)
+            assert "<" not in text.split(":", 1)[0], (case_id, text)
+
+
+def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
+    from grader.checks.check_sample import PROBE_SEEDS, probe_probs
+
+    probs = probe_probs()
+    assert int(probs.argmax()) == 0 and int((probs == probs.max()).sum()) == 1
+    draws = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
+             for seed in PROBE_SEEDS]
+    assert 0 not in draws and draws[0] != draws[1]
+
+
+def test_a_mistake_that_does_not_apply_is_not_ruled_out():
+    only_for_big = Mistake("add one to big numbers", "fix", lambda x: x + 1 if x > 9 else None)
+    memory = Diagnoses()
+    assert find_mistake(("value", 5), [only_for_big], (3,), memory=memory) is None
+    assert memory.ruled_out == set()
+
+
+def test_hypothesis_notes_that_name_grader_objects_are_left_out():
+    failure = GradeFailure("wrong")
+    failure.add_note("Falsifying example: test(kata=Kata(submission=<grader.sandbox."
+                     "SubmissionProcess object at 0x7f>), k=2)")
+    assert failure_message(failure) == "wrong"
+    failure = GradeFailure("wrong")
+    failure.add_note("Draw 1 (vocab_size): 3")
+    assert failure_message(failure) == ("wrong\nsmallest failing input found:\n"
+                                        "  Draw 1 (vocab_size): 3")
