@@ -123,8 +123,10 @@ def which_case(the_plan: Plan, difference: int | None, traced_cases: int) -> str
         return f"{case}, picked with --case"
     if difference is not None:
         return f"{case}: the first fixed case where the runs differ"
-    if traced_cases < the_plan.total:  # cases whose vocabulary cannot spell your prompt
-        return f"{case}: none of the {traced_cases} fixed cases traced differs"
+    skipped = the_plan.total - traced_cases
+    if skipped:  # cases on a model whose vocabulary cannot spell the prompt given
+        return (f"{case}: no fixed case differs ({skipped} left out: their model "
+                "cannot spell your prompt)")
     return f"{case}: no fixed case differs, so here is the first"
 
 
