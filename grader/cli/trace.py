@@ -5,6 +5,10 @@ grader's witness (grader/sandbox/witness.py), so every window it fed the model
 is seen without the learner changing a line and without their code ever
 running in this process. The reference runs here on a recording model. Each
 window's next-token distribution comes from the model itself.
+
+The fixed cases run in the order grade checks them, all in one worker, until
+the first whose runs differ: that case is the one shown, named by the id grade
+prints, so a mistake that only a later case reveals is not hidden.
 """
 
 from __future__ import annotations
