@@ -15,9 +15,10 @@ else:  # pragma: no cover
 
 import pytest
 import torch
-from conftest import ROOT, SUBMISSIONS
+from conftest import ROOT, SUBMISSIONS, run_grade
 from patches import apply
 
+from grader.cli.trace import load_contract
 from grader.cli.trace_steps import first_difference, steps_of, windows
 from grader.grading.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
 from grader.grading.skeleton import load_reference
@@ -79,6 +80,8 @@ def test_the_reference_traced_against_itself_differs_nowhere(problem):
     done = trace(problem, corpus_prefix(CONTEXT_LENGTH - 2), "--reference", "--steps", "6")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no step differs" in done.stdout
+    # every case was run with this prompt, but those whose model cannot spell it
+    assert "no fixed case differs" in done.stdout
     assert not re.search(r"^>", done.stdout, flags=re.M)
     assert all(table_row(done.stdout, step) for step in range(1, 7))
 
@@ -148,6 +151,98 @@ def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp
     assert "step 4 is the first that differs" in done.stdout
     assert table_row(done.stdout, 4).startswith(">")
     assert "but the model told your run otherwise" in done.stdout
+
+
+def first_cropped(case_args: dict, names: tuple[str, ...]) -> tuple[str, int]:
+    """The first fixed case whose window must slide, and the step (from 1) that first
+    reads more than CONTEXT_LENGTH tokens: where keeping the oldest tokens shows."""
+    for case_id, case in case_args.items():
+        call = dict(zip(names, case))
+        prompt, new_chars = call["context"].shape[1], call["new_chars"]
+        # step s reads the prompt and the s - 1 characters made before it
+        if prompt + new_chars - 1 > CONTEXT_LENGTH:
+            return case_id, max(1, CONTEXT_LENGTH - prompt + 2)
+    raise AssertionError("some fixed case of generate must slide the window")
+
+
+def test_without_arguments_the_first_differing_case_is_shown_as_grade_counts_it(tmp_path):
+    contract = load_contract(find("generate"))
+    case_id, step = first_cropped(contract.case_args, contract.arg_names)
+    assert case_id != next(iter(contract.case_args)), "the first case must not show it"
+    number = list(contract.case_args).index(case_id) + 1
+
+    done = trace("generate", "--submission", GENERATE / "crop_first.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"case [{case_id}] ({number} of {len(contract.case_args)}): the first fixed "
+            "case where the runs differ") in done.stdout
+    assert f"step {step} is the first that differs (it makes new character {step})" \
+        in done.stdout
+    assert table_row(done.stdout, step).startswith(">")
+
+    # grade names the same case and counts the character as trace counts the step
+    graded = run_grade("generate", "--submission", GENERATE / "crop_first.py",
+                       tmp_path=tmp_path)
+    failed = [t for t in graded.report["tests"] if t["status"] == "fail"]
+    assert failed[0]["name"].endswith(f"[{case_id}]"), failed[0]["name"]
+    assert failed[0]["message"].startswith(f"new character {step} differs")
+
+
+def test_case_picks_a_fixed_case_and_the_prompt_replaces_its_own():
+    contract = load_contract(find("generate"))
+    ids = list(contract.case_args)
+    call = dict(zip(contract.arg_names, contract.case_args["crop-many-times"]))
+    assert call["context"].shape[1] == 1
+    done = trace("generate", "--submission", GENERATE / "crop_first.py",
+                 "--case", "crop-many-times")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"case [crop-many-times] ({ids.index('crop-many-times') + 1} of {len(ids)}), "
+            "picked with --case") in done.stdout
+    # One prompt token: step s reads s tokens, so step CONTEXT_LENGTH + 1 is the first
+    # whose window slides.
+    step = CONTEXT_LENGTH + 1
+    assert f"step {step} is the first that differs" in done.stdout
+    assert f"new_chars {call['new_chars']}," in done.stdout
+
+    # With a prompt: the case's count of new characters, your prompt.
+    done = trace("generate", "--reference", "--case", "one-char", "Tom")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "case [one-char]" in done.stdout and "picked with --case" in done.stdout
+    assert "prompt 'Tom' (3 tokens), new_chars 1, context_length" in done.stdout
+    assert "(with your prompt)" in done.stdout
+    table_row(done.stdout, 1)
+    assert not re.search(r"^[ >]\s*2  ", done.stdout, flags=re.M)
+
+
+@pytest.mark.parametrize("order", [
+    ["generate", "--steps", "3", "Tom", "--reference"],
+    ["generate", "Tom", "--steps", "3", "--reference"],
+    ["--reference", "--steps", "3", "generate", "Tom"],
+    ["generate", "--case", "short-context", "--steps", "3", "Tom", "--reference"],
+])
+def test_options_may_come_before_between_or_after_the_positionals(order):
+    done = trace(*order)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "prompt 'Tom' (3 tokens), new_chars 3," in done.stdout
+    assert all(table_row(done.stdout, step) for step in (1, 2, 3))
+
+
+def test_an_unknown_case_exits_2_with_the_ids_and_the_nearest():
+    ids = list(load_contract(find("generate")).case_args)
+    done = trace("generate", "--case", "crop-many-time")
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "no fixed case 'crop-many-time'" in lines[0]
+    assert "did you mean crop-many-times?" in lines[0]
+    assert lines[0].endswith("its cases: " + ", ".join(ids))
+    assert "Traceback" not in done.stderr
+
+
+def test_help_says_options_may_go_anywhere():
+    done = trace("--help")
+    assert done.returncode == 0
+    assert "Options go after the prompt" not in done.stdout
+    assert "--case ID" in done.stdout
 
 
 def test_the_table_fits_80_columns_without_a_terminal():

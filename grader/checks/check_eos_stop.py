@@ -146,9 +146,10 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
     if eos_char is not None and eos_char in got:
         at = got.index(eos_char)
         raise GradeFailure(
-            f"the text holds the end-of-sequence character {eos_char!r} (id {eos_id}) at "
-            f"character {at} (expected {len(expected)} characters: {expected[-30:]!r} at the "
-            "end). Hint: when eos_id is sampled, stop and leave its character out")
+            f"the text holds the end-of-sequence character {eos_char!r} (id {eos_id}) as "
+            f"new character {at + 1} (expected {len(expected)} characters: "
+            f"{expected[-30:]!r} at the end). Hint: when eos_id is sampled, stop and leave "
+            "its character out")
     if len(got) > max_new_tokens:
         raise GradeFailure(f"the text has {len(got)} characters, more than "
                            f"max_new_tokens={max_new_tokens} allows")

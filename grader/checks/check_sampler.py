@@ -287,8 +287,8 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
     if eos_id is not None and int_to_char[eos_id] in got:
         raise GradeFailure(
             f"the text holds the end-of-sequence character {int_to_char[eos_id]!r} (id {eos_id}) "
-            f"at character {got.index(int_to_char[eos_id])}: when eos_id is drawn, stop and "
-            "leave it out")
+            f"as new character {got.index(int_to_char[eos_id]) + 1}: when eos_id is drawn, "
+            "stop and leave it out")
     if len(got) > max_new_tokens:
         raise GradeFailure(f"the text has {len(got)} characters, more than "
                            f"max_new_tokens={max_new_tokens} allows")
@@ -309,7 +309,8 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
             start = step.banned[token]
             gram = "".join(int_to_char[i] for i in ids[start:start + sampler.ngram])
             raise GradeFailure(
-                f"new character {position} is {char!r}, which repeats the {sampler.ngram}-gram "
+                f"new character {position + 1} is {char!r}, which repeats the "
+                f"{sampler.ngram}-gram "
                 f"{gram!r} (it starts at token {start} of prompt + text): with "
                 f"no_repeat_ngram_size={sampler.ngram} it must be banned\n"
                 f"  got ...{got[max(0, position - 30):position + 1]!r}")

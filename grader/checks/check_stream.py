@@ -402,7 +402,7 @@ def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
     got_at = show(got[i]) if i < len(got) else "nothing more"
     expected_at = show(expected[i]) if i < len(expected) else "nothing more"
     ends = ", ".join(repr(c) for c in ENDS[unit])
-    return (f"the text is right, but it is cut into other chunks: chunk {i} is {got_at}, "
+    return (f"the text is right, but it is cut into other chunks: chunk {i + 1} is {got_at}, "
             f"expected {expected_at} ({len(got)} chunks, expected {len(expected)})\n"
             f"  expected {expected[max(0, i - 2): i + 3]}\n"
             f"  got      {got[max(0, i - 2): i + 3]}\n"
@@ -444,7 +444,7 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
         made += len(chunk)
         if total - count < n - made - SLACK:
             raise GradeFailure(
-                f"chunk {k} ({show(chunk)}) was complete after new character {made - 1}, but "
+                f"chunk {k + 1} ({show(chunk)}) was complete after new character {made}, but "
                 f"it came out after {count} of the model's {total} calls, leaving "
                 f"{total - count} for the {n - made} characters after it, so some of them were "
                 "made before it came out. Hint: yield each chunk inside the loop, as soon as "
@@ -457,7 +457,7 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     chunks = [chunk for chunk, _ in got]
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
-            raise GradeFailure(f"chunk {k} is a {type(chunk).__name__}, not a str. Hint: "
+            raise GradeFailure(f"chunk {k + 1} is a {type(chunk).__name__}, not a str. Hint: "
                                "yield each chunk as a str")
     text, expected_text = "".join(chunks), "".join(expected)
     judge_reset_sampled_text(text, expected_text, model=model, prompt_ids=context[0].tolist(),

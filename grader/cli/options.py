@@ -86,6 +86,23 @@ class DefaultsShown(argparse.HelpFormatter):
 
 
 class KataParser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    """A command's parser. With `intermixed`, its options may also come between or
+    before its positionals: argparse alone takes all of a command's positionals in
+    one go, so `trace generate --steps 5 "Tom"` would leave "Tom" unrecognised."""
+
+    def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsShown)
         super().__init__(*args, **kwargs)
+        self.intermixed = intermixed
+        self._parsing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if not self.intermixed or self._parsing:
+            return super().parse_known_args(args, namespace)
+        # parse_known_intermixed_args parses in two passes through parse_known_args,
+        # which must then be argparse's own.
+        self._parsing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._parsing = False

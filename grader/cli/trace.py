@@ -5,13 +5,20 @@ grader's witness (grader/sandbox/witness.py), so every window it fed the model
 is seen without the learner changing a line and without their code ever
 running in this process. The reference runs here on a recording model. Each
 window's next-token distribution comes from the model itself.
+
+The fixed cases run in the order grade checks them, all in one worker, until
+the first whose runs differ: that case is the one shown, named by the id grade
+prints, so a mistake that only a later case reveals is not hidden.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,7 @@ from typing import Any
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.options import check_report_target, select_problems
 from grader.cli.output import console
+from grader.cli.trace_plan import Plan
 from grader.registry import Problem, problems
 
 COUNTS = ("new_chars", "max_new_tokens")  # the argument that says how many steps
@@ -51,21 +59,9 @@ def load_contract(problem: Problem) -> Any:
     return module.CONTRACT
 
 
-@dataclass
-class Plan:
-    """What to trace: whose file, which method, with which arguments."""
-
-    problem: Problem
-    method: str
-    iterate: bool
-    submission: Path
-    names: tuple[str, ...]
-    args: dict[str, Any]
-    case_id: str
-    changed: tuple[str, ...] = ()  # the case's arguments replaced from the command line
-
-
-def plan(args: argparse.Namespace) -> Plan:
+def plans(args: argparse.Namespace) -> list[Plan]:
+    """The fixed cases to trace, in the order grade checks them: the one named by
+    --case, or else all of them (the trace shows the first whose runs differ)."""
     problem = select_problems([args.problem])[0]
     method = generation_method(problem)
     if method is None:
@@ -80,24 +76,51 @@ def plan(args: argparse.Namespace) -> Plan:
             "" if args.submission else "; run gpt-kata in your kata folder, or name a file "
                                        "with --submission"))
     contract = load_contract(problem)
-    case_id, case = next(iter(contract.case_args.items()))
     names = tuple(contract.arg_names)
-    call = dict(zip(names, case))
-    if args.prompt is not None:
-        call["context"] = prompt_ids(args.prompt, call["int_to_char"])
     count = next(c for c in COUNTS if c in names)
-    if args.steps is not None:
-        if not 0 <= args.steps <= MAX_STEPS:
-            raise UsageError(f"--steps must be between 0 and {MAX_STEPS}")
-        call[count] = args.steps
-    if args.seed is not None:
-        if "seed" not in names:
-            raise UsageError(f"{problem.folder}'s {method}() takes no seed: it seeds its "
-                             "generator with 0 itself")
-        call["seed"] = args.seed
+    if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps must be between 0 and {MAX_STEPS}")
+    if args.seed is not None and "seed" not in names:
+        raise UsageError(f"{problem.folder}'s {method}() takes no seed: it seeds its "
+                         "generator with 0 itself")
     changed = tuple(name for name, given in (("prompt", args.prompt), (count, args.steps),
                                              ("seed", args.seed)) if given is not None)
-    return Plan(problem, method, contract.iterate, submission, names, call, case_id, changed)
+    ids = list(contract.case_args)
+    chosen = [case_named(args.case, ids, problem)] if args.case is not None else ids
+    made: list[Plan] = []
+    refused: UsageError | None = None
+    for case_id in chosen:
+        call = dict(zip(names, contract.case_args[case_id]))
+        if args.prompt is not None:
+            try:
+                call["context"] = prompt_ids(args.prompt, call["int_to_char"])
+            except UsageError as exc:
+                # A case on a model with another vocabulary: the other cases still run.
+                refused = refused or exc
+                continue
+        if args.steps is not None:
+            call[count] = args.steps
+        if args.seed is not None:
+            call["seed"] = args.seed
+        made.append(Plan(problem, method, contract.iterate, submission, names, call, case_id,
+                         changed, args.case is not None, ids.index(case_id) + 1, len(ids)))
+    if not made:
+        assert refused is not None, "every problem that generates has fixed cases"
+        raise refused
+    return made
+
+
+def case_named(name: str, ids: list[str], problem: Problem) -> str:
+    """The fixed case called `name`, as grade prints it in brackets."""
+    key = name.strip().strip("[]")
+    if key in ids:
+        return key
+    # A part of an id ("crop") or a near miss ("crop-many-time") both count as close.
+    close = [i for i in ids if key and key in i][:3] or difflib.get_close_matches(
+        key, ids, n=3, cutoff=0.6)
+    guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise UsageError(f"{problem.folder} has no fixed case {name!r}{guess}; its cases: "
+                     f"{', '.join(ids)}")
 
 
 def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
@@ -122,58 +145,102 @@ def check_plot_target(target: str | None) -> None:
                          "(pip install matplotlib)")
 
 
+@dataclass
+class Traced:
+    """One case traced: both runs, the model's distributions, the first differing step."""
+
+    plan: Plan
+    yours: Any  # trace_steps.Run
+    reference: Any
+    probs: Any  # trace_steps.Distributions
+    difference: int | None
+
+
 def trace(args: argparse.Namespace) -> int:
-    the_plan = plan(args)
+    to_trace = plans(args)
     check_plot_target(args.plot)
     import torch
 
-    from grader.cli.trace_steps import Distributions
-    from grader.model import artifacts
-
     torch.set_num_threads(1)
     out = console()
-    yours, failure = learner_run(the_plan, args)
-    if failure:
-        out.print(failure, markup=False)
-        return EXIT_FAIL
-    reference = reference_run(the_plan)
-    model = artifacts.build_model(the_plan.args["model"])
-    probs = Distributions(model, int(the_plan.args["context_length"]))
+    first: Traced | None = None
+    shown: Traced | None = None
+    count = 0
+    with learner_worker(to_trace[0]) as process:
+        for the_plan in to_trace:
+            traced, failure = trace_case(the_plan, process, args)
+            if failure:
+                out.print(failure, markup=False)
+                return EXIT_FAIL
+            assert traced is not None
+            first, count = first or traced, count + 1
+            if traced.difference is not None:
+                shown = traced
+                break  # the first case that differs is the one shown: no need to run on
+    assert first is not None, "plans() gives at least one case"
+    shown = shown or first
     from grader.cli.trace_view import render
 
-    difference = render(out, the_plan, yours, reference, probs)
+    render(out, shown.plan, shown.yours, shown.reference, shown.probs, shown.difference,
+           traced_cases=count)
     if args.plot:
         from grader.cli.trace_plot import plot
 
-        step = difference if difference is not None else 0
-        plot(Path(args.plot), the_plan, yours, reference, probs, step, difference is not None)
+        step = shown.difference if shown.difference is not None else 0
+        plot(Path(args.plot), shown.plan, shown.yours, shown.reference, shown.probs, step,
+             shown.difference is not None)
         out.print(f"drew step {step + 1} in {args.plot}", markup=False)
-    return EXIT_PASS if difference is None else EXIT_FAIL
+    return EXIT_PASS if shown.difference is None else EXIT_FAIL
 
 
-def learner_run(the_plan: Plan, args: argparse.Namespace) -> tuple[Any, str | None]:
-    """The learner's run in a sandboxed worker, or a one-line reason it has none."""
-    from grader.cli.trace_steps import Run, steps_of
-    from grader.grading.skeleton import one_line
+def trace_case(the_plan: Plan, process: Any,
+               args: argparse.Namespace) -> tuple[Traced | None, str | None]:
+    """Both runs of one case, or a one-line reason the learner's has none."""
+    from grader.cli.trace_steps import Distributions, first_difference
+    from grader.model import artifacts
+
+    yours, failure = learner_run(the_plan, process, args)
+    if failure:
+        return None, failure
+    reference = reference_run(the_plan)
+    model = artifacts.build_model(the_plan.args["model"])
+    probs = Distributions(model, int(the_plan.args["context_length"]))
+    difference = first_difference(yours.steps, reference.steps, probs)
+    return Traced(the_plan, yours, reference, probs, difference), None
+
+
+@contextmanager
+def learner_worker(the_plan: Plan) -> Iterator[Any]:
+    """One sandboxed worker for the learner's file, kept for every case traced."""
     from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
 
-    whose = "the reference's" if args.reference else "your"
-    label = f"{whose} {the_plan.method}()"
-    values = tuple(the_plan.args[name] for name in the_plan.names)
     with WorkerPool(sandbox=Sandbox()) as pool:
         process = SubmissionProcess(str(the_plan.submission), "Solution",
                                     list(the_plan.problem.methods), pool, witnessed=True)
         try:
-            outcome = process.call(the_plan.method, values, iterate=the_plan.iterate)
+            yield process
         finally:
             process.close()
+
+
+def learner_run(the_plan: Plan, process: Any,
+                args: argparse.Namespace) -> tuple[Any, str | None]:
+    """The learner's run of one case in the worker, or a one-line reason it has none."""
+    from grader.cli.trace_steps import Run, steps_of
+    from grader.grading.skeleton import one_line
+
+    whose = "the reference's" if args.reference else "your"
+    label = f"{whose} {the_plan.method}()"
+    values = tuple(the_plan.args[name] for name in the_plan.names)
+    outcome = process.call(the_plan.method, values, iterate=the_plan.iterate)
     if outcome.model_passes is None and outcome.error is None:
         return None, (f"trace cannot see {label}'s model calls here: that needs the grader "
                       "to serve them, which it does on Linux only")
     if outcome.error:
         passes = len(outcome.model_passes or [])
         after = f" after {passes} model call{'s' * (passes != 1)}" if passes else ""
-        return None, f"{label} failed{after}: {one_line(outcome.error)}"
+        return None, (f"{label} failed on case [{the_plan.case_id}]{after}: "
+                      f"{one_line(outcome.error)}")
     result = outcome.result
     if the_plan.iterate and isinstance(result, list):
         result = [chunk for chunk, _count in result]
@@ -195,10 +262,17 @@ def reference_run(the_plan: Plan) -> Any:
     model = RecordingModel(fresh(the_plan.args["model"]))
     values = [model if name == "model" else fresh(the_plan.args[name])
               for name in the_plan.names]
-    with torch.no_grad():
-        result = getattr(reference, the_plan.method)(*values)
-        if the_plan.iterate:
-            result = list(result)
+    try:
+        with torch.no_grad():
+            result = getattr(reference, the_plan.method)(*values)
+            if the_plan.iterate:
+                result = list(result)
+    except Exception as exc:  # noqa: BLE001 - said in one line, never as a traceback
+        # The reference answers every fixed case as it stands (its goldens say so):
+        # only the values given on the command line can make it refuse.
+        given = f" with your {' and '.join(the_plan.changed)}" if the_plan.changed else ""
+        raise UsageError(f"the reference {the_plan.method}() refuses case "
+                         f"[{the_plan.case_id}]{given}: {type(exc).__name__}: {exc}") from None
     text = as_text(result) or ""
     return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
                         model.told), text)
@@ -224,24 +298,31 @@ def text_ids(text: str | None, int_to_char: dict[int, str]) -> list[int] | None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "trace", help="your generation step by step beside the reference's, with the first "
-                      "step where they differ",
+        "trace", intermixed=True,
+        help="your generation step by step beside the reference's, with the first "
+             "step where they differ",
         description="Run your generation method (problems 06, 07, 13 to 16) and the "
-                    "reference's on the same arguments and show, step by step, the window "
-                    "the model saw, the reference's top probabilities, both picks, and the "
-                    "first step where the runs differ. Options go after the prompt.")
+                    "reference's on the problem's fixed cases, in the order grade checks "
+                    "them, and show the first case where the runs differ (its id is the "
+                    "[case-id] grade prints): step by step, the window the model saw, the "
+                    "reference's top probabilities, both picks, and the first step where "
+                    "they differ. Step N makes new character N, as grade counts them. "
+                    "Options may go before or after the prompt.")
     p.add_argument("problem", metavar="PROBLEM",
                    help="a problem that generates: slug, number, NN-slug or folder, e.g. "
                         "generate, 6, 06-generate")
     p.add_argument("prompt", nargs="?", metavar="PROMPT",
-                   help="the text to continue (default: the prompt of the problem's first "
-                        "fixed check)")
+                   help="the text to continue, in place of each case's prompt (default: "
+                        "the cases' own)")
+    p.add_argument("--case", metavar="ID",
+                   help="trace this fixed case only, e.g. crop-many-times (default: the "
+                        "first case where your run differs, or else the first case)")
     p.add_argument("--steps", type=int, metavar="N",
                    help="how many new characters to generate (default: as many as the "
-                        "first fixed check)")
+                        "case)")
     p.add_argument("--seed", type=int,
-                   help="the seed, for a problem whose method takes one (default: the first "
-                        "fixed check's)")
+                   help="the seed, for a problem whose method takes one (default: the "
+                        "case's)")
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw the distributions at the first differing step, with "
                         "matplotlib (default: no picture)")

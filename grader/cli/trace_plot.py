@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from grader.cli.trace_steps import Distributions, Run, misled
 
 if TYPE_CHECKING:
-    from grader.cli.trace import Plan
+    from grader.cli.trace_plan import Plan
 
 BARS = 20  # the most likely tokens shown; the rest of 40 or more would be unreadable
 
@@ -68,7 +68,7 @@ def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distribu
     ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 1])  # no probability above 1
     ax.set_ylabel("probability")
     state = "the first step that differs" if differs else "no step differs"
-    ax.set_title(f"{the_plan.problem.folder}, step {step + 1}: {state}")
+    ax.set_title(f"{the_plan.problem.folder} [{the_plan.case_id}], step {step + 1}: {state}")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="upper right")
     fig.tight_layout()

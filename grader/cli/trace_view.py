@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from grader.cli.trace_steps import Distributions, Run, Step, first_difference, misled
+from grader.cli.trace_steps import Distributions, Run, Step, misled
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from grader.cli.trace import Plan
+    from grader.cli.trace_plan import Plan
 
 WINDOW_COLUMN = 18
 ROWS_BEFORE, ROWS_AFTER = 12, 2  # rows around the first difference
@@ -116,22 +116,37 @@ def shorten(text: str, limit: int = 60) -> str:
     return repr(text) if len(text) <= limit else repr("…" + text[-limit:])
 
 
+def which_case(the_plan: Plan, difference: int | None, traced_cases: int) -> str:
+    """Which fixed case is shown, by the id grade prints for it, and why that one."""
+    case = f"case [{the_plan.case_id}] ({the_plan.number} of {the_plan.total})"
+    if the_plan.picked:
+        return f"{case}, picked with --case"
+    if difference is not None:
+        return f"{case}: the first fixed case where the runs differ"
+    skipped = the_plan.total - traced_cases
+    if skipped:  # cases on a model whose vocabulary cannot spell the prompt given
+        return (f"{case}: no fixed case differs ({skipped} left out: their model "
+                "cannot spell your prompt)")
+    return f"{case}: no fixed case differs, so here is the first"
+
+
 def render(out: Console, the_plan: Plan, yours: Run, reference: Run,
-           probs: Distributions) -> int | None:
-    """Print the trace; the index of the first differing step, or None."""
+           probs: Distributions, difference: int | None, traced_cases: int = 1) -> None:
+    """Print the trace of one case, whose first differing step is `difference`;
+    `traced_cases` cases were run to find it."""
     from rich.markup import escape
 
     int_to_char = the_plan.args["int_to_char"]
     whose = "the reference" if the_plan.submission == the_plan.problem.reference else "your"
     say = lambda line="": out.print(escape(line))  # noqa: E731 - learner text is never markup
     say(f"trace of {whose} {the_plan.method}() from {the_plan.submission}")
-    given = f", with your {' and '.join(the_plan.changed)}" if the_plan.changed else ""
-    say(f"{settings(the_plan)} (the first fixed check, {the_plan.case_id}{given})")
+    say(which_case(the_plan, difference, traced_cases))
+    given = f" (with your {' and '.join(the_plan.changed)})" if the_plan.changed else ""
+    say(f"{settings(the_plan)}{given}")
     filtered = [n for n, neutral in NEUTRAL_SETTINGS.items()
                 if n in the_plan.args and the_plan.args[n] != neutral]
     if filtered:
         say(f"probabilities are the model's own, before {', '.join(filtered)} change them")
-    difference = first_difference(yours.steps, reference.steps, probs)
     total = max(len(yours.steps), len(reference.steps))
     say()
     say(HEADER)
@@ -151,7 +166,6 @@ def render(out: Console, the_plan: Plan, yours: Run, reference: Run,
     say(f"your text:      {shorten(yours.text, 200)}" if whose == "your"
         else f"traced text:    {shorten(yours.text, 200)}")
     say(f"reference text: {shorten(reference.text, 200)}")
-    return difference
 
 
 def explain(difference: int | None, yours: Run, reference: Run, probs: Distributions,
@@ -174,8 +188,7 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
     def top(window: tuple[int, ...]) -> str:
         return ", ".join(f"{char(t, int_to_char)} {p:.3f}" for t, p in probs.top(window, 5))
 
-    lines = [f"step {n} is the first that differs (it makes new character number {n}, "
-             "counted from 1):"]
+    lines = [f"step {n} is the first that differs (it makes new character {n}):"]
     if mine.window != theirs.window:
         lines += [f"  the model saw    {tail(mine.window, int_to_char, 50)} "
                   f"({len(mine.window)} tokens) in {whose} run",

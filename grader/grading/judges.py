@@ -146,7 +146,7 @@ def expect_text(got: Any, expected: str, what: str = "the text") -> None:
         return
     i = first_difference(got, expected)
     raise GradeFailure(
-        f"{what} differs from character {i} on "
+        f"{what} differs from character {i + 1} on "
         f"({len(got)} characters, expected {len(expected)}):\n"
         f"  expected ...{show(expected[max(0, i - 20): i + 20])}\n"
         f"  got      ...{show(got[max(0, i - 20): i + 20])}"
@@ -265,7 +265,8 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
     table = ", ".join(f"{int_to_char[int(i)]!r} {p:.3f}" for p, i in zip(top.values, top.indices))
     lo = max(0, step - 15)
     return (
-        f"new character {step} differs: expected {int_to_char[best]!r}, got {int_to_char[chosen]!r}"
+        f"new character {step + 1} differs: expected {int_to_char[best]!r}, "
+        f"got {int_to_char[chosen]!r}"
         f" (p={probs[chosen].item():.3g})\n"
         f"  expected ...{expected[lo:step + 15]!r}\n"
         f"  got      ...{got[lo:step + 15]!r}\n"
