@@ -7,11 +7,16 @@ Started in your kata folder::
 
 The first line gives the shipped model (`model`), its vocabulary (`int_to_char`,
 also called `vocab`), `context_length`, `encode(text)` (a (1, T) tensor of ids),
-`decode(ids)`, `torch` and `solution_of`. The second gives `Solution` (yours,
-from problems/NN-slug/solution.py, read afresh at each call) and the inputs the
-problem's statement uses in its examples, under the names it uses (`prompt`,
-`probs`, `logits`, ...). After these two lines, every `>>>` line of the
-statement's examples runs as written.
+`decode(ids)`, `load_weights(module, weights)` (the grader's way of loading
+known weights by name), `shipped_weights(part)` (the shipped model's weights of
+one part, such as "blocks.1"), `torch` and `solution_of`. The second gives
+`Solution` (yours, from problems/NN-slug/solution.py, read afresh at each call)
+and the inputs the problem's statement uses in its examples, under the names it
+uses (`prompt`, `probs`, `logits`, ...). A problem whose class is a module gives
+that class under its own name instead (`Head`, `CausalSelfAttention`, `Block`,
+`GPT`), with `config` and the known `weights` of its part of the shipped model.
+After these two lines, every `>>>` line of the statement's examples runs as
+written.
 
 This loads the model and torch, but neither pytest nor the grader's sandbox.
 """
@@ -22,13 +27,14 @@ from typing import Any
 
 import torch
 
-from grader.model import artifacts
+from grader.model import artifacts, parts
 from grader.model.gpt import GPT
 from grader.registry import find
 from grader.reuse import solution_of
+from grader.sandbox.protocol import ModelSpec
 
-__all__ = ["context_length", "decode", "encode", "examples", "int_to_char", "model",
-           "solution_of", "torch", "vocab"]
+__all__ = ["context_length", "decode", "encode", "examples", "int_to_char", "load_weights",
+           "model", "shipped_weights", "solution_of", "torch", "vocab"]
 
 # A copy of its own, without gradients: outputs print as plain tensors, as in the
 # statements, and nothing done to it here reaches the grader's copy.
@@ -42,6 +48,18 @@ ONCE = "Once upon a time,"
 THERE_WAS_A = "Once upon a time, there was a "
 STORY = "Once upon a time, there was a little girl named Lily. She loved to play"
 CAT = "the cat saw the"
+THE_CAT = "The cat"
+
+# The part of the shipped model each module problem's examples load, as a dotted
+# path into its state dict, and the attention head (None: the whole part).
+PARTS: dict[str, tuple[str, int | None]] = {
+    "attention-head": ("blocks.0.attn", 0),
+    "multi-head-attention": ("blocks.0.attn", None),
+    "transformer-block": ("blocks.0", None),
+    "gpt": ("", None),
+}
+# Where the loss's example cuts its two windows from the corpus.
+LOSS_STARTS = (0, 100)
 
 
 def encode(text: str) -> torch.Tensor:
@@ -61,8 +79,74 @@ def next_logits(text: str) -> torch.Tensor:
     return model(encode(text))[:, -1, :]
 
 
+def load_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]) -> torch.nn.Module:
+    """Copy `weights` into the module's parameters of the same names, as the grader
+    does, and return the module, in evaluation mode and without gradients (its
+    outputs print as plain tensors).
+
+    A name or a shape that differs is an error that lists what was expected and
+    what was found; buffers (a causal mask, say) are left as they are.
+    """
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"{type(module).__name__} is not a torch.nn.Module")
+    parts.load_known_weights(module, weights, type(module).__name__)
+    return module.eval().requires_grad_(False)
+
+
+def shipped_weights(part: str = "", head: int | None = None) -> dict[str, torch.Tensor]:
+    """The shipped model's weights of one part, named as that part's own module
+    names them: "" for the whole GPT, "blocks.1" for a block, "blocks.1.attn" for
+    its attention, and with `head` one head of that attention (query, key, value).
+    """
+    found = parts.state_dict(parts.weights(ModelSpec("shipped"), part, None))
+    if not found:
+        raise ValueError(f"the shipped model has no part {part!r}: its parts are '' (all), "
+                         f"'blocks.0' to 'blocks.{model.config.n_layer - 1}', and in each "
+                         "block 'attn', 'mlp', 'ln_1', 'ln_2'")
+    if head is None:
+        return found
+    if "qkv.weight" not in found or not 0 <= head < model.config.n_head:
+        raise ValueError(f"head={head} needs an attention layer ('blocks.N.attn') and a head "
+                         f"from 0 to {model.config.n_head - 1}")
+    return parts.head_slice(found, model.config, head)
+
+
+def _block_input(text: str) -> torch.Tensor:
+    """What the shipped model's first block receives for `text`: (1, T, n_embd)."""
+    ids = encode(text)
+    return model.token_embedding(ids) + model.position_embedding(torch.arange(ids.shape[1]))
+
+
+def _corpus() -> str:
+    return artifacts.CORPUS.read_text(encoding="utf-8")
+
+
+def _module_inputs(slug: str) -> dict[str, Any]:
+    names: dict[str, Any] = {"config": model.config, "weights": shipped_weights(*PARTS[slug])}
+    if slug == "gpt":
+        names["context"] = encode(THERE_WAS_A)
+    elif slug == "transformer-block":
+        names["x"] = _block_input(THE_CAT)
+    else:  # an attention layer reads the first LayerNorm of the block's input
+        names["x"] = model.blocks[0].ln_1(_block_input(THE_CAT))
+    return names
+
+
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
+    if slug in PARTS:
+        return _module_inputs(slug)
+    if slug == "vocabulary":
+        return {"corpus": _corpus()}
+    if slug in ("windows", "batches", "loss"):
+        corpus = _corpus()
+        data = encode(corpus)[0]
+        names = {"corpus": corpus, "data": data}
+        if slug == "loss":
+            T = context_length
+            names["targets"] = torch.stack([data[s + 1:s + 1 + T] for s in LOSS_STARTS])
+            names["logits"] = model(torch.stack([data[s:s + T] for s in LOSS_STARTS]))
+        return names
     if slug == "crop-context":
         return {"story": encode(STORY)}
     if slug == "sample":
@@ -82,10 +166,11 @@ def examples(problem: str | int, solution: type | None = None) -> dict[str, Any]
     """The names a problem's statement uses in its examples.
 
     problem: slug, number or folder, as on the command line ("top-k", 9, "09-top-k").
-    solution: the class to call `Solution`; by default yours, from your problems/.
+    solution: the problem's class (`Solution`, or the module it asks for, such as
+        `Head`); by default yours, from your problems/, under that same name.
     """
     found = find(str(problem))
     if solution is None:
-        solution = solution_of(found.folder, finished=False)
+        solution = solution_of(found.folder, finished=False, name=found.class_name)
     names: dict[str, Any] = {name: globals()[name] for name in __all__ if name != "examples"}
-    return {**names, "Solution": solution, **_inputs(found.slug)}
+    return {**names, found.class_name: solution, **_inputs(found.slug)}

@@ -97,12 +97,14 @@ def _load(file: Path, label: str) -> ModuleType:
     return module
 
 
-def solution_of(problem: str | int, *, finished: bool = True) -> type:
+def solution_of(problem: str | int, *, finished: bool = True, name: str = "Solution") -> type:
     """The `Solution` class of your own solution to an earlier problem.
 
     problem: its slug, number or folder ("top-k", 9, "09-top-k").
     finished: refuse a file whose methods still raise NotImplementedError, naming
         the problem to finish first (False takes it as it is).
+    name: the class to take, for a problem whose class is a module
+        (solution_of("multi-head-attention", name="CausalSelfAttention")).
     """
     caller = sys._getframe(1).f_globals.get("__file__")
     problems = problems_folder_of(caller) or _default_problems()
@@ -127,7 +129,7 @@ def solution_of(problem: str | int, *, finished: bool = True) -> type:
                              f"Finish it first (gpt-kata grade {slug}), or write that step "
                              "here instead")
     module = _load(file, folder.name)
-    solution = getattr(module, "Solution", None)
+    solution = getattr(module, name, None)
     if not isinstance(solution, type):
-        raise ReuseError(f"your {folder.name}/solution.py has no class Solution")
+        raise ReuseError(f"your {folder.name}/solution.py has no class {name}")
     return solution

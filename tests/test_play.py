@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from grader.registry import Problem, problems
 from tests.conftest import ROOT
@@ -30,11 +31,13 @@ def python_blocks(problem: Problem) -> list[str]:
 
 
 def reference_class(problem: Problem) -> type:
+    """The reference's class the statement's examples use: its Solution, or the
+    module a module problem asks for (Head, Block, ...)."""
     spec = importlib.util.spec_from_file_location(f"reference_{problem.slug}", problem.reference)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.Solution
+    return getattr(module, problem.class_name)
 
 
 @pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
@@ -86,3 +89,66 @@ def test_examples_give_the_learners_own_solution(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
     assert lines[1] == "1 Lily"
+
+
+def test_a_module_problem_gives_the_learners_class_under_its_own_name(tmp_path: Path) -> None:
+    # A kata folder of the learner's, where 20 holds a Head of theirs.
+    folder = tmp_path / "kata" / "problems" / "20-attention-head"
+    folder.mkdir(parents=True)
+    mine = "# mine\n" + (ROOT / "solutions" / "20-attention-head" / "solution.py").read_text()
+    (folder / "solution.py").write_text(mine)
+    script = ('from grader.play import *\nnames = examples("attention-head")\n'
+              "globals().update(names)\n"
+              "import inspect\nprint(inspect.getsourcefile(Head))\n"
+              "print('Solution' in names, load_weights(Head(config), weights)(x).shape)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path / "kata", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
+    # "The cat" is 7 characters; a head of the shipped model is 64 // 4 = 16 wide.
+    assert lines[1] == "False torch.Size([1, 7, 16])"
+
+
+def test_load_weights_says_which_names_it_expected() -> None:
+    from grader.model.parts import ParameterNamesError
+    from grader.play import load_weights, shipped_weights
+
+    class Misnamed(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q = torch.nn.Linear(64, 16)
+            self.key = torch.nn.Linear(64, 16)
+            self.value = torch.nn.Linear(64, 16)
+
+    with pytest.raises(ParameterNamesError) as caught:
+        load_weights(Misnamed(), shipped_weights("blocks.0.attn", head=0))
+    text = str(caught.value)
+    assert "missing:  query.weight, query.bias" in text
+    assert "not expected: q.weight, q.bias" in text
+
+
+def test_shipped_weights_are_the_shipped_models_own() -> None:
+    from grader.play import model, shipped_weights
+
+    second = shipped_weights("blocks.1")
+    assert second.keys() == model.blocks[1].state_dict().keys()
+    assert all(torch.equal(second[k], v) for k, v in model.blocks[1].state_dict().items())
+    # Head 2's queries: rows 32 to 47 of the stacked queries, keys and values.
+    head = shipped_weights("blocks.1.attn", head=2)
+    assert torch.equal(head["query.weight"], model.blocks[1].attn.qkv.weight[32:48])
+    assert torch.equal(head["value.bias"], model.blocks[1].attn.qkv.bias[128 + 32:128 + 48])
+
+
+@pytest.mark.parametrize(("part", "head", "said"), [
+    ("blocks.7", None, "no part 'blocks.7'"),
+    ("blocks.0.mlp", 0, "needs an attention layer"),
+    ("blocks.0.attn", 4, "a head from 0 to 3"),
+])
+def test_shipped_weights_refuse_what_the_model_does_not_have(part: str, head: int | None,
+                                                             said: str) -> None:
+    from grader.play import shipped_weights
+
+    with pytest.raises(ValueError, match=said):
+        shipped_weights(part, head)

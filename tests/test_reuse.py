@@ -104,6 +104,17 @@ def test_a_solution_finds_its_neighbours_in_its_own_problems_folder(tmp_path: Pa
         problems / "09-top-k" / "solution.py"
 
 
+def test_a_module_problems_class_is_taken_by_its_name(tmp_path: Path) -> None:
+    problems = kata(tmp_path, solved=("multi-head-attention",))
+    namespace = {"__file__": str(problems / "22-transformer-block" / "solution.py")}
+    exec("from grader.reuse import solution_of\n"
+         "Attention = solution_of('multi-head-attention', name='CausalSelfAttention')", namespace)
+    assert namespace["Attention"].__name__ == "CausalSelfAttention"
+    with pytest.raises(ReuseError, match="multi-head-attention/solution.py has no class Solution"):
+        exec("from grader.reuse import solution_of\nsolution_of('multi-head-attention')",
+             namespace)
+
+
 def test_an_unfinished_earlier_solution_names_the_problem_to_finish(tmp_path: Path) -> None:
     problems = kata(tmp_path, solved=("top-k",))
     starter = paths.STARTERS / "10-top-p" / "solution.py"
