@@ -167,6 +167,14 @@ def summed_loss(model, optimizer, x, y):
     return loss.item()
 
 
+def unflattened_loss(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def stepping(step: Any) -> Any:
     """A mistake's run: `step` as a submission's train_step, through the harness."""
     class Solution:
@@ -199,6 +207,10 @@ MISTAKES = [
             "keep F.cross_entropy's default reduction='mean': the loss of one prediction "
             "on average, whatever the batch size",
             stepping(summed_loss)),
+    Mistake("compute the cross-entropy of the unflattened (B, T, vocab_size) logits",
+            "F.cross_entropy reads dimension 1 as the classes: flatten the logits to "
+            "(B*T, vocab_size) and the targets to (B*T,) first",
+            stepping(unflattened_loss)),
 ]
 
 
@@ -242,8 +254,9 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     model, *_ = call.args
     start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
     if all(torch.equal(weights[k], start[k]) for k in start):
-        raise GradeFailure(f"after {len(returned)} calls of train_step() the weights are "
-                           "where they started: optimizer.step() never changed them")
+        calls = "1 call" if len(returned) == 1 else f"{len(returned)} calls"
+        raise GradeFailure(f"after {calls} of train_step() the weights are where they "
+                           "started: optimizer.step() never changed them")
     for step, (value, want) in enumerate(zip(returned, expected_losses), start=1):
         if not close(value, want):
             losses = ", ".join(f"{v:.6f}" for v in returned)
