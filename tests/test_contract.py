@@ -85,3 +85,15 @@ def test_every_test_needs_a_docstring(top_k):
     module.test_nameless = test_nameless
     with pytest.raises(ContractError, match="test_nameless has no docstring"):
         validate(module)
+
+
+def test_a_contract_judged_live_has_no_goldens(top_k):
+    with pytest.raises(ContractError, match="declares goldens=False, but data/goldens.json "
+                                            "has goldens for top-k"):
+        validate(with_contract(top_k, goldens=False))
+
+
+def test_a_contract_judged_live_records_no_goldens():
+    train_step = load("train-step")
+    reference = train_step.CONTRACT.reference_answers(object())
+    assert reference == {}

@@ -400,6 +400,50 @@ print(os.read(read, 65536).decode())
     assert f"landlock-abi{ISO.landlock_abi}" in result["layers"]
 
 
+@needs_landlock
+def test_an_optimizer_steps_in_a_child_forked_after_import(tmp_path: Path) -> None:
+    """The training problem's harness in an isolated worker: an optimizer's first
+    step imports torch._dynamo, which the fork server does not preload."""
+    script = f"""
+import json, os, types
+import torch, torch.nn.functional as F
+from grader.sandbox import harnesses
+from grader.sandbox.forkserver import preload
+from grader.sandbox.isolation import Policy, isolate
+from grader.sandbox.process import DEFAULT_MEMORY_MB
+preload()  # what the fork server has loaded before it forks a worker
+scratch = {str(tmp_path / "scratch")!r}
+os.makedirs(scratch, exist_ok=True)
+
+class Solution:
+    def train_step(self, model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    isolate(Policy.for_submission(scratch, scratch, memory_bytes=DEFAULT_MEMORY_MB << 20))
+    config = dict(vocab_size=5, context_length=4, n_layer=1, n_head=1, n_embd=4)
+    x = torch.zeros(2, 1, 4, dtype=torch.long)
+    losses, _ = harnesses.train_steps(types.SimpleNamespace(Solution=Solution),
+                                      dict(config=config, seed=0), dict(lr=0.1), x, x)
+    os.write(write, json.dumps(losses).encode())
+    os._exit(0)
+os.close(write)
+_, status = os.waitpid(pid, 0)
+print(os.read(read, 65536).decode())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    first, second = json.loads(done.stdout)
+    assert second < first  # the step learned: the same batch now costs less
+
+
 def _nobody_can_run_python() -> bool:
     if not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return False

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property, partial
@@ -54,6 +55,7 @@ from grader.grading.skeleton import (
     name_mistake,
     outcome_of,
     raised,
+    run_harness,
     same_outcome,
 )
 from grader.grading.strategies import GRADING
@@ -89,6 +91,14 @@ class Contract:
     # The checks judge how the model is used, so its calls must be observed by the
     # grader, out of the submission's reach (grader/sandbox/witness.py).
     witness_model_calls: bool = False
+    # The method is driven by trusted code, "harness:<name>" in
+    # grader/sandbox/harnesses.py, given the module and a case's arguments: in the
+    # worker for the submission, here for the reference.
+    harness: str = ""
+    # Whether the cases have goldens. A result that float rounding on another
+    # machine can move beyond the tolerances (the weights after several training
+    # steps) is judged against the live reference only.
+    goldens: bool = True
 
     @cached_property
     def case_args(self) -> dict[str, tuple]:
@@ -106,7 +116,7 @@ class Contract:
         """
         before = kata.last
         try:
-            got, live = kata.compare(self.method, *args, arg_names=self.arg_names,
+            got, live = kata.compare(self.called, *args, arg_names=self.arg_names,
                                      iterate=self.iterate)
         except SubmissionUnavailable:
             raise
@@ -118,7 +128,8 @@ class Contract:
             raise
         call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id,
                     again=partial(self.call_again, kata))
-        expected = kata.expected(case_id, live, self.same_as_golden) if case_id else live
+        expected = (kata.expected(case_id, live, self.same_as_golden)
+                    if case_id and self.goldens else live)
         try:
             if got[0] == "error":
                 raise GradeFailure(raised(self.method, got))
@@ -142,6 +153,11 @@ class Contract:
             return named
         return self.fallback_hint(call)
 
+    @property
+    def called(self) -> str:
+        """What the worker is asked to run: the method, or the harness that drives it."""
+        return f"harness:{self.harness}" if self.harness else self.method
+
     @staticmethod
     def show_inputs(named: dict[str, Any], case_id: str | None) -> str:
         """A failing call's arguments as the learner's method received them."""
@@ -152,7 +168,7 @@ class Contract:
         (what it printed, what it changed) as the report will show it."""
         last, outputs = kata.last, list(kata.outputs)
         try:
-            return kata.outcome(self.method, *args, arg_names=self.arg_names,
+            return kata.outcome(self.called, *args, arg_names=self.arg_names,
                                 iterate=self.iterate)
         finally:
             kata.last, kata.outputs[:] = last, outputs
@@ -170,11 +186,17 @@ class Contract:
 
     def reference_answers(self, reference: Any) -> dict[str, Any]:
         """The reference's answer to every case: what the goldens record."""
+        if not self.goldens:
+            return {}
         method = getattr(reference, self.method)
+        if self.harness:
+            module = sys.modules[type(reference).__module__]
+            method = partial(run_harness, self.called, module)
         answers = {}
         with torch.no_grad():
             for case_id, args in self.case_args.items():
-                answer = method(*fresh_args(args))
+                answer = (method(fresh_args(args)) if self.harness
+                          else method(*fresh_args(args)))
                 answers[case_id] = list(answer) if self.iterate else answer
         return answers
 
@@ -295,6 +317,11 @@ def validate_cases(contract: Contract, signature: Signature,
             raise wrong(f"case {case_id!r} has {len(args)} arguments; {contract.method}() "
                         f"takes {signature.required} to {len(signature.names)}")
     goldens = set(artifacts.load_goldens().get(contract.problem, {}))
+    if not contract.goldens:
+        if goldens:
+            raise wrong("declares goldens=False, but data/goldens.json has goldens for "
+                        f"{contract.problem}: remove them")
+        return
     if goldens != set(cases):
         missing, extra = sorted(set(cases) - goldens), sorted(goldens - set(cases))
         raise wrong(f"the cases and data/goldens.json disagree (cases without a golden: "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -159,6 +160,26 @@ def random_model(config: dict[str, int], seed: int) -> GPT:
 
 
 def _build_random_model(config: dict[str, int], seed: int) -> GPT:
+    def sharpen(model: GPT) -> None:
+        with torch.no_grad():
+            model.head.weight.normal_(0.0, 1.0)
+
+    return seeded_gpt(config, seed, sharpen).eval()
+
+
+def trainable_model(config: dict[str, int], seed: int) -> GPT:
+    """A new GPT with the usual initialisation drawn from `seed`, in training mode.
+
+    Built anew on every call, never shared and never remembered: training
+    changes it, so two runs from the same seed must each start from their own.
+    """
+    return seeded_gpt(config, seed).train()
+
+
+def seeded_gpt(config: dict[str, int], seed: int,
+               then: Callable[[GPT], None] | None = None) -> GPT:
+    """GPT(config) with weights drawn from `seed` (and `then` drawing more), leaving
+    the caller's random state as it was."""
     # Seeding the default generator directly gives the weights torch.manual_seed
     # gives, without the stack trace torch.manual_seed records on every call.
     generator = torch.random.default_generator
@@ -166,11 +187,11 @@ def _build_random_model(config: dict[str, int], seed: int) -> GPT:
     generator.manual_seed(seed)
     try:
         model = GPT(GPTConfig(**config))
-        with torch.no_grad():
-            model.head.weight.normal_(0.0, 1.0)
+        if then is not None:
+            then(model)
     finally:
         generator.set_state(state)
-    return model.eval()
+    return model
 
 
 def build_model(spec: ModelSpec) -> GPT:

@@ -78,3 +78,37 @@ def _unwritten(module, method, *args):
     except Exception:  # noqa: BLE001 - anything else means it was written
         return False
     return False
+
+
+def train_steps(module, model, optimizer, x, y):
+    """`train_step()` once per batch, on a GPT and an AdamW built here for this call.
+
+    The worker's usual models are shared, frozen and remember their outputs,
+    which is right for code that only reads them; a training step changes its
+    model, so it gets one of its own, built anew from plain descriptions on
+    every call: `model` is {"config": GPTConfig's fields, "seed": int}, and
+    `optimizer` holds AdamW's keyword arguments. `x` and `y` are (K, B, T): the
+    K batches in order.
+
+    Returns what each step returned (a value the grader cannot carry is
+    described in words, so that the judge can name it) and the final weights.
+    """
+    # An optimizer's first step imports torch._dynamo (hundreds of modules, some
+    # seconds): imported here, before the learner's code runs, so that its cost
+    # and any failure are the grader's. The fork server does not preload it,
+    # since every other problem would pay for it.
+    import torch
+    import torch._dynamo  # noqa: F401
+
+    from grader.model.artifacts import trainable_model
+
+    net = trainable_model(model["config"], model["seed"])
+    adamw = torch.optim.AdamW(net.parameters(), **optimizer)
+    solution = module.Solution()
+    returned = []
+    with torch.enable_grad():  # the grader runs references under no_grad
+        for k in range(len(x)):
+            value = solution.train_step(net, adamw, x[k].clone(), y[k].clone())
+            returned.append(value if isinstance(value, (float, int, torch.Tensor))
+                            else f"a {type(value).__name__}")
+    return returned, {name: weight.detach().clone() for name, weight in net.state_dict().items()}

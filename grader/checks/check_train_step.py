@@ -1,0 +1,298 @@
+"""Checks for problem 25, train-step: zero the gradients, forward, loss, backward, step.
+
+A training step changes its model, so it cannot be handed the worker's shared,
+frozen models. Each check runs `harness:train_steps` (grader/sandbox/harnesses.py):
+a GPT and an AdamW built afresh from a seed, in the worker for the submission and
+here for the reference, then `train_step()` once per batch. The losses each step
+returned and the weights after the last one are compared with the reference's.
+
+The weights after several optimizer steps move with float rounding from one
+machine to another more than any fixed golden can allow for, so every case is
+judged against the live reference (goldens=False).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from hypothesis import strategies as st
+
+from grader.grading.cases import prompt_ids
+from grader.grading.contract import Contract
+from grader.grading.skeleton import (
+    ATOL,
+    RTOL,
+    TRAINED_WEIGHTS_ATOL,
+    Call,
+    GradeFailure,
+    Mistake,
+    Outcome,
+)
+from grader.model import artifacts
+from grader.sandbox import harnesses
+
+SMALL = {"vocab_size": 40, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 16}
+DEEPER = {"vocab_size": 40, "context_length": 16, "n_layer": 2, "n_head": 4, "n_embd": 32}
+
+
+@cache
+def corpus() -> torch.Tensor:
+    """The whole shipped corpus, encoded: what problem 19's batches are cut from."""
+    return prompt_ids(artifacts.CORPUS.read_text(encoding="utf-8"))[0]
+
+
+def corpus_batches(steps: int, batch_size: int, context_length: int,
+                   seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`steps` batches as problem 19's get_batch draws them, one generator for all:
+    two (steps, batch_size, context_length) tensors."""
+    data, generator = corpus(), torch.Generator().manual_seed(seed)
+    xs, ys = [], []
+    for _ in range(steps):
+        starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
+        xs.append(torch.stack([data[s:s + context_length] for s in starts.tolist()]))
+        ys.append(torch.stack([data[s + 1:s + context_length + 1] for s in starts.tolist()]))
+    return torch.stack(xs), torch.stack(ys)
+
+
+def training(config: dict[str, int], seed: int, lr: float, weight_decay: float,
+             xs: torch.Tensor, ys: torch.Tensor) -> tuple:
+    """A case's four arguments: the model and the optimizer as the harness builds
+    them, and the batches in order."""
+    return ({"config": dict(config), "seed": seed},
+            {"lr": lr, "weight_decay": weight_decay}, xs, ys)
+
+
+def cases() -> dict[str, tuple]:
+    x, y = corpus_batches(1, 4, 8, 0)
+    return {
+        "five-steps-on-the-corpus": training(SMALL, 0, 1e-2, 0.01, *corpus_batches(5, 4, 8, 0)),
+        "one-step": training(SMALL, 0, 1e-2, 0.01, x, y),
+        "the-same-batch-five-times": training(SMALL, 1, 1e-2, 0.01,
+                                              x.repeat(5, 1, 1), y.repeat(5, 1, 1)),
+        "a-deeper-model": training(DEEPER, 2, 1e-3, 0.1, *corpus_batches(5, 8, 16, 3)),
+        "windows-shorter-than-the-context": training(DEEPER, 3, 3e-3, 0.0,
+                                                     *corpus_batches(4, 2, 5, 4)),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    n_head = data.draw(st.sampled_from([1, 2]), label="n_head")
+    config = {
+        "vocab_size": data.draw(st.integers(2, 12), label="vocab_size"),
+        "context_length": data.draw(st.integers(1, 8), label="context_length"),
+        "n_layer": data.draw(st.integers(1, 2), label="n_layer"),
+        "n_head": n_head,
+        "n_embd": n_head * data.draw(st.sampled_from([4, 8]), label="n_embd per head"),
+    }
+    seed = data.draw(st.integers(0, 2**16), label="seed of the weights")
+    lr = data.draw(st.sampled_from([1e-3, 3e-3, 1e-2]), label="lr")
+    weight_decay = data.draw(st.sampled_from([0.0, 0.01, 0.1]), label="weight_decay")
+    steps = data.draw(st.integers(1, 4), label="steps")
+    batch_size = data.draw(st.integers(1, 4), label="batch_size")
+    length = data.draw(st.integers(1, config["context_length"]), label="T")
+    shape = (steps, batch_size, length)
+    ids = data.draw(st.lists(st.integers(0, config["vocab_size"] - 1),
+                             min_size=2 * steps * batch_size * length,
+                             max_size=2 * steps * batch_size * length), label="token ids")
+    tokens = torch.tensor(ids, dtype=torch.long)
+    xs, ys = tokens[:len(ids) // 2].view(shape), tokens[len(ids) // 2:].view(shape)
+    return training(config, seed, lr, weight_decay, xs, ys)
+
+
+# -- known mistakes: whole training steps, run through the same harness --------------------
+def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    logits = model(x)
+    return F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+
+
+def no_zero_grad(model, optimizer, x, y):
+    loss = flat_loss(model, x, y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_before_backward(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = flat_loss(model, x, y)
+    optimizer.step()
+    loss.backward()
+    return loss.item()
+
+
+def zero_grad_before_step(model, optimizer, x, y):
+    loss = flat_loss(model, x, y)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()
+
+
+def never_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = flat_loss(model, x, y)
+    loss.backward()
+    return loss.item()
+
+
+def right_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = flat_loss(model, x, y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def new_optimizer(model, optimizer, x, y):
+    settings = {k: optimizer.defaults[k] for k in ("lr", "weight_decay")}
+    return right_step(model, torch.optim.AdamW(model.parameters(), **settings), x, y)
+
+
+def loss_after_the_step(model, optimizer, x, y):
+    right_step(model, optimizer, x, y)
+    with torch.no_grad():
+        return flat_loss(model, x, y).item()
+
+
+def summed_loss(model, optimizer, x, y):
+    optimizer.zero_grad()
+    logits = model(x)
+    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction="sum")
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def unflattened_loss(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def stepping(step: Any) -> Any:
+    """A mistake's run: `step` as a submission's train_step, through the harness."""
+    class Solution:
+        def train_step(self, model, optimizer, x, y):
+            return step(model, optimizer, x, y)
+
+    module = SimpleNamespace(Solution=Solution)
+    return lambda model, optimizer, x, y: harnesses.train_steps(module, model, optimizer, x, y)
+
+
+MISTAKES = [
+    Mistake("never zero the gradients",
+            "backward() adds to .grad, so without optimizer.zero_grad() each step follows "
+            "the sum of every gradient so far; clear them before backward() every step",
+            stepping(no_zero_grad)),
+    Mistake("step the optimizer when it has no gradients to follow (before backward(), "
+            "after zero_grad(), or not at all)",
+            "the order is zero_grad(), forward, loss, backward(), step(): step() reads the "
+            "gradients that backward() has just written",
+            stepping(step_before_backward), stepping(zero_grad_before_step),
+            stepping(never_step)),
+    Mistake("build a new optimizer inside train_step",
+            "use the optimizer you are given: AdamW keeps running averages of every "
+            "gradient from one step to the next, and a new one starts them from zero",
+            stepping(new_optimizer)),
+    Mistake("return the loss measured after the step",
+            "return the loss of this step's forward pass, the one backward() ran on",
+            stepping(loss_after_the_step)),
+    Mistake("sum the loss over the positions instead of averaging it",
+            "keep F.cross_entropy's default reduction='mean': the loss of one prediction "
+            "on average, whatever the batch size",
+            stepping(summed_loss)),
+    Mistake("compute the cross-entropy of the unflattened (B, T, vocab_size) logits",
+            "F.cross_entropy reads dimension 1 as the classes: flatten the logits to "
+            "(B*T, vocab_size) and the targets to (B*T,) first",
+            stepping(unflattened_loss)),
+]
+
+
+# -- judging ------------------------------------------------------------------------------
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= ATOL + RTOL * abs(b)
+
+
+def same_training(a: Outcome, b: Outcome) -> bool:
+    """Two runs' outcomes are the same: the same losses and the same final weights."""
+    if a[0] != b[0] or a[0] == "error":
+        return a == b
+    (losses_a, weights_a), (losses_b, weights_b) = a[1], b[1]
+    return (len(losses_a) == len(losses_b)
+            and all(isinstance(x, float) and close(x, y) for x, y in zip(losses_a, losses_b))
+            and weights_a.keys() == weights_b.keys()
+            and all(torch.allclose(weights_a[k], weights_b[k], rtol=0,
+                                   atol=TRAINED_WEIGHTS_ATOL) for k in weights_a))
+
+
+def expect_floats(returned: list) -> None:
+    for step, value in enumerate(returned, start=1):
+        if isinstance(value, float):
+            continue
+        if isinstance(value, torch.Tensor):
+            what = "a tensor"
+            why = (": a tensor of the loss holds the graph of the whole step for as long as "
+                   "the caller keeps it (a training loop keeps every one), and prints as "
+                   "tensor(..., grad_fn=...)")
+        else:
+            what = value if isinstance(value, str) else f"a {type(value).__name__}"
+            why = ""
+        raise GradeFailure(f"train_step() returned {what} at step {step}, not a float{why}; "
+                           "return loss.item()")
+
+
+def judge(got: Any, expected: tuple, call: Call) -> None:
+    returned, weights = got
+    expected_losses, expected_weights = expected
+    expect_floats(returned)
+    model, *_ = call.args
+    start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
+    if all(torch.equal(weights[k], start[k]) for k in start):
+        calls = "1 call" if len(returned) == 1 else f"{len(returned)} calls"
+        raise GradeFailure(f"after {calls} of train_step() the weights are where they "
+                           "started: optimizer.step() never changed them")
+    for step, (value, want) in enumerate(zip(returned, expected_losses), start=1):
+        if not close(value, want):
+            losses = ", ".join(f"{v:.6f}" for v in returned)
+            wanted = ", ".join(f"{v:.6f}" for v in expected_losses)
+            raise GradeFailure(f"the loss train_step() returned at step {step} of "
+                               f"{len(returned)} is {value:.6f}, expected {want:.6f}\n"
+                               f"  losses returned: {losses}\n  expected:        {wanted}")
+    for name, want in expected_weights.items():
+        error = (weights[name] - want).abs().max().item()
+        if error > TRAINED_WEIGHTS_ATOL:
+            raise GradeFailure(f"the losses are right, but after the last step the weights "
+                               f"`{name}` differ from the expected ones by up to {error:.2e} "
+                               f"(more than the {TRAINED_WEIGHTS_ATOL:g} allowed): each step "
+                               "must leave the model as one AdamW step on that batch does")
+
+
+def explain_error(call: Call) -> str:
+    message = str(call.outcome[1])
+    if "does not require grad" in message:
+        return ("\nThe loss has no graph to run backward() through: was the forward pass run "
+                "under torch.no_grad(), or the loss rebuilt from a number (.item())?")
+    if "Expected target size" in message or "size mismatch" in message:
+        return ("\nF.cross_entropy reads dimension 1 as the classes: flatten the logits to "
+                "(B*T, vocab_size) and the targets to (B*T,) first.")
+    return ""
+
+
+CONTRACT = Contract(
+    problem="train-step", method="train_step",
+    arg_names=("model", "optimizer", "x", "y"),
+    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
+    fallback_hint=explain_error, harness="train_steps", goldens=False,
+)
+
+test_corpus_training, test_random_training = CONTRACT.tests(
+    "A few AdamW steps of a small GPT on batches of the corpus: every loss and the final "
+    "weights",
+    "Training steps of small random GPTs on random tokens, against the reference",
+    draw_example)
