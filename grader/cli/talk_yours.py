@@ -99,7 +99,7 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     with torch.no_grad():
         expected = artifacts.shipped_model()(context)
     try:
-        expect_activations(outcome.result, expected, "its logits")
+        expect_activations(outcome.result, expected, "the logits tensor")
     except GradeFailure as exc:
         return "does not give the shipped model's logits", f"  {exc}"
     return "", ""
