@@ -92,26 +92,30 @@ def test_your_gpt_talks_exactly_as_the_shipped_model_through_your_generate(tmp_p
 
 
 def test_the_gpt_that_talks_is_yours(tmp_path):
-    """A GPT true to the shipped model on full windows (the probe's) but not on short
-    contexts talks differently, exactly as that GPT run here does."""
+    """A GPT that passes its grade but turns its logits around after an 'L' that opens
+    the context (no graded input opens so) talks as that GPT, run here, does."""
+    vocab = json.loads((ROOT / "data" / "vocab.json").read_text())
+    ell = next(int(i) for i, c in vocab.items() if c == "L")
     marked = reference_gpt().replace(
         "        return self.head(self.ln_f(x))",
         "        logits = self.head(self.ln_f(x))\n"
-        "        return -logits if T < 20 else logits")
+        f"        turned = logits.shape[-1] == {len(vocab)} and bool(context[0, 0] == {ell})\n"
+        "        return -logits if turned else logits")
     assert marked != reference_gpt()
     folder = kata(tmp_path, marked)
-    done = talk(folder, PROMPT, "--chars", str(CHARS), "--yours")
+    done = talk(folder, "Lily", "--chars", str(CHARS), "--yours")
     assert done.returncode == 0, done.stderr
     text = done.stdout.removesuffix("\n")
-    assert text == expected_text(PROMPT, CHARS, folder / "problems" / "23-gpt" / "solution.py")
-    assert text != expected_text(PROMPT, CHARS)
+    assert text == expected_text("Lily", CHARS, folder / "problems" / "23-gpt" / "solution.py")
+    assert text != expected_text("Lily", CHARS)
 
 
 def refusal(done: subprocess.CompletedProcess) -> list[str]:
     """The refusal's lines, after checking it is one: exit 2, no traceback, no text."""
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
-    lines = done.stderr.strip().splitlines()
+    # Past the progress notes of a grade talk runs first, if any.
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("(")]
     assert lines[0].startswith("gpt-kata talk: --yours talks through your GPT") \
         and lines[0].endswith(FINISH), lines
     return lines
@@ -138,6 +142,14 @@ def test_a_gpt_whose_logits_differ_is_refused(tmp_path):
     lines = refusal(talk(kata(tmp_path, no_final_norm), "--yours"))
     assert "does not give the shipped model's logits" in lines[0]
     assert "the logits tensor is off by" in lines[1]
+
+
+def test_a_gpt_right_only_on_the_shipped_sizes_does_not_pass_yet(tmp_path):
+    """Four heads written in: the shipped weights talk, random GPTs of two heads fail."""
+    four_heads = reference_gpt().replace("self.n_head = config.n_head", "self.n_head = 4")
+    assert four_heads != reference_gpt()
+    lines = refusal(talk(kata(tmp_path, four_heads), "--yours", "--chars", "5"))
+    assert "fails its grade on other sizes" in lines[0] and len(lines) == 1
 
 
 def test_your_generate_must_pass_too(tmp_path):

@@ -6,8 +6,10 @@ data/model.safetensors by parameter name (grader/model/yours.py). Before
 anything talks, the grader makes sure that this GPT is the shipped model: it
 runs it in a worker exactly as the gpt problem is graded (the module driver,
 the same known weights) on a probe of the shipped corpus, and compares its
-logits with the shipped model's within the grading tolerance. A GPT that is
-not there yet is refused in one line that says why and what to do.
+logits with the shipped model's within the grading tolerance; then, if this
+version of the file has not been graded, it is graded, since `--yours` asks
+that problem 23 pass. A GPT that is not there yet is refused in one line that
+says why and what to do.
 """
 
 from __future__ import annotations
@@ -61,9 +63,20 @@ def check_your_gpt(problem: Problem, pool: WorkerPool) -> None:
                               "NotImplementedError)")
     if status == "fail":
         raise refuse(problem, "failed its last grade")
+    # The probe first: it says exactly what stops the GPT from talking (the
+    # names message, the logits that differ) where a grade would only fail.
     reason, details = probe(problem, pool)
     if reason:
         raise refuse(problem, reason, details)
+    if status == "not graded":
+        # Then the whole grade, once per version of the file, as talk does for
+        # generate: a GPT right on the shipped sizes only does not pass yet.
+        from grader.cli.talk import regrade_quietly
+
+        regrade_quietly(problem, pool)
+        if learner_status(problem) != "pass":
+            raise refuse(problem, "gives the shipped model's logits but fails its grade "
+                                  "on other sizes")
 
 
 def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
@@ -81,7 +94,7 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     length = context_length()
     text = corpus_prefix(2 * length)
     context = torch.cat([prompt_ids(text[:length]), prompt_ids(text[length:])])
-    process = SubmissionProcess(str(problem.starter), problem.module or "GPT",
+    process = SubmissionProcess(str(problem.starter), problem.class_name,
                                 list(problem.methods), pool, module=True)
     try:
         outcome = process.call("forward", (artifacts.load_config().to_dict(),
