@@ -47,7 +47,7 @@ def your_gpt_talker(pool: WorkerPool):  # -> talk.Talker (imported late: no cycl
 
 def check_your_gpt(problem: Problem, pool: WorkerPool) -> None:
     """UsageError unless the learner's GPT, loaded with the shipped weights, is the shipped
-    model on the probe."""
+    model on the probe, and problem 23 passes."""
     from grader.reuse import unfinished_methods
 
     status = learner_status(problem)
