@@ -7,6 +7,12 @@ it is now); otherwise the reference is, and the output says which.
 A run's weights are read by the grader only: the learner's code runs sandboxed,
 out of the run's folder, and is handed a model whose forward passes the grader
 serves (grader/sandbox/witness.py).
+
+With `--yours` the shipped weights talk through the learner's own GPT
+(problem 23) as well as their own generate, both in the sandbox
+(grader/cli/talk_yours.py). With a run it is refused for now: the worker
+cannot read the run's weights, and sending them over the protocol, though its
+limits would allow it, is not built yet.
 """
 
 from __future__ import annotations
@@ -121,12 +127,23 @@ class Implementation:
             self._process.close()
 
 
-def choose(slug: str, pool: WorkerPool, talker: Talker) -> Implementation:
-    """The learner's answer if its last grade (of the file as it is now) passed."""
+def choose(slug: str, pool: WorkerPool, talker: Talker,
+           calls_model: bool = True) -> Implementation:
+    """The learner's answer if its last grade (of the file as it is now) passed.
+
+    `calls_model` is False for WordStreamer, which is handed text, not the model.
+    """
     problem = find(slug)
     if learner_status(problem) == "not graded":
         regrade_quietly(problem, pool)
-    use_learner = learner_status(problem) == "pass"
+    status = learner_status(problem)
+    use_learner = status == "pass"
+    if not use_learner and calls_model and talker.spec.kind == "yours":
+        # The reference runs in the grader, which never imports the learner's GPT.
+        state = "has no solution.py" if status == "missing" else "does not pass yet"
+        raise UsageError(f"--yours talks through your own code end to end, and your "
+                         f"{problem.folder} {state}; finish it first "
+                         f"(gpt-kata grade {problem.slug}), or talk without --yours")
     if use_learner and talker.served and pool.server is None:
         # Only forked workers have a witness to serve a run's model calls; a
         # worker started on its own would have to read the run's weights itself.
@@ -153,6 +170,12 @@ def talk(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)
     check_options(args)
+    yours = getattr(args, "yours", False)
+    if yours and args.model != "shipped":
+        raise UsageError("--yours talks with the shipped weights only, for now: a trained "
+                         "run's weights stay with the grader, out of your code's reach. "
+                         f"Talk with the run through your generate without --yours "
+                         f"(--model {args.model})")
     talker = choose_model(args.model)
     int_to_char = talker.int_to_char
     try:
@@ -165,6 +188,10 @@ def talk(args: argparse.Namespace) -> int:
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
         with WorkerPool(sandbox=Sandbox()) as pool:
+            if yours:
+                from grader.cli.talk_yours import your_gpt_talker
+
+                talker = your_gpt_talker(pool)
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             if sampling:
@@ -172,7 +199,7 @@ def talk(args: argparse.Namespace) -> int:
                 announce(sampler, talker)
                 streamer = None
                 if args.stream:
-                    streamer = choose("stream", pool, talker)
+                    streamer = choose("stream", pool, talker, calls_model=False)
                     streamer.what = "WordStreamer"
                     announce(streamer, talker)
                 chunks = sampled(args, context, talker, sampler, streamer)

@@ -204,4 +204,7 @@ def build_model(spec: ModelSpec) -> GPT:
         from grader.model.runs import run_model
 
         return run_model(spec)
+    if spec.kind == "yours":
+        # The learner's code runs in a sandboxed worker only (Worker.model).
+        raise ValueError("the learner's own GPT is built only in a sandboxed worker")
     raise ValueError(f"unknown model kind {spec.kind!r}")

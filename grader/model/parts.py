@@ -169,14 +169,23 @@ def run_module(cls: type, config: dict[str, int], spec: dict[str, Any], *inputs:
     reference and the known mistakes in the grader, so all three are treated
     alike: evaluation mode (no dropout), no gradients.
     """
+    made = build_loaded(cls, config, spec)
+    with torch.no_grad():
+        return made(*inputs)
+
+
+def build_loaded(cls: type, config: dict[str, int], spec: dict[str, Any]) -> torch.nn.Module:
+    """`cls(config)` with the weights `spec` describes, in evaluation mode.
+
+    Also how `talk --yours` builds the learner's GPT with the shipped weights,
+    so that talking refuses a module for the same reasons grading does.
+    """
     made = cls(GPTConfig(**config))
     if not isinstance(made, torch.nn.Module):
         raise ParameterNamesError(f"{cls.__name__} is not a torch.nn.Module: write "
                         f"class {cls.__name__}(nn.Module) and call super().__init__() first")
     load_known_weights(made, state_dict(spec), cls.__name__)
-    made.eval()
-    with torch.no_grad():
-        return made(*inputs)
+    return made.eval()
 
 
 class ModuleDriver:

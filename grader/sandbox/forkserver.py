@@ -34,6 +34,7 @@ def preload() -> None:
     # it can need is imported now.
     import grader.model.memo  # noqa: F401
     import grader.model.parts  # noqa: F401
+    import grader.model.yours  # noqa: F401 - `talk --yours` builds the learner's GPT
     import grader.reuse  # noqa: F401 - a submission may use the learner's earlier solutions
     import grader.sandbox.harnesses  # noqa: F401
     import grader.sandbox.isolation  # noqa: F401

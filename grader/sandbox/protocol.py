@@ -66,7 +66,10 @@ class ModelSpec:
     The shipped and random models are built by each side for itself. A run
     (`kind="run"`, `path` its folder, `config` its sizes) is built only by the
     grader: a sandboxed worker cannot read the run's folder, so it is handed a
-    model whose forward passes the grader's witness serves.
+    model whose forward passes the grader's witness serves. The learner's own
+    GPT (`kind="yours"`, `path` their problems/23-gpt/solution.py, `config` the
+    shipped sizes) is built only by a worker, with the shipped weights
+    (grader/model/yours.py): the grader never imports a learner's code.
     """
 
     kind: str = "shipped"
@@ -79,6 +82,8 @@ class ModelSpec:
             return "the shipped model"
         if self.kind == "run":
             return f"the model trained in {self.path}"
+        if self.kind == "yours":
+            return "your GPT with the shipped weights"
         sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
         return f"random GPT({sizes}, seed={self.seed})"
 
@@ -86,7 +91,7 @@ class ModelSpec:
         return (self.kind, tuple(sorted(self.config.items())), self.seed, self.path)
 
 
-MODEL_KINDS = ("shipped", "random", "run")
+MODEL_KINDS = ("shipped", "random", "run", "yours")
 MAX_MODEL_PATH = 4096  # characters of a run's folder name
 MAX_MODEL_SIZE = 1 << 20  # any one entry of a model's config
 

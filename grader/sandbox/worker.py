@@ -175,14 +175,37 @@ class Worker:
         if key not in self.models:
             # The learner's code only reads the model: without gradients to track,
             # a forward pass takes about a fifth less time.
-            model = remember_outputs(build_model(spec).requires_grad_(False))
-            self._record_calls(model)
+            built = self._your_gpt(spec) if spec.kind == "yours" else build_model(spec)
+            model = remember_outputs(built.requires_grad_(False))
+            if hasattr(model, "forward_with_cache"):  # the learner's own GPT may have none
+                self._record_calls(model)
             self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.models[key]
         # Undo whatever an earlier call did to the weights, so one bad call
         # cannot spoil the next.
         model.load_state_dict(pristine)
         return model
+
+    def _your_gpt(self, spec: Any) -> Any:
+        """The learner's problem-23 GPT with the shipped weights (`talk --yours`).
+
+        Whatever their file raises, or a parameter the shipped weights do not
+        fit, is the learner's error about that file, not a crash of the worker.
+        """
+        from grader.model.parts import KnownWeightsError
+        from grader.model.yours import build
+
+        try:
+            return build(spec)
+        except KnownWeightsError as exc:
+            raise ModelRefused(str(exc)) from None
+        except BaseException as exc:  # noqa: BLE001 - the learner's code, reported as data
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            error = describe_error(exc, spec.path, self.policy)
+            where = f" (line {error['line']})" if error.get("line") else ""
+            raise ModelRefused(f"your GPT in {Path(spec.path).parent.name}/solution.py "
+                               f"failed{where}: {error['type']}: {error['message']}") from None
 
     def _record_calls(self, model: Any) -> None:
         """Log (new tokens, cached tokens) of every forward pass, cached or not."""

@@ -1,0 +1,118 @@
+"""`gpt-kata talk --yours`: the shipped weights through the learner's own GPT.
+
+The learner's GPT (problems/23-gpt/solution.py of the same kata folder) is
+built in the sandboxed worker that runs their generate, and loaded with
+data/model.safetensors by parameter name (grader/model/yours.py). Before
+anything talks, the grader makes sure that this GPT is the shipped model: it
+runs it in a worker exactly as the gpt problem is graded (the module driver,
+the same known weights) on a probe of the shipped corpus, and compares its
+logits with the shipped model's within the grading tolerance; then, if this
+version of the file has not been graded, it is graded, since `--yours` asks
+that problem 23 pass. A GPT that is not there yet is refused in one line that
+says why and what to do.
+"""
+
+from __future__ import annotations
+
+from grader.cli.errors import UsageError
+from grader.cli.status import learner_status
+from grader.registry import Problem, find
+from grader.sandbox.process import SubmissionProcess, WorkerPool
+
+FINISH = "finish problem 23 first (gpt-kata grade gpt)"
+
+
+def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
+    """The one line that says why the learner's GPT cannot talk yet, then any detail."""
+    line = f"--yours talks through your GPT, and your {problem.folder} {reason}; {FINISH}"
+    return UsageError(line + (f"\n{details}" if details else ""))
+
+
+def your_gpt_talker(pool: WorkerPool):  # -> talk.Talker (imported late: no cycle)
+    """The shipped model's talker, with the learner's GPT in place of the grader's.
+
+    Raises UsageError (exit 2) when their GPT is not the shipped model yet.
+    """
+    from grader.cli.talk import Talker
+    from grader.model import artifacts
+    from grader.model.yours import spec_of
+
+    problem = find("gpt")
+    check_your_gpt(problem, pool)
+    config = artifacts.load_config()
+    return Talker(spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
+                  config.context_length,
+                  f"your GPT from {problem.folder} and the shipped weights")
+
+
+def check_your_gpt(problem: Problem, pool: WorkerPool) -> None:
+    """UsageError unless the learner's GPT, loaded with the shipped weights, is the shipped
+    model on the probe, and problem 23 passes."""
+    from grader.reuse import unfinished_methods
+
+    status = learner_status(problem)
+    if status == "missing":
+        raise refuse(problem, f"has no solution.py ({problem.starter})")
+    try:
+        unwritten = unfinished_methods(problem.starter.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        unwritten = []  # the worker reports what is wrong with the file
+    if status == "todo" or unwritten:
+        methods = ", ".join(f"{m}()" for m in dict.fromkeys(unwritten)) or "the starter"
+        raise refuse(problem, f"is not finished ({methods} still raising "
+                              "NotImplementedError)")
+    if status == "fail":
+        raise refuse(problem, "failed its last grade")
+    # The probe first: it says exactly what stops the GPT from talking (the
+    # names message, the logits that differ) where a grade would only fail.
+    reason, details = probe(problem, pool)
+    if reason:
+        raise refuse(problem, reason, details)
+    if status == "not graded":
+        # Then the whole grade, once per version of the file, as talk does for
+        # generate: a GPT right on the shipped sizes only does not pass yet.
+        from grader.cli.talk import regrade_quietly
+
+        regrade_quietly(problem, pool)
+        if learner_status(problem) != "pass":
+            raise refuse(problem, "gives the shipped model's logits but fails its grade "
+                                  "on other sizes")
+
+
+def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
+    """Why the learner's GPT is not the shipped model on the probe ("" if it is), and
+    the loading code's own message where it has one of several lines."""
+    import torch
+
+    from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+    from grader.grading.judges import expect_activations
+    from grader.grading.skeleton import GradeFailure, one_line
+    from grader.model import artifacts
+    from grader.model.parts import weights
+
+    # Two full windows of the corpus: every position, and a batch of two rows.
+    length = context_length()
+    text = corpus_prefix(2 * length)
+    context = torch.cat([prompt_ids(text[:length]), prompt_ids(text[length:])])
+    process = SubmissionProcess(str(problem.starter), problem.class_name,
+                                list(problem.methods), pool, module=True)
+    try:
+        outcome = process.call("forward", (artifacts.load_config().to_dict(),
+                                           weights(SHIPPED), context))
+    finally:
+        process.close()
+    error = outcome.error
+    if error:
+        message = str(error.get("message", ""))
+        if error.get("type") in ("ParameterNamesError", "KnownWeightsError"):
+            # The names message lists expected and found names, a line each.
+            first, _, rest = message.partition("\n")
+            return "cannot be loaded with the shipped weights", message if rest else first
+        return f"fails: {one_line(error)}", ""
+    with torch.no_grad():
+        expected = artifacts.shipped_model()(context)
+    try:
+        expect_activations(outcome.result, expected, "the logits tensor")
+    except GradeFailure as exc:
+        return "does not give the shipped model's logits", f"  {exc}"
+    return "", ""
