@@ -189,9 +189,9 @@ def talk(args: argparse.Namespace) -> int:
     try:
         with WorkerPool(sandbox=Sandbox()) as pool:
             if yours:
-                from grader.cli.talk_yours import your_gpt_talker
+                from grader.cli.talk_yours import your_gpt
 
-                talker = your_gpt_talker(pool)
+                talker = Talker(*your_gpt(pool, regrade_quietly))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             if sampling:

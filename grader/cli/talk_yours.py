@@ -14,10 +14,13 @@ says why and what to do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
 from grader.registry import Problem, find
 from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.protocol import ModelSpec
 
 FINISH = "finish problem 23 first (gpt-kata grade gpt)"
 
@@ -28,24 +31,25 @@ def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
     return UsageError(line + (f"\n{details}" if details else ""))
 
 
-def your_gpt_talker(pool: WorkerPool):  # -> talk.Talker (imported late: no cycle)
-    """The shipped model's talker, with the learner's GPT in place of the grader's.
+def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None]
+             ) -> tuple[ModelSpec, dict[int, str], int, str]:
+    """The model, vocabulary, context length and label talk uses, with the learner's
+    GPT in place of the grader's; `regrade` grades a problem as talk does.
 
     Raises UsageError (exit 2) when their GPT is not the shipped model yet.
     """
-    from grader.cli.talk import Talker
     from grader.model import artifacts
     from grader.model.yours import spec_of
 
     problem = find("gpt")
-    check_your_gpt(problem, pool)
+    check_your_gpt(problem, pool, regrade)
     config = artifacts.load_config()
-    return Talker(spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
-                  config.context_length,
-                  f"your GPT from {problem.folder} and the shipped weights")
+    return (spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
+            config.context_length, f"your GPT from {problem.folder} and the shipped weights")
 
 
-def check_your_gpt(problem: Problem, pool: WorkerPool) -> None:
+def check_your_gpt(problem: Problem, pool: WorkerPool,
+                   regrade: Callable[[Problem, WorkerPool], None]) -> None:
     """UsageError unless the learner's GPT, loaded with the shipped weights, is the shipped
     model on the probe, and problem 23 passes."""
     from grader.reuse import unfinished_methods
@@ -71,9 +75,7 @@ def check_your_gpt(problem: Problem, pool: WorkerPool) -> None:
     if status == "not graded":
         # Then the whole grade, once per version of the file, as talk does for
         # generate: a GPT right on the shipped sizes only does not pass yet.
-        from grader.cli.talk import regrade_quietly
-
-        regrade_quietly(problem, pool)
+        regrade(problem, pool)
         if learner_status(problem) != "pass":
             raise refuse(problem, "gives the shipped model's logits but fails its grade "
                                   "on other sizes")
