@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from grader.model import artifacts, parts
-from grader.model.gpt import GPT
+from grader.model.gpt import GPT, GPTConfig
 from grader.registry import find
 from grader.reuse import solution_of
 from grader.sandbox.protocol import ModelSpec
@@ -117,6 +117,24 @@ def _block_input(text: str) -> torch.Tensor:
     return model.token_embedding(ids) + model.position_embedding(torch.arange(ids.shape[1]))
 
 
+def _training_inputs() -> dict[str, Any]:
+    """Problem 25's example: a small fresh GPT, its AdamW, and five batches of the
+    corpus drawn as problem 19 draws them."""
+    data = encode(_corpus())[0]
+    with torch.random.fork_rng():  # the caller's own random state is left alone
+        torch.manual_seed(0)
+        small = GPT(GPTConfig(vocab_size=len(int_to_char), context_length=8, n_layer=1,
+                              n_head=2, n_embd=16))
+    optimizer = torch.optim.AdamW(small.parameters(), lr=1e-2, weight_decay=0.01)
+    generator = torch.Generator().manual_seed(0)
+    batches = []
+    for _ in range(5):
+        starts = torch.randint(len(data) - 8, (4,), generator=generator)
+        batches.append((torch.stack([data[s:s + 8] for s in starts]),
+                        torch.stack([data[s + 1:s + 9] for s in starts])))
+    return {"data": data, "model": small, "optimizer": optimizer, "batches": batches}
+
+
 def _corpus() -> str:
     return artifacts.CORPUS.read_text(encoding="utf-8")
 
@@ -138,6 +156,8 @@ def _inputs(slug: str) -> dict[str, Any]:
         return _module_inputs(slug)
     if slug == "vocabulary":
         return {"corpus": _corpus()}
+    if slug == "train-step":
+        return _training_inputs()
     if slug in ("windows", "batches", "loss"):
         corpus = _corpus()
         data = encode(corpus)[0]
