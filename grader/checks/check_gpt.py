@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 from grader.grading import transformer
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import comparing, expect_activations, same_activations
+from grader.grading.module_checks import MASK_AS_BEFORE, judged_as_activations, shipped_config
 from grader.grading.skeleton import Mistake
 from grader.grading.strategies import random_models, token_contexts
-from grader.model import artifacts
 from grader.model.parts import weights
 from grader.sandbox.protocol import ModelSpec
 
@@ -39,16 +38,15 @@ MISTAKES = [
             "each sub-layer adds to x, as in transformer-block",
             partial(transformer.gpt, residual=("mlp",)),
             partial(transformer.gpt, residual=("attn",))),
-    Mistake("leave out the causal mask in the attention",
-            "mask the scores of later positions with -inf before the softmax, as in "
-            "multi-head-attention", partial(transformer.gpt, diagonal=None)),
+    Mistake("leave out the causal mask in the attention", MASK_AS_BEFORE,
+            partial(transformer.gpt, diagonal=None)),
 ]
 
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
 
 
 def cases() -> dict[str, tuple]:
-    config = artifacts.load_config().to_dict()
+    config = shipped_config()
     shipped = weights(SHIPPED)
     return {
         "a-sentence": (config, shipped, prompt_ids("Once upon a time, there was a")),
@@ -76,9 +74,7 @@ def draw_example(data: st.DataObject) -> tuple:
 
 CONTRACT = Contract(
     problem="gpt", method="forward", arg_names=("config", "weights", "context"),
-    cases=cases, mistakes=MISTAKES, matches=same_activations, same_as_golden=same_activations,
-    judge=comparing(expect_activations, "the logits tensor"),
-)
+    cases=cases, mistakes=MISTAKES, **judged_as_activations("the logits tensor"))
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "Your GPT with the shipped weights, against the shipped model's logits",

@@ -13,7 +13,8 @@ judged against the live reference (goldens=False).
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -104,47 +105,40 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 # -- known mistakes: whole training steps, run through the same harness --------------------
-def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor,
+              reduction: str = "mean") -> torch.Tensor:
     logits = model(x)
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+    return F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction=reduction)
 
 
-def no_zero_grad(model, optimizer, x, y):
-    loss = flat_loss(model, x, y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+def unflattened_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
 
 
-def step_before_backward(model, optimizer, x, y):
-    optimizer.zero_grad()
-    loss = flat_loss(model, x, y)
-    optimizer.step()
-    loss.backward()
-    return loss.item()
+# train_step(model, optimizer, x, y) -> the loss, as a submission's would be called.
+Step = Callable[[Any, Any, torch.Tensor, torch.Tensor], float]
+
+RIGHT_ORDER = ("zero_grad", "loss", "backward", "step")
 
 
-def zero_grad_before_step(model, optimizer, x, y):
-    loss = flat_loss(model, x, y)
-    loss.backward()
-    optimizer.zero_grad()
-    optimizer.step()
-    return loss.item()
+def step_doing(*actions: str, loss_of: Callable[..., torch.Tensor] = flat_loss) -> Step:
+    """A training step that does `actions` in this order: "zero_grad", "loss" (the
+    forward pass and `loss_of`), "backward" and "step"; it returns the loss.
+    Most mistakes of the step are the right actions in a wrong order, or one left out."""
+    def step(model: Any, optimizer: Any, x: torch.Tensor, y: torch.Tensor) -> float:
+        loss = None
+        for action in actions:
+            if action == "loss":
+                loss = loss_of(model, x, y)
+            elif action == "backward":
+                loss.backward()
+            else:
+                getattr(optimizer, action)()
+        return loss.item()
+    return step
 
 
-def never_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    loss = flat_loss(model, x, y)
-    loss.backward()
-    return loss.item()
-
-
-def right_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    loss = flat_loss(model, x, y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+right_step = step_doing(*RIGHT_ORDER)
 
 
 def new_optimizer(model, optimizer, x, y):
@@ -158,24 +152,7 @@ def loss_after_the_step(model, optimizer, x, y):
         return flat_loss(model, x, y).item()
 
 
-def summed_loss(model, optimizer, x, y):
-    optimizer.zero_grad()
-    logits = model(x)
-    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction="sum")
-    loss.backward()
-    optimizer.step()
-    return loss.item()
-
-
-def unflattened_loss(model, optimizer, x, y):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
-    loss.backward()
-    optimizer.step()
-    return loss.item()
-
-
-def stepping(step: Any) -> Any:
+def stepping(step: Step) -> Any:
     """A mistake's run: `step` as a submission's train_step, through the harness."""
     class Solution:
         def train_step(self, model, optimizer, x, y):
@@ -189,13 +166,14 @@ MISTAKES = [
     Mistake("never zero the gradients",
             "backward() adds to .grad, so without optimizer.zero_grad() each step follows "
             "the sum of every gradient so far; clear them before backward() every step",
-            stepping(no_zero_grad)),
+            stepping(step_doing("loss", "backward", "step"))),
     Mistake("step the optimizer when it has no gradients to follow (before backward(), "
             "after zero_grad(), or not at all)",
             "the order is zero_grad(), forward, loss, backward(), step(): step() reads the "
             "gradients that backward() has just written",
-            stepping(step_before_backward), stepping(zero_grad_before_step),
-            stepping(never_step)),
+            stepping(step_doing("zero_grad", "loss", "step", "backward")),
+            stepping(step_doing("loss", "backward", "zero_grad", "step")),
+            stepping(step_doing("zero_grad", "loss", "backward"))),
     Mistake("build a new optimizer inside train_step",
             "use the optimizer you are given: AdamW keeps running averages of every "
             "gradient from one step to the next, and a new one starts them from zero",
@@ -206,11 +184,11 @@ MISTAKES = [
     Mistake("sum the loss over the positions instead of averaging it",
             "keep F.cross_entropy's default reduction='mean': the loss of one prediction "
             "on average, whatever the batch size",
-            stepping(summed_loss)),
+            stepping(step_doing(*RIGHT_ORDER, loss_of=partial(flat_loss, reduction="sum")))),
     Mistake("compute the cross-entropy of the unflattened (B, T, vocab_size) logits",
             "F.cross_entropy reads dimension 1 as the classes: flatten the logits to "
             "(B*T, vocab_size) and the targets to (B*T,) first",
-            stepping(unflattened_loss)),
+            stepping(step_doing(*RIGHT_ORDER, loss_of=unflattened_loss))),
 ]
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_pair, same_pair
-from grader.grading.skeleton import Call, Kata, Mistake
+from grader.grading.judges import comparing, expect_pair, same_pair
+from grader.grading.skeleton import Kata, Mistake
 
 MISTAKES = [
     Mistake("forget to shift the target", "y starts one token after x: data[i + 1:i + T + 1]",
@@ -54,13 +52,10 @@ def draw_example(data: st.DataObject) -> tuple:
     return torch.tensor(ids, dtype=torch.long), n, i
 
 
-def judge(got: Any, expected: tuple, call: Call) -> None:
-    expect_pair(got, expected, "window", ("the input window x", "the target window y"))
-
-
 CONTRACT = Contract(
     problem="windows", method="window", arg_names=("data", "context_length", "i"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair,
+    cases=cases, mistakes=MISTAKES, matches=same_pair,
+    judge=comparing(expect_pair, "window", names=("the input window x", "the target window y")),
 )
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(

@@ -14,7 +14,6 @@ tracked by git: review the diff before committing.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import shutil
@@ -30,6 +29,7 @@ from grader.model.corpus import generate_corpus
 from grader.model.training import TrainSettings, train
 from grader.paths import STARTERS
 from grader.registry import Problem, problems
+from grader.reuse import unfinished_methods
 from grader.sandbox.protocol import encode
 
 
@@ -42,26 +42,13 @@ def check_module(problem: Problem):
     return module
 
 
-def unwritten_methods(source: str) -> set[str]:
-    """Names of the methods whose body ends by raising NotImplementedError."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef) and isinstance(node.body[-1], ast.Raise):
-            raised = node.body[-1].exc
-            if isinstance(raised, ast.Call):
-                raised = raised.func
-            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
-                names.add(node.name)
-    return names
-
-
 def make_starters() -> None:
     # The snapshot is copied from problems/, so a maintainer who tried a solution
     # there must not freeze it as the learner's starting point: refuse instead.
     sources: dict[str, str] = {}
     for problem in problems():
         source = problem.starter.read_text(encoding="utf-8")
-        missing = set(problem.methods) - unwritten_methods(source)
+        missing = set(problem.methods) - set(unfinished_methods(source))
         if missing:
             raise SystemExit(
                 f"make_data: {problem.starter} is not a pristine starter: "

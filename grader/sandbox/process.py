@@ -61,6 +61,16 @@ def describe_exit(code: int | None) -> str:
     return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
 
 
+def close_quietly(*ends: IO[bytes] | socket.socket) -> None:
+    """Close each of `ends` in turn: one that is already broken must not keep the
+    others open."""
+    for end in ends:
+        try:
+            end.close()
+        except OSError:
+            pass
+
+
 class Channel:
     """Length-prefixed JSON frames to and from one worker, with time limits on replies."""
 
@@ -83,11 +93,7 @@ class Channel:
         write_frame(self.writer, message)
 
     def close(self) -> None:
-        for stream in (self.writer, self.reader):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        close_quietly(self.writer, self.reader)
 
 
 class Worker:
@@ -264,11 +270,7 @@ class ForkServer:
     def close(self) -> None:
         # The server exits when its control socket closes (the reader made by
         # makefile() holds the socket open too, so it is closed first).
-        for end in (self.replies, self.control):
-            try:
-                end.close()
-            except OSError:
-                pass
+        close_quietly(self.replies, self.control)
         # Nothing in it needs a clean exit, and unloading torch takes a second.
         self.process.kill()
         self.process.wait()
