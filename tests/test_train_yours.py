@@ -1,0 +1,145 @@
+"""`gpt-kata train --yours`: the learner's GPT, batches and training step, trained in
+the sandbox, into a run that `talk --model RUN` accepts.
+
+A learner's kata folder is made in a temporary folder and the grader run there
+as a learner runs it. The expected losses are computed here, in-process, from
+the reference files: the same GPT, get_batch and train_step, started from the
+seeded weights the statement of `train` gives (torch.manual_seed, then the
+shipped architecture's init), on the corpus encoded and split as described,
+with the learning-rate schedule written out below.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import torch
+from conftest import ROOT
+from safetensors.torch import load_file
+
+from grader.model.gpt import GPT, GPTConfig
+
+STEPS = 30  # more than one chunk of steps, and an evaluation at the end
+SEED = 3
+
+
+def module_from(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def kata(tmp_path: Path, train_step: Path = ROOT / "solutions" / "25-train-step" / "solution.py"
+         ) -> Path:
+    """A kata folder with the references of 06, 19 and 23, and `train_step` as 25."""
+    folder = tmp_path / "kata"
+    for name in ("06-generate", "19-batches", "23-gpt"):
+        (folder / "problems" / name).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / name / "solution.py",
+                    folder / "problems" / name / "solution.py")
+    (folder / "problems" / "25-train-step").mkdir(parents=True)
+    shutil.copy(train_step, folder / "problems" / "25-train-step" / "solution.py")
+    return folder
+
+
+def gpt_kata(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          text=True, timeout=1800, cwd=folder)
+
+
+def rate(step: int) -> float:
+    """3e-3 reached linearly over 100 steps, then a cosine down to 3e-4 at STEPS."""
+    if step < 100:
+        return 3e-3 * (step + 1) / 100
+    progress = (step - 100) / max(1, STEPS - 100)
+    return 3e-4 + 0.5 * (3e-3 - 3e-4) * (1 + math.cos(math.pi * progress))
+
+
+def expected_training() -> tuple[list[float], dict[str, torch.Tensor]]:
+    """The reference GPT trained here by the reference get_batch and train_step."""
+    text = (ROOT / "data" / "corpus.txt").read_text(encoding="utf-8")
+    chars = sorted(set(text))
+    lookup = {c: i for i, c in enumerate(chars)}
+    data = torch.tensor([lookup[c] for c in text])
+    train_data = data[: int(0.9 * len(data))]
+    config = GPTConfig(vocab_size=len(chars))
+    gpt = module_from(ROOT / "solutions" / "23-gpt" / "solution.py", "expected_gpt")
+    batches = module_from(ROOT / "solutions" / "19-batches" / "solution.py", "expected_batches")
+    step = module_from(ROOT / "solutions" / "25-train-step" / "solution.py", "expected_step")
+    torch.manual_seed(SEED)
+    start = GPT(config).state_dict()
+    model = gpt.GPT(config)
+    model.load_state_dict(start, strict=True)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+    generator = torch.Generator().manual_seed(SEED)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # as the run does, so that sums run in the same order
+    try:
+        losses = []
+        for k in range(STEPS):
+            for group in optimizer.param_groups:
+                group["lr"] = rate(k)
+            x, y = batches.Solution().get_batch(train_data, config.context_length, 64, generator)
+            losses.append(step.Solution().train_step(model, optimizer, x, y))
+    finally:
+        torch.set_num_threads(threads)
+    return losses, model.state_dict()
+
+
+def test_your_gpt_trains_into_a_run_that_talks(tmp_path):
+    folder = kata(tmp_path)
+    run = tmp_path / "run"
+    done = gpt_kata(folder, "train", "--yours", "--steps", str(STEPS), "--seed", str(SEED),
+                    "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    # Not a terminal: one plain line per evaluation, the first before any step.
+    assert done.stdout.startswith(f"step 0/{STEPS}  loss ")
+    assert f"step {STEPS}/{STEPS}  loss " in done.stdout
+    for name in ("config.json", "vocab.json", "model.safetensors", "loss_log.tsv"):
+        assert (run / name).is_file(), name
+    assert (run / "loss_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    losses, weights = expected_training()
+    rows = (run / "step_losses.tsv").read_text().splitlines()
+    assert rows[0] == "step\tloss"
+    got = [float(row.split("\t")[1]) for row in rows[1:]]
+    assert [int(row.split("\t")[0]) for row in rows[1:]] == list(range(1, STEPS + 1))
+    # The same operations on the same threads: equal but for a last bit, if that.
+    assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(got, losses, strict=True)), \
+        (got, losses)
+    assert losses[-1] < losses[0] - 0.5  # it learned
+    written = load_file(str(run / "model.safetensors"))
+    assert written.keys() == weights.keys()
+    for name, tensor in weights.items():
+        torch.testing.assert_close(written[name], tensor, rtol=1e-4, atol=1e-5, msg=name)
+
+    talked = gpt_kata(folder, "talk", "Once upon a time,", "--model", str(run),
+                      "--chars", "30")
+    assert talked.returncode == 0, talked.stderr
+    assert talked.stdout.startswith("Once upon a time,")
+    assert len(talked.stdout.removesuffix("\n")) == len("Once upon a time,") + 30
+    assert "your generate() from 06-generate" in talked.stderr
+
+
+def test_an_unfinished_training_step_is_refused_in_one_line(tmp_path):
+    folder = kata(tmp_path, ROOT / "data" / "starters" / "25-train-step" / "solution.py")
+    run = tmp_path / "run"
+    done = gpt_kata(folder, "train", "--yours", "--steps", "5", "--out", str(run))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    # Past the notes of the grades it runs first.
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("(")]
+    assert lines == ["gpt-kata train: --yours trains your GPT with your get_batch and "
+                     "train_step, and your 25-train-step is still the starter; finish "
+                     "problem 25 first (gpt-kata grade train-step)"]
+    assert not run.exists()
