@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 import torch
 from conftest import ROOT
 from safetensors.torch import load_file
@@ -143,3 +144,37 @@ def test_an_unfinished_training_step_is_refused_in_one_line(tmp_path):
                      "train_step, and your 25-train-step is still the starter; finish "
                      "problem 25 first (gpt-kata grade train-step)"]
     assert not run.exists()
+
+
+def test_weights_that_are_not_the_gpts_are_refused_before_anything_is_written():
+    from grader.cli.errors import UsageError
+    from grader.cli.train_yours import check_weights
+
+    expected = GPT(GPTConfig(vocab_size=5, context_length=4, n_layer=1, n_head=1,
+                             n_embd=4)).state_dict()
+    good = {name: torch.zeros_like(w) for name, w in expected.items()}
+    assert check_weights(good, expected).keys() == expected.keys()
+    renamed = {("lm_head.weight" if n == "head.weight" else n): w for n, w in good.items()}
+    wrong_shape = {**good, "head.weight": torch.zeros(5, 5)}
+    diverged = {**good, "head.weight": torch.full_like(good["head.weight"], float("nan"))}
+    for weights, words in ((renamed, "missing: head.weight; not expected: lm_head.weight"),
+                           (wrong_shape, "head.weight has shape (5, 5), not (5, 4)"),
+                           (diverged, "head.weight holds values that are not finite"),
+                           ([1.0], "did not come back as tensors")):
+        with pytest.raises(UsageError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            check_weights(weights, expected)
+
+
+def test_a_chunk_reply_that_is_not_losses_is_refused():
+    from grader.cli.errors import UsageError
+    from grader.cli.train_yours import check_chunk
+
+    check_chunk([2.5, 2.4], [2.3, 2.35], 2, True)
+    check_chunk([2.5], None, 1, False)
+    for losses, evaluation, steps, evaluated in (([2.5], None, 2, False),
+                                                 ([2.5, "2.4"], None, 2, False),
+                                                 ([2.5, float("nan")], None, 2, False),
+                                                 ([2.5], None, 1, True),
+                                                 ([2.5], [2.3, 2.3], 1, False)):
+        with pytest.raises(UsageError, match="cannot be read as losses"):
+            check_chunk(losses, evaluation, steps, evaluated)

@@ -257,8 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
     p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
     p.add_argument("--steps", type=int,
-                   help="optimizer steps (default: 3000; with --yours, "
-                        f"{YOURS_STEPS}, about 3 minutes on 2 cores)")
+                   help="optimizer steps (default: 3000); with --yours, "
+                        f"{YOURS_STEPS} (about 3 minutes on 2 cores)")
     p.add_argument("--yours", action="store_true",
                    help="train your GPT (problem 23) with your get_batch (19) and "
                         "train_step (25), run in the sandbox; refused until all three pass")
