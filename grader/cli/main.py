@@ -116,7 +116,7 @@ def talk(args: argparse.Namespace) -> int:
 
 # Steps of `train --yours` when --steps is not given; how it was chosen is in
 # README.md ("Train your own GPT").
-YOURS_STEPS = 1000
+YOURS_STEPS = 2500
 
 
 def train(args: argparse.Namespace) -> int:

@@ -118,9 +118,14 @@ class Run:
     def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:
         """The harness's result; UsageError with the learner's error in one line."""
         from grader.grading.skeleton import one_line
+        from grader.sandbox.protocol import Unencodable
 
         started = time.monotonic()
-        outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
+        try:
+            outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
+        except Unencodable as exc:  # only a corpus can be this large
+            raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
+                             "train --yours on a smaller --corpus") from None
         if outcome.error:
             raise UsageError(f"{what}: {one_line(outcome.error)}")
         if name == "train_chunk":  # the other calls cost what no chunk does
@@ -152,6 +157,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool
     from grader.model.gpt import GPTConfig
     from grader.model.training import TrainSettings, learning_rate, split_corpus
     from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.sandbox.protocol import MAX_FRAME
 
     if steps < 1:
         raise UsageError(f"--steps {steps}: train at least one step")
@@ -160,6 +166,12 @@ def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool
         int_to_char, train_data, val_data = split_corpus(text, GPTConfig.context_length)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    # The encoded corpus travels to the worker in one message: 8 bytes a character
+    # as int64, a third more in base64, under the protocol's frame limit.
+    most = (MAX_FRAME - 2**20) * 3 // 4 // 8
+    if len(text) > most:
+        raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
+                         "train --yours can hand to your code; use a smaller --corpus")
     config = GPTConfig(vocab_size=len(int_to_char))
     cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP * steps)
     with WorkerPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
