@@ -179,3 +179,43 @@ def test_a_chunk_reply_that_is_not_losses_is_refused():
                                                  ([2.5], [2.3, 2.3], 1, False)):
         with pytest.raises(UsageError, match="cannot be read as losses"):
             check_chunk(losses, evaluation, steps, evaluated)
+
+
+def test_a_missing_problem_is_named(tmp_path):
+    folder = kata(tmp_path)
+    shutil.rmtree(folder / "problems" / "19-batches")
+    done = gpt_kata(folder, "train", "--yours", "--steps", "5", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("gpt-kata train: --yours trains your GPT with your "
+                                  "get_batch and train_step, and your 19-batches has no "
+                                  "solution.py")
+    assert done.stderr.rstrip().endswith("finish problem 19 first (gpt-kata grade batches)")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_step_that_diverges_while_training_stops_the_run_in_one_line(tmp_path):
+    """A train_step that passes its grade but returns NaN once the loss on windows of
+    the shipped 48 tokens falls below 3.0, which the graded cases never reach and the
+    run, with seed 0, first does at step 28: the chunk that holds it is named, and no
+    model is written."""
+    reference = (ROOT / "solutions" / "25-train-step" / "solution.py").read_text()
+    diverging = reference.replace(
+        "        return loss.item()",
+        "        low = loss.item() < 3.0 and x.shape[1] == 48\n"
+        "        return float('nan') if low else loss.item()",
+    )
+    assert diverging != reference
+    step = tmp_path / "diverging.py"
+    step.write_text(diverging)
+    folder = kata(tmp_path, step)
+    run = tmp_path / "run"
+    done = gpt_kata(folder, "train", "--yours", "--steps", str(STEPS), "--out", str(run))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("(")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "gpt-kata train: training failed within steps 26-30"), lines
+    assert "train_step() returned a loss of nan: training diverged" in lines[0]
+    assert not (run / "model.safetensors").exists()
+    talked = gpt_kata(folder, "talk", "--model", str(run))
+    assert talked.returncode == 2 and "training has not finished" in talked.stderr
