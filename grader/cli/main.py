@@ -114,6 +114,11 @@ def talk(args: argparse.Namespace) -> int:
 
 # -- train -----------------------------------------------------------------------------
 
+# Steps of `train --yours` when --steps is not given; how it was chosen is in
+# README.md ("Train your own GPT").
+YOURS_STEPS = 2500
+
+
 def train(args: argparse.Namespace) -> int:
     corpus = Path(args.corpus) if args.corpus else paths.DATA / "corpus.txt"
     try:
@@ -130,19 +135,33 @@ def train(args: argparse.Namespace) -> int:
         out = paths.KATA / "runs" / time.strftime("%Y%m%d-%H%M%S")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty; choose a new --out so no earlier run is lost")
+    live = sys.stdout.isatty()
+    if args.steps is None:
+        args.steps = YOURS_STEPS if args.yours else 3000
+    if args.yours:
+        from grader.cli.train_yours import train_yours
+
+        train_yours(text, out, args.steps, args.seed, show_progress=live,
+                    on_eval=None if live else progress_line)
+        print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
+              f"step_losses.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
+        return EXIT_PASS
     from grader.model.training import TrainSettings
     from grader.model.training import train as run_train
 
     settings = TrainSettings(steps=args.steps, seed=args.seed)
-    live = sys.stdout.isatty()
     try:
         run_train(text, out, settings=settings, show_progress=live,
                   on_eval=None if live else progress_line)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    curve = ", loss_curve.png" if (out / "loss_curve.png").exists() else ""
-    print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv{curve}")
+    print(f"wrote {out}/model.safetensors, config.json, vocab.json, "
+          f"loss_log.tsv{curve_of(out)}")
     return EXIT_PASS
+
+
+def curve_of(out: Path) -> str:
+    return ", loss_curve.png" if (out / "loss_curve.png").exists() else ""
 
 
 def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
@@ -237,8 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")
     p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
     p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
-    p.add_argument("--steps", type=int, default=3000,
-                   help="optimizer steps (default: %(default)s)")
+    p.add_argument("--steps", type=int,
+                   help="optimizer steps (default: 3000); with --yours, "
+                        f"{YOURS_STEPS} (about 3 minutes on 2 cores)")
+    p.add_argument("--yours", action="store_true",
+                   help="train your GPT (problem 23) with your get_batch (19) and "
+                        "train_step (25), run in the sandbox; refused until all three pass")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for the weights and the batches (default: %(default)s)")
     p.set_defaults(run=train)

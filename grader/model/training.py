@@ -91,6 +91,24 @@ def plot_losses(log: list[tuple[int, float, float]], path: Path) -> bool:
     return True
 
 
+def split_corpus(text: str, context_length: int
+                 ) -> tuple[dict[int, str], torch.Tensor, torch.Tensor]:
+    """The vocabulary of `text`, and its encoding split nine tenths for training, one
+    tenth for validation; ValueError if the text cannot train a model."""
+    if len(set(text)) < 2:
+        raise ValueError("the corpus needs at least two distinct characters")
+    int_to_char = vocab_from_text(text)
+    lookup = {c: i for i, c in int_to_char.items()}
+    data = torch.tensor([lookup[c] for c in text], dtype=torch.long)
+    split = int(0.9 * len(data))
+    if len(data) - split <= context_length + 1:
+        raise ValueError(
+            f"the corpus is too short: it needs more than {10 * (context_length + 2)} "
+            "characters so that a tenth of it can hold a validation window"
+        )
+    return int_to_char, data[:split], data[split:]
+
+
 def train(
     text: str,
     out_dir: Path,
@@ -104,20 +122,9 @@ def train(
     `on_eval(step, steps, train_loss, val_loss, elapsed_seconds)` hears of every
     evaluation, for progress where no live bar can be drawn.
     """
-    if len(set(text)) < 2:
-        raise ValueError("the corpus needs at least two distinct characters")
-    int_to_char = vocab_from_text(text)
-    lookup = {c: i for i, c in int_to_char.items()}
-    config = config or GPTConfig(vocab_size=len(int_to_char))
+    config = config or GPTConfig(vocab_size=2)
+    int_to_char, train_data, val_data = split_corpus(text, config.context_length)
     config = GPTConfig(**{**config.to_dict(), "vocab_size": len(int_to_char)})
-    data = torch.tensor([lookup[c] for c in text], dtype=torch.long)
-    split = int(0.9 * len(data))
-    train_data, val_data = data[:split], data[split:]
-    if len(val_data) <= config.context_length + 1:
-        raise ValueError(
-            f"the corpus is too short: it needs more than {10 * (config.context_length + 2)} "
-            "characters so that a tenth of it can hold a validation window"
-        )
 
     torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)

@@ -172,8 +172,10 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     if request.get("isolate"):
         from grader.sandbox.isolation import Policy, isolate
 
+        # A training run asks for more CPU time than grading allows.
+        cpu = {"cpu_seconds": request["cpu_seconds"]} if "cpu_seconds" in request else {}
         policy = Policy.for_submission(request["path"], request["scratch"],
-                                       memory_bytes=request.get("memory_bytes"))
+                                       memory_bytes=request.get("memory_bytes"), **cpu)
         try:
             hello["isolation"] = isolate(policy) + (
                 ["worker-pid-namespace"] if pid_namespace else [])

@@ -112,3 +112,121 @@ def train_steps(module, model, optimizer, x, y):
             returned.append(value if isinstance(value, (float, int, torch.Tensor))
                             else f"a {type(value).__name__}")
     return returned, {name: weight.detach().clone() for name, weight in net.state_dict().items()}
+
+
+# -- gpt-kata train --yours ------------------------------------------------------------
+# A training run spans many calls to one worker: the learner's GPT, its optimizer
+# and the batch generator live here between them, so that the grader can show
+# progress and end a run that stops answering after every chunk of steps.
+_RUN: dict = {}
+
+
+def _learner_module(path, name):
+    """A learner's earlier solution file, imported inside the worker only."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[name] = loaded  # dataclasses look their module up while it runs
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def train_begin(module, gpt_file, batches_file, config, seed, train_data, val_data,
+                batch_size, optimizer, threads):
+    """Build the learner's GPT (problem 23) with the seeded weights `train` starts from,
+    an AdamW with `optimizer`'s keyword arguments and a batch generator seeded with
+    `seed`; `module` is the learner's train_step (problem 25). Returns the losses
+    before the first step, as `train_evaluate` gives them."""
+    import torch
+    import torch._dynamo  # noqa: F401 - see train_steps: the grader pays for it, not step 1
+
+    from grader.model.artifacts import trainable_model
+    from grader.model.parts import load_known_weights
+
+    torch.set_num_threads(threads)
+    gpt_class = getattr(_learner_module(gpt_file, "kata_train_gpt"), "GPT", None)
+    if not isinstance(gpt_class, type):
+        raise ImportError(f"there is no class GPT in {gpt_file}")
+    batches = getattr(_learner_module(batches_file, "kata_train_batches"), "Solution", None)
+    if not isinstance(batches, type):
+        raise ImportError(f"there is no class Solution in {batches_file}")
+    from grader.model.gpt import GPTConfig
+
+    net = gpt_class(GPTConfig(**config))
+    if not isinstance(net, torch.nn.Module):
+        raise TypeError("GPT is not a torch.nn.Module")
+    # Any initialisation of the learner's passes: the run starts from the weights
+    # `gpt-kata train` starts from with this seed, loaded by the statement's names.
+    load_known_weights(net, trainable_model(config, seed).state_dict(), "GPT")
+    net.train()
+    _RUN.clear()
+    _RUN.update(net=net, optimizer=torch.optim.AdamW(net.parameters(), **optimizer),
+                generator=torch.Generator().manual_seed(seed), train=train_data,
+                val=val_data, batch_size=batch_size, context_length=config["context_length"],
+                get_batch=batches().get_batch, train_step=module.Solution().train_step)
+    return train_evaluate(module)
+
+
+def train_chunk(module, learning_rates, evaluate):
+    """One step per learning rate: the learner's get_batch, then their train_step.
+
+    Returns the loss each train_step returned, then the evaluation after them
+    if `evaluate`, else None.
+    """
+    import math
+
+    import torch
+
+    run = _RUN
+    losses = []
+    with torch.enable_grad():
+        for rate in learning_rates:
+            for group in run["optimizer"].param_groups:
+                group["lr"] = rate  # the schedule is the grader's, as in `train`
+            x, y = run["get_batch"](run["train"], run["context_length"], run["batch_size"],
+                                    run["generator"])
+            value = run["train_step"](run["net"], run["optimizer"], x, y)
+            if isinstance(value, torch.Tensor) and value.numel() == 1:
+                value = value.item()
+            if not isinstance(value, (float, int)) or isinstance(value, bool):
+                raise TypeError(f"train_step() returned a {type(value).__name__}; "
+                                "return the loss as a float (loss.item())")
+            if not math.isfinite(value):
+                raise ValueError(f"train_step() returned a loss of {value}: training "
+                                 "diverged")
+            losses.append(float(value))
+    return losses, train_evaluate(module) if evaluate else None
+
+
+def train_evaluate(module):
+    """Mean loss on fixed windows of the training and the validation text, drawn as
+    `gpt-kata train` draws them, so that its curve and this one compare."""
+    import torch
+    import torch.nn.functional as F
+
+    run = _RUN
+    net, length = run["net"], run["context_length"]
+    net.eval()
+    means = []
+    with torch.no_grad():
+        for data in (run["train"], run["val"]):
+            # grader/model/training.py's estimate_loss, which the worker cannot import
+            g = torch.Generator().manual_seed(1)
+            losses = []
+            for _ in range(8):
+                starts = torch.randint(len(data) - length - 1, (64,), generator=g).tolist()
+                x = torch.stack([data[s : s + length] for s in starts])
+                y = torch.stack([data[s + 1 : s + length + 1] for s in starts])
+                losses.append(F.cross_entropy(net(x).flatten(0, 1), y.flatten()).item())
+            means.append(sum(losses) / len(losses))
+    net.train()
+    return means
+
+
+def train_weights(module):
+    """The trained weights by name, for the grader to check and write."""
+    return {name: w.detach().clone() for name, w in _RUN["net"].state_dict().items()}

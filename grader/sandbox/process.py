@@ -189,6 +189,8 @@ class Sandbox:
     """The limits a sandboxed worker runs under."""
 
     memory_bytes: int = DEFAULT_MEMORY_MB * 2**20  # above what the worker holds at start
+    # CPU seconds of one worker; None keeps the policy's own limit, the one grading uses.
+    cpu_seconds: int | None = None
 
 
 class ForkServer:
@@ -243,6 +245,8 @@ class ForkServer:
             scratch = tempfile.mkdtemp(prefix="gpt-kata-scratch-")
             request.update(isolate=True, path=os.path.abspath(submission), scratch=scratch,
                            memory_bytes=self.sandbox.memory_bytes)
+            if self.sandbox.cpu_seconds is not None:
+                request["cpu_seconds"] = self.sandbox.cpu_seconds
         with self.lock:
             if not self.ready:
                 self._reply(STARTUP_TIMEOUT)

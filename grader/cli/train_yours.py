@@ -1,0 +1,262 @@
+"""`gpt-kata train --yours`: the learner's GPT, batches and training step, trained.
+
+The learner's code (GPT from problem 23, get_batch from 19, train_step from
+25) runs only in one sandboxed worker, which keeps the model, its AdamW and
+the batch generator between calls (grader/sandbox/harnesses.py, train_*).
+The grader stays in charge of the run: it encodes the corpus, sets the
+learning rate of every step (the schedule of `gpt-kata train`), asks for the
+steps a chunk at a time, so that it can show progress and end a chunk that
+takes far longer than the ones before it, and at the end receives the weights,
+checks every name, shape and value against the grader's GPT, and writes a run
+folder that `gpt-kata talk --model RUN` reads like any other.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from grader.cli.errors import UsageError
+from grader.cli.status import learner_status
+from grader.registry import Problem, find
+
+# The problems whose code trains, in the order a learner meets them.
+NEEDED = ("batches", "gpt", "train-step")
+CHUNK_STEPS = 25
+# The first chunk also imports the optimizer's machinery and warms torch up; a
+# later one gets several times the slowest chunk so far, so that a machine
+# busy with other work does not end a healthy run, but never less than a
+# minute, and a step that never returns is still ended within minutes.
+FIRST_CHUNK_TIMEOUT = 180.0
+CHUNK_SLACK = 5.0
+MIN_CHUNK_TIMEOUT = 60.0
+# CPU seconds the worker may use per step, two threads included, far above the
+# measured cost (README, "Train your own GPT"), plus the start and evaluations.
+CPU_SECONDS_PER_STEP = 2.0
+CPU_SECONDS_BASE = 300
+
+
+def refuse(problem: Problem, state: str) -> UsageError:
+    return UsageError(f"--yours trains your GPT with your get_batch and train_step, and "
+                      f"your {problem.folder} {state}; finish problem {problem.number} first "
+                      f"(gpt-kata grade {problem.slug})")
+
+
+def check_finished(pool: Any, regrade: Callable[[Problem, Any], None]) -> list[Problem]:
+    """The three problems, each passing its grade of the file as it is now; otherwise
+    UsageError naming the first that does not. A file changed since its last grade
+    is graded first, as `talk` does."""
+    problems = [find(slug) for slug in NEEDED]
+    for problem in problems:
+        status = learner_status(problem)
+        if status == "not graded":
+            regrade(problem, pool)
+            status = learner_status(problem)
+        if status == "missing":
+            raise refuse(problem, f"has no solution.py ({problem.starter})")
+        if status == "todo":
+            raise refuse(problem, "is still the starter")
+        if status != "pass":
+            raise refuse(problem, "does not pass its grade")
+    return problems
+
+
+def check_weights(received: Any, expected: dict[str, Any]) -> dict[str, Any]:
+    """The weights the worker sent, if they are exactly the grader's GPT's names and
+    shapes with finite float values; UsageError otherwise."""
+    import torch
+
+    if not isinstance(received, dict) or not all(isinstance(v, torch.Tensor)
+                                                 for v in received.values()):
+        raise UsageError("your trained GPT's weights did not come back as tensors by name")
+    missing = sorted(set(expected) - set(received))
+    extra = sorted(set(received) - set(expected))
+    if missing or extra:
+        raise UsageError("your trained GPT's parameters do not have the names the statement "
+                         f"of problem 23 fixes (missing: {', '.join(missing) or 'none'}; "
+                         f"not expected: {', '.join(extra) or 'none'})")
+    for name, tensor in received.items():
+        if tuple(tensor.shape) != tuple(expected[name].shape):
+            raise UsageError(f"your trained GPT's {name} has shape {tuple(tensor.shape)}, "
+                             f"not {tuple(expected[name].shape)}")
+        if not tensor.is_floating_point() or not torch.isfinite(tensor).all():
+            raise UsageError(f"your trained GPT's {name} holds values that are not finite "
+                             "floats: training diverged")
+    return {name: received[name].to(expected[name].dtype) for name in expected}
+
+
+def check_chunk(losses: Any, evaluation: Any, steps: int, evaluated: bool) -> None:
+    """UsageError unless a chunk's reply is what the harness sends: a float per step,
+    and two losses when it evaluated. Code in the worker could send anything."""
+    def floats(value: Any, count: int) -> bool:
+        return (isinstance(value, list) and len(value) == count
+                and all(isinstance(v, float) and math.isfinite(v) for v in value))
+
+    if not floats(losses, steps) or not (floats(evaluation, 2) if evaluated
+                                         else evaluation is None):
+        raise UsageError("the training worker's reply cannot be read as losses (did your "
+                         "code write to the grader's channel?)")
+
+
+class Run:
+    """The worker that trains, and the calls the grader makes to it."""
+
+    def __init__(self, problems: list[Problem], pool: Any) -> None:
+        from grader.sandbox.process import SubmissionProcess
+
+        self.files = {p.slug: str(p.starter.resolve()) for p in problems}
+        step = find("train-step")
+        # No budget for all calls together: each chunk has a limit of its own.
+        self.process = SubmissionProcess(self.files["train-step"], step.class_name,
+                                         list(step.methods), pool, budget=math.inf)
+        self.slowest = 0.0
+
+    def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:
+        """The harness's result; UsageError with the learner's error in one line."""
+        from grader.grading.skeleton import one_line
+        from grader.sandbox.protocol import Unencodable
+
+        started = time.monotonic()
+        try:
+            outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
+        except Unencodable as exc:  # only a corpus can be this large
+            raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
+                             "train --yours on a smaller --corpus") from None
+        if outcome.error:
+            raise UsageError(f"{what}: {one_line(outcome.error)}")
+        if name == "train_chunk":  # the other calls cost what no chunk does
+            self.slowest = max(self.slowest, time.monotonic() - started)
+        return outcome.result
+
+    def chunk_timeout(self) -> float:
+        if self.slowest == 0.0:
+            return FIRST_CHUNK_TIMEOUT
+        return max(MIN_CHUNK_TIMEOUT, CHUNK_SLACK * self.slowest)
+
+    def close(self) -> None:
+        self.process.close()
+
+
+def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool,
+                on_eval: Callable[[int, int, float, float, float], None] | None,
+                regrade: Callable[[Problem, Any], None] | None = None) -> None:
+    """Train the learner's GPT and write the run to `out`; UsageError (exit 2) when a
+    problem is not finished or their code fails while training."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from grader.model.gpt import GPTConfig
+    from grader.model.training import TrainSettings, learning_rate, split_corpus
+    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.sandbox.protocol import MAX_FRAME
+
+    if steps < 1:
+        raise UsageError(f"--steps {steps}: train at least one step")
+    settings = TrainSettings(steps=steps, seed=seed)
+    try:
+        int_to_char, train_data, val_data = split_corpus(text, GPTConfig.context_length)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    # The encoded corpus travels to the worker in one message: 8 bytes a character
+    # as int64, a third more in base64, under the protocol's frame limit.
+    most = (MAX_FRAME - 2**20) * 3 // 4 // 8
+    if len(text) > most:
+        raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
+                         "train --yours can hand to your code; use a smaller --corpus")
+    config = GPTConfig(vocab_size=len(int_to_char))
+    cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP * steps)
+    with WorkerPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
+        from grader.cli.talk import regrade_quietly
+
+        problems = check_finished(pool, regrade or regrade_quietly)
+        run = Run(problems, pool)
+        log_file = None
+        try:
+            started = time.perf_counter()
+            log: list[tuple[int, float, float]] = []
+            step_losses: list[float] = []
+            optimizer = {"lr": settings.learning_rate, "weight_decay": settings.weight_decay}
+
+            def evaluated(step: int, losses: list[float]) -> None:
+                # Written as it comes, as `train` does: a run cut short keeps its log.
+                # Opened only once the learner's GPT is built, so that a GPT that
+                # cannot be built leaves no folder behind to be refused next time.
+                nonlocal log_file
+                if log_file is None:
+                    out.mkdir(parents=True, exist_ok=True)
+                    log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
+                    log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
+                elapsed = time.perf_counter() - started
+                log.append((step, losses[0], losses[1]))
+                log_file.write(f"{step}\t{losses[0]:.4f}\t{losses[1]:.4f}\t{elapsed:.1f}\n")
+                log_file.flush()
+                if on_eval is not None:
+                    on_eval(step, steps, losses[0], losses[1], elapsed)
+
+            columns = (TextColumn("training your GPT"), BarColumn(),
+                       TextColumn("{task.completed}/{task.total}"),
+                       TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
+                       TimeRemainingColumn())
+            with Progress(*columns, disable=not show_progress) as progress:
+                task = progress.add_task("train", total=steps, loss="-")
+                begun = run.call("train_begin", (
+                    run.files["gpt"], run.files["batches"], config.to_dict(), seed,
+                    train_data, val_data, settings.batch_size, optimizer, settings.threads),
+                    FIRST_CHUNK_TIMEOUT, "building your GPT for training failed")
+                check_chunk([], begun, 0, True)
+                evaluated(0, begun)
+                while len(step_losses) < steps:
+                    first = len(step_losses)
+                    last = min(steps, first + CHUNK_STEPS)
+                    rates = [learning_rate(s, settings) for s in range(first, last)]
+                    # Evaluated as often as `train` evaluates, and at the end.
+                    evaluate = last == steps or last % settings.eval_every == 0
+                    limit = run.chunk_timeout()
+                    losses, evaluation = run.call(
+                        "train_chunk", (rates, evaluate), limit,
+                        f"training failed within steps {first + 1}-{last} "
+                        f"(limit {limit:.0f} s for these steps)")
+                    check_chunk(losses, evaluation, len(rates), evaluate)
+                    step_losses += losses
+                    if evaluation is not None:
+                        evaluated(last, evaluation)
+                    progress.update(task, completed=last, loss=f"{losses[-1]:.3f}")
+            weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
+                               "handing back your trained GPT's weights failed")
+        finally:
+            if log_file is not None:
+                log_file.close()
+            run.close()
+    write_run(out, config, int_to_char, weights, log, step_losses)
+
+
+def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,
+              log: list[tuple[int, float, float]], step_losses: list[float]) -> None:
+    """The rest of the run folder `gpt-kata train` writes (loss_log.tsv is written
+    while training), and each step's loss in step_losses.tsv."""
+    import torch
+
+    from grader.model.artifacts import save_model, save_vocab
+    from grader.model.gpt import GPT
+    from grader.model.training import plot_losses
+
+    model = GPT(config)
+    model.load_state_dict(check_weights(weights, model.state_dict()), strict=True)
+    model.eval()
+    with (out / "step_losses.tsv").open("w", encoding="utf-8") as file:
+        file.write("step\tloss\n")  # what your train_step returned, at full precision
+        file.writelines(f"{i + 1}\t{loss!r}\n" for i, loss in enumerate(step_losses))
+    save_vocab(int_to_char, out / "vocab.json")
+    with torch.no_grad():
+        save_model(model, out)
+    if not plot_losses(log, out / "loss_curve.png"):
+        print(f"(no loss curve; the losses are in {out / 'loss_log.tsv'})", file=sys.stderr)
