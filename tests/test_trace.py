@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import re
 import struct
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -18,6 +20,7 @@ import torch
 from conftest import ROOT, SUBMISSIONS, run_grade
 from patches import apply
 
+from grader.cli.main import main
 from grader.cli.trace import load_contract
 from grader.cli.trace_steps import first_difference, steps_of, windows
 from grader.grading.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
@@ -30,6 +33,19 @@ CONTEXT_LENGTH = artifacts.load_config().context_length
 
 
 def trace(*args: str | Path) -> subprocess.CompletedProcess:
+    """`gpt-kata trace ARGS` run in this process: the command's own code and output,
+    without the second or more a fresh interpreter spends importing torch.
+    (`trace_cli` runs the real command line, as a learner does.)"""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(["trace", *map(str, args)])
+        except SystemExit as exc:  # argparse's --help and usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def trace_cli(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "grader", "trace", *map(str, args)],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
 
@@ -246,7 +262,7 @@ def test_help_says_options_may_go_anywhere():
 
 
 def test_the_table_fits_80_columns_without_a_terminal():
-    done = trace("generate", corpus_prefix(3 * CONTEXT_LENGTH), "--submission",
+    done = trace_cli("generate", corpus_prefix(3 * CONTEXT_LENGTH), "--submission",
                  GENERATE / "crop_first.py", "--steps", "20")
     assert done.returncode == 1, done.stderr
     table = done.stdout.split("\n\n")[1]
