@@ -11,7 +11,9 @@ with the learning-rate schedule written out below.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import math
 import re
 import shutil
@@ -50,7 +52,23 @@ def kata(tmp_path: Path, train_step: Path = ROOT / "solutions" / "25-train-step"
                     folder / "problems" / name / "solution.py")
     (folder / "problems" / "25-train-step").mkdir(parents=True)
     shutil.copy(train_step, folder / "problems" / "25-train-step" / "solution.py")
+    record_passing_references(folder)
     return folder
+
+
+def record_passing_references(folder: Path) -> None:
+    """Record the reference files as passed, as `gpt-kata grade` records a pass, so that
+    a run starts at once: the references pass (tests/test_grading.py), and grading
+    a changed file first is tested with the unfinished and diverging steps."""
+    status = {}
+    for solution in (folder / "problems").glob("*/solution.py"):
+        reference = ROOT / "solutions" / solution.parent.name / "solution.py"
+        if solution.read_bytes() == reference.read_bytes():
+            slug = solution.parent.name.split("-", 1)[1]
+            status[slug] = {"sha256": hashlib.sha256(solution.read_bytes()).hexdigest(),
+                            "status": "pass", "starter": False}
+    (folder / ".gpt-kata").mkdir()
+    (folder / ".gpt-kata" / "status.json").write_text(json.dumps(status, indent=1) + "\n")
 
 
 def gpt_kata(folder: Path, *args: str) -> subprocess.CompletedProcess:
