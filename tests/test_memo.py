@@ -57,3 +57,18 @@ def test_what_it_holds_is_bounded(monkeypatch: pytest.MonkeyPatch):
         model(torch.tensor([[4]]))  # recent: still held
         model(torch.tensor([[0]]))  # the oldest: forgotten
     assert len(passes) == 6
+
+
+def test_after_forgetting_a_window_is_computed_afresh():
+    model = memo.remember_outputs(tiny())
+    passes = []
+    inner = model.forward_with_cache
+    model.forward_with_cache = lambda *a: passes.append(1) or inner(*a)
+    context = torch.tensor([[3, 4]])
+    with torch.no_grad():
+        before = model(context)
+        model.head.weight.add_(1.0)  # changed (a worker then puts the weights back)
+        model.forget_outputs()
+        after = model(context)
+    assert len(passes) == 2
+    assert not torch.equal(before, after)

@@ -59,6 +59,13 @@ def remember_outputs(model: GPT) -> GPT:
                     held -= seen.popitem(last=False)[1].numel()
         return found.clone()
 
+    def forget() -> None:
+        nonlocal held
+        with lock:
+            seen.clear()
+            held = 0
+
     model.forward = forward  # type: ignore[method-assign]
+    model.forget_outputs = forget  # after its weights were changed, and put back
     model._remembers = True
     return model

@@ -323,7 +323,7 @@ class WorkerPool:
         self.layers: list[str] = []
         self._lock = threading.Lock()
         # Workers started ahead of their first call, by submission path.
-        self._prepared: dict[tuple, queue.Queue] = {}
+        self._prepared: dict[Load, queue.Queue] = {}
 
     def start(self) -> None:
         """Start the fork server now, so its imports overlap with the grader's."""
@@ -351,10 +351,9 @@ class WorkerPool:
         """
         if self.server is None:
             return
-        for load in loads:
-            self._prepared[load] = queue.Queue(1)
-        threading.Thread(target=self._prepare, args=(self.server, dict(self._prepared)),
-                         daemon=True).start()
+        slots: dict[Load, queue.Queue] = {load: queue.Queue(1) for load in loads}
+        self._prepared.update(slots)
+        threading.Thread(target=self._prepare, args=(self.server, slots), daemon=True).start()
 
     def _prepare(self, server: ForkServer, slots: dict[Load, queue.Queue]) -> None:
         for load, slot in slots.items():
@@ -464,10 +463,8 @@ class SubmissionProcess:
                  budget: float = DEFAULT_PROBLEM_BUDGET, witnessed: bool = False,
                  module: bool = False) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
-        self.class_name = class_name
-        # The class is a torch.nn.Module, built by each call (grader/model/parts.py).
-        self.module = module
-        self.methods = methods
+        # module: the class is a torch.nn.Module, built by each call (grader/model/parts.py).
+        self.load_spec = Load.of(self.path, class_name, methods, module)
         self.pool = pool
         self.timeout = timeout
         # Seconds all calls together may take: calls that each stay just under the
@@ -486,7 +483,7 @@ class SubmissionProcess:
 
     def _ensure(self) -> Worker:
         if self._worker is None or not self._worker.alive:
-            load = Load.of(self.path, self.class_name, self.methods, self.module)
+            load = self.load_spec
             prepared = self.pool.claim(load)
             try:
                 if prepared is None:

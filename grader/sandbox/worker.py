@@ -284,8 +284,12 @@ class Worker:
                     "output": captured.getvalue()[:OUTPUT_LIMIT]}
         # model() restored each model to its pristine weights before the call.
         pristine = {id(model): saved for model, saved in self.models.values()}
-        model_changed = any(weights_changed(m, pristine[id(m)]) for m in models
-                            if id(m) in pristine)
+        changed = [m for m in models if id(m) in pristine and weights_changed(m, pristine[id(m)])]
+        for model in changed:
+            # What it answered with other weights must not answer the next call,
+            # which model() gives the pristine weights back.
+            model.forget_outputs()
+        model_changed = bool(changed)
         try:
             encoded = encode(result)
             # The arguments may hold what the submission put into them.
