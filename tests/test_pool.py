@@ -43,3 +43,25 @@ def test_closing_the_pool_ends_workers_nobody_claimed():
     pool.close()
     # every worker runs inside the fork server's PID namespace and dies with it
     assert server.process.poll() is not None
+
+
+def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
+    """How a gradebook gives each learner's grade a fork server without a torch import."""
+    from grader.sandbox.isolation import probe
+    from grader.sandbox.process import ForkServer, Sandbox
+
+    parent = ForkServer(sandbox=Sandbox())
+    try:
+        control, pid = parent.spawn()
+        with WorkerPool(sandbox=Sandbox(), server_control=control) as pool:
+            crop = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
+            outcome = crop.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
+            assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+            if probe().namespaces:
+                # The spawned server's own namespaces still let each worker make its own.
+                assert "worker-pid-namespace" in pool.layers
+        # The pool closed its end: the spawned server exits by itself, with code 0
+        # (not killed by `end`), and every worker in its PID namespace with it.
+        assert parent.end(pid, grace=30) == 0
+    finally:
+        parent.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 from pathlib import Path
 
 from grader import paths
@@ -104,13 +105,15 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     raise UsageError(f"--submission {target}: no such file or folder")
 
 
-def grade(args: argparse.Namespace) -> int:
+def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
+    """`gpt-kata grade`; `server_control` is a fork server the gradebook spawned for it."""
     submissions = resolve_submissions(args)
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
     require_isolation(args)
     sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
-    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox)
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox,
+                      server_control=server_control)
     pool.start()  # the fork server imports torch while this process does the same
     pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
                   for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -37,14 +38,19 @@ def warm_up() -> None:
 
 
 class GradeProcess:
-    """`gpt-kata grade ARGV`, with stdout discarded and stderr in `stderr_path`."""
+    """`gpt-kata grade ARGV`, with stdout discarded and stderr in `stderr_path`.
 
-    def __init__(self, argv: list[str], stderr_path: str) -> None:
+    A forked grade may be given `server_control`, a fork server spawned for it
+    (`ForkServer.spawn`); the caller closes its own end once this has started.
+    """
+
+    def __init__(self, argv: list[str], stderr_path: str,
+                 server_control: socket.socket | None = None) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         if forking():
             self.pid = os.fork()
             if self.pid == 0:
-                _child(argv, stderr_path)
+                _child(argv, stderr_path, server_control)
         else:
             with open(stderr_path, "wb") as stderr:
                 # `-m grader` from the folder above this very package: the grader
@@ -90,7 +96,8 @@ class GradeProcess:
             self.pid = -1
 
 
-def _child(argv: list[str], stderr_path: str) -> NoReturn:
+def _child(argv: list[str], stderr_path: str,
+           server_control: socket.socket | None) -> NoReturn:
     code = EXIT_CRASH
     try:
         os.setsid()
@@ -107,7 +114,7 @@ def _child(argv: list[str], stderr_path: str) -> NoReturn:
         from grader.cli.grade import grade, grade_parser
 
         try:
-            code = grade(grade_parser().parse_args(argv))
+            code = grade(grade_parser().parse_args(argv), server_control)
         except UsageError as exc:
             print(f"gpt-kata grade: {exc}", file=sys.stderr)
             code = EXIT_USAGE

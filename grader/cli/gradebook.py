@@ -17,11 +17,13 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import paths
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
@@ -29,7 +31,18 @@ from grader.cli.grade_process import GradeProcess, forking, warm_up
 from grader.cli.options import positive_megabytes, positive_seconds, require_isolation
 from grader.registry import Problem
 from grader.registry import problems as all_problems
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_MB, DEFAULT_PROBLEM_BUDGET
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+from grader.sandbox.process import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROBLEM_BUDGET,
+    ForkServer,
+    Sandbox,
+    WorkerDied,
+)
 
 # Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
 MAX_SOLUTION_BYTES = 1_000_000
@@ -184,24 +197,57 @@ def failed_report(message: str) -> dict:
             "problems": [], "mode": "classroom", "tests": []}
 
 
-def run_grader(argv: list[str], timeout: float, stderr_path: Path) -> tuple[int | None, str]:
-    """Exit code (None on time-out) and stderr; the whole process group ends either way."""
-    with _running_lock:
-        if _stopping.is_set():  # the run was interrupted: start nothing new
-            return None, ""
-        process = GradeProcess(argv, str(stderr_path))
-        _running.add(process)
+def run_grader(argv: list[str], timeout: float, stderr_path: Path,
+               servers: ForkServer | None = None) -> tuple[int | None, str]:
+    """Exit code (None on time-out) and stderr; the whole process group ends either way.
+
+    With `servers`, the grade gets a fork server spawned from it instead of
+    starting one (and importing torch) itself.
+    """
+    spawned = spawn_server(servers)
     try:
-        code = process.wait(timeout)
-    finally:
         with _running_lock:
-            _running.discard(process)
-            process.kill()
+            if _stopping.is_set():  # the run was interrupted: start nothing new
+                return None, ""
+            process = GradeProcess(argv, str(stderr_path), spawned[0] if spawned else None)
+            _running.add(process)
+        if spawned:
+            # The grade holds its own end now: when it exits, its server sees the
+            # socket close and ends, and every worker with it.
+            spawned[0].close()
+        try:
+            code = process.wait(timeout)
+        finally:
+            with _running_lock:
+                _running.discard(process)
+                process.kill()
+    finally:
+        if spawned and servers is not None:
+            spawned[0].close()
+            servers.end(spawned[1], 0.0)
     try:
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         stderr = ""
     return code, stderr
+
+
+def start_servers(args: argparse.Namespace) -> ForkServer | None:
+    """One fork server, sandboxed as a grade's would be, to spawn each grade's from."""
+    try:
+        return ForkServer(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+                          sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
+    except OSError:
+        return None  # each grade starts its own
+
+
+def spawn_server(servers: ForkServer | None) -> tuple[socket.socket, int] | None:
+    if servers is None:
+        return None
+    try:
+        return servers.spawn()
+    except (WorkerDied, OSError, ValueError, KeyError):
+        return None  # the grade starts a server of its own, as it would alone
 
 
 def stop_all() -> None:
@@ -211,7 +257,8 @@ def stop_all() -> None:
             process.kill()
 
 
-def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace) -> dict:
+def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace,
+                  servers: ForkServer | None = None) -> dict:
     """The learner's report, in the shape `grade --json` writes."""
     with tempfile.TemporaryDirectory(prefix="gpt-kata-gradebook-") as tmp:
         stage = Path(tmp) / "problems"
@@ -231,7 +278,7 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
                    *(["--allow-unisolated"] if args.allow_unisolated else []),
                    *(p.slug for p in chosen)]
         limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
-        code, stderr = run_grader(argv, limit, Path(tmp) / "stderr.txt")
+        code, stderr = run_grader(argv, limit, Path(tmp) / "stderr.txt", servers)
         if code is None:
             return failed_report(f"grading took longer than {limit:g} s and was stopped")
         try:
@@ -283,9 +330,45 @@ def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
         write_junit(report, out / f"{name}.junit.xml", suite=f"gpt-kata: {name}")
 
 
+def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
+              args: argparse.Namespace, servers: ForkServer | None, out: Path,
+              state: dict[str, str], rows: dict[str, Row], console: Console) -> None:
+    """Grade every learner in `todo`, `args.jobs` at a time, saving as each ends."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), console=console) as progress:
+        task = progress.add_task("", total=len(todo))
+        pool = ThreadPoolExecutor(max_workers=args.jobs)
+        futures: dict[Future[dict], str] = {
+            pool.submit(grade_learner, learner, chosen, args, servers): name
+            for name, (learner, _) in todo.items()}
+        try:
+            for future in as_completed(futures):
+                name = futures[future]
+                try:
+                    report = future.result()
+                except Exception as exc:  # one learner's trouble must not end the class
+                    report = failed_report(f"{type(exc).__name__}: {exc}")
+                write_report(out, name, report, args.junit)
+                rows[name] = row_from_report(name, report, chosen)
+                if report.get("status") == "error" and not report.get("problems"):
+                    rows[name].error = report.get("message") or "not graded"
+                    rows[name].cells = dict.fromkeys(rows[name].cells, "error")
+                    state.pop(name, None)  # try again next time
+                else:
+                    state[name] = todo[name][1]
+                save_state(out, state)
+                progress.update(task, advance=1, description=name)
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
+        pool.shutdown()
+
+
 def gradebook(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
     from grader.cli.options import select_problems
@@ -329,37 +412,15 @@ def gradebook(args: argparse.Namespace) -> int:
                 pass  # an unreadable report is graded again
         todo[name] = (learner, key)
 
+    servers = None
     if todo and forking():
+        servers = start_servers(args)  # it imports torch while this process does
         warm_up()  # before the progress bar's thread and the graders' threads start
-    with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), console=console) as progress:
-        task = progress.add_task("", total=len(todo))
-        pool = ThreadPoolExecutor(max_workers=args.jobs)
-        futures: dict[Future[dict], str] = {
-            pool.submit(grade_learner, learner, chosen, args): name
-            for name, (learner, _) in todo.items()}
-        try:
-            for future in as_completed(futures):
-                name = futures[future]
-                try:
-                    report = future.result()
-                except Exception as exc:  # one learner's trouble must not end the class
-                    report = failed_report(f"{type(exc).__name__}: {exc}")
-                write_report(out, name, report, args.junit)
-                rows[name] = row_from_report(name, report, chosen)
-                if report.get("status") == "error" and not report.get("problems"):
-                    rows[name].error = report.get("message") or "not graded"
-                    rows[name].cells = dict.fromkeys(rows[name].cells, "error")
-                    state.pop(name, None)  # try again next time
-                else:
-                    state[name] = todo[name][1]
-                save_state(out, state)
-                progress.update(task, advance=1, description=name)
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            stop_all()
-            raise
-        pool.shutdown()
+    try:
+        grade_all(todo, chosen, args, servers, out, state, rows, console)
+    finally:
+        if servers is not None:
+            servers.close()
 
     ordered = [rows[name] for name in learners]
     write_csv(out / "gradebook.csv", ordered, chosen)

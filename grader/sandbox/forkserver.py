@@ -9,6 +9,12 @@ It talks to the grader over the Unix socket it is given: a request carries one
 end of a new socket pair, which becomes the forked worker's channel. The server
 also ends workers (a worker may sit in its own PID namespace, where the grader
 cannot name it) and reports how they ended.
+
+A gradebook grades many learners, each in a grader of its own. Rather than
+start a fork server per learner (a torch import each), it starts one and asks
+it to `spawn` a server per learner: a fork of this one, with nothing in it but
+what `preload` loaded, in PID and network namespaces of its own where the
+system allows, so that everything it forked ends when it does.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ class ForkServer:
             op = request.get("op")
             if op == "fork" and len(fds) == 2:
                 self.reply({"pid": self.fork(fds[0], fds[1], request)})
+            elif op == "spawn" and len(fds) == 1:
+                self.reply({"pid": self.spawn(fds[0], bool(request.get("isolate")))})
             elif op == "end":
                 self.reply({"status": self.end(int(request["pid"]),
                                                float(request.get("grace", 0)))})
@@ -101,6 +109,26 @@ class ForkServer:
         os.close(witness_fd)
         return pid
 
+    def spawn(self, control_fd: int, isolate: bool) -> int:
+        """Fork a fork server of its own for one grader, served over `control_fd`."""
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                self.control.close()
+                os.setsid()  # so that ending its group ends the namespace's first process too
+                if isolate:  # a network namespace too, where the system gives one
+                    (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
+                     or own_pid_namespace(keep_ids=True))
+                ForkServer(socket.socket(fileno=control_fd)).serve()
+                code = 0
+            except BaseException:  # noqa: BLE001 - shown with GPT_KATA_DEBUG, then exit 1
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(control_fd)
+        return pid
+
     def end(self, pid: int, grace: float) -> int | None:
         """Wait up to `grace` seconds for the worker to exit, then kill its group."""
         deadline = time.monotonic() + grace
@@ -125,25 +153,32 @@ class ForkServer:
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 
 
-def own_pid_namespace() -> bool:
+def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     """Continue as PID 1 of a new PID namespace; False where the system refuses.
 
     When PID 1 of a namespace ends, the kernel ends every process in it, however
-    it detached. The process that called this stays behind as a plain parent:
+    it detached. `more` names further namespaces to enter (CLONE_NEWNET), and
+    `keep_ids` maps this process's user and group ids into the new user
+    namespace, without which nothing in it may make a user namespace of its own.
+    The process that called this stays behind as a plain parent:
     it waits, passes on how the worker ended, and if it is killed itself, the
     worker dies with it (the sandbox sets a parent-death signal).
     """
     import ctypes
 
+    ids = os.geteuid(), os.getegid()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         # A user namespace of its own gives the right to make a PID namespace.
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | more) != 0:
             return False
     except (OSError, AttributeError):
         return False
+    if keep_ids:
+        map_ids(*ids)
     pid = os.fork()
     if pid == 0:
         return True
@@ -153,6 +188,18 @@ def own_pid_namespace() -> bool:
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def map_ids(uid: int, gid: int) -> None:
+    """Be `uid` and `gid` inside a new user namespace, as outside; best effort (a
+    worker that then cannot make its PID namespace says so in its layers)."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        try:
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
+                handle.write(text)
+        except OSError:
+            return
 
 
 def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int:

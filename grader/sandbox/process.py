@@ -201,14 +201,25 @@ class ForkServer:
     each worker isolates itself before it loads a submission.
     """
 
-    def __init__(self, debug: bool = False, sandbox: Sandbox | None = None) -> None:
+    def __init__(self, debug: bool = False, sandbox: Sandbox | None = None,
+                 control: socket.socket | None = None) -> None:
+        """Start a fork server, or with `control`, talk to one that another server
+        spawned for this grader (see `spawn`)."""
         self.debug = debug
         self.sandbox = sandbox
+        self.process: subprocess.Popen[bytes] | None = None
+        if control is None:
+            control = self._start()
+        self.control = control
+        self.replies = control.makefile("rb")
+        self.lock = threading.Lock()
+        self.ready = False
+
+    def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.control = ours
         prefix: list[str] = []
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
-        if sandbox is not None:
+        if self.sandbox is not None:
             from grader.sandbox.isolation import clean_environment, launcher_prefix
 
             prefix = launcher_prefix()
@@ -218,13 +229,11 @@ class ForkServer:
         self.process = subprocess.Popen(
             [*prefix, sys.executable, "-m", "grader.sandbox.forkserver", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=None if debug else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=None if self.debug else subprocess.DEVNULL,
             env=env, start_new_session=True,
         )
         theirs.close()
-        self.replies = ours.makefile("rb")
-        self.lock = threading.Lock()
-        self.ready = False
+        return ours
 
     def _reply(self, timeout: float) -> dict:
         self.control.settimeout(timeout)
@@ -262,6 +271,33 @@ class ForkServer:
                 witness_theirs.close()
         return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours))
 
+    def spawn(self) -> tuple[socket.socket, int]:
+        """A fork server of its own for another grader: the socket to hand that grader
+        (`ForkServer(control=...)`), and the pid to `end` once it is done.
+
+        It is forked from this one, so it costs milliseconds instead of a torch
+        import, and holds nothing but what this server preloaded.
+        """
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request = {"op": "spawn", "isolate": self.sandbox is not None}
+        try:
+            with self.lock:
+                if not self.ready:
+                    self._reply(STARTUP_TIMEOUT)
+                    self.ready = True
+                try:
+                    socket.send_fds(self.control, [json.dumps(request).encode()],
+                                    [theirs.fileno()])
+                    pid = int(self._reply(LOAD_TIMEOUT)["pid"])
+                except OSError as exc:
+                    raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours, pid
+
     def end(self, pid: int, grace: float) -> int | None:
         with self.lock:
             try:
@@ -275,9 +311,10 @@ class ForkServer:
         # The server exits when its control socket closes (the reader made by
         # makefile() holds the socket open too, so it is closed first).
         close_quietly(self.replies, self.control)
-        # Nothing in it needs a clean exit, and unloading torch takes a second.
-        self.process.kill()
-        self.process.wait()
+        if self.process is not None:  # a spawned server is ended by its parent server
+            # Nothing in it needs a clean exit, and unloading torch takes a second.
+            self.process.kill()
+            self.process.wait()
 
 
 class ForkedWorker(Worker):
@@ -313,8 +350,11 @@ class WorkerPool:
     """
 
     def __init__(self, debug: bool = False, fork: bool | None = None,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None,
+                 server_control: socket.socket | None = None) -> None:
+        """`server_control`: a fork server spawned for this pool (`ForkServer.spawn`)."""
         self.debug = debug
+        self.server_control = server_control
         linux = sys.platform.startswith("linux")
         self.use_fork = linux if fork is None else fork
         self.sandbox = sandbox if linux else None
@@ -329,7 +369,7 @@ class WorkerPool:
         """Start the fork server now, so its imports overlap with the grader's."""
         if self.use_fork and self.server is None:
             try:
-                self.server = ForkServer(self.debug, self.sandbox)
+                self.server = ForkServer(self.debug, self.sandbox, self.server_control)
             except OSError:
                 self.use_fork = False
 
