@@ -32,6 +32,9 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     (["grade", "generate", "--classroom", "--no-sandbox"], "drop --no-sandbox"),
     (["talk", "caf\u00e9"], "not in the model's vocabulary"),
     (["train", "--corpus", "does/not/exist.txt"], "no such file"),
+    (["train", "--threads", "0"], "argument --threads: '0': at least 1"),
+    (["train", "--yours", "--threads", "-2"], "argument --threads: '-2': at least 1"),
+    (["train", "--threads", "1.5"], "argument --threads: '1.5' is not a whole number"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_usage_errors_exit_2_with_one_line(args, words):

@@ -126,3 +126,11 @@ def test_train_without_a_terminal_prints_progress_lines(tmp_path):
     lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]
     assert [line.split()[1] for line in lines] == ["0/2", "2/2"]
     assert all("loss" in line and "elapsed" in line and "ETA" in line for line in lines)
+
+
+def test_train_defaults_are_the_train_settings():
+    from grader.cli.main import build_parser
+    from grader.model.training import TrainSettings
+
+    args = build_parser().parse_args(["train"])
+    assert (args.steps, args.threads) == (TrainSettings().steps, TrainSettings().threads)

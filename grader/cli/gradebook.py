@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING
 from grader import paths
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.grade_process import GradeProcess, forking, warm_up
-from grader.cli.options import positive_megabytes, positive_seconds, require_isolation
+from grader.cli.options import (
+    positive_count,
+    positive_megabytes,
+    positive_seconds,
+    require_isolation,
+)
 from grader.registry import Problem
 from grader.registry import problems as all_problems
 
@@ -507,16 +512,6 @@ def merge(args: argparse.Namespace) -> int:
     return EXIT_FAIL if not_graded else EXIT_PASS
 
 
-def positive_jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
-    return value
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gradebook", help="grade a class: every learner's folder in ROSTER")
     p.add_argument("roster", metavar="ROSTER", nargs="?",
@@ -532,7 +527,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--merge", nargs="+", metavar="DIR",
                    help="instead of grading, join these gradebooks (e.g. the shards' --out "
                         "folders) into one in --out")
-    p.add_argument("--jobs", type=positive_jobs, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
                    help="learners graded at a time (default: %(default)s, the cores)")
     p.add_argument("--force", action="store_true",
                    help="regrade learners whose files have not changed too")

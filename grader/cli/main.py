@@ -14,7 +14,7 @@ from grader import paths
 from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
 from grader.cli.grade import add_grade_arguments, grade
-from grader.cli.options import KataParser, select_problems
+from grader.cli.options import KataParser, positive_count, select_problems
 from grader.cli.output import clock, console, exit_now
 from grader.registry import problems
 
@@ -118,6 +118,9 @@ def talk(args: argparse.Namespace) -> int:
 # reference solutions' GPT short of 95% well-formed sentences (README.md, "Train
 # your own GPT").
 TRAIN_STEPS = 3000
+# Torch threads of `train` and `train --yours` when --threads is not given, as
+# TrainSettings has it (grader.model.training imports torch, which the parser must not).
+TRAIN_THREADS = 2
 
 
 def train(args: argparse.Namespace) -> int:
@@ -140,7 +143,7 @@ def train(args: argparse.Namespace) -> int:
     if args.yours:
         from grader.cli.train_yours import train_yours
 
-        train_yours(text, out, args.steps, args.seed, show_progress=live,
+        train_yours(text, out, args.steps, args.seed, args.threads, show_progress=live,
                     on_eval=None if live else progress_line)
         print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
               f"step_losses.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
@@ -148,7 +151,7 @@ def train(args: argparse.Namespace) -> int:
     from grader.model.training import TrainSettings
     from grader.model.training import train as run_train
 
-    settings = TrainSettings(steps=args.steps, seed=args.seed)
+    settings = TrainSettings(steps=args.steps, seed=args.seed, threads=args.threads)
     try:
         run_train(text, out, settings=settings, show_progress=live,
                   on_eval=None if live else progress_line)
@@ -263,6 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "train_step (25), run in the sandbox; refused until all three pass")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for the weights and the batches (default: %(default)s)")
+    p.add_argument("--threads", type=positive_count, default=TRAIN_THREADS,
+                   metavar="N",
+                   help="torch threads, with --yours too; more are faster on more cores, "
+                        "and the losses then differ in their last bits, since sums run "
+                        "in another order (default: %(default)s)")
     p.set_defaults(run=train)
     return parser
 

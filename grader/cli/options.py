@@ -32,6 +32,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number, at least 1 (jobs, threads)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+    return value
+
+
 def positive_megabytes(text: str) -> float:
     """An argparse type: a finite number of megabytes, at least 1."""
     try:

@@ -34,9 +34,10 @@ CHUNK_STEPS = 25
 FIRST_CHUNK_TIMEOUT = 180.0
 CHUNK_SLACK = 5.0
 MIN_CHUNK_TIMEOUT = 60.0
-# CPU seconds the worker may use per step, two threads included, far above the
-# measured cost (README, "Train your own GPT"), plus the start and evaluations.
-CPU_SECONDS_PER_STEP = 2.0
+# CPU seconds the worker may use per step and torch thread (RLIMIT_CPU counts the
+# time of all its threads), far above the measured cost (README, "Train your own
+# GPT"), plus the start and evaluations.
+CPU_SECONDS_PER_STEP_AND_THREAD = 1.0
 CPU_SECONDS_BASE = 300
 
 
@@ -141,7 +142,8 @@ class Run:
         self.process.close()
 
 
-def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool,
+def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
+                show_progress: bool,
                 on_eval: Callable[[int, int, float, float, float], None] | None,
                 regrade: Callable[[Problem, Any], None] | None = None) -> None:
     """Train the learner's GPT and write the run to `out`; UsageError (exit 2) when a
@@ -161,7 +163,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool
 
     if steps < 1:
         raise UsageError(f"--steps {steps}: train at least one step")
-    settings = TrainSettings(steps=steps, seed=seed)
+    settings = TrainSettings(steps=steps, seed=seed, threads=threads)
     try:
         int_to_char, train_data, val_data = split_corpus(text, GPTConfig.context_length)
     except ValueError as exc:
@@ -173,7 +175,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, show_progress: bool
         raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
                          "train --yours can hand to your code; use a smaller --corpus")
     config = GPTConfig(vocab_size=len(int_to_char))
-    cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP * steps)
+    cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * settings.threads * steps)
     with WorkerPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
 
