@@ -35,6 +35,8 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     (["train", "--threads", "0"], "argument --threads: '0': at least 1"),
     (["train", "--yours", "--threads", "-2"], "argument --threads: '-2': at least 1"),
     (["train", "--threads", "1.5"], "argument --threads: '1.5' is not a whole number"),
+    (["train", "--yours", "--threads", "200"],
+     "--yours trains in the sandbox, which allows at most 16 threads"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_usage_errors_exit_2_with_one_line(args, words):

@@ -163,6 +163,13 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
 
     if steps < 1:
         raise UsageError(f"--steps {steps}: train at least one step")
+    from grader.sandbox.isolation import Policy
+
+    # The sandbox limits the processes and threads a worker may start (where the
+    # grader does not run as root); past it, torch could not start its threads.
+    if Policy.max_processes is not None and threads > Policy.max_processes:
+        raise UsageError(f"--threads {threads}: --yours trains in the sandbox, which "
+                         f"allows at most {Policy.max_processes} threads")
     settings = TrainSettings(steps=steps, seed=seed, threads=threads)
     try:
         int_to_char, train_data, val_data = split_corpus(text, GPTConfig.context_length)
