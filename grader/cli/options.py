@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from grader.cli.errors import UsageError
 from grader.registry import Problem, find, problems
+
+T = TypeVar("T", int, float)
 
 
 def select_problems(names: list[str]) -> list[Problem]:
@@ -21,12 +24,16 @@ def select_problems(names: list[str]) -> list[Problem]:
     return sorted(set(chosen), key=lambda p: p.number)
 
 
+def _read(text: str, convert: Callable[[str], T], what: str) -> T:
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above zero."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    value = _read(text, float, "a number of seconds")
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
     return value
@@ -34,10 +41,7 @@ def positive_seconds(text: str) -> float:
 
 def positive_count(text: str) -> int:
     """An argparse type: a whole number, at least 1 (jobs, threads)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _read(text, int, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
     return value
@@ -45,10 +49,7 @@ def positive_count(text: str) -> int:
 
 def positive_megabytes(text: str) -> float:
     """An argparse type: a finite number of megabytes, at least 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of megabytes") from None
+    value = _read(text, float, "a number of megabytes")
     if not math.isfinite(value) or value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
                                          "at least 1")

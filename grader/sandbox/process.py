@@ -256,20 +256,25 @@ class ForkServer:
                            memory_bytes=self.sandbox.memory_bytes)
             if self.sandbox.cpu_seconds is not None:
                 request["cpu_seconds"] = self.sandbox.cpu_seconds
+        try:
+            pid = self._new_process(request, theirs, witness_theirs)
+        finally:
+            theirs.close()
+            witness_theirs.close()
+        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours))
+
+    def _new_process(self, request: dict[str, Any], *ends: socket.socket) -> int:
+        """Send a request that hands the server `ends`; the pid of the process it forked."""
         with self.lock:
             if not self.ready:
                 self._reply(STARTUP_TIMEOUT)
                 self.ready = True
             try:
                 socket.send_fds(self.control, [json.dumps(request).encode()],
-                                [theirs.fileno(), witness_theirs.fileno()])
-                pid = int(self._reply(LOAD_TIMEOUT)["pid"])
+                                [end.fileno() for end in ends])
+                return int(self._reply(LOAD_TIMEOUT)["pid"])
             except OSError as exc:
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
-            finally:
-                theirs.close()
-                witness_theirs.close()
-        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours))
 
     def spawn(self) -> tuple[socket.socket, int]:
         """A fork server of its own for another grader: the socket to hand that grader
@@ -281,16 +286,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request = {"op": "spawn", "isolate": self.sandbox is not None}
         try:
-            with self.lock:
-                if not self.ready:
-                    self._reply(STARTUP_TIMEOUT)
-                    self.ready = True
-                try:
-                    socket.send_fds(self.control, [json.dumps(request).encode()],
-                                    [theirs.fileno()])
-                    pid = int(self._reply(LOAD_TIMEOUT)["pid"])
-                except OSError as exc:
-                    raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+            pid = self._new_process(request, theirs)
         except BaseException:
             ours.close()
             raise
