@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT
 
 from grader.grading.junit import junit_tree
+from grader.sandbox.isolation import probe
 
 STARTERS = ROOT / "data" / "starters"
 SOLUTIONS = ROOT / "solutions"
@@ -124,6 +125,10 @@ def check_learner_reports(graded: dict) -> None:
     assert "no such file" in messages["crop-context"]
     assert "link out of the learner's folder" in messages["decode"]
     assert eve["max_score"] == ada["max_score"] == len(eve["tests"])
+    if probe().namespaces:
+        # Each learner's workers come from a fork server spawned for their grade,
+        # in namespaces of its own, where a worker can still make its PID namespace.
+        assert "worker-pid-namespace" in ada["isolation"], ada["isolation"]
 
 
 def check_junit(graded: dict) -> None:
