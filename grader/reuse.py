@@ -77,6 +77,47 @@ def _find(problems: Path, name: str | int) -> Path:
     raise ReuseError(f"solution_of({name!r}): no such problem in {problems}{where}")
 
 
+def _names_reused(source: str) -> list[str | int]:
+    """The problems a source names in `solution_of(...)` calls, where the name is written out."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str | int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func
+            callee = called.id if isinstance(called, ast.Name) else getattr(called, "attr", "")
+            value = node.args[0].value
+            if callee == "solution_of" and isinstance(value, str | int):
+                names.append(value)
+    return names
+
+
+def earlier_files(file: Path) -> list[Path]:
+    """The earlier solution files `file` takes with solution_of(...), and the ones
+    those take in turn: saving any of them changes what `file` does."""
+    problems = problems_folder_of(file)
+    if problems is None:
+        return []
+    found: list[Path] = []
+    todo = [file]
+    while todo:
+        try:
+            source = todo.pop().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for name in _names_reused(source):
+            try:
+                earlier = _find(problems, name) / "solution.py"
+            except ReuseError:
+                continue
+            if earlier != file and earlier not in found:
+                found.append(earlier)
+                todo.append(earlier)
+    return found
+
+
 def _load(file: Path, label: str) -> ModuleType:
     # A name of its own per file, so that two earlier solutions never share one,
     # and registered while it runs: dataclasses look their module up.

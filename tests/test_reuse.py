@@ -13,7 +13,7 @@ import pytest
 
 from grader import paths
 from grader.registry import find
-from grader.reuse import ReuseError, solution_of
+from grader.reuse import ReuseError, earlier_files, solution_of
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Policy
 from tests.conftest import messages, run_grade
@@ -223,3 +223,20 @@ def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) 
     # A change to 09 changes what 11 does: the learner is graded again.
     (tmp_path / "ada" / "problems" / "09-top-k" / "solution.py").write_text("# changed\n")
     assert inputs_key(collect("ada", tmp_path / "ada", chosen), "grader", {}) != before
+
+
+def test_earlier_files_are_read_from_the_solution_of_calls_and_theirs(tmp_path: Path) -> None:
+    problems = tmp_path / "problems"
+    for folder in ("09-top-k", "10-top-p", "11-top-k-top-p", "12-no-repeat-ngram"):
+        (problems / folder).mkdir(parents=True)
+        (problems / folder / "solution.py").write_text("class Solution:\n    pass\n")
+    (problems / "11-top-k-top-p" / "solution.py").write_text(TOP_K_TOP_P)
+    # 10 takes 12 by its folder's name, through the module, and names an unknown one.
+    (problems / "10-top-p" / "solution.py").write_text(
+        "from grader import reuse\nA = reuse.solution_of('12-no-repeat-ngram')\n"
+        "B = reuse.solution_of('no-such-problem')\n")
+    found = earlier_files(problems / "11-top-k-top-p" / "solution.py")
+    assert [f.relative_to(problems).as_posix() for f in found] == [
+        "09-top-k/solution.py", "10-top-p/solution.py", "12-no-repeat-ngram/solution.py"]
+    assert earlier_files(problems / "09-top-k" / "solution.py") == []
+    assert earlier_files(tmp_path / "elsewhere.py") == []

@@ -1,4 +1,5 @@
-"""`gpt-kata watch`: re-grade the current problem every time its file is saved.
+"""`gpt-kata watch`: re-grade the current problem every time its file is saved,
+or an earlier solution it takes with `solution_of(...)`.
 
 torch, pytest and the fork server stay loaded between grades, so a save is
 graded in a fraction of a cold `gpt-kata grade`. On a terminal, keys work as in
@@ -20,6 +21,7 @@ from grader.cli import status
 from grader.cli.errors import EXIT_PASS, UsageError
 from grader.cli.output import console
 from grader.registry import Problem, find, problems
+from grader.reuse import earlier_files
 from grader.sandbox.process import Sandbox, WorkerPool
 
 POLL = 0.1  # seconds between looks at the file's modification time
@@ -69,6 +71,17 @@ class Watcher:
         self.pool = pool
         self.interactive = interactive
         self.out = console()
+        self._own: tuple[int, int] | None = None
+        self._earlier: list[Path] = []
+
+    def watched(self) -> tuple | None:
+        """What changes when the problem's file, or an earlier solution it uses, is saved."""
+        own = signature(self.problem.starter)
+        if own is None:
+            return None
+        if own != self._own:  # read the file again only when it was saved
+            self._own, self._earlier = own, earlier_files(self.problem.starter)
+        return (own, *(signature(file) for file in self._earlier))
 
     def grade(self) -> str:
         """Grade the current problem's file; its status."""
@@ -95,14 +108,14 @@ class Watcher:
     def run(self) -> int:
         last = None
         while True:
-            current = signature(self.problem.starter)
+            current = self.watched()
             if current != last:
                 last = current
                 if current is None:
                     self.out.print(f"waiting for problems/{self.problem.folder}/solution.py")
                 elif self.grade() == "pass" and not self.stay and not self.advance():
                     return EXIT_PASS
-                last = signature(self.problem.starter)
+                last = self.watched()
             key = key_pressed(self.interactive)
             if key in ("q", "\x04"):
                 return EXIT_PASS
