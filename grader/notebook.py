@@ -124,30 +124,48 @@ def source_of_class(cls: type) -> str | None:
     `inspect.getsource` finds a class through its module's file, and a notebook's
     module has none. Its methods know where they came from, though: IPython keeps
     each cell's text in `linecache` under the file name its code was compiled
-    with, so the class statement around a method's first line is the source.
+    with, so the class statement around a method's first line is the source. A
+    class whose methods are all inherited is taken from the newest cell that
+    defines a class of its name.
     """
     try:
         return textwrap.dedent(inspect.getsource(cls))
     except (OSError, TypeError):
         pass
+    files: list[tuple[str, int | None]] = []
     for member in vars(cls).values():
         function = getattr(member, "__func__", getattr(member, "fget", member))
         code = getattr(inspect.unwrap(function), "__code__", None) \
             if callable(function) else None
-        if code is None:
-            continue
-        text = "".join(linecache.getlines(code.co_filename))
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == cls.__name__ and \
-                    node.lineno <= code.co_firstlineno <= (node.end_lineno or 0):
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                lines = text.splitlines(keepends=True)[first - 1:node.end_lineno]
-                return textwrap.dedent("".join(lines))
+        if code is not None:
+            files.append((code.co_filename, code.co_firstlineno))
+    if not files:
+        # Every method inherited: the newest cell that defines a class of that name,
+        # as running cells in order leaves it (IPython keeps cells with no mtime).
+        files = [(name, None) for name, entry in reversed(linecache.cache.items())
+                 if len(entry) == 4 and entry[1] is None]
+    for filename, line in files:
+        node, text = _class_statement(filename, cls.__name__, line)
+        if node is not None:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            lines = text.splitlines(keepends=True)[first - 1:node.end_lineno]
+            return textwrap.dedent("".join(lines))
     return None
+
+
+def _class_statement(filename: str, name: str, line: int | None
+                     ) -> tuple[ast.ClassDef | None, str]:
+    """The statement of class `name` in a cached file (around `line`, if given)."""
+    text = "".join(linecache.getlines(filename))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None, text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name and (
+                line is None or node.lineno <= line <= (node.end_lineno or 0)):
+            return node, text
+    return None, text
 
 
 def _starter_source(problem: Problem) -> str:

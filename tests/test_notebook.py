@@ -164,6 +164,22 @@ def test_a_class_from_a_cell_is_found_through_its_methods() -> None:
         == "Lily"
 
 
+def test_a_class_that_only_inherits_is_found_in_its_cell() -> None:
+    older = "class Renamed:\n    pass\n"
+    run_like_a_notebook_cell(older, "cell_older")
+    cell = ("class Decoder:\n"
+            "    def decode(self, ids, int_to_char):\n"
+            "        return ''.join(int_to_char[i] for i in ids)\n\n\n"
+            "class Renamed(Decoder):\n"
+            "    pass\n")
+    names = run_like_a_notebook_cell(cell, "cell_inherits")
+    text = solution_file(find("decode"), names["Renamed"], names)
+    assert "class Renamed(Decoder):" in text and "class Decoder:" in text
+    scope: dict = {}
+    exec(compile(text, "solution.py", "exec"), scope)
+    assert scope["Solution"]().decode([9, 23], {9: "L", 23: "i"}) == "Li"
+
+
 def test_in_an_ipython_shell(tmp_path: Path) -> None:
     pytest.importorskip("IPython")
     script = textwrap.dedent(f'''\
