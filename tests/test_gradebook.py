@@ -179,3 +179,32 @@ def test_junit_holds_any_output() -> None:
     (failure,) = root.iter("failure")
     assert failure.get("message").startswith("wrong ")
     assert [c.get("name") for c in root.iter("testcase")] == ["a check", "another"]
+
+
+def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) -> None:
+    """A learner graded while the class's fork server dies (out of memory, say) is
+    reported as not graded, to be graded again, not as failing; later learners
+    start servers of their own."""
+    import argparse
+    import threading
+
+    from grader.cli.gradebook import run_grader, spawn_server, start_servers
+
+    servers = start_servers(argparse.Namespace(memory=1024))
+    assert servers is not None and servers.process is not None
+    problems = tmp_path / "problems"
+    put(problems, CROP, "class Solution:\n    def crop_context(self, context, n):\n"
+                        "        while True:\n            pass\n")
+    argv = ["--submission", str(problems), "--json", str(tmp_path / "report.json"), "-q",
+            "--timeout", "60", "--allow-unisolated", "crop-context"]
+    # Killed while the learner's first call is still running.
+    killer = threading.Timer(8.0, servers.process.kill)
+    killer.start()
+    try:
+        code, _stderr, trouble = run_grader(argv, 300, tmp_path / "stderr.txt", servers)
+    finally:
+        killer.cancel()
+        servers.close()
+    assert trouble == "the sandbox's fork server stopped during this grade; grade again"
+    assert code is not None  # the grade itself ended, on its own
+    assert spawn_server(servers) is None

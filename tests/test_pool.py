@@ -65,3 +65,32 @@ def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
         assert parent.end(pid, grace=30) == 0
     finally:
         parent.close()
+
+
+def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
+    """/proc shows one grade's processes only, as it did with a server per grade; what the
+    sandbox counts there (its process limit) then counts no other learner's."""
+    from grader.sandbox.isolation import probe
+    from grader.sandbox.process import ForkServer, Sandbox
+
+    if not probe().namespaces:
+        pytest.skip("no namespaces on this system")
+    probe_file = tmp_path / "solution.py"
+    # Unsandboxed, so that it may look at /proc: what it sees is the spawned server's.
+    probe_file.write_text("import os\n\n\nclass Solution:\n"
+                          "    def crop_context(self, context, context_length):\n"
+                          "        return [os.readlink('/proc/self'), os.getpid(), os.getppid(),\n"
+                          "                sorted(int(p) for p in os.listdir('/proc')"
+                          " if p.isdigit())]\n")
+    parent = ForkServer(sandbox=Sandbox())
+    try:
+        control, pid = parent.spawn()
+        with WorkerPool(server_control=control) as pool:
+            seen = SubmissionProcess(str(probe_file), "Solution", ["crop_context"], pool).call(
+                "crop_context", (torch.tensor([[1]]), 1)).result
+        me, my_pid, parent_pid, listed = seen
+        assert me == str(my_pid)  # /proc belongs to the PID namespace it runs in
+        assert parent_pid == 1 and listed == [1, my_pid]  # the server and itself, no more
+        assert parent.end(pid, grace=30) == 0
+    finally:
+        parent.close()

@@ -203,8 +203,9 @@ def failed_report(message: str) -> dict:
 
 
 def run_grader(argv: list[str], timeout: float, stderr_path: Path,
-               servers: ForkServer | None = None) -> tuple[int | None, str]:
-    """Exit code (None on time-out) and stderr; the whole process group ends either way.
+               servers: ForkServer | None = None) -> tuple[int | None, str, str | None]:
+    """Exit code (None on time-out), stderr, and why the grade cannot count, if it
+    cannot; the whole process group ends either way.
 
     With `servers`, the grade gets a fork server spawned from it instead of
     starting one (and importing torch) itself.
@@ -213,7 +214,7 @@ def run_grader(argv: list[str], timeout: float, stderr_path: Path,
     try:
         with _running_lock:
             if _stopping.is_set():  # the run was interrupted: start nothing new
-                return None, ""
+                return None, "", None
             process = GradeProcess(argv, str(stderr_path), spawned[0] if spawned else None)
             _running.add(process)
         if spawned:
@@ -230,11 +231,15 @@ def run_grader(argv: list[str], timeout: float, stderr_path: Path,
         if spawned and servers is not None:
             spawned[0].close()
             servers.end(spawned[1], 0.0)
+    trouble = None
+    if spawned and servers is not None and not servers.alive:
+        # Its workers went with the class's server: failures were the grader's.
+        trouble = "the sandbox's fork server stopped during this grade; grade again"
     try:
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         stderr = ""
-    return code, stderr
+    return code, stderr, trouble
 
 
 def start_servers(args: argparse.Namespace) -> ForkServer | None:
@@ -247,7 +252,7 @@ def start_servers(args: argparse.Namespace) -> ForkServer | None:
 
 
 def spawn_server(servers: ForkServer | None) -> tuple[socket.socket, int] | None:
-    if servers is None:
+    if servers is None or not servers.alive:
         return None
     try:
         return servers.spawn()
@@ -283,7 +288,9 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
                    *(["--allow-unisolated"] if args.allow_unisolated else []),
                    *(p.slug for p in chosen)]
         limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
-        code, stderr = run_grader(argv, limit, Path(tmp) / "stderr.txt", servers)
+        code, stderr, trouble = run_grader(argv, limit, Path(tmp) / "stderr.txt", servers)
+        if trouble is not None:
+            return failed_report(trouble)
         if code is None:
             return failed_report(f"grading took longer than {limit:g} s and was stopped")
         try:

@@ -117,9 +117,14 @@ class ForkServer:
             try:
                 self.control.close()
                 os.setsid()  # so that ending its group ends the namespace's first process too
-                if isolate:  # a network namespace too, where the system gives one
-                    (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
-                     or own_pid_namespace(keep_ids=True))
+                if isolate:
+                    # Network and mount namespaces too where the system gives them,
+                    # and with the latter a /proc that shows only this grade's processes.
+                    if own_pid_namespace(CLONE_NEWNET | CLONE_NEWNS, keep_ids=True):
+                        mount_proc()
+                    else:
+                        (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
+                         or own_pid_namespace(keep_ids=True))
                 ForkServer(socket.socket(fileno=control_fd)).serve()
                 code = 0
             except BaseException:  # noqa: BLE001 - shown with GPT_KATA_DEBUG, then exit 1
@@ -154,6 +159,8 @@ class ForkServer:
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 
 
 def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
@@ -188,6 +195,18 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def mount_proc() -> bool:
+    """Mount a /proc for this PID namespace, in this process's own mount namespace."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                          None) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def map_ids(uid: int, gid: int) -> None:

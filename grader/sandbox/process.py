@@ -214,6 +214,7 @@ class ForkServer:
         self.replies = control.makefile("rb")
         self.lock = threading.Lock()
         self.ready = False
+        self.broken = False
 
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -235,15 +236,27 @@ class ForkServer:
         theirs.close()
         return ours
 
+    @property
+    def alive(self) -> bool:
+        return not self.broken and (self.process is None or self.process.poll() is None)
+
     def _reply(self, timeout: float) -> dict:
+        # After one failed exchange, a late reply could be taken for the next one's:
+        # the server is given up instead.
+        if self.broken:
+            raise WorkerDied("the fork server stopped answering")
         self.control.settimeout(timeout)
         try:
             line = self.replies.readline()
+            if not line:
+                raise WorkerDied("the fork server has exited")
+            return json.loads(line)
         except (OSError, ValueError) as exc:
+            self.broken = True
             raise WorkerDied(f"the fork server stopped answering: {exc}") from None
-        if not line:
-            raise WorkerDied("the fork server has exited")
-        return json.loads(line)
+        except WorkerDied:
+            self.broken = True
+            raise
 
     def fork(self, submission: str) -> ForkedWorker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -273,7 +286,8 @@ class ForkServer:
                 socket.send_fds(self.control, [json.dumps(request).encode()],
                                 [end.fileno() for end in ends])
                 return int(self._reply(LOAD_TIMEOUT)["pid"])
-            except OSError as exc:
+            except (OSError, KeyError, TypeError, ValueError) as exc:
+                self.broken = True
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
 
     def spawn(self) -> tuple[socket.socket, int]:
