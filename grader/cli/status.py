@@ -1,4 +1,5 @@
-"""The learner's status: what the last grade of each exact file said.
+"""The learner's status: what the last grade of each exact file (and of the
+earlier solutions it uses) said.
 
 Kept in `.gpt-kata/status.json`; `list`, `talk`, `hint` and `watch` read it. Per
 problem it also keeps the fix for the mistake its last grade named, and how many
@@ -14,16 +15,23 @@ from typing import TYPE_CHECKING
 
 from grader import paths
 from grader.registry import Problem, problems
+from grader.reuse import earlier_files
 
 if TYPE_CHECKING:
     from grader.grading.report import Report
 
 
 def file_hash(path: Path) -> str | None:
+    """The file's sha256; with the earlier solutions it takes with solution_of(...),
+    of all of them, so that saving one of those makes this file "not graded" again."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(path.read_bytes())
+        for earlier in earlier_files(path):
+            digest.update(f"\0{earlier.parent.name}\0".encode())
+            digest.update(earlier.read_bytes())
     except OSError:
         return None
+    return digest.hexdigest()
 
 
 def load_status() -> dict:
