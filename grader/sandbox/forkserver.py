@@ -13,8 +13,9 @@ cannot name it) and reports how they ended.
 A gradebook grades many learners, each in a grader of its own. Rather than
 start a fork server per learner (a torch import each), it starts one and asks
 it to `spawn` a server per learner: a fork of this one, with nothing in it but
-what `preload` loaded, in PID and network namespaces of its own where the
-system allows, so that everything it forked ends when it does.
+what `preload` loaded, in user, PID, network and mount namespaces of its own
+(with a /proc of its own) where the system allows, so that everything it forked
+ends when it does.
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     """Continue as PID 1 of a new PID namespace; False where the system refuses.
 
     When PID 1 of a namespace ends, the kernel ends every process in it, however
-    it detached. `more` names further namespaces to enter (CLONE_NEWNET), and
+    it detached. `more` names further namespaces to enter (CLONE_NEWNET...), and
     `keep_ids` maps this process's user and group ids into the new user
     namespace, without which nothing in it may make a user namespace of its own.
     The process that called this stays behind as a plain parent:
