@@ -245,7 +245,7 @@ def test_earlier_files_are_read_from_the_solution_of_calls_and_theirs(tmp_path: 
 def test_a_status_is_kept_for_the_file_and_the_earlier_solutions_it_uses(tmp_path: Path) -> None:
     import hashlib
 
-    from grader.cli.status import file_hash
+    from grader.cli.status import solution_hash
 
     problems = tmp_path / "problems"
     for folder in ("09-top-k", "10-top-p", "11-top-k-top-p"):
@@ -255,7 +255,7 @@ def test_a_status_is_kept_for_the_file_and_the_earlier_solutions_it_uses(tmp_pat
     later.write_text(TOP_K_TOP_P)
     top_k = problems / "09-top-k" / "solution.py"
     # A file that uses no earlier solution keeps the plain hash it was recorded with.
-    assert file_hash(top_k) == hashlib.sha256(top_k.read_bytes()).hexdigest()
-    before = file_hash(later)
+    assert solution_hash(top_k) == hashlib.sha256(top_k.read_bytes()).hexdigest()
+    before = solution_hash(later)
     top_k.write_text("class Solution:\n    pass  # saved again, changed\n")
-    assert file_hash(later) != before  # graded with the old 09: not this 11's grade
+    assert solution_hash(later) != before  # graded with the old 09: not this 11's grade

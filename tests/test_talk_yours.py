@@ -8,17 +8,15 @@ without the grader's model or talk code.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, module_from
 from safetensors.torch import load_file
 
 from grader.cli.main import main
@@ -26,15 +24,6 @@ from grader.cli.main import main
 FINISH = "finish problem 23 first (gpt-kata grade gpt)"
 PROMPT = "Once upon a time,"
 CHARS = 40
-
-
-def module_from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def expected_text(prompt: str, chars: int,

@@ -12,7 +12,6 @@ with the learning-rate schedule written out below.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import math
 import re
@@ -20,26 +19,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, module_from
 from safetensors.torch import load_file
 
 from grader.model.gpt import GPT, GPTConfig
 
 STEPS = 30  # more than one chunk of steps, and an evaluation at the end
 SEED = 3
-
-
-def module_from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def kata(tmp_path: Path, train_step: Path = ROOT / "solutions" / "25-train-step" / "solution.py"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from grader.grading.report import Report
 
 
-def file_hash(path: Path) -> str | None:
+def solution_hash(path: Path) -> str | None:
     """The file's sha256; with the earlier solutions it takes with solution_of(...),
     of all of them, so that saving one of those makes this file "not graded" again."""
     try:
@@ -52,7 +52,7 @@ def save_status(updates: dict[str, dict]) -> None:
 
 def learner_status(problem: Problem) -> str:
     """pass / fail from the last grade of this exact file, else todo or not graded."""
-    current = file_hash(problem.starter)
+    current = solution_hash(problem.starter)
     if current is None:
         return "missing"
     recorded = load_status().get(problem.slug, {})
@@ -66,7 +66,7 @@ def record(report: Report) -> None:
     known = load_status()
     updates = {}
     for s in report.summaries:
-        entry = {**known.get(s.problem.slug, {}), "sha256": file_hash(s.submission),
+        entry = {**known.get(s.problem.slug, {}), "sha256": solution_hash(s.submission),
                  "status": s.status, "starter": s.untouched}
         diagnosed = next((r for r in s.results if r.status != "pass" and r.hint), None)
         if s.status == "pass":
