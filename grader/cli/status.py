@@ -69,11 +69,12 @@ def record(report: Report) -> None:
         entry = {**known.get(s.problem.slug, {}), "sha256": solution_hash(s.submission),
                  "status": s.status, "starter": s.untouched}
         diagnosed = next((r for r in s.results if r.status != "pass" and r.hint), None)
-        if s.status == "pass":
-            # a fixed mistake's fix is no longer news
+        if s.status == "pass" or diagnosed is None:
+            # A fixed mistake's fix is no longer news, and a grade that names no
+            # mistake leaves no older one's fix for `hint` to offer as if it were this one's.
             for key in ("mistake", "mistake_hint", "mistake_hint_shown"):
                 entry.pop(key, None)
-        elif diagnosed is not None:
+        else:
             if entry.get("mistake_hint") != diagnosed.hint:
                 # a new diagnosis: its fix is news, so `hint` offers it first again
                 entry["mistake_hint_shown"] = False
