@@ -224,6 +224,36 @@ def test_a_step_that_diverges_while_training_stops_the_run_in_one_line(tmp_path)
     assert len(lines) == 1 and lines[0].startswith(
         "gpt-kata train: training failed within steps 26-30"), lines
     assert "train_step() returned a loss of nan: training diverged" in lines[0]
+    assert f"(the run in {run} failed: it keeps only its loss_log.tsv)" in lines[0]
     assert not (run / "model.safetensors").exists()
     talked = gpt_kata(folder, "talk", "--model", str(run))
-    assert talked.returncode == 2 and "training has not finished" in talked.stderr
+    assert talked.returncode == 2, talked.stderr
+    assert "this training run failed (training failed within steps 26-30" in talked.stderr
+    assert "training has not finished" not in talked.stderr
+
+
+def test_a_gpt_with_a_mask_buffer_trains_to_the_end_and_talks(tmp_path):
+    """A GPT that keeps its causal mask with register_buffer, as statements 20 and 21
+    allow and problem 23 passes (tests/submissions/gpt/nanogpt_style.py): the buffer
+    is its own, so the run ends with a model, and talk talks with it."""
+    gpt = ROOT / "tests" / "submissions" / "gpt" / "nanogpt_style.py"
+    assert "register_buffer" in gpt.read_text()
+    folder = kata(tmp_path)
+    shutil.copy(gpt, folder / "problems" / "23-gpt" / "solution.py")
+    status_file = folder / ".gpt-kata" / "status.json"
+    status = json.loads(status_file.read_text())
+    # Its pass is graded by tests/test_submissions.py; recorded here so the run starts.
+    status["gpt"] = {"sha256": hashlib.sha256(gpt.read_bytes()).hexdigest(),
+                     "status": "pass", "starter": False}
+    status_file.write_text(json.dumps(status))
+    run = tmp_path / "run"
+    done = gpt_kata(folder, "train", "--yours", "--steps", str(STEPS), "--threads", "1",
+                    "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    assert f"step {STEPS}/{STEPS}  loss " in done.stdout
+    assert (run / "model.safetensors").is_file() and not (run / "failed.txt").exists()
+    written = load_file(str(run / "model.safetensors"))
+    assert written.keys() == GPT(GPTConfig(vocab_size=40)).state_dict().keys()
+    talked = gpt_kata(folder, "talk", "Tom", "--model", str(run), "--chars", "20")
+    assert talked.returncode == 0, talked.stderr
+    assert talked.stdout.startswith("Tom") and len(talked.stdout.rstrip("\n")) == 23

@@ -103,6 +103,44 @@ def check_chunk(losses: Any, evaluation: Any, steps: int, evaluated: bool) -> No
                          "code write to the grader's channel?)")
 
 
+def time_left(per_step: float | None, measured_at: float, left_steps: int,
+              now: float) -> str:
+    """The time the remaining steps take at the run's own pace so far, counted down
+    since that pace was measured; "?" before the first chunk of steps has run."""
+    from grader.cli.output import clock
+
+    if per_step is None:
+        return "?"
+    return clock(max(0.0, per_step * left_steps - (now - measured_at)))
+
+
+def time_left_column() -> Any:
+    """A progress column of the time left, from the pace of every step so far: rich's
+    own estimate reads only the last 30 s of updates, which a chunk of 25 slow steps
+    outlasts, and then it shows -:--:--."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            left = int((task.total or 0) - task.completed)
+            return Text(time_left(task.fields.get("per_step"), task.fields.get("at", 0.0),
+                                  left, time.perf_counter()), style="progress.remaining")
+
+    return TimeLeft()
+
+
+def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
+    """Record in the run folder that its training failed, so that `talk --model`
+    says so instead of waiting for a model; the error to raise, saying it too."""
+    from grader.model.runs import FAILED
+
+    if not (out / "loss_log.tsv").is_file():  # nothing was written: nothing to mark
+        return reason if isinstance(reason, UsageError) else UsageError(reason)
+    (out / FAILED).write_text(f"{reason}\n", encoding="utf-8")
+    return UsageError(f"{reason} (the run in {out} failed: it keeps only its loss_log.tsv)")
+
+
 class Run:
     """The worker that trains, and the calls the grader makes to it."""
 
@@ -147,18 +185,10 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                 on_eval: Callable[[int, int, float, float, float], None] | None,
                 regrade: Callable[[Problem, Any], None] | None = None) -> None:
     """Train the learner's GPT and write the run to `out`; UsageError (exit 2) when a
-    problem is not finished or their code fails while training."""
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
+    problem is not finished or their code fails while training (the run folder then
+    says it failed)."""
     from grader.model.gpt import GPTConfig
-    from grader.model.training import TrainSettings, learning_rate, split_corpus
-    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.model.training import TrainSettings, split_corpus
     from grader.sandbox.protocol import MAX_FRAME
 
     if steps < 1:
@@ -182,6 +212,31 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
         raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
                          "train --yours can hand to your code; use a smaller --corpus")
     config = GPTConfig(vocab_size=len(int_to_char))
+    try:
+        trained = train_in_worker(out, steps, seed, settings, config, int_to_char,
+                                  train_data, val_data, show_progress, on_eval, regrade)
+    except UsageError as exc:
+        raise mark_failed(out, exc) from None
+    except KeyboardInterrupt:
+        mark_failed(out, "training was interrupted")
+        raise
+    try:
+        write_run(out, config, int_to_char, *trained)
+    except UsageError as exc:
+        raise mark_failed(out, exc) from None
+
+
+def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any,
+                    int_to_char: dict[int, str], train_data: Any, val_data: Any,
+                    show_progress: bool,
+                    on_eval: Callable[[int, int, float, float, float], None] | None,
+                    regrade: Callable[[Problem, Any], None] | None) -> tuple:
+    """The run in the learner's worker: (weights, evaluations, each step's loss)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from grader.model.training import learning_rate
+    from grader.sandbox.process import Sandbox, WorkerPool
+
     cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * settings.threads * steps)
     with WorkerPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
@@ -214,15 +269,16 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
             columns = (TextColumn("training your GPT"), BarColumn(),
                        TextColumn("{task.completed}/{task.total}"),
                        TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
-                       TimeRemainingColumn())
+                       time_left_column())
             with Progress(*columns, disable=not show_progress) as progress:
-                task = progress.add_task("train", total=steps, loss="-")
+                task = progress.add_task("train", total=steps, loss="-", per_step=None)
                 begun = run.call("train_begin", (
                     run.files["gpt"], run.files["batches"], config.to_dict(), seed,
                     train_data, val_data, settings.batch_size, optimizer, settings.threads),
                     FIRST_CHUNK_TIMEOUT, "building your GPT for training failed")
                 check_chunk([], begun, 0, True)
                 evaluated(0, begun)
+                first_step = time.perf_counter()  # the pace counts steps, not the start
                 while len(step_losses) < steps:
                     first = len(step_losses)
                     last = min(steps, first + CHUNK_STEPS)
@@ -238,14 +294,16 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                     step_losses += losses
                     if evaluation is not None:
                         evaluated(last, evaluation)
-                    progress.update(task, completed=last, loss=f"{losses[-1]:.3f}")
+                    now = time.perf_counter()
+                    progress.update(task, completed=last, loss=f"{losses[-1]:.3f}",
+                                    per_step=(now - first_step) / last, at=now)
             weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
                                "handing back your trained GPT's weights failed")
         finally:
             if log_file is not None:
                 log_file.close()
             run.close()
-    write_run(out, config, int_to_char, weights, log, step_losses)
+    return weights, log, step_losses
 
 
 def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,

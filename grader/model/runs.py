@@ -19,6 +19,8 @@ from grader.model.gpt import GPT, GPTConfig
 from grader.sandbox.protocol import ModelSpec
 
 FILES = ("config.json", "vocab.json", "model.safetensors")
+# Written instead of the model by a training run that failed, with the reason.
+FAILED = "failed.txt"
 # Far above any model trained here; it keeps a forged config from asking for
 # gigabytes before the weights are even compared with it.
 MAX_SIZE = 1 << 16
@@ -51,6 +53,10 @@ def load_run(folder: Path) -> Run:
         raise RunError(f"{folder}: no such folder")
     if not folder.is_dir():
         raise RunError(f"{folder} is not a folder; give the folder `gpt-kata train` wrote")
+    if (folder / FAILED).is_file():
+        said = (folder / FAILED).read_text(encoding="utf-8", errors="replace").strip()
+        reason = said.splitlines()[0][:300] if said else "no reason recorded"
+        raise RunError(f"{folder}: this training run failed ({reason}); train again")
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing and (folder / "loss_log.tsv").is_file():
         raise RunError(f"{folder}: training has not finished (no {', '.join(missing)} yet); "
