@@ -114,6 +114,27 @@ def train_steps(module, model, optimizer, x, y):
     return returned, {name: weight.detach().clone() for name, weight in net.state_dict().items()}
 
 
+def loss_backward(module, logits, targets):
+    """`loss()` on logits that require gradients, then its gradient with respect to them.
+
+    Returns the loss (detached) and the logits' gradient, or None for the gradient
+    when the loss has no graph back to the logits (.detach(), .item(), no_grad):
+    what training's loss.backward() would find. A loss that is not a one-element
+    tensor is returned as it is, for the value checks to describe.
+    """
+    import torch
+
+    leaf = logits.detach().clone().requires_grad_(True)
+    with torch.enable_grad():  # the grader runs references under no_grad
+        loss = module.Solution().loss(leaf, targets.clone())
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            return loss, None
+        if not loss.requires_grad:
+            return loss.detach(), None
+        (gradient,) = torch.autograd.grad(loss.sum(), leaf, allow_unused=True)
+    return loss.detach(), gradient
+
+
 # -- gpt-kata train --yours ------------------------------------------------------------
 # A training run spans many calls to one worker: the learner's GPT, its optimizer
 # and the batch generator live here between them, so that the grader can show
@@ -228,5 +249,7 @@ def train_evaluate(module):
 
 
 def train_weights(module):
-    """The trained weights by name, for the grader to check and write."""
-    return {name: w.detach().clone() for name, w in _RUN["net"].state_dict().items()}
+    """The trained weights by name, for the grader to check and write: the
+    parameters only, since a buffer (a causal mask kept with register_buffer) is
+    the learner's own, as in grading (grader/model/parts.py)."""
+    return {name: w.detach().clone() for name, w in _RUN["net"].named_parameters()}
