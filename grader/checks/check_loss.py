@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import Mistake
+from grader.grading.judges import expect_tensor
+from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.model import artifacts
 
 
@@ -38,6 +40,13 @@ MISTAKES = [
     Mistake("score the last position only",
             "every position is a prediction with its own target: use all B * T of them",
             lambda logits, targets: F.cross_entropy(logits[:, -1], targets[:, -1])),
+    Mistake("flatten the logits and the targets in different orders",
+            "flatten both row by row, so that position t of row b meets its own target: "
+            "logits.view(B * T, vocab_size) and targets.view(B * T)",
+            lambda logits, targets: F.cross_entropy(
+                logits.transpose(0, 1).reshape(-1, logits.shape[-1]), targets.reshape(-1)),
+            lambda logits, targets: F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), targets.transpose(0, 1).reshape(-1))),
     Mistake("shift the targets again",
             "targets[b, t] already is the token after position t: compare logits[:, t] "
             "with targets[:, t]",
@@ -81,12 +90,42 @@ def draw_example(data: st.DataObject) -> tuple:
     return logits, torch.randint(vocab, (batch, length), generator=generator)
 
 
+def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
+    expect_tensor(got, expected, "the loss")
+    if got.dtype != expected.dtype:  # the statement: float64 logits, a float64 loss
+        raise GradeFailure(f"the loss is {str(got.dtype).removeprefix('torch.')}, but the "
+                           f"logits are {str(expected.dtype).removeprefix('torch.')}: "
+                           "compute it from the logits as they are, without .float() "
+                           "or a dtype of your own")
+
+
 CONTRACT = Contract(
     problem="loss", method="loss", arg_names=("logits", "targets"),
-    cases=cases, mistakes=MISTAKES, judge=comparing(expect_tensor, "the loss"),
+    cases=cases, mistakes=MISTAKES, judge=judge,
 )
 
 test_fixed_batches, test_random_batches = CONTRACT.tests(
     "The loss of fixed batches: the shipped model's, uniform and overconfident logits",
     "The loss of random logits and targets, against the reference",
     draw_example)
+
+
+def test_the_loss_backpropagates(kata: Kata) -> None:
+    """The loss keeps its graph: loss.backward() reaches the logits, with the right gradient"""
+    logits, targets = shipped_windows(0, 100)
+    got = kata.outcome("harness:loss_backward", logits, targets, arg_names=CONTRACT.arg_names)
+    if got[0] == "error":
+        raise GradeFailure(f"loss() raised {got[1]}")
+    loss, gradient = got[1]
+    if not isinstance(loss, torch.Tensor):
+        raise GradeFailure(f"loss() returned a {type(loss).__name__}, not a tensor that "
+                           "training can call .backward() on")
+    if gradient is None:
+        raise GradeFailure("loss.backward() cannot reach the logits: the loss has no graph "
+                           "back to them. Was it .detach()-ed, rebuilt from a number "
+                           "(.item(), torch.tensor(...)), or computed under torch.no_grad()? "
+                           "Return F.cross_entropy's tensor as it is")
+    leaf = logits.clone().requires_grad_(True)
+    with torch.enable_grad():
+        F.cross_entropy(*flat(leaf, targets)).backward()
+    expect_tensor(gradient, leaf.grad, "the gradient of the loss with respect to the logits")

@@ -108,11 +108,16 @@ def test_worked_example(kata: Kata) -> None:
 
 
 def test_unknown_character(kata: Kata) -> None:
-    """A character the corpus never holds is refused with ValueError, naming it"""
-    text = "Zoe sat."  # the shipped corpus has no capital Z
+    """Characters the corpus never holds are refused with ValueError, naming every one"""
+    text = "Zoe met Xavier."  # the shipped corpus has no capital Z or X
+    unknown = ["Z", "X"]
     CONTRACT.expect_refusal(kata, (text, shipped_corpus()), f"encode({text!r}, corpus)",
-                            "the corpus has no 'Z', so it has no id")
+                            "the corpus has no 'Z' and no 'X', so they have no ids")
     error = (kata.last.error or {}) if kata.last else {}
-    if "Z" not in str(error.get("message", "")):
-        raise GradeFailure("the ValueError for 'Zoe sat.' does not name the character 'Z': "
-                           "say which characters are missing, so the reader can fix the text")
+    message = str(error.get("message", ""))
+    unnamed = [char for char in unknown if char not in message]
+    if unnamed:
+        others = "".join(f", nor {char!r}" for char in unnamed[1:])
+        raise GradeFailure(f"the ValueError for {text!r} does not name the character "
+                           f"{unnamed[0]!r}{others}: say which characters are missing, every "
+                           "one of them, so the reader can fix the text in one go")
