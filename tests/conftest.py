@@ -24,6 +24,26 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 
+WITHOUT_XDIST = ("pytest-xdist is not installed (or -p no:xdist): the suite runs in one "
+                 "process; `pip install -e '.[dev]'` spreads it over every core")
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # addopts in pyproject.toml spreads the suite with pytest-xdist's --numprocesses
+    # and --dist (the dev extra). Without the plugin those options would be unknown
+    # and pytest would refuse to start: accept and ignore them, and say so in the header.
+    if pluginmanager.hasplugin("xdist"):
+        return
+    group = parser.getgroup("xdist stand-in")
+    group.addoption("--numprocesses", dest="numprocesses", default=None,
+                    help="ignored: pytest-xdist is not installed")
+    group.addoption("--dist", dest="dist", default="no",
+                    help="ignored: pytest-xdist is not installed")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return None if config.pluginmanager.hasplugin("xdist") else WITHOUT_XDIST
+
 
 def module_from(path: Path, name: str) -> ModuleType:
     """Import the Python file `path` as module `name` (registered, as dataclasses need)."""

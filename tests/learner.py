@@ -3,6 +3,10 @@
 Commands that write (`reset`, `hint`) run in a copy of the grader, the problems
 and the starter snapshot, so they change the copy's files and `.gpt-kata`
 status, never the repository's.
+
+The copy's solutions are the pristine starters (data/starters/), never the files
+in the repository's problems/: those belong to whoever works through the kata, and
+a problem solved there must not change what a test sees.
 """
 
 from __future__ import annotations
@@ -14,13 +18,34 @@ from pathlib import Path
 
 from conftest import ROOT
 
+STARTERS = ROOT / "data" / "starters"
+
+
+def fresh_problems(problems: Path) -> Path:
+    """`problems` as a fresh clone has it: the registry, the statements, the starters."""
+    shutil.copytree(STARTERS, problems)
+    shutil.copy(ROOT / "problems" / "registry.toml", problems)
+    for folder in problems.iterdir():
+        statement = ROOT / "problems" / folder.name / "README.md"
+        if statement.is_file():  # the kata's text, not the learner's work
+            shutil.copy(statement, folder)
+    return problems
+
+
+def learner_kata(tmp_path: Path) -> Path:
+    """A learner's folder graded by this checkout's grader: only problems/, fresh."""
+    kata = tmp_path / "kata"
+    fresh_problems(kata / "problems")
+    return kata
+
 
 def kata_copy(tmp_path: Path) -> Path:
-    """The grader, problems and starter snapshot, as a learner's checkout holds them."""
+    """A fresh clone: the grader, the starter snapshot and fresh problems/."""
     root = tmp_path / "kata"
-    ignore = shutil.ignore_patterns("__pycache__", "*.bak", ".gpt-kata")
-    for part in ("grader", "problems", "data/starters"):
-        shutil.copytree(ROOT / part, root / part, ignore=ignore)
+    shutil.copytree(ROOT / "grader", root / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(STARTERS, root / "data" / "starters")
+    fresh_problems(root / "problems")
     return root
 
 

@@ -106,3 +106,15 @@ def test_installed_grader_grades_the_kata_folder_it_runs_in(tmp_path: Path) -> N
                 cwd=work).split()
     assert Path(where[0]).is_relative_to(inner) and where[1] == "True"
     assert (kata / ".gpt-kata" / "status.json").is_file()
+
+
+def test_the_suite_runs_without_pytest_xdist() -> None:
+    # pyproject's addopts names xdist's options; without the plugin (a learner's
+    # install has no dev extra) the tests still run, in one process, and say why.
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist",
+         "tests/test_packaging.py::test_every_grader_folder_with_code_is_packaged"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+    assert "pytest-xdist is not installed" in done.stdout

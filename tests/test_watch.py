@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conftest import ROOT
+from learner import learner_kata
 
 # Far beyond any grade: a watcher that never prints fails the test instead of hanging it.
 PATIENCE = 300.0
@@ -23,14 +24,6 @@ def next_line(watcher: subprocess.Popen[str]) -> str:
     ready, _, _ = select.select([watcher.stdout], [], [], PATIENCE)
     assert ready, f"watch printed nothing within {PATIENCE:g} s"
     return watcher.stdout.readline()
-
-
-def learner_kata(tmp_path: Path) -> Path:
-    """A learner's folder: the starters as problems/, and the registry."""
-    kata = tmp_path / "kata"
-    shutil.copytree(ROOT / "data" / "starters", kata / "problems")
-    shutil.copy(ROOT / "problems" / "registry.toml", kata / "problems")
-    return kata
 
 
 @contextlib.contextmanager
