@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import paths
 from grader.cli import status
@@ -23,6 +25,7 @@ from grader.cli.options import (
     select_problems,
 )
 from grader.cli.output import console
+from grader.grading.sanitise import visible
 from grader.registry import Problem, problems
 from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
@@ -32,6 +35,11 @@ from grader.sandbox.process import (
     Sandbox,
     WorkerPool,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from grader.grading.report import Report
 
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
@@ -125,14 +133,16 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool) -> int:
-    from grader.grading.report import render
+    from rich.markup import escape
+
     from grader.grading.session import Limits, goldens_mode, grade_problems
 
     out = console(stderr=args.quiet)
     if not args.quiet:
         source = "the reference solutions" if args.reference else (
             args.submission or "problems/")
-        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from {source}")
+        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from "
+                  f"{escape(visible(source))}")
         if goldens_mode() == "live-only" and args.verbose:
             out.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
@@ -144,14 +154,43 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
     pool.close()  # every worker is gone before anything is written
-    if not args.quiet:
-        render(report, out, verbose=args.verbose)
-    if args.json:
-        report.write_json(Path(args.json))
-    if args.junit:
-        from grader.grading.junit import write_junit
-
-        write_junit(report.to_json(), Path(args.junit))
+    # The reports and the status first: whatever happens to the terminal (a closed
+    # pipe, an encoding, a bug in rendering), what was graded is kept.
+    written = write_reports(args, report)
     if not args.reference and args.submission is None:
         status.record(report)
-    return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+    if not args.quiet:
+        show(report, out, args.verbose)
+    grade_code = EXIT_PASS if report.status == "pass" else EXIT_FAIL
+    return grade_code if written else EXIT_FAIL
+
+
+def write_reports(args: argparse.Namespace, report: Report) -> bool:
+    """--json and --junit; False, having said why in one line, if one could not be written."""
+    from grader.grading.junit import write_junit
+
+    written = True
+    for option, target, write in (
+            ("--json", args.json, report.write_json),
+            ("--junit", args.junit, lambda path: write_junit(report.to_json(), path))):
+        if not target:
+            continue
+        try:
+            write(Path(target))
+        except OSError as exc:
+            written = False
+            print(f"gpt-kata grade: {option} {target} could not be written: {exc}",
+                  file=sys.stderr)
+    return written
+
+
+def show(report: Report, out: Console, verbose: bool) -> None:
+    """The report on the terminal; an error in rendering is one line on stderr, not a
+    traceback, and changes neither the reports nor the exit code."""
+    from grader.grading.report import render
+
+    try:
+        render(report, out, verbose=verbose)
+    except Exception as exc:  # noqa: BLE001 - the grade is done and written; say so
+        print(f"gpt-kata grade: the report could not be shown ({type(exc).__name__}: "
+              f"{visible(exc)}); it was graded and every report was written", file=sys.stderr)

@@ -11,17 +11,65 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False, quiet: bool = False) -> Console:
-    """A rich console that wraps lines only on a terminal.
+    """A rich console that wraps lines only on a terminal, never crashes on an
+    encoding, and goes quiet when its reader goes away.
 
     Piped into a file, a CI log or another program, a line cut at 80 columns
     breaks searches and copied messages; the reader's own window wraps them.
     """
     from rich.console import Console
 
-    made = Console(highlight=False, stderr=stderr, quiet=quiet)
+    class KataConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # `gpt-kata grade | head -2`: the reader has what it wanted. rich would
+            # exit(1) here, before the reports and the status are written and with
+            # another exit code than the grade's; instead the rest goes nowhere.
+            self.quiet = True
+            silence(self.file)
+
+    tolerant_streams()
+    made = KataConsole(highlight=False, stderr=stderr, quiet=quiet)
     if not made.is_terminal:
         made.soft_wrap = True
     return made
+
+
+def tolerant_streams() -> None:
+    """Let stdout and stderr write any text: a character their encoding lacks (an
+    emoji on cp1252, a check mark on ASCII) is written as a visible escape instead of
+    raising UnicodeEncodeError in the middle of a report."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass  # a closed or exotic stream: rendering catches what it raises
+
+
+def silence(stream: object) -> None:
+    """Point the stream's file descriptor at the null device (Python's advice for
+    a closed pipe), so that later writes and the flush at exit cannot fail."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def can_show(out: Console, text: str) -> bool:
+    """Whether the console's encoding can write `text` as it is."""
+    try:
+        text.encode(out.encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def glyph(out: Console, fancy: str, plain: str) -> str:
+    """`fancy` (a check mark, say) where the console can show it, else `plain`."""
+    return fancy if can_show(out, fancy) else plain
 
 
 def clock(seconds: float) -> str:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,19 +39,56 @@ def solution_hash(path: Path) -> str | None:
 
 
 def load_status() -> dict:
+    path = paths.STATE / "status.json"
     try:
-        return json.loads((paths.STATE / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+        raw = path.read_bytes()
+    except OSError:
+        return {}  # never graded here (or unreadable: nothing to remember)
+    try:
+        status = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        status = None
+    if isinstance(status, dict):
+        return status
+    put_aside(path)
+    return {}
+
+
+def put_aside(path: Path) -> None:
+    """A status file that cannot be read is kept for its owner under another name,
+    and said so once, instead of being silently forgotten at the next save."""
+    backup = path.with_name(f"{path.name}.{time.strftime('%Y-%m-%dT%H-%M-%S')}.corrupt")
+    try:
+        path.replace(backup)
+        where = f"kept it as {backup}"
+    except OSError:
+        where = "left it where it is"
+    if path not in _reported:
+        _reported.add(path)
+        print(f"gpt-kata: {path} could not be read, so every problem counts as not graded; "
+              f"{where}", file=sys.stderr)
+
+
+_reported: set[Path] = set()
 
 
 def save_status(updates: dict[str, dict]) -> None:
+    """Written to a file of its own and moved into place, so that a write cut short
+    (a full disk, a kill, a power cut) leaves the previous status, never half of one."""
     status = {**load_status(), **updates}
+    tmp = None
     try:
         paths.STATE.mkdir(exist_ok=True)
-        (paths.STATE / "status.json").write_text(json.dumps(status, indent=1) + "\n")
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=paths.STATE,
+                                         prefix=".status-", suffix=".tmp",
+                                         delete=False) as handle:
+            tmp = Path(handle.name)
+            handle.write(json.dumps(status, indent=1) + "\n")
+        os.replace(tmp, paths.STATE / "status.json")
     except OSError:
-        pass  # a read-only checkout still grades; it just cannot remember
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        # a read-only checkout still grades; it just cannot remember
 
 
 def learner_status(problem: Problem) -> str:

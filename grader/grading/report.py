@@ -15,8 +15,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.cli.output import glyph
 from grader.grading.inputs import CASE_HEADING
 from grader.grading.plugin import TestResult
+from grader.grading.sanitise import visible
 from grader.registry import Problem
 
 OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
@@ -112,7 +114,8 @@ class Report:
             "max_score": len(tests),
             "problems": [
                 {"problem": s.problem.slug, "number": s.problem.number, "status": s.status,
-                 "passed": s.passed, "total": len(s.results), "submission": str(s.submission)}
+                 "passed": s.passed, "total": len(s.results),
+                 "submission": visible(s.submission)}
                 for s in self.summaries
             ],
             "goldens": self.goldens,
@@ -123,27 +126,38 @@ class Report:
         }
 
     def write_json(self, path: Path) -> None:
+        """Written whole or not at all: a reader never finds half a report."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:
+            tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def render(report: Report, console: Console, verbose: bool = False) -> None:
+    """The report for a learner's eyes. Its learner text was made visible when the
+    results were recorded (grading/session.py); the marks fall back to words where
+    the console's encoding has no check mark (cp1252, ASCII)."""
+    ok, bad = glyph(console, "✓", "PASS"), glyph(console, "✗", "FAIL")
+    more = glyph(console, "…", "...")
     # One column for the folder names, at least as wide as it always was.
     w = max([22, *(len(s.problem.folder) for s in report.summaries)])
     for summary in report.summaries:
         p = summary.problem
         total = len(summary.results)
         if summary.status == "pass":
-            console.print(f"[green]✓[/] {p.folder:<{w}} {summary.passed}/{total} checks pass")
+            console.print(f"[green]{ok}[/] {p.folder:<{w}} {summary.passed}/{total} checks pass")
             continue
         failures = [r for r in summary.results if r.status != "pass"]
         if not failures:
-            console.print(f"[red]✗[/] {p.folder:<{w}} no checks ran")
+            console.print(f"[red]{bad}[/] {p.folder:<{w}} no checks ran")
             continue
         if summary.status == "error":
-            console.print(f"[red]✗[/] {p.folder:<{w}} {escape(failures[0].message)}")
+            console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
             continue
-        console.print(f"[red]✗[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
+        console.print(f"[red]{bad}[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
         shown: set[str] = set()
         for r in failures:
             # Cases that fail the same way differ only in their inputs: one is shown.
@@ -155,7 +169,8 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
             for line in r.message.splitlines():
                 console.print(f"    {escape(line)}", highlight=False)
             if r.output:
-                printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0]).splitlines()
+                printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0])
+                printed = printed.replace("…", more).splitlines()
                 if len(printed) == 1:
                     console.print(f"    [dim]your code printed: {escape(printed[0])}[/]",
                                   highlight=False)

@@ -6,11 +6,12 @@ reads the command line or the environment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader.grading.plugin import GradingPlugin, run_checks
+from grader.grading.plugin import GradingPlugin, TestResult, run_checks
 from grader.grading.report import ProblemSummary, Report
+from grader.grading.sanitise import visible
 from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET, WorkerPool
@@ -36,7 +37,18 @@ def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
                            {p.slug: p for p in ordered}, pool, limits.call_timeout,
                            limits.problem_budget)
     run_checks(plugin, list(ordered))
-    summaries = [ProblemSummary(p, f, [r for r in plugin.results if r.problem == p])
+    results = [safe(r) for r in plugin.results]
+    summaries = [ProblemSummary(p, f, [r for r in results if r.problem == p])
                  for p, f in ordered.items()]
-    return Report(summaries, goldens_mode(), artifacts.this_platform(), plugin.internal_errors,
+    return Report(summaries, goldens_mode(), artifacts.this_platform(),
+                  [visible(e, lines=True) for e in plugin.internal_errors],
                   isolation=list(pool.layers))
+
+
+def safe(result: TestResult) -> TestResult:
+    """The result as every report shows it: learner text (what the code printed, and
+    the messages that quote it) with control characters escaped, here, once, so that
+    no renderer and no file format can meet them raw. Messages and output keep their
+    newlines: they are blocks, shown line by line."""
+    return replace(result, name=visible(result.name), message=visible(result.message, True),
+                   output=visible(result.output, True), hint=visible(result.hint, True))

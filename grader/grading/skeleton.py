@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from grader.grading.sanitise import learner_error
 from grader.model import artifacts
 from grader.model.memo import remember_outputs
 from grader.registry import Problem
@@ -146,6 +147,7 @@ def where(error: dict) -> str:
 
 def one_line(error: dict) -> str:
     """A learner's error in one plain line, with file and line."""
+    error = learner_error(error)
     kind, message = error.get("type", "Error"), error.get("message", "")
     if kind == "NotImplementedError":
         return f"{where(error)}not implemented yet (the starter still raises NotImplementedError)"
@@ -317,7 +319,7 @@ class Kata:
         raise GradeFailure(self.stuck or "")
 
     def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
-        error = result.error or {}
+        error = learner_error(result.error or {})
         kind = error.get("type")
         if kind == "NotImplementedError" or self.submission.load_error:
             self.unavailable = one_line(error)
