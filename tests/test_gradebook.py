@@ -181,11 +181,13 @@ def test_junit_holds_any_output() -> None:
     assert [c.get("name") for c in root.iter("testcase")] == ["a check", "another"]
 
 
-def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) -> None:
+def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path,
+                                                              monkeypatch) -> None:
     """A learner graded while the class's fork server dies (out of memory, say) is
     reported as not graded, to be graded again, not as failing; later learners
     start servers of their own."""
     import argparse
+    import tempfile
     import threading
 
     from grader.cli.gradebook import run_grader, spawn_server, start_servers
@@ -193,19 +195,36 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) ->
     servers = start_servers(argparse.Namespace(memory=1024))
     assert servers is not None and servers.process is not None
     problems = tmp_path / "problems"
+    # The call marks its scratch folder (its working directory), then hangs.
     put(problems, CROP, "class Solution:\n    def crop_context(self, context, n):\n"
+                        "        open('call-started', 'w').close()\n"
                         "        while True:\n            pass\n")
     argv = ["--submission", str(problems), "--json", str(tmp_path / "report.json"), "-q",
             "--timeout", "60", "--allow-unisolated", "crop-context"]
-    # Killed while the learner's first call runs, or, on a slow machine, before its
-    # worker even loads: either way the grade's workers went with the server.
-    killer = threading.Timer(3.0, servers.process.kill)
+    # The grade (forked from this process) makes its workers' scratch folders here.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    killed, graded = threading.Event(), threading.Event()
+
+    def kill_once_the_call_runs() -> None:
+        # the server dies while the learner's call runs, however slow the machine
+        while not graded.wait(0.05):
+            if any(scratch.glob("**/call-started")):
+                servers.process.kill()
+                killed.set()
+                return
+
+    killer = threading.Thread(target=kill_once_the_call_runs)
     killer.start()
     try:
         code, _stderr, trouble = run_grader(argv, 300, tmp_path / "stderr.txt", servers)
     finally:
-        killer.cancel()
+        graded.set()
+        killer.join()
         servers.close()
+    assert killed.is_set(), "the learner's call never started"
     assert trouble == "the sandbox's fork server stopped during this grade; grade again"
     assert code is not None  # the grade itself ended, on its own
     assert spawn_server(servers) is None
