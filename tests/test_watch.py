@@ -71,3 +71,71 @@ def test_saving_an_earlier_solution_a_problem_uses_grades_it_again(tmp_path: Pat
         shutil.copy(ROOT / "data" / "starters" / "09-top-k" / "solution.py", top_k)
         second = next_line(watcher)
         assert second.split()[1:3] == ["11-top-k-top-p", "error"], second
+
+
+class Graded:
+    """A Watcher whose files never change and whose grades are only recorded."""
+
+    def __init__(self, monkeypatch, statuses: dict[str, str], keys: list[str | None]) -> None:
+        import io
+
+        from rich.console import Console
+
+        from grader.cli import status, watch
+        from grader.registry import find, problems
+
+        everything = {p.slug: "pass" for p in problems()} | statuses
+        monkeypatch.setattr(status, "learner_status", lambda p: everything[p.slug])
+        monkeypatch.setattr(watch, "POLL", 0.0)
+        pressed = iter(keys)
+        self.watcher = watch.Watcher(find(next(iter(statuses))), pool=None, interactive=True,
+                                     stay=True, keys=lambda: next(pressed))
+        self.watcher.out = Console(file=io.StringIO(), width=200)
+        self.grades: list[str] = []
+        monkeypatch.setattr(self.watcher, "watched", lambda: ("unchanged",))
+        monkeypatch.setattr(self.watcher, "grade",
+                            lambda: self.grades.append(self.watcher.problem.slug) or "fail")
+
+    def printed(self) -> str:
+        return self.watcher.out.file.getvalue()
+
+
+def test_n_skips_to_the_next_problem_not_passed_then_wraps_around(monkeypatch) -> None:
+    graded = Graded(monkeypatch, {"crop-context": "fail", "softmax": "todo"},
+                    [None, "n", None, "N", "q"])
+    assert graded.watcher.run() == 0
+    assert graded.grades == ["crop-context", "softmax", "crop-context"]
+    assert "skipped 03-softmax; next: problems/01-crop-context/README.md" in graded.printed()
+
+
+def test_n_stays_when_every_other_problem_passes(monkeypatch) -> None:
+    graded = Graded(monkeypatch, {"softmax": "fail"}, ["n", "r", "\x04"])
+    assert graded.watcher.run() == 0
+    assert graded.grades == ["softmax", "softmax"]  # graded first, then again only for r
+    assert "every other problem passes" in graded.printed()
+
+
+def test_the_list_keeps_one_column_for_the_longest_slug(monkeypatch) -> None:
+    from grader.registry import problems
+
+    graded = Graded(monkeypatch, {"crop-context": "fail"}, ["l", "q"])
+    graded.watcher.run()
+    rows = [line for line in graded.printed().splitlines() if line[:4].strip().isdigit()]
+    assert len(rows) == len(problems())
+    columns = {row.index(" pass") if " pass" in row else row.index(" fail") for row in rows}
+    assert len(columns) == 1, rows  # every status starts at the same place
+
+
+def test_windows_keys_come_from_msvcrt(monkeypatch) -> None:
+    import types
+
+    from grader.cli import watch
+
+    codes = ["\xe0", "H", "n", "\x00", ";", "Q"]  # up arrow, n, F1, Q
+    fake = types.SimpleNamespace(kbhit=lambda: bool(codes), getwch=lambda: codes.pop(0))
+    monkeypatch.setitem(sys.modules, "msvcrt", fake)
+    monkeypatch.setattr(sys, "platform", "win32")
+    read = watch.key_reader(True)
+    assert [watch.action_of(read()) for _ in range(4)] == [None, "next", None, "quit"]
+    assert read() is None and not codes  # nothing pressed: no waiting
+    assert watch.key_reader(False)() is None

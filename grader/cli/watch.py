@@ -3,18 +3,17 @@ or an earlier solution it takes with `solution_of(...)`.
 
 torch, pytest and the fork server stay loaded between grades, so a save is
 graded in a fraction of a cold `gpt-kata grade`. On a terminal, keys work as in
-rustlings: h hint, l list, r re-run, n next, q quit. Without a terminal it
-prints plain lines, one per grade.
+rustlings: h hint, l list, r re-run, n next, q quit (read with termios on POSIX,
+msvcrt on Windows). Without a terminal it prints plain lines, one per grade.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grader.cli import status
@@ -36,10 +35,19 @@ def signature(path: Path) -> tuple[int, int] | None:
     return info.st_mtime_ns, info.st_size
 
 
+# What a key press does; Ctrl-D (POSIX), Ctrl-Z and Ctrl-C (Windows) end the watch too.
+ACTIONS = {"q": "quit", "\x04": "quit", "\x1a": "quit", "\x03": "quit", "r": "rerun",
+           "h": "hint", "l": "list", "n": "next"}
+
+KeyReader = Callable[[], str | None]
+
+
 @contextlib.contextmanager
 def single_keys(enabled: bool) -> Iterator[None]:
-    """Read keys one at a time without echo, when stdin is a POSIX terminal."""
-    if not enabled or os.name != "posix":
+    """Read keys one at a time without echo, when stdin is a POSIX terminal.
+
+    A Windows console needs nothing: msvcrt reads each key as it is pressed."""
+    if not enabled or sys.platform == "win32":
         yield
         return
     import termios
@@ -54,22 +62,49 @@ def single_keys(enabled: bool) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def key_pressed(enabled: bool) -> str | None:
-    if not enabled or os.name != "posix":
-        return None
+def no_keys() -> str | None:
+    return None
+
+
+def posix_key() -> str | None:
     import select
 
     ready, _, _ = select.select([sys.stdin], [], [], 0)
     return sys.stdin.read(1) if ready else None
 
 
+def windows_key() -> str | None:
+    import msvcrt  # only on Windows
+
+    if not msvcrt.kbhit():  # type: ignore[attr-defined]
+        return None
+    key = msvcrt.getwch()  # type: ignore[attr-defined]
+    if key in ("\x00", "\xe0"):  # an arrow or function key: a second code follows
+        msvcrt.getwch()  # type: ignore[attr-defined]
+        return None
+    return key
+
+
+def key_reader(enabled: bool) -> KeyReader:
+    """The key pressed since the last call, or None; never waits."""
+    if not enabled:
+        return no_keys
+    return windows_key if sys.platform == "win32" else posix_key
+
+
+def action_of(key: str | None) -> str | None:
+    """What a key asks for ("quit", "rerun", "hint", "list", "next"), if anything."""
+    return ACTIONS.get(key.lower()) if key else None
+
+
 class Watcher:
     def __init__(self, problem: Problem, pool: WorkerPool, interactive: bool,
-                 stay: bool = False) -> None:
+                 stay: bool = False, keys: KeyReader | None = None) -> None:
         self.problem = problem
         self.stay = stay
         self.pool = pool
         self.interactive = interactive
+        self.keys = keys if keys is not None else key_reader(interactive)
         self.out = console()
         self._own: tuple[int, int] | None = None
         self._earlier: list[Path] = []
@@ -116,21 +151,21 @@ class Watcher:
                 elif self.grade() == "pass" and not self.stay and not self.advance():
                     return EXIT_PASS
                 last = self.watched()
-            key = key_pressed(self.interactive)
-            if key in ("q", "\x04"):
+            action = action_of(self.keys())
+            if action == "quit":
                 return EXIT_PASS
-            if key == "r":
+            if action == "rerun":
                 last = None
-            elif key == "h":
+            elif action == "hint":
                 self.show_hint()
-            elif key == "l":
+            elif action == "list":
                 self.show_list()
-            elif key == "n" and self.advance():
+            elif action == "next" and self.skip():
                 last = None
             time.sleep(POLL)
 
     def advance(self) -> bool:
-        """Move on to the next problem not passed; False when there is none."""
+        """Move on, after a pass, to the first problem not passed; False when there is none."""
         following = status.first_unpassed()
         if following is None:
             self.out.print("[green]every problem passes[/]: try `gpt-kata talk`")
@@ -141,6 +176,22 @@ class Watcher:
             self.problem = following
         return True
 
+    def skip(self) -> bool:
+        """Leave this problem for the next one not passed after it (then from the
+        start); False, staying here, when every other problem passes."""
+        ordered = problems()
+        at = ordered.index(self.problem)
+        following = next((p for p in (*ordered[at + 1:], *ordered[:at])
+                          if status.learner_status(p) != "pass"), None)
+        if following is None:
+            self.out.print(f"every other problem passes; still watching "
+                           f"problems/{self.problem.folder}/solution.py")
+            return False
+        self.out.print(f"skipped {self.problem.folder}; next: "
+                       f"problems/{following.folder}/README.md")
+        self.problem = following
+        return True
+
     def show_hint(self) -> None:
         what, text = status.next_hint(self.problem)
         self.out.print(f"{self.problem.folder}, {what}:")
@@ -148,8 +199,11 @@ class Watcher:
             self.out.print(f"  {line}", markup=False)
 
     def show_list(self) -> None:
+        width = max(len(p.slug) for p in problems())  # the longest slug sets the column
         for p in problems():
-            self.out.print(f"  {p.number:>2}  {p.slug:<16} {status.learner_status(p)}")
+            here = "<- watching" if p == self.problem else ""
+            self.out.print(f"  {p.number:>2}  {p.slug:<{width}}  "
+                           f"{status.learner_status(p):<11} {here}".rstrip(), markup=False)
 
 
 def watch(args: argparse.Namespace) -> int:
