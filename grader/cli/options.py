@@ -17,11 +17,35 @@ T = TypeVar("T", int, float)
 
 
 def select_problems(names: list[str]) -> list[Problem]:
-    try:
-        chosen = [find(n) for n in names] if names else list(problems())
-    except LookupError as exc:
-        raise UsageError(str(exc)) from None
+    chosen = [find_problem(n) for n in names] if names else list(problems())
     return sorted(set(chosen), key=lambda p: p.number)
+
+
+def find_problem(name: str) -> Problem:
+    """A problem by any of its names; else a usage error that suggests the problems
+    whose names hold the one given ("crop": crop-context), or the nearest spellings."""
+    try:
+        return find(name)
+    except LookupError as exc:
+        holding = problems_holding(name)
+        if not holding:
+            raise UsageError(str(exc)) from None
+        raise UsageError(f"no problem called {name!r}; did you mean "
+                         f"{' or '.join(p.slug for p in holding)}?") from None
+
+
+def problems_holding(name: str, most: int = 4) -> list[Problem]:
+    """The problems with a word of their slug or folder starting with `name` (3
+    characters or more; "top" is not eos-stop), read as find reads a name: the last
+    part of a path, any case, _ for -."""
+    key = name.strip().replace("\\", "/").rstrip("/")
+    if key.endswith((".py", ".md")):
+        key = key.rsplit("/", 1)[0] if "/" in key else ""
+    key = key.rsplit("/", 1)[-1].lower().replace("_", "-")
+    if len(key) < 3:
+        return []
+    holding = [p for p in problems() if f"-{key}" in f"-{p.slug}" or p.folder.startswith(key)]
+    return holding if len(holding) <= most else []
 
 
 def _read(text: str, convert: Callable[[str], T], what: str) -> T:

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grader.cli import status
-from grader.cli.errors import EXIT_PASS, UsageError
+from grader.cli.errors import EXIT_PASS
+from grader.cli.options import select_problems
 from grader.cli.output import console
-from grader.registry import Problem, find, problems
+from grader.registry import Problem, problems
 from grader.reuse import earlier_files
 from grader.sandbox.process import Sandbox, WorkerPool
 
@@ -208,10 +209,7 @@ class Watcher:
 
 def watch(args: argparse.Namespace) -> int:
     if args.problem:
-        try:
-            problem = find(args.problem)
-        except LookupError as exc:
-            raise UsageError(str(exc)) from None
+        problem = select_problems([args.problem])[0]
     else:
         problem = status.first_unpassed() or problems()[-1]
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
