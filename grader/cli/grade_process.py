@@ -3,7 +3,8 @@
 On Linux the gradebook imports torch, pytest and the checks once, then forks a
 child per learner that runs `gpt-kata grade` from there: the child is this very
 grader, and it skips the second or so every fresh Python spends importing
-torch. Elsewhere each grade is a fresh `python -m grader grade`.
+torch. Elsewhere each grade is a fresh `python -m grader grade` of this grader's
+(see `grader.sandbox.launch`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,24 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from typing import NoReturn
 
 from grader.cli.output import exit_now
+from grader.sandbox.ending import Job, end_group, start_group
+from grader.sandbox.launch import grader_command, neutral_folder
+from grader.sandbox.process import SPAWN_VARIABLE, remove_tree
 
 EXIT_CRASH = 70  # the child failed before `grade` could give an exit code
 POLL_SECONDS = 0.02
 
 
 def forking() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+    # The switch that makes workers spawned makes grades spawned too, to test that path.
+    return (sys.platform.startswith("linux") and hasattr(os, "fork")
+            and os.environ.get(SPAWN_VARIABLE) != "1")
 
 
 def warm_up() -> None:
@@ -42,24 +49,28 @@ class GradeProcess:
 
     A forked grade may be given `server_control`, a fork server spawned for it
     (`ForkServer.spawn`); the caller closes its own end once this has started.
+    Everything the grade writes to temporary files (every worker's scratch
+    folder too) is in one folder of its own, removed when it has ended, however
+    it ended.
     """
 
     def __init__(self, argv: list[str], stderr_path: str,
                  server_control: socket.socket | None = None) -> None:
         self.process: subprocess.Popen[bytes] | None = None
+        self.job: Job | None = None
+        self.temporary = tempfile.mkdtemp(prefix="gpt-kata-learner-")
         if forking():
             self.pid = os.fork()
             if self.pid == 0:
-                _child(argv, stderr_path, server_control)
+                _child(argv, stderr_path, server_control, self.temporary)
         else:
             with open(stderr_path, "wb") as stderr:
-                # `-m grader` from the folder above this very package: the grader
-                # that runs is this one, never one a learner's folder might hold.
-                from grader import paths
-
-                self.process = subprocess.Popen(
-                    [sys.executable, "-m", "grader", *argv], cwd=paths.PACKAGE.parent,
-                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+                # This grader's own `grade`, never one a learner's folder might hold.
+                self.process, self.job = start_group(
+                    grader_command("grader", "grade", *argv), cwd=neutral_folder(),
+                    stdout=subprocess.DEVNULL, stderr=stderr,
+                    env={**os.environ, "TMPDIR": self.temporary, "TEMP": self.temporary,
+                         "TMP": self.temporary})
             self.pid = self.process.pid
 
     def wait(self, timeout: float) -> int | None:
@@ -80,27 +91,31 @@ class GradeProcess:
             time.sleep(POLL_SECONDS)
 
     def kill(self) -> None:
-        """End it and everything it started (it leads a session of its own)."""
-        if self.pid > 0:
+        """End it and everything it started (it leads a session, or a job, of its own),
+        and remove its temporary folder."""
+        if self.process is not None:
+            end_group(self.process, self.job)
+            self.process.wait()
+        elif self.pid > 0:
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if self.process is not None:
-            self.process.wait()
-        elif self.pid > 0:
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
                 pass
             self.pid = -1
+        remove_tree(self.temporary)
 
 
 def _child(argv: list[str], stderr_path: str,
-           server_control: socket.socket | None) -> NoReturn:
+           server_control: socket.socket | None, temporary: str) -> NoReturn:
     code = EXIT_CRASH
     try:
         os.setsid()
+        # tempfile caches its folder: set both, for this process and what it starts.
+        os.environ["TMPDIR"] = tempfile.tempdir = temporary
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         quiet = os.open(os.devnull, os.O_WRONLY)
         errors = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -121,4 +136,7 @@ def _child(argv: list[str], stderr_path: str,
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
         traceback.print_exc()
     finally:
+        # Its workers have ended with its pool: what is left is removed now, in
+        # case the gradebook itself is gone.
+        remove_tree(temporary)
         exit_now(code)

@@ -4,7 +4,8 @@ The bundle carries a wheel of this very grader, built from this checkout, so
 that Gradescope grades with exactly the version that built the bundle, whatever
 happens to the repository later, and without needing access to it. `setup.sh`
 installs that wheel with torch at the pinned version into a virtual environment;
-`run_autograder` runs `python -m grader.grading.gradescope` from it.
+`run_autograder` runs `python -I -m grader.grading.gradescope` from it, in `/`, so
+that nothing in the folder it was started from is imported.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 python="${{GPT_KATA_PYTHON:-{venv}/bin/python}}"
 export GPT_KATA_ALLOW_UNISOLATED="${{GPT_KATA_ALLOW_UNISOLATED:-{unisolated}}}"
-exec "$python" -m grader.grading.gradescope
+# -I: neither the working folder nor PYTHON* variables decide what is imported, so the
+# grader that runs is the installed one, never a grader/ folder in a submission.
+cd /
+exec "$python" -I -m grader.grading.gradescope
 """
 
 

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.sandbox.launch import grader_command, neutral_folder
+
 ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
 # Set to 1 by a bundle built with --allow-unisolated.
 UNISOLATED_VARIABLE = "GPT_KATA_ALLOW_UNISOLATED"
@@ -79,11 +81,10 @@ def grade(submission: Path, work: Path) -> dict:
     (roster / "submission").symlink_to(submission_root(submission).resolve(),
                                        target_is_directory=True)
     unisolated = os.environ.get(UNISOLATED_VARIABLE) == "1"
-    command = [sys.executable, "-m", "grader", "gradebook", str(roster), "--out",
-               str(work / "out"), "--jobs", "1", "-q",
-               *(["--allow-unisolated"] if unisolated else [])]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent.parent)
+    command = grader_command("grader", "gradebook", str(roster), "--out", str(work / "out"),
+                             "--jobs", "1", "-q", *(["--allow-unisolated"] if unisolated else []))
+    # This grader's gradebook, whatever the submission holds (a grader/ folder of its own).
+    done = subprocess.run(command, capture_output=True, text=True, cwd=neutral_folder())
     try:
         return json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

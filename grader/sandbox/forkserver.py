@@ -20,8 +20,10 @@ ends when it does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -68,8 +70,17 @@ class ForkServer:
     def __init__(self, control: socket.socket) -> None:
         self.control = control
         self.ended: dict[int, int] = {}
+        # What this server forked and has not ended, with each worker's scratch
+        # folder: all of it goes when the server does.
+        self.children: dict[int, str | None] = {}
 
     def serve(self) -> None:
+        try:
+            self._serve()
+        finally:
+            self.end_all()
+
+    def _serve(self) -> None:
         self.reply({"ready": True})
         while True:
             try:
@@ -108,6 +119,8 @@ class ForkServer:
                 os._exit(code)
         os.close(channel_fd)
         os.close(witness_fd)
+        scratch = request.get("scratch")
+        self.children[pid] = scratch if isinstance(scratch, str) else None
         return pid
 
     def spawn(self, control_fd: int, isolate: bool) -> int:
@@ -133,13 +146,37 @@ class ForkServer:
             finally:
                 os._exit(code)
         os.close(control_fd)
+        self.children[pid] = None
         return pid
+
+    def end_all(self) -> None:
+        """End every process this server started, then remove their scratch folders.
+
+        The grader may have been killed without a word: nothing it started may be
+        left running or left on disk.
+        """
+        if os.getpid() == 1:
+            # PID 1 of a namespace of our own: every process in it, however it
+            # detached, and nothing outside it.
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)
+        children = dict(self.children)
+        for pid in children:
+            self.end(pid, 0.0)
+        reap_all()
+        for scratch in children.values():
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def end(self, pid: int, grace: float) -> int | None:
         """Wait up to `grace` seconds for the worker to exit, then kill its group."""
+        self.children.pop(pid, None)
         deadline = time.monotonic() + grace
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None  # reaped already
             if done:
                 return exit_status(status)
             if time.monotonic() >= deadline:
@@ -155,6 +192,18 @@ class ForkServer:
         except ChildProcessError:
             return None
         return exit_status(status)
+
+
+def reap_all(seconds: float = 5.0) -> None:
+    """Reap every child (as PID 1, every orphan of the namespace too), for a while."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            time.sleep(0.01)
 
 
 CLONE_NEWUSER = 0x10000000
@@ -228,7 +277,8 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
 
     os.setsid()  # its own process group, so ending it ends what it started
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    pid_namespace = bool(request.get("isolate")) and own_pid_namespace()
+    # keep_ids: the sandbox then mounts the worker's scratch tmpfs, and unmaps them.
+    pid_namespace = bool(request.get("isolate")) and own_pid_namespace(keep_ids=True)
     channel = socket.socket(fileno=channel_fd)
     reader, writer = channel.makefile("rb"), channel.makefile("wb")
     witness = socket.socket(fileno=witness_fd)
@@ -237,12 +287,13 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     hello: dict[str, Any] = {"isolation": []}
     policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):
-        from grader.sandbox.isolation import Policy, isolate
+        from grader.sandbox.isolation import Policy, isolate, tree_options
 
         # A training run asks for more CPU time than grading allows.
         cpu = {"cpu_seconds": request["cpu_seconds"]} if "cpu_seconds" in request else {}
         policy = Policy.for_submission(request["path"], request["scratch"],
-                                       memory_bytes=request.get("memory_bytes"), **cpu)
+                                       memory_bytes=request.get("memory_bytes"), **cpu,
+                                       **tree_options(request))
         try:
             hello["isolation"] = isolate(policy) + (
                 ["worker-pid-namespace"] if pid_namespace else [])
@@ -255,12 +306,19 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
 
 
 def main() -> None:
+    """`forkserver FD [SCRATCH_ROOT]`: serve over FD; remove SCRATCH_ROOT at the end."""
     control = socket.socket(fileno=int(sys.argv[1]))
+    scratch_root = sys.argv[2] if len(sys.argv) > 2 else None
     # A Ctrl-C in the terminal reaches the whole foreground group; the grader
     # decides what happens then, not us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    preload()
-    ForkServer(control).serve()
+    try:
+        preload()
+        ForkServer(control).serve()
+    finally:
+        if scratch_root:
+            # The grader removes it too, unless it was killed: then only we can.
+            shutil.rmtree(scratch_root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from grader.sandbox.ending import describe_exit, end_group, start_group
+from grader.sandbox.launch import grader_command, refusal
+from grader.sandbox.layers.cgroups import TreeLimits, with_limit_named
 from grader.sandbox.protocol import (
+    HEADER,
     ModelSpec,
     ProtocolError,
     encode,
@@ -33,7 +37,6 @@ from grader.sandbox.protocol import (
     read_item_reply,
     read_load_reply,
     unreadable,
-    write_frame,
 )
 from grader.sandbox.witness import Witness
 
@@ -41,8 +44,18 @@ STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 20.0
 DEFAULT_MEMORY_MB = 1024
+DEFAULT_SCRATCH_MB = 64
 DEFAULT_PROBLEM_BUDGET = 120.0  # seconds, all calls of one problem's checks together
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
+SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
+
+
+# Frames up to this size are written directly; larger ones under a deadline.
+SMALL_FRAME = 4096
+
+
+class SendTimeout(Exception):
+    """A frame was not taken by the worker in time."""
 
 
 class WorkerDied(Exception):
@@ -51,14 +64,6 @@ class WorkerDied(Exception):
     def __init__(self, message: str, timed_out: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
-
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "the worker stopped answering"
-    if code < 0:
-        return f"the process was killed by signal {-code} (a crash, or out of memory)"
-    return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
 
 
 def close_quietly(*ends: IO[bytes] | socket.socket) -> None:
@@ -89,8 +94,38 @@ class Channel:
         except (ProtocolError, OSError, ValueError) as exc:
             self.replies.put(exc)
 
-    def send(self, message: dict) -> None:
-        write_frame(self.writer, message)
+    def send(self, message: dict, timeout: float) -> None:
+        """Write one frame, or raise SendTimeout if the worker has not taken it all
+        within `timeout` seconds (a worker that stops reading must not hang the grader)."""
+        data = json.dumps(message, allow_nan=False).encode()
+        frame = HEADER.pack(len(data)) + data
+        if len(frame) <= SMALL_FRAME:
+            # The protocol is one request, then its reply: the worker has read all
+            # that came before, so a frame this small fits in the empty buffer.
+            self._write(frame)
+            return
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                self._write(frame)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                failed.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=write, daemon=True).start()
+        # Ended from here, the worker closes its end, and the write fails at once.
+        if not done.wait(timeout):
+            raise SendTimeout(f"it read nothing of what the grader sent for {timeout:g} "
+                              "seconds (it stopped reading?)")
+        if failed:
+            raise failed[0]
+
+    def _write(self, frame: bytes) -> None:
+        self.writer.write(frame)
+        self.writer.flush()
 
     def close(self) -> None:
         close_quietly(self.writer, self.reader)
@@ -101,10 +136,14 @@ class Worker:
 
     channel: Channel
     witness: Witness | None = None  # where model calls can be observed from outside
+    greeted = False  # whether it has sent a message yet
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, timeout: float) -> None:
         try:
-            self.channel.send(message)
+            self.channel.send(message, timeout)
+        except SendTimeout as exc:
+            self.kill()
+            raise WorkerDied(str(exc), timed_out=True) from None
         except (OSError, ValueError):
             raise WorkerDied(self.end()) from None
 
@@ -121,15 +160,18 @@ class Worker:
         if reply is None or isinstance(reply, Exception):
             # The channel broke (reset, closed): most likely the process is gone.
             raise WorkerDied(self.end())
+        self.greeted = True
         return reply
 
     def request(self, message: dict, timeout: float) -> dict:
-        self.send(message)
+        self.send(message, timeout)
         return self.receive(timeout)
 
     def end(self) -> str:
         """Wait briefly for an exit already under way; why the worker ended."""
-        return describe_exit(self._finish(EXIT_GRACE))
+        code = self._finish(EXIT_GRACE)
+        # Before its first message no learner code has run: the exit is the worker's own.
+        return (not self.greeted and refusal(code)) or describe_exit(code)
 
     def kill(self) -> None:
         self._finish(0.0)
@@ -143,17 +185,18 @@ class Worker:
 
 
 class SpawnedWorker(Worker):
-    """A fresh `python -m grader.sandbox.worker`, talking over its stdin and stdout."""
+    """A fresh `python -m grader.sandbox.worker` of this grader's, working in its own
+    scratch folder and talking over its stdin and stdout."""
 
-    def __init__(self, debug: bool = False) -> None:
+    def __init__(self, debug: bool = False, scratch: str | None = None) -> None:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.worker"],
+        self.scratch = scratch
+        # Its own group (a session, or a job on Windows), so that ending it ends
+        # whatever it started too.
+        self.process, self.job = start_group(
+            grader_command("grader.sandbox.worker"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=None if debug else subprocess.DEVNULL, env=env,
-            # Its own process group, so that killing it also kills anything it started.
-            start_new_session=os.name == "posix",
-        )
+            stderr=None if debug else subprocess.DEVNULL, env=env, cwd=scratch)
         assert self.process.stdout and self.process.stdin
         self.channel = Channel(self.process.stdout, self.process.stdin)
 
@@ -167,21 +210,42 @@ class SpawnedWorker(Worker):
         except subprocess.TimeoutExpired:
             return self._kill_now()
         finally:
+            end_group(self.process, self.job)  # what it started may outlive it
             self.channel.close()
+            if self.scratch:
+                remove_tree(self.scratch)
 
     def _kill_now(self) -> int | None:
-        if self.process.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self.process.pid, 9)
-                else:
-                    self.process.kill()
-            except OSError:
-                pass
+        end_group(self.process, self.job)
         try:
             return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
+
+
+def new_scratch_root() -> str:
+    """A folder for everything one grade's workers write, removed as a whole.
+
+    Made in the temporary folder, which a gradebook sets to a folder of its own
+    for each learner's grade: whoever removes that removes every worker's scratch.
+    """
+    return tempfile.mkdtemp(prefix="gpt-kata-grade-")
+
+
+def remove_tree(path: str) -> None:
+    """Remove a scratch folder, whatever its files' modes."""
+    def retry(function: Callable, name: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(name) or ".", 0o700)
+            os.chmod(name, 0o700)
+            function(name)
+        except OSError:
+            pass
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
 
 
 @dataclass(frozen=True)
@@ -191,6 +255,8 @@ class Sandbox:
     memory_bytes: int = DEFAULT_MEMORY_MB * 2**20  # above what the worker holds at start
     # CPU seconds of one worker; None keeps the policy's own limit, the one grading uses.
     cpu_seconds: int | None = None
+    # The size of the worker's scratch folder (a tmpfs of its own, where it can have one).
+    scratch_bytes: int | None = DEFAULT_SCRATCH_MB * 2**20
 
 
 class ForkServer:
@@ -208,8 +274,15 @@ class ForkServer:
         self.debug = debug
         self.sandbox = sandbox
         self.process: subprocess.Popen[bytes] | None = None
+        # Every worker's scratch folder is made in it; a server this grader starts
+        # works in it and removes it when the grader goes, however it goes.
+        self.scratch_root = new_scratch_root()
         if control is None:
-            control = self._start()
+            try:
+                control = self._start()
+            except BaseException:
+                remove_tree(self.scratch_root)
+                raise
         self.control = control
         self.replies = control.makefile("rb")
         self.lock = threading.Lock()
@@ -228,10 +301,11 @@ class ForkServer:
                     if k in os.environ}
             env = clean_environment(extra=keep)
         self.process = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "grader.sandbox.forkserver", str(theirs.fileno())],
+            [*prefix, *grader_command("grader.sandbox.forkserver", str(theirs.fileno()),
+                                      self.scratch_root)],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=None if self.debug else subprocess.DEVNULL,
-            env=env, start_new_session=True,
+            env=env, start_new_session=True, cwd=self.scratch_root,
         )
         theirs.close()
         return ours
@@ -249,7 +323,7 @@ class ForkServer:
         try:
             line = self.replies.readline()
             if not line:
-                raise WorkerDied("the fork server has exited")
+                raise WorkerDied(f"the fork server has exited{self._why()}")
             return json.loads(line)
         except (OSError, ValueError) as exc:
             self.broken = True
@@ -258,23 +332,43 @@ class ForkServer:
             self.broken = True
             raise
 
+    def _why(self) -> str:
+        """Why a server that this grader started exited, if it says."""
+        if self.process is None or self.ready:
+            return ""
+        try:
+            why = refusal(self.process.wait(timeout=EXIT_GRACE))
+        except subprocess.TimeoutExpired:
+            return ""
+        return f": {why}" if why else ""
+
     def fork(self, submission: str) -> ForkedWorker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request: dict[str, Any] = {"op": "fork", "debug": self.debug}
         scratch = None
+        limits: TreeLimits | None = None
         if self.sandbox is not None:
-            scratch = tempfile.mkdtemp(prefix="gpt-kata-scratch-")
+            scratch = tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
             request.update(isolate=True, path=os.path.abspath(submission), scratch=scratch,
                            memory_bytes=self.sandbox.memory_bytes)
             if self.sandbox.cpu_seconds is not None:
                 request["cpu_seconds"] = self.sandbox.cpu_seconds
+            from grader.sandbox.isolation import worker_limits
+
+            # Limits on the worker's whole tree (cgroups, a scratch tmpfs).
+            limits = worker_limits(self.sandbox.memory_bytes, self.sandbox.scratch_bytes)
+            request.update(limits.request())
         try:
             pid = self._new_process(request, theirs, witness_theirs)
+        except BaseException:
+            if limits is not None:
+                limits.close()
+            raise
         finally:
             theirs.close()
             witness_theirs.close()
-        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours))
+        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours), limits)
 
     def _new_process(self, request: dict[str, Any], *ends: socket.socket) -> int:
         """Send a request that hands the server `ends`; the pid of the process it forked."""
@@ -325,13 +419,16 @@ class ForkServer:
             # Nothing in it needs a clean exit, and unloading torch takes a second.
             self.process.kill()
             self.process.wait()
+        remove_tree(self.scratch_root)
 
 
 class ForkedWorker(Worker):
     def __init__(self, server: ForkServer, pid: int, channel: socket.socket,
-                 scratch: str | None, witness: Witness) -> None:
+                 scratch: str | None, witness: Witness,
+                 limits: TreeLimits | None = None) -> None:
         self.server, self.pid, self.socket, self.scratch = server, pid, channel, scratch
         self.witness = witness
+        self.limits = limits
         self.status: int | None = None
         self.finished = False
         self.channel = Channel(channel.makefile("rb"), channel.makefile("wb"))
@@ -344,11 +441,18 @@ class ForkedWorker(Worker):
         if not self.finished:
             self.finished = True
             self.status = self.server.end(self.pid, grace)
+            try:
+                # Wakes a write still waiting for a worker that stopped reading.
+                self.socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self.channel.close()
             self.socket.close()
             self.witness.close()
+            if self.limits is not None:
+                self.limits.close()
             if self.scratch:
-                shutil.rmtree(self.scratch, ignore_errors=True)
+                remove_tree(self.scratch)
         return self.status
 
 
@@ -366,7 +470,11 @@ class WorkerPool:
         self.debug = debug
         self.server_control = server_control
         linux = sys.platform.startswith("linux")
-        self.use_fork = linux if fork is None else fork
+        if fork is None:
+            # SPAWN_VARIABLE=1 takes the path other systems take, to test it on Linux.
+            fork = linux and os.environ.get(SPAWN_VARIABLE) != "1"
+        self.use_fork = fork
+        self.scratch_root: str | None = None  # spawned workers' scratch folders
         self.sandbox = sandbox if linux else None
         self.server: ForkServer | None = None
         self.workers: list[Worker] = []
@@ -386,10 +494,16 @@ class WorkerPool:
     def take(self, submission: str) -> Worker:
         self.start()
         worker = (self.server.fork(submission) if self.server is not None
-                  else SpawnedWorker(self.debug))
+                  else SpawnedWorker(self.debug, self._spawned_scratch()))
         with self._lock:
             self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
+
+    def _spawned_scratch(self) -> str:
+        with self._lock:
+            if self.scratch_root is None:
+                self.scratch_root = new_scratch_root()
+            return tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
 
     def prepare(self, loads: list[Load]) -> None:
         """Start a worker for each submission and have it load, in the background.
@@ -418,7 +532,7 @@ class WorkerPool:
                     return
                 hello = worker.receive(STARTUP_TIMEOUT)
                 if not isinstance(hello.get("error"), dict):
-                    worker.send(load.request())
+                    worker.send(load.request(), LOAD_TIMEOUT)
                 slot.put((worker, hello))
             except (WorkerDied, OSError, ValueError):
                 slot.put(None)  # the first call starts one the usual way
@@ -446,6 +560,9 @@ class WorkerPool:
             worker.kill()
         if server is not None:
             server.close()
+        if self.scratch_root is not None:
+            remove_tree(self.scratch_root)
+            self.scratch_root = None
 
     def __enter__(self) -> WorkerPool:
         self.start()
@@ -548,7 +665,7 @@ class SubmissionProcess:
                     self._worker = worker
                     return worker
                 if prepared is None:
-                    worker.send(load.request())
+                    worker.send(load.request(), LOAD_TIMEOUT)
                 reply = worker.receive(LOAD_TIMEOUT)
             except WorkerDied as exc:
                 self.load_error = {"type": "LoadFailed", "message": f"loading failed: {exc}",
@@ -596,16 +713,20 @@ class SubmissionProcess:
         limit = timeout if timeout is not None else self.timeout
         started = time.monotonic()
         self.calls += 1
+        def left() -> float:
+            # The call's own limit, within what is left of the problem's budget.
+            spent = time.monotonic() - started
+            return max(min(limit, self.budget - self.spent - spent), 0.01)
+
         try:
-            worker.send(message)
+            worker.send(message, left())
             try:
                 if while_waiting is not None:
                     while_waiting()
             finally:
                 # Read the answer even if the grader's side failed, so the
                 # conversation stays in step.
-                left = self.budget - self.spent - (time.monotonic() - started)
-                reply = worker.receive(max(min(limit, left), 0.01))
+                reply = worker.receive(left())
         except WorkerDied as exc:
             self._worker = None
             self.spent += time.monotonic() - started
@@ -614,10 +735,12 @@ class SubmissionProcess:
                                  "for all calls together) is spent", timed_out=True)
             if exc.timed_out:
                 self.timed_out = f"{method}(): {exc}"
-            return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
+            return CallOutcome(error=with_limit_named({"type": "WorkerDied", "message": str(exc)},
+                                                      getattr(worker, "limits", None)))
         self.spent += time.monotonic() - started
         try:
             outcome = CallOutcome(**read_call_reply(reply))
+            outcome.error = with_limit_named(outcome.error, getattr(worker, "limits", None))
             if witness is not None:
                 witnessed(outcome, witness, iterate)
             return outcome

@@ -165,20 +165,31 @@ class Worker:
         from grader.sandbox.witness import RemoteModel
 
         assert self.witness is not None
-        if spec.kind == "run":
+        if spec.kind in ("run", "hidden"):
             # Never built here: its sizes come with its description.
             context_length = spec.config.get("context_length")
             if type(context_length) is not int or context_length < 1:
-                raise ModelRefused("a trained run's description has no context_length")
+                raise ModelRefused(f"the description of {spec!r} has no context_length")
+            if spec.kind == "hidden":
+                self.forget_preloaded_models()
         else:
             context_length = self.model(spec).context_length
         return RemoteModel(spec, *self.witness, context_length)
+
+    def forget_preloaded_models(self) -> None:
+        """Drop every model this process holds, for a worker handed hidden ones
+        (grader/model/hidden.py): no copy of the shipped weights the fork server
+        loaded stays at hand for the learner's code to compute its text with."""
+        from grader.model import artifacts
+
+        artifacts.shipped_model.cache_clear()
+        self.models.clear()
 
     def model(self, spec: Any) -> Any:
         from grader.model.artifacts import build_model
         from grader.model.memo import remember_outputs
 
-        if spec.kind == "run":
+        if spec.kind in ("run", "hidden"):
             # The run's weights are the grader's to read (the sandbox keeps this
             # process out of the run's folder); the grader serves its forward passes.
             raise ModelRefused(f"{spec!r} is read by the grader only; a worker is "
@@ -189,8 +200,7 @@ class Worker:
             # a forward pass takes about a fifth less time.
             built = self._your_gpt(spec) if spec.kind == "yours" else build_model(spec)
             model = remember_outputs(built.requires_grad_(False))
-            if hasattr(model, "forward_with_cache"):  # the learner's own GPT may have none
-                self._record_calls(model)
+            self._record_calls(model)
             self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.models[key]
         # Undo whatever an earlier call did to the weights, so one bad call
@@ -220,12 +230,34 @@ class Worker:
                                f"failed{where}: {error['type']}: {error['message']}") from None
 
     def _record_calls(self, model: Any) -> None:
-        """Log (new tokens, cached tokens) of every forward pass, cached or not."""
-        inner = model.forward_with_cache
+        """Log (new tokens, cached tokens) of every forward pass, as the witness does.
+
+        Recorded before the memo, which answers a window it has seen without a
+        pass: the count is of the calls the submission made, as the witness counts
+        them where there is one (a fork server's worker), not of the passes run.
+        """
+        calls = self.model_calls
+        forward = model.forward
+        inside = [0]  # GPT.forward runs forward_with_cache: one call, counted once
+
+        def recorded_forward(context: Any) -> Any:
+            shape = getattr(context, "shape", ())
+            calls.append([int(shape[-1]) if len(shape) else 0, 0])
+            inside[0] += 1
+            try:
+                return forward(context)
+            finally:
+                inside[0] -= 1
+
+        model.forward = recorded_forward
+        inner = getattr(model, "forward_with_cache", None)
+        if inner is None:  # the learner's own GPT may have none
+            return
 
         def recorded(context: Any, cache: Any = None) -> Any:
-            past = 0 if not cache else int(cache[0][0].shape[2])
-            self.model_calls.append([int(context.shape[-1]), past])
+            if not inside[0]:
+                past = 0 if not cache else int(cache[0][0].shape[2])
+                calls.append([int(context.shape[-1]), past])
             return inner(context, cache)
 
         model.forward_with_cache = recorded

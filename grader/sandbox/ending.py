@@ -1,0 +1,159 @@
+"""Ending a process with everything it started, and saying how a process ended, per platform.
+
+On POSIX a process the grader starts leads a session of its own, so killing its
+process group ends what it started too. Windows has no process groups in that
+sense: there the process is put in a job object that kills every process in
+it when the job is terminated or its last handle closes; `taskkill /T` (the
+process's tree, as far as Windows still knows it) is the fallback where a job
+cannot be made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+WINDOWS = sys.platform == "win32"
+
+# NTSTATUS codes a crashed Windows process exits with, as Python reports them
+# (unsigned 32-bit numbers).
+WINDOWS_CRASHES = {
+    0xC0000005: "an access violation (a crash in native code)",
+    0xC00000FD: "a stack overflow (runaway recursion?)",
+    0xC0000409: "a stack buffer overrun or a fail-fast exit (a crash in native code)",
+    0xC0000374: "a corrupted heap (a crash in native code)",
+    0xC0000017: "running out of memory",
+    0xC000001D: "an illegal instruction",
+    0xC0000094: "an integer division by zero in native code",
+    0xC000013A: "Ctrl-C or the console closing",
+}
+
+# Why a POSIX process may have received each signal, for a learner's eyes.
+SIGNAL_CAUSES = {
+    "SIGKILL": "out of memory, a limit reached, or ended from outside",
+    "SIGSEGV": "a crash in native code",
+    "SIGBUS": "a crash in native code",
+    "SIGABRT": "an abort, often a failed check in native code",
+    "SIGFPE": "an arithmetic error in native code",
+    "SIGILL": "an illegal instruction",
+    "SIGXCPU": "the CPU time limit",
+    "SIGXFSZ": "the file size limit",
+    "SIGSYS": "a system call the sandbox forbids",
+    "SIGTERM": "ended from outside",
+    "SIGPIPE": "writing to a closed pipe",
+}
+
+
+def describe_exit(code: int | None, platform: str = sys.platform) -> str:
+    """How a worker ended, from its exit code as `subprocess` reports it there."""
+    if code is None:
+        return "the worker stopped answering"
+    if platform == "win32":
+        status = code & 0xFFFFFFFF
+        if status in WINDOWS_CRASHES:
+            return (f"the process crashed with {WINDOWS_CRASHES[status]} "
+                    f"(exit status 0x{status:08X})")
+        if status >= 0xC0000000:
+            return f"the process crashed (Windows exit status 0x{status:08X})"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return f"the process was killed by signal {-code} (a crash, or out of memory)"
+        cause = SIGNAL_CAUSES.get(name, "a crash, or out of memory")
+        return f"the process was killed by signal {-code}, {name} ({cause})"
+    return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
+
+
+def group_options() -> dict[str, Any]:
+    """Popen options that give the new process a group of its own to be ended with."""
+    if WINDOWS:
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+class Job:
+    """A Windows job object that kills its processes when closed; nothing elsewhere."""
+
+    def __init__(self) -> None:
+        self.handle: int | None = None
+        if not WINDOWS:
+            return
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+        handle = kernel32.CreateJobObjectW(None, None)
+        if not handle:
+            return
+
+        class Limits(ctypes.Structure):
+            # JOBOBJECT_EXTENDED_LIMIT_INFORMATION, of which only LimitFlags is set.
+            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64),
+                        ("PerJobUserTimeLimit", ctypes.c_int64),
+                        ("LimitFlags", wintypes.DWORD),
+                        ("MinimumWorkingSetSize", ctypes.c_size_t),
+                        ("MaximumWorkingSetSize", ctypes.c_size_t),
+                        ("ActiveProcessLimit", wintypes.DWORD),
+                        ("Affinity", ctypes.c_size_t),
+                        ("PriorityClass", wintypes.DWORD),
+                        ("SchedulingClass", wintypes.DWORD),
+                        ("IoInfo", ctypes.c_uint64 * 6),
+                        ("ProcessMemoryLimit", ctypes.c_size_t),
+                        ("JobMemoryLimit", ctypes.c_size_t),
+                        ("PeakProcessMemoryUsed", ctypes.c_size_t),
+                        ("PeakJobMemoryUsed", ctypes.c_size_t)]
+
+        limits = Limits()
+        limits.LimitFlags = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+        extended_limit_information = 9
+        if not kernel32.SetInformationJobObject(handle, extended_limit_information,
+                                                ctypes.byref(limits), ctypes.sizeof(limits)):
+            kernel32.CloseHandle(handle)
+            return
+        self.kernel32, self.handle = kernel32, handle
+
+    def add(self, process: subprocess.Popen) -> bool:
+        """Put a just-started process in the job (what it starts later joins it too)."""
+        if self.handle is None:
+            return False
+        return bool(self.kernel32.AssignProcessToJobObject(self.handle, int(process._handle)))  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        """Kill every process in the job."""
+        if self.handle is not None:
+            self.kernel32.TerminateJobObject(self.handle, 1)
+            self.kernel32.CloseHandle(self.handle)
+            self.handle = None
+
+
+def start_group(argv: list[str], **options: Any) -> tuple[subprocess.Popen, Job]:
+    """Popen(argv) in a group (a session on POSIX, a job on Windows) of its own."""
+    process = subprocess.Popen(argv, **group_options(), **options)
+    job = Job()
+    job.add(process)
+    return process, job
+
+
+def end_group(process: subprocess.Popen, job: Job | None = None) -> None:
+    """Kill `process` and what it started; it need not be waited for yet."""
+    if WINDOWS:
+        had_job = job is not None and job.handle is not None
+        if job is not None:
+            job.close()
+        if not had_job and process.poll() is None:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=10)
+        with contextlib.suppress(OSError):
+            process.kill()
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        process.kill()
