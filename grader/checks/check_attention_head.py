@@ -11,7 +11,7 @@ from __future__ import annotations
 from grader.grading import transformer
 from grader.grading.cases import attention_input
 from grader.grading.contract import Contract
-from grader.grading.module_checks import LayerChecks, attention_mistakes
+from grader.grading.module_checks import LayerChecks, attention_mistakes, repeatable
 
 MISTAKES = attention_mistakes(
     transformer.head,
@@ -32,3 +32,5 @@ test_shipped_heads, test_random_heads = CONTRACT.tests(
     "One head of the shipped model's attention, on the activations it sees",
     "Heads of small random models, against the reference",
     LAYER.draw)
+
+test_the_same_output_twice = repeatable(CONTRACT)

@@ -49,6 +49,11 @@ MISTAKES = [
     Mistake("draw the starts of the inputs and of the targets separately",
             "draw the starts once and cut both x and y from the same starts",
             two_draws),
+    Mistake("draw distinct starts with torch.randperm",
+            "the starts are drawn with replacement, by one call: torch.randint("
+            "len(data) - context_length, (batch_size,), generator=generator); randperm "
+            "draws other numbers, and never more starts than there are",
+            lambda d, n, b, g: windows_at(d, torch.randperm(len(d) - n, generator=g)[:b], n)),
     Mistake("stack the windows along the wrong dimension",
             "torch.stack(windows) stacks along dim 0: one window per row, shape (B, T)",
             lambda d, n, b, g: drawn(len(d) - n, d, n, b, g, dim=1)),
@@ -92,12 +97,14 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     except GradeFailure as failure:
         hint = ""
         if untouched:
-            hint = ("\nThe generator passed in was never used: pass it to torch.randint with "
-                    "generator=generator instead of using the global random state.")
+            hint = ("\nThe generator passed in was never used, or drew nothing: draw the "
+                    "starts with torch.randint(..., generator=generator). (The global random "
+                    "state leaves it where it started, and so does torch.randperm(1).)")
         raise GradeFailure(failure.message + hint) from None
     if untouched:
         raise GradeFailure("the generator passed in is where it started: it was never used "
-                           "(pass generator=generator to torch.randint) or it was put back; "
+                           "(pass generator=generator to torch.randint) or it was put back, "
+                           "or the call given it drew nothing (as torch.randperm(1)); "
                            "leave it where torch.randint left it, or the next batch repeats "
                            "this one")
     if after is None or not torch.equal(after.get_state(), state_after_one_draw(call)):

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from grader.grading import transformer
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.module_checks import MASK_AS_BEFORE, judged_as_activations, shipped_config
+from grader.grading.module_checks import (
+    MASK_AS_BEFORE,
+    judged_as_activations,
+    layer_norm_mistakes,
+    qkv_order_mistake,
+    repeatable,
+    shipped_config,
+)
 from grader.grading.skeleton import Mistake
 from grader.grading.strategies import random_models, token_contexts
 from grader.model.parts import weights
@@ -40,6 +47,20 @@ MISTAKES = [
             partial(transformer.gpt, residual=("attn",))),
     Mistake("leave out the causal mask in the attention", MASK_AS_BEFORE,
             partial(transformer.gpt, diagonal=None)),
+    Mistake("count the positions from the end",
+            "position t of the window is row t of the position table, whatever T: "
+            "self.position_embedding(torch.arange(T))",
+            partial(transformer.gpt, positions="last"),
+            partial(transformer.gpt, positions="reversed")),
+    Mistake("use GELU's tanh approximation in the MLPs",
+            "the shipped model uses the exact GELU: F.gelu(x) or nn.GELU(), without "
+            "approximate='tanh', as in transformer-block",
+            partial(transformer.gpt, activation="tanh")),
+    Mistake("use ReLU instead of GELU in the MLPs", "the MLP's activation is F.gelu, as in "
+            "transformer-block", partial(transformer.gpt, activation="relu")),
+    *layer_norm_mistakes(transformer.gpt, "the LayerNorms"),
+    qkv_order_mistake(transformer.gpt,
+                      "take the attention's q, k and v from qkv's output in another order"),
 ]
 
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
@@ -80,3 +101,5 @@ test_shipped_model, test_random_models = CONTRACT.tests(
     "Your GPT with the shipped weights, against the shipped model's logits",
     "Small random GPTs, against the reference",
     draw_example)
+
+test_the_same_output_twice = repeatable(CONTRACT)

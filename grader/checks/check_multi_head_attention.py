@@ -13,7 +13,12 @@ from functools import partial
 from grader.grading import transformer
 from grader.grading.cases import attention_input
 from grader.grading.contract import Contract
-from grader.grading.module_checks import LayerChecks, attention_mistakes
+from grader.grading.module_checks import (
+         LayerChecks,
+         attention_mistakes,
+         qkv_order_mistake,
+         repeatable,
+)
 from grader.grading.skeleton import Mistake
 
 SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): head h owns "
@@ -27,6 +32,7 @@ MISTAKES = attention_mistakes(
              "the scores are (B, n_head, T, T) and each query's row becomes its weights: "
              "softmax over the last dimension, dim=-1"),
     own=[
+        qkv_order_mistake(transformer.attention),
         Mistake("split the heads along the wrong axis", SPLIT,
                 partial(transformer.attention, split="time"),
                 partial(transformer.attention, split="time", merge="time")),
@@ -48,3 +54,5 @@ test_shipped_layers, test_random_layers = CONTRACT.tests(
     "The shipped model's attention layers, on the activations they see",
     "Attention layers of small random models, against the reference",
     LAYER.draw)
+
+test_the_same_output_twice = repeatable(CONTRACT)

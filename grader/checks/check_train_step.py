@@ -13,6 +13,7 @@ judged against the live reference (goldens=False).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import cache, partial
 from types import SimpleNamespace
@@ -115,6 +116,18 @@ def unflattened_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tens
     return F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
 
 
+def crossed_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The logits flattened time first, the targets row by row: wrong pairs."""
+    logits = model(x)
+    return F.cross_entropy(logits.transpose(0, 1).reshape(-1, logits.size(-1)), y.reshape(-1))
+
+
+def shifted_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The targets shifted once more: position t scored against the token after next."""
+    logits = model(x)[:, :-1]
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y[:, 1:].reshape(-1))
+
+
 # train_step(model, optimizer, x, y) -> the loss, as a submission's would be called.
 Step = Callable[[Any, Any, torch.Tensor, torch.Tensor], float]
 
@@ -123,8 +136,9 @@ RIGHT_ORDER = ("zero_grad", "loss", "backward", "step")
 
 def step_doing(*actions: str, loss_of: Callable[..., torch.Tensor] = flat_loss) -> Step:
     """A training step that does `actions` in this order: "zero_grad", "loss" (the
-    forward pass and `loss_of`), "backward" and "step"; it returns the loss.
-    Most mistakes of the step are the right actions in a wrong order, or one left out."""
+    forward pass and `loss_of`), "backward", "clip" (clip_grad_norm_ to 1.0, as
+    nanoGPT does) and "step"; it returns the loss. Most mistakes of the step are
+    the right actions in a wrong order, or one left out or added."""
     def step(model: Any, optimizer: Any, x: torch.Tensor, y: torch.Tensor) -> float:
         loss = None
         for action in actions:
@@ -132,6 +146,8 @@ def step_doing(*actions: str, loss_of: Callable[..., torch.Tensor] = flat_loss) 
                 loss = loss_of(model, x, y)
             elif action == "backward":
                 loss.backward()
+            elif action == "clip":
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             else:
                 getattr(optimizer, action)()
         return loss.item()
@@ -189,6 +205,17 @@ MISTAKES = [
             "F.cross_entropy reads dimension 1 as the classes: flatten the logits to "
             "(B*T, vocab_size) and the targets to (B*T,) first",
             stepping(step_doing(*RIGHT_ORDER, loss_of=unflattened_loss))),
+    Mistake("flatten the logits and the targets in different orders",
+            "flatten both row by row, so that each position meets its own target: "
+            "logits.view(B * T, vocab_size) and y.view(B * T)",
+            stepping(step_doing(*RIGHT_ORDER, loss_of=crossed_loss))),
+    Mistake("shift the targets again",
+            "y[b, t] already is the token after x[b, t]: compare logits[:, t] with y[:, t]",
+            stepping(step_doing(*RIGHT_ORDER, loss_of=shifted_loss))),
+    Mistake("clip the gradients' norm",
+            "the step is plain AdamW on the gradients backward() wrote: leave "
+            "clip_grad_norm_ out (the grader's training does no clipping either)",
+            stepping(step_doing("zero_grad", "loss", "backward", "clip", "step"))),
 ]
 
 
@@ -229,6 +256,13 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     returned, weights = got
     expected_losses, expected_weights = expected
     expect_floats(returned)
+    for step, value in enumerate(returned, start=1):
+        if not math.isfinite(value):  # before the weights: a nan step may leave them be
+            why = (" A mean over no positions at all is nan: were the logits or the targets "
+                   "sliced to nothing (shifted again, on windows of one token)?"
+                   if math.isnan(value) else "")
+            raise GradeFailure(f"the loss train_step() returned at step {step} is {value}, "
+                               f"expected {expected_losses[step - 1]:.6f}.{why}")
     model, *_ = call.args
     start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
     if all(torch.equal(weights[k], start[k]) for k in start):

@@ -13,7 +13,13 @@ from functools import partial
 from grader.grading import transformer
 from grader.grading.cases import block_input
 from grader.grading.contract import Contract
-from grader.grading.module_checks import MASK_AS_BEFORE, LayerChecks
+from grader.grading.module_checks import (
+    MASK_AS_BEFORE,
+    LayerChecks,
+    layer_norm_mistakes,
+    qkv_order_mistake,
+    repeatable,
+)
 from grader.grading.skeleton import Mistake
 
 PRE_NORM = "x = x + self.attn(self.ln_1(x)), then x = x + self.mlp(self.ln_2(x))"
@@ -39,6 +45,7 @@ MISTAKES = [
             partial(transformer.block, activation="tanh")),
     Mistake("use ReLU instead of GELU", "the MLP's activation is F.gelu",
             partial(transformer.block, activation="relu")),
+    *layer_norm_mistakes(transformer.block, "the LayerNorms"),
     # The attention pasted from multi-head-attention may be wrong in its own ways.
     Mistake("leave out the causal mask in the attention", MASK_AS_BEFORE,
             partial(transformer.block, diagonal=None)),
@@ -48,6 +55,8 @@ MISTAKES = [
     Mistake("split the attention heads along the wrong axis",
             "view as (B, T, n_head, head_size), then .transpose(1, 2), as in "
             "multi-head-attention", partial(transformer.block, split="time")),
+    qkv_order_mistake(transformer.block,
+                      "take the attention's q, k and v from qkv's output in another order"),
 ]
 
 LAYER = LayerChecks("blocks.{}", block_input, last="last-block",
@@ -60,3 +69,5 @@ test_shipped_blocks, test_random_blocks = CONTRACT.tests(
     "The shipped model's blocks, on the activations they see",
     "Blocks of small random models, against the reference",
     LAYER.draw)
+
+test_the_same_output_twice = repeatable(CONTRACT)

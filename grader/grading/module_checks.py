@@ -20,8 +20,9 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, random_input
+from grader.grading.contract import Contract
 from grader.grading.judges import comparing, expect_activations, same_activations
-from grader.grading.skeleton import Mistake
+from grader.grading.skeleton import GradeFailure, Kata, Mistake
 from grader.grading.strategies import random_models
 from grader.model import artifacts
 from grader.model.parts import weights
@@ -35,6 +36,35 @@ MASK = "query t may see keys 0 to t: mask the scores where torch.tril(torch.ones
 # The attention pasted into a block or a GPT may miss its mask as it did alone.
 MASK_AS_BEFORE = ("mask the scores of later positions with -inf before the softmax, as in "
                   "multi-head-attention")
+
+
+# q, k, v taken from qkv's three thirds in another order than the checkpoint's.
+WRONG_ORDERS = ("qvk", "kqv", "kvq", "vqk", "vkq")
+QKV_ORDER = ("qkv's output is the queries, then the keys, then the values, C channels "
+             "each: q, k, v = self.qkv(x).split(C, dim=2)")
+
+
+def qkv_order_mistake(made: Callable[..., torch.Tensor], name: str = "") -> Mistake:
+    """Splitting qkv's output into q, k and v in another order, made by `made`
+    with the `order` knob (grader/grading/transformer.py's layer)."""
+    return Mistake(name or "take q, k and v from qkv's output in another order", QKV_ORDER,
+                   *(partial(made, order=order) for order in WRONG_ORDERS))
+
+
+def layer_norm_mistakes(made: Callable[..., torch.Tensor], where: str) -> list[Mistake]:
+    """A LayerNorm written or built with another eps, or the unbiased variance, made
+    by `made` with the `eps` and `unbiased` knobs; `where` says which LayerNorms."""
+    return [
+        Mistake(f"give {where} another eps than the default 1e-5",
+                "nn.LayerNorm(n_embd) keeps PyTorch's eps=1e-5, as the shipped model does; "
+                "by hand, add 1e-5 to the variance inside the square root",
+                *(partial(made, eps=eps) for eps in (1e-3, 1e-2, 1e-1, 1.0))),
+        Mistake(f"divide the variance by n - 1 (the unbiased variance) in {where}",
+                "LayerNorm divides the squared deviations by n: x.var(dim=-1, unbiased=False), "
+                "or use nn.LayerNorm",
+                partial(made, unbiased=True),
+                *(partial(made, unbiased=True, eps=eps) for eps in (1e-6, 1e-8, 1e-12, 0.0))),
+    ]
 
 
 def judged_as_activations(what: str) -> dict[str, Any]:
@@ -140,3 +170,27 @@ def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, 
                 "still adds up to 1",
                 knob(mask_after_softmax=True)),
     ]
+
+
+def repeatable(contract: Contract, case: str = "a-sentence") -> Callable[[Kata], None]:
+    """A check that the module gives the same output twice on the same weights and
+    input: in evaluation mode nothing in it is random, so an output that changes
+    is a dropout left active (F.dropout's training=True is its default)."""
+    def test_the_same_output_twice(kata: Kata) -> None:
+        """The same weights and input give the same output twice (no dropout in evaluation mode)"""
+        args = contract.cases()[case]
+        first, second = (kata.outcome(contract.method, *args, arg_names=contract.arg_names)
+                         for _ in range(2))
+        if first[0] != "value" or second[0] != "value":
+            return  # an error, or no tensor, is the other checks' to report
+        a, b = first[1], second[1]
+        if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and a.shape == b.shape and not torch.equal(a, b)):
+            raise GradeFailure(
+                f"called twice on case {case} with the same weights and input, the module "
+                "gave two different outputs: is a dropout left active? The grader calls it "
+                "in evaluation mode (module.eval()), where nn.Dropout does nothing, but "
+                "F.dropout(x, p) drops unless given training=self.training; use nn.Dropout, "
+                "or leave dropout out")
+
+    return test_the_same_output_twice

@@ -58,18 +58,22 @@ def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
 
 
 def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: str = "heads",
-          merge: str = "heads", project: bool = True, **knobs: Any) -> torch.Tensor:
+          merge: str = "heads", project: bool = True, order: str = "qkv",
+          **knobs: Any) -> torch.Tensor:
     """An attention layer with the weights `w` (qkv, proj).
 
     `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
     cuts the sequence, not the channels, into heads; `merge="time"` joins the
-    heads' outputs back the same wrong way; `scale="embd"` divides by sqrt(C).
+    heads' outputs back the same wrong way; `scale="embd"` divides by sqrt(C);
+    `order` names what the three thirds of qkv's output are taken as ("kqv":
+    the first third as the keys, the second as the queries).
     """
     B, T, C = x.shape
     if knobs.get("scale") == "embd":
         knobs["scale"] = math.sqrt(C)
     size = C // n_head
-    q, k, v = F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)
+    thirds = dict(zip(order, F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)))
+    q, k, v = thirds["q"], thirds["k"], thirds["v"]
     if split == "heads":
         q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
     else:
@@ -79,23 +83,36 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
     return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
 
 
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, *,
+               eps: float = 1e-5, unbiased: bool = False) -> torch.Tensor:
+    """LayerNorm over the last dimension; `unbiased` divides the variance by n - 1
+    (torch.var's default) instead of n, as a LayerNorm written by hand may."""
+    if not unbiased:
+        return F.layer_norm(x, (x.shape[-1],), weight, bias, eps=eps)
+    mean = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=True)
+    return (x - mean) / torch.sqrt(var + eps) * weight + bias
+
+
 def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
           norm: str = "pre", residual: tuple[str, ...] = ("attn", "mlp"),
-          activation: str = "gelu", swap_norms: bool = False, **knobs: Any) -> torch.Tensor:
+          activation: str = "gelu", swap_norms: bool = False, eps: float = 1e-5,
+          unbiased: bool = False, **knobs: Any) -> torch.Tensor:
     """A transformer block (problem transformer-block), with one knob per mistake.
 
     `norm="post"` normalises after each residual sum (the original
     transformer's order) instead of before each sub-layer; `residual` names the
     sub-layers whose input is added back; `activation` is "gelu", "tanh" (GELU's
     tanh approximation) or "relu"; `swap_norms` uses ln_2 before the attention
-    and ln_1 before the MLP. Other `knobs` go to the attention layer (see layer).
+    and ln_1 before the MLP; `eps` and `unbiased` are the LayerNorms' (see
+    layer_norm). Other `knobs` go to the attention layer (see layer).
     """
     w = parts.state_dict(weights)
-    n = x.shape[-1]
     ln_1, ln_2 = ("ln_2", "ln_1") if swap_norms else ("ln_1", "ln_2")
 
     def norm_of(name: str, t: torch.Tensor) -> torch.Tensor:
-        return F.layer_norm(t, (n,), w[f"{name}.weight"], w[f"{name}.bias"])
+        return layer_norm(t, w[f"{name}.weight"], w[f"{name}.bias"], eps=eps,
+                          unbiased=unbiased)
 
     def attend_all(t: torch.Tensor) -> torch.Tensor:
         inner = {k.removeprefix("attn."): v for k, v in w.items() if k.startswith("attn.")}
@@ -114,18 +131,30 @@ def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
 
 
 def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, *,
-        positions: bool = True, final_norm: bool = True, softmax: bool = False,
+        positions: bool | str = True, final_norm: bool = True, softmax: bool = False,
         **knobs: Any) -> torch.Tensor:
     """The GPT (problem gpt), with one knob per mistake; other `knobs` go to every
-    block (see block)."""
+    block (see block), and `eps` and `unbiased` to the final LayerNorm too.
+
+    `positions` False leaves the position embeddings out; "last" adds the
+    table's last T rows (positions counted from the end of the table),
+    "reversed" rows T-1 down to 0 (counted from the end of the window).
+    """
     w = parts.state_dict(weights)
+    T = context.shape[1]
     x = F.embedding(context, w["token_embedding.weight"])
-    if positions:
-        x = x + w["position_embedding.weight"][: context.shape[1]]
+    table = w["position_embedding.weight"]
+    if positions is True:
+        x = x + table[:T]
+    elif positions == "last":
+        x = x + table[table.shape[0] - T:]
+    elif positions == "reversed":
+        x = x + table[:T].flip(0)
     for i in range(config["n_layer"]):
         x = block(config, {**weights, "part": _join(weights["part"], f"blocks.{i}")}, x, **knobs)
     if final_norm:
-        x = F.layer_norm(x, (x.shape[-1],), w["ln_f.weight"], w["ln_f.bias"])
+        x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], eps=knobs.get("eps", 1e-5),
+                       unbiased=knobs.get("unbiased", False))
     logits = F.linear(x, w["head.weight"])
     return F.softmax(logits, dim=-1) if softmax else logits
 

@@ -127,7 +127,7 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
             lines.append(f"  missing:  {names(missing)}")
         if extra:
             lines.append(f"  not expected: {names(extra)}")
-        lines += _tied(module, missing)
+        lines += _tied(module, missing) + _unregistered(module, missing, found)
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -152,6 +152,21 @@ def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
         if name in missing and first[id(tensor)] != name:
             said.append(f"  {name} is the same tensor as {first[id(tensor)]} (tied weights); "
                         "the shipped model keeps them apart: give each its own")
+    return said
+
+
+def _unregistered(module: torch.nn.Module, missing: list[str],
+                  found: dict[str, torch.Tensor]) -> list[str]:
+    """Why the parameters of a part are missing: modules kept in a plain Python list
+    or tuple are not registered, so the module never sees their parameters."""
+    said = []
+    for part in dict.fromkeys(name.split(".")[0] for name in missing):
+        held = getattr(module, part, None)
+        if (isinstance(held, (list, tuple)) and not any(n.startswith(f"{part}.") for n in found)
+                and any(isinstance(m, torch.nn.Module) for m in held)):
+            said.append(f"  self.{part} is a Python {type(held).__name__}, so the modules in "
+                        f"it are not registered and their parameters are not "
+                        f"{type(module).__name__}'s: use nn.ModuleList(...)")
     return said
 
 
