@@ -106,3 +106,12 @@ def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     failed.status = "pass"
     status.record(report)
     assert "mistake_hint" not in status.load_status()["generate"]
+
+
+def test_a_named_mistake_of_01_is_fixed_without_the_answer():
+    # 01's answer is one slice; a grade's fix that shows it leaves no hint to give
+    from grader.checks.check_crop_context import MISTAKES
+
+    answer = "-context_length:]"
+    assert answer in find("crop-context").hint
+    assert [m.name for m in MISTAKES if answer in m.hint] == []

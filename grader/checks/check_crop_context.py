@@ -13,10 +13,10 @@ from grader.grading.strategies import token_contexts
 
 MISTAKES = [
     Mistake("keep the oldest tokens instead of the newest",
-            "the model continues the end of the text: context[:, -context_length:]",
+            "the model continues the end of the text: keep its last context_length tokens",
             lambda c, n: c[:, :n]),
     Mistake("drop the batch dimension",
-            "slice columns, keep the row: context[:, -context_length:] has shape (1, T')",
+            "slice only the time dimension and keep the batch one: the result is (1, T')",
             lambda c, n: c[0, -n:]),
     Mistake("keep one token too few", "the window holds exactly context_length tokens",
             lambda c, n: c[:, -(n - 1):] if n > 1 else c[:, :0]),
