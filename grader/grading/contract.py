@@ -180,6 +180,11 @@ class Contract:
 
     def bind(self, kata: Kata, args: tuple) -> dict[str, Any]:
         signature = inspect.signature(getattr(kata.reference, self.method))
+        if any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()) and len(
+                args) == len(self.arg_names):
+            # A module's driver takes forward(config, weights, *inputs): the names the
+            # contract declares say what each input is (x, context).
+            return dict(zip(self.arg_names, args, strict=True))
         bound = signature.bind(*args)
         bound.apply_defaults()
         return dict(bound.arguments)

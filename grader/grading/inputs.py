@@ -10,6 +10,7 @@ tensor's shape and values, a generator's seed.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import torch
@@ -59,9 +60,49 @@ def vocabulary(named: dict[str, Any]) -> dict[int, str] | None:
         if isinstance(value, dict) and value and all(
                 isinstance(k, int) and isinstance(v, str) for k, v in value.items()):
             return value
-    if any(isinstance(v, ModelSpec) and v.kind == "shipped" for v in named.values()):
+    if any(isinstance(v, ModelSpec) and v.kind == "shipped"
+           or is_weights(v) and v["model"].kind == "shipped" for v in named.values()):
         return artifacts.shipped_vocab()
     return None
+
+
+def is_weights(value: Any) -> bool:
+    """Whether `value` is a description of known weights (grader/model/parts.py's
+    `weights(...)`), which a module problem's learner receives as `weights`."""
+    return (isinstance(value, dict) and set(value) == {"model", "part", "head"}
+            and isinstance(value["model"], ModelSpec))
+
+
+def describe_weights(spec: dict[str, Any]) -> str:
+    """What the known weights are, in the words of the statements: the part of
+    the model by its state-dict prefix, and for one attention head its index."""
+    model = spec["model"]
+    if model.kind == "shipped":
+        model = "the shipped model"
+    else:
+        c = model.config
+        model = (f"a small GPT with random weights (vocab_size {c.get('vocab_size')}, "
+                 f"context_length {c.get('context_length')}, n_layer {c.get('n_layer')}, "
+                 f"n_head {c.get('n_head')}, n_embd {c.get('n_embd')}, seed {model.seed})")
+    part = spec["part"]
+    if spec["head"] is not None:
+        return (f"attention head number {spec['head']} of {part} of {model} (its rows of "
+                "qkv as query, key and value)")
+    return f"the weights of {part} of {model}" if part else f"all the weights of {model}"
+
+
+@cache
+def shipped_corpus() -> str:
+    return artifacts.CORPUS.read_text(encoding="utf-8")
+
+
+def describe_text(text: str) -> str:
+    """A text argument: whole if short, else its start and its length in characters."""
+    if len(text) > 1000 and text == shipped_corpus():
+        return f"the shipped corpus, data/corpus.txt ({len(text):,} characters)"
+    if len(shown := repr(text)) <= 200:
+        return shown
+    return f"{text[:80]!r}... ({len(text):,} characters)"
 
 
 def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
@@ -71,6 +112,10 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
         return f"a torch.Generator seeded with {value.initial_seed()}"
     if isinstance(value, torch.Tensor):
         return describe_tensor(value, vocab)
+    if isinstance(value, str):
+        return describe_text(value)
+    if is_weights(value):
+        return describe_weights(value)
     if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
         return describe_vocab(value)
     if isinstance(value, int) and not isinstance(value, bool) and vocab and value in vocab:
@@ -84,6 +129,11 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
 def describe_model(spec: ModelSpec) -> str:
     if spec.kind == "shipped":
         return "the shipped model"
+    if spec.kind == "hidden":  # grader/model/hidden.py
+        from grader.model.hidden import declared
+
+        return (f"{describe_model(declared(spec))}, with noise on its weights that the "
+                "grader drew for this grade")
     c = spec.config
     return (f"a small untrained GPT (vocab_size {c.get('vocab_size')}, context_length "
             f"{c.get('context_length')}, {c.get('n_layer')} layer(s), {c.get('n_head')} "
