@@ -11,7 +11,16 @@ Three steps, each made of layers that are used where the machine has them:
   any learner code is loaded: new session, resource limits, no new privileges,
   death with the parent, no capabilities, a Landlock ruleset (read-only access to
   what Python needs, read-write to a scratch folder, no TCP, no signals or
-  abstract sockets outside the sandbox) and a seccomp filter against new sockets.
+  abstract sockets outside the sandbox) and a seccomp filter against new
+  sockets, memfd files and changes of user or group id.
+
+Limits on the worker's whole tree (`grader.sandbox.layers`), where the machine
+allows: a cgroup of its own for memory and a process count (made by the grader
+with ``worker_limits()``, joined by ``isolate``), and a scratch folder that is a
+size-limited tmpfs of its own. When the grader runs as root, the fork server's
+real uid is an unprivileged one (``UNPRIVILEGED_UID``, set by the launcher), so
+that RLIMIT_NPROC applies to the workers; their effective uid stays the
+grader's, so that what Landlock lets them read stays readable.
 
 What a reached limit looks like afterwards (for the caller's messages):
 
@@ -26,11 +35,14 @@ What a reached limit looks like afterwards (for the caller's messages):
 * CPU time (RLIMIT_CPU): SIGXCPU at the soft limit, SIGKILL one second later.
 * file size (RLIMIT_FSIZE): Python ignores SIGXFSZ, so the write raises
   ``OSError(EFBIG)``.
-* processes (RLIMIT_NPROC): ``fork`` or thread start fails with EAGAIN
-  (``BlockingIOError`` / ``RuntimeError("can't start new thread")``). The kernel
-  never applies this limit to a process whose real uid is 0, in a user namespace
-  or not, so it does nothing when the grader runs as root; the PID namespace
-  still ends every such process with the fork server.
+* processes (RLIMIT_NPROC, and the pids cgroup): ``fork`` or thread start
+  fails with EAGAIN (``BlockingIOError`` / ``RuntimeError("can't start new
+  thread")``). The kernel never applies RLIMIT_NPROC to a process whose real uid
+  is 0, in a user namespace or not: hence the unprivileged real uid.
+* the memory cgroup (all the worker's processes, with their memfd and tmpfs
+  pages): the kernel ends the largest process of the group. The grader reads
+  that from the group (``TreeLimits.reached()``), since the worker may be the one.
+* scratch (the tmpfs's size): the write raises ``OSError(ENOSPC)``.
 
 ``limit_message()`` turns either an exception or a fatal signal into a sentence.
 """
@@ -55,12 +67,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.sandbox.layers import cgroups, scratch
+from grader.sandbox.layers.cgroups import TreeLimits
+
 try:
     import resource
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
 MB = 1 << 20
+# The real uid of a fork server started by a grader that runs as root ("nobody").
+UNPRIVILEGED_UID = 65534
+DEFAULT_SCRATCH_BYTES = scratch.DEFAULT_BYTES
 
 # --- Landlock (linux/landlock.h) -------------------------------------------------------
 # The syscall numbers were allocated after the per-architecture tables were unified,
@@ -165,6 +183,16 @@ _SECCOMP_METADATA = {
     "aarch64": (52, 53, 452, 55, 54, 88, 5, 6, 7, 14, 15, 16, 463, 466),
 }
 _SECCOMP_METADATA["arm64"] = _SECCOMP_METADATA["aarch64"]
+# memfd_create: a memfd's pages are in no file system and, written with write(2)
+# and never mapped, under no rlimit. The set*id calls: the workers' real uid is
+# an unprivileged one while their effective uid is the grader's, and without
+# this a submission could set the real one back (setuid, setgid, setreuid,
+# setregid, setgroups, setresuid, setresgid, setfsuid, setfsgid).
+_SECCOMP_MORE = {
+    "x86_64": (319, 105, 106, 113, 114, 116, 117, 119, 122, 123),
+    "aarch64": (279, 146, 144, 145, 143, 159, 147, 149, 151, 152),
+}
+_SECCOMP_MORE["arm64"] = _SECCOMP_MORE["aarch64"]
 
 
 @functools.cache
@@ -220,6 +248,10 @@ class Isolation:
     rlimits: bool = False
     prctl: bool = False
     seccomp: bool = False
+    # The cgroup layers a worker can be given ("memory-cgroup-v1", ...).
+    cgroups: tuple[str, ...] = ()
+    # Whether the workers' real uid is not 0, so that RLIMIT_NPROC applies to them.
+    unprivileged_uid: bool = False
 
     @property
     def namespaces(self) -> bool:
@@ -240,7 +272,22 @@ class Isolation:
             layers.append("no-new-privs")
         if self.seccomp:
             layers.append("seccomp")
+        layers += self.cgroups
+        if self.launcher:
+            layers.append("scratch-tmpfs")
+        if self.unprivileged_uid:
+            layers.append("unprivileged-uid")
         return layers
+
+    def missing(self) -> list[str]:
+        """The tree-wide layers this machine does not give a worker, for a report."""
+        missing = [f"{c}-cgroup" for c in ("memory", "pids")
+                   if not any(layer.startswith(f"{c}-cgroup") for layer in self.cgroups)]
+        if not self.launcher:
+            missing.append("scratch-tmpfs")
+        if not self.unprivileged_uid:
+            missing.append("unprivileged-uid")
+        return missing
 
 
 # Flag sets tried in order. Mapping the caller to an unprivileged uid inside the
@@ -256,22 +303,59 @@ _LAUNCHERS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def _probe_launcher() -> tuple[str, ...]:
+# Exits 0 only where RLIMIT_NPROC applies to it: a fork past a limit of 1 fails.
+_NPROC_APPLIES = """
+import os, resource
+resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+try:
+    pid = os.fork()
+except OSError:
+    raise SystemExit(0)
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+raise SystemExit(3)
+"""
+
+
+def _runs(argv: list[str]) -> int | None:
+    try:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=20).returncode
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _unprivileged_prefix() -> tuple[str, ...]:
+    """For a grader run as root: start the fork server with an unprivileged real uid.
+
+    Only the real uid changes: RLIMIT_NPROC is counted and enforced by it, while
+    files are opened with the effective one, so everything the grader may read
+    (a virtual environment under /root, a learner's folder) stays readable to
+    the fork server, and Landlock still decides what a worker may read.
+    """
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return ()
+    return (setpriv, f"--ruid={UNPRIVILEGED_UID}")
+
+
+def _probe_launcher() -> tuple[tuple[str, ...], bool]:
+    """The launcher that works, and whether RLIMIT_NPROC applies to what it starts."""
     unshare = shutil.which("unshare")
     if unshare is None or not sys.platform.startswith("linux"):
-        return ()
+        return (), False
+    # As root, with the unprivileged real uid first; a launcher without it otherwise.
+    prefixes = [p for p in (_unprivileged_prefix(),) if p] + [()]
     for flags in _LAUNCHERS:
-        # Run the real interpreter inside: AppArmor and friends may let unshare
-        # create the namespaces and still refuse what runs in them.
-        argv = [unshare, *flags, sys.executable, "-I", "-S", "-c", "pass"]
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=20)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if done.returncode == 0:
-            return (unshare, *flags)
-    return ()
+        for prefix in prefixes:
+            # Run the real interpreter inside: AppArmor and friends may let unshare
+            # create the namespaces and still refuse what runs in them.
+            argv = [*prefix, unshare, *flags, sys.executable, "-I", "-S", "-c", _NPROC_APPLIES]
+            code = _runs(argv)
+            if code in (0, 3):
+                return (*prefix, unshare, *flags), code == 0
+    return (), False
 
 
 def _probe_seccomp() -> bool:
@@ -304,13 +388,18 @@ def probe() -> Isolation:
                 prctl_ok = True
             except OSError:
                 prctl_ok = False
+        launcher, unprivileged = _probe_launcher() if linux else ((), False)
         return Isolation(
             platform=sys.platform,
             landlock_abi=landlock_abi() if linux else 0,
-            launcher=_probe_launcher() if linux else (),
+            launcher=launcher,
             rlimits=resource is not None,
             prctl=prctl_ok,
             seccomp=linux and prctl_ok and _probe_seccomp(),
+            cgroups=tuple(h.layer(c) for h in cgroups.hierarchies() for c in h.controllers)
+            if linux else (),
+            # Without a launcher, isolate() itself gives a root worker another real uid.
+            unprivileged_uid=unprivileged or (linux and not launcher),
         )
     except Exception:  # a probe must not take the grader down
         return Isolation(platform=sys.platform)
@@ -330,6 +419,20 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
     """
     isolation = probe() if isolation is None else isolation
     return list(isolation.launcher)
+
+
+def die_with_launcher() -> None:
+    """In the command a launcher started: be killed when the launcher dies.
+
+    unshare --kill-child arms a parent-death signal for its child, but an exec
+    whose real uid differs from its effective one (``_unprivileged_prefix``)
+    clears it, so the command arms it again itself, first thing. Only as PID 1
+    of a namespace, whose parent is the single-threaded launcher: the signal
+    follows the parent *thread* that started a process.
+    """
+    if os.getpid() == 1 and _libc() is not None:
+        with contextlib.suppress(OSError):
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 # --- the policy -----------------------------------------------------------------------
@@ -381,8 +484,16 @@ class Policy:
     allow_exec: bool = False
     # Replaces os.environ in the child when set.
     environment: dict[str, str] | None = None
-    # Forbid creating sockets (the channel to the grader already exists).
+    # Forbid creating sockets (the channel to the grader already exists), and memfd
+    # files and changes of user or group id with them.
     forbid_sockets: bool = True
+    # The cgroups to join, by the layer each stands for (`TreeLimits.request()`).
+    cgroups: dict[str, str] | None = None
+    # The size of the tmpfs mounted over scratch; None leaves scratch as it is.
+    scratch_bytes: int | None = None
+    # Said by the grader, which started the fork server: the workers' real uid is
+    # not 0 (inside a user namespace that cannot be seen from the worker).
+    unprivileged_uid: bool = False
 
     @classmethod
     def for_submission(cls, submission: str | os.PathLike[str],
@@ -405,6 +516,36 @@ class Policy:
         scratch = os.fspath(scratch)
         return cls(readable=[*readable_paths_for_python(), str(folder)], scratch=scratch,
                    environment=clean_environment(scratch), **limits)
+
+
+def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULT_SCRATCH_BYTES,
+                  max_processes: int | None = Policy.max_processes,
+                  isolation: Isolation | None = None) -> TreeLimits:
+    """The grader's side of one worker's tree-wide limits: its cgroups, made now
+    (``close()`` them once the worker has ended), and what to tell the worker
+    (``request()``, whose entries ``tree_options`` reads back in the worker)."""
+    isolation = probe() if isolation is None else isolation
+    limits = TreeLimits.create(memory_bytes, max_processes)
+    if scratch_bytes is not None:
+        limits.extra["scratch_bytes"] = int(scratch_bytes)
+    if isolation.unprivileged_uid and isolation.launcher:
+        limits.extra["unprivileged_uid"] = True
+    return limits
+
+
+def tree_options(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The Policy arguments a worker's request carries for its tree-wide limits."""
+    options: dict[str, Any] = {}
+    groups = request.get("cgroups")
+    if isinstance(groups, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                        for k, v in groups.items()):
+        options["cgroups"] = dict(groups)
+    size = request.get("scratch_bytes")
+    if type(size) is int and size > 0:
+        options["scratch_bytes"] = size
+    if request.get("unprivileged_uid") is True:
+        options["unprivileged_uid"] = True
+    return options
 
 
 def learner_problems_folder(folder: Path, private: list[Path]) -> Path | None:
@@ -603,7 +744,7 @@ def memory_limits(budget: int) -> tuple[int, int]:
     return data, space
 
 
-def _apply_rlimits(policy: Policy) -> list[str]:
+def _apply_rlimits(policy: Policy, own_user_namespace: bool = False) -> list[str]:
     assert resource is not None
     layers = ["rlimits"]
     _set_limit(resource.RLIMIT_CORE, 0)  # no core files in scratch or anywhere
@@ -625,9 +766,15 @@ def _apply_rlimits(policy: Policy) -> list[str]:
     # ignores them could stop this one from starting even a thread.
     if policy.max_processes is not None and hasattr(resource, "RLIMIT_NPROC") \
             and os.path.isdir("/proc/self"):
-        running = _tasks_of_user(os.getuid())
-        # The launcher itself is in the user namespace but outside our /proc.
-        _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes)
+        if own_user_namespace:
+            # The kernel counts the tasks of a user namespace apart from the rest:
+            # in one this process just made, there are only its own threads.
+            running = (_status_kb("Threads") or 1024) // 1024  # a count, not kB
+            _set_limit(resource.RLIMIT_NPROC, running + policy.max_processes)
+        else:
+            running = _tasks_of_user(os.getuid())
+            # The launcher itself is in the user namespace but outside our /proc.
+            _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes)
     return layers
 
 
@@ -716,12 +863,14 @@ class _SockFprog(ctypes.Structure):
 
 
 def _seccomp_no_sockets() -> None:
-    """Refuse socket(2), io_uring_setup(2) and file metadata changes with EPERM.
+    """Refuse socket(2), io_uring_setup(2), file metadata changes, memfd_create(2)
+    and changes of user or group id with EPERM.
 
     Landlock (before ABI 9) does not cover connecting to a Unix socket by path,
     and the network namespace does not either, since such sockets live in the
     file system. Sockets the process already holds keep working. Nor does
-    Landlock cover chmod, chown, utime or xattrs (see _SECCOMP_METADATA).
+    Landlock cover chmod, chown, utime or xattrs (see _SECCOMP_METADATA), and
+    no limit covers what _SECCOMP_MORE refuses.
     """
     arch, nr_socket, nr_io_uring = _SECCOMP_ARCHES[_machine()]
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
@@ -737,7 +886,7 @@ def _seccomp_no_sockets() -> None:
         (ret_k, 0, 0, deny),
         (jeq_k, 0, 1, nr_io_uring),
         (ret_k, 0, 0, deny),
-        *[ins for nr in _SECCOMP_METADATA[_machine()]
+        *[ins for nr in (*_SECCOMP_METADATA[_machine()], *_SECCOMP_MORE[_machine()])
           for ins in ((jeq_k, 0, 1, nr), (ret_k, 0, 0, deny))],
         (ret_k, 0, 0, allow),
     ]
@@ -768,6 +917,21 @@ def _namespace_layers() -> list[str]:
     return layers
 
 
+def _give_up_real_root() -> bool:
+    """Outside any user namespace, a root process takes an unprivileged real uid
+    (its effective uid stays root until the capabilities go); True if it is not
+    root, or no longer."""
+    try:
+        with open("/proc/self/uid_map") as uid_map:
+            if uid_map.read().split() != ["0", "0", "4294967295"]:
+                return False  # in a namespace: the launcher decided (Policy.unprivileged_uid)
+    except OSError:
+        return False
+    if os.getuid() == 0:
+        os.setresuid(UNPRIVILEGED_UID, -1, -1)
+    return os.getuid() != 0
+
+
 def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
     """Apply every available layer to the calling process; returns their names.
 
@@ -785,11 +949,29 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
     seccomp = policy.forbid_sockets and (
         isolation.seccomp if isolation is not None else linux and _probe_seccomp())
     layers: list[str] = _namespace_layers() if linux else []
+    if linux and policy.cgroups:
+        # First: every page and process from here on is counted in the groups.
+        layers += cgroups.join(policy.cgroups)
 
     if hasattr(os, "setsid"):
         with contextlib.suppress(OSError):
             os.setsid()  # EPERM: already a session leader, which is what we want
         layers.append("new-session")
+
+    own_user_namespace = False
+    if linux and policy.scratch is not None and policy.scratch_bytes is not None \
+            and scratch.available():
+        scratch.mount_scratch(policy.scratch, policy.scratch_bytes)
+        layers.append("scratch-tmpfs")
+        scratch.unmap_ids()
+        own_user_namespace = True
+    elif linux and "user-namespace" in layers and scratch.available():
+        # With ids mapped, a submission could make namespaces (and mounts) of its own.
+        scratch.unmap_ids()
+        own_user_namespace = True
+
+    if linux and (policy.unprivileged_uid or _give_up_real_root()):
+        layers.append("unprivileged-uid")
 
     if policy.scratch is not None:
         # The inherited folder is wherever the grader started, often the checkout,
@@ -802,7 +984,7 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         layers.append("clean-env")
 
     if resource is not None:
-        layers += _apply_rlimits(policy)
+        layers += _apply_rlimits(policy, own_user_namespace)
 
     if linux and _libc() is not None:
         parent = os.getppid()
@@ -820,7 +1002,7 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         if seccomp:
             try:
                 _seccomp_no_sockets()
-                layers.append("seccomp-no-sockets")
+                layers += ["seccomp-no-sockets", "seccomp-no-memfd", "seccomp-no-setuid"]
             except OSError as exc:
                 # EINVAL: a kernel built with seccomp but without filters. Anything
                 # else means the layer is there and failed.
@@ -850,6 +1032,9 @@ def limit_message(policy: Policy, exc: BaseException | None = None,
         if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
             size = policy.max_file_bytes or 0
             return f"the file size limit ({size // MB} MB) was reached"
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and policy.scratch_bytes:
+            return (f"the scratch folder's size limit ({policy.scratch_bytes // MB} MB) "
+                    "was reached")
         if isinstance(exc, BlockingIOError) and policy.max_processes is not None:
             return f"the process limit ({policy.max_processes}) was reached"
         if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
