@@ -16,11 +16,11 @@ from grader.grading.cases import (
     generation_prompts,
     prompt_ids,
 )
-from grader.grading.contract import Contract
 from grader.grading.judges import judge_reset_sampling
 from grader.grading.mistakes import NOT_RESTORED
 from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.grading.strategies import generation_example, vocab
+from grader.grading.witnessed import WitnessedContract, judge_from_calls
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 
@@ -93,11 +93,14 @@ def fallback_hint(call: Call) -> str:
 
 
 # Cached attention adds up in another order than full attention, so a float-noise
-# tie may go the other way: the fair judge of Track 1's sampling accepts that.
-CONTRACT = Contract(
+# tie may go the other way: the fair judge of Track 1's sampling accepts that. Every
+# character must then come from the witnessed calls: the calls run on hidden models,
+# so a loop that makes its text some other way cannot send them for show.
+CONTRACT = WitnessedContract(
     problem="kv-cache", method="generate_cached",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
-    cases=cases, judge=judge_reset_sampling, mistakes=MISTAKES, fallback_hint=fallback_hint,
+    cases=cases, judge=judge_from_calls(judge_reset_sampling), mistakes=MISTAKES,
+    fallback_hint=fallback_hint,
     witness_model_calls=True,  # test_one_token_per_step judges the calls
 )
 

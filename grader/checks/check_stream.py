@@ -17,7 +17,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
-from grader.grading.contract import Contract
 from grader.grading.inputs import describe, short, show_inputs
 from grader.grading.judges import expect_text, judge_reset_sampled_text, show
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
@@ -32,6 +31,13 @@ from grader.grading.skeleton import (
     same_outcome,
 )
 from grader.grading.strategies import GRADING, model_and_context
+from grader.grading.witnessed import (
+    Untraced,
+    WitnessedContract,
+    expect_streamed_from_calls,
+    trace_text,
+    untraced_message,
+)
 from grader.model import artifacts
 from grader.sandbox import harnesses
 from grader.sandbox.protocol import ModelSpec
@@ -460,15 +466,29 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
             raise GradeFailure(f"chunk {k + 1} is a {type(chunk).__name__}, not a str. Hint: "
                                "yield each chunk as a str")
     text, expected_text = "".join(chunks), "".join(expected)
-    judge_reset_sampled_text(text, expected_text, model=model, prompt_ids=context[0].tolist(),
-                             context_length=context_length, int_to_char=int_to_char,
-                             what="the text of the chunks")
+    try:
+        judge_reset_sampled_text(text, expected_text, model=model,
+                                 prompt_ids=context[0].tolist(), context_length=context_length,
+                                 int_to_char=int_to_char, what="the text of the chunks")
+    except GradeFailure as failure:
+        traced = trace_text(text, call)
+        if isinstance(traced, Untraced):
+            failure.message += "\n  " + untraced_message(text, traced)
+        raise
     # Text that differs from the reference's only at float-noise ties is fair;
     # its chunks are then those of the learner's own text.
     wanted = list(expected) if text == expected_text else split_chunks(text, unit)
     if chunks != wanted:
         raise GradeFailure(chunk_report(chunks, wanted, unit))
     expect_streamed(got, len(call.record.model_calls or []))
+    # Counting calls is not enough: calls made for show would count too. Each
+    # character must come from a call that saw the window before it, served
+    # before its chunk came out, and after the chunk before it.
+    traced = trace_text(text, call)
+    if isinstance(traced, Untraced):
+        raise GradeFailure(untraced_message(text, traced))
+    if traced is not None:
+        expect_streamed_from_calls(got, traced, SLACK)
 
 
 def draw_example(data: st.DataObject) -> tuple:
@@ -480,7 +500,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return spec, new_chars, context, n, dict(enumerate(chars)), unit
 
 
-CONTRACT = Contract(
+CONTRACT = WitnessedContract(  # on hidden models (grader/grading/witnessed.py)
     problem="stream", method="stream_generate",
     arg_names=("model", "new_chars", "context", "context_length", "int_to_char", "unit"),
     cases=cases, judge=judge, mistakes=MISTAKES, matches=same_chunks,

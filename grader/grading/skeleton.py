@@ -374,9 +374,11 @@ class Kata:
 
         # The first call of a submission runs alone: if it only raises
         # NotImplementedError (a starter), the reference's run would be wasted.
-        first = self.submission.calls == 0
+        # A witnessed call always does: timed against the reference's work, the
+        # witness's answers could tell the submission what the reference reads.
+        alone = self.submission.calls == 0 or self.submission.witnessed
         got = self.outcome(method, *args, arg_names=arg_names,
-                           while_waiting=None if first else reference, iterate=iterate,
+                           while_waiting=None if alone else reference, iterate=iterate,
                            **kwargs)
         if not live:
             reference()

@@ -199,6 +199,11 @@ def build_model(spec: ModelSpec) -> GPT:
         return shipped_model()
     if spec.kind == "random":
         return random_model(spec.config, spec.seed)
+    if spec.kind == "hidden":
+        # Drawn by this grader; a worker refuses (Worker.model).
+        from grader.model.hidden import hidden_model
+
+        return hidden_model(spec)
     if spec.kind == "run":
         # Only the grader builds a run's model; a worker refuses (Worker.model).
         from grader.model.runs import run_model

@@ -6,6 +6,11 @@ same prompt's first steps, in check after check (about half of a grade of all
 sixteen references), and the same examples again while hypothesis shrinks a
 failing one, on both sides of the pipe. A model whose weights never change gives the same
 logits for the same token ids, so the second time they are looked up.
+
+A memo is one model instance's own. The witness serves a submission's calls
+from an instance of its own (grader/sandbox/witness.py): were it the one the
+reference runs on, how fast the witness answered would tell the submission
+which windows the reference had just read.
 """
 
 from __future__ import annotations
@@ -23,19 +28,20 @@ from grader.model.gpt import GPT
 MAX_ELEMENTS = 40_000_000
 
 
-def remember_outputs(model: GPT) -> GPT:
+def remember_outputs(model: GPT, max_elements: int | None = None) -> GPT:
     """Make `model(context)` look up contexts it has seen; returns the same model.
 
     Only for models nothing writes to. Outputs are handed out as copies, since a
-    caller may change its logits in place.
+    caller may change its logits in place. At most `max_elements` floats are
+    held (MAX_ELEMENTS if not given); the least recently used go first.
     """
     if getattr(model, "_remembers", False):
         return model
     compute: Callable[[torch.Tensor], torch.Tensor] = model.forward
     seen: OrderedDict[tuple, torch.Tensor] = OrderedDict()
-    held = 0
-    # The witness's thread runs forward passes on the grader's models while the
-    # main thread runs the reference on them.
+    held, limit = 0, MAX_ELEMENTS if max_elements is None else max_elements
+    # A model may be read by more than one thread (a trained run, say, by the
+    # witness's thread and by talk's).
     lock = threading.Lock()
 
     def forward(context: torch.Tensor) -> torch.Tensor:
@@ -55,7 +61,7 @@ def remember_outputs(model: GPT) -> GPT:
                 if key not in seen:
                     seen[key] = found
                     held += found.numel()
-                while held > MAX_ELEMENTS and seen:
+                while held > limit and seen:
                     held -= seen.popitem(last=False)[1].numel()
         return found.clone()
 

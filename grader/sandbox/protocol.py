@@ -34,6 +34,9 @@ HEADER = struct.Struct(">I")
 # they exist so that a forged reply cannot make the grader recurse, allocate
 # gigabytes or loop over millions of entries before it notices.
 MAX_DEPTH = 64  # lists, dicts and tagged values inside one another
+# The JSON of one message: a value MAX_DEPTH deep takes up to three JSON levels a
+# level (a dict is {"__dict__": [[key, value]]}), and a message wraps it in a few more.
+MAX_JSON_DEPTH = 3 * (MAX_DEPTH + 1) + 8
 MAX_ITEMS = 1_000_000  # entries of one list or dict
 MAX_STRING = 1_000_000  # characters of one string
 MAX_DIMS = 16  # dimensions of one tensor
@@ -48,6 +51,7 @@ TENSOR_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64",
                            "float16", "bfloat16", "float32", "float64"})
 
 UNREADABLE = "the submission's process sent an unreadable reply"
+TOO_DEEP = f"JSON nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
 
 
 class ProtocolError(Exception):
@@ -69,7 +73,11 @@ class ModelSpec:
     model whose forward passes the grader's witness serves. The learner's own
     GPT (`kind="yours"`, `path` their problems/23-gpt/solution.py, `config` the
     shipped sizes) is built only by a worker, with the shipped weights
-    (grader/model/yours.py): the grader never imports a learner's code.
+    (grader/model/yours.py): the grader never imports a learner's code. A hidden
+    model (`kind="hidden"`, `config` its sizes, `seed` a handle, not its weights'
+    seed) stands in for a shipped or random one in the checks that judge how the
+    model is used: its weights are drawn by the grader and never leave it
+    (grader/model/hidden.py), so the witness serves its forward passes as a run's.
     """
 
     kind: str = "shipped"
@@ -84,6 +92,9 @@ class ModelSpec:
             return f"the model trained in {self.path}"
         if self.kind == "yours":
             return "your GPT with the shipped weights"
+        if self.kind == "hidden":
+            sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
+            return f"GPT({sizes}) with weights the grader drew for this grade"
         sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
         return f"random GPT({sizes}, seed={self.seed})"
 
@@ -91,7 +102,7 @@ class ModelSpec:
         return (self.kind, tuple(sorted(self.config.items())), self.seed, self.path)
 
 
-MODEL_KINDS = ("shipped", "random", "run", "yours")
+MODEL_KINDS = ("shipped", "random", "run", "yours", "hidden")
 MAX_MODEL_PATH = 4096  # characters of a run's folder name
 MAX_MODEL_SIZE = 1 << 20  # any one entry of a model's config
 
@@ -102,14 +113,23 @@ def write_frame(stream: IO[bytes], message: dict) -> None:
     stream.flush()
 
 
-def read_frame(stream: IO[bytes]) -> dict | None:
-    """One message, or None at end of stream."""
+class Oversized(ProtocolError):
+    """A frame larger than this reader takes. Its bytes were read and dropped, a
+    block at a time, so the stream is still in step and the reader can answer."""
+
+
+def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> dict | None:
+    """One message, or None at end of stream; `limit` bytes at most (Oversized)."""
     header = stream.read(HEADER.size)
     if len(header) < HEADER.size:
         return None
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
         raise ProtocolError(f"a message of {size} bytes, larger than the {MAX_FRAME} allowed")
+    if size > limit:
+        if not _skip(stream, size):
+            return None
+        raise Oversized(f"a message of {size} bytes, larger than the {limit} allowed")
     data = stream.read(size)
     if len(data) < size:
         return None
@@ -118,14 +138,43 @@ def read_frame(stream: IO[bytes]) -> dict | None:
     except RecursionError:
         # The JSON parser recurses per level; a thread that let this escape
         # would die silently and leave the call waiting for its time-out.
-        raise ProtocolError("JSON nested too deeply to read") from None
+        raise ProtocolError(TOO_DEEP) from None
     except MemoryError:
         raise ProtocolError("a message too large to read") from None
     except ValueError as exc:
         raise ProtocolError(f"not JSON: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
         raise ProtocolError("a message must be a JSON object")
+    # How deep the parser itself goes before it gives up depends on the Python
+    # version (3.12's parser reads 1,200 levels that 3.11's refuses), so the
+    # limit is checked here, the same everywhere.
+    if nested_deeper(message, MAX_JSON_DEPTH):
+        raise ProtocolError(TOO_DEEP)
     return message
+
+
+def _skip(stream: IO[bytes], size: int) -> bool:
+    """Read and drop `size` bytes; False if the stream ended first."""
+    while size > 0:
+        block = stream.read(min(size, 1 << 20))
+        if not block:
+            return False
+        size -= len(block)
+    return True
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether JSON data holds lists and objects more than `limit` levels deep
+    (the top one is level 1); walked without recursion."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        todo.extend((child, depth + 1) for child in children
+                    if isinstance(child, (dict, list)))
+    return False
 
 
 class Unencodable(TypeError):

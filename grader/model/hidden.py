@@ -1,0 +1,115 @@
+"""Models a submission's worker cannot rebuild, for the checks that judge how it uses one.
+
+A witnessed check (streaming, the KV cache) asks whether the learner's text
+came from the model calls the grader served. If the worker could compute the
+same logits for itself, it could make the text on its own and send calls for
+show only. So those checks run on a model whose weights are drawn here, in the
+grader, when the grade runs: the declared model's weights (the shipped one's,
+or a small random one's) with noise from a seed the worker is never sent. The
+worker is sent a `ModelSpec("hidden", sizes, handle)`: the sizes it needs to
+call the model, and a handle that only this process can turn into weights.
+
+The noise (NOISE times each weight tensor's root mean square) keeps the
+shipped model's character: its text still has words and sentences, so the
+chunks and windows the checks look at still occur. Yet its text differs from
+the shipped model's within a few characters, so a copy of the shipped model is
+no stand-in for it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+
+import torch
+
+from grader.model.gpt import GPT
+from grader.sandbox.protocol import ModelSpec
+
+NOISE = 0.3
+HIDDEN_KINDS = ("shipped", "random")  # what can be hidden: the models a worker can build
+
+_lock = threading.Lock()
+_hidden: dict[tuple, ModelSpec] = {}  # a declared model's key -> its hidden spec
+_secrets: dict[int, tuple[ModelSpec, int]] = {}  # handle -> (declared spec, weight seed)
+_models: dict[int, GPT] = {}  # handle -> the grader's model, shared by the reference's side
+
+
+def hide(spec: ModelSpec) -> ModelSpec:
+    """The hidden stand-in for `spec`, the same one throughout this grade.
+
+    Models a worker never builds (a trained run, the learner's own GPT) are
+    returned as they are.
+    """
+    if spec.kind not in HIDDEN_KINDS:
+        return spec
+    with _lock:
+        found = _hidden.get(spec.key())
+        if found is None:
+            from grader.model.artifacts import build_model
+
+            sizes = build_model(spec).config.to_dict()
+            handle = secrets.randbits(62)
+            found = ModelSpec("hidden", sizes, handle)
+            _hidden[spec.key()] = found
+            _secrets[handle] = (spec, secrets.randbits(63))
+    return found
+
+
+def hide_args(args: tuple) -> tuple:
+    """`args` with every model replaced by its hidden stand-in."""
+    return tuple(hide(a) if isinstance(a, ModelSpec) else a for a in args)
+
+
+def declared(spec: ModelSpec) -> ModelSpec:
+    """The model a hidden spec stands in for (what the check declared)."""
+    return _secret(spec)[0]
+
+
+def hidden_model(spec: ModelSpec) -> GPT:
+    """The grader's model for a hidden spec: built once, then only read (like
+    artifacts.build_model's models, it is shared by the reference and the judges)."""
+    with _lock:
+        model = _models.get(spec.seed)
+    if model is None:
+        model = private_model(spec)
+        with _lock:
+            model = _models.setdefault(spec.seed, model)
+    return model
+
+
+def private_model(spec: ModelSpec) -> GPT:
+    """A new instance of the hidden model, shared with nobody (the witness's own)."""
+    from grader.model.artifacts import build_model
+
+    base, seed = _secret(spec)
+    return noisy_copy(build_model(base), seed)
+
+
+def noisy_copy(model: GPT, seed: int, noise: float = NOISE) -> GPT:
+    """A new GPT with `model`'s weights plus noise drawn from `seed` (none with
+    noise=0: a copy); read-only.
+
+    Built without touching torch's global random state, which the reference may
+    be sampling with.
+    """
+    from grader.model.artifacts import seeded_gpt
+
+    copy = seeded_gpt(model.config.to_dict(), 0)
+    copy.load_state_dict(model.state_dict())
+    if not noise:
+        return copy.eval().requires_grad_(False)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for weight in copy.parameters():
+            scale = float(weight.double().pow(2).mean().sqrt())
+            weight.add_(torch.randn(weight.shape, generator=generator) * (noise * scale))
+    return copy.eval().requires_grad_(False)
+
+
+def _secret(spec: ModelSpec) -> tuple[ModelSpec, int]:
+    with _lock:
+        found = _secrets.get(spec.seed) if spec.kind == "hidden" else None
+    if found is None:
+        raise ValueError(f"{spec!r} is not a model drawn by this grader")
+    return found
