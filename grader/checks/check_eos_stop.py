@@ -18,6 +18,7 @@ from grader.grading.skeleton import Call, GradeFailure, Mistake, fresh, fresh_ar
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
+from grader.wording import count
 
 
 def prompts() -> dict[str, tuple]:
@@ -179,13 +180,15 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
     if shorter:
         cut, longest = shorter
         raise GradeFailure(
-            f"the text stops after {len(got)} characters, where the stop string {cut!r} was cut "
+            f"the text stops after {count(len(got), 'character')}, where the stop string "
+            f"{cut!r} was cut "
             f"off; but the longer stop string {longest!r} ends the text there too "
             f"({(got + cut)[-len(longest) - 10:]!r}), and all of it must go\n"
             f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
             f"  got      ...{got[max(0, len(got) - 20):]!r}")
     raise GradeFailure(
-        f"the text stops after {len(got)} characters, but nothing ends it there: the next token "
+        f"the text stops after {count(len(got), 'character')}, but nothing ends it there: "
+        f"the next token "
         f"drawn is {int_to_char[choose(ids).best]!r}, not the end-of-sequence id {eos_id}, no "
         f"stop string ends the text, and max_new_tokens={max_new_tokens} is not reached\n"
         f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"

@@ -17,6 +17,7 @@ from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Mistake, fresh
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
+from grader.wording import count
 
 INF = float("-inf")
 # Cumulative probabilities are sums of up to vocab_size float32 terms: two correct
@@ -300,9 +301,9 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
         token = lookup[char]
         if step.everything_banned:
             raise GradeFailure(
-                f"after {position} new characters every token would repeat an n-gram "
+                f"after {count(position, 'new character')} every token would repeat an n-gram "
                 f"(no_repeat_ngram_size={sampler.ngram}), so the text must end there; got "
-                f"{len(got) - position} more characters\n"
+                f"{count(len(got) - position, 'more character')}\n"
                 f"  expected ...{expected[max(0, position - 30):]!r}\n"
                 f"  got      ...{got[max(0, position - 30):position + 10]!r}")
         if token in step.banned:
@@ -328,7 +329,8 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
         return
     best = int((step.scores * (step.probs > 0)).argmax()) if step.scores is not None else 0
     raise GradeFailure(
-        f"the text stops after {len(got)} characters, but nothing ends it there: the next token "
+        f"the text stops after {count(len(got), 'character')}, but nothing ends it there: "
+        f"the next token "
         f"drawn is {int_to_char[best]!r}"
         f"{'' if eos_id is None else f', not the end-of-sequence id {eos_id}'}, some tokens are "
         f"still allowed, and max_new_tokens={max_new_tokens} is not reached\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grader.cli.trace_steps import Distributions, Run, Step, misled
+from grader.wording import count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,7 +101,7 @@ def settings(the_plan: Plan) -> str:
     """The arguments of the run in the learner's terms: prompt, count, the rest."""
     int_to_char = the_plan.args["int_to_char"]
     prompt = "".join(int_to_char.get(int(t), "?") for t in the_plan.args["context"][0].tolist())
-    parts = [f"prompt {shorten(prompt)} ({len(prompt)} tokens)"]
+    parts = [f"prompt {shorten(prompt)} ({count(len(prompt), 'token')})"]
     for name in the_plan.names:
         value = the_plan.args[name]
         if name in ("model", "context", "int_to_char"):
@@ -191,13 +192,14 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
     lines = [f"step {n} is the first that differs (it makes new character {n}):"]
     if mine.window != theirs.window:
         lines += [f"  the model saw    {tail(mine.window, int_to_char, 50)} "
-                  f"({len(mine.window)} tokens) in {whose} run",
+                  f"({count(len(mine.window), 'token')}) in {whose} run",
                   f"  where it should  {tail(theirs.window, int_to_char, 50)} "
-                  f"({len(theirs.window)} tokens), as in the reference",
+                  f"({count(len(theirs.window), 'token')}), as in the reference",
                   f"  top probabilities after {whose} window: {top(mine.window) or '-'}",
                   f"  after the reference's window: {top(theirs.window) or '-'}"]
     else:
-        lines += [f"  both saw {tail(mine.window, int_to_char, 50)} ({len(mine.window)} tokens)",
+        lines += [f"  both saw {tail(mine.window, int_to_char, 50)} "
+                  f"({count(len(mine.window), 'token')})",
                   f"  top reference probabilities: {top(mine.window)}"]
     strayed = misled(mine, probs)
     if strayed is not None and mine.told is not None:

@@ -19,6 +19,7 @@ from grader.grading.skeleton import (
     fresh_args,
     raised,
 )
+from grader.wording import agree, count
 
 
 def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
@@ -81,28 +82,30 @@ def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, 
     expect_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(expected.shape):
         raise GradeFailure(
-            f"{what} has shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
+            f"{agree(what, 'has')} shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
         )
     both_float = got.is_floating_point() and expected.is_floating_point()
     if got.dtype != expected.dtype and not both_float:
-        raise GradeFailure(f"{what} has dtype {got.dtype}, expected {expected.dtype}")
+        raise GradeFailure(f"{agree(what, 'has')} dtype {got.dtype}, expected {expected.dtype}")
     if exact or not expected.is_floating_point():
         if torch.equal(got.to(expected.dtype), expected):
             return
         mismatch = (got.to(expected.dtype) != expected).nonzero()[0].tolist()
         raise GradeFailure(
-            f"{what} differs at index {tuple(mismatch)}: got {got[tuple(mismatch)].item()}, "
+            f"{agree(what, 'differs')} at index {tuple(mismatch)}: "
+            f"got {got[tuple(mismatch)].item()}, "
             f"expected {expected[tuple(mismatch)].item()}"
         )
     g, e = got.double(), expected.double()
     same_inf = (g.isinf() == e.isinf()) & (g.isinf() <= (g == e))
     if not bool(same_inf.all()):
         index = tuple((~same_inf).nonzero()[0].tolist())
-        raise GradeFailure(f"{what} differs at index {index}: got {g[index].item()}, "
+        raise GradeFailure(f"{agree(what, 'differs')} at index {index}: got {g[index].item()}, "
                            f"expected {e[index].item()}")
     if bool(g.isnan().any()) and not bool(e.isnan().any()):
         index = tuple(g.isnan().nonzero()[0].tolist())
-        raise GradeFailure(f"{what} holds nan at index {index}; expected {e[index].item()}")
+        raise GradeFailure(f"{agree(what, 'holds')} nan at index {index}; "
+                           f"expected {e[index].item()}")
     finite = e.isfinite()
     error = torch.where(finite, (g - e).abs(), torch.zeros_like(e))
     bound = atol + rtol * e.abs()
@@ -110,7 +113,8 @@ def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, 
         return
     index = tuple(int(i) for i in torch.unravel_index((error - bound).argmax(), error.shape))
     raise GradeFailure(
-        f"{what} is off by up to {error[index].item():.3g} (allowed {bound[index].item():.3g}) "
+        f"{agree(what, 'is')} off by up to {error[index].item():.3g} "
+        f"(allowed {bound[index].item():.3g}) "
         f"at index {index}: got {g[index].item():.6g}, expected {e[index].item():.6g}"
     )
 
@@ -270,7 +274,7 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
         f" (p={probs[chosen].item():.3g})\n"
         f"  expected ...{expected[lo:step + 15]!r}\n"
         f"  got      ...{got[lo:step + 15]!r}\n"
-        f"  the model saw {seen!r} ({len(window(ids))} tokens) at that step\n"
+        f"  the model saw {seen!r} ({count(len(window(ids)), 'token')}) at that step\n"
         f"  top reference probabilities: {table}"
     )
 

@@ -1,0 +1,37 @@
+"""Counts and verbs in the grader's messages read as English."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader.grading.judges import expect_tensor
+from grader.grading.skeleton import GradeFailure
+from grader.wording import agree, count
+
+
+def test_one_of_a_thing_is_singular():
+    assert count(1, "token") == "1 token"
+    assert [count(n, "token") for n in (0, 2)] == ["0 tokens", "2 tokens"]
+    assert count(2, "match", "matches") == "2 matches"
+
+
+@pytest.mark.parametrize("what, verb, said", [
+    ("the last position's logits", "is", "the last position's logits are"),
+    ("the probabilities", "has", "the probabilities have"),
+    ("the scaled logits", "differs", "the scaled logits differ"),
+    ("the loss", "is", "the loss is"),
+    ("the cropped context", "has", "the cropped context has"),
+    ("the gradient of the loss with respect to the logits", "is",
+     "the gradient of the loss with respect to the logits is"),
+    ("greedy()'s result", "holds", "greedy()'s result holds"),
+])
+def test_the_verb_agrees_with_what_it_speaks_of(what, verb, said):
+    assert agree(what, verb) == said
+
+
+def test_a_wrong_shape_of_logits_is_said_in_the_plural():
+    with pytest.raises(GradeFailure, match=r"^the last position's logits have shape \(1, 3\)"):
+        expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4), "the last position's logits")
+    with pytest.raises(GradeFailure, match=r"^the result has shape"):
+        expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4))
