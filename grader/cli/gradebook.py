@@ -16,8 +16,10 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -34,6 +36,7 @@ from grader.cli.options import (
     positive_seconds,
     require_isolation,
 )
+from grader.grading.sanitise import cell, folder_name, uncell, visible
 from grader.registry import Problem
 from grader.registry import problems as all_problems
 
@@ -137,7 +140,9 @@ def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     if not roster.is_dir():
         raise UsageError(f"{roster}: no such folder (ROSTER holds one folder per learner)")
     out = out.resolve()
-    found = {entry.name: entry for entry in roster.iterdir()
+    # Each learner is known by their folder's name made safe (grading/sanitise.py):
+    # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
+    found = {folder_name(entry.name): entry for entry in roster.iterdir()
              if entry.is_dir() and not entry.name.startswith(".") and entry.resolve() != out}
     if not found:
         raise UsageError(f"{roster} holds no learner folders")
@@ -198,8 +203,8 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
 
 def failed_report(message: str) -> dict:
     """The shape `grade --json` writes, for a learner the grader could not grade."""
-    return {"version": 3, "status": "error", "message": message, "score": 0, "max_score": 0,
-            "problems": [], "mode": "classroom", "tests": []}
+    return {"version": 3, "status": "error", "message": visible(message), "score": 0,
+            "max_score": 0, "problems": [], "mode": "classroom", "tests": []}
 
 
 def run_grader(argv: list[str], timeout: float, stderr_path: Path,
@@ -311,7 +316,7 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
         if learner.files[problem.folder] is None:
             entry.update(status="missing", passed=0, submission=None)
         else:
-            entry["submission"] = str(learner.folder / problem.folder / "solution.py")
+            entry["submission"] = visible(learner.folder / problem.folder / "solution.py")
     for test in report.get("tests", []):
         problem = by_slug.get(test.get("problem"))
         if problem is not None and learner.files[problem.folder] is None:
@@ -323,29 +328,75 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
 
 # -- the command ---------------------------------------------------------------------------
 
-def write_csv(path: Path, rows: list[Row], chosen: list[Problem]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([*COLUMNS, *(p.slug for p in chosen)])
-        for row in rows:
-            writer.writerow([row.learner, row.passed, len(chosen), row.score, row.max_score,
-                             *(row.cells[p.slug] for p in chosen)])
+def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
+    """The table written to a file of its own and moved into place: a write cut short
+    (a full disk) leaves the previous gradebook.csv, never half of one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(lines)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
+    # A learner's name is theirs to choose: a spreadsheet must show it, not run it.
+    return [[cell(row.learner), str(row.passed), str(len(chosen)), str(row.score),
+             str(row.max_score), *(row.cells[p.slug] for p in chosen)] for row in rows]
+
+
+def report_stem(name: str) -> str:
+    """The file name (without suffix) of a learner's reports: their safe name, with the
+    characters that artifact uploads and other systems refuse percent-encoded (and
+    % itself, so no two names meet), shortened with a hash if very long."""
+    stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
+    if len(stem.encode()) > 180:
+        stem = stem[:100] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return stem
 
 
 def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
-    tmp = out / f"{name}.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / f"{name}.json")
+    stem = report_stem(name)
+    tmp = out / f".{stem}.json.tmp"
+    try:
+        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(out / f"{stem}.json")
+    finally:
+        tmp.unlink(missing_ok=True)
     if junit:
         from grader.grading.junit import write_junit
 
-        write_junit(report, out / f"{name}.junit.xml", suite=f"gpt-kata: {name}")
+        write_junit(report, out / f"{stem}.junit.xml", suite=f"gpt-kata: {name}")
+
+
+def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
+                   junit: bool) -> Row:
+    """The learner's row, their reports written; a report that cannot be written (a
+    full disk, say) makes the row an error with the reason, and the class goes on."""
+    row = row_from_report(name, report, chosen)
+    if report.get("status") == "error" and not report.get("problems"):
+        row.error = visible(report.get("message") or "not graded")
+    try:
+        write_report(out, name, report, junit)
+    except OSError as exc:
+        row.error = f"their report could not be written: {visible(exc)}"
+        try:  # at least the reason, in place of a report from an earlier run
+            write_report(out, name, failed_report(row.error), junit)
+        except OSError:
+            pass  # the row says why
+    if row.error:
+        row.cells = dict.fromkeys(row.cells, "error")
+    return row
 
 
 def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
               args: argparse.Namespace, servers: ForkServer | None, out: Path,
               state: dict[str, str], rows: dict[str, Row], console: Console) -> None:
     """Grade every learner in `todo`, `args.jobs` at a time, saving as each ends."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
@@ -362,16 +413,16 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
                     report = future.result()
                 except Exception as exc:  # one learner's trouble must not end the class
                     report = failed_report(f"{type(exc).__name__}: {exc}")
-                write_report(out, name, report, args.junit)
-                rows[name] = row_from_report(name, report, chosen)
-                if report.get("status") == "error" and not report.get("problems"):
-                    rows[name].error = report.get("message") or "not graded"
-                    rows[name].cells = dict.fromkeys(rows[name].cells, "error")
+                rows[name] = record_learner(out, name, report, chosen, args.junit)
+                if rows[name].error:
                     state.pop(name, None)  # try again next time
                 else:
                     state[name] = todo[name][1]
-                save_state(out, state)
-                progress.update(task, advance=1, description=name)
+                try:
+                    save_state(out, state)
+                except OSError:
+                    pass  # without it, the next run regrades more learners than needed
+                progress.update(task, advance=1, description=escape(name))
         except KeyboardInterrupt:
             pool.shutdown(wait=False, cancel_futures=True)
             stop_all()
@@ -380,10 +431,8 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
 
 
 def gradebook(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
     from grader.cli.options import select_problems
+    from grader.cli.output import console as make_console
 
     if args.merge:
         if args.roster is not None or args.shard is not None:
@@ -399,7 +448,7 @@ def gradebook(args: argparse.Namespace) -> int:
         learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
     out.mkdir(parents=True, exist_ok=True)
-    console = Console(highlight=False, quiet=args.quiet)
+    console = make_console(quiet=args.quiet)
 
     options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
                "budget": args.budget, "memory": args.memory,
@@ -409,11 +458,16 @@ def gradebook(args: argparse.Namespace) -> int:
     rows: dict[str, Row] = {}
     todo: dict[str, tuple[Learner, str]] = {}
     for name, folder in learners.items():
-        learner = collect(name, folder, chosen)
+        try:
+            learner = collect(name, folder, chosen)
+        except OSError as exc:  # a folder the grader may not read spoils only its row
+            rows[name] = record_learner(out, name, failed_report(
+                f"their folder could not be read: {exc}"), chosen, args.junit)
+            continue
         key = inputs_key(learner, grader, options)
-        earlier = out / f"{name}.json"
+        earlier = out / f"{report_stem(name)}.json"
         fresh = (not args.force and state.get(name) == key and earlier.is_file()
-                 and (not args.junit or (out / f"{name}.junit.xml").is_file()))
+                 and (not args.junit or (out / f"{report_stem(name)}.junit.xml").is_file()))
         if fresh:
             try:
                 report = json.loads(earlier.read_text(encoding="utf-8"))
@@ -435,18 +489,36 @@ def gradebook(args: argparse.Namespace) -> int:
             servers.close()
 
     ordered = [rows[name] for name in learners]
-    write_csv(out / "gradebook.csv", ordered, chosen)
+    try:
+        write_csv(out / "gradebook.csv", [*COLUMNS, *(p.slug for p in chosen)],
+                  csv_lines(ordered, chosen))
+    except OSError as exc:
+        print(f"gpt-kata gradebook: {out / 'gradebook.csv'} could not be written: {exc}; "
+              f"every learner's report is in {out}", file=sys.stderr)
+        return EXIT_FAIL
+    try:
+        show_table(console, ordered, chosen, out)
+    except Exception as exc:  # noqa: BLE001 - the gradebook is written; say so in one line
+        print(f"gpt-kata gradebook: the table could not be shown ({type(exc).__name__}: "
+              f"{visible(exc)}); {out / 'gradebook.csv'} was written", file=sys.stderr)
+    return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
+
+
+def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out: Path) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(caption=f"{len(ordered)} learner(s), {len(chosen)} problem(s)")
     for column in ("learner", "problems", "score", "note"):
         table.add_column(column)
     for row in ordered:
-        note = (f"[red]not graded: {row.error}[/]" if row.error
+        note = (f"[red]not graded: {escape(visible(row.error))}[/]" if row.error
                 else "[dim]unchanged, not regraded[/]" if row.skipped else "")
-        table.add_row(row.learner, f"{row.passed}/{len(chosen)}",
+        table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
                       f"{row.score}/{row.max_score}", note)
     console.print(table)
-    console.print(f"wrote {out / 'gradebook.csv'} and one report per learner in {out}")
-    return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
+    console.print(f"wrote {escape(str(out / 'gradebook.csv'))} and one report per learner "
+                  f"in {escape(str(out))}")
 
 
 # -- shards and merging ------------------------------------------------------------------
@@ -494,7 +566,7 @@ def merge(args: argparse.Namespace) -> int:
             raise UsageError(f"{table} grades other problems than {first}: "
                              f"{', '.join(lines[0][len(COLUMNS):])}")
         for line in lines[1:]:
-            name = line[0]
+            name = uncell(line[0]) if line else ""
             if name in rows:
                 raise UsageError(f"{name} is in both {origin[name]} and {folder}")
             rows[name], origin[name] = line, folder
@@ -504,13 +576,10 @@ def merge(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, folder in origin.items():
         for suffix in (".json", ".junit.xml"):
-            source = folder / f"{name}{suffix}"
+            source = folder / f"{report_stem(name)}{suffix}"
             if source.is_file() and source.resolve() != (out / source.name).resolve():
                 shutil.copyfile(source, out / source.name)
-    with (out / "gradebook.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows[name] for name in sorted(rows))
+    write_csv(out / "gradebook.csv", header, [rows[name] for name in sorted(rows)])
     save_state(out, state)
     if not args.quiet:
         print(f"wrote {out / 'gradebook.csv'}: {len(rows)} learner(s) from "

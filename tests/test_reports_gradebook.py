@@ -1,0 +1,209 @@
+"""The gradebook survives any one learner: hostile names, a full disk for one of
+them, a table that cannot be written. Grading itself is replaced by a canned
+report here (grading a learner is tested in test_gradebook.py and below, once,
+for real), so every class of name can be tried."""
+
+from __future__ import annotations
+
+import builtins
+import csv
+import errno
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.cli import gradebook as book
+from grader.cli.gradebook_summary import markdown_table
+from grader.cli.main import main
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+                 "\ud800-\udfff]")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+# Folder names and the learner label each must get (written out by hand: the
+# name's own characters, with what cannot be shown escaped and nothing lost).
+NAMES: dict[bytes, str] = {
+    b"=2+3": "=2+3",
+    b'=HYPERLINK("evil.example";"grade")': '=HYPERLINK("evil.example";"grade")',
+    b"@SUM(A1:A9)": "@SUM(A1:A9)",
+    b"+1": "+1",
+    b"-1": "-1",
+    b"\tx": "\\tx",
+    b"ada": "ada",
+    b"bad\xff\xfe": "bad\\xff\\xfe",
+    b"bad\\xff\\xfe": "bad\\\\xff\\\\xfe",
+    b"close ```| fence\nand <b>html<b>": "close ```| fence\\nand <b>html<b>",
+    b"green \x1b[32m\xe2\x9c\x93 pass\x1b[0m\r": "green \\x1b[32m✓ pass\\x1b[0m\\r",
+    b"rtl \xe2\x80\xaeevil": "rtl \\u202eevil",
+    b"[red]markup[bold]": "[red]markup[bold]",
+}
+
+
+def canned(learner: book.Learner, chosen, args, servers=None) -> dict:
+    """What `grade --json` writes for a learner who passes every problem."""
+    return {"version": 3, "status": "pass", "message": None, "score": len(chosen),
+            "max_score": len(chosen), "mode": "classroom",
+            "problems": [{"problem": p.slug, "number": p.number, "status": "pass", "passed": 1,
+                          "total": 1, "submission": "x"} for p in chosen],
+            "tests": [{"name": f"{p.folder}: a check", "problem": p.slug, "task_id": p.number,
+                       "status": "pass", "message": None, "output": None, "score": 1,
+                       "max_score": 1} for p in chosen]}
+
+
+@pytest.fixture
+def graded(monkeypatch):
+    monkeypatch.setattr(book, "grade_learner", canned)
+    monkeypatch.setattr(book, "forking", lambda: False)
+
+    def run(roster: Path, out: Path, *extra: str) -> int:
+        return main(["gradebook", str(roster), "decode", "--out", str(out), "--jobs", "1",
+                     "--junit", "--allow-unisolated", *extra])
+
+    return run
+
+
+def make_roster(root: Path, names=NAMES) -> Path:
+    roster = root / "roster"
+    os.makedirs(os.fsencode(roster))
+    for raw in names:
+        folder = os.path.join(os.fsencode(roster), raw, b"05-decode")
+        os.makedirs(folder)
+        with open(os.path.join(folder, b"solution.py"), "wb") as handle:
+            handle.write((ROOT / "solutions" / "05-decode" / "solution.py").read_bytes())
+    return roster
+
+
+def table(out: Path) -> list[list[str]]:
+    # strict UTF-8: a name that is not UTF-8 must not have made the file unreadable
+    with (out / "gradebook.csv").open(newline="", encoding="utf-8", errors="strict") as handle:
+        return list(csv.reader(handle))
+
+
+def assert_all_safe(out: Path, *texts: str) -> None:
+    """Every file in `out` is UTF-8 with no raw control character; JSON and JUnit parse."""
+    for path in out.iterdir():
+        text = path.read_bytes().decode("utf-8")
+        assert not RAW.search(text.replace("\r\n", "").replace("\n", "")), path
+        if path.suffix == ".json":
+            json.loads(text)
+        elif path.suffix == ".xml":
+            ET.fromstring(path.read_bytes())
+    for text in texts:
+        assert not RAW.search(text.replace("\n", "")), text
+
+
+def test_every_hostile_name_gets_its_row_safely(tmp_path, graded, capsys):
+    roster, out = make_roster(tmp_path), tmp_path / "out"
+    assert graded(roster, out) == 0
+    shown = capsys.readouterr()
+    lines = table(out)
+    assert lines[0][0] == "learner" and len(lines) == 1 + len(NAMES)
+    learners = [line[0] for line in lines[1:]]
+    for cell in learners:
+        assert not cell.startswith(FORMULA), cell
+    # each name, neutralised where a spreadsheet would run it, and nothing lost
+    expected = {("'" + label if label.startswith(FORMULA) else label)
+                for label in NAMES.values()}
+    assert set(learners) == expected
+    assert {line[-1] for line in lines[1:]} == {"pass"}
+    # one report per learner, each found again under its name
+    reports = sorted(out.glob("[!.]*.json"))
+    assert len(reports) == len(NAMES)
+    assert len(list(out.glob("*.junit.xml"))) == len(NAMES)
+    assert_all_safe(out, shown.out, shown.err)
+    assert "Traceback" not in shown.err
+    # a second run finds every report again and regrades nobody
+    assert graded(roster, out) == 0
+    assert "unchanged, not regraded" in capsys.readouterr().out
+    assert table(out) == lines
+
+
+def test_the_summary_of_hostile_names_stays_one_table(tmp_path, graded):
+    roster, out = make_roster(tmp_path), tmp_path / "out"
+    assert graded(roster, out) == 0
+    summary = markdown_table(table(out))
+    assert "```" not in summary and "<b>" not in summary and not RAW.search(summary)
+    rows = [line for line in summary.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 + len(NAMES)
+    columns = len(table(out)[0])
+    for line in rows:
+        assert len(re.findall(r"(?<!\\)\|", line)) == columns + 1, line
+
+
+def test_a_full_disk_for_one_learner_is_their_row(tmp_path, graded, monkeypatch, capsys):
+    roster = make_roster(tmp_path, {b"ada": "", b"ben": "", b"cy": ""})
+    out = tmp_path / "out"
+    real_open = io.open
+
+    def full_for_ben(file, mode="r", *args, **kwargs):
+        if "ben" in os.fsdecode(os.fspath(file)) and any(m in mode for m in "wax"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", full_for_ben)
+    monkeypatch.setattr(builtins, "open", full_for_ben)
+    code = graded(roster, out)
+    monkeypatch.undo()
+    shown = capsys.readouterr()
+    assert code == 1  # someone could not be graded
+    lines = {line[0]: line for line in table(out)[1:]}
+    assert set(lines) == {"ada", "ben", "cy"}
+    assert lines["ben"][5:] == ["error"] and lines["ada"][5:] == lines["cy"][5:] == ["pass"]
+    assert "No space left on device" in shown.out
+    assert "Traceback" not in shown.err
+    assert {p.name for p in out.glob("[!.]*.json")} == {"ada.json", "cy.json"}
+    assert_all_safe(out, shown.out)
+    # with room on the disk again, ben is graded next time, and the others are not
+    assert graded(roster, out) == 0
+    assert {line[0]: line[5:] for line in table(out)[1:]}["ben"] == ["pass"]
+    assert json.loads((out / "ben.json").read_text())["status"] == "pass"
+    assert capsys.readouterr().out.count("unchanged, not regraded") == 2
+
+
+def test_a_table_that_cannot_be_written_keeps_the_last_one(tmp_path, graded, monkeypatch,
+                                                          capsys):
+    roster, out = make_roster(tmp_path, {b"ada": "", b"ben": ""}), tmp_path / "out"
+    assert graded(roster, out) == 0
+    before = (out / "gradebook.csv").read_bytes()
+    real_open = io.open
+    written = []
+
+    def torn(file, mode="r", *args, **kwargs):
+        handle = real_open(file, mode, *args, **kwargs)
+        if "gradebook.csv" in os.fsdecode(os.fspath(file)) and "w" in mode:
+            written.append(file)
+            handle.write("learner,problems_pa")  # half a table, then the disk is full
+            handle.close()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+        return handle
+
+    monkeypatch.setattr(io, "open", torn)
+    monkeypatch.setattr(builtins, "open", torn)
+    code = graded(roster, out, "--force")
+    monkeypatch.undo()
+    shown = capsys.readouterr()
+    assert written and code == 1
+    assert (out / "gradebook.csv").read_bytes() == before
+    assert "could not be written" in shown.err and "Traceback" not in shown.err
+    assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_shards_of_hostile_names_merge_into_one_table(tmp_path, graded):
+    roster = make_roster(tmp_path)
+    for k in (1, 2):
+        assert graded(roster, tmp_path / f"shard-{k}", "--shard", f"{k}/2") == 0
+    merged = tmp_path / "merged"
+    assert main(["gradebook", "--merge", str(tmp_path / "shard-1"), str(tmp_path / "shard-2"),
+                 "--out", str(merged), "-q"]) == 0
+    whole = tmp_path / "whole"
+    assert graded(roster, whole) == 0
+    assert table(merged) == table(whole)
+    assert sorted(p.name for p in merged.glob("[!.]*.json")) == sorted(
+        p.name for p in whole.glob("[!.]*.json"))
+    assert_all_safe(merged)
