@@ -12,8 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.sandbox.protocol import (
+    MAX_DEPTH,
     MAX_FRAME,
+    MAX_JSON_DEPTH,
+    TOO_DEEP,
     ModelSpec,
+    Oversized,
     ProtocolError,
     decode,
     encode,
@@ -90,3 +94,47 @@ def test_oversized_and_non_json_frames_are_refused():
     with pytest.raises(ProtocolError):
         read_frame(io.BytesIO(struct.pack(">I", 5) + b"junk!"))
     assert read_frame(io.BytesIO(b"\x00\x00")) is None  # cut short: end of stream
+
+
+def framed(data: bytes) -> io.BytesIO:
+    return io.BytesIO(struct.pack(">I", len(data)) + data)
+
+
+def nested_json(levels: int) -> bytes:
+    """A message whose JSON is `levels` deep (the message itself is level 1)."""
+    return b'{"v": ' + b"[" * (levels - 1) + b"1" + b"]" * (levels - 1) + b"}"
+
+
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH + 1, 600, 1200, 100_000])
+def test_json_nested_too_deeply_is_refused_with_one_message(levels):
+    # The limit is the protocol's own, not the parser's: Python 3.12's parser reads
+    # 1,200 levels that 3.11's refuses, and both refuse 100,000.
+    with pytest.raises(ProtocolError) as refused:
+        read_frame(framed(nested_json(levels)))
+    assert str(refused.value) == TOO_DEEP
+
+
+def test_json_as_deep_as_the_limit_is_read():
+    assert read_frame(framed(nested_json(MAX_JSON_DEPTH)))["v"] is not None
+
+
+def test_the_deepest_value_encode_sends_is_read_back():
+    value: object = 1
+    for _ in range(MAX_DEPTH):
+        value = {"k": value}
+    stream = io.BytesIO()
+    write_frame(stream, {"ok": True, "result": encode(value)})
+    stream.seek(0)
+    assert decode(read_frame(stream)["result"]) == value
+
+
+def test_a_frame_over_the_readers_limit_is_dropped_and_the_stream_stays_in_step():
+    stream = io.BytesIO()
+    write_frame(stream, {"big": "x" * 5000})
+    write_frame(stream, {"next": 1})
+    stream.seek(0)
+    asked = []
+    with pytest.raises(Oversized, match="larger than the 1000 allowed"):
+        read_frame(stream, lambda: asked.append(1) or 1000)
+    assert asked == [1]  # asked once the header came
+    assert read_frame(stream, 1000) == {"next": 1}

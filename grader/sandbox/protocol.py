@@ -24,6 +24,7 @@ import itertools
 import json
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -118,14 +119,21 @@ class Oversized(ProtocolError):
     block at a time, so the stream is still in step and the reader can answer."""
 
 
-def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> dict | None:
-    """One message, or None at end of stream; `limit` bytes at most (Oversized)."""
+def read_frame(stream: IO[bytes],
+               limit: int | Callable[[], int] = MAX_FRAME) -> dict | None:
+    """One message, or None at end of stream; `limit` bytes at most (Oversized).
+
+    A callable `limit` is asked once the frame's header has come: a reader that
+    waits for the next message may learn meanwhile what it will take.
+    """
     header = stream.read(HEADER.size)
     if len(header) < HEADER.size:
         return None
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
         raise ProtocolError(f"a message of {size} bytes, larger than the {MAX_FRAME} allowed")
+    if callable(limit):
+        limit = limit()
     if size > limit:
         if not _skip(stream, size):
             return None

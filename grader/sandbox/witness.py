@@ -189,10 +189,9 @@ class Witness:
     def _serve(self) -> None:
         try:
             while True:
-                with self.lock:
-                    limit = self.limit
                 try:
-                    message = read_frame(self.reader, limit)
+                    # Asked once a request comes: allow() may raise it while this waits.
+                    message = read_frame(self.reader, self._limit)
                 except Oversized as exc:
                     write_frame(self.writer, {"error": {
                         "type": "ValueError",
@@ -216,6 +215,10 @@ class Witness:
                 write_frame(self.writer, reply)
         except (ProtocolError, OSError, ValueError, RecursionError):
             return  # the worker is gone or broke the protocol; its calls end here
+
+    def _limit(self) -> int:
+        with self.lock:
+            return self.limit
 
     def _forward(self, message: dict) -> Any:
         import torch
