@@ -183,14 +183,16 @@ _SECCOMP_METADATA = {
     "aarch64": (52, 53, 452, 55, 54, 88, 5, 6, 7, 14, 15, 16, 463, 466),
 }
 _SECCOMP_METADATA["arm64"] = _SECCOMP_METADATA["aarch64"]
-# memfd_create: a memfd's pages are in no file system and, written with write(2)
-# and never mapped, under no rlimit. The set*id calls: the workers' real uid is
-# an unprivileged one while their effective uid is the grader's, and without
-# this a submission could set the real one back (setuid, setgid, setreuid,
-# setregid, setgroups, setresuid, setresgid, setfsuid, setfsgid).
+# memfd_create and memfd_secret: a memfd's pages are in no file system and,
+# written with write(2) and never mapped, under no rlimit. System V shared
+# memory, message queues and semaphores (shmget, msgget, semget): they outlive
+# the process, outside any limit. The set*id calls: the workers' real uid is an
+# unprivileged one while their effective uid is the grader's, and without this
+# a submission could set the real one back (setuid, setgid, setreuid, setregid,
+# setgroups, setresuid, setresgid, setfsuid, setfsgid).
 _SECCOMP_MORE = {
-    "x86_64": (319, 105, 106, 113, 114, 116, 117, 119, 122, 123),
-    "aarch64": (279, 146, 144, 145, 143, 159, 147, 149, 151, 152),
+    "x86_64": (319, 447, 29, 68, 64, 105, 106, 113, 114, 116, 117, 119, 122, 123),
+    "aarch64": (279, 447, 194, 186, 190, 146, 144, 145, 143, 159, 147, 149, 151, 152),
 }
 _SECCOMP_MORE["arm64"] = _SECCOMP_MORE["aarch64"]
 
@@ -766,15 +768,18 @@ def _apply_rlimits(policy: Policy, own_user_namespace: bool = False) -> list[str
     # ignores them could stop this one from starting even a thread.
     if policy.max_processes is not None and hasattr(resource, "RLIMIT_NPROC") \
             and os.path.isdir("/proc/self"):
+        # With a pids cgroup, that is the limit reached (the grader can tell it was),
+        # and this one a task looser, a backstop.
+        backstop = int(any(k.startswith("pids-cgroup") for k in policy.cgroups or {}))
         if own_user_namespace:
             # The kernel counts the tasks of a user namespace apart from the rest:
             # in one this process just made, there are only its own threads.
             running = (_status_kb("Threads") or 1024) // 1024  # a count, not kB
-            _set_limit(resource.RLIMIT_NPROC, running + policy.max_processes)
+            _set_limit(resource.RLIMIT_NPROC, running + policy.max_processes + backstop)
         else:
             running = _tasks_of_user(os.getuid())
             # The launcher itself is in the user namespace but outside our /proc.
-            _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes)
+            _set_limit(resource.RLIMIT_NPROC, running + 1 + policy.max_processes + backstop)
     return layers
 
 
@@ -1002,7 +1007,8 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         if seccomp:
             try:
                 _seccomp_no_sockets()
-                layers += ["seccomp-no-sockets", "seccomp-no-memfd", "seccomp-no-setuid"]
+                layers += ["seccomp-no-sockets", "seccomp-no-memfd", "seccomp-no-sysv-ipc",
+                           "seccomp-no-setuid"]
             except OSError as exc:
                 # EINVAL: a kernel built with seccomp but without filters. Anything
                 # else means the layer is there and failed.

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 MB = 1 << 20
 # Headroom for the worker's own pages beyond the learner's budget: copies of the
 # fork server's pages it writes to, the model it builds, frames it decodes.
-ALLOWANCE = 192 * MB
+ALLOWANCE = 128 * MB
 # Tasks of the worker itself when it joins (it is single-threaded then).
 OWN_TASKS = 1
 # How long `close` waits for a killed group to empty before giving up on it.

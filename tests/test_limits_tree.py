@@ -1,0 +1,249 @@
+"""Limits on a worker's whole process tree: memory, processes, memfd files, scratch.
+
+Each attack runs in a sandboxed worker as grading runs it, and must fail with
+the limit it reached named; afterwards nothing outside scratch has changed and
+none of its processes is left (each one names itself with a token the test
+then looks for in /proc).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox.isolation import probe
+from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+
+MB = 1 << 20
+ISO = probe()
+LINUX = sys.platform.startswith("linux")
+
+pytestmark = pytest.mark.skipif(not (LINUX and ISO.namespaces and ISO.landlock_abi),
+                                reason="the sandbox needs Linux namespaces and Landlock")
+needs_memory_cgroup = pytest.mark.skipif(
+    not any(c.startswith("memory-cgroup") for c in ISO.cgroups),
+    reason="no memory cgroup this grader may make groups in (cgroup v1 as root, or a "
+           "delegated cgroup v2)")
+
+SOLUTION = '''
+import ctypes, os, time
+
+MB = 1 << 20
+TOKEN = {token!r}
+
+
+def named():
+    # PR_SET_NAME: the test finds what is left of this worker's tree by it.
+    ctypes.CDLL(None).prctl(15, TOKEN.encode(), 0, 0, 0)
+
+
+class Solution:
+    def children(self, count, mb):
+        """`count` children each fill `mb` MB and hold it until all have tried."""
+        named()
+        status_r, status_w = os.pipe()
+        release_r, release_w = os.pipe()
+        pids = []
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.close(status_r)
+                    os.close(release_w)
+                    block = bytearray(mb * MB)
+                    for i in range(0, len(block), 4096):
+                        block[i] = 1  # touched, so the pages are really there
+                    os.write(status_w, b"1")
+                    os.close(status_w)
+                    os.read(release_r, 1)
+                finally:
+                    os._exit(0)
+            pids.append(pid)
+        os.close(status_w)
+        filled = b""
+        while chunk := os.read(status_r, 64):
+            filled += chunk
+        os.close(release_w)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        return len(filled)
+
+    def memfd(self, mb):
+        named()
+        fd = os.memfd_create("held")
+        chunk = b"x" * MB
+        for _ in range(mb):
+            os.write(fd, chunk)
+        return mb
+
+    def processes(self, count):
+        """Start `count` processes that wait; how many could start."""
+        named()
+        release_r, release_w = os.pipe()
+        pids = []
+        for _ in range(count):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                os.close(release_w)
+                os.read(release_r, 1)
+                os._exit(0)
+            pids.append(pid)
+        os.close(release_w)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        return len(pids)
+
+    def scratch(self, files, mb):
+        """Write `files` files of `mb` MB each into the working folder (scratch)."""
+        named()
+        chunk = b"x" * MB
+        written = 0
+        try:
+            for n in range(files):
+                with open(f"file-{{n}}", "wb") as handle:
+                    for _ in range(mb):
+                        handle.write(chunk)
+                        handle.flush()
+                        written += 1
+        except OSError as exc:
+            raise OSError(exc.errno, f"{{written}} MB written") from None
+        return written
+
+    def leave_one(self):
+        """A process in a session of its own that would outlive the call."""
+        named()
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(600)
+            os._exit(0)
+        return "left"
+'''
+
+METHODS = ["children", "memfd", "processes", "scratch", "leave_one"]
+
+
+def left_behind(token: str) -> list[int]:
+    """Processes of this test's worker still running anywhere on the machine.
+
+    A zombie has exited already (its parent, in a namespace being torn down,
+    has not reaped it yet): it runs nothing and holds no memory.
+    """
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                status = Path(f"/proc/{entry}/status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+            if fields.get("Name", "").strip() == token[:15] \
+                    and not fields.get("State", "").startswith("Z"):
+                found.append(int(entry))
+    return found
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*")}
+
+
+class Graded:
+    """One submission graded in a sandbox of its own."""
+
+    def __init__(self, folder: Path, sandbox: Sandbox) -> None:
+        self.token = "kata" + uuid.uuid4().hex[:11]
+        self.folder = folder
+        (folder / "solution.py").write_text(SOLUTION.format(token=self.token))
+        self.before = snapshot(folder)
+        self.pool = WorkerPool(sandbox=sandbox)
+        self.process = SubmissionProcess(str(folder / "solution.py"), "Solution", METHODS,
+                                         self.pool, timeout=300, budget=600)
+
+    def call(self, method: str, *args: object) -> tuple[object, str]:
+        outcome = self.process.call(method, args)
+        return outcome.result, (outcome.error or {}).get("message") or ""
+
+    def close(self) -> None:
+        self.process.close()
+        self.pool.close()
+
+
+@pytest.fixture
+def grade(tmp_path: Path) -> Iterator[callable]:
+    made: list[Graded] = []
+
+    def start(**sandbox: int) -> Graded:
+        folder = tmp_path / "learner"
+        folder.mkdir()
+        made.append(Graded(folder, Sandbox(**sandbox)))
+        return made[-1]
+
+    yield start
+    for graded in made:
+        graded.close()
+        # Nothing outside scratch changed, and nothing of the worker's tree is left.
+        assert snapshot(graded.folder) == graded.before
+        assert left_behind(graded.token) == []
+
+
+@needs_memory_cgroup
+def test_eight_children_share_one_memory_limit(grade) -> None:
+    graded = grade(memory_bytes=200 * MB)
+    # 190 MB each: below the 200 MB that RLIMIT_DATA gives each process alone.
+    filled, message = graded.call("children", 8, 190)
+    assert "the memory limit (200 MB" in message, message
+    assert "together" in message
+
+
+@needs_memory_cgroup
+def test_a_tree_within_the_limit_runs(grade) -> None:
+    """The limit is on the tree, not a token one: two children of 50 MB pass."""
+    graded = grade(memory_bytes=200 * MB)
+    assert graded.call("children", 2, 50) == (2, "")
+
+
+@pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
+def test_memfd_files_cannot_be_made(grade) -> None:
+    graded = grade(memory_bytes=200 * MB)
+    result, message = graded.call("memfd", 1024)
+    assert result is None and "Operation not permitted" in message, message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root in this check")
+def test_as_root_processes_reach_the_limit(grade) -> None:
+    graded = grade()
+    started, message = graded.call("processes", 200)
+    assert "the process limit (16" in message, message
+    assert isinstance(started, int) and started <= 16
+
+
+def test_scratch_writes_stop_at_the_tmpfs_size(grade) -> None:
+    graded = grade(scratch_bytes=8 * MB)
+    _result, message = graded.call("scratch", 4, 4)
+    assert "the scratch folder's size limit (8 MB) was reached" in message, message
+    written = int(re.search(r"(\d+) MB written", message).group(1))
+    assert written <= 8
+    worker = graded.process._worker
+    # The files were in the worker's own tmpfs: the grader's folder stays empty.
+    assert worker is not None and worker.scratch and os.listdir(worker.scratch) == []
+
+
+def test_scratch_has_a_size_limit_by_default(grade) -> None:
+    graded = grade()
+    _result, message = graded.call("scratch", 3, 30)
+    assert "the scratch folder's size limit (64 MB) was reached" in message, message
+
+
+def test_a_process_left_running_is_ended_with_the_worker(grade) -> None:
+    graded = grade()
+    assert graded.call("leave_one") == ("left", "")
+    assert left_behind(graded.token)  # running until the worker ends; the fixture checks
