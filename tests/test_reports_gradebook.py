@@ -155,6 +155,7 @@ def test_a_full_disk_for_one_learner_is_their_row(tmp_path, graded, monkeypatch,
     lines = {line[0]: line for line in table(out)[1:]}
     assert set(lines) == {"ada", "ben", "cy"}
     assert lines["ben"][5:] == ["error"] and lines["ada"][5:] == lines["cy"][5:] == ["pass"]
+    assert lines["ben"][1:5] == ["0", "1", "0", "0"] and lines["ada"][1:5] == ["1", "1", "1", "1"]
     assert "No space left on device" in shown.out
     assert "Traceback" not in shown.err
     assert {p.name for p in out.glob("[!.]*.json")} == {"ada.json", "cy.json"}
@@ -207,3 +208,50 @@ def test_shards_of_hostile_names_merge_into_one_table(tmp_path, graded):
     assert sorted(p.name for p in merged.glob("[!.]*.json")) == sorted(
         p.name for p in whole.glob("[!.]*.json"))
     assert_all_safe(merged)
+
+
+@pytest.mark.slow
+def test_a_hostile_class_graded_for_real(tmp_path):
+    """Real grades: a formula for a name, a folder that is not UTF-8 whose code prints
+    and raises escape sequences, a name that would close the summary's fence, and a
+    learner whose report cannot be written (a folder stands where it goes)."""
+    import subprocess
+    import sys
+
+    from test_reports_console import EVIL
+
+    reference = (ROOT / "solutions" / "05-decode" / "solution.py").read_bytes()
+    starter = (ROOT / "data" / "starters" / "05-decode" / "solution.py").read_bytes()
+    learners = {b"=2+3": reference, b"caf\xff": EVIL.encode(), b"ben": reference,
+                b"zed ```|<b>": starter}
+    roster = make_roster(tmp_path, dict.fromkeys(learners, ""))
+    for raw, source in learners.items():
+        with open(os.path.join(os.fsencode(roster), raw, b"05-decode", b"solution.py"),
+                  "wb") as handle:
+            handle.write(source)
+    out = tmp_path / "out"
+    (out / "ben.json").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", str(roster), "decode", "--out", str(out),
+         "--jobs", "2", "--junit", "--allow-unisolated"],
+        capture_output=True, cwd=ROOT, timeout=600)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, err[-3000:]  # ben could not be recorded
+    assert "Traceback" not in err
+    lines = {line[0]: line for line in table(out)[1:]}
+    assert set(lines) == {"'=2+3", "caf\\xff", "ben", "zed ```|<b>"}
+    assert lines["'=2+3"][5] == "pass" and lines["ben"][5] == "error"
+    assert lines["caf\\xff"][5] == "fail" and lines["zed ```|<b>"][5] == "fail"
+    evil = json.loads((out / "caf%5Cxff.json").read_text(encoding="utf-8"))
+    assert all(t["status"] == "fail" for t in evil["tests"])
+    assert any("\\x1b[2K\\r" in (t["output"] or "") for t in evil["tests"])
+    assert all("\n\u2713" not in t["message"] for t in evil["tests"])
+    ET.parse(out / "caf%5Cxff.junit.xml")
+    for path in out.iterdir():
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8")
+            assert not RAW.search(text.replace("\r\n", "").replace("\n", "")), path
+    assert not RAW.search(done.stdout.decode("utf-8").replace("\n", ""))
+    shown = " ".join(re.sub("[─-╿]", " ", done.stdout.decode("utf-8")).split())
+    assert "not graded: their report could not be written" in shown
+    assert lines["ben"][1:5] == ["0", "1", "0", "0"]

@@ -389,6 +389,7 @@ def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
             pass  # the row says why
     if row.error:
         row.cells = dict.fromkeys(row.cells, "error")
+        row.score = row.max_score = 0  # as for any learner the class could not grade
     return row
 
 
