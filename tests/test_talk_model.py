@@ -1,4 +1,5 @@
-"""`gpt-kata talk --model RUN`: a run written by `train` talks through generate().
+"""`gpt-kata talk --model RUN`: a run written by `train` talks through problem 16's
+sample_text() (with a fresh seed it names), generate() and stream_generate().
 
 The run's weights are read by the grader only; the learner's code, sandboxed, is
 given a model whose forward passes the grader serves. The expected text is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,8 @@ TEXT = "Tom had a red ball. Lily saw the cat. The dog ran home.\n" * 60
 TINY = GPTConfig(vocab_size=0, context_length=16, n_layer=1, n_head=2, n_embd=16)
 QUICK = TrainSettings(steps=20, batch_size=8, eval_every=10, threads=1)
 LEARNER = SUBMISSIONS / "generate" / "well_known_style.py"
+LEARNER_SAMPLER = SUBMISSIONS / "sampler" / "float64_descending.py"
+SEED = re.compile(r"; seed (\d+): `--seed \1` gives this text again\]$")
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +60,22 @@ def expected_text(folder: Path, prompt: str, chars: int) -> str:
         model, chars, context, config.context_length, vocab)
 
 
+def sampled_text(folder: Path, prompt: str, chars: int, seed: int) -> str:
+    """The reference sample_text() with talk's defaults (temperature 1, no filters)
+    and `seed`, on the run's model built here from its files."""
+    from grader.grading.skeleton import load_reference
+
+    config = GPTConfig(**json.loads((folder / "config.json").read_text()))
+    model = GPT(config)
+    model.load_state_dict(load_file(str(folder / "model.safetensors")))
+    vocab = {int(i): c for i, c in json.loads((folder / "vocab.json").read_text()).items()}
+    lookup = {c: i for i, c in vocab.items()}
+    context = torch.tensor([[lookup[c] for c in prompt]])
+    torch.set_num_threads(1)
+    return prompt + load_reference(find("sampler")).sample_text(
+        model.eval(), context, chars, config.context_length, vocab, 1.0, 0, 1.0, 0, None, seed)
+
+
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     # stderr into stdout, in the order written, to see where the label lands
     return subprocess.run([sys.executable, "-m", "grader", *args], stdout=subprocess.PIPE,
@@ -68,24 +88,43 @@ def label_and_text(output: str) -> tuple[str, str]:
     return lines[at], "\n".join(lines[at + 1:]).removesuffix("\n")
 
 
-def test_talk_with_a_run_gives_the_reference_text_of_that_model(run):
+def test_talk_with_a_run_samples_the_reference_text_of_that_model_with_the_seed_it_names(
+        run):
+    """Not generate(), whose generator is put back after every draw, so that the same
+    draw picks every character and the text repeats: sample_text() seeded once."""
     done = cli("talk", "Tom", "--chars", "30", "--model", str(run))
     assert done.returncode == 0, done.stdout
     label, text = label_and_text(done.stdout)
-    assert "generate()" in label and f"the model trained in {run.resolve()}" in label
-    assert text == expected_text(run, "Tom", 30)
+    assert label.startswith("[the reference sample_text() from 16-sampler"), label
+    assert f"the model trained in {run.resolve()}" in label
+    seed = int(SEED.search(label).group(1))
+    assert text == sampled_text(run, "Tom", 30, seed)
+    again = cli("talk", "Tom", "--chars", "30", "--model", str(run), "--seed", str(seed))
+    assert label_and_text(again.stdout)[1] == text
 
 
-def test_your_passing_generate_talks_with_a_run_served_by_the_grader(run, tmp_path):
-    """A learner's kata folder: talk grades their generate, then runs it sandboxed."""
+def test_plain_talk_does_not_go_round_in_circles():
+    """The shipped model's 600 characters from one seed: many different sentences, where
+    generate()'s one draw for every character repeats a few over and over."""
+    done = cli("talk", "Once upon a time,", "--chars", "600", "--seed", "0")
+    plain = cli("talk", "Once upon a time,", "--chars", "600")
+    assert done.returncode == plain.returncode == 0, done.stdout + plain.stdout
+    for output in (done.stdout, plain.stdout):
+        sentences = re.split(r"(?<=[.!?])\s+", label_and_text(output)[1])
+        assert len(sentences) >= 20
+        assert len(set(sentences)) >= 0.8 * len(sentences), sentences
+
+
+def test_your_passing_sampler_talks_with_a_run_served_by_the_grader(run, tmp_path):
+    """A learner's kata folder: talk grades their sampler, then runs it sandboxed."""
     kata = tmp_path / "kata"
-    (kata / "problems" / "06-generate").mkdir(parents=True)
-    shutil.copy(LEARNER, kata / "problems" / "06-generate" / "solution.py")
+    (kata / "problems" / "16-sampler").mkdir(parents=True)
+    shutil.copy(LEARNER_SAMPLER, kata / "problems" / "16-sampler" / "solution.py")
     done = cli("talk", "Lily", "--chars", "25", "--model", str(run), cwd=kata)
     assert done.returncode == 0, done.stdout
     label, text = label_and_text(done.stdout)
-    assert label.startswith("[your generate()"), label
-    assert text == expected_text(run, "Lily", 25)
+    assert label.startswith("[your sample_text()"), label
+    assert text == sampled_text(run, "Lily", 25, int(SEED.search(label).group(1)))
 
 
 def test_a_streamed_learner_generator_is_served_live(run):
@@ -116,7 +155,7 @@ def test_your_sample_text_samples_a_run_served_by_the_grader(run):
     with WorkerPool(sandbox=Sandbox()) as pool:
         learner = Implementation(find("sampler"), True, pool, witnessed=True,
                                  path=find("sampler").reference)
-        text = "".join(sampled(args, context, talker, learner, None))
+        text = "".join(sampled(args, context, talker, learner, None, args.seed))
     config = GPTConfig(**json.loads((run / "config.json").read_text()))
     model = GPT(config)
     model.load_state_dict(load_file(str(run / "model.safetensors")))
@@ -265,8 +304,8 @@ def test_a_missing_run_or_a_file_is_a_one_line_usage_error(run, tmp_path, capsys
 
 
 def test_model_shipped_is_the_default():
-    default = cli("talk", "Tom", "--chars", "20")
-    shipped = cli("talk", "Tom", "--chars", "20", "--model", "shipped")
+    default = cli("talk", "Tom", "--chars", "20", "--seed", "3")
+    shipped = cli("talk", "Tom", "--chars", "20", "--model", "shipped", "--seed", "3")
     assert default.returncode == shipped.returncode == 0, default.stdout + shipped.stdout
     assert label_and_text(shipped.stdout) == label_and_text(default.stdout)
     assert label_and_text(shipped.stdout)[1].startswith("Tom")

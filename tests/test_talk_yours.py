@@ -67,17 +67,30 @@ def talk(folder: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_your_gpt_talks_exactly_as_the_shipped_model_through_your_generate(tmp_path):
+    """Without a passing sampler (16) of the learner's, --yours talks through their
+    generate(), and says why it does (its text repeats)."""
     folder = kata(tmp_path, reference_gpt())
-    default = talk(folder, PROMPT, "--chars", str(CHARS))
     yours = talk(folder, PROMPT, "--chars", str(CHARS), "--yours")
-    assert default.returncode == 0, default.stderr
     assert yours.returncode == 0, yours.stderr
-    expected = expected_text(PROMPT, CHARS)
-    assert default.stdout.removesuffix("\n") == expected
-    assert yours.stdout.removesuffix("\n") == expected
+    assert yours.stdout.removesuffix("\n") == expected_text(PROMPT, CHARS)
     assert ("[your generate() from 06-generate with your GPT from 23-gpt and the "
             "shipped weights]") in yours.stderr
-    assert "with your GPT" not in default.stderr
+    assert "your 16-sampler does not pass yet, so your generate() talks" in yours.stderr
+
+
+def test_your_gpt_samples_exactly_as_the_shipped_model_through_your_sampler(tmp_path):
+    folder = kata(tmp_path, reference_gpt())
+    (folder / "problems" / "16-sampler").mkdir()
+    shutil.copy(ROOT / "tests" / "submissions" / "sampler" / "float64_descending.py",
+                folder / "problems" / "16-sampler" / "solution.py")
+    default = talk(folder, PROMPT, "--chars", str(CHARS), "--seed", "7")
+    yours = talk(folder, PROMPT, "--chars", str(CHARS), "--seed", "7", "--yours")
+    assert default.returncode == 0, default.stderr
+    assert yours.returncode == 0, yours.stderr
+    assert yours.stdout == default.stdout and yours.stdout.startswith(PROMPT)
+    assert ("[your sample_text() from 16-sampler with your GPT from 23-gpt and the "
+            "shipped weights]") in yours.stderr
+    assert "with your GPT" not in default.stderr and "[your sample_text()" in default.stderr
 
 
 def test_the_gpt_that_talks_is_yours(tmp_path):

@@ -137,7 +137,7 @@ def test_your_gpt_trains_into_a_run_that_talks(tmp_path):
     assert talked.returncode == 0, talked.stderr
     assert talked.stdout.startswith("Once upon a time,")
     assert len(talked.stdout.removesuffix("\n")) == len("Once upon a time,") + 30
-    assert "your generate() from 06-generate" in talked.stderr
+    assert "the reference sample_text() from 16-sampler" in talked.stderr
 
 
 def test_an_unfinished_training_step_is_refused_in_one_line(tmp_path):

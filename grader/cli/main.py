@@ -244,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the text a word or a sentence at a time (problem 14) "
                         "(default: each character as it comes)")
     sampling = p.add_argument_group(
-        "sampling (problem 16); any of these switches from generate() to sample_text()")
+        "sampling (problem 16's sample_text(), which talk uses without --stream; with "
+        "--stream any of these switches from stream_generate() to it)")
     sampling.add_argument("--temperature", type=float, help="0 is greedy (default: 1.0)")
     sampling.add_argument("--top-k", type=int,
                           help="keep the k most likely tokens, 0 for all (default: 0)")
@@ -252,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="nucleus: keep probability top_p, 1.0 for all (default: 1.0)")
     sampling.add_argument("--no-repeat-ngram", type=int, metavar="N",
                           help="never repeat an N-gram, 0 for off (default: 0)")
-    sampling.add_argument("--seed", type=int, help="seed the generator once (default: 0)")
+    sampling.add_argument("--seed", type=int,
+                          help="seed the generator once (default: 0 with the options above; "
+                               "without any, a fresh seed, shown before the text)")
     p.set_defaults(run=talk)
 
     p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")

@@ -1,8 +1,11 @@
 """`gpt-kata talk`: a model continues a prompt, through the learner's code.
 
 The model is the shipped one or, with `--model RUN`, one that `gpt-kata train`
-wrote. The learner's answer is used when its last grade passed (for the file as
-it is now); otherwise the reference is, and the output says which.
+wrote. The text comes from problem 16's sample_text(), seeded once (with a
+fresh seed that the label names, unless --seed is given); `--stream` shows
+problem 14's stream_generate(). The learner's answer is used when its last
+grade passed (for the file as it is now); otherwise the reference is, and the
+output says which.
 
 A run's weights are read by the grader only: the learner's code runs sandboxed,
 out of the run's folder, and is handed a model whose forward passes the grader
@@ -194,15 +197,25 @@ def talk(args: argparse.Namespace) -> int:
                 talker = Talker(*your_gpt(pool, regrade_quietly))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
-            if sampling:
+            # Without options talk samples too, with a fresh seed it names: generate()
+            # draws every character with the same seed, so its text goes round in circles.
+            plain = not sampling and not args.stream
+            if plain and yours and not passes("sampler", pool):
+                print("(your 16-sampler does not pass yet, so your generate() talks; it "
+                      "draws every character with the same seed, so its text repeats)",
+                      file=sys.stderr)
+                plain = False
+            if sampling or plain:
+                seed = fresh_seed() if plain else args.seed or 0
                 sampler = choose("sampler", pool, talker)
-                announce(sampler, talker)
+                announce(sampler, talker, f"seed {seed}: `--seed {seed}` gives this text "
+                                          "again" if plain else "")
                 streamer = None
                 if args.stream:
                     streamer = choose("stream", pool, talker, calls_model=False)
                     streamer.what = "WordStreamer"
                     announce(streamer, talker)
-                chunks = sampled(args, context, talker, sampler, streamer)
+                chunks = sampled(args, context, talker, sampler, streamer, seed)
             else:
                 implementation = choose("stream" if args.stream else "generate", pool, talker)
                 announce(implementation, talker)
@@ -233,11 +246,27 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError("--no-repeat-ngram must be 0 (off) or more")
 
 
-def announce(implementation: Implementation, talker: Talker) -> None:
+def announce(implementation: Implementation, talker: Talker, note: str = "") -> None:
     # One whole line, flushed, before the prompt is written: the text that follows
     # is then never split by it, on a terminal where both streams mix.
     whose = "" if talker.spec.kind == "shipped" else f" with {talker.name}"
-    print(f"[{implementation.label}{whose}]", file=sys.stderr, flush=True)
+    said = f"; {note}" if note else ""
+    print(f"[{implementation.label}{whose}{said}]", file=sys.stderr, flush=True)
+
+
+def passes(slug: str, pool: WorkerPool) -> bool:
+    """Whether the learner's file for `slug` passes, graded first if it changed."""
+    problem = find(slug)
+    if learner_status(problem) == "not graded":
+        regrade_quietly(problem, pool)
+    return learner_status(problem) == "pass"
+
+
+def fresh_seed() -> int:
+    """A seed for a plain `talk`: another text each time, short enough to type again."""
+    import secrets
+
+    return secrets.randbelow(100_000)
 
 
 def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,
@@ -278,8 +307,9 @@ def streamed(args: argparse.Namespace, context: Any, talker: Talker,
 
 
 def sampled(args: argparse.Namespace, context: Any, talker: Talker,
-            sampler: Implementation, streamer: Implementation | None):
-    """sample_text with the options given, then words through WordStreamer if asked."""
+            sampler: Implementation, streamer: Implementation | None, seed: int):
+    """sample_text with the options given and `seed`, then words through WordStreamer
+    if asked."""
     int_to_char = talker.int_to_char
     try:
         text = sampler.call(
@@ -287,7 +317,7 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
             int_to_char,
             1.0 if args.temperature is None else args.temperature,
             args.top_k or 0, 1.0 if args.top_p is None else args.top_p,
-            args.no_repeat_ngram or 0, None, args.seed or 0)
+            args.no_repeat_ngram or 0, None, seed)
     finally:
         sampler.close()
     if not isinstance(text, str):
