@@ -31,6 +31,7 @@ from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
     DEFAULT_PROBLEM_BUDGET,
+    DEFAULT_SCRATCH_MB,
     Load,
     Sandbox,
     WorkerPool,
@@ -62,6 +63,9 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
                    help="memory your code may use beyond the worker's own, on Linux "
                         "(default: %(default)g)")
+    p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
+                   metavar="MB", help="size of the scratch folder your code may write in, "
+                   "where the sandbox gives it a tmpfs of its own (default: %(default)g)")
     p.add_argument("--classroom", action="store_true",
                    help="grade files you do not trust: refuse to run without a sandbox")
     p.add_argument("--allow-unisolated", action="store_true",
@@ -119,7 +123,8 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
     require_isolation(args)
-    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20))
+    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20),
+                                                   scratch_bytes=int(args.scratch_mb * 2**20))
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox,
                       server_control=server_control)
     pool.start()  # the fork server imports torch while this process does the same

@@ -47,6 +47,7 @@ from grader.sandbox.process import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
     DEFAULT_PROBLEM_BUDGET,
+    DEFAULT_SCRATCH_MB,
     ForkServer,
     Sandbox,
     WorkerDied,
@@ -289,7 +290,7 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
         report_path = Path(tmp) / "report.json"
         argv = ["--submission", str(stage), "--json", str(report_path), "-q", "--classroom",
                    "--timeout", str(args.timeout), "--budget", str(args.budget),
-                   "--memory", str(args.memory),
+                   "--memory", str(args.memory), "--scratch-mb", str(args.scratch_mb),
                    *(["--allow-unisolated"] if args.allow_unisolated else []),
                    *(p.slug for p in chosen)]
         limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
@@ -617,6 +618,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="limit for all calls of one problem (default: %(default)g)")
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
                    help="memory a learner's code may use (default: %(default)g)")
+    p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
+                   metavar="MB", help="size of a learner's scratch folder (default: %(default)g)")
     p.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where no sandbox is available")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")

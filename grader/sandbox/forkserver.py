@@ -307,6 +307,9 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
 
 def main() -> None:
     """`forkserver FD [SCRATCH_ROOT]`: serve over FD; remove SCRATCH_ROOT at the end."""
+    from grader.sandbox.isolation import die_with_launcher
+
+    die_with_launcher()  # the launcher's own signal is lost with an unprivileged real uid
     control = socket.socket(fileno=int(sys.argv[1]))
     scratch_root = sys.argv[2] if len(sys.argv) > 2 else None
     # A Ctrl-C in the terminal reaches the whole foreground group; the grader
