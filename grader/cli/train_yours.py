@@ -325,5 +325,5 @@ def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,
     save_vocab(int_to_char, out / "vocab.json")
     with torch.no_grad():
         save_model(model, out)
-    if not plot_losses(log, out / "loss_curve.png"):
+    if not plot_losses(log, out / "loss_curve.png", len(int_to_char)):
         print(f"(no loss curve; the losses are in {out / 'loss_log.tsv'})", file=sys.stderr)

@@ -62,8 +62,14 @@ def estimate_loss(model: GPT, data: torch.Tensor, batches: int = 8, seed: int = 
     return sum(losses) / len(losses)
 
 
-def plot_losses(log: list[tuple[int, float, float]], path: Path) -> bool:
-    """Draw the loss curve to path; False, after saying so, when matplotlib is missing."""
+def plot_losses(log: list[tuple[int, float, float]], path: Path,
+                vocab_size: int | None = None) -> bool:
+    """Draw the loss curve to path; False, after saying so, when matplotlib is missing.
+
+    The loss axis is logarithmic, so that the slow fall of the late steps reads as
+    well as the fast one of the first; with `vocab_size`, a dashed line marks
+    ln(vocab_size), the loss of a uniform guess, where an untrained GPT starts.
+    """
     # Imported here, not at the top: only training draws, and grading should
     # neither pay for matplotlib nor need it.
     try:
@@ -75,15 +81,25 @@ def plot_losses(log: list[tuple[int, float, float]], path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     steps, train, val = zip(*log)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     ax.plot(steps, train, label="train")
     ax.plot(steps, val, label="validation")
+    if vocab_size is not None and vocab_size > 1:
+        uniform = math.log(vocab_size)
+        ax.axhline(uniform, color="grey", linestyle="--", linewidth=1,
+                   label=f"ln({vocab_size}) = {uniform:.2f}: a uniform guess")
+    ax.set_yscale("log")
+    # Plain numbers at 1, 2, 3 ... of each decade: a loss of 1.2 reads as 1.2, not 10^0.
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy loss (nats per character)")
+    ax.set_ylabel("cross-entropy loss (nats per character, log scale)")
     ax.set_title("gpt-kata training loss")
-    ax.grid(alpha=0.3)
+    ax.grid(alpha=0.3, which="both")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)
@@ -171,5 +187,5 @@ def train(
     model.eval()
     save_model(model, out_dir)
     save_vocab(int_to_char, out_dir / "vocab.json")
-    plot_losses(log, out_dir / "loss_curve.png")
+    plot_losses(log, out_dir / "loss_curve.png", len(int_to_char))
     return model

@@ -1,0 +1,51 @@
+"""The loss curve of `train` and `train --yours`: a log loss axis and ln(vocab_size).
+
+The first steps fall from about ln(vocab_size) and the last ones slowly: on a
+linear axis those look flat; the dashed line says where a uniform guess is.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from grader.model.training import plot_losses
+
+matplotlib = pytest.importorskip("matplotlib")
+
+
+def drawn(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, vocab_size: int | None):
+    """The figure plot_losses saves, kept for a look at its axes."""
+    from matplotlib.figure import Figure
+
+    saved = []
+    original = Figure.savefig
+
+    def keep(self, *args, **kwargs):
+        saved.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    log = [(step, 3.7 * math.exp(-step / 300) + 0.4, 3.7 * math.exp(-step / 300) + 0.45)
+           for step in range(0, 3001, 100)]
+    assert plot_losses(log, tmp_path / "loss_curve.png", vocab_size)
+    assert (tmp_path / "loss_curve.png").read_bytes()[:4] == b"\x89PNG"
+    [figure] = saved
+    return figure.axes[0]
+
+
+def test_the_loss_axis_is_logarithmic_with_a_line_at_ln_vocab(monkeypatch, tmp_path):
+    axes = drawn(monkeypatch, tmp_path, 40)
+    assert axes.get_yscale() == "log"
+    flat = [line for line in axes.get_lines() if len(set(line.get_ydata())) == 1]
+    assert [line.get_ydata()[0] for line in flat] == [pytest.approx(math.log(40))]
+    assert "ln(40) = 3.69" in flat[0].get_label()
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels == ["train", "validation", flat[0].get_label()]
+
+
+def test_without_a_vocabulary_size_there_is_no_line(monkeypatch, tmp_path):
+    axes = drawn(monkeypatch, tmp_path, None)
+    assert len(axes.get_lines()) == 2
