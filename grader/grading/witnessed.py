@@ -123,7 +123,7 @@ def trace_tokens(tokens: list[int], prompt: list[int], context_length: int,
         found = seen.get(tuple(window), [])
         at = bisect.bisect_left(found, (start, -1))
         if at == len(found):
-            after = f" after call {start + 1}, the one that made the character before it," \
+            after = f" since call {start + 1}, the one that made the character before it," \
                 if step else ""
             return Untraced(step, (
                 f"no model call{after} was given the window before it, "

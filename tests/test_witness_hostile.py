@@ -1,0 +1,56 @@
+"""Submissions that send model calls for show fail, with a message naming what was found.
+
+Each makes its text some other way than from the calls it sends: from a model it
+builds for itself (or the shipped model its process held as it loaded), or
+from real calls made before the calls it sends for show. Before the witnessed
+checks ran on hidden models and traced each character to a call, all three
+passed every check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, grade_batch, messages
+
+HOSTILE = ROOT / "tests" / "hostile_witness"
+
+ATTACKS = {
+    # file: (problem, what was found, and the evidence a failing check shows for it)
+    "kv_caches_nothing.py": ("kv-cache", "did not come from the model calls the grader served",
+                             "which was given the window before it, makes"),
+    "stream_text_first.py": ("stream", "did not come from the model calls the grader served",
+                             "which was given the window before it, makes"),
+    "stream_calls_first.py": ("stream", "so some of them were made before it came out",
+                              "came from call"),
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    jobs = [{"problem": problem, "file": HOSTILE / name}
+            for name, (problem, _, _) in ATTACKS.items()]
+    graded = grade_batch(jobs, tmp_path_factory.mktemp("hostile-witness"))
+    return dict(zip(ATTACKS, graded))
+
+
+def text_checks(report: dict) -> list[dict]:
+    """The checks of the generation method (a stream's WordStreamer checks pass)."""
+    return [t for t in report["tests"]
+            if "WordStreamer" not in t["name"] and "unit" not in t["name"]]
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_calls_sent_for_show_fail_the_grade(reports: dict[str, dict], name: str) -> None:
+    _, finding, evidence = ATTACKS[name]
+    report = reports[name]
+    failed = [t["message"] for t in text_checks(report) if t["status"] == "fail"]
+    # A case of no or one character cannot tell; the cases that can fail.
+    assert len(failed) >= 4, messages(report)[:3000]
+    assert any(finding in m and evidence in m for m in failed), messages(report)[:3000]
+    assert not [t for t in report["tests"] if t["status"] == "error"], messages(report)[:3000]
+
+
+def test_the_hostile_files_are_what_the_docstring_says() -> None:
+    assert sorted(p.name for p in Path(HOSTILE).glob("*.py")) == sorted(ATTACKS)
