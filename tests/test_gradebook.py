@@ -181,13 +181,12 @@ def test_junit_holds_any_output() -> None:
     assert [c.get("name") for c in root.iter("testcase")] == ["a check", "another"]
 
 
-def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path,
-                                                              monkeypatch) -> None:
+def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) -> None:
     """A learner graded while the class's fork server dies (out of memory, say) is
     reported as not graded, to be graded again, not as failing; later learners
     start servers of their own."""
     import argparse
-    import tempfile
+    import secrets
     import threading
 
     from grader.cli.gradebook import run_grader, spawn_server, start_servers
@@ -195,23 +194,30 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path,
     servers = start_servers(argparse.Namespace(memory=1024))
     assert servers is not None and servers.process is not None
     problems = tmp_path / "problems"
-    # The call marks its scratch folder (its working directory), then hangs.
-    put(problems, CROP, "class Solution:\n    def crop_context(self, context, n):\n"
-                        "        open('call-started', 'w').close()\n"
+    # The call renames its process (what `ps` shows, readable in /proc from outside
+    # every namespace and tmpfs of the sandbox), then hangs.
+    mark = f"kata{secrets.token_hex(5)}"
+    put(problems, CROP, "import ctypes\n"
+                        "class Solution:\n    def crop_context(self, context, n):\n"
+                        f"        ctypes.CDLL(None).prctl(15, b'{mark}', 0, 0, 0)\n"
                         "        while True:\n            pass\n")
     argv = ["--submission", str(problems), "--json", str(tmp_path / "report.json"), "-q",
             "--timeout", "60", "--allow-unisolated", "crop-context"]
-    # The grade (forked from this process) makes its workers' scratch folders here.
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    monkeypatch.setenv("TMPDIR", str(scratch))
     killed, graded = threading.Event(), threading.Event()
+
+    def call_started() -> bool:
+        for comm in Path("/proc").glob("[0-9]*/comm"):
+            try:
+                if comm.read_text().strip() == mark:
+                    return True
+            except OSError:
+                pass  # a process that ended meanwhile
+        return False
 
     def kill_once_the_call_runs() -> None:
         # the server dies while the learner's call runs, however slow the machine
         while not graded.wait(0.05):
-            if any(scratch.glob("**/call-started")):
+            if call_started():
                 servers.process.kill()
                 killed.set()
                 return
