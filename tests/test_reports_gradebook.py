@@ -255,3 +255,15 @@ def test_a_hostile_class_graded_for_real(tmp_path):
     shown = " ".join(re.sub("[─-╿]", " ", done.stdout.decode("utf-8")).split())
     assert "not graded: their report could not be written" in shown
     assert lines["ben"][1:5] == ["0", "1", "0", "0"]
+
+
+def test_merge_quotes_a_formula_that_a_shard_left_bare(tmp_path):
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    (shard / "gradebook.csv").write_text(
+        "learner,problems_passed,problems_total,score,max_score,decode\r\n"
+        "=2+3,1,1,5,5,pass\r\n'@SUM(A1),1,1,5,5,pass\r\nada,0,1,0,5,fail\r\n",
+        encoding="utf-8")
+    merged = tmp_path / "merged"
+    assert main(["gradebook", "--merge", str(shard), "--out", str(merged), "-q"]) == 0
+    assert [line[0] for line in table(merged)[1:]] == ["'=2+3", "'@SUM(A1)", "ada"]

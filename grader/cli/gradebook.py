@@ -568,10 +568,14 @@ def merge(args: argparse.Namespace) -> int:
             raise UsageError(f"{table} grades other problems than {first}: "
                              f"{', '.join(lines[0][len(COLUMNS):])}")
         for line in lines[1:]:
-            name = uncell(line[0]) if line else ""
+            if not line:
+                continue
+            # A name is quoted if it would be a formula: again here, for a table that
+            # did not quote it (written by an older grader, or by hand).
+            name = visible(uncell(line[0]))
             if name in rows:
                 raise UsageError(f"{name} is in both {origin[name]} and {folder}")
-            rows[name], origin[name] = line, folder
+            rows[name], origin[name] = [cell(name), *line[1:]], folder
         state.update({name: key for name, key in load_state(folder).items()
                       if name in rows and origin[name] == folder})
     assert header is not None  # argparse asks for at least one folder
