@@ -143,13 +143,33 @@ def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
     """Why a missing name may be there after all: one tensor under two names.
 
     named_parameters() lists a shared tensor once, under its first name, so tying
-    the head to the token embedding (as GPT-2 does) hides `head.weight`.
+    the head to the token embedding (as GPT-2 does) hides `head.weight`, and a
+    list of one block repeated, `[Block(config)] * n`, hides every block but the
+    first: that is said once for the block, not once for each of its tensors.
     """
-    first: dict[int, str] = {}
+    first_module: dict[int, str] = {}
+    copies: dict[str, list[str]] = {}  # a module's first name -> its other names
+    for name, sub in module.named_modules(remove_duplicate=False):
+        if not name or any(name.startswith(f"{c}.") for cs in copies.values() for c in cs):
+            continue
+        original = first_module.setdefault(id(sub), name)
+        if original != name:
+            copies.setdefault(original, []).append(name)
     said = []
+    for original, again in copies.items():
+        if any(m.startswith(f"{c}.") for c in again for m in missing):
+            kind = type(module.get_submodule(original)).__name__
+            listed = (", ".join(again[:-1]) + " and " if len(again) > 1 else "") + again[-1]
+            said.append(f"  {listed} {'is' if len(again) == 1 else 'are'} the same "
+                        f"{kind} as {original} (a list such as [{kind}(config)] * n holds "
+                        f"one module n times): build each anew, as in "
+                        f"nn.ModuleList({kind}(config) for _ in range(n))")
+    hidden = [c for cs in copies.values() for c in cs]
+    first: dict[int, str] = {}
     for name, tensor in module.named_parameters(remove_duplicate=False):
         first.setdefault(id(tensor), name)
-        if name in missing and first[id(tensor)] != name:
+        if (name in missing and first[id(tensor)] != name
+                and not any(name.startswith(f"{c}.") for c in hidden)):
             said.append(f"  {name} is the same tensor as {first[id(tensor)]} (tied weights); "
                         "the shipped model keeps them apart: give each its own")
     return said
