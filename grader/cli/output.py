@@ -22,8 +22,8 @@ def console(stderr: bool = False, quiet: bool = False) -> Console:
     class KataConsole(Console):
         def on_broken_pipe(self) -> None:
             # `gpt-kata grade | head -2`: the reader has what it wanted. rich would
-            # exit(1) here, before the reports and the status are written and with
-            # another exit code than the grade's; instead the rest goes nowhere.
+            # exit(1) here, skipping the rest of the command and replacing its exit
+            # code (the grade's); instead the rest of the output goes nowhere.
             self.quiet = True
             silence(self.file)
 
