@@ -267,3 +267,12 @@ def test_merge_quotes_a_formula_that_a_shard_left_bare(tmp_path):
     merged = tmp_path / "merged"
     assert main(["gradebook", "--merge", str(shard), "--out", str(merged), "-q"]) == 0
     assert [line[0] for line in table(merged)[1:]] == ["'=2+3", "'@SUM(A1)", "ada"]
+
+
+def test_report_files_of_any_name_can_be_made_and_never_meet(tmp_path):
+    names = ["ada", "a:b", "a%3Ab", "q?*|<>\"", "\\\\x41", "é" * 250, "é" * 251]
+    stems = [book.report_stem(name) for name in names]
+    assert len(set(stems)) == len(names)
+    for stem in stems:
+        assert not re.search(r'[\\/:<>|*?"]', stem) and len(stem.encode()) <= 200
+        (tmp_path / f"{stem}.junit.xml").write_text("made")

@@ -354,8 +354,9 @@ def report_stem(name: str) -> str:
     characters that artifact uploads and other systems refuse percent-encoded (and
     % itself, so no two names meet), shortened with a hash if very long."""
     stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
-    if len(stem.encode()) > 180:
-        stem = stem[:100] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
+        short = stem.encode()[:100].decode("utf-8", errors="ignore")
+        stem = short + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
     return stem
 
 
