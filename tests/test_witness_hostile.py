@@ -17,10 +17,10 @@ from conftest import ROOT, grade_batch, messages
 HOSTILE = ROOT / "tests" / "hostile_witness"
 
 ATTACKS = {
-    # file: (problem, what was found, and the evidence a failing check shows for it)
-    "kv_caches_nothing.py": ("kv-cache", "did not come from the model calls the grader served",
+    # file: (problem, what one failing check must say: what was found, and its evidence)
+    "kv_caches_nothing.py": ("kv-cache", "differs",
                              "which was given the window before it, makes"),
-    "stream_text_first.py": ("stream", "did not come from the model calls the grader served",
+    "stream_text_first.py": ("stream", "differs",
                              "which was given the window before it, makes"),
     "stream_calls_first.py": ("stream", "so some of them were made before it came out",
                               "came from call"),

@@ -144,3 +144,35 @@ def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
         reference(context)  # the reference reads a window first
         witnessed(context)  # the witness still computes it: no memo is shared
     assert calls == [1]
+
+
+def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls_differ():
+    from grader.grading.skeleton import Call
+    from grader.grading.witnessed import judge_from_calls
+    from grader.sandbox.process import CallOutcome
+
+    prompt, tokens = [0, 1], [2, 0, 3]
+    text = "".join(VOCAB[t] for t in tokens)
+    record = CallOutcome(result=text, model_passes=honest(prompt, [2, 0, 4]))
+    call = Call("generate_cached", (None, 3, torch.tensor([prompt]), WINDOW, VOCAB), {},
+                ("value", text), record)
+
+    def right(got, expected, call):
+        pass
+
+    def wrong(got, expected, call):
+        raise GradeFailure("new character 3 differs")
+
+    with pytest.raises(GradeFailure) as failed:
+        judge_from_calls(right)(text, text, call)
+    assert str(failed.value).startswith(
+        "new character 3 ('c') did not come from the model calls the grader served: "
+        "model call 3, which was given the window before it, makes '.'")
+    with pytest.raises(GradeFailure) as failed:
+        judge_from_calls(wrong)(text, text, call)
+    assert str(failed.value) == (
+        "new character 3 differs\n  new character 3 ('c'): model call 3, which was given "
+        "the window before it, makes '.' there (sampling with the generator seeded with 0 "
+        "and restored after every draw)")
+    record.model_passes = honest(prompt, tokens)
+    judge_from_calls(right)(text, text, call)  # traced: passes

@@ -36,6 +36,7 @@ from grader.grading.witnessed import (
     WitnessedContract,
     expect_streamed_from_calls,
     trace_text,
+    untraced_line,
     untraced_message,
 )
 from grader.model import artifacts
@@ -473,7 +474,7 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     except GradeFailure as failure:
         traced = trace_text(text, call)
         if isinstance(traced, Untraced):
-            failure.message += "\n  " + untraced_message(text, traced)
+            failure.message += "\n  " + untraced_line(text, traced)
         raise
     # Text that differs from the reference's only at float-noise ties is fair;
     # its chunks are then those of the learner's own text.

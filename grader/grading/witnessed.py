@@ -161,10 +161,20 @@ def text_tokens(text: str, int_to_char: dict[int, str]) -> list[int]:
 
 
 def untraced_message(text: str, untraced: Untraced) -> str:
-    char = text[untraced.step] if untraced.step < len(text) else ""
-    return (f"new character {untraced.step + 1} ({char!r}) did not come from the model "
-            f"calls the grader served: {untraced.reason}. Each character must be sampled "
-            "from the logits of a call of the model you were given, on the window before it")
+    """Why text that is right did not come from the calls: the whole failure."""
+    return (f"{character(text, untraced.step)} did not come from the model calls the grader "
+            f"served: {untraced.reason}. Each character must be sampled from the logits of a "
+            "call of the model you were given, on the window before it")
+
+
+def untraced_line(text: str, untraced: Untraced) -> str:
+    """The first character the calls do not account for, and why: the evidence a
+    failure about wrong text shows too (true of an honest mistake as well)."""
+    return f"{character(text, untraced.step)}: {untraced.reason}"
+
+
+def character(text: str, step: int) -> str:
+    return f"new character {step + 1} ({text[step] if step < len(text) else ''!r})"
 
 
 def trace_text(text: str, call: Call) -> list[int] | Untraced | None:
@@ -190,7 +200,7 @@ def judge_from_calls(judge: Judge) -> Judge:
             if isinstance(got, str):
                 traced = trace_text(got, call)
                 if isinstance(traced, Untraced):
-                    failure.message += "\n  " + untraced_message(got, traced)
+                    failure.message += "\n  " + untraced_line(got, traced)
             raise
         traced = trace_text(got, call)
         if isinstance(traced, Untraced):
