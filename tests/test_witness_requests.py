@@ -171,3 +171,12 @@ def test_a_model_the_call_was_not_given_is_refused(served):
                "context": encode(torch.tensor([[1]]))}
     write_frame(writer, message)
     assert "not the model this call was given" in error_of(read_frame(reader))
+
+
+def test_marks_are_bounded_too(served, monkeypatch):
+    witness, reader, writer = served
+    monkeypatch.setattr(witness_module, "MAX_ROWS", 3)
+    for _ in range(5):
+        write_frame(writer, {"op": "mark"})
+        assert read_frame(reader) is not None
+    assert witness.marks == [0, 0, 0]

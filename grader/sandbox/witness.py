@@ -202,8 +202,11 @@ class Witness:
                     return
                 if message.get("op") == "mark":
                     with self.lock:
-                        self.marks.append(len(self.calls))
-                    write_frame(self.writer, {"ok": True})
+                        counted = len(self.marks) < MAX_ROWS  # no more chunks than calls
+                        if counted:
+                            self.marks.append(len(self.calls))
+                    write_frame(self.writer, {"ok": True} if counted else {"error": {
+                        "type": "RuntimeError", "message": "too many chunks"}})
                     continue
                 try:
                     reply: dict[str, Any] = {"value": encode(self._forward(message))}
