@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import select
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -77,6 +78,20 @@ def run_grade(*args: str | Path, tmp_path: Path, timeout: float = 600) -> GradeR
     return GradeRun(done.returncode, report, done.stdout, done.stderr)
 
 
+def readline_within(stream: IO[str], seconds: float) -> str:
+    """The next line of a child's output, or "" if none comes within `seconds`.
+
+    A thread reads it, since select() waits on pipes only on POSIX; one left
+    waiting ends when the child is killed and its pipe closes.
+    """
+    lines: queue.Queue[str] = queue.Queue(maxsize=1)
+    threading.Thread(target=lambda: lines.put(stream.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=seconds)
+    except queue.Empty:
+        return ""
+
+
 class BatchServer:
     """This test process's `tests/grade_batch.py --serve`, started on first use."""
 
@@ -95,8 +110,7 @@ class BatchServer:
         assert self.process.stdin and self.process.stdout
         self.process.stdin.write(json.dumps(jobs) + "\n")
         self.process.stdin.flush()
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline() if ready else ""
+        line = readline_within(self.process.stdout, timeout)
         if not line:
             self.process.kill()
             self.process.wait()

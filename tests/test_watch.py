@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, readline_within
 from learner import learner_kata
 
 # Far beyond any grade: a watcher that never prints fails the test instead of hanging it.
@@ -21,9 +20,9 @@ PATIENCE = 300.0
 
 def next_line(watcher: subprocess.Popen[str]) -> str:
     assert watcher.stdout is not None
-    ready, _, _ = select.select([watcher.stdout], [], [], PATIENCE)
-    assert ready, f"watch printed nothing within {PATIENCE:g} s"
-    return watcher.stdout.readline()
+    line = readline_within(watcher.stdout, PATIENCE)
+    assert line, f"watch printed nothing within {PATIENCE:g} s"
+    return line
 
 
 @contextlib.contextmanager
