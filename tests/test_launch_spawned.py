@@ -1,0 +1,91 @@
+"""The spawned-worker path (macOS, Windows) grades what the fork server's path grades.
+
+Forced on Linux with GPT_KATA_SPAWN_WORKERS=1: every worker is a fresh
+`python -m grader.sandbox.worker`, with no fork server and no witness, so the
+worker counts the model calls itself. A spawned worker costs a torch import, so
+the batches are a few problems each, to spread over the cores.
+
+Every reference must pass on it, as it does on the forked path
+(test_grading.py). Of the learner-style submissions, those of the problems
+judged by counting model calls (stream, kv-cache), where the two paths once
+disagreed, must get the verdict their expected.toml gives, which is the forked
+path's (test_submissions.py), and name the same mistake. Where a witness
+serves a model the worker never sees (noise drawn for the grade), single checks
+may differ; the verdicts may not. GPT_KATA_SPAWNED_ALL=1 grades every folder
+of tests/submissions/ so (minutes: about two hundred torch imports);
+GPT_KATA_SPAWN_WORKERS=1 runs the whole suite on the spawned path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from test_submissions import Expectation, expectations
+
+from grader.registry import problems
+from grader.sandbox.process import SPAWN_VARIABLE
+
+pytestmark = pytest.mark.slow
+
+BATCH = 5  # problems or files per grading process
+COUNTED = {"stream", "kv-cache"}  # judged by the model calls the worker reports
+
+
+def graded(jobs: list[dict], tmp_path: Path, spawned: bool) -> list[dict]:
+    """Reports of `jobs`, graded by a process of their own on one path."""
+    way = "spawned" if spawned else "forked"
+    jobs_file, out_file = tmp_path / f"jobs-{way}.json", tmp_path / f"reports-{way}.json"
+    jobs_file.write_text(json.dumps([{**j, "file": str(j["file"])} for j in jobs]))
+    env = {k: v for k, v in os.environ.items() if k != SPAWN_VARIABLE}
+    if spawned:
+        env[SPAWN_VARIABLE] = "1"
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "grade_batch.py"),
+                           str(jobs_file), str(out_file)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out_file.read_text())
+
+
+REFERENCES = [p for p in problems() if p.reference.is_file()]
+REFERENCE_BATCHES = [REFERENCES[i:i + BATCH] for i in range(0, len(REFERENCES), BATCH)]
+
+
+@pytest.mark.parametrize("batch", REFERENCE_BATCHES,
+                         ids=[f"{b[0].slug}..{b[-1].slug}" for b in REFERENCE_BATCHES])
+def test_every_reference_passes_on_the_spawned_path(batch, tmp_path: Path) -> None:
+    reports = graded([{"problem": p.slug, "file": p.reference} for p in batch], tmp_path,
+                     spawned=True)
+    for problem, report in zip(batch, reports, strict=True):
+        failures = [t["message"] for t in report["tests"] if t["status"] != "pass"]
+        assert report["status"] == "pass", f"{problem.slug}: {failures[:2]}"
+
+
+def submission_batches() -> list[list[Expectation]]:
+    everything = os.environ.get("GPT_KATA_SPAWNED_ALL") == "1"
+    chosen = [e for e in expectations() if everything or e.problem in COUNTED]
+    return [chosen[i:i + BATCH] for i in range(0, len(chosen), BATCH)]
+
+
+SUBMISSION_BATCHES = submission_batches()
+
+
+@pytest.mark.parametrize("batch", SUBMISSION_BATCHES,
+                         ids=[f"{b[0].folder.name}-{i}" for i, b in
+                              enumerate(SUBMISSION_BATCHES)])
+def test_learner_style_submissions_get_their_verdicts_on_the_spawned_path(batch: list[Expectation],
+                                                             tmp_path: Path) -> None:
+    files = [e.materialise(tmp_path) for e in batch]
+    jobs = [{"problem": e.problem, "file": f} for e, f in zip(batch, files, strict=True)]
+    # expected.toml holds the forked path's verdicts (test_submissions.py).
+    spawned = graded(jobs, tmp_path, spawned=True)
+    for expectation, report in zip(batch, spawned, strict=True):
+        failures = [t["message"] for t in report["tests"] if t["status"] != "pass"]
+        assert report["status"] == ("pass" if expectation.passes else "fail"), (
+            f"{expectation.id}: {failures[:2]}")
+        assert expectation.says in "\n".join(m or "" for m in failures), expectation.id
