@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.grading.sanitise import visible
 from grader.sandbox.launch import grader_command, neutral_folder
 
 ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
@@ -89,7 +90,8 @@ def grade(submission: Path, work: Path) -> dict:
         return json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return {"message": f"the grader could not run: {last[0]}", "tests": []}
+        # whatever the grader's stderr held is shown, never obeyed
+        return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
 
 
 def run(root: Path) -> int:
