@@ -319,13 +319,28 @@ for pid in children:
 
 
 @needs_rlimits
-@pytest.mark.skipif(LINUX and os.geteuid() == 0,
-                    reason="the kernel never applies RLIMIT_NPROC to a process of real uid 0")
+@pytest.mark.skipif(LINUX and not ISO.unprivileged_uid,
+                    reason="the kernel never applies RLIMIT_NPROC to a process of real uid 0, "
+                           "and this grader, run as root, cannot take another real uid")
 def test_process_limit(tmp_path: Path) -> None:
+    """As root too: the launcher (or isolate, without one) takes an unprivileged real uid."""
     body = FORK_MANY
     result = run_isolated(body, tmp_path, max_processes=4, launcher=ISO.namespaces)
     assert result["fork"]["error"] == "BlockingIOError"
     assert result["started"] <= 5
+
+
+@needs_rlimits
+@pytest.mark.skipif(not LINUX or os.geteuid() != 0, reason="needs root outside any launcher")
+def test_root_without_a_launcher_takes_an_unprivileged_real_uid(tmp_path: Path) -> None:
+    """RLIMIT_NPROC holds (it never would for real uid 0), and there is no way back."""
+    body = FORK_MANY + """
+attempt("back_to_root", lambda: os.setresuid(0, 0, 0))
+"""
+    result = run_isolated(body, tmp_path, max_processes=4)
+    assert "unprivileged-uid" in result["layers"]
+    assert result["fork"]["error"] == "BlockingIOError" and result["started"] <= 4
+    assert isinstance(result["back_to_root"], dict)  # refused: no ids mapped, or seccomp
 
 
 @needs_namespaces
@@ -448,13 +463,23 @@ print(os.read(read, 65536).decode())
     assert second < first  # the step learned: the same batch now costs less
 
 
+def _open_to_nobody() -> str | None:
+    """A folder for temporary folders that nobody can enter (on some machines /tmp is not)."""
+    for folder in (tempfile.gettempdir(), "/var/tmp", "/dev/shm"):
+        probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "ls", folder], capture_output=True, timeout=60)
+        if probe.returncode == 0:
+            return folder
+    return None
+
+
 def _nobody_can_run_python() -> bool:
     if not LINUX or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return False
     probe = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
          "import grader.sandbox.isolation"], capture_output=True, timeout=60, cwd="/")
-    return probe.returncode == 0
+    return probe.returncode == 0 and _open_to_nobody() is not None
 
 
 @pytest.mark.skipif(ISO.landlock_abi < 1 or not _nobody_can_run_python(),
@@ -462,7 +487,7 @@ def _nobody_can_run_python() -> bool:
 def test_unprivileged_user_is_isolated_too() -> None:
     # pytest's tmp_path is private to root; this folder is open to everyone, so only
     # the sandbox stands between nobody and the private file.
-    base = Path(tempfile.mkdtemp(prefix="isolation-"))
+    base = Path(tempfile.mkdtemp(prefix="isolation-", dir=_open_to_nobody()))
     try:
         base.chmod(0o755)
         (base / "solutions").mkdir(mode=0o755)

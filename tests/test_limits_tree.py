@@ -247,3 +247,30 @@ def test_a_process_left_running_is_ended_with_the_worker(grade) -> None:
     graded = grade()
     assert graded.call("leave_one") == ("left", "")
     assert left_behind(graded.token)  # running until the worker ends; the fixture checks
+
+
+def test_the_report_lists_the_tree_layers_that_ran(grade) -> None:
+    graded = grade()
+    assert graded.call("children", 1, 1) == (1, "")
+    layers = graded.pool.layers
+    ran = [*ISO.cgroups, *(["unprivileged-uid"] if ISO.unprivileged_uid else []),
+           "scratch-tmpfs"]
+    assert set(ran) <= set(layers), layers
+    missing = [layer for layer in layers if layer.startswith("missing:")]
+    assert missing == ([f"missing:{','.join(ISO.missing())}"] if ISO.missing() else [])
+    assert "worker-pid-namespace" in layers  # the last name, still within what is kept
+
+
+def test_the_report_names_a_missing_cgroup(grade, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.sandbox import isolation
+    from grader.sandbox.layers.cgroups import TreeLimits
+
+    def without_groups(memory_bytes: int | None, scratch_bytes: int | None = None,
+                       **_: object) -> TreeLimits:
+        return TreeLimits(memory_bytes, 16, extra={"scratch_bytes": scratch_bytes})
+
+    monkeypatch.setattr(isolation, "worker_limits", without_groups)
+    graded = grade()
+    assert graded.call("children", 1, 1) == (1, "")
+    missing = [layer for layer in graded.pool.layers if layer.startswith("missing:")]
+    assert missing and missing[0].startswith("missing:memory-cgroup,pids-cgroup"), missing

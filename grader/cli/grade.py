@@ -166,6 +166,12 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         status.record(report)
     if not args.quiet:
         show(report, out, args.verbose)
+        # The sandbox names the layers over a worker's whole tree it could not set up.
+        missing = [layer.split(":", 1)[1] for layer in report.isolation
+                   if layer.startswith("missing:")]
+        if missing:
+            out.print(f"[dim]sandbox layers missing on this system: "
+                      f"{escape(missing[0].replace(',', ', '))}[/]")
     grade_code = EXIT_PASS if report.status == "pass" else EXIT_FAIL
     return grade_code if written else EXIT_FAIL
 

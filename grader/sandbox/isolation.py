@@ -963,19 +963,39 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
             os.setsid()  # EPERM: already a session leader, which is what we want
         layers.append("new-session")
 
+    # Outside any namespace, a root process first takes another real uid, for the
+    # user namespace made below to count that uid's tasks.
+    was_root = linux and "user-namespace" not in layers and os.getuid() == 0
+    real_uid_dropped = linux and not policy.unprivileged_uid and _give_up_real_root()
     own_user_namespace = False
     if linux and policy.scratch is not None and policy.scratch_bytes is not None \
             and scratch.available():
-        scratch.mount_scratch(policy.scratch, policy.scratch_bytes)
-        layers.append("scratch-tmpfs")
-        scratch.unmap_ids()
-        own_user_namespace = True
-    elif linux and "user-namespace" in layers and scratch.available():
-        # With ids mapped, a submission could make namespaces (and mounts) of its own.
-        scratch.unmap_ids()
-        own_user_namespace = True
+        try:
+            scratch.mount_scratch(policy.scratch, policy.scratch_bytes)
+            layers.append("scratch-tmpfs")
+        except OSError as exc:
+            # A system that makes user namespaces but gives no rights in them (an
+            # AppArmor policy, say) lacks this layer; "missing:" then says so.
+            if exc.errno not in (errno.EPERM, errno.EACCES, errno.EINVAL):
+                raise
+    if linux and scratch.available():
+        # A user namespace of its own, with no ids mapped: the kernel counts its
+        # tasks apart from the rest of the uid's (RLIMIT_NPROC is then this
+        # sandbox's), and the submission can make no namespaces (nor mounts).
+        try:
+            scratch.unmap_ids()
+            own_user_namespace = True
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EINVAL, errno.ENOSPC, errno.EUSERS):
+                raise
 
-    if linux and (policy.unprivileged_uid or _give_up_real_root()):
+    # Only where the submission cannot take its real uid back: no ids are mapped
+    # here, or seccomp refuses the set*id calls, or it is not root at all.
+    if linux and policy.unprivileged_uid:
+        unprivileged = own_user_namespace or seccomp
+    else:
+        unprivileged = real_uid_dropped and (own_user_namespace or seccomp or not was_root)
+    if unprivileged:
         layers.append("unprivileged-uid")
 
     if policy.scratch is not None:
@@ -1007,14 +1027,22 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
         if seccomp:
             try:
                 _seccomp_no_sockets()
-                layers += ["seccomp-no-sockets", "seccomp-no-memfd", "seccomp-no-sysv-ipc",
-                           "seccomp-no-setuid"]
+                # One name for the rest: the grader keeps the first 20 names.
+                layers += ["seccomp-no-sockets", "seccomp-no-memfd-ipc-setuid"]
             except OSError as exc:
                 # EINVAL: a kernel built with seccomp but without filters. Anything
                 # else means the layer is there and failed.
                 if exc.errno != errno.EINVAL:
                     raise
+    if linux and (missing := _missing_tree_layers(layers)):
+        layers.append("missing:" + ",".join(missing))
     return layers
+
+
+def _missing_tree_layers(layers: list[str]) -> list[str]:
+    """The layers over the worker's whole tree that did not run here, by name."""
+    wanted = ("memory-cgroup", "pids-cgroup", "scratch-tmpfs", "unprivileged-uid")
+    return [name for name in wanted if not any(layer.startswith(name) for layer in layers)]
 
 
 # --- reading the outcome --------------------------------------------------------------

@@ -345,10 +345,14 @@ def join(groups: Mapping[str, str]) -> list[str]:
 
     Called by the worker before any learner code runs, while it is still
     single-threaded: writing 0 moves the writer, and every process it starts
-    later is born inside. A group that cannot be joined raises OSError.
+    later is born inside. A group that cannot be joined (a namespace or a
+    security module in the way) is left out, and the worker's layers say so.
     """
     joined: set[str] = set()
     for path in sorted(set(groups.values())):
-        _write(os.path.join(path, "cgroup.procs"), "0")
+        try:
+            _write(os.path.join(path, "cgroup.procs"), "0")
+        except OSError:
+            continue
         joined.add(path)
     return [layer for layer, path in groups.items() if path in joined]
