@@ -304,8 +304,10 @@ def _remove(path: str) -> None:
     """Kill what is in a group (a process the worker left behind) and remove it."""
     deadline = time.monotonic() + EMPTY_WAIT
     while True:
-        with contextlib.suppress(OSError):
-            _write(os.path.join(path, "cgroup.kill"), "1")  # v2: the whole group at once
+        kill = os.path.join(path, "cgroup.kill")  # v2 (5.14+): the whole group at once
+        if os.path.exists(kill):
+            with contextlib.suppress(OSError):
+                _write(kill, "1")
         for pid in _pids(path):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,75 @@
+"""The cgroup layer's files, for cgroup v1 and v2, on folders laid out like a hierarchy.
+
+No kernel is needed: a group is a folder, its limits and counters are files. On
+a machine whose cgroups this grader may write, `test_limits_tree.py` checks the
+real thing; cgroup v2 is checked only here where no subtree is delegated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.sandbox.layers import cgroups
+from grader.sandbox.layers.cgroups import ALLOWANCE, MB, Hierarchy, TreeLimits, with_limit_named
+
+
+def made(base: Path) -> Path:
+    (group,) = [p for p in base.iterdir() if p.name.startswith("gpt-kata-")]
+    return group
+
+
+def test_v1_groups_get_their_limits_and_name_what_was_reached(tmp_path: Path) -> None:
+    memory, pids = tmp_path / "memory", tmp_path / "pids"
+    memory.mkdir()
+    pids.mkdir()
+    where = [Hierarchy(1, ("memory",), str(memory)), Hierarchy(1, ("pids",), str(pids))]
+    limits = TreeLimits.create(200 * MB, 16, where)
+    group_m, group_p = made(memory), made(pids)
+    assert int((group_m / "memory.limit_in_bytes").read_text()) == 200 * MB + ALLOWANCE
+    assert (group_p / "pids.max").read_text() == "17"  # the worker itself, and 16 more
+    assert limits.request() == {"cgroups": {"memory-cgroup-v1": str(group_m),
+                                            "pids-cgroup-v1": str(group_p)}}
+    (group_m / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    (group_p / "pids.events").write_text("max 0\n")
+    assert limits.reached() is None
+    (group_m / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    reached = limits.reached()
+    assert reached is not None and "the memory limit (200 MB" in reached
+    assert limits.reached() is None  # each event is named once
+    (group_p / "pids.events").write_text("max 3\n")
+    assert "the process limit (16" in (limits.reached() or "")
+
+
+def test_v2_group_gets_both_limits_in_one_folder(tmp_path: Path) -> None:
+    limits = TreeLimits.create(100 * MB, 8, [Hierarchy(2, ("memory", "pids"), str(tmp_path))])
+    group = made(tmp_path)
+    assert int((group / "memory.max").read_text()) == 100 * MB + ALLOWANCE
+    assert (group / "pids.max").read_text() == "9"
+    assert limits.request()["cgroups"] == {"memory-cgroup-v2": str(group),
+                                           "pids-cgroup-v2": str(group)}
+    (group / "memory.events").write_text("low 0\nhigh 0\nmax 5\noom 1\noom_kill 1\n")
+    (group / "pids.events").write_text("max 0\n")
+    assert "the memory limit (100 MB" in (limits.reached() or "")
+
+
+def test_a_call_that_reached_a_limit_fails_naming_it(tmp_path: Path) -> None:
+    limits = TreeLimits.create(50 * MB, 16, [Hierarchy(1, ("memory",), str(tmp_path))])
+    events = made(tmp_path) / "memory.oom_control"
+    events.write_text("oom_kill 0\n")
+    assert with_limit_named(None, limits) is None
+    events.write_text("oom_kill 1\n")
+    error = with_limit_named(None, limits)
+    assert error is not None and error["type"] == "LimitReached"
+    events.write_text("oom_kill 2\n")
+    died = with_limit_named({"type": "WorkerDied", "message": "killed by signal 9"}, limits)
+    assert died is not None and died["message"].startswith("the memory limit (50 MB")
+    assert "killed by signal 9" in died["message"]
+
+
+def test_groups_of_a_grader_that_is_gone_are_removed(tmp_path: Path) -> None:
+    gone = tmp_path / "gpt-kata-999999999-0"  # no such process
+    mine = tmp_path / "gpt-kata-1-0"  # init: running
+    gone.mkdir()
+    mine.mkdir()
+    cgroups._remove_stale(str(tmp_path))
+    assert not gone.exists() and mine.exists()
