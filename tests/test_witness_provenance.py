@@ -176,3 +176,12 @@ def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls
         "and restored after every draw)")
     record.model_passes = honest(prompt, tokens)
     judge_from_calls(right)(text, text, call)  # traced: passes
+
+
+def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
+    worker = Worker()
+    worker.witness = (None, None)  # type: ignore[assignment] - nothing is sent here
+    artifacts.shipped_model()  # as the fork server preloads it
+    remote = worker.remote_model(hidden.hide(ModelSpec("shipped")))
+    assert remote.context_length == artifacts.load_config().context_length
+    assert artifacts.shipped_model.cache_info().currsize == 0

@@ -72,7 +72,10 @@ def hidden_model(spec: ModelSpec) -> GPT:
     with _lock:
         model = _models.get(spec.seed)
     if model is None:
-        model = private_model(spec)
+        from grader.model.artifacts import build_model
+
+        base, seed = _secret(spec)
+        model = noisy_copy(build_model(base), seed)
         with _lock:
             model = _models.setdefault(spec.seed, model)
     return model
@@ -80,30 +83,36 @@ def hidden_model(spec: ModelSpec) -> GPT:
 
 def private_model(spec: ModelSpec) -> GPT:
     """A new instance of the hidden model, shared with nobody (the witness's own)."""
-    from grader.model.artifacts import build_model
-
-    base, seed = _secret(spec)
-    return noisy_copy(build_model(base), seed)
+    return copy_of(hidden_model(spec))
 
 
 def noisy_copy(model: GPT, seed: int, noise: float = NOISE) -> GPT:
-    """A new GPT with `model`'s weights plus noise drawn from `seed` (none with
-    noise=0: a copy); read-only.
+    """A new GPT with `model`'s weights plus noise drawn from `seed`; read-only.
 
-    Built without touching torch's global random state, which the reference may
-    be sampling with.
+    The noise comes from a generator of its own: torch's global one may be the
+    one the reference is sampling with.
     """
-    from grader.model.artifacts import seeded_gpt
-
-    copy = seeded_gpt(model.config.to_dict(), 0)
-    copy.load_state_dict(model.state_dict())
-    if not noise:
-        return copy.eval().requires_grad_(False)
+    copy = copy_of(model)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for weight in copy.parameters():
             scale = float(weight.double().pow(2).mean().sqrt())
             weight.add_(torch.randn(weight.shape, generator=generator) * (noise * scale))
+    return copy
+
+
+def copy_of(model: GPT) -> GPT:
+    """A new GPT with a copy of `model`'s weights and nothing else of it (no memo);
+    read-only.
+
+    Made on the meta device and given the copied tensors, so that no weight is
+    first drawn at random: that took most of the time, and torch's global
+    random state.
+    """
+    with torch.device("meta"):
+        copy = GPT(model.config)
+    weights = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+    copy.load_state_dict(weights, assign=True)
     return copy.eval().requires_grad_(False)
 
 

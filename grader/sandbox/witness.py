@@ -289,7 +289,7 @@ def own_instance(spec: ModelSpec) -> Any:
     if spec.kind == "hidden":
         model = hidden.private_model(spec)
     else:
-        model = hidden.noisy_copy(build_model(spec), 0, noise=0.0)  # a plain copy
+        model = hidden.copy_of(build_model(spec))
     return remember_outputs(model, MEMO_ELEMENTS)
 
 
