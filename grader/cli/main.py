@@ -227,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_gradescope_parser(sub)
 
+    from grader.cli.similarity import add_parser as add_similarity_parser
+
+    add_similarity_parser(sub)
+
     p = sub.add_parser("talk", help="let a model continue your prompt, through your code")
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help="the text to continue (default: %(default)r)")
