@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 
 from grader.cli.gradebook import shard_of, shard_spec
+from grader.cli.shards import SHARD_FILE
 
 CROP = "01-crop-context"
 
@@ -63,6 +64,8 @@ def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
         _, stderr = run.communicate(timeout=300)
         assert run.returncode == 0, stderr[-3000:]
     assert sorted(p.name for p in one.glob("[!.]*.json")) == ["amy.json", "cat.json"]
+    assert json.loads((two / SHARD_FILE).read_text()) == {"shard": "2/2"}
+    assert not (whole / SHARD_FILE).exists()
     done = gradebook("--merge", one, two, "--out", merged)
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -86,6 +89,54 @@ def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
         "learner,problems_passed,problems_total,score,max_score,decode\n")
     mixed = gradebook("--merge", one, tmp_path / "other", "--out", tmp_path / "mixed")
     assert mixed.returncode == 2 and "other problems" in mixed.stderr
+
+
+def finished_shard(folder: Path, shard: str | None, learners: list[str]) -> Path:
+    """A gradebook folder as a shard run leaves it, without grading anyone."""
+    folder.mkdir(parents=True)
+    lines = ["learner,problems_passed,problems_total,score,max_score,crop-context"]
+    lines += [f"{name},1,1,3,3,pass" for name in learners]
+    (folder / "gradebook.csv").write_text("\n".join(lines) + "\n")
+    if shard is not None:
+        (folder / SHARD_FILE).write_text(json.dumps({"shard": shard}))
+    return folder
+
+
+def test_a_merge_without_a_shard_fails_naming_it(tmp_path: Path) -> None:
+    one = finished_shard(tmp_path / "one", "1/3", ["amy", "dan"])
+    three = finished_shard(tmp_path / "three", "3/3", ["cat"])
+    done = gradebook("--merge", one, three, "--out", tmp_path / "merged")
+    assert done.returncode == 2 and "2/3" in done.stderr and "1/3" not in done.stderr
+    assert not (tmp_path / "merged" / "gradebook.csv").exists()
+
+    partial = gradebook("--merge", one, three, "--out", tmp_path / "merged", "--allow-partial")
+    assert partial.returncode == 0, partial.stderr
+    assert "2/3" in partial.stderr
+    table = (tmp_path / "merged" / "gradebook.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in table[1:]] == ["amy", "cat", "dan"]
+    assert not (tmp_path / "merged" / SHARD_FILE).exists()
+
+    two = finished_shard(tmp_path / "two", "2/3", ["bo"])
+    whole = gradebook("--merge", three, one, two, "--out", tmp_path / "whole")
+    assert whole.returncode == 0, whole.stderr
+    assert len((tmp_path / "whole" / "gradebook.csv").read_text().splitlines()) == 5
+
+
+@pytest.mark.parametrize("shares", [("1/2", "2/3"), ("1/2", "1/2"), ("1/2", None)])
+def test_shards_of_different_splits_do_not_merge(shares: tuple, tmp_path: Path) -> None:
+    folders = [finished_shard(tmp_path / f"s{i}", share, [f"learner{i}"])
+               for i, share in enumerate(shares)]
+    done = gradebook("--merge", *folders, "--out", tmp_path / "merged", "--allow-partial")
+    assert done.returncode == 2, done.stderr
+
+
+def test_a_shard_run_records_its_share(tmp_path: Path) -> None:
+    from grader.cli.shards import record, recorded
+
+    record(tmp_path, (2, 5))
+    assert recorded(tmp_path) == (2, 5)
+    record(tmp_path, None)
+    assert recorded(tmp_path) is None
 
 
 def test_workflows_are_valid_yaml() -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import paths
+from grader.cli import shards
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.grade_process import GradeProcess, forking, warm_up
 from grader.cli.options import (
@@ -451,6 +452,7 @@ def gradebook(args: argparse.Namespace) -> int:
         learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
     out.mkdir(parents=True, exist_ok=True)
+    shards.record(out, args.shard)  # so that a merge can tell when a shard is missing
     console = make_console(quiet=args.quiet)
 
     options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
@@ -553,6 +555,7 @@ def merge(args: argparse.Namespace) -> int:
     rows: dict[str, list[str]] = {}
     origin: dict[str, Path] = {}
     state: dict[str, str] = {}
+    shards.check_complete(list(map(Path, args.merge)), args.allow_partial)
     for folder in map(Path, args.merge):
         table = folder / "gradebook.csv"
         try:
@@ -581,6 +584,7 @@ def merge(args: argparse.Namespace) -> int:
                       if name in rows and origin[name] == folder})
     assert header is not None  # argparse asks for at least one folder
     out.mkdir(parents=True, exist_ok=True)
+    shards.record(out, None)  # the merged gradebook is the whole class
     for name, folder in origin.items():
         for suffix in (".json", ".junit.xml"):
             source = folder / f"{report_stem(name)}{suffix}"
@@ -610,6 +614,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--merge", nargs="+", metavar="DIR",
                    help="instead of grading, join these gradebooks (e.g. the shards' --out "
                         "folders) into one in --out")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="with --merge: join the shards given even when some of the N are "
+                        "missing (their learners then have no row)")
     p.add_argument("--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
                    help="learners graded at a time (default: %(default)s, the cores)")
     p.add_argument("--force", action="store_true",
