@@ -150,8 +150,31 @@ def _module_inputs(slug: str) -> dict[str, Any]:
     return names
 
 
+def _adamw_inputs() -> dict[str, Any]:
+    """Problem 26's example: a small weight, its gradient, and AdamW's state at the start."""
+    p = torch.tensor([[0.5, -0.3, 0.1], [0.2, 0.3, -0.4]])
+    g = torch.tensor([[0.1, -0.2, 1e-3], [-0.5, 0.0, 2.0]])
+    return {"p": p, "g": g, "m": torch.zeros_like(p), "v": torch.zeros_like(p)}
+
+
+def _clipping_inputs() -> dict[str, Any]:
+    """Problem 28's example: problem 25's small GPT after backward() on its first batch."""
+    names = _training_inputs()
+    small, (x, y) = names["model"], names["batches"][0]
+    with torch.enable_grad():
+        logits = small(x)
+        torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1)).backward()
+    return {"model": small}
+
+
+# The inputs of Track 4's statements, by slug.
+TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs}
+
+
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
+    if slug in TRAINING_INPUTS:
+        return TRAINING_INPUTS[slug]()
     if slug in PARTS:
         return _module_inputs(slug)
     if slug == "vocabulary":

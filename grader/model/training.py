@@ -31,10 +31,11 @@ class TrainSettings:
 
 
 def learning_rate(step: int, s: TrainSettings) -> float:
-    """Linear warm-up, then cosine decay to min_learning_rate."""
+    """Linear warm-up, then cosine decay to min_learning_rate, which stays from step
+    `steps` on: problem 27's schedule."""
     if step < s.warmup_steps:
         return s.learning_rate * (step + 1) / s.warmup_steps
-    progress = (step - s.warmup_steps) / max(1, s.steps - s.warmup_steps)
+    progress = min(1.0, (step - s.warmup_steps) / max(1, s.steps - s.warmup_steps))
     return s.min_learning_rate + 0.5 * (s.learning_rate - s.min_learning_rate) * (
         1 + math.cos(math.pi * progress)
     )

@@ -135,6 +135,42 @@ def loss_backward(module, logits, targets):
     return loss.detach(), gradient
 
 
+
+def adamw_update(module, params, grads, exp_avgs, exp_avg_sqs, step, lr, betas, eps,
+                 weight_decay):
+    """`adamw_step()` on copies of its tensors, so that an update made in place and
+    one that returns new tensors are graded alike (the caller's inputs stay as they
+    were). Returns what it returned, a sequence of three sequences made a tuple of
+    three lists, so that a learner's tuple and list compare equal."""
+    copies = [[t.clone() for t in tensors] for tensors in (params, grads, exp_avgs,
+                                                            exp_avg_sqs)]
+    result = module.Solution().adamw_step(*copies, step, lr, betas, eps, weight_decay)
+    if (isinstance(result, (list, tuple)) and len(result) == 3
+            and all(isinstance(part, (list, tuple)) for part in result)):
+        return tuple(list(part) for part in result)
+    return result
+
+
+def clip_gradients(module, parameters, max_norm):
+    """`clip_grad_norm()` on parameters built here: `parameters` describes them by
+    their gradients (None for a parameter that has none), since a tensor's .grad
+    does not cross the worker's pipe. Returns what it returned and every
+    parameter's gradient after the call (None where there was none)."""
+    import torch
+
+    built = []
+    for grad in parameters:
+        weight = torch.nn.Parameter(torch.zeros(grad.shape if grad is not None else (2,),
+                                                dtype=grad.dtype if grad is not None
+                                                else torch.float32))
+        weight.grad = None if grad is None else grad.clone()
+        built.append(weight)
+    total = module.Solution().clip_grad_norm(built, max_norm)
+    if isinstance(total, torch.Tensor):
+        total = total.detach().clone()
+    return total, [None if w.grad is None else w.grad.detach().clone() for w in built]
+
+
 # -- gpt-kata train --yours ------------------------------------------------------------
 # A training run spans many calls to one worker: the learner's GPT, its optimizer
 # and the batch generator live here between them, so that the grader can show

@@ -1,0 +1,142 @@
+"""Checks for problem 28, clip-grad-norm: clip by the global norm, in place.
+
+A gradient does not cross the worker's pipe as a tensor's .grad, so each call runs
+through `harness:clip_gradients` (grader/sandbox/harnesses.py): a case describes the
+parameters by their gradients (None for one that has none), the harness builds
+them, calls clip_grad_norm() and hands back its answer and every gradient after it.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.contract import Contract
+from grader.grading.judges import expect_tensor
+from grader.grading.skeleton import Call, GradeFailure, Mistake
+
+Grads = list[torch.Tensor | None]
+EPS = 1e-6  # clip_grad_norm_'s own
+
+
+def norm(g: torch.Tensor) -> torch.Tensor:
+    return torch.linalg.vector_norm(g)
+
+
+def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
+            always: bool = False, eps: float = EPS, in_place: bool = True,
+            report_after: bool = False) -> tuple[Any, Grads]:
+    """What the harness hands back for clipping done right, or one of its known
+    mistakes: `per_parameter` clips each gradient by its own norm, `always` scales
+    by max_norm / total even when under the limit, `eps` is the 1e-6 (0: left out),
+    `in_place=False` leaves the gradients as they were, and `report_after` returns
+    the norm after clipping."""
+    grads = [None if g is None else g.clone() for g in parameters]
+    present = [g for g in grads if g is not None]
+    if not present:
+        return torch.tensor(0.0), grads
+    total = norm(torch.stack([norm(g) for g in present]))
+    groups = [[g] for g in present] if per_parameter else [present]
+    for group in groups:
+        own = norm(torch.stack([norm(g) for g in group]))
+        coef = max_norm / (own + eps)
+        if (always or coef < 1) and in_place:
+            for g in group:
+                g.mul_(coef)
+    if report_after:
+        total = norm(torch.stack([norm(g) for g in present]))
+    return total, grads
+
+
+MISTAKES = [
+    Mistake("clip each parameter's gradient by its own norm",
+            "the norm is global: one norm of all the gradients together, and one factor "
+            "max_norm / (total + 1e-6) for all of them, so that their directions relative "
+            "to each other are kept", partial(clipped, per_parameter=True)),
+    Mistake("scale the gradients when their norm is under the limit",
+            "clipping only shrinks: scale by max_norm / (total + 1e-6) only when that factor "
+            "is below 1, and leave smaller gradients as they are",
+            partial(clipped, always=True)),
+    Mistake("leave out the 1e-6",
+            "clip_grad_norm_ divides by total + 1e-6, which keeps the factor finite and "
+            "makes a difference for small norms: max_norm / (total + 1e-6)",
+            partial(clipped, eps=0.0)),
+    Mistake("compute the clipped gradients without writing them into p.grad",
+            "the optimizer reads p.grad itself: scale each gradient in place "
+            "(p.grad.mul_(coef)) and return the total norm",
+            partial(clipped, in_place=False)),
+    Mistake("return the norm after clipping",
+            "return the total norm before clipping, as clip_grad_norm_ does: it is what a "
+            "training log wants to see, and it says how much was clipped",
+            partial(clipped, report_after=True)),
+]
+
+
+def gradients(seed: int, scale: float, shapes: tuple[tuple[int, ...], ...] = ((4, 3), (3,),
+                                                                             (4,)),
+              dtype: torch.dtype = torch.float32) -> Grads:
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(s, generator=generator, dtype=dtype) * scale for s in shapes]
+
+
+def cases() -> dict[str, tuple]:
+    grads = gradients(0, 1.0)
+    return {
+        "above-the-limit": (grads, 1.0),
+        "far-above-the-limit": (gradients(1, 30.0), 0.5),
+        "under-the-limit": (grads, 10.0),
+        "one-gradient-much-larger": ([g * s for g, s in zip(gradients(2, 1.0), (0.01, 20.0,
+                                                                               0.01))], 1.0),
+        "a-parameter-without-a-gradient": ([gradients(3, 1.0)[0], None, gradients(3, 1.0)[2]],
+                                           0.5),
+        "no-gradients-at-all": ([None, None], 1.0),
+        "tiny-gradients-and-limit": (gradients(4, 1e-6), 1e-6),
+        "float64": (gradients(5, 2.0, dtype=torch.float64), 1.0),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    count = data.draw(st.integers(1, 4), label="number of parameters")
+    shapes = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2).map(tuple),
+                             label=f"shape of parameter {i}") for i in range(count))
+    scale = data.draw(st.sampled_from([1e-6, 1e-2, 1.0, 100.0]), label="scale of the gradients")
+    grads: Grads = gradients(data.draw(st.integers(0, 2**16), label="seed"), scale, shapes)
+    missing = data.draw(st.sets(st.integers(0, count - 1), max_size=count - 1),
+                        label="parameters without a gradient")
+    grads = [None if i in missing else g for i, g in enumerate(grads)]
+    max_norm = data.draw(st.sampled_from([1e-6, 1e-2, 0.5, 1.0, 10.0]), label="max_norm")
+    return grads, max_norm
+
+
+def judge(got: Any, expected: tuple[torch.Tensor, Grads], call: Call) -> None:
+    total, grads = got
+    want_total, want_grads = expected
+    if not isinstance(total, torch.Tensor):
+        what = "None" if total is None else f"a {type(total).__name__}"
+        raise GradeFailure(f"clip_grad_norm() returned {what}, not the total norm as a 0-d "
+                           "tensor (as clip_grad_norm_ returns it)")
+    expect_tensor(total.reshape(()) if total.numel() == 1 else total, want_total,
+                  "the total norm returned")
+    for i, (grad, want) in enumerate(zip(grads, want_grads)):
+        if want is None:
+            if grad is not None:
+                raise GradeFailure(f"parameter {i} had no gradient, and has one after the "
+                                   "call: skip the parameters whose .grad is None")
+            continue
+        expect_tensor(grad, want, f"the gradient of parameter {i} after the call",
+                      same_dtype_as="the gradients")
+
+
+CONTRACT = Contract(
+    problem="clip-grad-norm", method="clip_grad_norm", arg_names=("parameters", "max_norm"),
+    cases=cases, judge=judge, mistakes=MISTAKES, harness="clip_gradients",
+)
+
+test_fixed_gradients, test_random_gradients = CONTRACT.tests(
+    "Clipping fixed gradients: above and under the limit, one much larger, some missing, "
+    "tiny, float64",
+    "Clipping random gradients of random parameters, against the reference",
+    draw_example)
