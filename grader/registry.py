@@ -15,6 +15,9 @@ else:  # pragma: no cover
 
 from grader.paths import CHECKS, PROBLEMS, REGISTRY, SOLUTIONS
 
+# A problem's points when the registry sets none (`points = 10` in its entry).
+DEFAULT_POINTS = 10
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -27,6 +30,8 @@ class Problem:
     # The torch.nn.Module class the learner writes, for a problem graded by
     # loading known weights into it (grader/model/parts.py); None for a Solution.
     module: str | None = None
+    # What the problem is worth; each of its checks earns an equal share of it.
+    points: int = DEFAULT_POINTS
 
     @property
     def class_name(self) -> str:
@@ -71,6 +76,7 @@ def problems() -> tuple[Problem, ...]:
             methods=tuple(entry["methods"]),
             hints=tuple(entry.get("hints", [entry["hint"]] if "hint" in entry else [])),
             module=entry.get("module"),
+            points=int(entry.get("points", DEFAULT_POINTS)),
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )

@@ -84,9 +84,14 @@ def test_a_report_converts_to_valid_results() -> None:
     }
     results = to_gradescope(report, 2.5)
     validate(results)
-    assert results["score"] == 1 and results["execution_time"] == 2.5
-    assert [(t["status"], t["score"], t["max_score"]) for t in results["tests"]] == [
-        ("passed", 1, 1), ("failed", 0, 1), ("failed", 0, 1)]
+    # decode is worth the default 10 points: 1 check of 3 earns 3.33, so 3 whole points,
+    # whatever the report's own per-check scores said.
+    assert next(p for p in problems() if p.slug == "decode").points == 10
+    assert results["score"] == 3 and results["execution_time"] == 2.5
+    assert [(t["status"], t["score"] > 0, round(t["max_score"] * 3, 3))
+            for t in results["tests"]] == [
+        ("passed", True, 10), ("failed", False, 10), ("failed", False, 10)]
+    assert results["extra_data"]["max_score"] == 10
     assert {t["visibility"] for t in results["tests"]} == {"visible"}
     assert results["tests"][1]["output"].startswith("character 2 differs")
     assert "debug print" in results["tests"][1]["output"]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import paths
-from grader.cli import shards
+from grader.cli import layouts, shards
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.grade_process import GradeProcess, forking, warm_up
 from grader.cli.options import (
@@ -38,6 +38,7 @@ from grader.cli.options import (
     require_isolation,
 )
 from grader.grading.sanitise import cell, folder_name, uncell, visible
+from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
 from grader.registry import problems as all_problems
 
@@ -79,14 +80,15 @@ class Learner:
     # ones, only so that a solution can use an earlier one (grader.reuse.solution_of).
     others: dict[str, bytes] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # why a file was not taken
+    notes: list[str] = field(default_factory=list)  # how their kata was found
 
 
 @dataclass
 class Row:
     learner: str
     cells: dict[str, str]  # problem slug -> pass, fail, missing (error: not graded)
-    score: int = 0
-    max_score: int = 0
+    score: float = 0  # points, from grading/scoring.py
+    max_score: float = 0
     skipped: bool = False
     error: str = ""
 
@@ -121,20 +123,21 @@ def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
 
 
 def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
-    inside = root.resolve()
-    problems = root / "problems"
-    folder = problems if problems.is_dir() and not problems.is_symlink() else root
-    learner = Learner(name, folder, {})
-    for p in chosen:
-        content, reason = read_solution(folder / p.folder / "solution.py", inside)
-        learner.files[p.folder] = content
-        if content is None:
-            learner.reasons[p.folder] = reason
-    for p in all_problems():
-        if p.folder not in learner.files:
-            content, _reason = read_solution(folder / p.folder / "solution.py", inside)
-            if content is not None:
-                learner.others[p.folder] = content
+    # Where the kata is in their folder or zip (grader/cli/layouts.py); a zip is
+    # unpacked only while its solutions are read.
+    with layouts.opened(root, [p.folder for p in chosen]) as found:
+        inside, folder = found.inside, found.folder
+        learner = Learner(name, Path(found.shown), {}, notes=found.notes)
+        for p in chosen:
+            content, reason = read_solution(folder / p.folder / "solution.py", inside)
+            learner.files[p.folder] = content
+            if content is None:
+                learner.reasons[p.folder] = found.looked_for or reason
+        for p in all_problems():
+            if p.folder not in learner.files:
+                content, _reason = read_solution(folder / p.folder / "solution.py", inside)
+                if content is not None:
+                    learner.others[p.folder] = content
     return learner
 
 
@@ -144,8 +147,12 @@ def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     out = out.resolve()
     # Each learner is known by their folder's name made safe (grading/sanitise.py):
     # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
-    found = {folder_name(entry.name): entry for entry in roster.iterdir()
-             if entry.is_dir() and not entry.name.startswith(".") and entry.resolve() != out}
+    # A zip file is a learner too, known by its name without .zip (grader/cli/layouts.py).
+    entries = sorted((e for e in roster.iterdir() if layouts.is_hand_in(e) and e.resolve() != out),
+                     key=lambda e: not e.is_dir())  # folders claim their names first
+    found: dict[str, Path] = {}
+    for entry in entries:
+        found[folder_name(layouts.learner_name(entry, set(found)))] = entry
     if not found:
         raise UsageError(f"{roster} holds no learner folders")
     return dict(sorted(found.items()))
@@ -200,7 +207,8 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
         status = statuses.get(p.slug)
         cells[p.slug] = ("pass" if status == "pass" else "missing" if status == "missing"
                          else "error" if status is None else "fail")
-    return Row(name, cells, int(report.get("score") or 0), int(report.get("max_score") or 0))
+    return Row(name, cells, float(report.get("score") or 0),
+               float(report.get("max_score") or 0))
 
 
 def failed_report(message: str) -> dict:
@@ -311,6 +319,8 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
 def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
     """Point the report at the learner's own files, and call missing ones missing."""
     by_slug = {p.slug: p for p in chosen}
+    if learner.notes:
+        report["notes"] = [visible(note) for note in learner.notes]
     for entry in report.get("problems", []):
         problem = by_slug.get(entry.get("problem"))
         if problem is None:
@@ -325,7 +335,11 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
             reason = learner.reasons.get(problem.folder, "no such file")
             test.update(status="error", score=0, output=None,
                         message=f"missing: {problem.folder}/solution.py ({reason})")
-    return report
+    files = (report.get("provenance") or {}).get("files")
+    if isinstance(files, dict):  # a missing file was graded as an empty one: no hash
+        files.update({p.folder: None for p in chosen if learner.files[p.folder] is None})
+    # A missing problem passes nothing now: its points again, from the one scorer.
+    return score_report(report)
 
 
 # -- the command ---------------------------------------------------------------------------
@@ -346,8 +360,9 @@ def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
 
 def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
     # A learner's name is theirs to choose: a spreadsheet must show it, not run it.
-    return [[cell(row.learner), str(row.passed), str(len(chosen)), str(row.score),
-             str(row.max_score), *(row.cells[p.slug] for p in chosen)] for row in rows]
+    return [[cell(row.learner), str(row.passed), str(len(chosen)), format_points(row.score),
+             format_points(row.max_score), *(row.cells[p.slug] for p in chosen)]
+            for row in rows]
 
 
 def report_stem(name: str) -> str:
@@ -446,6 +461,10 @@ def gradebook(args: argparse.Namespace) -> int:
     if args.roster is None:
         raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
     chosen = select_problems(args.problems)
+    if args.lms_ids:  # a mistake in it is told before the class is graded, not after
+        from grader.cli.lms_export import read_ids
+
+        read_ids(Path(args.lms_ids))
     out = Path(args.out)
     learners = roster_folders(Path(args.roster), out)
     if args.shard is not None:
@@ -501,6 +520,7 @@ def gradebook(args: argparse.Namespace) -> int:
         print(f"gpt-kata gradebook: {out / 'gradebook.csv'} could not be written: {exc}; "
               f"every learner's report is in {out}", file=sys.stderr)
         return EXIT_FAIL
+    lms_exports(args, out / "gradebook.csv")
     try:
         show_table(console, ordered, chosen, out)
     except Exception as exc:  # noqa: BLE001 - the gradebook is written; say so in one line
@@ -520,7 +540,7 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
         note = (f"[red]not graded: {escape(visible(row.error))}[/]" if row.error
                 else "[dim]unchanged, not regraded[/]" if row.skipped else "")
         table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
-                      f"{row.score}/{row.max_score}", note)
+                      f"{format_points(row.score)}/{format_points(row.max_score)}", note)
     console.print(table)
     console.print(f"wrote {escape(str(out / 'gradebook.csv'))} and one report per learner "
                   f"in {escape(str(out))}")
@@ -592,11 +612,19 @@ def merge(args: argparse.Namespace) -> int:
                 shutil.copyfile(source, out / source.name)
     write_csv(out / "gradebook.csv", header, [rows[name] for name in sorted(rows)])
     save_state(out, state)
+    lms_exports(args, out / "gradebook.csv")
     if not args.quiet:
         print(f"wrote {out / 'gradebook.csv'}: {len(rows)} learner(s) from "
               f"{len(args.merge)} gradebook(s)")
     not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):]]
     return EXIT_FAIL if not_graded else EXIT_PASS
+
+
+def lms_exports(args: argparse.Namespace, table: Path) -> None:
+    """--canvas and --moodle, made from the gradebook.csv just written."""
+    from grader.cli.lms_export import write_exports
+
+    write_exports(table, args.canvas, args.moodle, args.lms_ids, args.lms_assignment)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -635,4 +663,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where no sandbox is available")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    from grader.cli.lms_export import add_arguments as add_lms_arguments
+
+    add_lms_arguments(p)
     p.set_defaults(run=gradebook)

@@ -5,11 +5,14 @@
 autograder root (`/autograder`, or `$GPT_KATA_AUTOGRADER_ROOT`), grades it
 with `gpt-kata gradebook` as a class of one (its solution files copied out as
 data and graded by `grade --classroom` in a process of its own) and writes
-`results/results.json` in Gradescope's format: one test per check, worth one point.
+`results/results.json` in Gradescope's format: one test per check, each worth its
+share of its problem's points (grading/scoring.py), with the report's provenance in
+`extra_data`.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -18,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.grading.sanitise import visible
+from grader.grading.sanitise import markdown_cell, visible
+from grader.grading.scoring import format_points, score_report
 from grader.sandbox.launch import grader_command, neutral_folder
 
 ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
@@ -27,7 +31,9 @@ UNISOLATED_VARIABLE = "GPT_KATA_ALLOW_UNISOLATED"
 
 
 def to_gradescope(report: dict, execution_time: float) -> dict:
-    """The report of `grade --json` as Gradescope's results.json."""
+    """The report of `grade --json` as Gradescope's results.json: one test per check,
+    each worth its share of its problem's points, and the report's own score."""
+    report = score_report(copy.deepcopy(report))
     tests = []
     for test in report.get("tests", []):
         passed = test.get("status") == "pass"
@@ -36,22 +42,32 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
             output += f"\n\nyour code printed:\n{test['output']}"
         tests.append({
             "name": test.get("name", "?"),
-            "score": 1 if passed else 0,
-            "max_score": 1,
+            "score": test["score"],
+            "max_score": test["max_score"],
             "status": "passed" if passed else "failed",
             "output": output,
             "visibility": "visible",
         })
-    lines = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<16} {p.get('status', '?'):<7} "
-             f"{p.get('passed', 0)}/{p.get('total', 0)} checks"
-             for p in report.get("problems", [])]
+    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<22} {p.get('status', '?'):<7} "
+            f"{p.get('passed', 0):>2}/{p.get('total', 0):<2} checks "
+            f"{format_points(p['score']):>6}/{format_points(p['max_score'])} points"
+            for p in report.get("problems", [])]
+    # Markdown, with the table in a code block: Gradescope shows it in a fixed-width
+    # font with its columns lined up (as plain text its spaces would collapse).
+    parts = ["```text\n" + "\n".join(rows) + "\n```"] if rows else []
+    parts.append(f"score {format_points(report['score'])}/{format_points(report['max_score'])}")
     if report.get("message"):
-        lines.append(f"grader: {report['message']}")
+        parts.append(f"grader: {markdown_cell(report['message'])}")
+    extra = {"max_score": report["max_score"]}
+    if report.get("provenance"):
+        extra["provenance"] = report["provenance"]
     return {
-        "score": sum(t["score"] for t in tests),
+        "score": report["score"],
         "execution_time": round(execution_time, 3),
-        "output": "\n".join(lines) or "nothing was graded",
+        "output": "\n\n".join(parts) if rows or report.get("message") else "nothing was graded",
+        "output_format": "md",
         "visibility": "visible",
+        "extra_data": extra,
         "tests": tests,
     }
 
@@ -110,7 +126,8 @@ def run(root: Path) -> int:
     tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
     tmp.replace(results)
     print(graded["output"])
-    print(f"score {graded['score']}/{len(graded['tests'])}")
+    print(f"score {format_points(graded['score'])}/"
+          f"{format_points(graded['extra_data']['max_score'])}")
     return 0
 
 

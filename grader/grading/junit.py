@@ -3,13 +3,20 @@
 Built from the JSON report (`Report.to_json()`), so `grade --junit` and the
 gradebook write the same thing from the same data: one <testsuite> per problem,
 one <testcase> per check (classname = the problem's folder, name = the check).
+A check that failed is a <failure>; one that could not run (the file does not
+import, the grader could not run it) is an <error>, as JUnit consumers tell them
+apart. Each problem's suite carries its points as <properties> (`score`,
+`max_score`), from grading/scoring.py like every other output.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from grader.grading.scoring import format_points, score_report
 
 # XML 1.0 cannot hold most control characters at all, not even escaped, and a
 # submission's printed output may contain anything.
@@ -20,24 +27,40 @@ def _text(value: object) -> str:
     return _NOT_XML.sub("\ufffd", "" if value is None else str(value))
 
 
+def _suite(root: ET.Element, folder: str, entry: dict | None) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", name=folder)
+    if entry is not None:
+        # <properties> comes first in a <testsuite>, as JUnit's schema orders it.
+        properties = ET.SubElement(suite, "properties")
+        for key in ("score", "max_score"):
+            ET.SubElement(properties, "property", name=key, value=format_points(entry[key]))
+    return suite
+
+
 def junit_tree(report: dict, suite: str = "gpt-kata") -> ET.ElementTree:
+    report = score_report(copy.deepcopy(report))
     root = ET.Element("testsuites", name=_text(suite))
     suites: dict[str, ET.Element] = {}
+    entries = {p["problem"]: p for p in report.get("problems", [])}
     folders = {p["problem"]: f"{p['number']:02d}-{p['problem']}"
                for p in report.get("problems", [])}
-    for test in report.get("tests", []):
+    tests = report.get("tests", [])
+    for test in tests:
         folder = folders.get(test["problem"], f"{test['task_id']:02d}-{test['problem']}")
         name = test["name"].removeprefix(f"{folder}: ")
         if folder not in suites:
-            suites[folder] = ET.SubElement(root, "testsuite", name=folder)
+            suites[folder] = _suite(root, folder, entries.get(test["problem"]))
         case = ET.SubElement(suites[folder], "testcase", classname=folder, name=_text(name))
         if test["status"] != "pass":
             message = _text(test.get("message") or test["status"])
-            failure = ET.SubElement(case, "failure", message=message, type=test["status"])
-            failure.text = message
+            tag = "error" if test["status"] == "error" else "failure"
+            outcome = ET.SubElement(case, tag, message=message, type=test["status"])
+            outcome.text = message
         if test.get("output"):
             ET.SubElement(case, "system-out").text = _text(test["output"])
-    if report.get("message"):
+    # The run's message repeats the checks' errors when every check errored; a
+    # message of the grader's own (or one with no checks at all) gets a case.
+    if report.get("message") and (not tests or any(t["status"] != "error" for t in tests)):
         # The grader itself could not run something: say so where CI shows errors.
         case = ET.SubElement(ET.SubElement(root, "testsuite", name="grader"), "testcase",
                              classname="grader", name="grader")

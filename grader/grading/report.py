@@ -18,33 +18,46 @@ from rich.markup import escape
 from grader.cli.output import glyph
 from grader.grading.inputs import CASE_HEADING
 from grader.grading.plugin import TestResult
+from grader.grading.provenance import provenance
 from grader.grading.sanitise import visible
+from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
 
 OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
 
 
-def cut_output(text: str, limit: int = OUTPUT_LIMIT, max_lines: int | None = None) -> str:
-    """What the code printed, cut at a line end to fit, with a marker saying how much
-    was left out (a single line longer than the limit is cut inside it)."""
+def _more(count: int) -> str:
+    return f"{count} more line{'s' if count != 1 else ''}"
+
+
+def cut_output(text: str, limit: int = OUTPUT_LIMIT, max_lines: int | None = None,
+               whole: bool = False) -> str:
+    """What the code printed, cut at a line end to fit in `limit` characters, with a
+    marker saying how many lines were left out (a single line longer than the limit
+    is cut inside it). With `whole`, the marker fits in the limit too: Exercism caps
+    the whole `output` field at 500 characters."""
     lines = text.splitlines(keepends=True)
+    if len(text) <= limit and (max_lines is None or len(lines) <= max_lines):
+        return text
     kept: list[str] = []
     size = 0
-    for line in lines:
-        if size + len(line) > limit or (max_lines is not None and len(kept) == max_lines):
+    for index, line in enumerate(lines):
+        left = len(lines) - index - 1  # lines after this one, were it kept
+        room = len(f"\n… ({_more(left)}; output truncated)") if whole and left else 0
+        if (size + len(line) + room > limit
+                or (max_lines is not None and len(kept) == max_lines)):
             break
         kept.append(line)
         size += len(line)
-    if len(kept) == len(lines):
-        return text
     if not kept:
         more = len(lines) - 1
-        rest = f", {more} more line{'s' if more != 1 else ''}" if more else ""
-        return lines[0][:limit] + f"… (the line goes on{rest}; output truncated)"
+        rest = f", {_more(more)}" if more else ""
+        end = f"… (the line goes on{rest}; output truncated)"
+        return lines[0][:max(limit - len(end), 0) if whole else limit] + end
     more = len(lines) - len(kept)
     end = "" if kept[-1].endswith("\n") else "\n"
-    return "".join(kept) + end + f"… ({more} more line{'s' if more != 1 else ''}; output truncated)"
+    return "".join(kept) + end + f"… ({_more(more)}; output truncated)"
 
 
 @dataclass
@@ -85,15 +98,28 @@ class Report:
 
     @property
     def status(self) -> str:
-        if self.internal_errors:
+        """Exercism's run status: `error` when the grader failed or nothing could be
+        graded (every check errored, as for a file that does not import)."""
+        results = [r for s in self.summaries for r in s.results]
+        if self.internal_errors or (results and all(r.status == "error" for r in results)):
             return "error"
         return "pass" if all(s.status == "pass" for s in self.summaries) else "fail"
+
+    @property
+    def message(self) -> str | None:
+        """The run's message: the grader's errors, or why nothing could be graded."""
+        if self.internal_errors:
+            return "\n".join(self.internal_errors)
+        if self.status == "error":
+            errors = [r.message for s in self.summaries for r in s.results if r.message]
+            return errors[0] if errors else "no checks ran"
+        return None
 
     def to_json(self) -> dict:
         tests = []
         for summary in self.summaries:
             for r in summary.results:
-                output = cut_output(r.output)
+                output = cut_output(r.output, OUTPUT_LIMIT, whole=True)
                 tests.append({
                     "name": f"{summary.problem.folder}: {r.name}",
                     "problem": summary.problem.slug,
@@ -103,18 +129,16 @@ class Report:
                     "output": output or None,
                     "test_code": r.test_code,
                     "hint": r.hint or None,
-                    "score": 1 if r.status == "pass" else 0,
-                    "max_score": 1,
                 })
-        return {
+        report = {
             "version": 3,
             "status": self.status,
-            "message": "\n".join(self.internal_errors) or None,
-            "score": sum(t["score"] for t in tests),
-            "max_score": len(tests),
+            "message": self.message,
+            "score": 0,
+            "max_score": 0,
             "problems": [
                 {"problem": s.problem.slug, "number": s.problem.number, "status": s.status,
-                 "passed": s.passed, "total": len(s.results),
+                 "passed": s.passed, "total": len(s.results), "max_score": s.problem.points,
                  "submission": visible(s.submission)}
                 for s in self.summaries
             ],
@@ -122,8 +146,12 @@ class Report:
             "platform": self.platform,
             "mode": self.mode,
             "isolation": self.isolation,
+            "provenance": provenance(
+                {s.problem.folder: s.submission for s in self.summaries},
+                self.isolation, self.mode),
             "tests": tests,
         }
+        return score_report(report)
 
     def write_json(self, path: Path) -> None:
         """Written whole or not at all: a reader never finds half a report."""
@@ -186,7 +214,10 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(f"[red]grader error:[/] {escape(error.splitlines()[0])}")
     passed = sum(s.status == "pass" for s in report.summaries)
     colour = "green" if report.status == "pass" else "red"
-    console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass[/]")
+    scored = score_report(report.to_json())
+    console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass, "
+                  f"{format_points(scored['score'])}/{format_points(scored['max_score'])} "
+                  "points[/]")
     todo = [s for s in report.summaries if s.status != "pass"]
     if todo:
         console.print(f"next: problems/{todo[0].problem.folder}/README.md", style="dim")
