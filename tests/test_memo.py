@@ -72,3 +72,18 @@ def test_after_forgetting_a_window_is_computed_afresh():
         after = model(context)
     assert len(passes) == 2
     assert not torch.equal(before, after)
+
+
+def test_a_memo_may_read_another_one_way():
+    first, second = memo.remember_outputs(tiny()), None
+    second = memo.remember_outputs(tiny(), also=first.remembered)
+    context = torch.tensor([[1, 2]])
+    with torch.no_grad():
+        answer = first(context)
+        assert first.remembered((tuple(context.shape), context.numpy().tobytes())) is not None
+        passes = []
+        inner = second.forward_with_cache
+        second.forward_with_cache = lambda *a: passes.append(1) or inner(*a)
+        assert torch.equal(second(context), answer) and passes == []
+        second(torch.tensor([[3]]))
+        assert first.remembered(((1, 1), torch.tensor([[3]]).numpy().tobytes())) is None

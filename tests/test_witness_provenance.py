@@ -185,3 +185,31 @@ def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
     remote = worker.remote_model(hidden.hide(ModelSpec("shipped")))
     assert remote.context_length == artifacts.load_config().context_length
     assert artifacts.shipped_model.cache_info().currsize == 0
+
+
+def test_the_reference_may_read_what_the_witness_computed_never_the_other_way():
+    from grader.sandbox.witness import own_instance
+
+    stand_in = hidden.hide(ModelSpec("random", {"vocab_size": 6, "context_length": 5,
+                                                "n_layer": 1, "n_head": 1, "n_embd": 4}, 9))
+    reference, witnessed = artifacts.build_model(stand_in), own_instance(stand_in)
+    computed = {"reference": 0, "witness": 0}
+
+    def counting(model, name):
+        inner = model.forward_with_cache
+
+        def counted(*args):
+            computed[name] += 1
+            return inner(*args)
+
+        model.forward_with_cache = counted
+
+    counting(reference, "reference")
+    counting(witnessed, "witness")
+    with torch.no_grad():
+        first, second = torch.tensor([[1, 2]]), torch.tensor([[3, 4]])
+        answered = witnessed(first)  # during the learner's call
+        assert torch.equal(reference(first), answered)  # afterwards: read, not computed
+        reference(second)
+        witnessed(second)  # computed: the witness never reads the reference's
+    assert computed == {"reference": 1, "witness": 2}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import weakref
 
 import torch
 
@@ -33,6 +34,8 @@ _lock = threading.Lock()
 _hidden: dict[tuple, ModelSpec] = {}  # a declared model's key -> its hidden spec
 _secrets: dict[int, tuple[ModelSpec, int]] = {}  # handle -> (declared spec, weight seed)
 _models: dict[int, GPT] = {}  # handle -> the grader's model, shared by the reference's side
+_offered: dict[int, list[weakref.ref]] = {}  # handle -> witnesses' instances it may read
+KEPT_OFFERS = 4
 
 
 def hide(spec: ModelSpec) -> ModelSpec:
@@ -73,9 +76,12 @@ def hidden_model(spec: ModelSpec) -> GPT:
         model = _models.get(spec.seed)
     if model is None:
         from grader.model.artifacts import build_model
+        from grader.model.memo import remember_outputs
 
         base, seed = _secret(spec)
-        model = noisy_copy(build_model(base), seed)
+        handle = spec.seed
+        model = remember_outputs(noisy_copy(build_model(base), seed),
+                                 also=lambda key: _witnessed_output(handle, key))
         with _lock:
             model = _models.setdefault(spec.seed, model)
     return model
@@ -84,6 +90,30 @@ def hidden_model(spec: ModelSpec) -> GPT:
 def private_model(spec: ModelSpec) -> GPT:
     """A new instance of the hidden model, shared with nobody (the witness's own)."""
     return copy_of(hidden_model(spec))
+
+
+def offer(spec: ModelSpec, instance: GPT) -> None:
+    """Let the grader's hidden model read what a witness's instance computed.
+
+    One way only: the witness's instance never reads what the reference
+    computed, which would make its answers faster for the windows the reference
+    read. And only once the learner's call is over, since the reference never
+    runs during a witnessed call (grader/grading/skeleton.py: Kata.compare), so
+    the reference's speed tells the learner's code nothing while it runs.
+    """
+    with _lock:
+        offered = [ref for ref in _offered.get(spec.seed, []) if ref() is not None]
+        _offered[spec.seed] = [*offered, weakref.ref(instance)][-KEPT_OFFERS:]
+
+
+def _witnessed_output(handle: int, key: tuple) -> torch.Tensor | None:
+    with _lock:
+        instances = [ref() for ref in _offered.get(handle, [])]
+    for instance in instances:
+        found = instance.remembered(key) if instance is not None else None
+        if found is not None:
+            return found
+    return None
 
 
 def noisy_copy(model: GPT, seed: int, noise: float = NOISE) -> GPT:
@@ -103,17 +133,11 @@ def noisy_copy(model: GPT, seed: int, noise: float = NOISE) -> GPT:
 
 def copy_of(model: GPT) -> GPT:
     """A new GPT with a copy of `model`'s weights and nothing else of it (no memo);
-    read-only.
+    read-only. Copied, not built: building draws every weight at random first,
+    from torch's global random state."""
+    from grader.model.memo import copy_without_memo
 
-    Made on the meta device and given the copied tensors, so that no weight is
-    first drawn at random: that took most of the time, and torch's global
-    random state.
-    """
-    with torch.device("meta"):
-        copy = GPT(model.config)
-    weights = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
-    copy.load_state_dict(weights, assign=True)
-    return copy.eval().requires_grad_(False)
+    return copy_without_memo(model).eval().requires_grad_(False)
 
 
 def _secret(spec: ModelSpec) -> tuple[ModelSpec, int]:

@@ -15,6 +15,7 @@ which windows the reference had just read.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -28,12 +29,30 @@ from grader.model.gpt import GPT
 MAX_ELEMENTS = 40_000_000
 
 
-def remember_outputs(model: GPT, max_elements: int | None = None) -> GPT:
+Lookup = Callable[[tuple], "torch.Tensor | None"]
+# What remember_outputs sets on a model instance.
+ATTRIBUTES = ("forward", "forget_outputs", "remembered", "_remembers")
+
+
+def copy_without_memo(model: GPT) -> GPT:
+    """A deep copy of `model` with none of its memo: a copy's memo functions would
+    still be the original's, reading and filling the original's outputs."""
+    clone = copy.deepcopy(model)
+    for name in ATTRIBUTES:
+        clone.__dict__.pop(name, None)
+    return clone
+
+
+def remember_outputs(model: GPT, max_elements: int | None = None,
+                     also: Lookup | None = None) -> GPT:
     """Make `model(context)` look up contexts it has seen; returns the same model.
 
     Only for models nothing writes to. Outputs are handed out as copies, since a
     caller may change its logits in place. At most `max_elements` floats are
     held (MAX_ELEMENTS if not given); the least recently used go first.
+    `model.remembered(key)` looks one up without computing it; `also`, if given,
+    is asked for a context this memo lacks (another instance's `remembered`, of
+    a model with the same weights), one way only.
     """
     if getattr(model, "_remembers", False):
         return model
@@ -56,7 +75,9 @@ def remember_outputs(model: GPT, max_elements: int | None = None) -> GPT:
             if found is not None:
                 seen.move_to_end(key)
         if found is None:
-            found = compute(context).detach()
+            found = also(key) if also is not None else None
+            if found is None:
+                found = compute(context).detach()
             with lock:
                 if key not in seen:
                     seen[key] = found
@@ -64,6 +85,10 @@ def remember_outputs(model: GPT, max_elements: int | None = None) -> GPT:
                 while held > limit and seen:
                     held -= seen.popitem(last=False)[1].numel()
         return found.clone()
+
+    def remembered(key: tuple) -> torch.Tensor | None:
+        with lock:
+            return seen.get(key)
 
     def forget() -> None:
         nonlocal held
@@ -73,5 +98,6 @@ def remember_outputs(model: GPT, max_elements: int | None = None) -> GPT:
 
     model.forward = forward  # type: ignore[method-assign]
     model.forget_outputs = forget  # after its weights were changed, and put back
+    model.remembered = remembered
     model._remembers = True
     return model

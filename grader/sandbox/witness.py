@@ -281,16 +281,17 @@ class Witness:
 
 def own_instance(spec: ModelSpec) -> Any:
     """The witness's own instance of the model `spec` describes, with a memo of
-    its own: the grader's shared instance is the one the reference reads."""
+    its own: the grader's shared instance is the one the reference reads (and
+    which may read this one's, never the other way round)."""
     from grader.model import hidden
     from grader.model.artifacts import build_model
     from grader.model.memo import remember_outputs
 
-    if spec.kind == "hidden":
-        model = hidden.private_model(spec)
-    else:
-        model = hidden.copy_of(build_model(spec))
-    return remember_outputs(model, MEMO_ELEMENTS)
+    if spec.kind != "hidden":
+        return remember_outputs(hidden.copy_of(build_model(spec)), MEMO_ELEMENTS)
+    model = remember_outputs(hidden.private_model(spec), MEMO_ELEMENTS)
+    hidden.offer(spec, model)  # the reference may read it, once the call is over
+    return model
 
 
 def expect_context(model: Any, context: Any) -> None:
