@@ -1,0 +1,150 @@
+"""Every shape a learner hands in gets its row: a zip (GitHub's "Download ZIP", a
+Finder zip with __MACOSX/), a folder holding only a zip, a src/ around the kata;
+a crafted zip reaches nothing outside its own private folder; and when nothing is
+found, the reason says what was looked for and what is near."""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.cli import layouts
+from grader.cli.gradebook import collect, roster_folders
+from grader.registry import find
+
+CROP, DECODE = "01-crop-context", "05-decode"
+SOURCE = b"class Solution:\n    pass\n"
+
+
+def chosen() -> list:
+    return [find("crop-context"), find("decode")]
+
+
+def make_zip(path: Path, files: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, target)
+    return path
+
+
+def test_githubs_download_zip_is_graded(tmp_path: Path) -> None:
+    hand_in = make_zip(tmp_path / "ada.zip", {
+        "gpt-kata-main/README.md": b"# kata",
+        "gpt-kata-main/grader/__init__.py": b"raise SystemExit('never run')",
+        f"gpt-kata-main/problems/{CROP}/solution.py": SOURCE,
+        f"gpt-kata-main/problems/{DECODE}/statement.md": b"decode"})
+    learner = collect("ada", hand_in, chosen())
+    assert learner.files == {CROP: SOURCE, DECODE: None}
+    assert learner.reasons[DECODE] == "no such file"
+    assert str(learner.folder) == f"{hand_in}/gpt-kata-main/problems"
+    assert learner.notes == ["found the problems in gpt-kata-main/problems/"]
+
+
+def test_a_finder_zip_and_its_macosx_folder(tmp_path: Path) -> None:
+    hand_in = make_zip(tmp_path / "bo.zip", {
+        f"__MACOSX/kata/{CROP}/._solution.py": b"\x00\x05\x16\x07",
+        f"kata/{CROP}/solution.py": SOURCE,
+        f"kata/{DECODE}/solution.py": SOURCE,
+        "kata/.DS_Store": b"\x00"})
+    learner = collect("bo", hand_in, chosen())
+    assert learner.files == {CROP: SOURCE, DECODE: SOURCE}
+    assert any("__MACOSX" in note for note in learner.notes), learner.notes
+
+
+def test_a_folder_holding_only_a_zip_and_a_src_folder(tmp_path: Path) -> None:
+    make_zip(tmp_path / "cy" / "handin.zip", {f"{CROP}/solution.py": SOURCE})
+    learner = collect("cy", tmp_path / "cy", chosen())
+    assert learner.files[CROP] == SOURCE
+    assert "handin.zip" in learner.notes[0]
+
+    dan = tmp_path / "dan"
+    (dan / "src" / "problems" / DECODE).mkdir(parents=True)
+    (dan / "src" / "problems" / DECODE / "solution.py").write_bytes(SOURCE)
+    (dan / "docs").mkdir()
+    (dan / ".git").mkdir()
+    assert collect("dan", dan, chosen()).files[DECODE] == SOURCE
+
+
+def test_zip_files_in_the_roster_are_learners(tmp_path: Path) -> None:
+    roster = tmp_path / "roster"
+    (roster / "ada").mkdir(parents=True)
+    make_zip(roster / "ada.zip", {})
+    make_zip(roster / "bo.zip", {})
+    (roster / "notes.txt").write_text("not a learner")
+    (roster / ".hidden.zip").write_bytes(b"")
+    found = roster_folders(roster, tmp_path / "out")
+    assert found == {"ada": roster / "ada", "ada.zip": roster / "ada.zip",
+                     "bo": roster / "bo.zip"}
+
+
+def test_a_crafted_zip_reaches_nothing_outside(tmp_path: Path) -> None:
+    hand_in = make_zip(tmp_path / "roster" / "eve.zip", {
+        f"../../{CROP}/solution.py": b"climbed",
+        f"/{tmp_path}/abs/{CROP}/solution.py": b"absolute",
+        f"..\\{DECODE}\\solution.py": b"windows climb",
+        f"kata/{DECODE}/solution.py": SOURCE,
+    }, links={f"kata/{CROP}/solution.py": "/etc/passwd"})
+    learner = collect("eve", hand_in, chosen())
+    assert learner.files == {CROP: None, DECODE: SOURCE}
+    assert not (tmp_path / CROP).exists() and not (tmp_path / "abs").exists()
+    assert not (tmp_path / "roster" / DECODE).exists()
+    assert "ignored 3 a path out of the archive" in learner.notes
+    assert "ignored 1 links" in learner.notes
+
+
+def test_a_zip_bomb_is_read_no_further_than_a_solution_may_be(tmp_path: Path) -> None:
+    huge = b"#" * (layouts.MAX_SOLUTION_BYTES * 40)  # 40 MB inflated, a few kB zipped
+    hand_in = make_zip(tmp_path / "fay.zip", {f"{CROP}/solution.py": huge})
+    assert hand_in.stat().st_size < 1_000_000
+    learner = collect("fay", hand_in, chosen())
+    assert learner.files[CROP] is None
+    assert "larger than" in learner.reasons[CROP]
+
+
+def test_a_zip_of_too_many_entries_is_refused(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(layouts, "MAX_ENTRIES", 5)
+    hand_in = make_zip(tmp_path / "gus.zip", {f"x/{i}.txt": b"" for i in range(6)})
+    learner = collect("gus", hand_in, chosen())
+    assert learner.files == {CROP: None, DECODE: None}
+    assert "more than 5 entries" in learner.reasons[CROP]
+
+
+def test_nothing_found_says_what_was_looked_for_and_what_is_near(tmp_path: Path) -> None:
+    hal = tmp_path / "hal"
+    (hal / "problem" / "01-crop-contxt").mkdir(parents=True)
+    (hal / "problem" / "01-crop-contxt" / "solution.py").write_bytes(SOURCE)
+    (hal / "notes").mkdir()
+    learner = collect("hal", hal, chosen())
+    reason = learner.reasons[CROP]
+    assert "01-crop-context/solution.py" in reason
+    assert "nearest names found: 01-crop-contxt, problem" in reason
+
+
+def test_a_lone_link_is_not_followed(tmp_path: Path) -> None:
+    from conftest import ROOT
+
+    linked = tmp_path / "ivy"
+    linked.mkdir()
+    (linked / "x").symlink_to(ROOT / "solutions", target_is_directory=True)
+    learner = collect("ivy", linked, chosen())
+    assert learner.files == {CROP: None, DECODE: None}
+
+
+def test_a_folder_unzipped_by_finder_or_gradescope(tmp_path: Path) -> None:
+    # Gradescope unzips an upload itself: the __MACOSX/ folder is beside the kata.
+    jo = tmp_path / "jo"
+    (jo / "__MACOSX" / "kata" / CROP).mkdir(parents=True)
+    (jo / "kata" / CROP).mkdir(parents=True)
+    (jo / "kata" / CROP / "solution.py").write_bytes(SOURCE)
+    learner = collect("jo", jo, chosen())
+    assert learner.files[CROP] == SOURCE
+    assert learner.notes == ["ignored __MACOSX", "found the problems in kata/"]
