@@ -124,6 +124,11 @@ def compare(problem: Problem, files: dict[str, bytes], out: Path, threshold: flo
     starter = paths.STARTERS / problem.folder / "solution.py"
     if starter.is_file():
         detector.add_file(str(starter), type="boilerplate")
+        given = starter.read_bytes()
+        untouched = sum(files[name] == given for name in staged)
+        if untouched:
+            notes.append(f"{untouched} learner(s) handed in the starter unchanged: nothing of "
+                         "theirs to compare, so they score 0")
     else:
         notes.append(f"no starter at {starter}: nothing was set aside as given")
     by_path = {str(path): name for name, path in staged.items()}
