@@ -165,3 +165,14 @@ def test_without_copydetect_one_line_says_how_to_install_it(
     assert len(err.strip().splitlines()) == 1
     assert 'pip install "gpt-kata[class]"' in err
     assert not (tmp_path / "out").exists()
+
+
+def test_copydetect_is_an_extra_a_learner_does_not_install() -> None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    assert not any(d.startswith("copydetect") for d in project["dependencies"])
+    assert any(d.startswith("copydetect") for d in project["optional-dependencies"]["class"])
