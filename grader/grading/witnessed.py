@@ -47,6 +47,8 @@ _VERIFIED: set[tuple[str, str]] = set()
 def witness_serves(kata: Kata) -> bool:
     """Whether the learner's calls run in a worker whose model calls the grader
     serves (a forked worker has a witness; a spawned one may not)."""
+    if kata.unavailable or kata.stuck:
+        return False  # the call fails at once: no worker is started to find out
     kata.submission.load()
     worker = kata.submission._worker  # noqa: SLF001 - the one the next call runs in
     return worker is not None and getattr(worker, "witness", None) is not None
