@@ -207,7 +207,7 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
         'Path(__file__).parents[1].joinpath("goldens.json").read_text()'))
     run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
     assert run.report is not None, run.stderr
-    assert run.report["status"] == "fail"
+    assert run.report["status"] == "error"  # it cannot even import: every check errored
     assert "PermissionError" in run.stdout + messages(run.report) or \
         "Permission denied" in messages(run.report)
 

@@ -1,0 +1,84 @@
+"""One learner with problems 01-06 done (the references, copied into a folder) and
+07-08 untouched gets the same score from every output: the terminal, `grade --json`,
+`grade --junit`, the gradebook's CSV, its learner report and JUnit, Gradescope's
+results.json and the Canvas and Moodle exports."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.grading.gradescope import to_gradescope
+from grader.registry import problems
+
+pytestmark = pytest.mark.slow
+
+DONE, UNTOUCHED = problems()[:6], problems()[6:8]
+
+
+def junit_total(path: Path) -> float:
+    return sum(float(p.get("value")) for p in ET.parse(path).getroot().iter("property")
+               if p.get("name") == "score")
+
+
+def test_every_output_gives_the_same_score(tmp_path: Path) -> None:
+    learner = tmp_path / "roster" / "ada" / "problems"
+    for p in DONE:
+        (learner / p.folder).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / p.folder / "solution.py", learner / p.folder)
+    for p in UNTOUCHED:
+        (learner / p.folder).mkdir(parents=True)
+        shutil.copy(ROOT / "problems" / p.folder / "solution.py", learner / p.folder)
+    slugs = [p.slug for p in (*DONE, *UNTOUCHED)]
+    # Every check of 01-06 passes and none of 07-08: their full points, out of all eight.
+    expected = sum(p.points for p in DONE)
+    most = expected + sum(p.points for p in UNTOUCHED)
+    assert 0 < expected < most
+
+    graded = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", *slugs, "--submission", str(learner),
+         "--json", str(tmp_path / "grade.json"), "--junit", str(tmp_path / "grade.xml"),
+         "--classroom", "--allow-unisolated"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert graded.returncode == 1, graded.stderr[-2000:]
+    terminal = re.search(r"(\d+)/(\d+) points", graded.stdout)
+    assert terminal, graded.stdout[-2000:]
+    report = json.loads((tmp_path / "grade.json").read_text())
+
+    out = tmp_path / "out"
+    book = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", str(tmp_path / "roster"), *slugs,
+         "--out", str(out), "--jobs", "1", "--junit", "--allow-unisolated", "-q",
+         "--canvas", str(out / "canvas.csv"), "--moodle", str(out / "moodle.csv")],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert book.returncode == 0, book.stderr[-2000:]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    learner_report = json.loads((out / "ada.json").read_text())
+    gradescope = to_gradescope(learner_report, 1.0)
+    with (out / "canvas.csv").open(newline="") as handle:
+        canvas = list(csv.reader(handle))
+    with (out / "moodle.csv").open(newline="") as handle:
+        moodle = list(csv.reader(handle))
+
+    scores = {
+        "terminal": (float(terminal.group(1)), float(terminal.group(2))),
+        "grade --json": (report["score"], report["max_score"]),
+        "grade --junit": (junit_total(tmp_path / "grade.xml"), most),
+        "gradebook.csv": (float(row["score"]), float(row["max_score"])),
+        "gradebook json": (learner_report["score"], learner_report["max_score"]),
+        "gradebook junit": (junit_total(out / "ada.junit.xml"), most),
+        "gradescope": (gradescope["score"], gradescope["extra_data"]["max_score"]),
+        "canvas": (float(canvas[2][-1]), float(canvas[1][-1])),
+        "moodle": (float(moodle[1][-1]), most),
+    }
+    assert scores == dict.fromkeys(scores, (expected, most))
