@@ -458,6 +458,10 @@ def gradebook(args: argparse.Namespace) -> int:
             raise UsageError("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
                              "or --shard with it")
         return merge(args)
+    if args.roster_file is not None:  # repositories at a deadline: grader/cli/roster.py
+        from grader.cli.roster import gradebook_of_repositories
+
+        return gradebook_of_repositories(args, gradebook)
     if args.roster is None:
         raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
     chosen = select_problems(args.problems)
@@ -666,4 +670,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from grader.cli.lms_export import add_arguments as add_lms_arguments
 
     add_lms_arguments(p)
+    from grader.cli.roster import add_arguments as add_roster_arguments
+
+    add_roster_arguments(p)
     p.set_defaults(run=gradebook)

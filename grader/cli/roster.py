@@ -1,0 +1,375 @@
+"""`gpt-kata gradebook --roster roster.csv [--deadline T] --out DIR`: grade a class
+of git repositories, each at the commit a deadline picks.
+
+The roster is a CSV file with a header: a learner's name (`learner`, or the
+columns of GitHub Classroom's classroom_roster.csv, `github_username` and
+`identifier`, or Classroom50's roster, keyed by GitHub username) and their
+repository (`repository`, `repo` or `url`), or, with `--repo-url TEMPLATE`, a URL
+made from the row, such as `https://github.com/ORG/gpt-kata-{github_username}`.
+
+Each repository is cloned afresh into DIR/.repos/ as a bare, blobless clone (its
+history of commits and trees, no file contents until read; a shallow clone
+cannot be used, since the last commit before the deadline may be anywhere in the
+history). The commit is chosen on the default branch by `--late-policy`, its
+solution files are read as data (`git ls-tree` and `git cat-file`, never a
+checkout, so no hook, filter, link or submodule of the learner's is ever made
+or run) into a folder per learner, and the gradebook grades those folders. Each
+learner's report then gets `source` (repository, commit, when it was committed,
+how late), and gradebook.csv the columns `commit` and `late_minutes`.
+
+Git runs as for a hostile repository: no terminal prompts, no hooks, no
+symlinks, only https and ssh (file:// only with --allow-local-repos), a time
+limit per command and a limit on the size of any file it writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from grader.cli import layouts
+from grader.cli.errors import EXIT_FAIL, UsageError
+from grader.grading.sanitise import uncell, visible
+
+NAME_COLUMNS = ("learner", "github_username", "username", "login", "identifier", "name",
+                "email")
+URL_COLUMNS = ("repository", "repository_url", "repo", "url", "clone_url")
+GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
+GIT_MAX_FILE_BYTES = 500_000_000  # no file git writes (a pack) may be larger
+REPOS = ".repos"
+
+
+@dataclass
+class Entry:
+    name: str  # the learner's label: their folder's and their reports' name
+    url: str
+
+
+@dataclass
+class Policy:
+    """Which commit counts: the last one at or before deadline + grace, or (latest)
+    the newest. A commit after the deadline is graded as late, by how much is said."""
+    deadline: datetime | None
+    grace: timedelta = timedelta(0)
+    latest: bool = False
+
+
+@dataclass
+class Source:
+    url: str
+    commit: str | None = None
+    committed: str | None = None  # ISO 8601, UTC, the committer's date
+    late_minutes: int | None = None
+    later_commits: int = 0  # commits on the branch after the graded one
+    error: str | None = None  # the repository could not be read: the row is an error
+    notes: list[str] | None = None
+
+    def as_report(self, policy: Policy) -> dict:
+        return {"repository": visible(self.url), "commit": self.commit,
+                "committed": self.committed,
+                "deadline": policy.deadline.isoformat() if policy.deadline else None,
+                "late_minutes": self.late_minutes, "later_commits": self.later_commits}
+
+
+# -- the roster and the policy -----------------------------------------------------------
+
+def label(raw: str) -> str:
+    """A roster name as a learner's label: one visible line that is a file name."""
+    from grader.cli.gradebook import report_stem
+
+    text = report_stem(visible(raw.strip())).replace("\\", "%5C")
+    return "_" + text if text.startswith(".") else text
+
+
+def read_roster(path: Path, template: str | None) -> list[Entry]:
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"--roster {path}: cannot be read ({exc})") from None
+    entries: dict[str, Entry] = {}
+    for number, row in enumerate(rows, 2):
+        fields = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()
+                  if isinstance(v, str)}
+        name = next((fields[c] for c in NAME_COLUMNS if fields.get(c)), "")
+        url = next((fields[c] for c in URL_COLUMNS if fields.get(c)), "")
+        if not url and template:
+            try:
+                url = template.format(**{k: v for k, v in fields.items() if k.isidentifier()})
+            except (KeyError, IndexError, ValueError) as exc:
+                raise UsageError(f"--repo-url: line {number} of {path} has no {exc}") from None
+        if not name and not url:
+            continue  # a blank line
+        if not name or not url:
+            raise UsageError(f"{path}, line {number}: a learner needs a name "
+                             f"({', '.join(NAME_COLUMNS)}) and a repository "
+                             f"({', '.join(URL_COLUMNS)}, or --repo-url)")
+        entry = Entry(label(name), url)
+        if entry.name in entries:
+            raise UsageError(f"{path}: {entry.name} is on the roster twice")
+        entries[entry.name] = entry
+    if not entries:
+        raise UsageError(f"{path} names no learners")
+    return sorted(entries.values(), key=lambda e: e.name)
+
+
+def deadline_spec(text: str) -> datetime:
+    """An argparse type: an ISO 8601 time with its zone, e.g. 2026-12-01T23:59Z."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a time such as 2026-12-01T23:59Z") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: say its time zone (Z, +01:00, ...)")
+    return moment.astimezone(timezone.utc)
+
+
+def policy_spec(text: str) -> tuple[str, timedelta]:
+    """An argparse type: cutoff, latest, or grace:DURATION (30m, 2h, 1d)."""
+    if text in ("cutoff", "latest"):
+        return text, timedelta(0)
+    match = re.fullmatch(r"grace:(\d+)([mhd])", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r}: cutoff, latest, or grace:N followed by "
+                                         "m, h or d (e.g. grace:2h)")
+    unit = {"m": "minutes", "h": "hours", "d": "days"}[match[2]]
+    return "grace", timedelta(**{unit: int(match[1])})
+
+
+# -- git, run as for a hostile repository -------------------------------------------------
+
+def check_url(url: str, allow_local: bool) -> None:
+    scheme = urlsplit(url).scheme.lower()
+    if url.startswith("-"):
+        raise ValueError("a repository URL may not start with '-'")
+    if scheme in ("https", "ssh") or re.fullmatch(r"[\w.-]+@[\w.-]+:[\w./~-]+", url):
+        return
+    if scheme == "file" and allow_local:
+        return
+    raise ValueError("only https:// and ssh repositories are cloned "
+                     "(file:// with --allow-local-repos)")
+
+
+def limit_files() -> None:  # runs in git's process, before it starts
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (GIT_MAX_FILE_BYTES, GIT_MAX_FILE_BYTES))
+
+
+def git_command(args: list[str], allow_local: bool) -> list[str]:
+    settings = {"core.hooksPath": os.devnull, "core.symlinks": "false",
+                "core.fsmonitor": "false", "submodule.recurse": "false",
+                "protocol.allow": "never", "protocol.https.allow": "always",
+                "protocol.ssh.allow": "always",
+                "protocol.file.allow": "always" if allow_local else "never"}
+    return ["git", *(f for k, v in settings.items() for f in ("-c", f"{k}={v}")), *args]
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    return env
+
+
+def git(args: list[str], allow_local: bool, text: bool = True) -> str:
+    try:
+        done = subprocess.run(git_command(args, allow_local), capture_output=True,
+                              timeout=GIT_SECONDS, env=git_env(), stdin=subprocess.DEVNULL,
+                              preexec_fn=limit_files if os.name == "posix" else None)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"git {args[0]} took longer than {GIT_SECONDS} s") from None
+    except OSError as exc:
+        raise RuntimeError(f"git could not run ({exc.strerror})") from None
+    if done.returncode != 0:
+        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+        raise RuntimeError(f"git {args[0]} failed: {last[0]}")
+    return done.stdout.decode(errors="replace") if text else done.stdout
+
+
+def read_blob(repo: Path, sha: str, allow_local: bool) -> Callable[[int], bytes]:
+    def read(limit: int) -> bytes:
+        # The whole blob is never held: at most `limit` bytes of it are read.
+        process = subprocess.Popen(
+            git_command(["--git-dir", str(repo), "cat-file", "blob", sha], allow_local),
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            env=git_env(), preexec_fn=limit_files if os.name == "posix" else None)
+        try:
+            assert process.stdout is not None
+            return process.stdout.read(limit)
+        finally:
+            process.kill()
+            process.wait(GIT_SECONDS)
+    return read
+
+
+def tree_members(repo: Path, commit: str, allow_local: bool) -> Iterator[layouts.Member]:
+    listing = git(["--git-dir", str(repo), "ls-tree", "-r", "-t", "-z", "--full-tree", commit],
+                  allow_local, text=False)
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        name = os.fsdecode(path)
+        if kind == "tree":
+            yield layouts.Member(name, "dir")
+        elif kind == "blob" and mode in ("100644", "100755"):
+            yield layouts.Member(name, "file", read_blob(repo, sha, allow_local))
+        else:  # 120000: a link; a commit: a submodule
+            yield layouts.Member(name, "link" if mode == "120000" else "other")
+
+
+def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
+          allow_local: bool) -> Source:
+    """Clone the learner's repository, choose the commit, write its solutions."""
+    source = Source(entry.url)
+    repo = repos / f"{entry.name}.git"
+    shutil.rmtree(repo, ignore_errors=True)
+    hand_in.mkdir(parents=True)
+    try:
+        check_url(entry.url, allow_local)
+        git(["clone", "--bare", "--filter=blob:none", "--no-tags", "--quiet", "--",
+             entry.url, str(repo)], allow_local)
+        base = ["--git-dir", str(repo)]
+        try:
+            newest = git([*base, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+                         allow_local).strip()
+        except RuntimeError:
+            source.notes = ["the repository has no commits"]
+            return source
+        commit = newest
+        if policy.deadline is not None and not policy.latest:
+            cutoff = int((policy.deadline + policy.grace).timestamp())
+            commit = git([*base, "rev-list", "-1", f"--before=@{cutoff}", newest],
+                         allow_local).strip()
+            if not commit:
+                source.notes = [f"no commit on the default branch by "
+                                f"{(policy.deadline + policy.grace).isoformat()}"]
+                return source
+        stamp = int(git([*base, "show", "-s", "--format=%ct", commit], allow_local))
+        source.commit = commit
+        source.committed = datetime.fromtimestamp(stamp, timezone.utc).isoformat()
+        source.later_commits = int(git([*base, "rev-list", "--count", f"{commit}..{newest}"],
+                                       allow_local))
+        if policy.deadline is not None:
+            late = stamp - policy.deadline.timestamp()
+            source.late_minutes = math.ceil(late / 60) if late > 0 else 0
+        # A repository's .git* files are no news; links and the like are.
+        source.notes = [n for n in layouts.unpack(tree_members(repo, commit, allow_local),
+                                                  hand_in) if "(dot)" not in n]
+    except (RuntimeError, ValueError) as exc:
+        source.error = f"{entry.url} could not be read: {exc}"
+    return source
+
+
+# -- the command -----------------------------------------------------------------------------
+
+def gradebook_of_repositories(args: argparse.Namespace,
+                              grade_folders: Callable[[argparse.Namespace], int]) -> int:
+    from grader.cli.gradebook import shard_of
+
+    if args.roster is not None:  # with --roster FILE, every word given is a problem
+        args.problems = [args.roster, *args.problems]
+        args.roster = None
+    kind, grace = args.late_policy or ("cutoff", timedelta(0))
+    if args.late_policy and args.deadline is None:
+        raise UsageError("--late-policy needs a --deadline")
+    policy = Policy(args.deadline, grace, latest=kind == "latest")
+    entries = read_roster(Path(args.roster_file), args.repo_url)
+    out = Path(args.out)
+    repos, hand_ins = out / REPOS / "clones", out / REPOS / "hand-ins"
+    shutil.rmtree(hand_ins, ignore_errors=True)  # this run's commits only
+    repos.mkdir(parents=True, exist_ok=True)
+    hand_ins.mkdir(parents=True)
+    # Every learner gets a folder, so the gradebook deals the same shards; only this
+    # shard's repositories are fetched.
+    mine = {e.name for e in entries}
+    if args.shard is not None:
+        mine = set(shard_of({e.name: Path(e.name) for e in entries}, *args.shard))
+    sources: dict[str, Source] = {}
+    for entry in entries:
+        if entry.name not in mine:
+            (hand_ins / entry.name).mkdir()
+            continue
+        if not args.quiet:
+            print(f"fetching {visible(entry.name)}: {visible(entry.url)}", file=sys.stderr)
+        sources[entry.name] = fetch(entry, repos, hand_ins / entry.name, policy,
+                                    args.allow_local_repos)
+    graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None})
+    code = grade_folders(graded)
+    failed = annotate(out, sources, policy)
+    return EXIT_FAIL if failed and code == 0 else code
+
+
+def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
+    """Add each learner's source to their report and to gradebook.csv; a repository
+    that could not be read makes its row an error. True if any could not."""
+    from grader.cli.gradebook import COLUMNS, failed_report, report_stem, write_csv
+
+    for name, source in sources.items():
+        path = out / f"{report_stem(name)}.json"
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = failed_report("not graded")
+        if source.error:
+            report = failed_report(source.error)
+        report["source"] = source.as_report(policy)
+        notes = [*map(visible, source.notes or []), *report.get("notes", [])]
+        if source.later_commits:
+            notes.append(f"{source.later_commits} later commit(s) not graded")
+        report["notes"] = notes
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    table = out / "gradebook.csv"
+    try:
+        with table.open(newline="", encoding="utf-8") as handle:
+            header, *lines = list(csv.reader(handle))
+    except (OSError, ValueError):
+        return any(s.error for s in sources.values())
+    if header[-2:] != ["commit", "late_minutes"]:
+        header = [*header, "commit", "late_minutes"]
+        lines = [[*line, "", ""] for line in lines]
+    for line in lines:
+        source = sources.get(visible(uncell(line[0]))) if line else None
+        if source is None:
+            continue
+        late = "" if source.late_minutes is None else str(source.late_minutes)
+        line[-2:] = [source.commit or "", late]
+        if source.error:
+            for column in ("problems_passed", "score", "max_score"):
+                line[COLUMNS.index(column)] = "0"
+            line[len(COLUMNS):-2] = ["error"] * (len(line) - len(COLUMNS) - 2)
+    write_csv(table, header, lines)
+    return any(s.error for s in sources.values())
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--roster", dest="roster_file", metavar="FILE",
+                   help="grade git repositories instead: a CSV of learners and repository "
+                        "URLs (learner or github_username, and repository)")
+    p.add_argument("--repo-url", metavar="TEMPLATE",
+                   help="with --roster: each repository's URL from its row, e.g. "
+                        "https://github.com/ORG/gpt-kata-{github_username}")
+    p.add_argument("--deadline", type=deadline_spec, metavar="TIME",
+                   help="with --roster: grade the last commit at or before TIME "
+                        "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)")
+    p.add_argument("--late-policy", type=policy_spec, metavar="POLICY",
+                   help="cutoff (default: nothing after the deadline counts), grace:2h "
+                        "(commits up to 2 h late count, marked late), or latest (the "
+                        "newest commit, marked late if it is)")
+    p.add_argument("--allow-local-repos", action="store_true",
+                   help="with --roster: also clone file:// repositories")

@@ -1,0 +1,187 @@
+"""`gradebook --roster FILE --deadline T`: a roster of git repositories, each graded
+at the commit its deadline and late policy pick, read as data (never checked out).
+
+The repositories are made here, in tmp_path, with commits dated before and after
+the deadline (GIT_COMMITTER_DATE), and cloned over file:// (--allow-local-repos)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.cli.errors import UsageError
+from grader.cli.roster import (
+    Entry,
+    Policy,
+    check_url,
+    deadline_spec,
+    fetch,
+    policy_spec,
+    read_roster,
+)
+
+CROP = "01-crop-context"
+DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
+EARLY = "class Solution:\n    early = True\n"
+LATE = "class Solution:\n    late = True\n"
+
+
+def commit(repo: Path, files: dict[str, str], when: datetime,
+           links: dict[str, str] | None = None) -> str:
+    """Commit these files, dated `when` (author and committer), and return its hash."""
+    repo.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GIT_AUTHOR_NAME="learner", GIT_AUTHOR_EMAIL="l@example.org",
+               GIT_COMMITTER_NAME="learner", GIT_COMMITTER_EMAIL="l@example.org",
+               GIT_AUTHOR_DATE=when.isoformat(), GIT_COMMITTER_DATE=when.isoformat(),
+               GIT_CONFIG_NOSYSTEM="1")
+    run = lambda *a: subprocess.run(["git", *a], cwd=repo, env=env, check=True,  # noqa: E731
+                                    capture_output=True, text=True).stdout
+    if not (repo / ".git").exists():
+        run("init", "-q", "-b", "main")
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    for name, target in (links or {}).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).symlink_to(target)
+    run("add", "-A")
+    run("commit", "-q", "-m", "work")
+    return run("rev-parse", "HEAD").strip()
+
+
+def two_commits(repo: Path, late_by: timedelta = timedelta(hours=1)) -> tuple[str, str]:
+    early = commit(repo, {f"problems/{CROP}/solution.py": EARLY}, DEADLINE - timedelta(days=1))
+    late = commit(repo, {f"problems/{CROP}/solution.py": LATE}, DEADLINE + late_by)
+    return early, late
+
+
+def fetched(tmp_path: Path, repo: Path, policy: Policy, allow_local: bool = True):
+    hand_in = tmp_path / "hand-in" / repo.name
+    shutil.rmtree(hand_in, ignore_errors=True)  # as each run starts afresh
+    source = fetch(Entry(repo.name, f"file://{repo}"), tmp_path / "clones", hand_in, policy,
+                   allow_local)
+    solution = hand_in / "problems" / CROP / "solution.py"
+    return source, solution.read_text() if solution.exists() else None
+
+
+def test_the_last_commit_before_the_deadline_is_graded(tmp_path: Path) -> None:
+    early, _late = two_commits(tmp_path / "ada")
+    source, text = fetched(tmp_path, tmp_path / "ada", Policy(DEADLINE))
+    assert source.error is None, source.error
+    assert (source.commit, text) == (early, EARLY)
+    assert source.late_minutes == 0 and source.later_commits == 1
+    assert source.committed == (DEADLINE - timedelta(days=1)).isoformat()
+
+
+def test_grace_and_latest_grade_a_late_commit_as_late(tmp_path: Path) -> None:
+    _early, late = two_commits(tmp_path / "bo", late_by=timedelta(minutes=90))
+    within = fetched(tmp_path, tmp_path / "bo", Policy(DEADLINE, timedelta(hours=2)))[0]
+    assert (within.commit, within.late_minutes) == (late, 90)
+    beyond = fetched(tmp_path, tmp_path / "bo", Policy(DEADLINE, timedelta(hours=1)))[0]
+    assert beyond.commit != late and beyond.late_minutes == 0
+    newest, text = fetched(tmp_path, tmp_path / "bo", Policy(DEADLINE, latest=True))
+    assert (newest.commit, newest.late_minutes, text) == (late, 90, LATE)
+
+
+def test_no_commit_before_the_deadline_is_said(tmp_path: Path) -> None:
+    commit(tmp_path / "cy", {f"{CROP}/solution.py": LATE}, DEADLINE + timedelta(days=2))
+    source, text = fetched(tmp_path, tmp_path / "cy", Policy(DEADLINE))
+    assert source.error is None and source.commit is None and text is None
+    assert "no commit on the default branch by 2026-12-01T23:59:00+00:00" in source.notes[0]
+
+
+def test_a_repository_is_read_as_data(tmp_path: Path) -> None:
+    repo = tmp_path / "eve"
+    commit(repo, {"problems/05-decode/solution.py": EARLY, ".gitattributes": "* filter=evil\n"},
+           DEADLINE - timedelta(days=1),
+           links={f"problems/{CROP}/solution.py": str(ROOT / "solutions" / CROP / "solution.py")})
+    source, _ = fetched(tmp_path, repo, Policy(DEADLINE))
+    hand_in = tmp_path / "hand-in" / "eve" / "problems"
+    assert source.error is None, source.error
+    assert (hand_in / "05-decode" / "solution.py").read_text() == EARLY
+    assert not (hand_in / CROP / "solution.py").exists()  # a link is never made
+    assert "ignored 1 links" in source.notes
+    assert not (tmp_path / "hand-in" / "eve" / ".gitattributes").exists()
+
+
+def test_local_repositories_only_when_allowed(tmp_path: Path) -> None:
+    two_commits(tmp_path / "dan")
+    source, text = fetched(tmp_path, tmp_path / "dan", Policy(DEADLINE), allow_local=False)
+    assert text is None and "file://" in source.error
+    for url in ("ext::sh -c touch% /tmp/x", "-uevil", "/srv/repo.git", "git://host/x",
+                "fd::3"):
+        with pytest.raises(ValueError):
+            check_url(url, allow_local=True)
+    check_url("https://github.com/org/kata-ada", allow_local=False)
+    check_url("git@github.com:org/kata-ada.git", allow_local=False)
+
+
+def test_a_roster_in_github_classrooms_columns(tmp_path: Path) -> None:
+    roster = tmp_path / "classroom_roster.csv"
+    roster.write_text("identifier,github_username,github_id,name\n"
+                      "ada@example.org,ada-l,101,Ada Lovelace\n"
+                      "=cmd,bo,102,\n\n")
+    entries = read_roster(roster, "https://github.com/course/kata-{github_username}")
+    assert [(e.name, e.url) for e in entries] == [
+        ("ada-l", "https://github.com/course/kata-ada-l"),
+        ("bo", "https://github.com/course/kata-bo")]
+    mine = tmp_path / "roster.csv"
+    mine.write_text("learner,repository\nzoe,https://h/z\n.hidden,https://h/h\n")
+    assert [e.name for e in read_roster(mine, None)] == ["_.hidden", "zoe"]
+    mine.write_text("learner,repository\nzoe,https://h/z\nzoe,https://h/y\n")
+    with pytest.raises(UsageError, match="twice"):
+        read_roster(mine, None)
+    with pytest.raises(UsageError, match="repository"):
+        read_roster(roster, None)
+
+
+def test_deadline_and_policy_options() -> None:
+    assert deadline_spec("2026-12-01T23:59Z") == DEADLINE
+    assert deadline_spec("2026-12-02T00:59+01:00") == DEADLINE
+    for wrong in ("2026-12-01T23:59", "tomorrow"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            deadline_spec(wrong)
+    assert policy_spec("grace:2h") == ("grace", timedelta(hours=2))
+    assert policy_spec("cutoff") == ("cutoff", timedelta(0))
+    with pytest.raises(argparse.ArgumentTypeError):
+        policy_spec("penalty:10%")
+
+
+@pytest.mark.slow
+def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> None:
+    solved = (ROOT / "solutions" / CROP / "solution.py").read_text()
+    early = commit(tmp_path / "repos" / "ada", {f"problems/{CROP}/solution.py": solved},
+                   DEADLINE - timedelta(hours=3))
+    commit(tmp_path / "repos" / "ada", {f"problems/{CROP}/solution.py": "broken("},
+           DEADLINE + timedelta(hours=3))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("learner,repository\n"
+                      f"ada,file://{tmp_path / 'repos' / 'ada'}\n"
+                      f"bo,file://{tmp_path / 'repos' / 'nobody'}\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", "--roster", str(roster), "crop-context",
+         "--deadline", "2026-12-01T23:59Z", "--allow-local-repos", "--allow-unisolated",
+         "--jobs", "2", "-q", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1, done.stderr[-3000:]  # bo's repository does not exist
+    with (out / "gradebook.csv").open(newline="") as handle:
+        table = {row["learner"]: row for row in csv.DictReader(handle)}
+    assert table["ada"]["crop-context"] == "pass"
+    assert table["ada"]["commit"] == early and table["ada"]["late_minutes"] == "0"
+    assert table["bo"]["crop-context"] == "error" and table["bo"]["commit"] == ""
+    ada = json.loads((out / "ada.json").read_text())
+    assert ada["source"]["commit"] == early and ada["source"]["later_commits"] == 1
+    assert "1 later commit(s) not graded" in ada["notes"]
+    bo = json.loads((out / "bo.json").read_text())
+    assert bo["status"] == "error" and "could not be read" in bo["message"]
