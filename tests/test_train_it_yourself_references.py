@@ -1,0 +1,101 @@
+"""The references of problems 26-28 against what they claim to be: torch.optim.AdamW,
+the schedule `gpt-kata train` follows, and torch.nn.utils.clip_grad_norm_.
+
+The grader judges learners against these references, so each is checked here
+against torch itself (or train's own code), never against its own outputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.model.training import TrainSettings, learning_rate
+from tests.conftest import ROOT
+
+
+def reference(folder: str):
+    path = ROOT / "solutions" / folder / "solution.py"
+    spec = importlib.util.spec_from_file_location(f"reference_{Path(folder).name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Solution()
+
+
+@pytest.mark.parametrize("settings", [dict(lr=1e-3), dict(lr=1e-1, weight_decay=0.5),
+                                      dict(lr=1e-2, betas=(0.8, 0.95), eps=1e-3,
+                                           weight_decay=0.0)])
+def test_adamw_follows_torch_step_for_step(settings: dict) -> None:
+    solution = reference("26-adamw")
+    generator = torch.Generator().manual_seed(0)
+    weights = [torch.randn(s, generator=generator) for s in ((5, 4), (4,))]
+    leaves = [w.clone().requires_grad_(True) for w in weights]
+    optimizer = torch.optim.AdamW(leaves, **settings)
+    full = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01, **settings}
+    mine, avgs, sqs = weights, [torch.zeros_like(w) for w in weights], \
+        [torch.zeros_like(w) for w in weights]
+    for step in range(30):
+        grads = [torch.randn(w.shape, generator=generator) for w in weights]
+        for leaf, grad in zip(leaves, grads):
+            leaf.grad = grad.clone()
+        optimizer.step()
+        mine, avgs, sqs = solution.adamw_step(mine, grads, avgs, sqs, step, full["lr"],
+                                              full["betas"], full["eps"],
+                                              full["weight_decay"])
+        for leaf, p, m, v in zip(leaves, mine, avgs, sqs):
+            state = optimizer.state[leaf]
+            assert torch.allclose(p, leaf.detach(), rtol=1e-5, atol=1e-6)
+            # lerp_ and beta1 * m + (1 - beta1) * g round apart by about 1e-7 of the
+            # terms' size, which an entry near 0 shows in full.
+            for mine_, torchs in ((m, state["exp_avg"]), (v, state["exp_avg_sq"])):
+                scale = float(torchs.abs().max())
+                assert torch.allclose(mine_, torchs, rtol=1e-5, atol=1e-6 * scale)
+
+
+def test_the_schedule_is_trains() -> None:
+    solution, s = reference("27-lr-schedule"), TrainSettings()
+    for step in range(s.steps + 500):
+        assert solution.learning_rate(step, s.learning_rate, s.min_learning_rate,
+                                      s.warmup_steps, s.steps) == learning_rate(step, s)
+
+
+def test_the_schedules_landmarks() -> None:
+    lr = reference("27-lr-schedule").learning_rate
+    assert lr(0, 3e-3, 3e-4, 100, 3000) == pytest.approx(3e-3 / 100)
+    assert lr(99, 3e-3, 3e-4, 100, 3000) == pytest.approx(3e-3)
+    assert lr(100, 3e-3, 3e-4, 100, 3000) == pytest.approx(3e-3)
+    assert lr(1550, 3e-3, 3e-4, 100, 3000) == pytest.approx((3e-3 + 3e-4) / 2)
+    assert lr(3000, 3e-3, 3e-4, 100, 3000) == pytest.approx(3e-4)
+    assert lr(5000, 3e-3, 3e-4, 100, 3000) == pytest.approx(3e-4)  # capped, not climbing back
+    assert lr(0, 1e-3, 0.0, 0, 10) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("scale, max_norm", [(1.0, 1.0), (1.0, 100.0), (30.0, 0.5),
+                                             (1e-6, 1e-6)])
+def test_clipping_is_clip_grad_norm_(scale: float, max_norm: float) -> None:
+    solution = reference("28-clip-grad-norm")
+    generator = torch.Generator().manual_seed(1)
+    shapes = ((4, 3), (3,), (2, 2))
+    mine = [torch.nn.Parameter(torch.zeros(s)) for s in shapes]
+    torchs = [torch.nn.Parameter(torch.zeros(s)) for s in shapes]
+    for i, (a, b) in enumerate(zip(mine, torchs)):
+        if i != 1:  # the second has no gradient
+            a.grad = torch.randn(a.shape, generator=generator) * scale
+            b.grad = a.grad.clone()
+    total = solution.clip_grad_norm(mine, max_norm)
+    expected = torch.nn.utils.clip_grad_norm_(torchs, max_norm)
+    assert torch.allclose(total, expected, rtol=1e-6, atol=0)
+    assert mine[1].grad is None
+    for a, b in zip(mine, torchs):
+        if b.grad is not None:
+            assert torch.allclose(a.grad, b.grad, rtol=1e-6, atol=0)
+
+
+def test_clipping_without_gradients_returns_zero() -> None:
+    params = [torch.nn.Parameter(torch.ones(2))]
+    assert reference("28-clip-grad-norm").clip_grad_norm(params, 1.0) == \
+        torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.ones(2))], 1.0)
