@@ -1,7 +1,7 @@
 """One learner with problems 01-06 done (the references, copied into a folder) and
 07-08 untouched gets the same score from every output: the terminal, `grade --json`,
 `grade --junit`, the gradebook's CSV, its learner report and JUnit, Gradescope's
-results.json and the Canvas and Moodle exports."""
+results.json, Classroom50's result.json and the Canvas and Moodle exports."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from grader.grading.classroom50 import to_classroom50
 from grader.grading.gradescope import to_gradescope
 from grader.registry import problems
 
@@ -65,6 +66,7 @@ def test_every_output_gives_the_same_score(tmp_path: Path) -> None:
         (row,) = list(csv.DictReader(handle))
     learner_report = json.loads((out / "ada.json").read_text())
     gradescope = to_gradescope(learner_report, 1.0)
+    classroom50 = to_classroom50(learner_report, {})
     with (out / "canvas.csv").open(newline="") as handle:
         canvas = list(csv.reader(handle))
     with (out / "moodle.csv").open(newline="") as handle:
@@ -78,6 +80,7 @@ def test_every_output_gives_the_same_score(tmp_path: Path) -> None:
         "gradebook json": (learner_report["score"], learner_report["max_score"]),
         "gradebook junit": (junit_total(out / "ada.junit.xml"), most),
         "gradescope": (gradescope["score"], gradescope["extra_data"]["max_score"]),
+        "classroom50": (classroom50["score"], classroom50["max-score"]),
         "canvas": (float(canvas[2][-1]), float(canvas[1][-1])),
         "moodle": (float(moodle[1][-1]), most),
     }
