@@ -76,8 +76,14 @@ def fetched(tmp_path: Path, repo: Path, policy: Policy, allow_local: bool = True
 
 def test_the_last_commit_before_the_deadline_is_graded(tmp_path: Path) -> None:
     early, _late = two_commits(tmp_path / "ada")
+    # As GitHub does, the server filters: the clone holds no file's contents until read.
+    subprocess.run(["git", "-C", str(tmp_path / "ada"), "config", "uploadpack.allowFilter",
+                    "true"], check=True)
     source, text = fetched(tmp_path, tmp_path / "ada", Policy(DEADLINE))
     assert source.error is None, source.error
+    promisor = subprocess.run(["git", "--git-dir", str(tmp_path / "clones" / "ada.git"),
+                               "config", "remote.origin.promisor"], capture_output=True, text=True)
+    assert promisor.stdout.strip() == "true"
     assert (source.commit, text) == (early, EARLY)
     assert source.late_minutes == 0 and source.later_commits == 1
     assert source.committed == (DEADLINE - timedelta(days=1)).isoformat()

@@ -82,11 +82,12 @@ def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
     state = json.loads((merged / ".gradebook-state.json").read_text())
     assert state == json.loads((whole / ".gradebook-state.json").read_text())
 
-    twice = gradebook("--merge", one, one, "--out", tmp_path / "twice")
-    assert twice.returncode == 2 and "amy is in both" in twice.stderr
+    twice = gradebook("--merge", one, one, two, "--out", tmp_path / "twice")
+    assert twice.returncode == 2 and "shard 1/2 is both" in twice.stderr
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "gradebook.csv").write_text(
         "learner,problems_passed,problems_total,score,max_score,decode\n")
+    (tmp_path / "other" / SHARD_FILE).write_text(json.dumps({"shard": "2/2"}))
     mixed = gradebook("--merge", one, tmp_path / "other", "--out", tmp_path / "mixed")
     assert mixed.returncode == 2 and "other problems" in mixed.stderr
 
@@ -120,6 +121,13 @@ def test_a_merge_without_a_shard_fails_naming_it(tmp_path: Path) -> None:
     whole = gradebook("--merge", three, one, two, "--out", tmp_path / "whole")
     assert whole.returncode == 0, whole.stderr
     assert len((tmp_path / "whole" / "gradebook.csv").read_text().splitlines()) == 5
+
+
+def test_a_learner_in_two_gradebooks_does_not_merge(tmp_path: Path) -> None:
+    first = finished_shard(tmp_path / "first", None, ["amy"])
+    second = finished_shard(tmp_path / "second", None, ["amy", "bo"])
+    done = gradebook("--merge", first, second, "--out", tmp_path / "merged")
+    assert done.returncode == 2 and "amy is in both" in done.stderr
 
 
 @pytest.mark.parametrize("shares", [("1/2", "2/3"), ("1/2", "1/2"), ("1/2", None)])

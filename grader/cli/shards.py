@@ -48,20 +48,20 @@ def check_complete(folders: list[Path], allow_partial: bool) -> list[str]:
     """The shards missing from `folders` (as "K/N"); a usage error when some are
     missing and that is not allowed, or when the folders are shards of different
     splits of the class."""
-    shares = {folder: recorded(folder) for folder in folders}
-    sharded = {folder: share for folder, share in shares.items() if share is not None}
+    shares = [(folder, recorded(folder)) for folder in folders]  # a folder given twice counts twice
+    sharded = [(folder, share) for folder, share in shares if share is not None]
     if not sharded:
         return []
-    whole = [str(folder) for folder, share in shares.items() if share is None]
+    whole = [str(folder) for folder, share in shares if share is None]
     if whole:
         raise UsageError(f"{', '.join(whole)} holds a whole roster, the others shards of one")
-    counts = {n for _, n in sharded.values()}
+    counts = {n for _, (_, n) in sharded}
     if len(counts) > 1:
         raise UsageError("these are shards of different splits: "
-                         + ", ".join(f"{folder} is {k}/{n}" for folder, (k, n) in sharded.items()))
+                         + ", ".join(f"{folder} is {k}/{n}" for folder, (k, n) in sharded))
     (n,) = counts
     seen: dict[int, Path] = {}
-    for folder, (k, _) in sharded.items():
+    for folder, (k, _) in sharded:
         if k in seen:
             raise UsageError(f"shard {k}/{n} is both {seen[k]} and {folder}")
         seen[k] = folder
