@@ -263,6 +263,17 @@ def test_gradescope_output_is_markdown_that_keeps_the_table(tmp_path: Path) -> N
     assert len({len(row) for row in rows}) == 1, rows
     assert results["score"] == report["score"] == 15
     assert results["extra_data"]["provenance"] == report["provenance"]
+    failed = to_gradescope({"message": "the grader could not run", "tests": []}, 0.1)
+    validate(failed)
+    jsonschema.validate(failed["extra_data"]["provenance"], PROVENANCE_SCHEMA)
+
+
+def test_a_learner_the_gradebook_could_not_grade_has_provenance_too() -> None:
+    from grader.cli.gradebook import failed_report
+
+    report = failed_report("grading took too long")
+    jsonschema.validate(report, EXERCISM_SCHEMA)
+    jsonschema.validate(report["provenance"], PROVENANCE_SCHEMA)
 
 
 # -- LMS exports ----------------------------------------------------------------------

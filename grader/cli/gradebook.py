@@ -213,8 +213,11 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
 
 def failed_report(message: str) -> dict:
     """The shape `grade --json` writes, for a learner the grader could not grade."""
+    from grader.grading.provenance import provenance
+
     return {"version": 3, "status": "error", "message": visible(message), "score": 0,
-            "max_score": 0, "problems": [], "mode": "classroom", "tests": []}
+            "max_score": 0, "problems": [], "mode": "classroom",
+            "provenance": provenance({}, [], "classroom"), "tests": []}
 
 
 def run_grader(argv: list[str], timeout: float, stderr_path: Path,

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.grading.provenance import provenance
 from grader.grading.sanitise import markdown_cell, visible
 from grader.grading.scoring import format_points, score_report
 from grader.sandbox.launch import grader_command, neutral_folder
@@ -58,9 +59,9 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
     parts.append(f"score {format_points(report['score'])}/{format_points(report['max_score'])}")
     if report.get("message"):
         parts.append(f"grader: {markdown_cell(report['message'])}")
-    extra = {"max_score": report["max_score"]}
-    if report.get("provenance"):
-        extra["provenance"] = report["provenance"]
+    # A report the grader could not write has none: then at least what ran here.
+    extra = {"max_score": report["max_score"],
+             "provenance": report.get("provenance") or provenance({}, [], "classroom")}
     return {
         "score": report["score"],
         "execution_time": round(execution_time, 3),
