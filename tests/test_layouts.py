@@ -148,3 +148,15 @@ def test_a_folder_unzipped_by_finder_or_gradescope(tmp_path: Path) -> None:
     learner = collect("jo", jo, chosen())
     assert learner.files[CROP] == SOURCE
     assert learner.notes == ["ignored __MACOSX", "found the problems in kata/"]
+
+
+def test_a_hand_in_that_is_itself_a_link(tmp_path: Path) -> None:
+    # Gradescope's run_autograder links the submission into a roster of one.
+    flat = tmp_path / "upload"
+    (flat / CROP).mkdir(parents=True)
+    (flat / CROP / "solution.py").write_bytes(SOURCE)
+    (tmp_path / "roster").mkdir()
+    (tmp_path / "roster" / "submission").symlink_to(flat, target_is_directory=True)
+    learner = collect("submission", tmp_path / "roster" / "submission", chosen())
+    assert learner.files[CROP] == SOURCE
+    assert learner.reasons[DECODE] == "no such file"  # the kata was found: one file is missing

@@ -125,7 +125,8 @@ def test_local_repositories_only_when_allowed(tmp_path: Path) -> None:
     source, text = fetched(tmp_path, tmp_path / "dan", Policy(DEADLINE), allow_local=False)
     assert text is None and "file://" in source.error
     for url in ("ext::sh -c touch% /tmp/x", "-uevil", "/srv/repo.git", "git://host/x",
-                "fd::3"):
+                "fd::3", "ssh://-oProxyCommand=touch%20x/repo", "git@-oProxyCommand=x:repo",
+                "https:///repo"):
         with pytest.raises(ValueError):
             check_url(url, allow_local=True)
     check_url("https://github.com/org/kata-ada", allow_local=False)

@@ -151,10 +151,14 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
 # -- git, run as for a hostile repository -------------------------------------------------
 
 def check_url(url: str, allow_local: bool) -> None:
-    scheme = urlsplit(url).scheme.lower()
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
     if url.startswith("-"):
         raise ValueError("a repository URL may not start with '-'")
-    if scheme in ("https", "ssh") or re.fullmatch(r"[\w.-]+@[\w.-]+:[\w./~-]+", url):
+    # A host starting with '-' would reach ssh as an option (-oProxyCommand=...).
+    if scheme in ("https", "ssh") and re.fullmatch(r"\w[\w.-]*", parts.hostname or ""):
+        return
+    if re.fullmatch(r"\w[\w.-]*@\w[\w.-]*:[\w./~-]+", url):  # git@github.com:org/repo.git
         return
     if scheme == "file" and allow_local:
         return
