@@ -160,3 +160,14 @@ def test_a_hand_in_that_is_itself_a_link(tmp_path: Path) -> None:
     learner = collect("submission", tmp_path / "roster" / "submission", chosen())
     assert learner.files[CROP] == SOURCE
     assert learner.reasons[DECODE] == "no such file"  # the kata was found: one file is missing
+
+
+def test_gradescope_finds_the_kata_as_the_gradebook_does(tmp_path: Path) -> None:
+    from grader.grading.gradescope import submission_root
+
+    submission = tmp_path / "submission"
+    (submission / "__MACOSX" / "gpt-kata-main").mkdir(parents=True)
+    (submission / "gpt-kata-main" / "src" / "problems" / CROP).mkdir(parents=True)
+    (submission / "gpt-kata-main" / "src" / "problems" / CROP / "solution.py").write_bytes(SOURCE)
+    (submission / "gpt-kata-main" / "README.md").write_text("")
+    assert submission_root(submission) == submission / "gpt-kata-main" / "src"

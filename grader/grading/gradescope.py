@@ -74,21 +74,16 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
 
 
 def submission_root(submission: Path) -> Path:
-    """Where the kata is in the submission: an upload of a zipped folder arrives as that
-    one folder inside the submission, so a lone folder without problems is looked into."""
-    from grader.paths import is_kata_folder
+    """Where the kata is in the submission, found as the gradebook finds a learner's
+    (grader/cli/layouts.py): an upload of a zipped folder arrives as that folder,
+    perhaps beside __MACOSX/, so a lone folder (or src/) is looked into, never a link."""
+    from grader.cli.layouts import find
 
-    folder = submission
-    for _ in range(3):
-        if is_kata_folder(folder) or any(folder.glob("[0-9][0-9]-*/solution.py")):
-            return folder
-        # Never through a link: it could lead to the grader's own reference solutions.
-        inner = [e for e in folder.iterdir()
-                 if e.is_dir() and not e.is_symlink() and not e.name.startswith(".")]
-        if len(inner) != 1:
-            break
-        folder = inner[0]
-    return submission
+    found = find(submission, submission.resolve(), str(submission), [])
+    if found.looked_for:
+        return submission  # the gradebook looks again (into a zip too) and says what it sought
+    folder = found.folder
+    return folder.parent if folder.name == "problems" and folder != submission else folder
 
 
 def grade(submission: Path, work: Path) -> dict:
