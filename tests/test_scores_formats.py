@@ -365,3 +365,27 @@ def test_the_merge_job_installs_no_torch_and_needs_none(tmp_path: Path) -> None:
     assert done.returncode in (0, 1), done.stderr  # 1: cy was not graded
     grades = {line[0]: line[-1] for line in read(out / "canvas.csv")[2:]}
     assert grades == {"ada": "20", "'=HYPERLINK(\"x\")": "10", "cy": ""}
+
+
+def test_a_long_print_is_counted_whole_through_every_cut(tmp_path: Path, grade) -> None:
+    """A call that prints 3000 lines (far past what the worker keeps of it) is reported
+    with 3000 lines in all: the ones shown and the count of the rest."""
+    problem = find("crop-context")
+    folder = tmp_path / "kata" / problem.folder
+    folder.mkdir(parents=True)
+    # Prints, then answers wrongly, so the failing check shows the call's output.
+    folder.joinpath("solution.py").write_text(
+        "class Solution:\n"
+        "    def crop_context(self, context, context_length):\n"
+        "        for i in range(3000):\n"
+        "            print(f'line {i}')\n"
+        "        return context[:, :0]\n")
+    run = grade("crop-context", "--submission", tmp_path / "kata")
+    shown = [t["output"] for t in run.report["tests"] if t["output"]]
+    assert shown, run.report["tests"]
+    for output in shown:
+        assert len(output) <= 500
+        lines = output.splitlines()
+        said = int(re.search(r"\((\d+) more lines", lines[-1]).group(1))
+        assert lines[:-1] == [f"line {i}" for i in range(len(lines) - 1)]
+        assert len(lines) - 1 + said == 3000, output

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.grading.contract import CheckModule
+from grader.grading.printed import clip
 from grader.grading.skeleton import (
     GradeFailure,
     GraderIntegrityError,
@@ -114,7 +115,7 @@ class GradingPlugin:
         slug = item.module.CONTRACT.problem
         problem = self.problems[slug]
         kata = self.katas.get(slug)
-        output = "".join(kata.outputs)[:OUTPUT_LIMIT] if kata else ""
+        output = clip("".join(kata.outputs), OUTPUT_LIMIT) if kata else ""
         if kata:
             kata.outputs.clear()
         result = TestResult(test_name(item), problem, "pass", output=output,
@@ -126,7 +127,7 @@ class GradingPlugin:
         if isinstance(exc, GradeFailure) and exc.output is not None:
             # Only the failing call's own output: a test of many examples would
             # otherwise show what the passing ones printed as well.
-            result.output = exc.output[:OUTPUT_LIMIT]
+            result.output = clip(exc.output, OUTPUT_LIMIT)
         if isinstance(exc, NotRun):
             result.status, result.message = "fail", str(exc)
         elif isinstance(exc, SubmissionUnavailable):

@@ -18,6 +18,7 @@ from rich.markup import escape
 from grader.cli.output import glyph
 from grader.grading.inputs import CASE_HEADING
 from grader.grading.plugin import TestResult
+from grader.grading.printed import after, marker, more
 from grader.grading.provenance import provenance
 from grader.grading.sanitise import visible
 from grader.grading.scoring import format_points, score_report
@@ -27,37 +28,33 @@ OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
 
 
-def _more(count: int) -> str:
-    return f"{count} more line{'s' if count != 1 else ''}"
-
-
 def cut_output(text: str, limit: int = OUTPUT_LIMIT, max_lines: int | None = None,
                whole: bool = False) -> str:
     """What the code printed, cut at a line end to fit in `limit` characters, with a
-    marker saying how many lines were left out (a single line longer than the limit
-    is cut inside it). With `whole`, the marker fits in the limit too: Exercism caps
-    the whole `output` field at 500 characters."""
+    marker saying how many printed lines were left out, counting those that earlier
+    cuts left out (grading/printed.py); a single line longer than the limit is cut
+    inside it. With `whole`, the marker fits in the limit too: Exercism caps the
+    whole `output` field at 500 characters."""
     lines = text.splitlines(keepends=True)
     if len(text) <= limit and (max_lines is None or len(lines) <= max_lines):
         return text
+    rest = after(lines)
     kept: list[str] = []
     size = 0
     for index, line in enumerate(lines):
-        left = len(lines) - index - 1  # lines after this one, were it kept
-        room = len(f"\n… ({_more(left)}; output truncated)") if whole and left else 0
+        left = rest[index + 1]  # printed lines after this one, were it kept
+        room = len("\n" + marker(left)) if whole and left else 0
         if (size + len(line) + room > limit
                 or (max_lines is not None and len(kept) == max_lines)):
             break
         kept.append(line)
         size += len(line)
     if not kept:
-        more = len(lines) - 1
-        rest = f", {_more(more)}" if more else ""
-        end = f"… (the line goes on{rest}; output truncated)"
+        rest_text = f", {more(rest[1])}" if rest[1] else ""
+        end = f"… (the line goes on{rest_text}; output truncated)"
         return lines[0][:max(limit - len(end), 0) if whole else limit] + end
-    more = len(lines) - len(kept)
     end = "" if kept[-1].endswith("\n") else "\n"
-    return "".join(kept) + end + f"… ({_more(more)}; output truncated)"
+    return "".join(kept) + end + marker(rest[len(kept)])
 
 
 @dataclass

@@ -17,7 +17,16 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
+# Imported before any sandbox is set up: it only cuts text.
+from grader.grading.printed import clip
+
 OUTPUT_LIMIT = 4000
+
+
+def printed(text: str) -> str:
+    """What a call printed, cut to OUTPUT_LIMIT at a line end with a marker that counts
+    the lines left out, so that the report can say how many there were."""
+    return clip(text, OUTPUT_LIMIT)
 
 
 def quiet_standard_streams(keep_stderr: bool = False) -> None:
@@ -313,7 +322,7 @@ class Worker:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return {"error": describe_error(exc, self.path or "", self.policy),
-                    "output": captured.getvalue()[:OUTPUT_LIMIT]}
+                    "output": printed(captured.getvalue())}
         # model() restored each model to its pristine weights before the call.
         pristine = {id(model): saved for model, saved in self.models.values()}
         changed = [m for m in models if id(m) in pristine and weights_changed(m, pristine[id(m)])]
@@ -330,14 +339,14 @@ class Worker:
             return {"error": {"type": "BadResult", "file": None, "line": None,
                               "message": f"{method}() returned {exc}, which the grader cannot "
                                          "read; return a str, int, float, list or tensor"},
-                    "output": captured.getvalue()[:OUTPUT_LIMIT]}
+                    "output": printed(captured.getvalue())}
         return {
             "ok": True,
             "result": encoded,
             "after": after,
             "model_changed": model_changed,
             "model_calls": self.model_calls[:10_000],
-            "output": captured.getvalue()[:OUTPUT_LIMIT],
+            "output": printed(captured.getvalue()),
         }
 
     def start(self, method: str, args: list, witnessed: bool = False) -> dict[str, Any]:
