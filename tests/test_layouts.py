@@ -127,6 +127,21 @@ def test_nothing_found_says_what_was_looked_for_and_what_is_near(tmp_path: Path)
     reason = learner.reasons[CROP]
     assert "01-crop-context/solution.py" in reason
     assert "nearest names found: 01-crop-contxt, problem" in reason
+    assert learner.notes == [reason]  # in the report, and in the table's row
+
+
+def test_the_table_shows_how_a_hand_in_was_read(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from grader.cli.gradebook import row_from_report, show_table
+
+    report = {"score": 0, "max_score": 3, "problems": [{"problem": "crop-context",
+              "status": "missing"}], "notes": ["no NN-slug/solution.py in hal\x1b[2J"]}
+    row = row_from_report("hal", report, [find("crop-context")])
+    console = Console(record=True, width=200)
+    show_table(console, [row], [find("crop-context")], tmp_path)
+    text = console.export_text()
+    assert "no NN-slug/solution.py in hal\\x1b[2J" in text
 
 
 def test_a_lone_link_is_not_followed(tmp_path: Path) -> None:

@@ -91,6 +91,7 @@ class Row:
     max_score: float = 0
     skipped: bool = False
     error: str = ""
+    notes: list[str] = field(default_factory=list)  # how their hand-in was read
 
     @property
     def passed(self) -> int:
@@ -127,7 +128,9 @@ def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
     # unpacked only while its solutions are read.
     with layouts.opened(root, [p.folder for p in chosen]) as found:
         inside, folder = found.inside, found.folder
-        learner = Learner(name, Path(found.shown), {}, notes=found.notes)
+        # Nothing found: the report and the table say what was looked for.
+        notes = [*found.notes, *([found.looked_for] if found.looked_for else [])]
+        learner = Learner(name, Path(found.shown), {}, notes=notes)
         for p in chosen:
             content, reason = read_solution(folder / p.folder / "solution.py", inside)
             learner.files[p.folder] = content
@@ -207,8 +210,9 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
         status = statuses.get(p.slug)
         cells[p.slug] = ("pass" if status == "pass" else "missing" if status == "missing"
                          else "error" if status is None else "fail")
-    return Row(name, cells, float(report.get("score") or 0),
-               float(report.get("max_score") or 0))
+    row = Row(name, cells, float(report.get("score") or 0), float(report.get("max_score") or 0))
+    row.notes = [visible(n) for n in report.get("notes") or [] if isinstance(n, str)]
+    return row
 
 
 def failed_report(message: str) -> dict:
@@ -545,7 +549,8 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
         table.add_column(column)
     for row in ordered:
         note = (f"[red]not graded: {escape(visible(row.error))}[/]" if row.error
-                else "[dim]unchanged, not regraded[/]" if row.skipped else "")
+                else "[dim]unchanged, not regraded[/]" if row.skipped
+                else f"[dim]{escape('; '.join(row.notes))}[/]")
         table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
                       f"{format_points(row.score)}/{format_points(row.max_score)}", note)
     console.print(table)
