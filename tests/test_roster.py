@@ -189,6 +189,12 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     assert table["bo"]["crop-context"] == "error" and table["bo"]["commit"] == ""
     ada = json.loads((out / "ada.json").read_text())
     assert ada["source"]["commit"] == early and ada["source"]["later_commits"] == 1
-    assert "1 later commit(s) not graded" in ada["notes"]
+    assert ada["source"]["notes"] == ["1 later commit(s) not graded"]
     bo = json.loads((out / "bo.json").read_text())
     assert bo["status"] == "error" and "could not be read" in bo["message"]
+
+    # Run again, nothing changed: the reports kept from the first run say the same.
+    again = subprocess.run(done.args, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert again.returncode == 1, again.stderr[-3000:]
+    assert json.loads((out / "ada.json").read_text())["source"] == ada["source"]
+    assert (out / "gradebook.csv").read_text().splitlines()[0].count("commit") == 1

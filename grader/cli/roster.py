@@ -77,10 +77,14 @@ class Source:
     notes: list[str] | None = None
 
     def as_report(self, policy: Policy) -> dict:
+        notes = [visible(n) for n in self.notes or []]
+        if self.later_commits:
+            notes.append(f"{self.later_commits} later commit(s) not graded")
         return {"repository": visible(self.url), "commit": self.commit,
                 "committed": self.committed,
                 "deadline": policy.deadline.isoformat() if policy.deadline else None,
-                "late_minutes": self.late_minutes, "later_commits": self.later_commits}
+                "late_minutes": self.late_minutes, "later_commits": self.later_commits,
+                "notes": notes}
 
 
 # -- the roster and the policy -----------------------------------------------------------
@@ -292,6 +296,11 @@ def gradebook_of_repositories(args: argparse.Namespace,
         raise UsageError("--late-policy needs a --deadline")
     policy = Policy(args.deadline, grace, latest=kind == "latest")
     entries = read_roster(Path(args.roster_file), args.repo_url)
+    # Mistakes the gradebook would find only after every clone, found now.
+    from grader.cli.options import require_isolation, select_problems
+
+    select_problems(args.problems)
+    require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
     out = Path(args.out)
     repos, hand_ins = out / REPOS / "clones", out / REPOS / "hand-ins"
     shutil.rmtree(hand_ins, ignore_errors=True)  # this run's commits only
@@ -330,11 +339,8 @@ def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
             report = failed_report("not graded")
         if source.error:
             report = failed_report(source.error)
+        # Replaced whole on every run, so a report kept from an earlier run stays true.
         report["source"] = source.as_report(policy)
-        notes = [*map(visible, source.notes or []), *report.get("notes", [])]
-        if source.later_commits:
-            notes.append(f"{source.later_commits} later commit(s) not graded")
-        report["notes"] = notes
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)
