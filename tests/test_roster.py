@@ -28,6 +28,7 @@ from grader.cli.roster import (
     fetch,
     policy_spec,
     read_roster,
+    shown_url,
 )
 
 CROP = "01-crop-context"
@@ -131,6 +132,8 @@ def test_local_repositories_only_when_allowed(tmp_path: Path) -> None:
             check_url(url, allow_local=True)
     check_url("https://github.com/org/kata-ada", allow_local=False)
     check_url("git@github.com:org/kata-ada.git", allow_local=False)
+    assert shown_url("https://ada:ghp_secret@github.com/org/kata") == "https://github.com/org/kata"
+    assert shown_url("git@github.com:org/kata.git") == "git@github.com:org/kata.git"
 
 
 def test_a_roster_in_github_classrooms_columns(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ class Source:
         notes = [visible(n) for n in self.notes or []]
         if self.later_commits:
             notes.append(f"{self.later_commits} later commit(s) not graded")
-        return {"repository": visible(self.url), "commit": self.commit,
+        return {"repository": visible(shown_url(self.url)), "commit": self.commit,
                 "committed": self.committed,
                 "deadline": policy.deadline.isoformat() if policy.deadline else None,
                 "late_minutes": self.late_minutes, "later_commits": self.later_commits,
@@ -153,6 +153,14 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
 
 
 # -- git, run as for a hostile repository -------------------------------------------------
+
+def shown_url(url: str) -> str:
+    """The URL without a user name or token in it, for reports and the terminal."""
+    parts = urlsplit(url)
+    if parts.scheme and "@" in parts.netloc:
+        return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return url
+
 
 def check_url(url: str, allow_local: bool) -> None:
     parts = urlsplit(url)
@@ -278,7 +286,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
         source.notes = [n for n in layouts.unpack(tree_members(repo, commit, allow_local),
                                                   hand_in) if "(dot)" not in n]
     except (RuntimeError, ValueError) as exc:
-        source.error = f"{entry.url} could not be read: {exc}"
+        source.error = f"{shown_url(entry.url)} could not be read: {exc}"
     return source
 
 
@@ -317,7 +325,8 @@ def gradebook_of_repositories(args: argparse.Namespace,
             (hand_ins / entry.name).mkdir()
             continue
         if not args.quiet:
-            print(f"fetching {visible(entry.name)}: {visible(entry.url)}", file=sys.stderr)
+            print(f"fetching {visible(entry.name)}: {visible(shown_url(entry.url))}",
+                  file=sys.stderr)
         sources[entry.name] = fetch(entry, repos, hand_ins / entry.name, policy,
                                     args.allow_local_repos)
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None})
