@@ -151,7 +151,10 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
     tests = results["tests"]
     passed = {t["name"].split(":")[0] for t in tests if t["status"] == "passed"}
     assert passed == {"01-crop-context", "05-decode"}
-    assert results["score"] == sum(t["score"] for t in tests) > 0
+    # Two problems' full points (10 each by default); the checks' shares add up to them.
+    assert results["score"] == 20 == pytest.approx(sum(t["score"] for t in tests))
+    assert results["output_format"] == "md" and "score 20/" in results["output"]
+    assert results["extra_data"]["provenance"]["files"]["05-decode"]
     # Every problem counts, graded or not, so every learner is scored out of one total.
     assert len({t["name"].split(":")[0] for t in tests}) == len(problems())
     generate = [t for t in tests if t["name"].startswith("06-generate")]
