@@ -1,0 +1,30 @@
+"""`gpt-kata release OUT`: write the learners' copy of the kata (grader/release/build.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from grader.cli.errors import EXIT_PASS, UsageError
+
+
+def release(args: argparse.Namespace) -> int:
+    from grader.release.build import ReleaseError, write_release
+
+    out = Path(args.out)
+    try:
+        written = write_release(out)
+    except ReleaseError as error:
+        raise UsageError(str(error)) from None
+    if not args.quiet:
+        print(f"wrote the learners' copy to {out}: {len(written)} files, no reference code; "
+              f"hand it out as it is (see its README.md)")
+    return EXIT_PASS
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("release", help="write the learners' copy: statements, starters and a "
+                                       "practice grader, without the answers")
+    p.add_argument("out", metavar="OUT", help="a new or empty folder to write it into")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p.set_defaults(run=release)

@@ -1,0 +1,3 @@
+from gpt_kata_practice.cli import main
+
+raise SystemExit(main())

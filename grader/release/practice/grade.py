@@ -1,0 +1,126 @@
+"""The practice grade: each problem's fixed cases, judged against stored answers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import torch
+from gpt_kata_practice import codec, judge
+from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
+
+CASES = Path(__file__).with_name("cases.json")
+
+
+@cache
+def stored() -> dict[str, Any]:
+    return json.loads(CASES.read_text(encoding="utf-8"))
+
+
+@dataclass
+class Result:
+    slug: str
+    passed: int = 0
+    failures: list[str] = field(default_factory=list)
+    unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
+    not_practised: str = ""  # this copy has no practice cases for the problem
+
+    @property
+    def total(self) -> int:
+        return self.passed + len(self.failures)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failures or self.unavailable or self.not_practised) and self.passed > 0
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"gpt_kata_yours_{path.parent.name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def where(exc: BaseException, path: Path) -> str:
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if Path(frame.filename).resolve() == path.resolve():
+            return f"{path.name}:{frame.lineno}: "
+    return ""
+
+
+def call(problem: dict[str, Any], module: ModuleType, args: tuple) -> Any:
+    if problem["module"]:
+        # A module problem: build the class from the config, load the known weights, run it.
+        config, weights, *inputs = args
+        made = getattr(module, problem["module"])(SimpleNamespace(**config))
+        if not isinstance(made, torch.nn.Module):
+            raise TypeError(f"{problem['module']} is not a torch.nn.Module")
+        load_known_weights(made, weights, problem["module"])
+        made.eval()
+        with torch.no_grad():
+            return made(*inputs)
+    answer = getattr(module.Solution(), problem["method"])(*args)
+    return list(answer) if problem["iterate"] else answer
+
+
+def grade_problem(slug: str, path: Path) -> Result:
+    result = Result(slug)
+    problem = stored()["problems"].get(slug)
+    if problem is None:
+        result.not_practised = stored()["not_practised"].get(
+            slug, "this copy has no practice cases for it")
+        return result
+    try:
+        module = load(path)
+        if not hasattr(module, problem["module"] or "Solution"):
+            result.unavailable = f"{path.name} defines no class {problem['module'] or 'Solution'}"
+            return result
+    except Exception as exc:  # noqa: BLE001 - any failure to load is the learner's to fix
+        result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
+        return result
+    for case_id, case in problem["cases"].items():
+        args = codec.decode(case["args"])
+        try:
+            got: tuple[str, Any] = ("value", call(problem, module, args))
+        except NotImplementedError:
+            result.unavailable = ("not implemented yet "
+                                  "(the starter still raises NotImplementedError)")
+            return result
+        except KnownWeightsError as exc:
+            result.unavailable = str(exc)
+            return result
+        except Exception as exc:  # noqa: BLE001 - a wrong answer, to compare with the mistakes'
+            got = ("error", f"{type(exc).__name__}: {exc}")
+            shown = f"{where(exc, path)}{got[1]}"
+        want = codec.decode(case["expected"])
+        changed = judge.changed_inputs(args, codec.decode(case["args"]), problem["arg_names"])
+        if changed:
+            result.failures.append(
+                f"case {case_id}: {problem['method']}() changed its input `{changed}` in place, "
+                "and the caller still needs it as it was. Hint: work on a copy (.clone()) or "
+                "build a new tensor")
+            continue
+        if judge.same_outcome(got, ("value", want), problem["judge"], args):
+            result.passed += 1
+            continue
+        if got[0] == "error":
+            message = f"{problem['method']}() raised {shown}"
+        else:
+            message = (f"{problem['method']}() returned {judge.describe(got[1])}; "
+                       f"expected {judge.describe(want)}")
+        for mistake in case["mistakes"]:
+            if judge.same_outcome(got, codec.decode(mistake["outcome"]), problem["judge"], args):
+                message += (f"\n    This is what happens when you {mistake['name']}. "
+                            f"Hint: {mistake['hint']}")
+                break
+        result.failures.append(f"case {case_id}: {message}")
+    return result

@@ -1,0 +1,114 @@
+"""Whether an answer is the stored one, within float32's rounding.
+
+One rule for every problem: the practice grade has no problem-specific judges
+(those can compute the answer). Where a problem allows several right answers
+(tokens tied in score, say), the stored answer is the reference's; the
+instructor's grade accepts the others too.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the last two
+ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
+
+
+def same(got: Any, want: Any) -> bool:
+    if isinstance(want, torch.Tensor):
+        return isinstance(got, torch.Tensor) and _same_tensor(got, want)
+    if isinstance(want, bool) or want is None or isinstance(want, str):
+        return type(got) is type(want) and got == want
+    if isinstance(want, float):
+        return (isinstance(got, (int, float)) and not isinstance(got, bool)
+                and (math.isclose(got, want, rel_tol=RTOL, abs_tol=ATOL * 1e-3)
+                     or (math.isnan(got) and math.isnan(want))))
+    if isinstance(want, int):
+        return isinstance(got, int) and not isinstance(got, bool) and got == want
+    if isinstance(want, (list, tuple)):
+        return (isinstance(got, (list, tuple)) and len(got) == len(want)
+                and all(same(g, w) for g, w in zip(got, want)))
+    if isinstance(want, dict):
+        return (isinstance(got, dict) and got.keys() == want.keys()
+                and all(same(got[k], want[k]) for k in want))
+    return bool(got == want)
+
+
+def _same_tensor(got: torch.Tensor, want: torch.Tensor) -> bool:
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if not want.is_floating_point():
+        return bool(torch.equal(got, want))
+    finite = want[want.isfinite()].double()
+    # Activations are sums of many terms of the tensor's size: an entry near zero
+    # carries their rounding error, so the absolute bound scales with the tensor.
+    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL,
+                               atol=max(ATOL, RTOL * scale), equal_nan=True))
+
+
+def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
+                 args: tuple = ()) -> bool:
+    """("value", x) or ("error", "Type: message"), the same by `rule`: "" for `same`,
+    "filtering" for a filter of the logits in args[0], whose tied tokens may be kept
+    in any order."""
+    if got[0] != want[0]:
+        return False
+    if got[0] == "error":
+        return str(got[1]) == str(want[1])
+    if rule == "filtering":
+        return same_filtering(got[1], want[1], args[0])
+    return same(got[1], want[1])
+
+
+def same_filtering(got: Any, want: Any, logits: torch.Tensor) -> bool:
+    """The stored filter's answer, or one that keeps other tokens of the same scores:
+    each kept entry is its own logit, and every row keeps the same values."""
+    if same(got, want):
+        return True
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+            and got.shape == want.shape == logits.shape and got.dtype == want.dtype
+            and got.dim() > 0):
+        return False
+    kept = got.isfinite()
+    if not torch.equal(got[kept], logits[kept]):
+        return False
+    rows = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
+    return same(torch.sort(rows[0], dim=-1).values, torch.sort(rows[1], dim=-1).values)
+
+
+def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
+    """The name of an argument the call changed in place, or ""."""
+    for i, (a, b) in enumerate(zip(after, before)):
+        if isinstance(b, torch.Generator):
+            continue  # a generator's state is meant to change
+        if isinstance(b, (torch.Tensor, list, dict)) and not _identical(a, b):
+            return arg_names[i] if i < len(arg_names) else f"argument {i + 1}"
+    return ""
+
+
+def _identical(a: Any, b: Any) -> bool:
+    if isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(torch.equal(a.nan_to_num(), b.nan_to_num())
+                         and torch.equal(a.isnan(), b.isnan())))
+    if isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and len(a) == len(b)
+                and all(_identical(x, y) for x, y in zip(a, b)))
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(
+            _identical(a[k], b[k]) for k in b)
+    return bool(a == b)
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        text = f"{value.dtype} tensor of shape {tuple(value.shape)}"
+        if value.numel() <= 12:
+            text += f": {value.tolist()}"
+        return text
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
