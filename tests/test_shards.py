@@ -160,3 +160,15 @@ def test_workflows_are_valid_yaml() -> None:
     inputs = grade_class[True]["workflow_dispatch"]["inputs"]
     assert {"roster", "shards"} <= set(inputs)
     assert "merge" in grade_class["jobs"]
+
+
+def test_the_merge_job_fails_when_a_shard_failed() -> None:
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "grade-class.yml").read_text())
+    merge = workflow["jobs"]["merge"]
+    # It runs after a failed shard, to name it, and never merges a partial set.
+    assert "always()" in merge["if"]
+    runs = " ".join(step.get("run", "") for step in merge["steps"])
+    assert "gradebook --merge" in runs and "--allow-partial" not in runs
+    failing = [s for s in merge["steps"] if s.get("if") == "needs.grade.result != 'success'"]
+    assert failing and "exit 1" in failing[0]["run"]
