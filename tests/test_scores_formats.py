@@ -268,6 +268,22 @@ def test_gradescope_output_is_markdown_that_keeps_the_table(tmp_path: Path) -> N
     jsonschema.validate(failed["extra_data"]["provenance"], PROVENANCE_SCHEMA)
 
 
+def test_an_installed_bundle_names_the_commit_it_was_built_from(tmp_path: Path) -> None:
+    from grader.grading.gradescope import name_bundle_commit
+
+    version = tmp_path / "VERSION"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    version.write_text(f"https://x:secret@example.org/kata.git at commit {commit}\n")
+    graded = to_gradescope({"message": "x", "tests": []}, 0.1)
+    graded["extra_data"]["provenance"]["grader"]["commit"] = None
+    name_bundle_commit(graded, version)
+    assert graded["extra_data"]["provenance"]["grader"]["commit"] == commit
+    assert "secret" not in json.dumps(graded)
+    graded["extra_data"]["provenance"]["grader"]["commit"] = "v1-dirty"
+    name_bundle_commit(graded, version)  # a checkout's own describe wins
+    assert graded["extra_data"]["provenance"]["grader"]["commit"] == "v1-dirty"
+
+
 def test_a_learner_the_gradebook_could_not_grade_has_provenance_too() -> None:
     from grader.cli.gradebook import failed_report
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,20 @@ def grade(submission: Path, work: Path) -> dict:
         return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
 
 
+def name_bundle_commit(graded: dict, version_file: Path) -> None:
+    """An installed grader knows no commit; the bundle's VERSION names the one it was
+    built from (only the commit is taken: the rest names the repository)."""
+    grader = graded["extra_data"]["provenance"].setdefault("grader", {})
+    if grader.get("commit"):
+        return
+    try:
+        found = re.search(r"\bcommit ([0-9a-f]{40})\b", version_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return
+    if found:
+        grader["commit"] = found.group(1)
+
+
 def run(root: Path) -> int:
     started = time.monotonic()
     results = root / "results" / "results.json"
@@ -117,6 +132,7 @@ def run(root: Path) -> int:
         with tempfile.TemporaryDirectory(prefix="gpt-kata-gradescope-") as work:
             report = grade(submission, Path(work))
     graded = to_gradescope(report, time.monotonic() - started)
+    name_bundle_commit(graded, root / "source" / "VERSION")
     # Written last and whole, after every process that ran the submission has ended.
     tmp = results.with_suffix(".tmp")
     tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
