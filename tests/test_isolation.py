@@ -94,9 +94,22 @@ def submission(tmp_path: Path) -> Path:
 
 def test_probe_is_cached_and_describes_itself() -> None:
     assert isolation.probe() is ISO
-    assert isinstance(ISO.summary(), list)
     prefix = isolation.launcher_prefix(ISO)
     assert prefix == [] or "--net" in prefix and "--pid" in prefix
+
+
+def test_a_report_names_each_layer_as_present_or_missing() -> None:
+    bare = isolation.Isolation(platform="linux")
+    full = isolation.Isolation(
+        platform="linux", landlock_abi=4, launcher=("unshare", "--mount-proc"), rlimits=True,
+        prctl=True, seccomp=True, cgroups=("memory-cgroup-v2", "pids-cgroup-v2"),
+        unprivileged_uid=True)
+    assert bare.summary() == [] and full.missing() == []
+    layers = full.summary()
+    assert len(set(layers)) == len(layers) >= 10
+    # what a bare machine reports missing is what a full one reports present, by one name
+    assert bare.missing() and all(any(layer.startswith(gap) for layer in layers)
+                                  for gap in bare.missing())
 
 
 def test_clean_environment_leaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
