@@ -94,3 +94,29 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
         assert parent.end(pid, grace=30) == 0
     finally:
         parent.close()
+
+
+def test_spawned_workers_are_prepared_claimed_once_and_ended_with_the_pool(tmp_path):
+    """The path other systems take: prepared too, a few at a time."""
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Solution:\n"
+                      "    def crop_context(self, context, n):\n"
+                      "        return 1 +\n")
+    loads = [Load.of(str(CROP.reference), "Solution", ["crop_context"]),
+             Load.of(str(broken), "Solution", ["crop_context"]),
+             Load.of(str(tmp_path / "never-claimed.py"), "Solution", ["crop_context"])]
+    pool = WorkerPool(fork=False)
+    pool.prepare(loads)
+    good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
+    bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
+    assert good.load() is None
+    assert bad.load()["type"] == "SyntaxError"
+    outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
+    assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+    assert pool.claim(loads[0]) is None  # claimed once
+    unclaimed = pool.claim(loads[2])
+    assert unclaimed is not None  # started ahead, like the others
+    worker, _hello = unclaimed
+    pool.close()
+    assert not worker.alive
+    assert pool.scratch_root is None

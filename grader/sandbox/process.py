@@ -48,6 +48,7 @@ DEFAULT_SCRATCH_MB = 64
 DEFAULT_PROBLEM_BUDGET = 120.0  # seconds, all calls of one problem's checks together
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
+SPAWN_AHEAD = 2  # spawned workers started at once ahead of their first call
 
 
 # Frames up to this size are written directly; larger ones under a deadline.
@@ -480,6 +481,7 @@ class WorkerPool:
         self.workers: list[Worker] = []
         self.layers: list[str] = []
         self._lock = threading.Lock()
+        self._generation = 0  # closes so far: what was prepared before one is not claimed
         # Workers started ahead of their first call, by submission path.
         self._prepared: dict[Load, queue.Queue] = {}
 
@@ -499,8 +501,10 @@ class WorkerPool:
             self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
 
-    def _spawned_scratch(self) -> str:
+    def _spawned_scratch(self, generation: int | None = None) -> str:
         with self._lock:
+            if generation is not None and generation != self._generation:
+                raise OSError("the pool was closed")
             if self.scratch_root is None:
                 self.scratch_root = new_scratch_root()
             return tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
@@ -510,14 +514,41 @@ class WorkerPool:
 
         The grader imports torch and pytest meanwhile, so by the first check each
         submission is loaded: a grade of sixteen problems no longer waits for
-        sixteen loads in turn. Only forked workers are prepared; a spawned one
-        costs a torch import of its own, better paid when it is needed.
+        sixteen loads in turn. Spawned workers (each a torch import of its own)
+        are started SPAWN_AHEAD at a time, in the order of `loads`, so that their
+        imports use the cores the grader leaves idle instead of coming one by one.
         """
-        if self.server is None:
-            return
         slots: dict[Load, queue.Queue] = {load: queue.Queue(1) for load in loads}
-        self._prepared.update(slots)
-        threading.Thread(target=self._prepare, args=(self.server, slots), daemon=True).start()
+        if self.server is not None:
+            self._prepared.update(slots)
+            threading.Thread(target=self._prepare, args=(self.server, slots),
+                             daemon=True).start()
+        elif not self.use_fork:
+            self._prepared.update(slots)
+            items = list(slots.items())
+            for k in range(SPAWN_AHEAD):
+                threading.Thread(target=self._prepare_spawned,
+                                 args=(items[k::SPAWN_AHEAD], self._generation),
+                                 daemon=True).start()
+
+    def _prepare_spawned(self, items: list[tuple[Load, queue.Queue]], generation: int) -> None:
+        for load, slot in items:
+            try:
+                worker = SpawnedWorker(self.debug, self._spawned_scratch(generation))
+                with self._lock:
+                    closed = self._generation != generation
+                    if not closed:
+                        self.workers.append(worker)
+                if closed:  # the pool closed meanwhile: nobody will claim it
+                    worker.kill()
+                    slot.put(None)
+                    continue
+                hello = worker.receive(STARTUP_TIMEOUT)
+                if not isinstance(hello.get("error"), dict):
+                    worker.send(load.request(), LOAD_TIMEOUT)
+                slot.put((worker, hello))
+            except (WorkerDied, OSError, ValueError):
+                slot.put(None)  # the first call starts one the usual way
 
     def _prepare(self, server: ForkServer, slots: dict[Load, queue.Queue]) -> None:
         for load, slot in slots.items():
@@ -554,6 +585,7 @@ class WorkerPool:
     def close(self) -> None:
         self._prepared.clear()
         with self._lock:
+            self._generation += 1
             workers, self.workers = self.workers, []
             server, self.server = self.server, None
         for worker in workers:
