@@ -186,3 +186,15 @@ def test_gradescope_finds_the_kata_as_the_gradebook_does(tmp_path: Path) -> None
     (submission / "gpt-kata-main" / "src" / "problems" / CROP / "solution.py").write_bytes(SOURCE)
     (submission / "gpt-kata-main" / "README.md").write_text("")
     assert submission_root(submission) == submission / "gpt-kata-main" / "src"
+
+
+def test_a_name_given_twice_in_a_zip_is_read_once(tmp_path: Path) -> None:
+    with zipfile.ZipFile(tmp_path / "kim.zip", "w") as archive, \
+            pytest.warns(UserWarning, match="Duplicate name"):  # and zipfile writes it
+        archive.writestr(f"{CROP}/solution.py", SOURCE)
+        archive.writestr(f"{CROP}/solution.py", b"second")
+        archive.writestr(f"{DECODE}/solution.py", SOURCE)
+        archive.writestr(f"{DECODE}/solution.py/", b"")  # a folder of the same name
+    learner = collect("kim", tmp_path / "kim.zip", chosen())
+    assert learner.files == {CROP: SOURCE, DECODE: SOURCE}
+    assert "ignored 2 names given twice" in learner.notes

@@ -164,10 +164,14 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
         if len(parts) > MAX_DEPTH + 3:
             continue  # deeper than any kata is looked for
         target = root.joinpath(*parts)
-        if member.kind == "dir":
-            target.mkdir(parents=True, exist_ok=True)
+        try:
+            if member.kind == "dir":
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):  # a file and a folder of one name
+            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         if parts[-1] != "solution.py":
             continue  # the folder is kept, so the finder sees the shape; the file is not
         if member.kind != "file":
@@ -179,8 +183,11 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
         total += len(content)
         if total > MAX_TOTAL_BYTES:
             raise ValueError(f"more than {MAX_TOTAL_BYTES} bytes of solutions")
-        with open(target, "xb") as handle:  # never through a link, never twice
-            handle.write(content)
+        try:
+            with open(target, "xb") as handle:  # never through a link, never twice
+                handle.write(content)
+        except (FileExistsError, IsADirectoryError):
+            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
     return [f"ignored {n} {label}" for label, n in skipped.items()]
 
 

@@ -285,7 +285,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
         # A repository's .git* files are no news; links and the like are.
         source.notes = [n for n in layouts.unpack(tree_members(repo, commit, allow_local),
                                                   hand_in) if "(dot)" not in n]
-    except (RuntimeError, ValueError) as exc:
+    except (RuntimeError, ValueError, OSError) as exc:
         source.error = f"{shown_url(entry.url)} could not be read: {exc}"
     return source
 
