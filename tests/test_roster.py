@@ -201,3 +201,11 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     assert again.returncode == 1, again.stderr[-3000:]
     assert json.loads((out / "ada.json").read_text())["source"] == ada["source"]
     assert (out / "gradebook.csv").read_text().splitlines()[0].count("commit") == 1
+
+
+def test_a_commit_at_the_deadline_itself_counts(tmp_path: Path) -> None:
+    commit(tmp_path / "fay", {f"{CROP}/solution.py": EARLY}, DEADLINE - timedelta(days=1))
+    on_time = commit(tmp_path / "fay", {f"{CROP}/solution.py": LATE}, DEADLINE)
+    commit(tmp_path / "fay", {f"{CROP}/solution.py": "late"}, DEADLINE + timedelta(seconds=1))
+    source, _ = fetched(tmp_path, tmp_path / "fay", Policy(DEADLINE))
+    assert (source.commit, source.late_minutes, source.later_commits) == (on_time, 0, 1)
