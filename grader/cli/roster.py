@@ -44,7 +44,7 @@ from grader.cli.errors import EXIT_FAIL, UsageError
 from grader.grading.sanitise import uncell, visible
 
 NAME_COLUMNS = ("learner", "github_username", "username", "login", "identifier", "name",
-                "email")
+                "email", "github_id")
 URL_COLUMNS = ("repository", "repository_url", "repo", "url", "clone_url")
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
 GIT_MAX_FILE_BYTES = 500_000_000  # no file git writes (a pack) may be larger
