@@ -231,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_similarity_parser(sub)
 
+    from grader.cli.release import add_parser as add_release_parser
+
+    add_release_parser(sub)
+
     p = sub.add_parser("talk", help="let a model continue your prompt, through your code")
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help="the text to continue (default: %(default)r)")
