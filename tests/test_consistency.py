@@ -148,7 +148,7 @@ def declared_contract(tree: ast.Module) -> tuple[object, object]:
         if isinstance(value, ast.Call):
             called = value.func.attr if isinstance(value.func, ast.Attribute) else (
                 value.func.id if isinstance(value.func, ast.Name) else "")
-            if called == "Contract":
+            if called.endswith("Contract"):  # Contract or a kind of it (WitnessedContract)
                 values.update((k.arg, k.value) for k in value.keywords
                               if k.arg in ("problem", "method", "methods"))
 

@@ -20,6 +20,10 @@ from grader.sandbox.witness import Pass
 from grader.sandbox.worker import ModelRefused, Worker
 
 VOCAB = dict(enumerate("ab c."))
+
+
+def hide(spec: ModelSpec) -> ModelSpec:
+    return hidden.hide(spec, artifacts.build_model)
 WINDOW = 4
 
 
@@ -101,12 +105,12 @@ def test_a_chunk_out_before_the_call_that_made_it_fails():
 def test_a_hidden_model_carries_no_seed_of_its_weights_and_stays_the_same():
     declared = ModelSpec("random", {"vocab_size": 5, "context_length": 4, "n_layer": 1,
                                     "n_head": 1, "n_embd": 4}, 2)
-    stand_in = hidden.hide(declared)
+    stand_in = hide(declared)
     assert stand_in.kind == "hidden" and stand_in.config == declared.config
-    assert hidden.hide(declared) == stand_in  # the same stand-in all grade
+    assert hide(declared) == stand_in  # the same stand-in all grade
     assert decode(encode(stand_in)) == stand_in  # what the worker is sent
     sent = repr(encode(stand_in))
-    _, seed = hidden._secrets[stand_in.seed]  # noqa: SLF001 - the secret itself
+    _, seed, _ = hidden._secrets[stand_in.seed]  # noqa: SLF001 - the secret itself
     assert str(seed) not in sent and hidden.declared(stand_in) == declared
     model, base = artifacts.build_model(stand_in), artifacts.build_model(declared)
     context = torch.tensor([[1, 2, 3]])
@@ -116,7 +120,7 @@ def test_a_hidden_model_carries_no_seed_of_its_weights_and_stays_the_same():
 
 
 def test_building_a_hidden_model_leaves_the_global_random_state_alone():
-    stand_in = hidden.hide(ModelSpec("shipped"))  # loads the shipped model, once
+    stand_in = hide(ModelSpec("shipped"))  # loads the shipped model, once
     state = torch.random.get_rng_state()
     hidden.private_model(stand_in)
     assert torch.equal(torch.random.get_rng_state(), state)
@@ -124,7 +128,7 @@ def test_building_a_hidden_model_leaves_the_global_random_state_alone():
 
 def test_a_worker_cannot_build_a_hidden_model():
     with pytest.raises(ModelRefused, match="read by the grader only"):
-        Worker().model(hidden.hide(ModelSpec("shipped")))
+        Worker().model(hide(ModelSpec("shipped")))
     with pytest.raises(ValueError, match="not a model drawn by this grader"):
         hidden.hidden_model(ModelSpec("hidden", {"context_length": 4}, 12345))
 
@@ -133,7 +137,7 @@ def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
     from grader.grading.skeleton import fresh
     from grader.sandbox.witness import own_instance
 
-    stand_in = hidden.hide(ModelSpec("shipped"))
+    stand_in = hide(ModelSpec("shipped"))
     reference, witnessed = fresh(stand_in), own_instance(stand_in)
     assert witnessed is not reference
     context = torch.tensor([[3, 4, 5]])
@@ -182,7 +186,7 @@ def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
     worker = Worker()
     worker.witness = (None, None)  # type: ignore[assignment] - nothing is sent here
     artifacts.shipped_model()  # as the fork server preloads it
-    remote = worker.remote_model(hidden.hide(ModelSpec("shipped")))
+    remote = worker.remote_model(hide(ModelSpec("shipped")))
     assert remote.context_length == artifacts.load_config().context_length
     assert artifacts.shipped_model.cache_info().currsize == 0
 
@@ -190,7 +194,7 @@ def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
 def test_the_reference_may_read_what_the_witness_computed_never_the_other_way():
     from grader.sandbox.witness import own_instance
 
-    stand_in = hidden.hide(ModelSpec("random", {"vocab_size": 6, "context_length": 5,
+    stand_in = hide(ModelSpec("random", {"vocab_size": 6, "context_length": 5,
                                                 "n_layer": 1, "n_head": 1, "n_embd": 4}, 9))
     reference, witnessed = artifacts.build_model(stand_in), own_instance(stand_in)
     computed = {"reference": 0, "witness": 0}

@@ -37,6 +37,7 @@ from grader.grading.skeleton import (
     Mistake,
     SubmissionUnavailable,
 )
+from grader.model import artifacts
 from grader.model.hidden import hide_args
 
 # The reference answers of the declared models' cases checked against the goldens
@@ -69,7 +70,7 @@ class WitnessedContract(Contract):
             return super().check(kata, args, case_id, judge=judge)
         if case_id and self.goldens:
             self._verify_golden(kata, args, case_id)
-        hidden = hide_args(args)
+        hidden = hide_args(args, artifacts.build_model)
         try:
             return super().check(kata, hidden, judge=judge)
         except SubmissionUnavailable:
@@ -90,7 +91,7 @@ class WitnessedContract(Contract):
 
     def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
                        mistakes: Sequence[Mistake] = ()) -> None:
-        hidden = hide_args(args) if witness_serves(kata) else args
+        hidden = hide_args(args, artifacts.build_model) if witness_serves(kata) else args
         super().expect_refusal(kata, hidden, what, why, mistakes)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 import threading
 import weakref
+from collections.abc import Callable
 
 import torch
 
@@ -32,14 +33,17 @@ HIDDEN_KINDS = ("shipped", "random")  # what can be hidden: the models a worker 
 
 _lock = threading.Lock()
 _hidden: dict[tuple, ModelSpec] = {}  # a declared model's key -> its hidden spec
-_secrets: dict[int, tuple[ModelSpec, int]] = {}  # handle -> (declared spec, weight seed)
+# handle -> (declared spec, weight seed, declared model)
+_secrets: dict[int, tuple[ModelSpec, int, GPT]] = {}
 _models: dict[int, GPT] = {}  # handle -> the grader's model, shared by the reference's side
 _offered: dict[int, list[weakref.ref]] = {}  # handle -> witnesses' instances it may read
 KEPT_OFFERS = 4
 
 
-def hide(spec: ModelSpec) -> ModelSpec:
-    """The hidden stand-in for `spec`, the same one throughout this grade.
+def hide(spec: ModelSpec, build: Callable[[ModelSpec], GPT]) -> ModelSpec:
+    """The hidden stand-in for `spec`, the same one throughout this grade; `build`
+    makes the declared model (artifacts.build_model, passed in: artifacts builds
+    hidden models with this module).
 
     Models a worker never builds (a trained run, the learner's own GPT) are
     returned as they are.
@@ -49,19 +53,17 @@ def hide(spec: ModelSpec) -> ModelSpec:
     with _lock:
         found = _hidden.get(spec.key())
         if found is None:
-            from grader.model.artifacts import build_model
-
-            sizes = build_model(spec).config.to_dict()
+            base = build(spec)
             handle = secrets.randbits(62)
-            found = ModelSpec("hidden", sizes, handle)
+            found = ModelSpec("hidden", base.config.to_dict(), handle)
             _hidden[spec.key()] = found
-            _secrets[handle] = (spec, secrets.randbits(63))
+            _secrets[handle] = (spec, secrets.randbits(63), base)
     return found
 
 
-def hide_args(args: tuple) -> tuple:
+def hide_args(args: tuple, build: Callable[[ModelSpec], GPT]) -> tuple:
     """`args` with every model replaced by its hidden stand-in."""
-    return tuple(hide(a) if isinstance(a, ModelSpec) else a for a in args)
+    return tuple(hide(a, build) if isinstance(a, ModelSpec) else a for a in args)
 
 
 def declared(spec: ModelSpec) -> ModelSpec:
@@ -75,12 +77,11 @@ def hidden_model(spec: ModelSpec) -> GPT:
     with _lock:
         model = _models.get(spec.seed)
     if model is None:
-        from grader.model.artifacts import build_model
         from grader.model.memo import remember_outputs
 
-        base, seed = _secret(spec)
+        _, seed, base = _secret(spec)
         handle = spec.seed
-        model = remember_outputs(noisy_copy(build_model(base), seed),
+        model = remember_outputs(noisy_copy(base, seed),
                                  also=lambda key: _witnessed_output(handle, key))
         with _lock:
             model = _models.setdefault(spec.seed, model)
@@ -140,7 +141,7 @@ def copy_of(model: GPT) -> GPT:
     return copy_without_memo(model).eval().requires_grad_(False)
 
 
-def _secret(spec: ModelSpec) -> tuple[ModelSpec, int]:
+def _secret(spec: ModelSpec) -> tuple[ModelSpec, int, GPT]:
     with _lock:
         found = _secrets.get(spec.seed) if spec.kind == "hidden" else None
     if found is None:
