@@ -267,8 +267,8 @@ def exponentials_after(size: int, seed: int, draws: int) -> torch.Tensor:
     advanced by draws * size of them.
     """
     generator = torch.Generator().manual_seed(seed)
-    if draws:
-        torch.empty(draws * size, dtype=torch.float64).exponential_(1, generator=generator)
+    for _ in range(draws):  # one call at a time: before torch 2.7 they came in blocks
+        torch.empty(size, dtype=torch.float32).exponential_(1, generator=generator)
     return exponentials(size, generator.get_state())
 
 

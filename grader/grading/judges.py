@@ -173,10 +173,12 @@ def sampling_scores(probs: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 def exponentials(vocab_size: int, state: torch.Tensor) -> torch.Tensor:
-    """The exponentials torch.multinomial draws from a generator in `state`."""
+    """The exponentials torch.multinomial draws from a generator in `state`, for
+    float32 probabilities. They are drawn in float32 as it draws them: before
+    torch 2.7 float64 ones were other numbers (tests/test_torch_versions.py)."""
     generator = torch.Generator()
     generator.set_state(state)
-    return torch.empty(vocab_size, dtype=torch.float64).exponential_(1, generator=generator)
+    return torch.empty(vocab_size, dtype=torch.float32).exponential_(1, generator=generator)
 
 
 @dataclass(frozen=True)
