@@ -16,7 +16,6 @@ import csv
 import hashlib
 import json
 import os
-import re
 import shutil
 import socket
 import sys
@@ -31,12 +30,14 @@ from grader import paths
 from grader.cli import layouts, shards
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.grade_process import GradeProcess, forking, warm_up
+from grader.cli.gradebook_files import COLUMNS, failed_report, report_stem, write_csv
 from grader.cli.options import (
     positive_count,
     positive_megabytes,
     positive_seconds,
     require_isolation,
 )
+from grader.cli.shards import shard_of, shard_spec
 from grader.grading.sanitise import cell, folder_name, uncell, visible
 from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
@@ -58,7 +59,6 @@ from grader.sandbox.process import (
 # Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
 MAX_SOLUTION_BYTES = 1_000_000
 STATE_FILE = ".gradebook-state.json"
-COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
 # Beyond the learner's own time budget, what one problem may take the grader
 # (the reference, hypothesis), and what starting the grader takes.
 GRADER_SECONDS_PER_PROBLEM = 120
@@ -215,13 +215,6 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
     return row
 
 
-def failed_report(message: str) -> dict:
-    """The shape `grade --json` writes, for a learner the grader could not grade."""
-    from grader.grading.provenance import provenance
-
-    return {"version": 3, "status": "error", "message": visible(message), "score": 0,
-            "max_score": 0, "problems": [], "mode": "classroom",
-            "provenance": provenance({}, [], "classroom"), "tests": []}
 
 
 def run_grader(argv: list[str], timeout: float, stderr_path: Path,
@@ -351,18 +344,6 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
 
 # -- the command ---------------------------------------------------------------------------
 
-def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
-    """The table written to a file of its own and moved into place: a write cut short
-    (a full disk) leaves the previous gradebook.csv, never half of one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(lines)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
@@ -372,15 +353,6 @@ def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
             for row in rows]
 
 
-def report_stem(name: str) -> str:
-    """The file name (without suffix) of a learner's reports: their safe name, with the
-    characters that artifact uploads and other systems refuse percent-encoded (and
-    % itself, so no two names meet), shortened with a hash if very long."""
-    stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
-    if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
-        short = stem.encode()[:100].decode("utf-8", errors="ignore")
-        stem = short + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
-    return stem
 
 
 def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
@@ -560,23 +532,8 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
 
 # -- shards and merging ------------------------------------------------------------------
 
-def shard_of(learners: dict[str, Path], k: int, n: int) -> dict[str, Path]:
-    """Every n-th learner in name order, from the k-th: dealt like cards, so the
-    shards stay within one learner of each other in size, whatever the names."""
-    names = list(learners)[k - 1::n]
-    return {name: learners[name] for name in names}
 
 
-def shard_spec(text: str) -> tuple[int, int]:
-    """An argparse type: K/N with 1 <= K <= N."""
-    k_text, slash, n_text = text.partition("/")
-    try:
-        k, n = int(k_text), int(n_text)
-    except ValueError:
-        k = n = 0
-    if not slash or not 1 <= k <= n:
-        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 1 <= K <= N, e.g. 2/4")
-    return k, n
 
 
 def merge(args: argparse.Namespace) -> int:

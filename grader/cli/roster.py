@@ -91,7 +91,7 @@ class Source:
 
 def label(raw: str) -> str:
     """A roster name as a learner's label: one visible line that is a file name."""
-    from grader.cli.gradebook import report_stem
+    from grader.cli.gradebook_files import report_stem
 
     text = report_stem(visible(raw.strip())).replace("\\", "%5C")
     return "_" + text if text.startswith(".") else text
@@ -294,7 +294,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
 
 def gradebook_of_repositories(args: argparse.Namespace,
                               grade_folders: Callable[[argparse.Namespace], int]) -> int:
-    from grader.cli.gradebook import shard_of
+    from grader.cli.shards import shard_of
 
     if args.roster is not None:  # with --roster FILE, every word given is a problem
         args.problems = [args.roster, *args.problems]
@@ -338,7 +338,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
 def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
     """Add each learner's source to their report and to gradebook.csv; a repository
     that could not be read makes its row an error. True if any could not."""
-    from grader.cli.gradebook import COLUMNS, failed_report, report_stem, write_csv
+    from grader.cli.gradebook_files import COLUMNS, failed_report, report_stem, write_csv
 
     for name, source in sources.items():
         path = out / f"{report_stem(name)}.json"

@@ -9,6 +9,7 @@ no row), unless told `--allow-partial`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -73,3 +74,22 @@ def check_complete(folders: list[Path], allow_partial: bool) -> list[str]:
         print(f"gpt-kata gradebook: merging without shard(s) {', '.join(missing)}: their "
               "learners have no row", file=sys.stderr)
     return missing
+
+
+def shard_of(learners: dict[str, Path], k: int, n: int) -> dict[str, Path]:
+    """Every n-th learner in name order, from the k-th: dealt like cards, so the
+    shards stay within one learner of each other in size, whatever the names."""
+    names = list(learners)[k - 1::n]
+    return {name: learners[name] for name in names}
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """An argparse type: K/N with 1 <= K <= N."""
+    k_text, slash, n_text = text.partition("/")
+    try:
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        k = n = 0
+    if not slash or not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 1 <= K <= N, e.g. 2/4")
+    return k, n
