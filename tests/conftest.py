@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -13,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -54,6 +55,18 @@ def module_from(path: Path, name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def reference_module(folder: str) -> ModuleType:
+    """The reference solution of problem `folder` ("09-top-k"), imported once."""
+    return module_from(ROOT / "solutions" / folder / "solution.py",
+                       f"reference_{folder.replace('-', '_')}")
+
+
+def reference_solution(folder: str) -> Any:
+    """A fresh instance of the reference `Solution` of problem `folder`."""
+    return reference_module(folder).Solution()
 
 
 @dataclass

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
+from conftest import module_from
 
 from grader.grading.contract import Contract, ContractError, validate
 from grader.registry import find, problems
@@ -15,13 +14,7 @@ from grader.registry import find, problems
 
 def load(slug: str) -> ModuleType:
     problem = find(slug)
-    spec = importlib.util.spec_from_file_location(f"contract_test_{problem.checks.stem}",
-                                                  problem.checks)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return module_from(problem.checks, f"contract_test_{problem.checks.stem}")
 
 
 def with_contract(module: ModuleType, **changes: object) -> ModuleType:

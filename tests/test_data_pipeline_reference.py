@@ -3,25 +3,14 @@ the shipped files and hand-worked examples; and pairs of tensors as outcomes."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 from grader.grading.skeleton import same_outcome
 from grader.model import artifacts
 
-
-def reference(folder: str):
-    spec = importlib.util.spec_from_file_location(
-        f"reference_{folder.replace('-', '_')}", ROOT / "solutions" / folder / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
-
-
-VOCABULARY, WINDOWS, BATCHES = (reference(f) for f in
+VOCABULARY, WINDOWS, BATCHES = (reference_solution(f) for f in
                                 ("17-vocabulary", "18-windows", "19-batches"))
 
 

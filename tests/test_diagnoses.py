@@ -7,6 +7,7 @@ The diagnoses themselves are graded end to end from tests/submissions/.
 from __future__ import annotations
 
 import torch
+from conftest import module_from
 
 from grader.grading.cases import SHIPPED, prompt_ids
 from grader.grading.inputs import describe_inputs
@@ -120,19 +121,11 @@ def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
 def test_every_case_of_every_check_can_be_shown():
     """A failure's inputs are rendered while it is reported: no argument of any check
     may break that, or show up as a grader object."""
-    import importlib.util
-    import sys
-
     from grader.grading.contract import reference_signature
     from grader.registry import problems
 
     for problem in problems():
-        spec = importlib.util.spec_from_file_location(f"shown_{problem.checks.stem}",
-                                                      problem.checks)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up by name
-        spec.loader.exec_module(module)
-        contract = module.CONTRACT
+        contract = module_from(problem.checks, f"shown_{problem.checks.stem}").CONTRACT
         names = reference_signature(problem, contract.method).names
         for case_id, args in contract.case_args.items():
             text = "\n".join(describe_inputs(dict(zip(names, args))))

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 VOCAB = {0: "\n", 1: "a", 2: "b", 3: "c"}
 
 
 def reference():
-    path = ROOT / "solutions" / "13-eos-stop" / "solution.py"
-    spec = importlib.util.spec_from_file_location("reference_eos_stop", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("13-eos-stop")
 
 
 class Script(torch.nn.Module):

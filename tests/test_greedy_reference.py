@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 VOCAB = {0: "a", 1: "b", 2: "c"}
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "greedy_reference", ROOT / "solutions" / "07-greedy" / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("07-greedy")
 
 
 class Rule(torch.nn.Module):

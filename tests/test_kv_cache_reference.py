@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, module_from, reference_solution
 
 from grader.grading import cases
 from grader.model import artifacts
 
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = load("solutions/15-kv-cache/solution.py", "kv_cache_reference").Solution()
-generate = load("solutions/06-generate/solution.py", "generate_reference").Solution()
-checks = load("grader/checks/check_kv_cache.py", "kv_cache_checks")
+reference = reference_solution("15-kv-cache")
+generate = reference_solution("06-generate")
+checks = module_from(ROOT / "grader/checks/check_kv_cache.py", "kv_cache_checks")
 
 ITC = dict(enumerate("abcde"))
 

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 INF = float("-inf")
 
 
 def reference():
-    path = ROOT / "solutions" / "12-no-repeat-ngram" / "solution.py"
-    spec = importlib.util.spec_from_file_location("reference_no_repeat_ngram", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("12-no-repeat-ngram")
 
 
 def ban(logits, token_ids, n):

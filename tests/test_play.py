@@ -9,7 +9,6 @@ prints with what the statement shows.
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import os
 import re
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 import torch
 
 from grader.registry import Problem, problems
-from tests.conftest import ROOT
+from tests.conftest import ROOT, reference_module
 
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 SETUP = 'from grader.play import *\nglobals().update(examples("{slug}"))'
@@ -33,11 +32,7 @@ def python_blocks(problem: Problem) -> list[str]:
 def reference_class(problem: Problem) -> type:
     """The reference's class the statement's examples use: its Solution, or the
     module a module problem asks for (Head, Block, ...)."""
-    spec = importlib.util.spec_from_file_location(f"reference_{problem.slug}", problem.reference)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, problem.class_name)
+    return getattr(reference_module(problem.folder), problem.class_name)
 
 
 @pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 VOCAB = {0: "a", 1: "b", 2: "c"}
 
 
 def reference():
-    path = ROOT / "solutions" / "16-sampler" / "solution.py"
-    spec = importlib.util.spec_from_file_location("reference_sampler", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("16-sampler")
 
 
 class Constant(torch.nn.Module):

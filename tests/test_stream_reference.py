@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, module_from, reference_module
 
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = load("solutions/14-stream/solution.py", "stream_reference")
-checks = load("grader/checks/check_stream.py", "stream_checks")
+reference = reference_module("14-stream")
+checks = module_from(ROOT / "grader/checks/check_stream.py", "stream_checks")
 
 ITC = {0: "a", 1: " ", 2: "b", 3: ".", 4: "\n"}
 NEXT = {0: 1, 1: 2, 2: 3, 3: 4, 4: 0}  # "a b.\na b.\n..."

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "temperature_reference", ROOT / "solutions" / "08-temperature" / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("08-temperature")
 
 
 def test_divides_by_the_temperature() -> None:

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 INF = float("-inf")
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "top_k_reference", ROOT / "solutions" / "09-top-k" / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("09-top-k")
 
 
 TIES = torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0])

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 INF = float("-inf")
 FOUR = torch.tensor([0.4, 0.3, 0.2, 0.1]).log()
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "top_k_top_p_reference", ROOT / "solutions" / "11-top-k-top-p" / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("11-top-k-top-p")
 
 
 def test_defaults_return_an_unchanged_copy() -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
-from conftest import ROOT
+from conftest import reference_solution
 
 from grader.grading.judges import judge_top_p
 from grader.grading.skeleton import GradeFailure
@@ -15,11 +13,7 @@ INF = float("-inf")
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "top_p_reference", ROOT / "solutions" / "10-top-p" / "solution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution("10-top-p")
 
 
 def kept(t: torch.Tensor) -> int:

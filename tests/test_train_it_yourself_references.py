@@ -7,23 +7,15 @@ against torch itself (or train's own code), never against its own outputs.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
 from grader.model.training import TrainSettings, learning_rate
-from tests.conftest import ROOT
+from tests.conftest import reference_module, reference_solution
 
 
 def reference(folder: str):
-    path = ROOT / "solutions" / folder / "solution.py"
-    spec = importlib.util.spec_from_file_location(f"reference_{Path(folder).name}", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution()
+    return reference_solution(folder)
 
 
 @pytest.mark.parametrize("settings", [dict(lr=1e-3), dict(lr=1e-1, weight_decay=0.5),
@@ -99,3 +91,22 @@ def test_clipping_without_gradients_returns_zero() -> None:
     params = [torch.nn.Parameter(torch.ones(2))]
     assert reference("28-clip-grad-norm").clip_grad_norm(params, 1.0) == \
         torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.ones(2))], 1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 30.0])
+def test_rms_norm_is_torchs(scale: float) -> None:
+    module = reference_module("29-rms-norm")
+    from grader.model.gpt import GPTConfig
+
+    config = GPTConfig(vocab_size=6, context_length=8, n_layer=1, n_head=2, n_embd=8)
+    generator = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 5, 8, generator=generator) * scale + scale
+    gain = torch.randn(8, generator=generator)
+    mine = module.RMSNorm(config)
+    theirs = torch.nn.RMSNorm(8, eps=1e-5)
+    with torch.no_grad():
+        mine.weight.copy_(gain)
+        theirs.weight.copy_(gain)
+        assert torch.allclose(mine(x), theirs(x), rtol=1e-5, atol=1e-6)
+        assert torch.allclose(mine(x), torch.nn.functional.rms_norm(x, (8,), gain, eps=1e-5),
+                              rtol=1e-5, atol=1e-6)
