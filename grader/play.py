@@ -167,8 +167,16 @@ def _clipping_inputs() -> dict[str, Any]:
     return {"model": small}
 
 
+def _rms_norm_inputs() -> dict[str, Any]:
+    """Problem 29's example: the shipped first LayerNorm's weight as the gain, on what
+    the first block receives."""
+    return {"config": model.config, "weights": {"weight": shipped_weights("blocks.0.ln_1")[
+        "weight"]}, "x": _block_input(THE_CAT), "ln_1": model.blocks[0].ln_1}
+
+
 # The inputs of Track 4's statements, by slug.
-TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs}
+TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs,
+                   "rms-norm": _rms_norm_inputs}
 
 
 def _inputs(slug: str) -> dict[str, Any]:
