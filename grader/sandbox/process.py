@@ -5,7 +5,8 @@ ended and replaced, and the call fails with a plain message; grading goes on.
 
 On Linux, workers are forked from a fork server that has imported torch once
 (`grader.sandbox.forkserver`), so a new worker costs milliseconds. Elsewhere
-each worker is a fresh `python -m grader.sandbox.worker`.
+each worker is a fresh `python -m grader.sandbox.worker`; a grade's workers are
+one such process, which loads each problem's submission in turn (`SpawnHost`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ DEFAULT_SCRATCH_MB = 64
 DEFAULT_PROBLEM_BUDGET = 120.0  # seconds, all calls of one problem's checks together
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
-SPAWN_AHEAD = 2  # spawned workers started at once ahead of their first call
 
 
 # Frames up to this size are written directly; larger ones under a deadline.
@@ -177,6 +177,10 @@ class Worker:
     def kill(self) -> None:
         self._finish(0.0)
 
+    def release(self) -> None:
+        """Give the worker up after its submission failed to load (ended, unless shared)."""
+        self.kill()
+
     @property
     def alive(self) -> bool:
         raise NotImplementedError
@@ -222,6 +226,86 @@ class SpawnedWorker(Worker):
             return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
+
+
+class SpawnHost:
+    """One spawned worker that loads a grade's submissions one after another.
+
+    Off Linux there is no fork server, and each worker of its own would import
+    torch again (seconds each). The host imports it once; before each load it puts
+    back the global state the previous submission may have changed
+    (grader/sandbox/baseline.py), and its scratch folder is emptied. One tenant (a
+    `HostedWorker`) holds it at a time: a new one evicts the last, whose next call
+    loads its submission again. A host that crashed, ran out of time or was ended is
+    never reused: the next tenant gets a new one.
+    """
+
+    def __init__(self, worker: SpawnedWorker) -> None:
+        self.worker = worker
+        self.hello: dict | None = None  # its first message, which every tenant is shown
+        self.tenant: HostedWorker | None = None
+        self.tenants = 0  # tenants so far
+
+    @property
+    def usable(self) -> bool:
+        return self.worker.alive and not (self.hello and isinstance(self.hello.get("error"),
+                                                                      dict))
+
+
+class HostedWorker(Worker):
+    """One submission's lease of a `SpawnHost`: alive while it is the host's tenant."""
+
+    def __init__(self, host: SpawnHost) -> None:
+        self.host = host
+        self.channel = host.worker.channel
+        self.greeted = host.worker.greeted
+        self._hello_due = True
+        if host.tenants and host.worker.scratch:
+            empty_folder(host.worker.scratch)  # nothing written for an earlier problem
+        host.tenants += 1
+        host.tenant = self
+
+    def receive(self, timeout: float) -> dict:
+        if self._hello_due:  # the host greets once; each tenant is shown that greeting
+            self._hello_due = False
+            if self.host.hello is None:
+                self.host.hello = self.host.worker.receive(timeout)
+            self.greeted = True
+            return self.host.hello
+        return super().receive(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.host.tenant is self and self.host.worker.alive
+
+    def release(self) -> None:
+        # Its load failed cleanly: the host stays, and the next load starts afresh.
+        if self.host.tenant is self:
+            self.host.tenant = None
+
+    def _finish(self, grace: float) -> int | None:
+        if self.host.tenant is not self:
+            return None  # evicted: the host is another tenant's now
+        self.host.tenant = None
+        return self.host.worker._finish(grace)
+
+
+def empty_folder(path: str) -> None:
+    """Remove what is in a folder, keeping the folder (a host works in it)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            remove_tree(full)
+        else:
+            try:
+                os.chmod(full, 0o600)
+                os.remove(full)
+            except OSError:
+                pass
 
 
 def new_scratch_root() -> str:
@@ -358,7 +442,9 @@ class ForkServer:
             from grader.sandbox.isolation import worker_limits
 
             # Limits on the worker's whole tree (cgroups, a scratch tmpfs).
-            limits = worker_limits(self.sandbox.memory_bytes, self.sandbox.scratch_bytes)
+            cpu = {} if self.sandbox.cpu_seconds is None else {"cpu_seconds":
+                                                               self.sandbox.cpu_seconds}
+            limits = worker_limits(self.sandbox.memory_bytes, self.sandbox.scratch_bytes, **cpu)
             request.update(limits.request())
         try:
             pid = self._new_process(request, theirs, witness_theirs)
@@ -484,6 +570,10 @@ class WorkerPool:
         self._generation = 0  # closes so far: what was prepared before one is not claimed
         # Workers started ahead of their first call, by submission path.
         self._prepared: dict[Load, queue.Queue] = {}
+        # Set by `prepare` on the spawned path: one process serves all of a grade's
+        # problems in turn (see SpawnHost).
+        self.hosting = False
+        self.host: SpawnHost | None = None
 
     def start(self) -> None:
         """Start the fork server now, so its imports overlap with the grader's."""
@@ -495,6 +585,8 @@ class WorkerPool:
 
     def take(self, submission: str) -> Worker:
         self.start()
+        if self.server is None and self.hosting:
+            return HostedWorker(self._host())
         worker = (self.server.fork(submission) if self.server is not None
                   else SpawnedWorker(self.debug, self._spawned_scratch()))
         with self._lock:
@@ -514,9 +606,10 @@ class WorkerPool:
 
         The grader imports torch and pytest meanwhile, so by the first check each
         submission is loaded: a grade of sixteen problems no longer waits for
-        sixteen loads in turn. Spawned workers (each a torch import of its own)
-        are started SPAWN_AHEAD at a time, in the order of `loads`, so that their
-        imports use the cores the grader leaves idle instead of coming one by one.
+        sixteen loads in turn. On the spawned path one host process is started
+        instead, which imports torch while the grader does and then serves every
+        problem of the grade in turn (SpawnHost): a torch import per grade, not
+        per problem.
         """
         slots: dict[Load, queue.Queue] = {load: queue.Queue(1) for load in loads}
         if self.server is not None:
@@ -524,31 +617,22 @@ class WorkerPool:
             threading.Thread(target=self._prepare, args=(self.server, slots),
                              daemon=True).start()
         elif not self.use_fork:
-            self._prepared.update(slots)
-            items = list(slots.items())
-            for k in range(SPAWN_AHEAD):
-                threading.Thread(target=self._prepare_spawned,
-                                 args=(items[k::SPAWN_AHEAD], self._generation),
-                                 daemon=True).start()
+            self.hosting = True
+            self._host()
 
-    def _prepare_spawned(self, items: list[tuple[Load, queue.Queue]], generation: int) -> None:
-        for load, slot in items:
-            try:
-                worker = SpawnedWorker(self.debug, self._spawned_scratch(generation))
-                with self._lock:
-                    closed = self._generation != generation
-                    if not closed:
-                        self.workers.append(worker)
-                if closed:  # the pool closed meanwhile: nobody will claim it
-                    worker.kill()
-                    slot.put(None)
-                    continue
-                hello = worker.receive(STARTUP_TIMEOUT)
-                if not isinstance(hello.get("error"), dict):
-                    worker.send(load.request(), LOAD_TIMEOUT)
-                slot.put((worker, hello))
-            except (WorkerDied, OSError, ValueError):
-                slot.put(None)  # the first call starts one the usual way
+    def _host(self) -> SpawnHost:
+        """The host for the next submission: the current one, or a new one if it
+        crashed, ran out of time or was ended."""
+        with self._lock:
+            host = self.host
+        if host is not None and host.usable:
+            return host
+        worker = SpawnedWorker(self.debug, self._spawned_scratch())
+        host = SpawnHost(worker)
+        with self._lock:
+            self.host = host
+            self.workers = [w for w in self.workers if w.alive] + [worker]
+        return host
 
     def _prepare(self, server: ForkServer, slots: dict[Load, queue.Queue]) -> None:
         for load, slot in slots.items():
@@ -588,6 +672,7 @@ class WorkerPool:
             self._generation += 1
             workers, self.workers = self.workers, []
             server, self.server = self.server, None
+            self.host = None
         for worker in workers:
             worker.kill()
         if server is not None:
@@ -709,7 +794,7 @@ class SubmissionProcess:
                 error = {"type": "LoadFailed", "message": unreadable(exc), "file": self.path,
                          "line": None}
             if error is not None:
-                worker.kill()
+                worker.release()
                 self.load_error = error
             self._worker = worker
         return self._worker
@@ -799,18 +884,29 @@ class SubmissionProcess:
             for value in args:
                 if isinstance(value, ModelSpec):
                     witness.allow(value)
-        reply = worker.request({"op": "start", "method": method, "args": encode(list(args)),
-                                "witnessed": witness is not None}, limit)
+        limits = getattr(worker, "limits", None)
+
+        def ask(message: dict) -> dict:
+            try:
+                return worker.request(message, limit)
+            except WorkerDied as exc:  # named as call() names it
+                died = with_limit_named({"message": str(exc)}, limits) or {}
+                raise WorkerDied(died.get("message", str(exc)), exc.timed_out) from None
+
+        reply = ask({"op": "start", "method": method, "args": encode(list(args)),
+                     "witnessed": witness is not None})
         try:
-            error = read_load_reply(reply)  # `start` answers as `load` does
+            # `start` answers as `load` does. An item made while a tree-wide limit
+            # was reached fails the stream: part of its work may be missing.
+            error = with_limit_named(read_load_reply(reply), limits)
             while error is None:
-                kind, value = read_item_reply(worker.request({"op": "next"}, limit))
+                kind, value = read_item_reply(ask({"op": "next"}))
+                error = with_limit_named(value if kind == "error" else None, limits)
+                if error is not None:
+                    break
                 if kind == "done":
                     return
-                if kind == "error":
-                    error = value
-                else:
-                    yield value
+                yield value
         except ProtocolError as exc:
             worker.kill()
             self._worker = None

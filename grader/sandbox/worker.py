@@ -132,11 +132,28 @@ class Worker:
         self.iterator: Any = None
         # The grader's witness of model calls, where the worker was given one.
         self.witness: tuple[IO[bytes], IO[bytes]] | None = None
+        # A worker that loads one submission after another (off Linux) comes back to
+        # this state before each (grader/sandbox/baseline.py).
+        self.baseline: Any = None
+        self.loads = 0
+
+    def forget_submission(self) -> None:
+        """Undo what the submission loaded before may have changed, before the next."""
+        from grader.sandbox.baseline import restore
+
+        self.solution = self.module = self.iterator = None
+        # Models it was handed may carry its changes beyond their weights.
+        self.forget_preloaded_models()
+        self.model_calls.clear()
+        restore(self.baseline)
 
     def load(self, path: str, class_name: str, methods: list[str],
              nn_module: bool = False) -> dict[str, Any]:
         """Load the submission and make its Solution; for an `nn_module` problem the
         class is a torch.nn.Module that each call builds afresh from a config."""
+        if self.loads and self.baseline is not None:
+            self.forget_submission()
+        self.loads += 1
         self.path = path
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
@@ -387,12 +404,14 @@ class Worker:
 
 
 def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None,
-          *, policy: Any = None, witness: tuple[IO[bytes], IO[bytes]] | None = None) -> None:
+          *, policy: Any = None, witness: tuple[IO[bytes], IO[bytes]] | None = None,
+          hosted: bool = False) -> None:
     """Answer the grader's requests until it closes the channel.
 
     `hello` goes with the first message (which sandbox layers are in place); if
     it holds an error, the worker reports it and serves nothing. `policy` is the
     sandbox's (an isolation.Policy), so that errors can name a limit reached.
+    `hosted`: it may be asked to load one submission after another.
     """
     import torch
 
@@ -401,6 +420,10 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     torch.set_num_threads(1)
     worker = Worker(policy)
     worker.witness = witness
+    if hosted:
+        from grader.sandbox.baseline import capture
+
+        worker.baseline = capture()
     write_frame(proto_out, {"ready": True, **(hello or {})})
     if hello and "error" in hello:
         return
@@ -441,7 +464,7 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
 
 def main() -> None:
     """A worker started on its own (where there is no fork server): talk over stdin/stdout."""
-    serve(*_private_channels())
+    serve(*_private_channels(), hosted=True)
 
 
 if __name__ == "__main__":

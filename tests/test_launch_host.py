@@ -1,0 +1,139 @@
+"""One spawned process serves every problem of a grade (SpawnHost), yet no
+submission changes what the next one sees, and a crash fails only its own problem.
+
+Forced on Linux with WorkerPool(fork=False), the path macOS and Windows take.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox.process import SubmissionProcess, WorkerPool
+
+pytestmark = pytest.mark.slow
+
+# Changes every piece of global state the host puts back, at import and in a call.
+MESSY = '''
+import os, random, sys, warnings
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, "/nowhere")
+sys.modules["leftover_helper"] = type(sys)("leftover_helper")
+sys.modules["leftover_helper"].__file__ = "/nowhere/leftover_helper.py"
+torch.set_default_dtype(torch.float64)
+torch.manual_seed(1234)
+random.seed(1234)
+os.environ["GPT_KATA_LEFTOVER"] = "1"
+warnings.simplefilter("error")
+torch.softmax = lambda *a, **k: "patched"
+F.relu = lambda *a, **k: "patched"
+torch.Tensor.leftover = 1
+os.makedirs("leftover-folder", exist_ok=True)
+open("leftover.txt", "w").write("x")
+
+
+class Solution:
+    def state(self):
+        torch.set_grad_enabled(False)
+        torch.set_num_threads(3)
+        torch.use_deterministic_algorithms(True)
+        os.chdir("leftover-folder")
+        return os.getpid()
+
+    def crash(self):
+        os._exit(3)
+'''
+
+# Reports what it finds.
+PROBE = '''
+import os, random, sys, warnings
+import torch
+import torch.nn.functional as F
+
+
+class Solution:
+    def state(self):
+        return {
+            "pid": os.getpid(),
+            "dtype": str(torch.get_default_dtype()),
+            "grad": torch.is_grad_enabled(),
+            "threads": torch.get_num_threads(),
+            "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "torch_draw": torch.rand(3).tolist(),
+            "python_draw": random.random(),
+            "path": "/nowhere" in sys.path,
+            "helper": "leftover_helper" in sys.modules,
+            "environ": "GPT_KATA_LEFTOVER" in os.environ,
+            "warnings_error": any(f[0] == "error" for f in warnings.filters),
+            "softmax": torch.softmax(torch.zeros(2), 0).tolist(),
+            "relu": F.relu(torch.ones(1)).tolist(),
+            "tensor_attribute": hasattr(torch.Tensor, "leftover"),
+            "files": sorted(os.listdir(".")),
+        }
+'''
+
+
+def process(tmp_path: Path, name: str, text: str, pool: WorkerPool,
+            methods: list[str]) -> SubmissionProcess:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "solution.py").write_text(text)
+    return SubmissionProcess(str(folder / "solution.py"), "Solution", methods, pool)
+
+
+def hosted_pool() -> WorkerPool:
+    pool = WorkerPool(fork=False)
+    pool.prepare([])  # what a grade does: one host for every problem
+    return pool
+
+
+def test_a_submission_sees_none_of_what_the_previous_one_changed(tmp_path: Path) -> None:
+    with hosted_pool() as pool:
+        alone = process(tmp_path, "alone", PROBE, pool, ["state"]).call("state", ())
+        assert alone.error is None, alone.error
+        messy = process(tmp_path, "messy", MESSY, pool, ["state"])
+        messed = messy.call("state", ())
+        assert messed.error is None, messed.error
+        after = process(tmp_path, "after", PROBE, pool, ["state"]).call("state", ())
+        assert after.error is None, after.error
+    fresh, seen = alone.result, after.result
+    # Served by the same process: a torch import per grade, not per problem.
+    assert messed.result == fresh["pid"] == seen["pid"]
+    assert seen == fresh
+
+
+def test_an_evicted_submission_is_loaded_again_on_its_next_call(tmp_path: Path) -> None:
+    with hosted_pool() as pool:
+        first = process(tmp_path, "first", PROBE, pool, ["state"])
+        second = process(tmp_path, "second", MESSY, pool, ["state"])
+        before = first.call("state", ())
+        assert second.call("state", ()).error is None
+        again = first.call("state", ())
+    assert before.error is None and again.error is None
+    assert again.result == before.result
+
+
+def test_a_crash_fails_only_its_own_problem(tmp_path: Path) -> None:
+    with hosted_pool() as pool:
+        crashing = process(tmp_path, "crashing", MESSY, pool, ["state", "crash"])
+        pid = crashing.call("state", ()).result
+        crashed = crashing.call("crash", ())
+        after = process(tmp_path, "after", PROBE, pool, ["state"]).call("state", ())
+    assert crashed.error is not None and crashed.error["type"] == "WorkerDied"
+    assert after.error is None, after.error
+    assert after.result["pid"] != pid  # the crashed host was replaced
+    assert after.result["dtype"] == "torch.float32"
+
+
+def test_a_load_error_keeps_the_host(tmp_path: Path) -> None:
+    with hosted_pool() as pool:
+        broken = process(tmp_path, "broken", "import torch\nraise ValueError('no')\n", pool,
+                         ["state"])
+        assert broken.load() is not None
+        first = process(tmp_path, "first", PROBE, pool, ["state"]).call("state", ())
+        second = process(tmp_path, "second", PROBE, pool, ["state"]).call("state", ())
+    assert first.error is None and second.error is None
+    assert first.result == second.result
