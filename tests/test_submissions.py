@@ -102,6 +102,7 @@ PATCHED = [e for e in expectations() if e.patch is not None]
 def test_every_submission_file_has_an_expectation() -> None:
     for folder, spec in specs().items():
         where = f"{folder.name}/expected.toml"
+        assert folder.name == spec["problem"], f"{where}: name the folder {spec['problem']}"
         equivalent = set(spec.get("equivalent", {}))
         whole, patched = set(), []
         for name, mistake in spec.get("mistakes", {}).items():
