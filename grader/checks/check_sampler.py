@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.filters import ngram_bans, top_k, top_p
 from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
 from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Mistake, fresh_args
 from grader.grading.strategies import model_and_context, vocab
@@ -74,31 +75,6 @@ def cases() -> dict[str, tuple]:
 
 
 # -- the rules, written independently of the reference ---------------------------------
-def ngram_bans(ids: list[int], n: int) -> dict[int, int]:
-    """Banned token -> where the n-gram it would repeat starts."""
-    if n < 1 or len(ids) < n - 1:
-        return {}
-    tail = ids[len(ids) - (n - 1):]
-    found: dict[int, int] = {}
-    for i in range(len(ids) - n + 1):
-        if ids[i:i + n - 1] == tail:
-            found.setdefault(ids[i + n - 1], i)
-    return found
-
-
-def top_k(x: torch.Tensor, k: int) -> torch.Tensor:
-    kth = x.sort(descending=True).values[min(k, len(x)) - 1]
-    return x.masked_fill(x < kth, INF)
-
-
-def top_p(x: torch.Tensor, p: float) -> torch.Tensor:
-    order = x.argsort()  # ascending
-    cumulative = F.softmax(x[order], dim=-1).cumsum(dim=-1)
-    drop = cumulative <= 1 - p
-    drop[-1] = False
-    return x.masked_fill(torch.zeros_like(drop).scatter(0, order, drop), INF)
-
-
 def stage(name: str, x: torch.Tensor, bans: dict[int, int], temperature: float, k: int,
           p: float, scale: str) -> torch.Tensor:
     """One stage of the pipeline, by name, so that the mistakes can run them in other orders."""

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.filters import kth_largest as kth
 from grader.grading.judges import expect_filtered, same_filtering
 from grader.grading.skeleton import Call, Kata, Mistake
 from grader.grading.strategies import logits_example
@@ -21,10 +22,6 @@ def exactly_k(x: torch.Tensor, k: int) -> torch.Tensor:
     keep = torch.zeros_like(x, dtype=torch.bool)
     keep.scatter_(-1, torch.topk(x, min(k, x.shape[-1]), dim=-1).indices, True)
     return x.masked_fill(~keep, INF)
-
-
-def kth(x: torch.Tensor, k: int) -> torch.Tensor:
-    return torch.topk(x, min(k, x.shape[-1]), dim=-1).values[..., -1:]
 
 
 MISTAKES = [

@@ -9,8 +9,10 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.grading import filters
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.filters import nucleus_mask as top_p_mask
 from grader.grading.judges import expect_filtered, judge_top_p, same_filtering
 from grader.grading.skeleton import Call, GradeFailure, Mistake
 from grader.grading.strategies import exact_nucleus_rows, logits_example
@@ -21,16 +23,7 @@ INF = float("-inf")
 def top_k_step(x: torch.Tensor, top_k: int, filter_value: float, keep: int) -> torch.Tensor:
     if top_k <= 0:
         return x.clone()
-    k = min(max(top_k, keep), x.shape[-1])
-    return x.masked_fill(x < torch.topk(x, k, dim=-1).values[..., -1:], filter_value)
-
-
-def top_p_mask(x: torch.Tensor, top_p: float, keep: int, strict: bool = False) -> torch.Tensor:
-    sorted_logits, sorted_indices = torch.sort(x, dim=-1)
-    cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
-    remove = cumulative < 1 - top_p if strict else cumulative <= 1 - top_p
-    remove[..., -keep:] = False
-    return remove.scatter(-1, sorted_indices, remove)
+    return filters.top_k(x, max(top_k, keep), filter_value)
 
 
 def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: float = INF,
@@ -48,7 +41,7 @@ def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: fl
     filtered = top_k_step(x, top_k, fill, k_min)
     if top_p < 1.0:
         filtered = filtered.masked_fill(top_p_mask(x if p_on_original else filtered, top_p,
-                                                   p_min, strict), fill)
+                                                   p_min, strict=strict), fill)
     return filtered
 
 
