@@ -73,3 +73,24 @@ def test_groups_of_a_grader_that_is_gone_are_removed(tmp_path: Path) -> None:
     mine.mkdir()
     cgroups._remove_stale(str(tmp_path))
     assert not gone.exists() and mine.exists()
+
+
+def test_v1_cpuacct_usage_past_the_budget_ends_the_tree_naming_it(tmp_path: Path) -> None:
+    limits = TreeLimits.create(None, None, [Hierarchy(1, ("cpuacct",), str(tmp_path))])
+    usage = made(tmp_path) / "cpuacct.usage"
+    usage.write_text("1500000000\n")  # 1.5 s, in ns
+    assert limits.cpu_used() == 1.5
+    limits.cpu_seconds = 2
+    usage.write_text(f"{4 * 10**9}\n")
+    limits._watch_cpu()  # returns once the budget is passed: no thread needed here
+    reached = limits.reached()
+    assert reached is not None and "the CPU time limit (2 s" in reached, reached
+    assert limits.reached() is None
+
+
+def test_v2_cpu_time_is_read_from_cpu_stat(tmp_path: Path) -> None:
+    limits = TreeLimits.create(None, None, [Hierarchy(2, ("memory", "pids", "cpu"),
+                                                      str(tmp_path))])
+    (made(tmp_path) / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\n")
+    assert limits.cpu_used() == 2.5
+    assert "cpu-cgroup-v2" in limits.request()["cgroups"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.isolation import probe
-from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerDied, WorkerPool
 
 MB = 1 << 20
 ISO = probe()
@@ -30,6 +30,9 @@ needs_memory_cgroup = pytest.mark.skipif(
     not any(c.startswith("memory-cgroup") for c in ISO.cgroups),
     reason="no memory cgroup this grader may make groups in (cgroup v1 as root, or a "
            "delegated cgroup v2)")
+needs_cpu_cgroup = pytest.mark.skipif(
+    not any(c.startswith(("cpuacct-cgroup", "cpu-cgroup")) for c in ISO.cgroups),
+    reason="no cgroup that counts CPU time this grader may make groups in")
 
 SOLUTION = '''
 import ctypes, os, time
@@ -118,6 +121,30 @@ class Solution:
             raise OSError(exc.errno, f"{{written}} MB written") from None
         return written
 
+    def stream_children(self, count, mb):
+        """A stream whose second item is made by `count` children of `mb` MB each."""
+        yield "started"
+        yield self.children(count, mb)
+
+    def stream_processes(self, count):
+        yield "started"
+        yield self.processes(count)
+
+    def spin(self, count, seconds):
+        """`count` children each spin for `seconds` of their own CPU time."""
+        named()
+        pids = []
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                while time.process_time() < seconds:  # a child's clock starts at 0
+                    pass
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        return len(pids)
+
     def leave_one(self):
         """A process in a session of its own that would outlive the call."""
         named()
@@ -128,7 +155,8 @@ class Solution:
         return "left"
 '''
 
-METHODS = ["children", "memfd", "processes", "scratch", "leave_one"]
+METHODS = ["children", "memfd", "processes", "scratch", "leave_one", "stream_children",
+           "stream_processes", "spin"]
 
 
 def left_behind(token: str) -> list[int]:
@@ -171,6 +199,15 @@ class Graded:
     def call(self, method: str, *args: object) -> tuple[object, str]:
         outcome = self.process.call(method, args)
         return outcome.result, (outcome.error or {}).get("message") or ""
+
+    def stream(self, method: str, *args: object) -> tuple[list[object], str]:
+        """The items a generator method streamed, and the error that ended it."""
+        items: list[object] = []
+        try:
+            items.extend(self.process.iterate(method, args))
+        except (RuntimeError, WorkerDied) as exc:
+            return items, str(exc)
+        return items, ""
 
     def close(self) -> None:
         self.process.close()
@@ -224,6 +261,41 @@ def test_as_root_processes_reach_the_limit(grade) -> None:
     started, message = graded.call("processes", 200)
     assert "the process limit (16" in message, message
     assert isinstance(started, int) and started <= 16
+
+
+@needs_memory_cgroup
+def test_a_stream_whose_children_reach_the_memory_limit_fails_naming_it(grade) -> None:
+    graded = grade(memory_bytes=200 * MB)
+    items, message = graded.stream("stream_children", 8, 190)
+    assert "the memory limit (200 MB" in message, (items, message)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root in this check")
+def test_a_stream_that_reaches_the_process_limit_fails_naming_it(grade) -> None:
+    graded = grade()
+    items, message = graded.stream("stream_processes", 200)
+    assert "the process limit (16" in message, (items, message)
+    assert items == ["started"]  # the item made with processes missing is not passed on
+
+
+def test_a_stream_within_the_limits_runs(grade) -> None:
+    graded = grade(memory_bytes=200 * MB)
+    assert graded.stream("stream_children", 2, 10) == (["started", 2], "")
+
+
+@needs_cpu_cgroup
+def test_eight_spinning_children_share_one_cpu_limit(grade) -> None:
+    graded = grade(cpu_seconds=2)
+    # 1.5 s each: below the 2 s that RLIMIT_CPU gives each process alone, 12 s together.
+    result, message = graded.call("spin", 8, 1.5)
+    assert result is None, result
+    assert "the CPU time limit (2 s" in message and "together" in message, message
+
+
+@needs_cpu_cgroup
+def test_children_within_the_cpu_limit_run(grade) -> None:
+    graded = grade(cpu_seconds=2)
+    assert graded.call("spin", 2, 0.2) == (2, "")
 
 
 def test_scratch_writes_stop_at_the_tmpfs_size(grade) -> None:

@@ -522,12 +522,13 @@ class Policy:
 
 def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULT_SCRATCH_BYTES,
                   max_processes: int | None = Policy.max_processes,
-                  isolation: Isolation | None = None) -> TreeLimits:
+                  isolation: Isolation | None = None,
+                  cpu_seconds: int | None = Policy.cpu_seconds) -> TreeLimits:
     """The grader's side of one worker's tree-wide limits: its cgroups, made now
     (``close()`` them once the worker has ended), and what to tell the worker
     (``request()``, whose entries ``tree_options`` reads back in the worker)."""
     isolation = probe() if isolation is None else isolation
-    limits = TreeLimits.create(memory_bytes, max_processes)
+    limits = TreeLimits.create(memory_bytes, max_processes, cpu_seconds=cpu_seconds)
     if scratch_bytes is not None:
         limits.extra["scratch_bytes"] = int(scratch_bytes)
     if isolation.unprivileged_uid and isolation.launcher:

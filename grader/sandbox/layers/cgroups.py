@@ -1,9 +1,13 @@
-"""A cgroup per worker: memory and a process count over the worker's whole tree.
+"""A cgroup per worker: memory, a process count and CPU time over the worker's whole tree.
 
 RLIMIT_DATA counts one process's private memory, and RLIMIT_NPROC counts a
 user's tasks (and never root's). A cgroup counts the worker and every process
 it starts together, and its memory counts the pages of memfd and tmpfs files
 they fill too (shared memory is charged to the cgroup that touched it).
+RLIMIT_CPU, too, bounds each process alone (a child starts at zero); a group
+adds up the CPU time of all of them (cgroup v1 `cpuacct`, or v2's `cpu.stat`,
+there in every group), and a thread of the grader's ends the whole tree once
+that sum passes the worker's budget.
 
 The grader makes a group below its own for each worker in every hierarchy it
 may write (cgroup v1 `memory` and `pids`, usually as root; or cgroup v2 where
@@ -27,6 +31,7 @@ import itertools
 import os
 import re
 import signal
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +44,9 @@ ALLOWANCE = 128 * MB
 OWN_TASKS = 1
 # How long `close` waits for a killed group to empty before giving up on it.
 EMPTY_WAIT = 5.0
+# How often the tree's CPU time is read: the tree may overrun its budget by this
+# much per core.
+CPU_POLL = 0.2
 
 _numbers = itertools.count()
 
@@ -131,7 +139,8 @@ def _v2_hierarchy(point: str, root: str, groups: Mapping[str, str]) -> Hierarchy
     # children: turning them on here would mean moving this process out first.
     if not {"memory", "pids"} <= enabled or not _can_make_groups(base):
         return None
-    return Hierarchy(2, ("memory", "pids"), base)
+    # cpu.stat's usage is kept in every v2 group, with the cpu controller or without.
+    return Hierarchy(2, ("memory", "pids", "cpu"), base)
 
 
 @functools.cache
@@ -147,7 +156,7 @@ def hierarchies() -> tuple[Hierarchy, ...]:
             if kind == "cgroup2" and (found := _v2_hierarchy(point, root, groups)):
                 result = [found]
                 break
-        for controller in ("memory", "pids") if not result else ():
+        for controller in ("memory", "pids", "cpuacct") if not result else ():
             for root, point, kind, options in mounts:
                 if kind != "cgroup" or controller not in options or controller not in groups:
                     continue
@@ -204,17 +213,23 @@ class TreeLimits:
 
     memory_bytes: int | None
     max_processes: int | None
+    # CPU seconds of the whole tree: at most the worker's own RLIMIT_CPU, hard limit.
+    cpu_seconds: int | None = None
     groups: list[_Group] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
     # More for the worker's request, from the other tree-wide layers.
     extra: dict[str, object] = field(default_factory=dict)
     # What was reached but not yet asked for when the groups were removed.
     last: str | None = None
+    # Set once the tree's CPU time passed `cpu_seconds` and the tree was ended.
+    cpu_spent: int = 0
+    closed: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def create(cls, memory_bytes: int | None, max_processes: int | None,
-               where: Iterable[Hierarchy] | None = None) -> TreeLimits:
-        limits = cls(memory_bytes, max_processes)
+               where: Iterable[Hierarchy] | None = None,
+               cpu_seconds: int | None = None) -> TreeLimits:
+        limits = cls(memory_bytes, max_processes, cpu_seconds)
         name = f"gpt-kata-{os.getpid()}-{next(_numbers)}"
         for hierarchy in hierarchies() if where is None else where:
             path = os.path.join(hierarchy.base, name)
@@ -229,7 +244,41 @@ class TreeLimits:
             except OSError:
                 limits.groups.remove(group)
                 _remove(path)
+        if cpu_seconds is not None and limits._cpu_group() is not None:
+            threading.Thread(target=limits._watch_cpu, daemon=True,
+                             name="gpt-kata-cpu-watch").start()
         return limits
+
+    def _cpu_group(self) -> _Group | None:
+        for group in self.groups:
+            if {"cpu", "cpuacct"} & set(group.hierarchy.controllers):
+                return group
+        return None
+
+    def cpu_used(self) -> float | None:
+        """CPU seconds the tree has used since the worker joined its groups."""
+        group = self._cpu_group()
+        if group is None:
+            return None
+        try:
+            if group.hierarchy.version == 1:
+                return int(_read(os.path.join(group.path, "cpuacct.usage"))) / 1e9
+            stat = _read(os.path.join(group.path, "cpu.stat"))
+            return _counter(stat, "usage_usec") / 1e6
+        except (OSError, ValueError):
+            return None
+
+    def _watch_cpu(self) -> None:
+        # The budget is RLIMIT_CPU's hard limit: a worker alone meets its own
+        # limit first, and names it itself.
+        budget = (self.cpu_seconds or 0) + 1
+        while not self.closed.wait(CPU_POLL):
+            used = self.cpu_used()
+            if used is not None and used >= budget:
+                self.cpu_spent = 1
+                for group in list(self.groups):
+                    _kill_all(group.path)
+                return
 
     def _configure(self, group: _Group) -> None:
         h, path = group.hierarchy, group.path
@@ -265,6 +314,7 @@ class TreeLimits:
                     counts["pids"] = _counter(_read(os.path.join(path, "pids.events")), "max")
             except OSError:
                 continue
+        counts["cpu"] = self.cpu_spent
         return counts
 
     def reached(self) -> str | None:
@@ -283,10 +333,14 @@ class TreeLimits:
         if "pids" in risen and self.max_processes is not None:
             words.append(f"the process limit ({self.max_processes} processes and threads "
                          "for the submission) was reached")
+        if "cpu" in risen and self.cpu_seconds is not None:
+            words.append(f"the CPU time limit ({self.cpu_seconds} s for all of the "
+                         "submission's processes together) was reached, and they were ended")
         return "; ".join(words) or None
 
     def close(self) -> None:
         """End every process left in the groups, then remove them."""
+        self.closed.set()
         self.last = self.reached()
         for group in self.groups:
             _remove(group.path)
@@ -298,6 +352,20 @@ def _pids(path: str) -> list[int]:
         return [int(p) for p in _read(os.path.join(path, "cgroup.procs")).split()]
     except (OSError, ValueError):
         return []
+
+
+def _kill_all(path: str) -> None:
+    """Kill every process in a group, and what they start meanwhile."""
+    deadline = time.monotonic() + EMPTY_WAIT
+    kill = os.path.join(path, "cgroup.kill")  # v2 (5.14+): the whole group at once
+    while (pids := _pids(path)) and time.monotonic() < deadline:
+        if os.path.exists(kill):
+            with contextlib.suppress(OSError):
+                _write(kill, "1")
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
 
 
 def _remove(path: str) -> None:
