@@ -182,10 +182,14 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
     spec = tomllib.loads((folder / "expected.toml").read_text(encoding="utf-8"))
     if spec["problem"] not in practice.stored()["problems"]:
         pytest.skip(f"{spec['problem']} has no practice cases")
-    for name in spec.get("equivalent", {}):
-        result = practice.grade_problem(spec["problem"], folder / name)
-        assert result.ok, (name, result.unavailable, result.failures)
     base = (folder / spec["base"]).read_text(encoding="utf-8") if "base" in spec else ""
+    for name, style in spec.get("equivalent", {}).items():
+        path = folder / name
+        if isinstance(style, dict):  # a patch of the base
+            path = tmp_path / name
+            path.write_text(apply(style["patch"], base), encoding="utf-8")
+        result = practice.grade_problem(spec["problem"], path)
+        assert result.ok, (name, result.unavailable, result.failures)
     named, failed = [], []
     for name, mistake in spec.get("mistakes", {}).items():
         text = ((folder / mistake["file"]).read_text(encoding="utf-8") if "file" in mistake

@@ -1,12 +1,12 @@
 """Learner-style submissions, graded end to end: equivalent styles pass, mistakes are named.
 
 Each folder under tests/submissions/ holds submissions for one problem and an
-`expected.toml` saying what each must get. Equivalent styles are whole files.
-A mistake is mostly a patch of the folder's base file (see tests/patches.py):
-it is written out under the mistake's name, so a report reads `argmax.py`, and
-graded like any file. The folder's submissions are graded in a few grading
-processes (a few files each), as `gpt-kata grade` would grade them, and every
-file is then checked on its own.
+`expected.toml` saying what each must get. An equivalent style is a whole file
+or, where it differs from the folder's base file in a few lines, a patch of it;
+a mistake is mostly such a patch (see tests/patches.py). A patch is written out
+under its name, so a report reads `argmax.py`, and graded like any file. The
+folder's submissions are graded in a few grading processes (a few files each),
+as `gpt-kata grade` would grade them, and every file is then checked on its own.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ else:  # pragma: no cover
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
 MISTAKE_KEYS = {"says", "never", "patch", "file"}
+STYLE_KEYS = {"style", "patch"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,11 @@ class Expectation:
     @property
     def id(self) -> str:
         # A mistake is graded as <name>.py: the id names that file.
-        return f"{self.folder.name}/{self.name}" + ("" if self.passes else ".py")
+        return f"{self.folder.name}/{self.file_name}"
+
+    @property
+    def file_name(self) -> str:
+        return self.name if self.name.endswith(".py") else f"{self.name}.py"
 
     def materialise(self, tmp_path: Path) -> Path:
         """The file to grade: the whole file itself, or the patched base written out.
@@ -57,9 +62,10 @@ class Expectation:
         try:
             text = apply(self.patch, base.read_text(encoding="utf-8"))
         except PatchError as error:
-            raise PatchError(f"{self.folder.name}/expected.toml: mistake {self.name!r} no "
+            what = "style" if self.passes else "mistake"
+            raise PatchError(f"{self.folder.name}/expected.toml: {what} {self.name!r} no "
                              f"longer applies to {self.base}: {error}") from None
-        out = tmp_path / self.folder.name / f"{self.name}.py"
+        out = tmp_path / self.folder.name / self.file_name
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         return out
@@ -74,8 +80,10 @@ def expectations() -> list[Expectation]:
     found = []
     for folder, spec in specs().items():
         problem, base = spec["problem"], spec.get("base")
-        for file in spec.get("equivalent", {}):
-            found.append(Expectation(folder, problem, file, passes=True))
+        for file, style in spec.get("equivalent", {}).items():
+            patch = style.get("patch") if isinstance(style, dict) else None
+            found.append(Expectation(folder, problem, file, passes=True, patch=patch,
+                                     base=base if patch is not None else None))
         for name, mistake in spec.get("mistakes", {}).items():
             if not isinstance(mistake, dict):
                 raise TypeError(f"{folder.name}/expected.toml: write mistake {name!r} as a "
@@ -103,8 +111,14 @@ def test_every_submission_file_has_an_expectation() -> None:
     for folder, spec in specs().items():
         where = f"{folder.name}/expected.toml"
         assert folder.name == spec["problem"], f"{where}: name the folder {spec['problem']}"
-        equivalent = set(spec.get("equivalent", {}))
+        styles = spec.get("equivalent", {})
+        equivalent = {name for name, style in styles.items() if not isinstance(style, dict)}
         whole, patched = set(), []
+        for name, style in styles.items():
+            if isinstance(style, dict):
+                assert set(style) <= STYLE_KEYS and "patch" in style, \
+                    f"{where}: style {name!r} needs a patch (and may say its style)"
+                patched.append(name.removesuffix(".py"))
         for name, mistake in spec.get("mistakes", {}).items():
             assert set(mistake) <= MISTAKE_KEYS, f"{where}: {name!r} has unknown keys"
             assert mistake.get("says"), f"{where}: mistake {name!r} says nothing"
