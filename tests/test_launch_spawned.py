@@ -3,7 +3,8 @@
 Forced on Linux with GPT_KATA_SPAWN_WORKERS=1: every worker is a fresh
 `python -m grader.sandbox.worker`, with no fork server and no witness, so the
 worker counts the model calls itself. A spawned worker costs a torch import, so
-the batches are a few problems each, to spread over the cores.
+the batches are a few problems each, to spread over the cores; `gpt-kata grade`
+itself has one such worker serve all its problems in turn (SpawnHost).
 
 Every reference must pass on it, as it does on the forked path
 (test_grading.py). Of the learner-style submissions, those of the problems
@@ -54,6 +55,20 @@ def graded(jobs: list[dict], tmp_path: Path, spawned: bool) -> list[dict]:
 
 REFERENCES = [p for p in problems() if p.reference.is_file()]
 REFERENCE_BATCHES = [REFERENCES[i:i + BATCH] for i in range(0, len(REFERENCES), BATCH)]
+
+
+def test_one_process_grades_every_reference_on_the_spawned_path(tmp_path: Path) -> None:
+    """`gpt-kata grade` on the spawned path: one host process serves every problem
+    (SpawnHost), so each reference is loaded where others were loaded before it."""
+    env = {**os.environ, SPAWN_VARIABLE: "1"}
+    out = tmp_path / "references.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "--reference", "-q",
+                           "--json", str(out)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=1800)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    report = json.loads(out.read_text())
+    graded = {p["problem"]: p["status"] for p in report["problems"]}
+    assert graded == {p.slug: "pass" for p in REFERENCES}
 
 
 @pytest.mark.parametrize("batch", REFERENCE_BATCHES,

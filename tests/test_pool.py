@@ -96,27 +96,27 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
         parent.close()
 
 
-def test_spawned_workers_are_prepared_claimed_once_and_ended_with_the_pool(tmp_path):
-    """The path other systems take: prepared too, a few at a time."""
+def test_spawned_workers_are_one_host_started_ahead_and_ended_with_the_pool(tmp_path):
+    """The path other systems take: one host process, started by prepare, serves
+    every submission in turn (SpawnHost)."""
     broken = tmp_path / "broken.py"
     broken.write_text("class Solution:\n"
                       "    def crop_context(self, context, n):\n"
                       "        return 1 +\n")
     loads = [Load.of(str(CROP.reference), "Solution", ["crop_context"]),
-             Load.of(str(broken), "Solution", ["crop_context"]),
-             Load.of(str(tmp_path / "never-claimed.py"), "Solution", ["crop_context"])]
+             Load.of(str(broken), "Solution", ["crop_context"])]
     pool = WorkerPool(fork=False)
     pool.prepare(loads)
+    host = pool.host
+    assert host is not None and host.worker.alive  # started ahead of the first load
     good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
     bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
     assert good.load() is None
     assert bad.load()["type"] == "SyntaxError"
+    # `bad` took the host over: `good` is loaded again for its call.
     outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
     assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
-    assert pool.claim(loads[0]) is None  # claimed once
-    unclaimed = pool.claim(loads[2])
-    assert unclaimed is not None  # started ahead, like the others
-    worker, _hello = unclaimed
+    assert pool.host is host  # neither the load error nor the second load needed another
     pool.close()
-    assert not worker.alive
+    assert not host.worker.alive
     assert pool.scratch_root is None
