@@ -137,3 +137,14 @@ def test_a_load_error_keeps_the_host(tmp_path: Path) -> None:
         second = process(tmp_path, "second", PROBE, pool, ["state"]).call("state", ())
     assert first.error is None and second.error is None
     assert first.result == second.result
+
+
+def test_a_time_out_fails_only_its_own_problem(tmp_path: Path) -> None:
+    looping = "class Solution:\n    def state(self):\n        while True:\n            pass\n"
+    with hosted_pool() as pool:
+        stuck = process(tmp_path, "stuck", looping, pool, ["state"])
+        # The loop never ends, whatever the limit: no race with the machine's speed.
+        timed_out = stuck.call("state", (), timeout=1.0)
+        after = process(tmp_path, "after", PROBE, pool, ["state"]).call("state", ())
+    assert timed_out.error is not None and stuck.timed_out
+    assert after.error is None, after.error
