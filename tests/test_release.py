@@ -79,7 +79,23 @@ def test_no_file_of_the_references_is_in_the_copy(copies: tuple[Path, Path]) -> 
         assert digest not in answers, f"{relative} is {answers[digest]}"
         assert "solutions" not in relative.split("/")
         # Only text: no pickles, TorchScript or exported programs that could carry code.
-        assert Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors"}
+        assert Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors",
+                                         ".pt2"}
+
+
+def test_the_shipped_model_is_an_exported_program_without_source(
+        copies: tuple[Path, Path]) -> None:
+    import zipfile
+
+    program = copies[0] / PACKAGE / "model.pt2"
+    with zipfile.ZipFile(program) as archive:
+        held = b"".join(archive.read(name) for name in archive.namelist())
+    assert b"aten" in held  # torch operations, not Python
+    source = (paths.PACKAGE / "model" / "gpt.py").read_text(encoding="utf-8")
+    lines = {line.strip() for line in source.splitlines() if len(line.strip()) >= 20}
+    for forbidden in (b"gpt.py", b"stack_trace", str(paths.ROOT).encode(),
+                      *(line.encode() for line in lines)):
+        assert forbidden not in held, forbidden
 
 
 def statements(source: str, skip: frozenset[str] = frozenset()) -> set[str]:

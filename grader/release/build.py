@@ -28,8 +28,10 @@ PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py"
                   "weights.py")
 
 NO_GOLDENS = "its results are judged against the live reference only (no stored answers)"
+WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 HARNESS = "its checks drive your code with the grader's own training loop"
-NEEDS_MODEL = "its cases run the shipped GPT, which this copy does not run yet"
+NEEDS_MODEL = ("some of its cases run a model other than the shipped GPT (a seeded random one, "
+               "say), which this copy does not hold yet")
 
 
 class ReleaseError(Exception):
@@ -69,6 +71,7 @@ def write_release(out: Path) -> list[Path]:
     for name in PRACTICE_FILES:
         put(f"{PACKAGE}/{name}", (PRACTICE_SOURCE / name).read_bytes())
     put(f"{PACKAGE}/cases.json", practice_cases_json().encode("utf-8"))
+    put(f"{PACKAGE}/model.pt2", exported_model())
     return sorted(written)
 
 
@@ -86,7 +89,10 @@ def practice_cases() -> dict[str, Any]:
             practised[problem.slug] = problem_cases(problem)
         except NotPractised as why:
             not_practised[problem.slug] = str(why)
-    return {"problems": practised, "not_practised": not_practised}
+    from grader.model import artifacts
+
+    return {"problems": practised, "not_practised": not_practised,
+            "model": {"context_length": artifacts.shipped_model().context_length}}
 
 
 class NotPractised(Exception):
@@ -112,6 +118,8 @@ def problem_cases(problem: Problem) -> dict[str, Any]:
         raise NotPractised(NO_GOLDENS)
     if contract.harness:
         raise NotPractised(HARNESS)
+    if contract.witness_model_calls:
+        raise NotPractised(WITNESSED)
     load_reference(problem)  # the mistakes' helpers may look the reference module up by name
     goldens = artifacts.load_goldens()[problem.slug]
     # Filters keep tied tokens in any order; the practice judge allows that too.
@@ -150,11 +158,48 @@ def problem_cases(problem: Problem) -> dict[str, Any]:
             "judge": rule, "cases": stored}
 
 
+def exported_model() -> bytes:
+    """The shipped GPT as a torch.export program: its computation as a graph of torch
+    operations, with no Python source. torch.export records the source line of each
+    operation as it traces; those are removed, so neither gpt.py nor a path is in it."""
+    import io
+
+    import torch
+
+    import grader.model.gpt as gpt
+    from grader.model import artifacts
+
+    model = artifacts.shipped_model().eval()
+    cached = gpt.causal_mask
+    # The mask is cached by shape, and a traced shape cannot be a cache key.
+    gpt.causal_mask = getattr(cached, "__wrapped__", cached)
+    try:
+        length = torch.export.Dim("T", min=1, max=model.context_length)
+        program = torch.export.export(model, (torch.zeros(1, 2, dtype=torch.long),),
+                                      dynamic_shapes=({1: length},))
+    finally:
+        gpt.causal_mask = cached
+    for node in program.graph.nodes:
+        for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
+            node.meta.pop(key, None)
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    return buffer.getvalue()
+
+
+class ShippedModel:
+    """Stands for the shipped GPT among a case's arguments (the copy runs its export)."""
+
+
 def resolve(problem: Problem, args: tuple) -> tuple:
     """A case's arguments as the learner's code receives them: a module problem's
-    weights, described by the check, become the tensors themselves."""
+    weights, described by the check, become the tensors themselves, and the shipped
+    model a marker for its exported program."""
+    from grader.sandbox.protocol import ModelSpec
+
     if not problem.module:
-        return args
+        return tuple(ShippedModel() if isinstance(a, ModelSpec) and a.kind == "shipped" else a
+                     for a in args)
     from grader.model.parts import state_dict
 
     config, weights, *inputs = args
