@@ -25,7 +25,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
-MISTAKE_KEYS = {"says", "never", "patch", "file"}
+MISTAKE_KEYS = {"says", "never", "patch", "file", "status"}
+# A mistake fails its grade; one that leaves no check gradable at all (every check an
+# error, such as parameters under other names) is the run status `error` instead.
+MISTAKE_STATUSES = {"fail", "error"}
 STYLE_KEYS = {"style", "patch"}
 
 
@@ -40,6 +43,7 @@ class Expectation:
     file: str | None = None  # a whole file in the folder
     patch: str | None = field(default=None, repr=False)  # else a patch of `base`
     base: str | None = None
+    status: str = "fail"  # for a mistake, the run status its report must have
 
     @property
     def id(self) -> str:
@@ -91,7 +95,8 @@ def expectations() -> list[Expectation]:
             found.append(Expectation(folder, problem, name, passes=False,
                                      says=mistake.get("says", ""), never=mistake.get("never", ""),
                                      file=mistake.get("file"),
-                                     patch=mistake.get("patch"), base=base))
+                                     patch=mistake.get("patch"), base=base,
+                                     status=mistake.get("status", "fail")))
     return found
 
 
@@ -122,6 +127,8 @@ def test_every_submission_file_has_an_expectation() -> None:
         for name, mistake in spec.get("mistakes", {}).items():
             assert set(mistake) <= MISTAKE_KEYS, f"{where}: {name!r} has unknown keys"
             assert mistake.get("says"), f"{where}: mistake {name!r} says nothing"
+            assert mistake.get("status", "fail") in MISTAKE_STATUSES, \
+                f"{where}: mistake {name!r} has status {mistake.get('status')!r}"
             assert ("file" in mistake) != ("patch" in mistake), \
                 f"{where}: mistake {name!r} needs a file or a patch, not both"
             if "file" in mistake:
@@ -173,7 +180,7 @@ def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
             if expectation.passes:
                 assert report["status"] == "pass", messages(report)
             else:
-                assert report["status"] == "fail", messages(report)
+                assert report["status"] == expectation.status, messages(report)
                 assert says in messages(report), f"no {says!r} in:\n{messages(report)}"
                 never = expectation.never
                 assert not never or never not in messages(report), \
