@@ -158,6 +158,13 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
+    if pool.server_failed:
+        # The grader's own machinery failed, not the code: no problem is reported as
+        # failed, and a gradebook shows the learner as not graded, to grade again.
+        report.summaries = []
+        report.internal_errors.append(
+            "the grader's fork server stopped answering during this grade (it was "
+            "stopped or ended from outside), so nothing was graded: grade again")
     pool.close()  # every worker is gone before anything is written
     # The reports and the status first: whatever happens to the terminal (a closed
     # pipe, an encoding, a bug in rendering), what was graded is kept.

@@ -662,6 +662,15 @@ class WorkerPool:
         except queue.Empty:
             return None
 
+    @property
+    def server_failed(self) -> bool:
+        """Whether the fork server stopped answering or exited while in use: then what
+        its workers were graded on says nothing about the code (it can be stopped
+        from outside the sandbox, by a process of the same real uid), and the grade
+        must not count."""
+        server = self.server
+        return server is not None and (server.broken or not server.alive)
+
     def welcome(self, hello: dict) -> None:
         """Note which sandbox layers a new worker reports."""
         self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
