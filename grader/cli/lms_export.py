@@ -26,6 +26,7 @@ import csv
 from pathlib import Path
 
 from grader.cli.errors import UsageError
+from grader.cli.gradebook_files import write_csv
 from grader.grading.sanitise import cell, uncell, visible
 from grader.grading.scoring import format_points
 
@@ -64,18 +65,6 @@ def read_ids(path: Path) -> dict[str, dict[str, str]]:
         raise UsageError(f"--lms-ids {path}: {exc.strerror}") from None
 
 
-def _write(path: Path, header: list[str], lines: list[list[str]]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(lines)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def canvas(grades: list[tuple[str, str, str]], ids: dict[str, dict[str, str]],
            assignment: str) -> tuple[list[str], list[list[str]]]:
     possible = max((g[2] for g in grades), key=lambda v: float(v or 0), default="0")
@@ -110,7 +99,7 @@ def write_exports(table: Path, canvas_path: str | None, moodle_path: str | None,
     for target, make in ((canvas_path, canvas), (moodle_path, moodle)):
         if target:
             header, lines = make(grades, ids, assignment)
-            _write(Path(target), header, lines)
+            write_csv(Path(target), header, lines)
             written.append(Path(target))
     return written
 
