@@ -38,7 +38,8 @@ def test_every_output_gives_the_same_score(tmp_path: Path) -> None:
         shutil.copy(ROOT / "solutions" / p.folder / "solution.py", learner / p.folder)
     for p in UNTOUCHED:
         (learner / p.folder).mkdir(parents=True)
-        shutil.copy(ROOT / "problems" / p.folder / "solution.py", learner / p.folder)
+        # The pristine starter, not whatever the repository's problems/ hold now.
+        shutil.copy(ROOT / "data" / "starters" / p.folder / "solution.py", learner / p.folder)
     slugs = [p.slug for p in (*DONE, *UNTOUCHED)]
     # Every check of 01-06 passes and none of 07-08: their full points, out of all eight.
     expected = sum(p.points for p in DONE)

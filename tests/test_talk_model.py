@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT, SUBMISSIONS
+from conftest import SUBMISSIONS
+from learner import learner_kata
 from safetensors.torch import load_file, save_file
 
 from grader.cli.main import main
@@ -76,10 +77,23 @@ def sampled_text(folder: Path, prompt: str, chars: int, seed: int) -> str:
         model.eval(), context, chars, config.context_length, vocab, 1.0, 0, 1.0, 0, None, seed)
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+FRESH: Path | None = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_learner(tmp_path_factory) -> None:
+    """The folder talk runs in by default: a learner who has solved nothing. The
+    repository's problems/ are whoever works through the kata, and a sampler solved
+    there would be the one talk uses."""
+    global FRESH
+    FRESH = learner_kata(tmp_path_factory.mktemp("fresh"))
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     # stderr into stdout, in the order written, to see where the label lands
     return subprocess.run([sys.executable, "-m", "grader", *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600, cwd=cwd)
+                          stderr=subprocess.STDOUT, text=True, timeout=600,
+                          cwd=cwd or FRESH)
 
 
 def label_and_text(output: str) -> tuple[str, str]:
@@ -107,12 +121,19 @@ def test_plain_talk_does_not_go_round_in_circles():
     """The shipped model's 600 characters from one seed: many different sentences, where
     generate()'s one draw for every character repeats a few over and over."""
     done = cli("talk", "Once upon a time,", "--chars", "600", "--seed", "0")
+    assert done.returncode == 0, done.stdout
+    sentences = re.split(r"(?<=[.!?])\s+", label_and_text(done.stdout)[1])
+    assert len(sentences) >= 15
+    assert len(set(sentences)) >= 0.8 * len(sentences), sentences
+    # Without --seed, talk draws one, names it, and samples the same way: the text
+    # is the one that seed gives, whatever seed was drawn.
     plain = cli("talk", "Once upon a time,", "--chars", "600")
-    assert done.returncode == plain.returncode == 0, done.stdout + plain.stdout
-    for output in (done.stdout, plain.stdout):
-        sentences = re.split(r"(?<=[.!?])\s+", label_and_text(output)[1])
-        assert len(sentences) >= 20
-        assert len(set(sentences)) >= 0.8 * len(sentences), sentences
+    assert plain.returncode == 0, plain.stdout
+    label, text = label_and_text(plain.stdout)
+    assert label.startswith("[the reference sample_text() from 16-sampler"), label
+    seed = SEED.search(label).group(1)
+    again = cli("talk", "Once upon a time,", "--chars", "600", "--seed", seed)
+    assert label_and_text(again.stdout)[1] == text
 
 
 def test_your_passing_sampler_talks_with_a_run_served_by_the_grader(run, tmp_path):
