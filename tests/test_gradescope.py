@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -130,7 +132,7 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
         assert modes[script] & stat.S_IXUSR, f"{script} is not executable"
         assert subprocess.run(["bash", "-n", str(source / script)]).returncode == 0
         (source / script).chmod(0o755)  # extractall drops the mode
-    assert 'torch==2.13.0"' in (source / "setup.sh").read_text()
+    assert 'torch==2.13.0+cpu"' in (source / "setup.sh").read_text()
 
     # Gradescope's layout: a zipped clone arrives as one folder inside submission/.
     root = tmp_path / "autograder"
@@ -177,3 +179,55 @@ def test_the_submission_is_found_in_either_layout(tmp_path: Path) -> None:
     linked.mkdir()
     (linked / "x").symlink_to(ROOT / "solutions", target_is_directory=True)
     assert submission_root(linked) == linked
+
+
+def clone_at_head(target: Path, mtime: float | None = None) -> Path:
+    subprocess.run(["git", "clone", "-q", "--local", "--no-hardlinks", str(ROOT), str(target)],
+                   check=True, capture_output=True)
+    if mtime is not None:  # files made at another time must not change the bundle
+        for path in target.rglob("*"):
+            os.utime(path, (mtime, mtime), follow_symlinks=False)
+    return target
+
+
+@pytest.mark.slow
+def test_the_bundle_is_the_same_byte_for_byte_from_one_commit(tmp_path: Path) -> None:
+    import hashlib
+    import io
+
+    from grader.cli.gradescope import build_bundle
+
+    first = clone_at_head(tmp_path / "first")
+    second = clone_at_head(tmp_path / "second", mtime=1_000_000_000.0)
+    digests = []
+    for n, root in enumerate((first, second)):
+        out = tmp_path / f"bundle-{n}.zip"
+        build_bundle(root, out, allow_unisolated=False)
+        digests.append(hashlib.sha256(out.read_bytes()).hexdigest())
+    assert digests[0] == digests[1]
+
+    committed = int(subprocess.run(["git", "-C", str(first), "log", "-1", "--format=%ct"],
+                                   capture_output=True, text=True, check=True).stdout)
+    stamp = tuple(time.gmtime(committed)[:6])
+    with zipfile.ZipFile(tmp_path / "bundle-0.zip") as bundle:
+        names = bundle.namelist()
+        assert names == sorted(names)
+        (wheel_name,) = [n for n in names if n.startswith("wheels/")]
+        inner = zipfile.ZipFile(io.BytesIO(bundle.read(wheel_name)))
+        for archive in (bundle, inner):
+            for info in archive.infolist():
+                # Dated by the commit (to the zip format's two seconds), fixed modes.
+                assert info.date_time == stamp[:5] + (stamp[5] - stamp[5] % 2,), info.filename
+                assert info.external_attr >> 16 in (0o100644, 0o100755), info.filename
+                assert "__pycache__" not in info.filename and not info.filename.endswith(".pyc")
+        assert "RECORD" in inner.namelist()[-1]
+        lines = bundle.read("requirements.txt").decode().splitlines()
+        setup = bundle.read("setup.sh").decode()
+    # Every package the bundle installs is pinned with ==.
+    assert lines and all(re.fullmatch(r"[a-z0-9-]+==[0-9][\w.]*", line) for line in lines)
+    installs = [line for line in setup.splitlines() if '"${pip[@]}"' in line]
+    assert installs and "--no-deps" in setup and "pip check" in setup
+    for line in installs:
+        named = re.findall(r'"([\w-]+==[^"]+)"', line)
+        assert named or "-r " in line or ".whl" in line, line
+    assert '"pip==' in setup and 'torch==2.13.0+cpu"' in setup

@@ -3,46 +3,64 @@
 The bundle carries a wheel of this very grader, built from this checkout, so
 that Gradescope grades with exactly the version that built the bundle, whatever
 happens to the repository later, and without needing access to it. `setup.sh`
-installs that wheel with torch at the pinned version into a virtual environment;
-`run_autograder` runs `python -I -m grader.grading.gradescope` from it, in `/`, so
-that nothing in the folder it was started from is imported.
+installs that wheel and every package it needs, each at the exact version that
+requirements/gradescope.txt pins (grader/cli/gradescope_pins.py), into a virtual
+environment; `run_autograder` runs `python -I -m grader.grading.gradescope` from
+it, in `/`, so that nothing in the folder it was started from is imported.
+
+The zip is the same byte for byte whenever it is built from the same commit: its
+entries (and the wheel's) in a fixed order, each dated by the commit
+(SOURCE_DATE_EPOCH when set) with fixed permissions, and no cache files.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_PASS, UsageError
 
-TORCH = "torch==2.13.0"
 # Where setup.sh puts the grader's environment on Gradescope's image.
 VENV = "/opt/gpt-kata"
 # What of a checkout the wheel is built from: the package and the kata's own files.
 SOURCES = ["pyproject.toml", "README.md", "grader", "problems", "solutions", "data"]
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+# The earliest time a zip entry can say; a date before it is moved up to it.
+ZIP_EPOCH = 315532800  # 1980-01-01T00:00:00Z
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image.
 # Built from {origin}.
+# Every package is installed at the version requirements.txt pins (wheels only, no
+# dependency of theirs picked by pip), then pip check makes sure none is missing.
 set -euo pipefail
 here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 venv="${{GPT_KATA_VENV:-{venv}}}"
-if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+# The Python the pins were made for.
+python="${{GPT_KATA_BASE_PYTHON:-python{python}}}"
+if ! "$python" -c "import ensurepip" 2>/dev/null \\
+        && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get update -q
-    apt-get install -y -q python3 python3-venv python3-pip
+    apt-get install -y -q "python{python}" "python{python}-venv"
 fi
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --upgrade pip
+"$python" -m venv "$venv"
+pip=("$venv/bin/python" -m pip install -q --no-deps --only-binary=:all: --no-cache-dir)
+"${{pip[@]}}" "{pip}"
 # The CPU build of torch, at the version the grader's goldens were made with.
-"$venv/bin/pip" install -q "{torch}" --index-url https://download.pytorch.org/whl/cpu
-# The grader itself, from the wheel in this bundle; its other dependencies from PyPI.
-"$venv/bin/pip" install -q "$here"/wheels/*.whl
+"${{pip[@]}}" "{torch}" --index-url {torch_index}
+# The rest from PyPI, then the grader itself, from the wheel in this bundle.
+"${{pip[@]}}" -r "$here/requirements.txt"
+"${{pip[@]}}" "$here"/wheels/*.whl
+"$venv/bin/python" -m pip check
 "$venv/bin/python" -m grader --help >/dev/null
 """
 
@@ -73,21 +91,91 @@ def checkout_root() -> Path:
     return root
 
 
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 def origin(root: Path) -> str:
     """Which version of the grader this is, for the reader of setup.sh."""
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    commit = git("rev-parse", "HEAD")
+    commit = git(root, "rev-parse", "HEAD")
     if not commit:
         return "a copy of gpt-kata outside git"
-    url = git("remote", "get-url", "origin") or "a local repository"
-    dirty = " with uncommitted changes" if git("status", "--porcelain", "--", *SOURCES) else ""
+    url = git(root, "remote", "get-url", "origin") or "a local repository"
+    dirty = " with uncommitted changes" if git(root, "status", "--porcelain", "--",
+                                               *SOURCES) else ""
     return f"{url} at commit {commit}{dirty}"
 
 
-def build_wheel(root: Path, into: Path) -> Path:
+def source_date(root: Path) -> int:
+    """When the bundle says its files were made: SOURCE_DATE_EPOCH if set (the
+    reproducible-builds convention), else the commit's time, else 1980."""
+    text = os.environ.get("SOURCE_DATE_EPOCH") or git(root, "log", "-1", "--format=%ct")
+    try:
+        return max(int(text), ZIP_EPOCH)
+    except ValueError:
+        if os.environ.get("SOURCE_DATE_EPOCH"):
+            raise UsageError(f"SOURCE_DATE_EPOCH={text!r}: seconds since 1970") from None
+        return ZIP_EPOCH
+
+
+def requirements(root: Path) -> tuple[str, dict[str, str]]:
+    """The pinned Python and packages, checked against the goldens' torch."""
+    from grader.cli.gradescope_pins import PINS, read_pins
+
+    try:
+        python, pins = read_pins(root / PINS)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"the bundle's pins: {exc}") from None
+    manifest = json.loads((root / "data" / "manifest.json").read_text(encoding="utf-8"))
+    goldens = manifest["platform"]["torch"]
+    if pins.get("torch") != goldens.split("+")[0] or "pip" not in pins:
+        raise UsageError(f"{root / PINS} must pin pip, and torch at the goldens' {goldens}")
+    return python, pins
+
+
+def zip_info(name: str, stamp: int, mode: int, compress: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=time.gmtime(stamp)[:6])
+    info.create_system = 3  # Unix, wherever it is built, so the mode bits mean the same
+    info.external_attr = (0o100000 | mode) << 16
+    info.compress_type = compress
+    return info
+
+
+def write_entries(target: Path, entries: dict[str, tuple[bytes, int]], stamp: int,
+                  compress: int) -> None:
+    """A zip of `entries` (name -> content, mode) in name order, every one dated `stamp`."""
+    with zipfile.ZipFile(target, "w") as archive:
+        for name in sorted(entries, key=wheel_order):
+            content, mode = entries[name]
+            archive.writestr(zip_info(name, stamp, mode, compress), content)
+
+
+def wheel_order(name: str) -> tuple[bool, bool, str]:
+    # As wheel tools write them: the .dist-info folder last, its RECORD at the very end.
+    top = name.split("/", 1)[0]
+    return top.endswith(".dist-info"), name.endswith(".dist-info/RECORD"), name
+
+
+def normalise_wheel(wheel: Path, stamp: int) -> None:
+    """Rewrite the wheel in a fixed order, dates and modes; RECORD's lines sorted too.
+    Its files and their hashes in RECORD are unchanged, so it installs as built."""
+    entries: dict[str, tuple[bytes, int]] = {}
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if info.is_dir() or "__pycache__/" in info.filename or info.filename.endswith(
+                    ".pyc"):
+                continue
+            content = archive.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                rows = content.decode("utf-8").splitlines()
+                content = "".join(f"{r}\n" for r in sorted(rows, key=wheel_order) if r).encode()
+            executable = (info.external_attr >> 16) & 0o111
+            entries[info.filename] = (content, 0o755 if executable else 0o644)
+    write_entries(wheel, entries, stamp, zipfile.ZIP_DEFLATED)
+
+
+def build_wheel(root: Path, into: Path, stamp: int) -> Path:
     # Built from a copy, so that the build's own files never land in the checkout.
     with tempfile.TemporaryDirectory(prefix="gpt-kata-wheel-") as tmp:
         source = Path(tmp) / "gpt-kata"
@@ -99,21 +187,44 @@ def build_wheel(root: Path, into: Path) -> Path:
             else:
                 source.mkdir(parents=True, exist_ok=True)
                 shutil.copy(path, source / name)
+        env = {**os.environ, "SOURCE_DATE_EPOCH": str(stamp), "PYTHONDONTWRITEBYTECODE": "1"}
         done = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
              "--no-index", "-q", "-w", str(into), str(source)],
-            capture_output=True, text=True)
+            capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise UsageError(f"building the wheel failed: {done.stderr.strip()[-500:]}")
     (wheel,) = into.glob("gpt_kata-*.whl")
+    normalise_wheel(wheel, stamp)
     return wheel
 
 
-def add_text(bundle: zipfile.ZipFile, name: str, text: str, executable: bool) -> None:
-    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
-    info.external_attr = (0o100755 if executable else 0o100644) << 16
-    info.compress_type = zipfile.ZIP_DEFLATED
-    bundle.writestr(info, text)
+def build_bundle(root: Path, out: Path, allow_unisolated: bool) -> tuple[str, str]:
+    """Write the bundle of the checkout at `root` to `out`: the wheel's name, and
+    where it was built from."""
+    built_from = origin(root)
+    stamp = source_date(root)
+    python, pins = requirements(root)
+    rest = "".join(f"{name}=={version}\n" for name, version in sorted(pins.items())
+                   if name != "pip")
+    manifest = json.loads((root / "data" / "manifest.json").read_text(encoding="utf-8"))
+    setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
+                            pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
+                            torch=f"torch=={manifest['platform']['torch']}")
+    run = RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated))
+    with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
+        wheel = build_wheel(root, Path(tmp), stamp)
+        entries = {"setup.sh": (setup.encode(), 0o755),
+                   "run_autograder": (run.encode(), 0o755),
+                   "requirements.txt": (rest.encode(), 0o644),
+                   f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
+                   "VERSION": (f"{built_from}\n".encode(), 0o644)}
+        partial = out.with_name(out.name + ".tmp")
+        # Stored, not compressed again: the wheel already is, and no zlib's choices
+        # can make two builds differ.
+        write_entries(partial, entries, stamp, zipfile.ZIP_STORED)
+        partial.replace(out)
+    return wheel.name, built_from
 
 
 def gradescope(args: argparse.Namespace) -> int:
@@ -122,21 +233,8 @@ def gradescope(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: Gradescope takes a .zip")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: there is no folder {out.parent}")
-    root = checkout_root()
-    built_from = origin(root)
-    with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
-        wheel = build_wheel(root, Path(tmp))
-        partial = out.with_name(out.name + ".tmp")
-        with zipfile.ZipFile(partial, "w") as bundle:
-            add_text(bundle, "setup.sh",
-                     SETUP_SH.format(origin=built_from, venv=VENV, torch=TORCH), True)
-            add_text(bundle, "run_autograder",
-                     RUN_AUTOGRADER.format(venv=VENV, unisolated=int(args.allow_unisolated)),
-                     True)
-            bundle.write(wheel, f"wheels/{wheel.name}")
-            add_text(bundle, "VERSION", built_from + "\n", False)
-        partial.replace(out)
-    print(f"wrote {out}: setup.sh, run_autograder and wheels/{wheel.name}, "
+    wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated)
+    print(f"wrote {out}: setup.sh, run_autograder, requirements.txt and wheels/{wheel}, "
           f"built from {built_from}")
     return EXIT_PASS
 
