@@ -209,3 +209,69 @@ def test_a_commit_at_the_deadline_itself_counts(tmp_path: Path) -> None:
     commit(tmp_path / "fay", {f"{CROP}/solution.py": "late"}, DEADLINE + timedelta(seconds=1))
     source, _ = fetched(tmp_path, tmp_path / "fay", Policy(DEADLINE))
     assert (source.commit, source.late_minutes, source.later_commits) == (on_time, 0, 1)
+
+
+def test_a_roster_in_classroom50s_columns(tmp_path: Path) -> None:
+    # Classroom50's roster.csv, as its config repository holds it: a BOM from Excel, a
+    # teacher and a TA beside the learners, an invitation by email not yet taken up,
+    # and a column of the instructor's own after role.
+    roster = tmp_path / "roster.csv"
+    roster.write_text("\ufeffusername,first_name,last_name,email,section,github_id,role,team\n"
+                      "ada-l,Ada,Lovelace,ada@example.org,A,101,student,red\n"
+                      "prof,Pat,Prof,pat@example.org,,102,teacher,\n"
+                      "helper,Tam,Assist,tam@example.org,A,103,ta,\n"
+                      ",Cy,Pending,cy@example.org,B,,,\n"
+                      "bo,Bo,,,B,104,,blue\n", encoding="utf-8")
+    entries = read_roster(roster, "https://github.com/course/{learner}-kata")
+    assert [(e.name, e.url, e.problem is None) for e in entries] == [
+        ("ada-l", "https://github.com/course/ada-l-kata", True),
+        ("bo", "https://github.com/course/bo-kata", True),
+        ("cy@example.org", "", False)]
+    assert "invited by email" in (entries[2].problem or "")
+    # A file written before Classroom50 added role reads the same.
+    roster.write_text("username,first_name,last_name,email,section,github_id\n"
+                      "ada-l,Ada,Lovelace,ada@example.org,A,101\n")
+    (ada,) = read_roster(roster, "https://github.com/course/kata-{username}")
+    assert ada.url == "https://github.com/course/kata-ada-l"
+
+
+def test_a_github_classroom_learner_with_no_account_keeps_a_row(tmp_path: Path) -> None:
+    roster = tmp_path / "classroom_roster.csv"
+    roster.write_text('"identifier","github_username","github_id","name"\n'
+                      '"s1001","ada-l","101","Ada Lovelace"\n'
+                      '"s1002","","",""\n')
+    entries = read_roster(roster, "https://github.com/course/kata-{github_username}")
+    assert [(e.name, e.url) for e in entries] == [
+        ("ada-l", "https://github.com/course/kata-ada-l"), ("s1002", "")]
+    assert "no GitHub account" in (entries[1].problem or "")
+
+
+@pytest.mark.parametrize("header", ["student,repo_link", "name,email", "", "identifier,name"])
+def test_a_header_it_does_not_know_names_what_it_found_and_expects(
+        header: str, tmp_path: Path) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"{header}\nada,https://h/a\n" if header else "")
+    with pytest.raises(UsageError) as raised:
+        read_roster(roster, "https://h/{learner}")
+    message = str(raised.value)
+    assert f"found {header or 'nothing'};" in message
+    for expected in ("learner,repository", "identifier,github_username,github_id,name",
+                     "username,first_name,last_name,email,section,github_id,role"):
+        assert expected in message
+
+
+def test_a_learner_with_no_repository_gets_an_error_row(tmp_path: Path) -> None:
+    # Graded with no problem fetched: the gradebook still writes their row and report.
+    roster = tmp_path / "classroom_roster.csv"
+    roster.write_text("identifier,github_username,github_id,name\ns1002,,,\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", "--roster", str(roster), "crop-context",
+         "--repo-url", "https://github.invalid/{github_username}", "--allow-unisolated",
+         "-q", "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1, done.stderr[-3000:]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["learner"] == "s1002" and row["crop-context"] == "error"
+    report = json.loads((out / "s1002.json").read_text())
+    assert report["status"] == "error" and "no GitHub account" in report["message"]

@@ -1,11 +1,10 @@
 """`gpt-kata gradebook --roster roster.csv [--deadline T] --out DIR`: grade a class
 of git repositories, each at the commit a deadline picks.
 
-The roster is a CSV file with a header: a learner's name (`learner`, or the
-columns of GitHub Classroom's classroom_roster.csv, `github_username` and
-`identifier`, or Classroom50's roster, keyed by GitHub username) and their
-repository (`repository`, `repo` or `url`), or, with `--repo-url TEMPLATE`, a URL
-made from the row, such as `https://github.com/ORG/gpt-kata-{github_username}`.
+The roster is a CSV file with a header (grader/cli/roster_csv.py): gpt-kata's own
+(`learner`, `repository`), GitHub Classroom's classroom_roster.csv or Classroom50's
+roster.csv; with `--repo-url TEMPLATE`, each URL is made from the row, such as
+`https://github.com/ORG/gpt-kata-{learner}`.
 
 Each repository is cloned afresh into DIR/.repos/ as a bare, blobless clone (its
 history of commits and trees, no file contents until read; a shallow clone
@@ -41,20 +40,12 @@ from urllib.parse import urlsplit
 
 from grader.cli import layouts
 from grader.cli.errors import EXIT_FAIL, UsageError
+from grader.cli.roster_csv import Entry, read_roster
 from grader.grading.sanitise import uncell, visible
 
-NAME_COLUMNS = ("learner", "github_username", "username", "login", "identifier", "name",
-                "email", "github_id")
-URL_COLUMNS = ("repository", "repository_url", "repo", "url", "clone_url")
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
 GIT_MAX_FILE_BYTES = 500_000_000  # no file git writes (a pack) may be larger
 REPOS = ".repos"
-
-
-@dataclass
-class Entry:
-    name: str  # the learner's label: their folder's and their reports' name
-    url: str
 
 
 @dataclass
@@ -88,46 +79,6 @@ class Source:
 
 
 # -- the roster and the policy -----------------------------------------------------------
-
-def label(raw: str) -> str:
-    """A roster name as a learner's label: one visible line that is a file name."""
-    from grader.cli.gradebook_files import report_stem
-
-    text = report_stem(visible(raw.strip())).replace("\\", "%5C")
-    return "_" + text if text.startswith(".") else text
-
-
-def read_roster(path: Path, template: str | None) -> list[Entry]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"--roster {path}: cannot be read ({exc})") from None
-    entries: dict[str, Entry] = {}
-    for number, row in enumerate(rows, 2):
-        fields = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()
-                  if isinstance(v, str)}
-        name = next((fields[c] for c in NAME_COLUMNS if fields.get(c)), "")
-        url = next((fields[c] for c in URL_COLUMNS if fields.get(c)), "")
-        if not url and template:
-            try:
-                url = template.format(**{k: v for k, v in fields.items() if k.isidentifier()})
-            except (KeyError, IndexError, ValueError) as exc:
-                raise UsageError(f"--repo-url: line {number} of {path} has no {exc}") from None
-        if not name and not url:
-            continue  # a blank line
-        if not name or not url:
-            raise UsageError(f"{path}, line {number}: a learner needs a name "
-                             f"({', '.join(NAME_COLUMNS)}) and a repository "
-                             f"({', '.join(URL_COLUMNS)}, or --repo-url)")
-        entry = Entry(label(name), url)
-        if entry.name in entries:
-            raise UsageError(f"{path}: {entry.name} is on the roster twice")
-        entries[entry.name] = entry
-    if not entries:
-        raise UsageError(f"{path} names no learners")
-    return sorted(entries.values(), key=lambda e: e.name)
-
 
 def deadline_spec(text: str) -> datetime:
     """An argparse type: an ISO 8601 time with its zone, e.g. 2026-12-01T23:59Z."""
@@ -327,6 +278,10 @@ def gradebook_of_repositories(args: argparse.Namespace,
         if not args.quiet:
             print(f"fetching {visible(entry.name)}: {visible(shown_url(entry.url))}",
                   file=sys.stderr)
+        if entry.problem is not None:  # on the roster with no repository: a row that says why
+            (hand_ins / entry.name).mkdir()
+            sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
+            continue
         sources[entry.name] = fetch(entry, repos, hand_ins / entry.name, policy,
                                     args.allow_local_repos)
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None})
@@ -378,11 +333,13 @@ def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--roster", dest="roster_file", metavar="FILE",
-                   help="grade git repositories instead: a CSV of learners and repository "
-                        "URLs (learner or github_username, and repository)")
+                   help="grade git repositories instead: a CSV of learners and their "
+                        "repositories (learner,repository), GitHub Classroom's "
+                        "classroom_roster.csv or Classroom50's roster.csv")
     p.add_argument("--repo-url", metavar="TEMPLATE",
                    help="with --roster: each repository's URL from its row, e.g. "
-                        "https://github.com/ORG/gpt-kata-{github_username}")
+                        "https://github.com/ORG/gpt-kata-{learner} ({learner}: the "
+                        "learner's GitHub username, or any column of the row)")
     p.add_argument("--deadline", type=deadline_spec, metavar="TIME",
                    help="with --roster: grade the last commit at or before TIME "
                         "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)")
