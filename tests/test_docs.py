@@ -1,0 +1,293 @@
+"""The README and the documentation site in docs/ say what the project does.
+
+The README stays short and holds the commands CI runs; the problem tables follow
+problems/registry.toml; "Adding a problem" names every place a problem lives, and
+every problem of the registry is found in each; the paths and links the pages name
+exist. Everything here reads text (no torch, no MkDocs), so it runs with the quick
+check: `python tests/test_consistency.py tests/test_docs.py`. The strict MkDocs
+build itself is CI's (.ci/run), as it checks every link and anchor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = DOCS / "pages"
+PROBLEMS_PAGE = PAGES / "learners" / "problems.md"
+ADDING_PAGE = PAGES / "contributors" / "adding-a-problem.md"
+REGISTRY = ROOT / "problems" / "registry.toml"
+CI_RUN = ROOT / ".ci" / "run"
+CI_WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
+
+# The issue's bound: a newcomer reads the README in minutes; the rest is in docs/.
+README_MAX_LINES = 150
+DOCS_BUILD = "mkdocs build --strict -f docs/mkdocs.yml"
+
+
+def text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def registry() -> list[dict]:
+    """The registry's entries, each with its number: read here, not through
+    grader.registry, so that problems being added are seen as they are written."""
+    entries = tomllib.loads(text(REGISTRY))["problem"]
+    return [{**entry, "number": i} for i, entry in enumerate(entries, start=1)]
+
+
+def folder(entry: dict) -> str:
+    return f"{entry['number']:02d}-{entry['slug']}"
+
+
+def bash_blocks(markdown: str) -> list[list[str]]:
+    """The command lines of each ```bash block."""
+    return [[line for line in block.splitlines() if line.strip()]
+            for block in re.findall(r"^```bash\n(.*?)^```", markdown, re.M | re.S)]
+
+
+# -- the README -----------------------------------------------------------------------
+
+
+def test_the_readme_is_short() -> None:
+    lines = text(README).splitlines()
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines; at most {README_MAX_LINES}: move the detail to "
+        "a page in docs/pages/")
+
+
+def ci_commands() -> list[str]:
+    """What .ci/run runs for the project's own development: every command from the
+    dev install on (before it: the virtual environment and CI's torch pin)."""
+    commands = [line.strip() for line in text(CI_RUN).splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    start = commands.index('pip install -e ".[dev]"')
+    return commands[start:]
+
+
+def test_the_readme_quickstart_holds_the_commands_ci_runs() -> None:
+    quickstart = text(README).split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    blocks = bash_blocks(quickstart)
+    assert ci_commands() in blocks, (
+        f"README.md's Quickstart has no block of exactly .ci/run's commands {ci_commands()}; "
+        f"its blocks: {blocks}")
+    assert any("pip install -e . && gpt-kata grade" in line for b in blocks for line in b), (
+        "README.md's Quickstart no longer shows the learner's install and first grade")
+
+
+def test_ci_builds_the_docs_strictly() -> None:
+    assert DOCS_BUILD in ci_commands(), f".ci/run does not run {DOCS_BUILD}"
+    runs = [step.get("run", "") for job in yaml.safe_load(text(CI_WORKFLOW))["jobs"].values()
+            for step in job["steps"]]
+    assert any(DOCS_BUILD in run for run in runs), f"{CI_WORKFLOW.name}: no step runs {DOCS_BUILD}"
+
+
+def test_the_docs_job_installs_the_dev_extras_mkdocs() -> None:
+    job = yaml.safe_load(text(CI_WORKFLOW))["jobs"]["docs"]
+    installs = " ".join(step.get("run", "") for step in job["steps"] if "pip install" in
+                        step.get("run", ""))
+    wanted = re.findall(r'"(mkdocs[^"]*)"', installs)
+    dev = tomllib.loads(text(ROOT / "pyproject.toml"))["project"]["optional-dependencies"]["dev"]
+    assert wanted and sorted(wanted) == sorted(r for r in dev if r.startswith("mkdocs")), (
+        f"the docs job installs {wanted}; the dev extra has "
+        f"{[r for r in dev if r.startswith('mkdocs')]}")
+
+
+def relative_links(markdown: str) -> list[str]:
+    links = re.findall(r"\]\(([^)\s]+)\)", markdown)
+    return [link for link in links if not re.match(r"[a-z]+:", link)]
+
+
+def test_the_readmes_links_lead_to_files() -> None:
+    links = relative_links(text(README))
+    assert links, "README.md links to no page of the documentation"
+    missing = [link for link in links if not (ROOT / link.split("#")[0]).is_file()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+
+
+# -- the problem tables ---------------------------------------------------------------
+
+
+def documented_tracks() -> list[tuple[str, list[tuple[int, str]]]]:
+    """Each `## track` of the problems page with its table's (number, slug) rows."""
+    tracks: list[tuple[str, list[tuple[int, str]]]] = []
+    for line in text(PROBLEMS_PAGE).splitlines():
+        if line.startswith("## "):
+            tracks.append((line[3:].strip(), []))
+        elif match := re.match(r"\|\s*(\d+)\s*\|\s*`([^`]+)`\s*\|", line):
+            assert tracks, f"{PROBLEMS_PAGE.name}: a row before any track heading: {line}"
+            tracks[-1][1].append((int(match.group(1)), match.group(2)))
+    return [(track, rows) for track, rows in tracks if rows]
+
+
+def test_the_problem_tables_follow_the_registry() -> None:
+    expected: list[tuple[str, list[tuple[int, str]]]] = []
+    for entry in registry():
+        if not expected or expected[-1][0] != entry["track"]:
+            expected.append((entry["track"], []))
+        expected[-1][1].append((entry["number"], entry["slug"]))
+    assert documented_tracks() == expected, (
+        f"{PROBLEMS_PAGE.relative_to(ROOT)} does not list the registry's problems, track by "
+        "track, in its order: add or fix the rows")
+
+
+# -- every place a problem lives --------------------------------------------------------
+
+# Problems with no learner-style submissions yet, as it stands; a new problem is
+# not among them, and one that gains its folder must leave this set.
+WITHOUT_SUBMISSIONS = {"crop-context", "softmax", "decode"}
+
+
+def has_file(template: str) -> Callable[[dict], str | None]:
+    def check(entry: dict) -> str | None:
+        path = ROOT / template.format(folder=folder(entry), slug=entry["slug"],
+                                      module=entry["slug"].replace("-", "_"))
+        return None if path.is_file() else f"no {path.relative_to(ROOT)}"
+    return check
+
+
+def registered(entry: dict) -> str | None:
+    return None if entry.get("hints") and entry.get("methods") else "no hints or methods"
+
+
+def statement_runs_its_examples(entry: dict) -> str | None:
+    statement = ROOT / "problems" / folder(entry) / "README.md"
+    if not statement.is_file():
+        return f"no {statement.relative_to(ROOT)}"
+    setup = f'examples("{entry["slug"]}")'
+    return None if setup in text(statement) else f"its statement does not call {setup}"
+
+
+def has_submissions(entry: dict) -> str | None:
+    found = (ROOT / "tests" / "submissions" / entry["slug"] / "expected.toml").is_file()
+    if entry["slug"] in WITHOUT_SUBMISSIONS:
+        return "has submissions now: take it out of WITHOUT_SUBMISSIONS" if found else None
+    return None if found else f"no tests/submissions/{entry['slug']}/expected.toml"
+
+
+@cache
+def golden_problems() -> frozenset[str]:
+    return frozenset(json.loads(text(ROOT / "data" / "goldens.json")))
+
+
+def has_goldens(entry: dict) -> str | None:
+    checks = ROOT / "grader" / "checks" / f"check_{entry['slug'].replace('-', '_')}.py"
+    live_only = checks.is_file() and "goldens=False" in text(checks)
+    if live_only or entry["slug"] in golden_problems():
+        return None
+    return "no goldens in data/goldens.json (make_data new-goldens)"
+
+
+def has_a_row(entry: dict) -> str | None:
+    rows = {row for _, rows in documented_tracks() for row in rows}
+    return None if (entry["number"], entry["slug"]) in rows else f"no row in {PROBLEMS_PAGE.name}"
+
+
+# Each place "Adding a problem" names, as the page writes it, and how to see that a
+# problem is there.
+PLACES: dict[str, Callable[[dict], str | None]] = {
+    "problems/registry.toml": registered,
+    "problems/NN-slug/README.md": statement_runs_its_examples,
+    "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
+    "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
+    "grader/checks/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
+    "grader/play.py": statement_runs_its_examples,
+    "tests/submissions/<slug>/expected.toml": has_submissions,
+    "data/starters/NN-slug/solution.py": has_file("data/starters/{folder}/solution.py"),
+    "data/goldens.json": has_goldens,
+    "docs/pages/learners/problems.md": has_a_row,
+}
+
+
+def place_names(markdown: str) -> set[str]:
+    """The paths in code spans of the page's numbered steps."""
+    steps = re.findall(r"^\d+\. (.*?)(?=^\d+\. |^\S|\Z)", markdown, re.M | re.S)
+    spans = {span for step in steps for span in re.findall(r"`([^`\s]+)`", step)}
+    return {span for span in spans if re.fullmatch(r"[\w.<>-]+(/[\w.<>-]+)+\.\w+", span)}
+
+
+def test_adding_a_problem_names_every_place_the_test_checks() -> None:
+    unnamed = sorted(set(PLACES) - place_names(text(ADDING_PAGE)))
+    assert not unnamed, f"{ADDING_PAGE.name} does not name {unnamed}"
+
+
+def test_every_place_adding_a_problem_names_is_checked() -> None:
+    # A templated path (a problem's own file) must be one of PLACES; the others are
+    # examples and tools the steps point to, and must exist.
+    named = place_names(text(ADDING_PAGE))
+    unchecked = sorted(n for n in named if ("NN-slug" in n or "<slug>" in n) and n not in PLACES)
+    assert not unchecked, f"{ADDING_PAGE.name} names places tests/test_docs.py does not check: " \
+                          f"{unchecked}"
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+def test_every_problem_is_in_every_place(place: str) -> None:
+    missing = {folder(entry): why for entry in registry() if (why := PLACES[place](entry))}
+    assert not missing, f"{place}: " + "; ".join(f"{k}: {v}" for k, v in missing.items())
+
+
+# -- what the pages name ----------------------------------------------------------------
+
+# Paths the pages name that are not in this repository: the learners' copy's own
+# files, the installed wheel's copy of the references, the Gradescope bundle's and a
+# gradebook's outputs, and the workflow Classroom50 writes into a learner's repository.
+ELSEWHERE = re.compile(
+    r"(gpt_kata_practice|grader/_kata|grades/|wheels/|shard-|workflows/autograde\.yaml)")
+ROOTS = ("grader/", "tests/", "data/", "benchmarks/", ".github/", ".ci/", "solutions/",
+         "problems/", "docs/")
+
+
+def named_paths(markdown: str) -> set[str]:
+    spans = set(re.findall(r"`([^`\s]+)`", markdown)) | set(
+        re.findall(r"^\s*([\w.]+/[\w./-]*)", "\n".join(re.findall(
+            r"^```text\n(.*?)^```", markdown, re.M | re.S)), re.M))
+    return {s.rstrip("/") for s in spans if s.startswith(ROOTS) and not ELSEWHERE.search(s)
+            and not re.search(r"NN|<|\*|\{|\.\.\.", s)}
+
+
+def pages() -> list[Path]:
+    return sorted(PAGES.rglob("*.md"))
+
+
+@pytest.mark.parametrize("page", [README, *pages()], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_paths_a_page_names_exist(page: Path) -> None:
+    missing = sorted(p for p in named_paths(text(page)) if not (ROOT / p).exists())
+    assert not missing, f"{page.relative_to(ROOT)} names paths that do not exist: {missing}"
+
+
+def nav_pages(nav: list) -> set[str]:
+    found: set[str] = set()
+    for item in nav:
+        for value in item.values() if isinstance(item, dict) else [item]:
+            found |= nav_pages(value) if isinstance(value, list) else {value}
+    return found
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    config = yaml.safe_load(text(DOCS / "mkdocs.yml"))
+    assert (DOCS / config["docs_dir"]).resolve() == PAGES
+    on_disk = {str(p.relative_to(PAGES)).replace("\\", "/") for p in pages()}
+    listed = nav_pages(config["nav"])
+    assert listed == on_disk, (f"pages not in mkdocs.yml's nav: {sorted(on_disk - listed)}; "
+                               f"in the nav but not on disk: {sorted(listed - on_disk)}")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-n", "0", "-p", "no:torchtyping",
+                          "-p", "no:hypothesispytest", *sys.argv[1:]]))
