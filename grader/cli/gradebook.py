@@ -544,7 +544,9 @@ def merge(args: argparse.Namespace) -> int:
     rows: dict[str, list[str]] = {}
     origin: dict[str, Path] = {}
     state: dict[str, str] = {}
-    shards.check_complete(list(map(Path, args.merge)), args.allow_partial)
+    missing = shards.check_complete(list(map(Path, args.merge)), args.allow_partial)
+    # With --roster, the merge answers for every learner on it, not only those graded.
+    on_roster = roster_names(args)
     for folder in map(Path, args.merge):
         table = folder / "gradebook.csv"
         try:
@@ -579,6 +581,13 @@ def merge(args: argparse.Namespace) -> int:
             source = folder / f"{report_stem(name)}{suffix}"
             if source.is_file() and source.resolve() != (out / source.name).resolve():
                 shutil.copyfile(source, out / source.name)
+    if on_roster is not None:
+        absent = fill_from_roster(out, header, rows, on_roster, missing,
+                                  junit=any(out.glob("*.junit.xml")))
+        if absent and not args.quiet:
+            print(f"gpt-kata gradebook: {len(absent)} learner(s) on the roster have no result "
+                  f"in these gradebooks; their rows say so: {', '.join(absent)}",
+                  file=sys.stderr)
     write_csv(out / "gradebook.csv", header, [rows[name] for name in sorted(rows)])
     save_state(out, state)
     lms_exports(args, out / "gradebook.csv")
@@ -587,6 +596,38 @@ def merge(args: argparse.Namespace) -> int:
               f"{len(args.merge)} gradebook(s)")
     not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):]]
     return EXIT_FAIL if not_graded else EXIT_PASS
+
+
+def roster_names(args: argparse.Namespace) -> list[str] | None:
+    """The learners of --roster FILE, for a merge (no repository is needed)."""
+    if getattr(args, "roster_file", None) is None:
+        return None
+    from grader.cli.roster_csv import read_roster
+
+    return [entry.name for entry in read_roster(Path(args.roster_file), args.repo_url,
+                                                need_urls=False)]
+
+
+def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
+                     names: list[str], missing: list[str], junit: bool) -> list[str]:
+    """Give every learner on the roster whom no gradebook holds an error row and a
+    report saying so (exit 1, as for any learner not graded); the names of those."""
+    extra = len(header) - len(COLUMNS)
+    repositories = header[-2:] == ["commit", "late_minutes"]
+    problems = extra - 2 * repositories
+    why = "no gradebook merged holds a result for them"
+    if missing:
+        why += f" (shard(s) {', '.join(missing)} were not merged)"
+    absent = [name for name in names if name not in rows]
+    for name in absent:
+        rows[name] = [cell(name), "0", str(problems), "0", "0", *["error"] * problems,
+                      *["", ""] * repositories]
+        write_report(out, name, failed_report(why), junit)
+    extras = sorted(set(rows) - set(names))
+    if extras:
+        print(f"gpt-kata gradebook: not on the roster, kept: {', '.join(extras)}",
+              file=sys.stderr)
+    return absent
 
 
 def lms_exports(args: argparse.Namespace, table: Path) -> None:
@@ -610,7 +651,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "every N-th from the K-th (default: everyone)")
     p.add_argument("--merge", nargs="+", metavar="DIR",
                    help="instead of grading, join these gradebooks (e.g. the shards' --out "
-                        "folders) into one in --out")
+                        "folders) into one in --out; with --roster FILE, every learner on it "
+                        "gets a row, an error row if no gradebook holds them")
     p.add_argument("--allow-partial", action="store_true",
                    help="with --merge: join the shards given even when some of the N are "
                         "missing (their learners then have no row)")
