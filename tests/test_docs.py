@@ -2,8 +2,9 @@
 
 The README stays short and holds the commands CI runs; the problem tables follow
 problems/registry.toml; "Adding a problem" names every place a problem lives, and
-every problem of the registry is found in each; the paths and links the pages name
-exist. Everything here reads text (no torch, no MkDocs), so it runs with the quick
+every problem of the registry is found in each; the paths, links and options the
+pages name exist. Everything here reads text and the CLI's parser (no torch, no
+MkDocs), so it runs with the quick
 check: `python tests/test_consistency.py tests/test_docs.py`. The strict MkDocs
 build itself is CI's (.ci/run), as it checks every link and anchor.
 """
@@ -269,6 +270,45 @@ def pages() -> list[Path]:
 def test_the_paths_a_page_names_exist(page: Path) -> None:
     missing = sorted(p for p in named_paths(text(page)) if not (ROOT / p).exists())
     assert not missing, f"{page.relative_to(ROOT)} names paths that do not exist: {missing}"
+
+
+# Options the pages name that belong to other tools than gpt-kata.
+OTHER_TOOLS = {
+    "git": {"--always", "--bare", "--dirty", "--filter", "--tags"},
+    "pip": {"--index-url"},
+    "setpriv": {"--ruid"},
+    "gh teacher": {"--runtime"},
+    "mkdocs": {"--strict"},
+    "the benchmarks": {"--only", "--runs"},
+    "tests/grade_batch.py": {"--serve"},
+}
+
+
+def gpt_kata_options() -> set[str]:
+    """Every long option of every gpt-kata command (building the parser imports no torch)."""
+    import argparse
+
+    from grader.cli.main import build_parser
+
+    found: set[str] = set()
+    parsers = [build_parser()]
+    while parsers:
+        for action in parsers.pop()._actions:
+            found |= {o for o in action.option_strings if o.startswith("--")}
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+    return found
+
+
+def test_every_option_the_pages_name_is_an_option() -> None:
+    # --help is the reference for options; the pages may name one only if it exists.
+    known = gpt_kata_options() | set().union(*OTHER_TOOLS.values())
+    unknown = {}
+    for page in [README, *pages()]:
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", text(page)))
+        if named - known:
+            unknown[str(page.relative_to(ROOT))] = sorted(named - known)
+    assert not unknown, f"options that no gpt-kata command has: {unknown}"
 
 
 def nav_pages(nav: list) -> set[str]:
