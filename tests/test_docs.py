@@ -4,9 +4,9 @@ The README stays short and holds the commands CI runs; the problem tables follow
 problems/registry.toml; "Adding a problem" names every place a problem lives, and
 every problem of the registry is found in each; the paths, links and options the
 pages name exist. Everything here reads text and the CLI's parser (no torch, no
-MkDocs), so it runs with the quick
-check: `python tests/test_consistency.py tests/test_docs.py`. The strict MkDocs
-build itself is CI's (.ci/run), as it checks every link and anchor.
+MkDocs), so it runs with the quick check: `python tests/test_consistency.py
+tests/test_docs.py`. The strict MkDocs build itself is CI's (.ci/run), as it
+checks every link and anchor.
 """
 
 from __future__ import annotations
