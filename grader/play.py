@@ -174,9 +174,22 @@ def _rms_norm_inputs() -> dict[str, Any]:
         "weight"]}, "x": _block_input(THE_CAT), "ln_1": model.blocks[0].ln_1}
 
 
+def _train_loop_inputs() -> dict[str, Any]:
+    """Problem 30's example: problem 25's small fresh GPT and its AdamW, and the
+    shipped corpus split nine tenths for training and one for validation, as
+    `gpt-kata train` splits it."""
+    names = _training_inputs()
+    data = names["data"]
+    split = int(0.9 * len(data))
+    return {"model": names["model"], "optimizer": names["optimizer"], "data": data,
+            "train_data": data[:split], "val_data": data[split:]}
+
+
 # The inputs of Track 4's statements, by slug.
 TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs,
-                   "rms-norm": _rms_norm_inputs}
+                   "rms-norm": _rms_norm_inputs, "train-loop": _train_loop_inputs}
+# Problem 31 learns its merges from the corpus, as problem 17 numbers its characters.
+TRAINING_INPUTS["bpe"] = lambda: {"corpus": _corpus()}
 
 
 def _inputs(slug: str) -> dict[str, Any]:

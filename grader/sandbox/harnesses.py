@@ -289,3 +289,48 @@ def train_weights(module):
     parameters only, since a buffer (a causal mask kept with register_buffer) is
     the learner's own, as in grading (grader/model/parts.py)."""
     return {name: w.detach().clone() for name, w in _RUN["net"].named_parameters()}
+
+
+def train_loop_run(module, model, optimizer, train_data, val_data, generator, eval_generator,
+                   steps, batch_size, context_length, max_lr, min_lr, warmup_steps, max_norm,
+                   eval_every, eval_batches):
+    """`train_loop()` on a GPT and an AdamW built here for this call, as `train_steps`
+    builds them (`model` and `optimizer` are their descriptions); the other
+    arguments are the loop's own.
+
+    Every forward pass of the model is counted by whether gradients were on and
+    whether the model was in training mode: what the losses and the weights do not
+    show (an evaluation that builds a graph, steps taken in evaluation mode).
+    Returns the log as the loop returned or yielded it (each entry a tuple, or
+    described in words), the final weights and those counts.
+    """
+    import torch
+    import torch._dynamo  # noqa: F401 - see train_steps
+
+    from grader.model.artifacts import trainable_model
+
+    net = trainable_model(model["config"], model["seed"])
+    adamw = torch.optim.AdamW(net.parameters(), **optimizer)
+    modes = {"grad, train": 0, "grad, eval": 0, "no grad, train": 0, "no grad, eval": 0}
+    forward = net.forward
+
+    def counted(*args, **kwargs):
+        grad = "grad" if torch.is_grad_enabled() else "no grad"
+        modes[f"{grad}, {'train' if net.training else 'eval'}"] += 1
+        return forward(*args, **kwargs)
+
+    net.forward = counted  # an instance attribute: model(x) and model.forward(x) both count
+    with torch.enable_grad():  # the grader runs references under no_grad
+        result = module.Solution().train_loop(
+            net, adamw, train_data.clone(), val_data.clone(), generator, eval_generator,
+            steps, batch_size, context_length, max_lr, min_lr, warmup_steps, max_norm,
+            eval_every, eval_batches)
+        if isinstance(result, (str, bytes, dict, torch.Tensor)) or not hasattr(result,
+                                                                                "__iter__"):
+            log = f"a {type(result).__name__}"
+        else:  # a list, or a generator that yields each evaluation: both are a log
+            log = [tuple(v.detach().clone() if isinstance(v, torch.Tensor) else v
+                         for v in entry) if isinstance(entry, (list, tuple))
+                   else f"a {type(entry).__name__}" for entry in result]
+    weights = {name: w.detach().clone() for name, w in net.state_dict().items()}
+    return log, weights, modes
