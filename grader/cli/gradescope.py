@@ -74,7 +74,8 @@ export GPT_KATA_ALLOW_UNISOLATED="${{GPT_KATA_ALLOW_UNISOLATED:-{unisolated}}}"
 # Relative paths are made absolute before leaving the folder they are relative to.
 case "$python" in /*) ;; */*) python="$PWD/$python" ;; esac
 if [ -n "${{GPT_KATA_AUTOGRADER_ROOT:-}}" ]; then
-    export GPT_KATA_AUTOGRADER_ROOT="$(cd "$GPT_KATA_AUTOGRADER_ROOT" && pwd)"
+    root="$(cd "$GPT_KATA_AUTOGRADER_ROOT" && pwd)" || exit 1
+    export GPT_KATA_AUTOGRADER_ROOT="$root"
 fi
 # -I: neither the working folder nor PYTHON* variables decide what is imported, so the
 # grader that runs is the installed one, never a grader/ folder in a submission.
