@@ -214,8 +214,9 @@ def train_cases() -> dict[str, tuple]:
         "corpus-start": (corpus_prefix(5000), BYTES + 64),
         "corpus-a-line": (corpus_prefix(120), BYTES + 20),
         "wikipedia-example": (WIKIPEDIA, BYTES + 3),
-        # (a, a) occurs twice, overlapping, and (b, c) twice apart: a tie, a, a first.
-        "overlapping-pairs": ("aaa bcbc", BYTES + 2),
+        # (a, a) occurs four times, overlapping (twice without overlaps), (b, c) three
+        # times: no tie, and counting without overlaps merges (b, c) first.
+        "overlapping-pairs": ("aaaaa bcbcbc", BYTES + 2),
         # Every pair once: the first seen, (d, c), is not the smallest, (b, a).
         "all-tied": ("dcba", BYTES + 1),
         "a-run-of-one-letter": ("a" * 9, BYTES + 5),
@@ -395,16 +396,16 @@ def same_answer(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
 
 def train_hint(call: Call) -> str:
     if call.outcome[0] == "error" and "max()" in str(call.outcome[1]):
-        return ("\nmax() found no pair to count. Hint: stop when fewer than two ids are left "
-                "(a text of one token has no pairs), even before vocab_size is reached.")
+        return ("\nmax() found no pair to count: fewer than two ids were left (a text of one "
+                "token has no pairs). Hint: stop there, even before vocab_size is reached.")
     return ""
 
 
 def decode_hint(call: Call) -> str:
     if call.outcome[0] == "error" and "UnicodeDecodeError" in str(call.outcome[1]):
         return ("\nThese bytes are not valid UTF-8 on their own (a character cut in two, "
-                "say). Hint: .decode('utf-8', errors='replace') puts '\\ufffd' there instead "
-                "of raising.")
+                "say): decode them with errors='replace'. Hint: .decode('utf-8', "
+                "errors='replace') puts '\\ufffd' there instead of raising.")
     return ""
 
 
