@@ -118,6 +118,9 @@ def write(root: Path) -> Path:
 
 
 if __name__ == "__main__":
-    from grader.cli.gradescope import checkout_root
+    from grader import paths
 
-    print(f"wrote {write(checkout_root())}", file=sys.stderr)
+    checkout = paths.PACKAGE.parent
+    if paths.INSTALLED or not (checkout / "pyproject.toml").is_file():
+        raise SystemExit("the pins are written into a checkout of the grader (pip install -e)")
+    print(f"wrote {write(checkout)}", file=sys.stderr)
