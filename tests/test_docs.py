@@ -275,7 +275,7 @@ def test_the_paths_a_page_names_exist(page: Path) -> None:
 # Options the pages name that belong to other tools than gpt-kata.
 OTHER_TOOLS = {
     "git": {"--always", "--bare", "--dirty", "--filter", "--tags"},
-    "pip": {"--index-url"},
+    "pip": {"--index-url", "--no-deps", "--only-binary"},
     "setpriv": {"--ruid"},
     "gh teacher": {"--runtime"},
     "mkdocs": {"--strict"},
