@@ -260,6 +260,7 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 
 
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
+    from grader.cli.sandbox_notice import unsandboxed
     from grader.grading.report import render
     from grader.grading.session import Limits, grade_problems
     from grader.sandbox.process import Sandbox, WorkerPool
@@ -268,9 +269,8 @@ def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
         file = _stage(problem, text, Path(tmp))
         pool = WorkerPool(sandbox=Sandbox())
         out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
-        if pool.sandbox is None:
-            out.print("[dim]your code runs without a sandbox on this system "
-                      "(isolation needs Linux)[/]")
+        if unsandboxed_line := unsandboxed(pool):
+            out.print(f"[dim]{unsandboxed_line}[/]")
         try:
             pool.start()
             report = grade_problems({problem: file}, pool, Limits())

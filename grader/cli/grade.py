@@ -140,6 +140,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool) -> int:
     from rich.markup import escape
 
+    from grader.cli.sandbox_notice import layers_line, unsandboxed
     from grader.grading.session import Limits, goldens_mode, grade_problems
 
     out = console(stderr=args.quiet)
@@ -152,9 +153,8 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             out.print("[dim]this machine's torch or CPU differs from the one the goldens "
                           "were made on, so answers are compared with the reference run "
                           "here[/]")
-        if pool.sandbox is None and not args.no_sandbox:
-            out.print("[dim]your code runs without a sandbox on this system "
-                      "(isolation needs Linux)[/]")
+        if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
+            out.print(f"[dim]{escape(unsandboxed_line)}[/]")
     report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
                                                       problem_budget=args.budget))
     report.mode = "classroom" if args.classroom else "practice"
@@ -173,12 +173,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         status.record(report)
     if not args.quiet:
         show(report, out, args.verbose)
-        # The sandbox names the layers over a worker's whole tree it could not set up.
-        missing = [layer.split(":", 1)[1] for layer in report.isolation
-                   if layer.startswith("missing:")]
-        if missing:
-            out.print(f"[dim]sandbox layers missing on this system: "
-                      f"{escape(missing[0].replace(',', ', '))}[/]")
+        # The layers the workers said they could not set up (none when unsandboxed).
+        if missing_line := layers_line(report.isolation):
+            out.print(f"[dim]{escape(missing_line)}[/]")
     grade_code = EXIT_PASS if report.status == "pass" else EXIT_FAIL
     return grade_code if written else EXIT_FAIL
 

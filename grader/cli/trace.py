@@ -212,9 +212,10 @@ def trace_case(the_plan: Plan, process: Any,
 @contextmanager
 def learner_worker(the_plan: Plan) -> Iterator[Any]:
     """One sandboxed worker for the learner's file, kept for every case traced."""
-    from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+    from grader.cli.sandbox_notice import NoticedPool
+    from grader.sandbox.process import Sandbox, SubmissionProcess
 
-    with WorkerPool(sandbox=Sandbox()) as pool:
+    with NoticedPool(sandbox=Sandbox()) as pool:
         process = SubmissionProcess(str(the_plan.submission), "Solution",
                                     list(the_plan.problem.methods), pool, witnessed=True)
         try:

@@ -234,14 +234,20 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
     """The run in the learner's worker: (weights, evaluations, each step's loss)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from grader.cli.sandbox_notice import NoticedPool
     from grader.model.training import learning_rate
-    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.sandbox.process import Sandbox
 
     cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * settings.threads * steps)
-    with WorkerPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
+    with NoticedPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
+        from grader.cli.train_yours_loop import STEP_USED, loop_passes, train_with_loop
 
+        if loop_passes(pool, regrade or regrade_quietly):  # problem 30: the learner's loop
+            return train_with_loop(out, steps, seed, settings, config, train_data, val_data,
+                                   show_progress, on_eval, pool)
         problems = check_finished(pool, regrade or regrade_quietly)
+        print(STEP_USED, file=sys.stderr)
         run = Run(problems, pool)
         log_file = None
         try:

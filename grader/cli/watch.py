@@ -20,6 +20,7 @@ from grader.cli import status
 from grader.cli.errors import EXIT_PASS
 from grader.cli.options import select_problems
 from grader.cli.output import console
+from grader.cli.sandbox_notice import NoticedPool
 from grader.registry import Problem, problems
 from grader.reuse import earlier_files
 from grader.sandbox.process import Sandbox, WorkerPool
@@ -121,6 +122,8 @@ class Watcher:
 
     def grade(self) -> str:
         """Grade the current problem's file; its status."""
+        from rich.markup import escape
+
         from grader.grading.report import render
         from grader.grading.session import grade_problems
 
@@ -135,6 +138,10 @@ class Watcher:
             self.out.print(f"[dim]graded in {seconds:.1f} s; watching "
                            f"problems/{self.problem.folder}/solution.py · "
                            "h hint · l list · r re-run · n next · q quit[/]")
+            # The screen was cleared: the pool's one line on stderr went with it.
+            notice = getattr(self.pool, "notice", None)
+            if notice:
+                self.out.print(f"[dim]{escape(notice)}[/]")
         else:
             passed = f"{summary.passed}/{len(summary.results)} checks pass"
             print(f"{time.strftime('%H:%M:%S')} {self.problem.folder} {summary.status} "
@@ -213,7 +220,7 @@ def watch(args: argparse.Namespace) -> int:
     else:
         problem = status.first_unpassed() or problems()[-1]
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    with WorkerPool(sandbox=Sandbox()) as pool, single_keys(interactive):
+    with NoticedPool(sandbox=Sandbox()) as pool, single_keys(interactive):
         try:
             return Watcher(problem, pool, interactive, args.stay).run()
         except KeyboardInterrupt:

@@ -1,0 +1,163 @@
+"""Every command that runs a learner's code says once, in one line on stderr, when that
+code runs without the sandbox or with layers missing (grader/cli/sandbox_notice.py).
+
+Each command runs as a learner runs it, in a kata folder of references recorded as
+passed, through a small driver that forces what the test needs first: macOS (the
+platform faked for the grader's own modules that ask for it; its workers are then
+spawned unisolated, the path macOS and Windows take), the spawned-worker path on Linux
+(GPT_KATA_SPAWN_WORKERS=1), or no cgroups for the workers (as
+tests/test_limits_tree.py forces them off). Under the full sandbox, nothing is said.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from test_train_yours import record_passing_references
+
+from grader.cli.sandbox_notice import missing_layers, sandbox_notice
+from grader.sandbox.isolation import probe
+from grader.sandbox.process import SPAWN_VARIABLE, Sandbox, WorkerPool
+
+LINUX = sys.platform.startswith("linux")
+pytestmark = pytest.mark.skipif(not LINUX, reason="forces Linux off its sandbox")
+
+DRIVER = '''
+import sys
+
+force, argv = sys.argv[1], sys.argv[2:]
+if force == "darwin":  # for the grader's own modules: the libraries stay on Linux
+    import grader.cli.sandbox_notice
+    import grader.sandbox.process
+
+    class Darwin:
+        platform = "darwin"
+
+        def __getattr__(self, name):
+            return getattr(sys, name)
+
+    grader.sandbox.process.sys = grader.cli.sandbox_notice.sys = Darwin()
+elif force == "no-cgroups":
+    from grader.sandbox import isolation
+    from grader.sandbox.layers.cgroups import TreeLimits
+
+    def without_groups(memory_bytes, scratch_bytes=None, **_):
+        return TreeLimits(memory_bytes, 16, extra={"scratch_bytes": scratch_bytes})
+
+    isolation.worker_limits = without_groups
+if "watch" in argv:  # one grade, then the key that quits
+    import grader.cli.watch as watch
+
+    watch.key_reader = lambda enabled: (lambda: "q")
+from grader.cli.main import main
+
+raise SystemExit(main(argv))
+'''
+
+# What each forcing makes the one line say.
+SAID = {"darwin": "your code runs without the sandbox on this system: isolation needs Linux",
+        "spawned": f"your code runs without the sandbox: {SPAWN_VARIABLE}=1 spawns",
+        "no-cgroups": "sandbox layers missing on this system: memory-cgroup, pids-cgroup"}
+# Anything the notice may say starts so.
+NOTICES = ("your code runs without the sandbox", "sandbox layers missing")
+
+COMMANDS = {
+    "watch": ["watch", "generate"],
+    "talk": ["talk", "Tom", "--chars", "10", "--seed", "1"],  # the learner's sampler
+    "talk --yours": ["talk", "Tom", "--chars", "10", "--seed", "1", "--yours"],
+    "trace": ["trace", "generate", "Tom", "--steps", "3"],
+    "train --yours": ["train", "--yours", "--steps", "2", "--threads", "1"],
+}
+
+
+def full_sandbox() -> bool:
+    iso = probe()
+    return bool(iso.launcher and iso.landlock_abi and iso.seccomp and not iso.missing())
+
+
+@pytest.fixture(scope="module")
+def kata(tmp_path_factory) -> Path:
+    """The references of what the commands run, recorded as passed, as a grade records
+    them: the commands then run the learner's files at once."""
+    folder = tmp_path_factory.mktemp("notice") / "kata"
+    for name in ("06-generate", "16-sampler", "19-batches", "23-gpt", "25-train-step"):
+        (folder / "problems" / name).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / name / "solution.py",
+                    folder / "problems" / name / "solution.py")
+    record_passing_references(folder)
+    (folder / "driver.py").write_text(DRIVER, encoding="utf-8")
+    return folder
+
+
+def run(kata: Path, force: str, command: str, out: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != SPAWN_VARIABLE}
+    if force == "spawned":
+        env[SPAWN_VARIABLE] = "1"
+    argv = COMMANDS[command] + (["--out", str(out)] if command.startswith("train") else [])
+    return subprocess.run([sys.executable, str(kata / "driver.py"), force, *argv],
+                          capture_output=True, text=True, timeout=900, cwd=kata, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def notices(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if any(n in line for n in NOTICES)]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("force", list(SAID))
+def test_a_command_says_once_how_your_code_runs_short_of_the_sandbox(kata, tmp_path, force,
+                                                                     command):
+    done = run(kata, force, command, tmp_path / "run")
+    if command == "trace" and force != "no-cgroups":
+        # Spawned workers have no witness to serve the model calls a trace shows: it
+        # says so, once the learner's code has loaded.
+        assert done.returncode == 1 and "Linux only" in done.stdout, done.stdout
+    else:
+        assert done.returncode == 0, done.stderr
+    said = notices(done.stderr)
+    assert len(said) == 1, done.stderr
+    assert said[0] == f"({said[0][1:-1]})" and SAID[force] in said[0], said
+    assert not any(n in done.stdout for n in NOTICES), done.stdout  # stderr only
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_under_the_full_sandbox_a_command_says_nothing_of_it(kata, tmp_path, command):
+    if not full_sandbox():
+        pytest.skip("this machine does not give every layer")
+    done = run(kata, "full", command, tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    assert notices(done.stderr) == [], done.stderr
+
+
+# The layers a worker under the full sandbox reports (grader/sandbox/isolation.py).
+FULL = ["user-namespace", "network-namespace", "pid-namespace", "memory-cgroup-v2",
+        "pids-cgroup-v2", "new-session", "scratch-tmpfs", "unprivileged-uid", "clean-env",
+        "rlimits", "no-new-privs", "landlock-abi4", "seccomp-no-sockets"]
+
+
+def test_missing_layers_are_named_from_what_the_worker_reported(monkeypatch):
+    assert missing_layers(FULL) == []
+    assert missing_layers([]) == []  # no worker has said yet
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    no_namespaces = [layer for layer in FULL if "namespace" not in layer and
+                     layer != "scratch-tmpfs"] + ["missing:scratch-tmpfs"]
+    assert missing_layers(no_namespaces) == ["user namespaces (refused)", "scratch-tmpfs"]
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert missing_layers(no_namespaces)[0] == "user namespaces (no unshare command)"
+    older = [layer for layer in FULL if not layer.startswith(("landlock", "seccomp"))]
+    assert missing_layers(older) == ["Landlock", "seccomp"]
+
+
+def test_a_pool_without_its_fork_server_says_it_runs_unsandboxed(monkeypatch):
+    monkeypatch.delenv(SPAWN_VARIABLE, raising=False)
+    pool = WorkerPool(sandbox=Sandbox())
+    assert sandbox_notice(pool) is None  # before any worker has said which layers ran
+    pool.use_fork = False  # what start() does when the fork server cannot start
+    said = sandbox_notice(pool)
+    assert said and "without the sandbox" in said and "fork server could not start" in said
