@@ -118,10 +118,13 @@ def test_talk_with_sampling_options_and_streaming_says_what_it_used():
 
 
 def test_talk_streams_sentences():
-    done = cli("talk", "Tom", "--chars", "40", "--stream", "sentence")
+    """Streamed, talk samples as it does without --stream (problem 16's sample_text(),
+    seeded once), not through stream_generate(), whose text goes round in circles."""
+    done = cli("talk", "Tom", "--chars", "40", "--stream", "sentence", "--seed", "5")
     assert done.returncode == 0, done.stderr
-    assert "stream_generate()" in done.stderr
-    words = cli("talk", "Tom", "--chars", "40", "--stream", "word")
+    assert "sample_text()" in done.stderr and "a sentence at a time" in done.stderr
+    words = cli("talk", "Tom", "--chars", "40", "--stream", "word", "--seed", "5")
+    assert "WordStreamer" in words.stderr
     assert done.stdout == words.stdout  # the same text, only shown in other pieces
 
 

@@ -172,7 +172,7 @@ def test_your_sample_text_samples_a_run_served_by_the_grader(run):
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
     args = argparse.Namespace(chars=30, temperature=0.8, top_k=5, top_p=None,
-                              no_repeat_ngram=None, seed=4)
+                              no_repeat_ngram=None, seed=4, stream=None)
     with WorkerPool(sandbox=Sandbox()) as pool:
         learner = Implementation(find("sampler"), True, pool, witnessed=True,
                                  path=find("sampler").reference)

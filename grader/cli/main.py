@@ -249,11 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chars", type=int, default=200,
                    help="how many characters to generate (default: %(default)s)")
     p.add_argument("--stream", choices=["word", "sentence"],
-                   help="show the text a word or a sentence at a time (problem 14) "
-                        "(default: each character as it comes)")
+                   help="show the same text a word at a time (problem 14's WordStreamer) "
+                        "or a sentence at a time (default: the whole text at once)")
     sampling = p.add_argument_group(
-        "sampling (problem 16's sample_text(), which talk uses without --stream; with "
-        "--stream any of these switches from stream_generate() to it)")
+        "sampling (problem 16's sample_text(), which talk uses, streamed or not)")
     sampling.add_argument("--temperature", type=float, help="0 is greedy (default: 1.0)")
     sampling.add_argument("--top-k", type=int,
                           help="keep the k most likely tokens, 0 for all (default: 0)")

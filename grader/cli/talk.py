@@ -2,9 +2,13 @@
 
 The model is the shipped one or, with `--model RUN`, one that `gpt-kata train`
 wrote. The text comes from problem 16's sample_text(), seeded once (with a
-fresh seed that the label names, unless --seed is given); `--stream` shows
-problem 14's stream_generate(). The learner's answer is used when its last
-grade passed (for the file as it is now); otherwise the reference is, and the
+fresh seed that the label names, unless --seed is given). `--stream` shows that
+same text in pieces: a word at a time through problem 14's WordStreamer, or a
+sentence at a time, cut where problem 14's stream_generate() cuts its sentences.
+stream_generate() itself is built on generate(), whose generator is put back after
+every draw, so its text goes round in circles; it streams only when the learner's
+sampler cannot (`--yours` before 16 passes). The learner's answer is used when its
+last grade passed (for the file as it is now); otherwise the reference is, and the
 output says which.
 
 A run's weights are read by the grader only: the learner's code runs sandboxed,
@@ -103,6 +107,13 @@ class Implementation:
                                               witnessed=self.witnessed)
         return self._process
 
+    def start(self) -> None:
+        """Start and load the learner's worker now, before the prompt is written: the
+        line that says how it is sandboxed (grader/cli/sandbox_notice.py) comes with its
+        first message, and must not land between the prompt and its continuation."""
+        if self.use_learner:
+            self.process.load()  # a load error is reported by the first call
+
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
             from grader.grading.skeleton import one_line
@@ -190,37 +201,49 @@ def talk(args: argparse.Namespace) -> int:
         raise UsageError("give a prompt of at least one character")
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
-        with WorkerPool(sandbox=Sandbox()) as pool:
+        from grader.cli.sandbox_notice import NoticedPool
+
+        with NoticedPool(sandbox=Sandbox()) as pool:
             if yours:
                 from grader.cli.talk_yours import your_gpt
 
                 talker = Talker(*your_gpt(pool, regrade_quietly))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
-            # Without options talk samples too, with a fresh seed it names: generate()
-            # draws every character with the same seed, so its text goes round in circles.
-            plain = not sampling and not args.stream
+            # Without options talk samples too, with a fresh seed it names, streamed or
+            # not: generate() draws every character with the same seed, so its text (and
+            # stream_generate()'s, built on it) goes round in circles.
+            plain = not sampling
             if plain and yours and not passes("sampler", pool):
-                print("(your 16-sampler does not pass yet, so your generate() talks; it "
+                used = "stream_generate()" if args.stream else "generate()"
+                print(f"(your 16-sampler does not pass yet, so your {used} talks; it "
                       "draws every character with the same seed, so its text repeats)",
                       file=sys.stderr)
                 plain = False
             if sampling or plain:
                 seed = fresh_seed() if plain else args.seed or 0
                 sampler = choose("sampler", pool, talker)
-                announce(sampler, talker, f"seed {seed}: `--seed {seed}` gives this text "
-                                          "again" if plain else "")
+                # The seed's note last: what it says is the text, however it is shown.
+                notes = ["a sentence at a time"] if args.stream == "sentence" else []
+                if plain:
+                    notes.append(f"seed {seed}: `--seed {seed}` gives this text again")
+                announce(sampler, talker, "; ".join(notes))
+                started = [sampler]
                 streamer = None
-                if args.stream:
+                if args.stream == "word":
                     streamer = choose("stream", pool, talker, calls_model=False)
                     streamer.what = "WordStreamer"
                     announce(streamer, talker)
+                    started.append(streamer)
                 chunks = sampled(args, context, talker, sampler, streamer, seed)
             else:
                 implementation = choose("stream" if args.stream else "generate", pool, talker)
                 announce(implementation, talker)
+                started = [implementation]
                 run = streamed if args.stream else char_by_char
                 chunks = run(args, context, talker, implementation)
+            for implementation in started:
+                implementation.start()
             sys.stdout.write(args.prompt)
             sys.stdout.flush()
             for chunk in chunks:
@@ -308,8 +331,8 @@ def streamed(args: argparse.Namespace, context: Any, talker: Talker,
 
 def sampled(args: argparse.Namespace, context: Any, talker: Talker,
             sampler: Implementation, streamer: Implementation | None, seed: int):
-    """sample_text with the options given and `seed`, then words through WordStreamer
-    if asked."""
+    """sample_text with the options given and `seed`; then, if asked, its words through
+    WordStreamer (`streamer`) or its sentences."""
     int_to_char = talker.int_to_char
     try:
         text = sampler.call(
@@ -322,6 +345,9 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
         sampler.close()
     if not isinstance(text, str):
         raise RuntimeError(f"sample_text() returned {type(text).__name__}, not str")
+    if args.stream == "sentence":
+        yield from sentences(text)
+        return
     if streamer is None:
         yield text
         return
@@ -333,3 +359,12 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
             yield chunk
     finally:
         streamer.close()
+
+
+def sentences(text: str) -> list[str]:
+    """The text in pieces that end right after `.`, `!` or `?`, as problem 14's
+    stream_generate(unit="sentence") cuts them; the rest is the last piece, and no
+    piece is empty."""
+    import re
+
+    return [piece for piece in re.split(r"(?<=[.!?])", text) if piece]
