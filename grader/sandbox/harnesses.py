@@ -334,3 +334,55 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
                    else f"a {type(entry).__name__}" for entry in result]
     weights = {name: w.detach().clone() for name, w in net.state_dict().items()}
     return log, weights, modes
+
+
+def train_loop_begin(module, gpt_file, config, seed, train_data, val_data, arguments, threads):
+    """`gpt-kata train --yours` with the learner's loop (problem 30, `module`): their GPT
+    (problem 23) built with the seeded weights `train` starts from, an AdamW with
+    `arguments["optimizer"]`'s keyword arguments, and train_loop() called with the
+    rest of `arguments` (steps, batch_size, ...), a training generator seeded with
+    `seed` and an evaluation generator seeded with 1, as `train` evaluates. A loop
+    that yields has run nothing yet; one that returns its log has run all of it.
+    `train_loop_next` then hands the log over an entry at a time."""
+    import torch
+    import torch._dynamo  # noqa: F401 - see train_steps
+
+    from grader.model.artifacts import trainable_model
+    from grader.model.gpt import GPTConfig
+    from grader.model.parts import load_known_weights
+
+    torch.set_num_threads(threads)
+    gpt_class = getattr(_learner_module(gpt_file, "kata_train_gpt"), "GPT", None)
+    if not isinstance(gpt_class, type):
+        raise ImportError(f"there is no class GPT in {gpt_file}")
+    net = gpt_class(GPTConfig(**config))
+    if not isinstance(net, torch.nn.Module):
+        raise TypeError("GPT is not a torch.nn.Module")
+    load_known_weights(net, trainable_model(config, seed).state_dict(), "GPT")
+    net.train()
+    settings = dict(arguments)
+    adamw = torch.optim.AdamW(net.parameters(), **settings.pop("optimizer"))
+    _RUN.clear()
+    _RUN["net"] = net
+    with torch.enable_grad():
+        result = module.Solution().train_loop(
+            net, adamw, train_data, val_data, torch.Generator().manual_seed(seed),
+            torch.Generator().manual_seed(1), **settings)
+    if isinstance(result, (str, bytes, dict, torch.Tensor)) or not hasattr(result, "__iter__"):
+        raise TypeError(f"train_loop() returned a {type(result).__name__}, not its log")
+    _RUN["log"] = iter(result)
+
+
+def train_loop_next(module):
+    """The next entry of the log of the loop `train_loop_begin` started, as a tuple
+    (for a loop that yields, the steps up to it run now), or None after the last."""
+    import torch
+
+    with torch.enable_grad():
+        entry = next(_RUN["log"], None)
+    if entry is None:
+        return None
+    if not isinstance(entry, (list, tuple)):
+        return f"a {type(entry).__name__}"
+    return tuple(v.item() if isinstance(v, torch.Tensor) and v.numel() == 1 else v
+                 for v in entry)

@@ -1,0 +1,152 @@
+"""`gpt-kata train --yours` with the learner's own training loop (problem 30).
+
+When the learner's train-loop passes its grade (and their GPT, problem 23, does),
+their `train_loop()` runs the whole run in the sandboxed worker: their schedule,
+clipping, batches and evaluations, with `gpt-kata train`'s settings. The grader
+only builds the GPT with `train`'s seeded weights, reads the log an evaluation at
+a time (a loop that yields it shows each as it comes; one that returns it, all at
+the end), and checks and writes the weights as for the learner's step
+(grader/cli/train_yours.py). Otherwise `train --yours` trains with the learner's
+step in the grader's loop, as before, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from grader.cli.errors import UsageError
+from grader.cli.status import learner_status
+from grader.registry import Problem, find
+
+NEEDED = ("gpt", "train-loop")
+# A call to the loop may run every step of the run (a loop that returns its log
+# does): far above the measured 0.05 s a step, plus the start of `train_steps`'s.
+SECONDS_PER_STEP = 1.0
+START_SECONDS = 180.0
+# Problem 30 asks for warmup_steps < steps, and train's warm-up is 100 steps.
+EVAL_BATCHES = 8  # as `train` evaluates: 8 fixed batches of 64 windows
+MAX_NORM = 1.0  # as `train` clips
+
+# Notes, in parentheses as the notes of the grades run first are: a failed run
+# still ends in the one line that says why.
+LOOP_USED = ("(train --yours: training with your train_loop (problem 30), on your GPT "
+             "(problem 23))")
+STEP_USED = ("(train --yours: training with your train_step (problem 25) in the grader's "
+             "loop; once problem 30 passes (gpt-kata grade train-loop), your own loop runs)")
+
+
+def loop_passes(pool: Any, regrade: Callable[[Problem, Any], None]) -> bool:
+    """Whether the learner's GPT and training loop both pass their grade of the files
+    as they are now; a file changed since its last grade is graded first."""
+    for slug in NEEDED:
+        problem = find(slug)
+        status = learner_status(problem)
+        if status == "not graded":
+            regrade(problem, pool)
+            status = learner_status(problem)
+        if status != "pass":
+            return False
+    return True
+
+
+def loop_arguments(steps: int, settings: Any, context_length: int) -> dict[str, Any]:
+    """train_loop()'s arguments after the generators, from `train`'s settings."""
+    return {
+        "optimizer": {"lr": settings.learning_rate, "weight_decay": settings.weight_decay},
+        "steps": steps, "batch_size": settings.batch_size, "context_length": context_length,
+        "max_lr": settings.learning_rate, "min_lr": settings.min_learning_rate,
+        "warmup_steps": min(settings.warmup_steps, steps - 1), "max_norm": MAX_NORM,
+        "eval_every": settings.eval_every, "eval_batches": EVAL_BATCHES,
+    }
+
+
+def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, float]:
+    """A log entry as the harness sends it, if it is (step, train_loss, val_loss) with a
+    step after the last one; UsageError otherwise. The loop passed its grade, but code
+    in the worker could send anything."""
+    if (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], int)
+            and not isinstance(entry[0], bool) and last_step < entry[0] <= steps
+            and all(isinstance(v, float) and math.isfinite(v) for v in entry[1:])):
+        return entry
+    raise UsageError(f"your train_loop logged {entry!r} after step {last_step}, which is not "
+                     "(step, train_loss, val_loss) with finite losses")
+
+
+def loop_run(pool: Any) -> Any:
+    """train_yours.Run, on the learner's train-loop file instead of their train-step."""
+    from grader.cli.train_yours import Run
+    from grader.sandbox.process import SubmissionProcess
+
+    class LoopRun(Run):
+        def __init__(self) -> None:  # noqa: D107 - Run's, with the loop's file
+            loop = find("train-loop")
+            self.files = {slug: str(find(slug).starter.resolve()) for slug in NEEDED}
+            self.process = SubmissionProcess(self.files["train-loop"], loop.class_name,
+                                             list(loop.methods), pool, budget=math.inf)
+            self.slowest = 0.0
+
+    return LoopRun()
+
+
+def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any,
+                    train_data: Any, val_data: Any, show_progress: bool,
+                    on_eval: Callable[[int, int, float, float, float], None] | None,
+                    pool: Any) -> tuple:
+    """The run by the learner's loop: (weights, evaluations, []), as
+    train_yours.train_in_worker returns them; a loop gives no loss of each step."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from grader.cli.train_yours import time_left_column
+
+    print(LOOP_USED, file=sys.stderr)
+    run = loop_run(pool)
+    limit = START_SECONDS + SECONDS_PER_STEP * steps
+    log: list[tuple[int, float, float]] = []
+    log_file = None
+    try:
+        started = time.perf_counter()
+        columns = (TextColumn("training your GPT with your loop"), BarColumn(),
+                   TextColumn("{task.completed}/{task.total}"),
+                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
+                   time_left_column())
+        with Progress(*columns, disable=not show_progress) as progress:
+            task = progress.add_task("train", total=steps, loss="-", per_step=None)
+            run.call("train_loop_begin", (
+                run.files["gpt"], config.to_dict(), seed, train_data, val_data,
+                loop_arguments(steps, settings, config.context_length), settings.threads),
+                limit, "your train_loop failed")
+            last = -1
+            while True:
+                entry = run.call("train_loop_next", (), limit, "your train_loop failed")
+                if entry is None:
+                    break
+                step, train_loss, val_loss = read_entry(entry, last, steps)
+                last = step
+                if log_file is None:  # as train_in_worker: only once the loop has begun
+                    out.mkdir(parents=True, exist_ok=True)
+                    log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
+                    log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
+                elapsed = time.perf_counter() - started
+                log.append((step, train_loss, val_loss))
+                log_file.write(f"{step}\t{train_loss:.4f}\t{val_loss:.4f}\t{elapsed:.1f}\n")
+                log_file.flush()
+                if on_eval is not None:
+                    on_eval(step, steps, train_loss, val_loss, elapsed)
+                now = time.perf_counter()
+                progress.update(task, completed=step, loss=f"{train_loss:.3f}",
+                                per_step=elapsed / step if step else None, at=now)
+        if last != steps:
+            raise UsageError(f"your train_loop's log ends at step {last}, not at the last "
+                             f"step, {steps}")
+        weights = run.call("train_weights", (), limit,
+                           "handing back your trained GPT's weights failed")
+    finally:
+        if log_file is not None:
+            log_file.close()
+        run.close()
+    return weights, log, []
