@@ -161,3 +161,17 @@ def test_a_pool_without_its_fork_server_says_it_runs_unsandboxed(monkeypatch):
     pool.use_fork = False  # what start() does when the fork server cannot start
     said = sandbox_notice(pool)
     assert said and "without the sandbox" in said and "fork server could not start" in said
+
+
+def test_talk_says_it_before_the_prompt(kata):
+    """On a terminal both streams mix: a line written once the prompt is out would land
+    between the prompt and its continuation."""
+    env = {**os.environ, SPAWN_VARIABLE: "1"}
+    done = subprocess.run([sys.executable, str(kata / "driver.py"), "spawned",
+                           *COMMANDS["talk"]], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=900, cwd=kata, env=env)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    said = [i for i, line in enumerate(lines) if SAID["spawned"] in line]
+    assert said and lines[said[0]].startswith("("), lines
+    assert said[0] < next(i for i, line in enumerate(lines) if line.startswith("Tom")), lines
