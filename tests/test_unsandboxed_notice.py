@@ -175,3 +175,29 @@ def test_talk_says_it_before_the_prompt(kata):
     said = [i for i, line in enumerate(lines) if SAID["spawned"] in line]
     assert said and lines[said[0]].startswith("("), lines
     assert said[0] < next(i for i, line in enumerate(lines) if line.startswith("Tom")), lines
+
+
+def test_interactive_watch_shows_the_line_again_under_each_screen_it_draws(monkeypatch):
+    """Its screen is cleared before each grade, and the one line on stderr with it."""
+    import io
+    import types
+
+    from rich.console import Console
+
+    import grader.grading.session as session
+    from grader.cli import status, watch
+    from grader.grading.report import ProblemSummary, Report
+    from grader.registry import find
+
+    problem = find("generate")
+    graded = Report([ProblemSummary(problem, problem.starter)], "exact", {})
+    monkeypatch.setattr(session, "grade_problems", lambda submissions, pool: graded)
+    monkeypatch.setattr(status, "record", lambda report: None)  # no learner's status file
+    for notice, shown in ((None, False), (SAID["darwin"], True)):
+        pool = types.SimpleNamespace(notice=notice)
+        watcher = watch.Watcher(problem, pool=pool, interactive=True, keys=lambda: None)
+        watcher.out = Console(file=io.StringIO(), width=200)
+        watcher.grade()
+        watcher.grade()
+        screen = watcher.out.file.getvalue()
+        assert screen.count(SAID["darwin"]) == (2 if shown else 0), screen
