@@ -87,7 +87,7 @@ def test_the_shipped_model_is_an_exported_program_without_source(
         copies: tuple[Path, Path]) -> None:
     import zipfile
 
-    program = copies[0] / PACKAGE / "model.pt2"
+    program = copies[0] / PACKAGE / "models" / "shipped.pt2"
     with zipfile.ZipFile(program) as archive:
         held = b"".join(archive.read(name) for name in archive.namelist())
     assert b"aten" in held  # torch operations, not Python

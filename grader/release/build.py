@@ -17,6 +17,9 @@ from typing import Any
 
 from grader import paths
 from grader.registry import Problem, problems
+from grader.release import ties
+from grader.release.models import Models
+from grader.sandbox.protocol import ModelSpec
 
 PRACTICE_SOURCE = Path(__file__).with_name("practice")
 TEMPLATES = Path(__file__).with_name("templates")
@@ -24,14 +27,18 @@ PACKAGE = "gpt_kata_practice"
 # The data a learner's code and the statements use. Not goldens.json nor
 # manifest.json: the practice cases carry what is needed of the goldens.
 DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors")
+# The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
+SHIPPED_SPEC = ModelSpec("shipped")
 PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
                   "weights.py")
 
 NO_GOLDENS = "its results are judged against the live reference only (no stored answers)"
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 HARNESS = "its checks drive your code with the grader's own training loop"
-NEEDS_MODEL = ("some of its cases run a model other than the shipped GPT (a seeded random one, "
-               "say), which this copy does not hold yet")
+NEEDS_MODEL = ("some of its cases run a model this copy cannot hold (a trained run, or your own "
+               "GPT)")
+NO_CONTRACT = "its checks declare no contract of cases the copy could store"
+CANNOT_STORE = "some of its cases hold values this copy cannot store"
 
 
 class ReleaseError(Exception):
@@ -70,39 +77,63 @@ def write_release(out: Path) -> list[Path]:
         put(f"data/{name}", (paths.DATA / name).read_bytes())
     for name in PRACTICE_FILES:
         put(f"{PACKAGE}/{name}", (PRACTICE_SOURCE / name).read_bytes())
-    put(f"{PACKAGE}/cases.json", practice_cases_json().encode("utf-8"))
-    put(f"{PACKAGE}/model.pt2", exported_model())
+    models = Models()
+    models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
+    put(f"{PACKAGE}/cases.json", practice_cases_json(models).encode("utf-8"))
+    for name, program in models.programs().items():
+        put(f"{PACKAGE}/models/{name}.pt2", program)
     return sorted(written)
 
 
-def practice_cases_json() -> str:
-    cases = practice_cases()
+def practice_cases_json(models: Models | None = None) -> str:
+    cases = practice_cases(models if models is not None else Models())
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
-def practice_cases() -> dict[str, Any]:
-    """Every problem's stored cases, or why it has none, in the registry's order."""
+def practice_cases(models: Models) -> dict[str, Any]:
+    """Every problem's stored cases, or why it has none, in the registry's order; the
+    models they run are added to `models`."""
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
     for problem in problems():
+        met = Models()
         try:
-            practised[problem.slug] = problem_cases(problem)
+            practised[problem.slug] = problem_cases(problem, met)
         except NotPractised as why:
             not_practised[problem.slug] = str(why)
-    from grader.model import artifacts
-
+            continue
+        for spec in met.specs.values():
+            models.marker(spec)
     return {"problems": practised, "not_practised": not_practised,
-            "model": {"context_length": artifacts.shipped_model().context_length}}
+            "models": {name: {"context_length": n}
+                       for name, n in models.context_lengths().items()}}
 
 
 class NotPractised(Exception):
     """A problem whose fixed cases this copy cannot judge; the message says why."""
 
 
-def problem_cases(problem: Problem) -> dict[str, Any]:
+def practice_contract(problem: Problem) -> Any:
+    """The problem's contract, or NotPractised saying in one line why the copy cannot
+    judge its cases from stored answers."""
+    from grader.grading.contract import Contract
+
+    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    contract = getattr(module, "CONTRACT", None)
+    if not isinstance(contract, Contract):
+        raise NotPractised(NO_CONTRACT)
+    if not contract.goldens:
+        raise NotPractised(NO_GOLDENS)
+    if contract.harness:
+        raise NotPractised(HARNESS)
+    if contract.witness_model_calls:
+        raise NotPractised(WITNESSED)
+    return contract
+
+
+def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     import torch
 
-    from grader.grading.contract import Contract
     from grader.grading.judges import same_filtering
     from grader.grading.skeleton import fresh_args, load_reference, outcome_of, same_outcome
     from grader.model import artifacts
@@ -111,27 +142,27 @@ def problem_cases(problem: Problem) -> dict[str, Any]:
     from grader.release.practice import codec, judge
     from grader.sandbox.protocol import decode
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
-    contract = module.CONTRACT
-    assert isinstance(contract, Contract)
-    if not contract.goldens:
-        raise NotPractised(NO_GOLDENS)
-    if contract.harness:
-        raise NotPractised(HARNESS)
-    if contract.witness_model_calls:
-        raise NotPractised(WITNESSED)
-    load_reference(problem)  # the mistakes' helpers may look the reference module up by name
+    contract = practice_contract(problem)
+    reference = load_reference(problem)  # the mistakes' helpers may look it up by name
     goldens = artifacts.load_goldens()[problem.slug]
     # Filters keep tied tokens in any order; the practice judge allows that too.
     rule = "filtering" if contract.matches is same_filtering else ""
     stored: dict[str, Any] = {}
     for case_id, args in contract.case_args.items():
-        shown = resolve(problem, args)
+        shown = resolve(problem, args, models)
         expected = decode(goldens[case_id])
         try:
             encoded_args = codec.encode(shown)
-        except TypeError:
-            raise NotPractised(NEEDS_MODEL) from None
+            encoded_expected = codec.encode(expected)
+        except TypeError as why:
+            raise NotPractised(f"{CANNOT_STORE} ({why})") from None
+
+        def taken(answer: Any, want: Any, shown: tuple = shown) -> bool:
+            return judge.same_outcome(("value", answer), ("value", want), rule, shown)
+
+        others = ([] if problem.module
+                  else ties.other_answers(contract, reference, args, expected, taken))
+        right = [("value", expected), *(("value", other) for other in others)]
         mistakes = []
         for mistake in contract.mistakes:
             for run in mistake.runs:
@@ -140,69 +171,46 @@ def problem_cases(problem: Problem) -> dict[str, Any]:
                 if outcome[0] == "value" and contract.iterate and outcome[1] is not None:
                     outcome = ("value", list(outcome[1]))
                 # An error, or None (this way of making it does not apply here), names
-                # nothing; nor does an answer the practice judge cannot tell from the right one.
+                # nothing; nor does an answer the practice judge takes for a right one.
                 if (outcome[1] is None
                         or contract.matches(("value", expected), outcome)
                         or same_outcome(("value", expected), outcome)
-                        or judge.same_outcome(outcome, ("value", expected), rule, shown)):
+                        or any(judge.same_outcome(outcome, want, rule, shown)
+                               for want in right)):
                     continue
-                entry = {"name": mistake.name, "hint": mistake.hint,
-                         "outcome": codec.encode((outcome[0], str(outcome[1])
-                                                  if outcome[0] == "error" else outcome[1]))}
+                try:
+                    encoded = codec.encode((outcome[0], str(outcome[1])
+                                            if outcome[0] == "error" else outcome[1]))
+                except TypeError:
+                    continue  # an answer of a kind no right answer has: judged wrong anyway
+                entry = {"name": mistake.name, "hint": mistake.hint, "outcome": encoded}
                 if entry not in mistakes:  # two ways of making it can give one answer
                     mistakes.append(entry)
-        stored[case_id] = {"args": encoded_args, "expected": codec.encode(expected),
+        stored[case_id] = {"args": encoded_args, "expected": encoded_expected,
                            "mistakes": mistakes}
+        if others:
+            stored[case_id]["also_right"] = [codec.encode(other) for other in others]
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
             "judge": rule, "cases": stored}
 
 
-def exported_model() -> bytes:
-    """The shipped GPT as a torch.export program: its computation as a graph of torch
-    operations, with no Python source. torch.export records the source line of each
-    operation as it traces; those are removed, so neither gpt.py nor a path is in it."""
-    import io
-
-    import torch
-
-    import grader.model.gpt as gpt
-    from grader.model import artifacts
-
-    model = artifacts.shipped_model().eval()
-    cached = gpt.causal_mask
-    # The mask is cached by shape, and a traced shape cannot be a cache key.
-    gpt.causal_mask = getattr(cached, "__wrapped__", cached)
-    try:
-        length = torch.export.Dim("T", min=1, max=model.context_length)
-        program = torch.export.export(model, (torch.zeros(1, 2, dtype=torch.long),),
-                                      dynamic_shapes=({1: length},))
-    finally:
-        gpt.causal_mask = cached
-    for node in program.graph.nodes:
-        for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
-            node.meta.pop(key, None)
-    buffer = io.BytesIO()
-    torch.export.save(program, buffer)
-    return buffer.getvalue()
-
-
-class ShippedModel:
-    """Stands for the shipped GPT among a case's arguments (the copy runs its export)."""
-
-
-def resolve(problem: Problem, args: tuple) -> tuple:
+def resolve(problem: Problem, args: tuple, models: Models) -> tuple:
     """A case's arguments as the learner's code receives them: a module problem's
-    weights, described by the check, become the tensors themselves, and the shipped
-    model a marker for its exported program."""
+    weights, described by the check, become the tensors themselves, and a model a
+    marker for its exported program."""
     from grader.sandbox.protocol import ModelSpec
 
     if not problem.module:
-        return tuple(ShippedModel() if isinstance(a, ModelSpec) and a.kind == "shipped" else a
-                     for a in args)
+        shown = []
+        for a in args:
+            if isinstance(a, ModelSpec):
+                if a.kind not in ("shipped", "random"):
+                    raise NotPractised(NEEDS_MODEL)
+                a = models.marker(a)
+            shown.append(a)
+        return tuple(shown)
     from grader.model.parts import state_dict
 
     config, weights, *inputs = args
     return (dict(config), state_dict(weights), *inputs)
-
-

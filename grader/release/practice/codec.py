@@ -14,18 +14,19 @@ from typing import Any
 
 import torch
 
-MODEL = Path(__file__).with_name("model.pt2")
+MODELS = Path(__file__).with_name("models")
 
 
-class ShippedGPT(torch.nn.Module):
-    """The shipped GPT, run from its exported program (no Python source of it here),
-    refusing what the model refuses with the model's own kind of error."""
+class ExportedGPT(torch.nn.Module):
+    """A GPT a case runs (the shipped one, or a seeded random one), from its exported
+    program (no Python source of it here), refusing what the model refuses with the
+    model's own kind of error."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__()
-        self.program = torch.export.load(MODEL).module()
-        self.context_length = int(json.loads(MODEL.with_name("cases.json").read_text(
-            "utf-8"))["model"]["context_length"])
+        self.program = torch.export.load(MODELS / f"{name}.pt2").module()
+        self.context_length = int(json.loads(Path(__file__).with_name("cases.json").read_text(
+            "utf-8"))["models"][name]["context_length"])
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
         if not isinstance(context, torch.Tensor) or context.dim() != 2 or (
@@ -39,7 +40,7 @@ class ShippedGPT(torch.nn.Module):
                              f"last {self.context_length} tokens")
         return self.program(context)
 
-    def train(self, mode: bool = True) -> ShippedGPT:
+    def train(self, mode: bool = True) -> ExportedGPT:
         # An exported program has no training mode (no dropout to switch): model.eval()
         # or model.train() only sets the flag.
         self.training = mode
@@ -47,13 +48,13 @@ class ShippedGPT(torch.nn.Module):
 
 
 @cache
-def shipped_model() -> torch.nn.Module:
-    return ShippedGPT()
+def stored_model(name: str) -> torch.nn.Module:
+    return ExportedGPT(name)
 
 
 def encode(value: Any) -> Any:
-    if type(value).__name__ == "ShippedModel":
-        return {"__model__": "shipped"}
+    if type(value).__name__ == "StoredModel":  # made by the release, which the copy lacks
+        return {"__model__": value.name}
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -69,7 +70,7 @@ def encode(value: Any) -> Any:
         return {"__tuple__": [encode(v) for v in value]}
     if isinstance(value, list):
         return [encode(v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+    if isinstance(value, dict) and all(isinstance(k, (str, int, tuple)) for k in value):
         return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
     raise TypeError(f"cannot store a {type(value).__name__}")
 
@@ -80,7 +81,7 @@ def decode(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     if "__model__" in value:
-        return shipped_model()
+        return stored_model(value["__model__"])
     if "__float__" in value:
         return float(value["__float__"])
     if "__tensor__" in value:

@@ -109,7 +109,9 @@ def grade_problem(slug: str, path: Path) -> Result:
                 "and the caller still needs it as it was. Hint: work on a copy (.clone()) or "
                 "build a new tensor")
             continue
-        if judge.same_outcome(got, ("value", want), problem["judge"], args):
+        # A case on a model may have other right answers, where two picks tie.
+        right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
+        if any(judge.same_outcome(got, ("value", r), problem["judge"], args) for r in right):
             result.passed += 1
             continue
         if got[0] == "error":

@@ -1,0 +1,75 @@
+"""Other right answers to a case that runs a model: where two picks tie in float rounding.
+
+The instructor's grade judges generated text fairly: a pick that ties with the
+reference's up to float rounding is right too, and the text goes on from it.
+Stored answers cannot follow a learner's text live, so the release finds those
+other texts ahead: it runs the reference again on models whose outputs are moved
+by a few units in the last place of float32 (as another order of additions moves
+them), and keeps each new answer that the check's own judge accepts. A learner
+whose rounding goes another way at a tie then gets one of the stored answers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+# float32 carries 24 bits; another order of operations moves a logit by a few units
+# in its last place.
+ROUNDING = 4 * 2.0 ** -24
+RERUNS = 2  # how many moved copies of each model the reference runs on
+
+
+class Rounded(torch.nn.Module):
+    """A model whose logits are moved by float32's rounding, differently at every call."""
+
+    def __init__(self, model: torch.nn.Module, seed: int) -> None:
+        super().__init__()
+        self.model = model
+        self.context_length = model.context_length
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def forward(self, context: torch.Tensor) -> torch.Tensor:
+        logits = self.model(context)
+        noise = torch.randn(logits.shape, generator=self.generator, dtype=torch.float64)
+        return (logits.double() * (1 + ROUNDING * noise)).to(logits.dtype)
+
+
+def rounded_args(args: list[Any], seed: int) -> list[Any]:
+    return [Rounded(a, seed + i) if isinstance(a, torch.nn.Module) else a
+            for i, a in enumerate(args)]
+
+
+def other_answers(contract: Any, reference: Any, args: tuple, expected: Any,
+                  same: Any) -> list[Any]:
+    """The answers, other than `expected`, that the reference gives on rounded copies of
+    the case's models and that the check's judge accepts; [] for a case without a model.
+    `same(a, b)` says whether the practice judge already takes a for b."""
+    from grader.grading.skeleton import Call, GradeFailure, fresh_args, outcome_of
+    from grader.sandbox.protocol import ModelSpec
+
+    if not any(isinstance(a, ModelSpec) for a in args):
+        return []
+    method = getattr(reference, contract.method)
+    named = inspect.signature(method).bind(*args)
+    named.apply_defaults()
+    found: list[Any] = []
+    for seed in range(RERUNS):
+        with torch.no_grad():
+            outcome = outcome_of(method, *rounded_args(fresh_args(args), 1000 * seed))
+        if outcome[0] != "value":
+            continue
+        answer = list(outcome[1]) if contract.iterate else outcome[1]
+        if same(answer, expected) or any(same(answer, other) for other in found):
+            continue
+        call = Call(contract.method, args, dict(named.arguments), ("value", answer),
+                    None, None)  # type: ignore[arg-type] - no worker's record: the judges
+        # of cases on models judge the answer alone.
+        try:
+            contract.judge(answer, expected, call)
+        except GradeFailure:
+            continue  # moved beyond a tie: not an answer the instructor's grade takes
+        found.append(answer)
+    return found
