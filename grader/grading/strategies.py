@@ -2,17 +2,44 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import string
 
 import torch
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 
 from grader.sandbox.protocol import ModelSpec
 
+# The instructor's seed for the drawn examples: set where the instructor grades, and
+# never in the learners' copy (grader/release), whose stored examples are drawn
+# without it. Without it, anyone holding the checks can draw the same examples.
+SEED_VARIABLE = "GPT_KATA_EXAMPLES_SEED"
+
+
+class GradingSettings(settings):
+    """The grading settings, which also seed each test from the instructor's seed, if set."""
+
+    def __call__(self, test):  # noqa: ANN001, ANN204 - hypothesis's own decorator
+        test = super().__call__(test)
+        return with_instructor_seed(test)
+
+
+def with_instructor_seed(test):  # noqa: ANN001, ANN201 - a hypothesis test, as given
+    """`test`, drawing from the instructor's seed mixed with the test's description
+    (two tests built by one function share a name), or as it is without one."""
+    chosen = os.environ.get(SEED_VARIABLE, "")
+    if not chosen:
+        return test
+    digest = hashlib.sha256(f"{chosen}\0{test.__module__}\0{test.__doc__}".encode()).digest()
+    return seed(int.from_bytes(digest[:8], "big"))(test)
+
+
 # Grading must be deterministic: the same submission gets the same examples and
-# the same grade on every run, and nothing is remembered between runs.
-GRADING = settings(
+# the same grade on every run (given the same seed), and nothing is remembered
+# between runs.
+GRADING = GradingSettings(
     derandomize=True,
     # No explain phase: its notes never reach the report, and it replays each
     # failure many times over (most of a failing grade's time, when it ran).
