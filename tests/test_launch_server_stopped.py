@@ -22,7 +22,10 @@ import pytest
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the fork server runs on Linux only")
 
-HANG_GUARD = 600  # seconds: only a grade that would never end gets near it
+# Seconds: a grade under --timeout 5 --budget 10 ends well within a minute, even
+# when the processes it would end are stopped; only one that would never end
+# gets near this.
+HANG_GUARD = 300
 
 
 def parents() -> dict[int, int]:
@@ -68,7 +71,23 @@ def named(mark: str) -> bool:
     return False
 
 
-def test_a_fork_server_stopped_mid_grade_is_the_graders_error(tmp_path: Path) -> None:
+def below(grade: int) -> list[int]:
+    """Every process the grade started, and what they started: the launcher, the fork
+    server, its workers."""
+    tree, found, frontier = parents(), [], [grade]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, ppid in tree.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def grade_stopping(tmp_path: Path, what: str) -> tuple[dict, bytes, int, list[int]]:
+    """Grade a crop-context whose call waits; once it runs, SIGSTOP the fork server
+    (`what` = "server") or every process below the grade ("all"), and let the call
+    go on, which a stopped process cannot. The report, stderr, exit code and what
+    was stopped."""
     folder = tmp_path / "problems" / "01-crop-context"
     folder.mkdir(parents=True)
     mark, go = f"kata{secrets.token_hex(5)}", folder / "go"
@@ -82,23 +101,27 @@ def test_a_fork_server_stopped_mid_grade_is_the_graders_error(tmp_path: Path) ->
         f"        while not os.path.exists({str(go)!r}):\n            time.sleep(0.05)\n"
         "        os._exit(3)\n")
     report = tmp_path / "report.json"
+    (tmp_path / "tmp").mkdir()  # the grade's temporary folder: its scratch goes there
     grade = subprocess.Popen(
         [sys.executable, "-m", "grader", "grade", "--classroom", "--allow-unisolated",
          "--submission", str(tmp_path / "problems"), "--json", str(report), "-q",
-         "crop-context"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+         "--timeout", "5", "--budget", "10", "crop-context"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     stopped: list[int] = []
 
-    def stop_the_server_once_the_call_runs() -> None:
+    def stop_once_the_call_runs() -> None:
         while grade.poll() is None:
             server = the_server(grade.pid) if named(mark) else None
             if server is not None:
-                os.kill(server, signal.SIGSTOP)
-                stopped.append(server)
+                for pid in [server] if what == "server" else below(grade.pid):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
                 go.write_text("")
                 return
             threading.Event().wait(0.05)
 
-    stopper = threading.Thread(target=stop_the_server_once_the_call_runs)
+    stopper = threading.Thread(target=stop_once_the_call_runs)
     stopper.start()
     try:
         _, stderr = grade.communicate(timeout=HANG_GUARD)
@@ -112,8 +135,24 @@ def test_a_fork_server_stopped_mid_grade_is_the_graders_error(tmp_path: Path) ->
             except ProcessLookupError:
                 pass
     assert stopped, "the learner's call never started, or no fork server was found"
-    data = json.loads(report.read_text())
+    return json.loads(report.read_text()), stderr, grade.returncode, stopped
+
+
+def test_a_fork_server_stopped_mid_grade_is_the_graders_error(tmp_path: Path) -> None:
+    data, stderr, code, _ = grade_stopping(tmp_path, "server")
     assert data["status"] == "error", ([t["message"] for t in data["tests"]], stderr)
     assert "fork server stopped answering during this grade" in data["message"]
     assert data["problems"] == [] and data["tests"] == []
-    assert grade.returncode == 1
+    assert code == 1
+
+
+def test_the_whole_sandbox_stopped_mid_grade_ends_the_grade(tmp_path: Path) -> None:
+    """The launcher, the fork server and the worker all stopped: none of them can end
+    the worker, whose channel and witness then never close. The grade still ends, as
+    the grader's error, and leaves no scratch folder behind."""
+    data, stderr, code, stopped = grade_stopping(tmp_path, "all")
+    assert len(stopped) >= 3, stopped  # launcher, server, worker (and the worker's parent)
+    assert data["status"] == "error", ([t["message"] for t in data["tests"]], stderr)
+    assert "fork server stopped answering during this grade" in data["message"]
+    assert code == 1
+    assert list((tmp_path / "tmp").iterdir()) == []

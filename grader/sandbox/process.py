@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import select
 import shutil
 import socket
 import subprocess
@@ -48,6 +49,8 @@ DEFAULT_MEMORY_MB = 1024
 DEFAULT_SCRATCH_MB = 64
 DEFAULT_PROBLEM_BUDGET = 120.0  # seconds, all calls of one problem's checks together
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
+# Seconds the processes a worker started get to die with it, once it is ended.
+TREE_WAIT = 5.0
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
 
 
@@ -509,6 +512,25 @@ class ForkServer:
         remove_tree(self.scratch_root)
 
 
+def wait_for_hangup(end: socket.socket, seconds: float) -> bool:
+    """Wait until no process holds the other end of `end` (all have exited), for at most
+    `seconds`; whether that happened. A worker stopped from outside holds it for ever."""
+    try:
+        poller = select.poll()
+        poller.register(end, 0)  # hang-ups and errors are always reported
+    except (AttributeError, OSError, ValueError):  # no poll(), or already closed
+        return False
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                   for _fd, events in poller.poll(left * 1000)):
+                return True
+        except InterruptedError:
+            continue
+    return False
+
+
 class ForkedWorker(Worker):
     def __init__(self, server: ForkServer, pid: int, channel: socket.socket,
                  scratch: str | None, witness: Witness,
@@ -528,6 +550,13 @@ class ForkedWorker(Worker):
         if not self.finished:
             self.finished = True
             self.status = self.server.end(self.pid, grace)
+            if self.limits is not None:
+                # Ends what is left in its groups, even where the server could not
+                # end the worker (a server stopped from outside).
+                self.limits.close()
+            # The rest of its tree dies after it (the parent-death signal, its PID
+            # namespace torn down): each of them holds the channel's other end.
+            wait_for_hangup(self.socket, TREE_WAIT)
             try:
                 # Wakes a write still waiting for a worker that stopped reading.
                 self.socket.shutdown(socket.SHUT_RDWR)
@@ -536,8 +565,6 @@ class ForkedWorker(Worker):
             self.channel.close()
             self.socket.close()
             self.witness.close()
-            if self.limits is not None:
-                self.limits.close()
             if self.scratch:
                 remove_tree(self.scratch)
         return self.status

@@ -272,6 +272,14 @@ class Witness:
         return value
 
     def close(self) -> None:
+        # The serving thread may be blocked reading (or writing) its end, holding the
+        # buffer's lock, and closing the buffer waits for that lock: a worker that
+        # was stopped (SIGSTOP) and could not be ended would hold the grader for ever.
+        # Shutting the socket down first wakes that thread.
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         for end in (self.writer, self.reader, self.socket):
             try:
                 end.close()
