@@ -102,7 +102,8 @@ def test_a_report_names_each_layer_as_present_or_missing() -> None:
     bare = isolation.Isolation(platform="linux")
     full = isolation.Isolation(
         platform="linux", landlock_abi=4, launcher=("unshare", "--mount-proc"), rlimits=True,
-        prctl=True, seccomp=True, cgroups=("memory-cgroup-v2", "pids-cgroup-v2"),
+        prctl=True, seccomp=True,
+        cgroups=("memory-cgroup-v2", "pids-cgroup-v2", "cpu-cgroup-v2"),
         unprivileged_uid=True)
     assert bare.summary() == [] and full.missing() == []
     layers = full.summary()

@@ -43,6 +43,9 @@ What a reached limit looks like afterwards (for the caller's messages):
   pages): the kernel ends the largest process of the group. The grader reads
   that from the group (``TreeLimits.reached()``), since the worker may be the one.
 * scratch (the tmpfs's size): the write raises ``OSError(ENOSPC)``.
+* a call the seccomp filter refuses (memfd files, System V IPC, set*id, file
+  metadata, sockets): it fails with ``OSError(EPERM)``; ``refused_call()`` names
+  the rule from the line that made the call.
 
 ``limit_message()`` turns either an exception or a fatal signal into a sentence.
 """
@@ -54,6 +57,7 @@ import ctypes
 import errno
 import functools
 import os
+import re
 import shutil
 import signal
 import socket
@@ -62,6 +66,7 @@ import struct
 import subprocess
 import sys
 import sysconfig
+import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,8 +288,8 @@ class Isolation:
 
     def missing(self) -> list[str]:
         """The tree-wide layers this machine does not give a worker, for a report."""
-        missing = [f"{c}-cgroup" for c in ("memory", "pids")
-                   if not any(layer.startswith(f"{c}-cgroup") for layer in self.cgroups)]
+        missing = [name for name in ("memory-cgroup", "pids-cgroup", "cpu-cgroup")
+                   if not _has_layer(self.cgroups, name)]
         if not self.launcher:
             missing.append("scratch-tmpfs")
         if not self.unprivileged_uid:
@@ -1042,8 +1047,18 @@ def isolate(policy: Policy, isolation: Isolation | None = None) -> list[str]:
 
 def _missing_tree_layers(layers: list[str]) -> list[str]:
     """The layers over the worker's whole tree that did not run here, by name."""
-    wanted = ("memory-cgroup", "pids-cgroup", "scratch-tmpfs", "unprivileged-uid")
-    return [name for name in wanted if not any(layer.startswith(name) for layer in layers)]
+    wanted = ("memory-cgroup", "pids-cgroup", "cpu-cgroup", "scratch-tmpfs", "unprivileged-uid")
+    return [name for name in wanted if not _has_layer(layers, name)]
+
+
+# The tree's CPU time is counted by cgroup v1's cpuacct controller, or v2's cpu.stat.
+_LAYER_NAMES = {"cpu-cgroup": ("cpu-cgroup", "cpuacct-cgroup")}
+
+
+def _has_layer(layers: Iterable[str], name: str) -> bool:
+    """Whether one of `layers` (e.g. "cpuacct-cgroup-v1") stands for the layer `name`."""
+    prefixes = _LAYER_NAMES.get(name, (name,))
+    return any(layer.startswith(prefixes) for layer in layers)
 
 
 # --- reading the outcome --------------------------------------------------------------
@@ -1058,10 +1073,47 @@ def out_of_memory(exc: BaseException) -> bool:
         "can't allocate memory" in text or "Cannot allocate memory" in text)
 
 
+# The calls the seccomp filter refuses, by the names a call site gives them, and the
+# rule each group stands for. The filter answers EPERM, which says nothing about why:
+# without the rule named, a learner would look for the fault in their own code.
+_SECCOMP_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("memfd_create", "memfd_secret", "shmget", "msgget", "semget"),
+     "no memfd files and no System V shared memory, message queues or semaphores, "
+     "whose memory no limit counts"),
+    (("setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
+      "initgroups", "setfsuid", "setfsgid"),
+     "no change of user or group id"),
+    (("chmod", "fchmod", "lchmod", "chown", "fchown", "lchown", "utime", "utimes",
+      "setxattr", "removexattr"),
+     "no change to a file's mode, owner, times or extended attributes"),
+    (("socket", "socketpair", "io_uring_setup"),
+     "no new sockets (the sandbox has no network)"),
+)
+_SECCOMP_CALL = re.compile(r"\b(" + "|".join(name for names, _ in _SECCOMP_RULES
+                                              for name in names) + r")\b")
+
+
+def refused_call(exc: BaseException) -> str | None:
+    """The sentence naming the seccomp rule an EPERM stands for, when the line that
+    raised it (the innermost frame: the call into the system) names a refused call."""
+    if not isinstance(exc, OSError) or exc.errno != errno.EPERM or exc.__traceback__ is None:
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    match = _SECCOMP_CALL.search(frames[-1].line or "") if frames else None
+    if match is None:
+        return None
+    name = match.group(1)
+    rule = next(rule for names, rule in _SECCOMP_RULES if name in names)
+    return f"the sandbox refused {name}(): its seccomp filter allows {rule}"
+
+
 def limit_message(policy: Policy, exc: BaseException | None = None,
                   signum: int | None = None) -> str | None:
-    """A sentence naming the limit an exception or a fatal signal stands for."""
+    """A sentence naming the limit (or the sandbox's rule) an exception or a fatal
+    signal stands for."""
     if exc is not None:
+        if policy.forbid_sockets and (refused := refused_call(exc)):
+            return refused
         if out_of_memory(exc) and policy.memory_bytes is not None:
             return f"the memory limit ({policy.memory_bytes // MB} MB) was reached"
         if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
