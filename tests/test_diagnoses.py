@@ -11,7 +11,7 @@ from conftest import module_from
 
 from grader.grading.cases import SHIPPED, prompt_ids
 from grader.grading.inputs import describe_inputs
-from grader.grading.plugin import failure_message, split_hint
+from grader.grading.plugin import with_inputs
 from grader.grading.report import cut_output
 from grader.grading.skeleton import Diagnoses, GradeFailure, Mistake, find_mistake
 from grader.model import artifacts
@@ -79,17 +79,17 @@ def test_the_inputs_replace_hypothesis_notes():
     failure = GradeFailure("wrong token")
     failure.inputs = "smallest failing input found:\n  probs: a tensor"
     failure.add_note("Draw 1 (logits): tensor([[0., 0.]])")
-    shown = failure_message(failure)
+    shown = with_inputs(failure.diagnosis.says, failure)
     assert shown == "wrong token\nsmallest failing input found:\n  probs: a tensor"
 
 
-def test_a_fix_inside_a_message_goes_behind_the_hint():
-    failure = GradeFailure("the token is right, but the generator was not put back. Hint: "
-                           "call generator.set_state(initial_state)")
-    failure.inputs = "the inputs of case uniform:\n  probs: a tensor"
-    shown, fix = split_hint(failure_message(failure))
-    assert "set_state" not in shown and shown.endswith("probs: a tensor")
-    assert fix == "call generator.set_state(initial_state)"
+def test_a_failure_keeps_its_fix_apart_from_what_it_says():
+    failure = GradeFailure("the token is right, but the generator was not put back.",
+                           hint="call generator.set_state(initial_state)")
+    assert failure.diagnosis.says == "the token is right, but the generator was not put back."
+    assert failure.diagnosis.hints == ["call generator.set_state(initial_state)"]
+    # A traceback still shows the fix after the message.
+    assert str(failure).endswith("put back. Hint: call generator.set_state(initial_state)")
 
 
 def off_by(k: int):
@@ -154,8 +154,8 @@ def test_hypothesis_notes_that_name_grader_objects_are_left_out():
     failure = GradeFailure("wrong")
     failure.add_note("Falsifying example: test(kata=Kata(submission=<grader.sandbox."
                      "SubmissionProcess object at 0x7f>), k=2)")
-    assert failure_message(failure) == "wrong"
+    assert with_inputs("wrong", failure) == "wrong"
     failure = GradeFailure("wrong")
     failure.add_note("Draw 1 (vocab_size): 3")
-    assert failure_message(failure) == ("wrong\nsmallest failing input found:\n"
-                                        "  Draw 1 (vocab_size): 3")
+    assert with_inputs("wrong", failure) == ("wrong\nsmallest failing input found:\n"
+                                             "  Draw 1 (vocab_size): 3")

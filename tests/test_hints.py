@@ -31,18 +31,16 @@ def test_every_problem_has_graded_hints(problem):
     assert all(problem.hints) and len(set(problem.hints)) == len(problem.hints)
 
 
-def test_the_fix_is_split_from_the_message():
-    from grader.grading.plugin import split_hint
+def test_a_named_mistake_keeps_its_fix_aside():
+    from grader.grading.failures import Mistake, naming
+    from grader.grading.skeleton import GradeFailure
 
-    message = ("new character 1 differs\n"
-               "This is what happens when you do not crop the context. Hint: crop it first\n"
-               "smallest failing input found:\n  x = 1")
-    shown, fix = split_hint(message)
-    assert "This is what happens when you do not crop the context." in shown
-    assert "Hint" not in shown and "crop it first" not in shown
-    assert shown.endswith("smallest failing input found:\n  x = 1")
-    assert fix == "crop it first"
-    assert split_hint("plain failure") == ("plain failure", "")
+    mistake = Mistake("do not crop the context", "crop it first", print)
+    diagnosis = GradeFailure("new character 1 differs", lambda: naming(mistake)).diagnosis
+    assert diagnosis.says == ("new character 1 differs\n"
+                              "This is what happens when you do not crop the context.")
+    assert diagnosis.hints == ["crop it first"] and diagnosis.mistake is mistake
+    assert GradeFailure("plain failure").diagnosis.hints == []
 
 
 def test_hints_go_from_a_nudge_to_the_answer_then_stay(tmp_path):
@@ -82,6 +80,7 @@ def test_hint_without_a_name_picks_the_first_problem_not_passed(tmp_path):
 def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     from grader import paths
     from grader.cli import status
+    from grader.grading.failures import NamedMistake
     from grader.grading.plugin import TestResult
     from grader.grading.report import ProblemSummary, Report
 
@@ -91,12 +90,16 @@ def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     submission.write_text("# a learner's attempt\n")
     failed = TestResult("a check", problem, "fail",
                         "differs\nThis is what happens when you do not crop the context.",
-                        hint="crop to the last context_length tokens")
+                        hint="crop to the last context_length tokens",
+                        mistake=NamedMistake("generate/do-not-crop-the-context",
+                                             "do not crop the context",
+                                             "crop to the last context_length tokens"))
     report = Report([ProblemSummary(problem, submission, [failed])], "exact", {})
     status.record(report)
     entry = status.load_status()["generate"]
     assert entry["mistake_hint"] == "crop to the last context_length tokens"
     assert entry["mistake"] == "This is what happens when you do not crop the context."
+    assert entry["mistake_id"] == "generate/do-not-crop-the-context"
     what, text = status.next_hint(problem)
     assert "crop to the last context_length tokens" in text
     status.record(report)  # the same diagnosis again: its fix is not news

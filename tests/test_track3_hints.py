@@ -13,6 +13,7 @@ import pytest
 
 from grader import paths
 from grader.cli import status
+from grader.grading.failures import NamedMistake
 from grader.registry import find
 
 
@@ -29,7 +30,11 @@ def graded(submission: Path, *results: SimpleNamespace) -> SimpleNamespace:
 
 
 def failed(hint: str = "", message: str = "the block's output differs") -> SimpleNamespace:
-    return SimpleNamespace(status="fail", hint=hint, message=message, name="test_blocks")
+    # The report names the mistake as data; the message says it in words.
+    mistake = (NamedMistake("transformer-block/use-relu-instead-of-gelu",
+                            "use ReLU instead of GELU", hint) if hint else None)
+    return SimpleNamespace(status="fail", hint=hint, message=message, name="test_blocks",
+                           mistake=mistake)
 
 
 def test_a_grade_that_names_no_mistake_forgets_the_older_fix(state: Path) -> None:

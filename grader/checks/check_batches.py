@@ -41,11 +41,13 @@ MISTAKES = [
     Mistake("draw the starts below len(data) - context_length - 1",
             "torch.randint's high is exclusive: high = len(data) - context_length already "
             "leaves room for the last window's target",
-            lambda d, n, b, g: drawn(len(d) - n - 1, d, n, b, g)),
+            lambda d, n, b, g: drawn(len(d) - n - 1, d, n, b, g),
+            id="draw-the-starts-below-len-data-minus-context-length-minus-1"),
     Mistake("draw the starts below len(data) - context_length + 1",
             "torch.randint's high is exclusive, and a window starting at "
             "len(data) - context_length has no token left for its last target",
-            lambda d, n, b, g: drawn(len(d) - n + 1, d, n, b, g)),
+            lambda d, n, b, g: drawn(len(d) - n + 1, d, n, b, g),
+            id="draw-the-starts-below-len-data-minus-context-length-plus-1"),
     Mistake("draw the starts of the inputs and of the targets separately",
             "draw the starts once and cut both x and y from the same starts",
             two_draws),

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
+from grader.grading.failures import Diagnosis
 from grader.grading.judges import expect_text
 from grader.grading.skeleton import Call, GradeFailure, Judge, Kata, Mistake
 
@@ -394,18 +395,20 @@ def same_answer(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
     return False
 
 
-def train_hint(call: Call) -> str:
+def train_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and "max()" in str(call.outcome[1]):
-        return ("\nmax() found no pair to count: fewer than two ids were left (a text of one "
-                "token has no pairs). Hint: stop there, even before vocab_size is reached.")
+        return Diagnosis.of("\nmax() found no pair to count: fewer than two ids were left (a "
+                            "text of one token has no pairs).",
+                            hint="stop there, even before vocab_size is reached.")
     return ""
 
 
-def decode_hint(call: Call) -> str:
+def decode_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and "UnicodeDecodeError" in str(call.outcome[1]):
-        return ("\nThese bytes are not valid UTF-8 on their own (a character cut in two, "
-                "say): decode them with errors='replace'. Hint: .decode('utf-8', "
-                "errors='replace') puts '\\ufffd' there instead of raising.")
+        return Diagnosis.of("\nThese bytes are not valid UTF-8 on their own (a character cut "
+                            "in two, say): decode them with errors='replace'.",
+                            hint=".decode('utf-8', errors='replace') puts '\\ufffd' there "
+                            "instead of raising.")
     return ""
 
 

@@ -16,6 +16,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
+from grader.grading.failures import Diagnosis, naming
 from grader.grading.judges import expect_tensor
 from grader.grading.skeleton import (
     RTOL,
@@ -23,7 +24,6 @@ from grader.grading.skeleton import (
     GradeFailure,
     Mistake,
     Outcome,
-    mistake_text,
     outcome_of,
 )
 
@@ -171,7 +171,7 @@ def judge(got: Any, expected: tuple[torch.Tensor, Grads], call: Call) -> None:
                       atol=own_scale_atol(want), same_dtype_as="the gradients")
 
 
-def explain_unnamed(call: Call) -> str:
+def explain_unnamed(call: Call) -> Diagnosis | str:
     """A mistake the usual diagnosis passes over: on gradients of 1e-6, where the
     1e-6 matters, its outcome and the right one look alike within the absolute
     tolerance every problem shares, so it is tried again here within this
@@ -181,7 +181,7 @@ def explain_unnamed(call: Call) -> str:
         for run in mistake.runs:
             outcome = outcome_of(run, *call.args)
             if not same_clipping(expected, outcome) and same_clipping(call.outcome, outcome):
-                return mistake_text(mistake.name, mistake.hint)
+                return naming(mistake)
     return ""
 
 

@@ -149,8 +149,8 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
         raise GradeFailure(
             f"the text holds the end-of-sequence character {eos_char!r} (id {eos_id}) as "
             f"new character {at + 1} (expected {len(expected)} characters: "
-            f"{expected[-30:]!r} at the end). Hint: when eos_id is sampled, stop and leave "
-            "its character out")
+            f"{expected[-30:]!r} at the end).",
+            hint="when eos_id is sampled, stop and leave its character out")
     if len(got) > max_new_tokens:
         raise GradeFailure(f"the text has {len(got)} characters, more than "
                            f"max_new_tokens={max_new_tokens} allows")
@@ -159,8 +159,8 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
             at = got.index(s)
             raise GradeFailure(
                 f"the text goes on after the stop string {s!r}, which it contains at character "
-                f"{at}, so it did not stop where that stop string was completed. Hint: stop as "
-                "soon as the new text ends with a stop string, and cut it off")
+                f"{at}, so it did not stop where that stop string was completed.",
+                hint="stop as soon as the new text ends with a stop string, and cut it off")
     def choose(ids: list[int]) -> Choice:
         # The generator is rewound after every draw, so a step's pick depends only on
         # the window the model sees: the learner's own prefix is judged as it stands.

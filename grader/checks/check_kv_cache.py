@@ -16,6 +16,7 @@ from grader.grading.cases import (
     generation_prompts,
     prompt_ids,
 )
+from grader.grading.failures import Diagnosis
 from grader.grading.judges import judge_reset_sampling
 from grader.grading.mistakes import NOT_RESTORED
 from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
@@ -85,11 +86,17 @@ MISTAKES = [
 ]
 
 
-def fallback_hint(call: Call) -> str:
+def fallback_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and TOO_LONG in call.outcome[1]:
-        return ("\nThe model was given more tokens than its window holds. Hint: once the "
-                f"text outgrows the window, {REBUILD}")
+        return Diagnosis.of("\nThe model was given more tokens than its window holds.",
+                            hint=f"once the text outgrows the window, {REBUILD}")
     return ""
+
+
+# Seen in the model's calls, not in the text: no run of a loop can show it.
+WHOLE_CONTEXT = Mistake("feed the whole context at every step",
+                        "feed only the new token, with the cache of the earlier ones: "
+                        "logits, cache = model.forward_with_cache(next_token, cache)")
 
 
 # Cached attention adds up in another order than full attention, so a float-noise
@@ -131,18 +138,17 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
         if new == 1 and past > 0:
             continue
         shown = calls[:min(room, 8)]
-        hint = ""
+        named = Diagnosis()
         if past == 0 and new > 1:
-            hint = ("\nThis is what happens when you feed the whole context at every step: "
-                    "the text is right, but nothing is cached. Hint: feed only the new token, "
-                    "with the cache of the earlier ones: "
-                    "logits, cache = model.forward_with_cache(next_token, cache)")
+            named = Diagnosis.of(f"\nThis is what happens when you {WHOLE_CONTEXT.name}: the "
+                                 "text is right, but nothing is cached.", WHOLE_CONTEXT.hint,
+                                 WHOLE_CONTEXT)
         raise GradeFailure(
             f"model call {i + 1} fed {new} token(s) with {past} cached; while the text still "
             f"fits in the window (the first {room} steps here), every call after the first "
             "must feed just the one new token, with the cache of all the tokens before it\n"
             f"  the calls, as [new tokens, cached tokens]: {shown}"
-            f"{' ...' if room > len(shown) else ''}{hint}")
+            f"{' ...' if room > len(shown) else ''}", lambda named=named: named)
 
 
 def one_token_cases() -> dict[str, tuple]:

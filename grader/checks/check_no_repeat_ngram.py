@@ -111,14 +111,15 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
             if want_ban and token in reasons:
                 i = reasons[token]
                 value = g[row, token].item()
-                note = ""
+                note = hint = ""
                 if value < -1e3 and value == value:
                     note = (f"\n  it holds {value:g}: a large negative number still leaves a small "
-                            "probability. Hint: use float('-inf')")
+                            "probability.")
+                    hint = "use float('-inf')"
                 raise GradeFailure(
                     f"token {token}{place} should be banned {seen}: the n-gram "
                     f"{show_ids(ids[i:i + n])} at position {i} would be repeated by it "
-                    f"(got {value:g}){note}")
+                    f"(got {value:g}){note}", hint=hint)
             if want_ban:  # it was -inf in the input already
                 raise GradeFailure(f"token {token}{place} was -inf in the logits and must stay "
                                    f"-inf, got {g[row, token].item():g}")
@@ -137,8 +138,8 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
         raise GradeFailure(
             f"the kept logit at index {at} changed: got {g[tuple(index)].item()!r}, expected "
             f"{e[tuple(index)].item()!r} (the input holds {x[tuple(index)].item()!r}): only the "
-            "banned entries may change. Hint: copy the logits and set the banned entries, "
-            "without any other arithmetic")
+            "banned entries may change.",
+            hint="copy the logits and set the banned entries, without any other arithmetic")
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import Diagnosis, Mistake, naming
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Call, GradeFailure, mistake_text
+from grader.grading.skeleton import Call, GradeFailure
 from grader.grading.strategies import logits
 
 
@@ -51,11 +52,12 @@ def draw_example(data: st.DataObject) -> tuple:
 # generator answers the same for the same generator state.
 PROBE_SIZE = 1000
 PROBE_SEEDS = (1234, 4321)  # two seeds whose draws on the probe differ, neither token 0
-ARGMAX = ("take the most likely token (argmax) instead of sampling",
-          "sample with torch.multinomial(probs, 1, generator=generator)")
-NOT_THE_GENERATOR = ("do not draw with the generator you were given (torch.multinomial "
-                     "without generator= draws from PyTorch's global random state)",
-                     "pass the generator in: torch.multinomial(probs, 1, generator=generator)")
+ARGMAX = Mistake("take the most likely token (argmax) instead of sampling",
+                 "sample with torch.multinomial(probs, 1, generator=generator)")
+NOT_THE_GENERATOR = Mistake("do not draw with the generator you were given (torch.multinomial "
+                            "without generator= draws from PyTorch's global random state)",
+                            "pass the generator in: "
+                            "torch.multinomial(probs, 1, generator=generator)")
 
 
 def probe_probs() -> torch.Tensor:
@@ -64,7 +66,7 @@ def probe_probs() -> torch.Tensor:
     return probs / probs.sum()
 
 
-def how_drawn(call: Call) -> str:
+def how_drawn(call: Call) -> Diagnosis | str:
     """The diagnosis of a wrong draw, from sample() called again on the probe."""
     if call.again is None:
         return ""
@@ -81,7 +83,7 @@ def how_drawn(call: Call) -> str:
         return ""  # the probe itself went wrong: nothing to conclude from it
     first, again, other_seed = answers
     if answers == [0, 0, 0]:
-        return mistake_text(*ARGMAX)
+        return naming(ARGMAX)
     reference = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
                  for seed in PROBE_SEEDS]
     evidence = (f"\nCalled again on {PROBE_SIZE} nearly equal probabilities with generators "
@@ -91,15 +93,15 @@ def how_drawn(call: Call) -> str:
     if first != again or (first == other_seed and reference[0] != reference[1]):
         # A different token for the same generator state, or the same token for
         # different states: what was drawn does not depend on the generator.
-        return evidence + mistake_text(*NOT_THE_GENERATOR)
+        return evidence + naming(NOT_THE_GENERATOR)
     return ""
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
     probs, _, initial_state = call.args
     if isinstance(got, int) and not isinstance(got, bool):
-        raise GradeFailure("sample() returned a plain int, not a (1, 1) LongTensor. Hint: "
-                           "return the tensor torch.multinomial gives, without .item()")
+        raise GradeFailure("sample() returned a plain int, not a (1, 1) LongTensor.",
+                           hint="return the tensor torch.multinomial gives, without .item()")
     after = call.record.after.get(1) if call.record.after else None
     restored = after is not None and torch.equal(after.get_state(), initial_state)
     try:
@@ -110,8 +112,9 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
         raise GradeFailure(failure.message, lambda: how_drawn(call)) from None
     if not restored:
         raise GradeFailure("the right token, but the generator was not put back to "
-                           "initial_state after the draw, so the next draw will differ. Hint: "
-                           "call generator.set_state(initial_state) after torch.multinomial")
+                           "initial_state after the draw, so the next draw will differ.",
+                           hint="call generator.set_state(initial_state) after "
+                           "torch.multinomial")
 
 
 CONTRACT = Contract(

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.failures import Diagnosis
 from grader.grading.inputs import describe, short, show_inputs
 from grader.grading.judges import expect_text, judge_reset_sampled_text, show
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
@@ -242,18 +243,18 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list,
             not_written = f"{harnesses.WordStreamerNotWritten.__name__}: "
             if got[1].startswith(not_written):
                 raise GradeFailure(got[1].removeprefix(not_written))
-            hint = ""
+            note = hint = ""
             if any(isinstance(p, torch.Tensor) for p in pieces):
-                hint = ("\nput() also receives tensors, of any shape (a generation step "
-                        "gives a (1, 1) LongTensor), and these pieces hold one. Hint: turn "
-                        "them into a list of ints first: token_ids.flatten().tolist()")
+                note = ("\nput() also receives tensors, of any shape (a generation step "
+                        "gives a (1, 1) LongTensor), and these pieces hold one.")
+                hint = "turn them into a list of ints first: token_ids.flatten().tolist()"
             raise GradeFailure(f"WordStreamer raised {got[1]}{getattr(got[1], 'where', '')}"
-                               + hint)
+                               + note, hint=hint)
         for _, text in got[1]:
             if not isinstance(text, str):
                 raise GradeFailure(f"WordStreamer called the callback with a "
-                                   f"{type(text).__name__}, not a str. Hint: pass it the "
-                                   "text itself")
+                                   f"{type(text).__name__}, not a str.",
+                                   hint="pass it the text itself")
         merged = emitted(got[1])
         expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
                     "all the text passed to the callback, joined,")
@@ -273,7 +274,8 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list,
     except GradeFailure as failure:
         seen = ("value", merged) if merged is not None else got
         wrong = GradeFailure(failure.message, lambda: name_mistake(
-            seen, STREAMER_MISTAKES, (int_to_char, pieces), memory=kata.diagnoses))
+            seen, STREAMER_MISTAKES, (int_to_char, pieces), memory=kata.diagnoses),
+            hint=failure.hint)
         wrong.inputs = streamer_inputs(int_to_char, pieces, case_id)
         wrong.output = kata.last.output if kata.last else None
         raise wrong from None
@@ -417,11 +419,11 @@ def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
             "at the end is the last chunk; no chunk is empty")
 
 
-def not_a_generator(call: Call) -> str:
+def not_a_generator(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and "not iterable" in call.outcome[1]:
-        return ("\nWhat stream_generate() returned cannot be iterated over, so its chunks "
-                "cannot come out one at a time. Hint: make it a generator, with `yield chunk` "
-                "inside the loop")
+        return Diagnosis.of("\nWhat stream_generate() returned cannot be iterated over, so its "
+                            "chunks cannot come out one at a time.",
+                            hint="make it a generator, with `yield chunk` inside the loop")
     return ""
 
 
@@ -454,9 +456,9 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
                 f"chunk {k + 1} ({show(chunk)}) was complete after new character {made}, but "
                 f"it came out after {count} of the model's {total} calls, leaving "
                 f"{total - count} for the {n - made} characters after it, so some of them were "
-                "made before it came out. Hint: yield each chunk inside the loop, as soon as "
-                "its last character is sampled, instead of making the whole text first and "
-                "cutting it up")
+                "made before it came out.",
+                hint="yield each chunk inside the loop, as soon as its last character is "
+                "sampled, instead of making the whole text first and cutting it up")
 
 
 def judge(got: Any, expected: list[str], call: Call) -> None:
@@ -464,8 +466,8 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     chunks = [chunk for chunk, _ in got]
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
-            raise GradeFailure(f"chunk {k + 1} is a {type(chunk).__name__}, not a str. Hint: "
-                               "yield each chunk as a str")
+            raise GradeFailure(f"chunk {k + 1} is a {type(chunk).__name__}, not a str.",
+                               hint="yield each chunk as a str")
     text, expected_text = "".join(chunks), "".join(expected)
     try:
         judge_reset_sampled_text(text, expected_text, model=model,

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
+from grader.grading.failures import Diagnosis
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.grading.strategies import ALPHABET
@@ -84,8 +85,9 @@ def fallback_hint(call: Call) -> str:
     # set order cannot be reproduced here: recognise any consistent numbering.
     text = call.args[0]
     if call.outcome[0] == "value" and renumbered(call.outcome[1], text):
-        return ("\nYour ids number the characters consistently, but not in sorted order "
-                "(the order of a set changes from run to run). Hint: number sorted(set(corpus)).")
+        return Diagnosis.of("\nYour ids number the characters consistently, but not in sorted "
+                            "order (the order of a set changes from run to run).",
+                            hint="number sorted(set(corpus)).")
     return ""
 
 

@@ -113,22 +113,18 @@ def record(report: Report) -> None:
         if s.status == "pass" or diagnosed is None:
             # A fixed mistake's fix is no longer news, and a grade that names no
             # mistake leaves no older one's fix for `hint` to offer as if it were this one's.
-            for key in ("mistake", "mistake_hint", "mistake_hint_shown"):
+            for key in ("mistake", "mistake_id", "mistake_hint", "mistake_hint_shown"):
                 entry.pop(key, None)
         else:
             if entry.get("mistake_hint") != diagnosed.hint:
                 # a new diagnosis: its fix is news, so `hint` offers it first again
                 entry["mistake_hint_shown"] = False
             entry["mistake_hint"] = diagnosed.hint
-            entry["mistake"] = named_mistake(diagnosed.message) or diagnosed.name
+            named = diagnosed.mistake
+            entry["mistake"] = named.said if named else diagnosed.name
+            entry["mistake_id"] = named.id if named else None
         updates[s.problem.slug] = entry
     save_status(updates)
-
-
-def named_mistake(message: str) -> str:
-    """The line of a failure message that names the mistake, if one does."""
-    return next((line.strip() for line in message.splitlines()
-                 if "This is what happens when you" in line), "")
 
 
 def first_unpassed() -> Problem | None:

@@ -40,6 +40,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.grading.failures import Diagnosis
 from grader.grading.inputs import describe_inputs, show_inputs
 from grader.grading.judges import expect_error
 from grader.grading.skeleton import (
@@ -86,7 +87,7 @@ class Contract:
     same_as_golden: Callable[[Outcome, Outcome], bool] = same_outcome
     # A diagnosis for wrong answers that no mistake reproduces, e.g. from the
     # error a call raised.
-    fallback_hint: Callable[[Call], str] | None = None
+    fallback_hint: Callable[[Call], Diagnosis | str] | None = None
     iterate: bool = False  # the method yields: its answer is the list of what it yields
     # The checks judge how the model is used, so its calls must be observed by the
     # grader, out of the submission's reach (grader/sandbox/witness.py).
@@ -123,6 +124,7 @@ class Contract:
         except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
             if failure.inputs is None:
                 failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+                failure.case_id = case_id
             if failure.output is None and kata.last is not before and kata.last is not None:
                 failure.output = kata.last.output
             raise
@@ -135,18 +137,19 @@ class Contract:
                 raise GradeFailure(raised(self.method, got))
             (judge or self.judge)(got[1], expected, call)
         except GradeFailure as failure:
-            message, inner = failure.message, failure.explain
+            message, hint, inner = failure.message, failure.hint, failure.explain
         else:
             return call
         # Raised outside the except block, so every wrong answer fails at this one
         # line: hypothesis then sees one failure to shrink, not one per message.
         wrong = GradeFailure(message, lambda: (inner() if inner else "")
-                             + self.diagnose(kata, call, ("value", expected)))
+                             + self.diagnose(kata, call, ("value", expected)), hint=hint)
         wrong.inputs = self.show_inputs(call.named, call.case_id)
+        wrong.case_id = call.case_id
         wrong.output = call.record.output
         raise wrong
 
-    def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> str:
+    def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
         named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
                              kata.diagnoses)
         if named or not self.fallback_hint:

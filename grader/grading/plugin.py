@@ -8,7 +8,6 @@ learner-facing message instead of a traceback.
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.grading.contract import CheckModule
+from grader.grading.failures import GRADER_ERROR, STUCK, NamedMistake
 from grader.grading.printed import clip
 from grader.grading.skeleton import (
     GradeFailure,
@@ -49,7 +49,12 @@ class TestResult:
     message: str = ""
     output: str = ""
     test_code: str = ""
-    hint: str = ""  # the fix for the mistake named in `message`, shown only on request
+    hint: str = ""  # the fixes `message` offers, shown only on request
+    kind: str = ""  # a failure's kind (grading/failures.py), "" for a pass
+    mistake: NamedMistake | None = None  # the known mistake the failure names
+    # Failures of fixed cases that differ only in the case's inputs are alike: the
+    # terminal shows one of them. The message without those inputs.
+    alike: str = ""
 
 
 @dataclass
@@ -130,19 +135,30 @@ class GradingPlugin:
             result.output = clip(exc.output, OUTPUT_LIMIT)
         if isinstance(exc, NotRun):
             result.status, result.message = "fail", str(exc)
+            result.kind = exc.kind
         elif isinstance(exc, SubmissionUnavailable):
             result.status, result.message = "error", str(exc)
+            result.kind = exc.kind
         elif isinstance(exc, GradeFailure):
-            result.status = "fail"
-            result.message, result.hint = split_hint(failure_message(exc))
+            result.status, result.kind = "fail", exc.kind
+            diagnosis = exc.diagnosis
+            said = diagnosis.says
+            result.message = with_inputs(said, exc)
+            result.alike = said if exc.case_id else result.message
+            result.hint = "\n".join(diagnosis.hints)
+            mistake = diagnosis.mistake
+            result.mistake = mistake.named(slug) if mistake else None
         elif isinstance(exc, GraderIntegrityError):
             result.status, result.message = "error", str(exc)
+            result.kind = GRADER_ERROR
             self.internal_errors.append(str(exc))
         else:
             # A bug in the grader itself: never blame the learner for it.
-            result.status = "error"
+            result.status, result.kind = "error", GRADER_ERROR
             result.message = f"internal grader error: {type(exc).__name__}: {exc}"
             self.internal_errors.append(f"{item.nodeid}: {report.longreprtext}")
+        if not result.alike:
+            result.alike = result.message
         self.results.append(result)
 
     def pytest_pycollect_makemodule(self, module_path: Path,
@@ -163,6 +179,8 @@ class GradingPlugin:
 class NotRun(GradeFailure):
     """A check skipped because an earlier one of its problem ran out of time."""
 
+    kind = STUCK
+
 
 # Failures that are the submission's, reported by their own message.
 LEARNER_FAILURES = (GradeFailure, SubmissionUnavailable)
@@ -178,18 +196,18 @@ def unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def failure_message(exc: BaseException) -> str:
-    """The failure's own message, plus the failing call's inputs.
+def with_inputs(message: str, exc: BaseException) -> str:
+    """The failure's message, plus the failing call's inputs.
 
     A contract's check shows its call's arguments in the learner's terms
     (grader/grading/inputs.py). Only a test that draws its own examples falls
     back on hypothesis' notes of what it drew.
     """
-    message = str(exc)
     inputs = getattr(exc, "inputs", None)
     if inputs:
         return f"{message}\n{inputs}"
     # Whatever names a grader object (the kata, a worker) is no input of the learner's.
+    # hypothesis' notes are its own text, not the grader's: they are read as it writes them.
     notes = [str(n) for n in getattr(exc, "__notes__", [])
              if not any(mark in str(n) for mark in GRADER_OBJECTS)]
     draws = [n for n in notes if n.startswith("Draw ")]
@@ -202,15 +220,6 @@ def failure_message(exc: BaseException) -> str:
 
 
 GRADER_OBJECTS = (" object at 0x", "kata=", "Kata(", "SubmissionProcess")
-
-
-# A named mistake ends "... when you X. Hint: the fix"; the fix waits for `gpt-kata hint`.
-HINT = re.compile(r" Hint: ([^\n]*)")
-
-
-def split_hint(message: str) -> tuple[str, str]:
-    """The message without its "Hint: ..." fixes, and the fixes."""
-    return HINT.sub("", message), "\n".join(HINT.findall(message))
 
 
 def test_name(item: pytest.Item) -> str:

@@ -3,7 +3,10 @@
 The JSON follows the Exercism test-runner v3 shape (`version`, `status`,
 `message`, `tests[]` with `name`, `status`, `message`, `output`, `test_code`,
 `task_id`) and adds Gradescope's `score`/`max_score`, so either platform can
-read it with a thin mapping.
+read it with a thin mapping. Each test also carries its `hint` (the fixes its
+message offers, shown on request), its failure's `kind` (grading/failures.py)
+and the known `mistake` it names as `{id, name, hint}`, so that nothing reading
+the report needs to read its messages.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.cli.output import glyph
-from grader.grading.inputs import CASE_HEADING
+from grader.grading.failures import NOT_IMPLEMENTED
 from grader.grading.plugin import TestResult
 from grader.grading.printed import after, marker, more
 from grader.grading.provenance import provenance
@@ -70,8 +73,7 @@ class ProblemSummary:
     @property
     def untouched(self) -> bool:
         """Still the starter: every check stopped at NotImplementedError."""
-        return bool(self.results) and all("not implemented yet" in r.message
-                                          for r in self.results)
+        return bool(self.results) and all(r.kind == NOT_IMPLEMENTED for r in self.results)
 
     @property
     def status(self) -> str:
@@ -126,6 +128,9 @@ class Report:
                     "output": output or None,
                     "test_code": r.test_code,
                     "hint": r.hint or None,
+                    "kind": r.kind or None,
+                    "mistake": ({"id": r.mistake.id, "name": r.mistake.name,
+                                 "hint": r.mistake.hint} if r.mistake else None),
                 })
         report = {
             "version": 3,
@@ -186,10 +191,9 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         shown: set[str] = set()
         for r in failures:
             # Cases that fail the same way differ only in their inputs: one is shown.
-            key = r.message.split("\n" + CASE_HEADING)[0]
-            if key in shown and not verbose:
+            if r.alike in shown and not verbose:
                 continue
-            shown.add(key)
+            shown.add(r.alike)
             console.print(f"  [bold]{escape(r.name)}[/]")
             for line in r.message.splitlines():
                 console.print(f"    {escape(line)}", highlight=False)

@@ -21,6 +21,16 @@ from typing import Any
 
 import torch
 
+from grader.grading.failures import (
+    NOT_IMPLEMENTED,
+    STUCK,
+    UNAVAILABLE,
+    WRONG,
+    Diagnosis,
+    Mistake,
+    as_diagnosis,
+    naming,
+)
 from grader.grading.sanitise import learner_error
 from grader.model import artifacts
 from grader.model.memo import remember_outputs
@@ -55,25 +65,41 @@ TRAINED_WEIGHTS_ATOL = 1e-3
 class GradeFailure(AssertionError):
     """A check failed; the message is for the learner, not a traceback.
 
-    `explain`, if given, adds the diagnosis of a known mistake. It runs only
-    when the message is read: hypothesis raises many failures while it shrinks
-    an example, and only the last one is shown.
+    `hint` is the fix the message offers, kept apart from it (`gpt-kata hint`
+    shows it). `explain`, if given, adds the diagnosis of a known mistake (a
+    Diagnosis, or plain text). It runs only when the failure is read:
+    hypothesis raises many failures while it shrinks an example, and only the
+    last one is shown. `kind` says what kind of failure it is (grading/failures.py).
     """
 
-    def __init__(self, message: str, explain: Callable[[], str] | None = None) -> None:
+    kind = WRONG
+
+    def __init__(self, message: str,
+                 explain: Callable[[], Diagnosis | str] | None = None, *,
+                 hint: str = "", kind: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.explain = explain
-        self._text: str | None = None
+        self.hint = hint
+        if kind is not None:
+            self.kind = kind
+        self._diagnosis: Diagnosis | None = None
         # Set by the contract for the call that failed: its arguments, shown in the
         # learner's terms (so hypothesis' own notes are not needed), and what it printed.
         self.inputs: str | None = None
+        self.case_id: str | None = None  # the fixed case whose inputs `inputs` shows
         self.output: str | None = None
 
+    @property
+    def diagnosis(self) -> Diagnosis:
+        """The message, its fix and what `explain` adds, piece by piece."""
+        if self._diagnosis is None:
+            extra = as_diagnosis(self.explain()) if self.explain else Diagnosis()
+            self._diagnosis = Diagnosis.of(self.message, self.hint) + extra
+        return self._diagnosis
+
     def __str__(self) -> str:
-        if self._text is None:
-            self._text = self.message + (self.explain() if self.explain else "")
-        return self._text
+        return self.diagnosis.whole
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "Type: message")
@@ -92,21 +118,7 @@ def raised(method: str, got: tuple[str, Any]) -> str:
 class SubmissionUnavailable(GradeFailure):
     """The submission cannot be graded at all (syntax error, starter, crash on load)."""
 
-
-@dataclass(init=False)
-class Mistake:
-    """A known wrong answer: if the learner's outcome equals this one's, say so.
-
-    Each of `runs` makes the mistake in one way, on the check's arguments; a
-    mistake that can be made in several ways has several.
-    """
-
-    name: str
-    hint: str
-    runs: tuple[Callable[..., Any], ...]
-
-    def __init__(self, name: str, hint: str, *runs: Callable[..., Any]) -> None:
-        self.name, self.hint, self.runs = name, hint, runs
+    kind = UNAVAILABLE
 
 
 def outcome_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
@@ -156,6 +168,12 @@ def one_line(error: dict) -> str:
     if kind in ("MissingClass", "MissingMethod", "LoadFailed", "WorkerDied", "BadResult"):
         return f"{where(error)}{message}"
     return f"{where(error)}{kind}: {message}".rstrip(": ")
+
+
+def unavailable_kind(error: dict) -> str:
+    """Whether an error that stops a whole problem is the starter's or a real failure."""
+    kind = learner_error(error).get("type")
+    return NOT_IMPLEMENTED if kind == "NotImplementedError" else UNAVAILABLE
 
 
 def load_reference(problem: Problem) -> Any:
@@ -259,15 +277,10 @@ def find_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
 def name_mistake(got: tuple[str, Any], mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[tuple[str, Any], tuple[str, Any]], bool] = same_outcome,
                  expected: tuple[str, Any] | None = None,
-                 memory: Diagnoses | None = None) -> str:
-    """The diagnosis of the mistake `find_mistake` finds, with its fix after "Hint:"."""
+                 memory: Diagnoses | None = None) -> Diagnosis:
+    """The diagnosis naming the mistake `find_mistake` finds, if any."""
     mistake = find_mistake(got, mistakes, args, matches, expected, memory)
-    return mistake_text(mistake.name, mistake.hint) if mistake else ""
-
-
-def mistake_text(name: str, hint: str) -> str:
-    """How a failure names a mistake; the report moves the part after "Hint:" aside."""
-    return f"\nThis is what happens when you {name}. Hint: {hint}"
+    return naming(mistake) if mistake else Diagnosis()
 
 
 @dataclass
@@ -276,6 +289,7 @@ class Kata:
     submission: SubmissionProcess
     reference: Any
     unavailable: str | None = None
+    unavailable_kind: str = UNAVAILABLE  # or NOT_IMPLEMENTED, for a starter
     # A crash or time-out ends the current check: hypothesis would otherwise
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None
@@ -299,7 +313,7 @@ class Kata:
                 **kwargs: Any) -> tuple[str, Any]:
         """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
         if self.unavailable:
-            raise SubmissionUnavailable(self.unavailable)
+            raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if self.stuck:
             self._fail_stuck()
         watch = tuple(i for i, a in enumerate(args)
@@ -316,14 +330,15 @@ class Kata:
 
     def _fail_stuck(self) -> None:
         # One raise site, so hypothesis sees the same failure when it replays.
-        raise GradeFailure(self.stuck or "")
+        raise GradeFailure(self.stuck or "", kind=STUCK)
 
     def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
         error = learner_error(result.error or {})
         kind = error.get("type")
         if kind == "NotImplementedError" or self.submission.load_error:
             self.unavailable = one_line(error)
-            raise SubmissionUnavailable(self.unavailable)
+            self.unavailable_kind = unavailable_kind(error)
+            raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if kind == "WorkerDied":
             self.stuck = f"{method}(): {error.get('message')}"
             self._fail_stuck()
@@ -333,6 +348,7 @@ class Kata:
             # Every check loads its weights through the same names: one message
             # for the whole problem, not the same one under every check.
             self.unavailable = error.get("message", "")
+            self.unavailable_kind = UNAVAILABLE
             raise SubmissionUnavailable(self.unavailable)
         if kind == "KnownWeightsError":
             # The module could not be loaded with the check's weights, so forward()
@@ -353,8 +369,8 @@ class Kata:
                 name = names[i] if i < len(names) else f"argument {i + 1}"
                 raise GradeFailure(
                     f"{method}() changed its input `{name}` in place, and the caller still "
-                    "needs it as it was. Hint: work on a copy (.clone()) or build a new tensor"
-                )
+                    "needs it as it was.",
+                    hint="work on a copy (.clone()) or build a new tensor")
         if result.model_changed:
             raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
 

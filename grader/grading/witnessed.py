@@ -234,6 +234,7 @@ def expect_streamed_from_calls(pairs: list, made: list[int], slack: int) -> None
             raise GradeFailure(
                 f"chunk {k + 1} ({show(chunk)}) came out after {mark} model calls, but new "
                 f"character {j + 1}, after it, came from call {int(first) + 1}, so some of them "
-                "were made before it came out. Hint: yield each chunk inside the loop, as soon "
-                "as its last character is sampled, instead of making the whole text first")
+                "were made before it came out.",
+                hint="yield each chunk inside the loop, as soon as its last character is "
+                "sampled, instead of making the whole text first")
         position = end
