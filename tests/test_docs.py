@@ -143,9 +143,13 @@ def test_the_problem_tables_follow_the_registry() -> None:
         if not expected or expected[-1][0] != entry["track"]:
             expected.append((entry["track"], []))
         expected[-1][1].append((entry["number"], entry["slug"]))
-    assert documented_tracks() == expected, (
+    documented = documented_tracks()
+    rows = {row for _, track in documented for row in track}
+    wanted = {row for _, track in expected for row in track}
+    assert documented == expected, (
         f"{PROBLEMS_PAGE.relative_to(ROOT)} does not list the registry's problems, track by "
-        "track, in its order: add or fix the rows")
+        f"track, in its order: rows missing {sorted(wanted - rows)}, rows of no problem "
+        f"{sorted(rows - wanted)}")
 
 
 # -- every place a problem lives --------------------------------------------------------
