@@ -192,6 +192,22 @@ TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs,
 TRAINING_INPUTS["bpe"] = lambda: {"corpus": _corpus()}
 
 
+def _rope_inputs() -> dict[str, Any]:
+    """Problem 32's example: the shipped first block's queries and keys for "The cat",
+    split into heads, and a small head of ones and zeros whose turns show cos and sin."""
+    block = model.blocks[0]
+    x = block.ln_1(_block_input(THE_CAT))
+    B, T, C = x.shape
+    H = model.config.n_head
+    q, k, _ = block.attn.qkv(x).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
+    ones = torch.zeros(1, 1, 4, 4)
+    ones[..., :2] = 1.0
+    return {"q": q.contiguous(), "k": k.contiguous(), "ones": ones}
+
+
+TRAINING_INPUTS["rope"] = _rope_inputs
+
+
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
     if slug in TRAINING_INPUTS:

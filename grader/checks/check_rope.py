@@ -1,0 +1,212 @@
+"""Checks for problem 32, rope: rotary position embeddings on queries and keys.
+
+The statement fixes the pairing (dimension i with i + head_dim / 2, as Llama in
+Hugging Face transformers and GPT-NeoX), the frequencies base ** (-2 i / head_dim)
+and the position of the first token (`start`, for a KV cache). The inputs are
+the shipped model's real queries and keys, split into heads, then random heads
+of every even width at positions up to a few hundred, where a wrong angle shows.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.cases import attention_input, random_input
+from grader.grading.contract import Contract
+from grader.grading.judges import ATOL, RTOL, expect_tensor
+from grader.grading.skeleton import Call, GradeFailure, Mistake
+from grader.model import artifacts
+
+BASE = 10000.0
+# The angle p * theta rounds to float32: equivalent ways of computing it (another
+# order, float64 then cast, a complex product) differ by a few of its last bits,
+# and so the output by that much of the vector's size, growing with the position.
+ANGLE_ULPS = 8 * 2.0**-24
+# A mistake turns vectors by a whole wrong angle; an answer within this share of
+# the vectors' size of a mistake's is that mistake, rounded another way.
+MISTAKE_RTOL = 1e-3
+# The live reference against a golden recorded on another machine: the cases' angles
+# go up to position 263, whose rounding moves the output by about 1e-4 of its size.
+GOLDEN_RTOL = 2e-4
+
+
+def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
+         layout: str = "halves", two: bool = True, first: int = 0, offset: bool = True,
+         sign: float = 1.0, swap_sign: float = -1.0, dtype: torch.dtype = torch.float32,
+         width: str = "head", own_base: bool = True) -> torch.Tensor:
+    """Rotary embeddings, or one of their known mistakes.
+
+    `pairing` is which dimensions turn together ("halves": i and i + d/2;
+    "pairs": 2i and 2i + 1), `layout` how the frequencies are laid along the
+    head ("halves": repeated, "pairs": each twice in a row); `two=False` drops
+    the 2 of the exponent; `first` is added to every position (1: counted from
+    1); `offset=False` ignores `start`; `sign=-1` turns the other way (as does
+    rotate_half written torch.cat([x2, -x1]));
+    `swap_sign=1` swaps a pair's halves without the minus; `dtype` is the angles'
+    precision; `width="model"` spreads the exponents over all heads' width;
+    `own_base=False` keeps 10000 whatever `base` says.
+    """
+    d = x.shape[-1]
+    n = x.shape[1] * d if width == "model" else d
+    b = base if own_base else BASE
+    exponents = torch.arange(0, d, 2, dtype=torch.float32)[: d // 2] / n
+    if not two:
+        exponents = torch.arange(0, d // 2, dtype=torch.float32) / n
+    inv_freq = (1.0 / b ** exponents).to(dtype)
+    begin = (start if offset else 0) + first
+    positions = torch.arange(begin, begin + x.shape[-2], dtype=torch.float32).to(dtype)
+    angles = torch.outer(positions, inv_freq).float()
+    laid = (torch.cat([angles, angles], dim=-1) if layout == "halves"
+            else angles.repeat_interleave(2, dim=-1))
+    cos, sin = laid.cos(), sign * laid.sin()
+    if pairing == "halves":
+        a, b_ = x[..., : d // 2], x[..., d // 2:]
+        turned = torch.cat([swap_sign * b_, a], dim=-1)
+    else:
+        a, b_ = x[..., 0::2], x[..., 1::2]
+        turned = torch.stack([swap_sign * b_, a], dim=-1).flatten(-2)
+    return (x * cos + turned * sin).to(x.dtype)
+
+
+MISTAKES = [
+    Mistake("pair dimension 2i with 2i + 1 instead of i with i + head_dim / 2",
+            "this RoPE pairs the two halves, as Hugging Face's Llama and GPT-NeoX do: "
+            "dimension i turns with dimension i + head_dim // 2 (rotate_half), not with its "
+            "neighbour (the interleaved pairs of the paper and of Meta's complex form)",
+            partial(rope, pairing="pairs", layout="pairs")),
+    Mistake("lay the frequencies out in pairs while rotating the halves",
+            "the pairing and the frequencies go together: with the halves paired, dimension i "
+            "and i + head_dim // 2 share theta_i, so cos and sin are "
+            "torch.cat([angles, angles], dim=-1), not angles.repeat_interleave(2, dim=-1)",
+            partial(rope, layout="pairs"), partial(rope, pairing="pairs")),
+    Mistake("leave out the 2 of the exponent",
+            "theta_i = base ** (-2 * i / head_dim) for i = 0 .. head_dim / 2 - 1, which is "
+            "base ** (-torch.arange(0, head_dim, 2) / head_dim); without the 2 the "
+            "frequencies stop at base ** -0.5 instead of going down to nearly 1 / base",
+            partial(rope, two=False)),
+    Mistake("count the positions from 1",
+            "the first token of a sequence is at position 0, and turns by no angle at all; "
+            "with a cache, the first new token is at position start",
+            partial(rope, first=1), partial(rope, first=1, offset=False)),
+    Mistake("ignore start, the position of the first token",
+            "with a KV cache the new tokens do not begin at 0: their positions are "
+            "start, start + 1, ..., start + T - 1 (torch.arange(start, start + T))",
+            partial(rope, offset=False)),
+    Mistake("turn the vectors the other way",
+            "each pair (a, b) becomes (a cos - b sin, a sin + b cos): x * cos + "
+            "rotate_half(x) * sin, with rotate_half(x) = torch.cat([-x2, x1], dim=-1)",
+            partial(rope, sign=-1.0)),
+    Mistake("swap the halves without the minus sign",
+            "rotate_half(x) is torch.cat([-x2, x1], dim=-1): the second half, negated, "
+            "then the first; without the minus the vectors are not turned but mixed",
+            partial(rope, swap_sign=1.0)),
+    Mistake("compute the angles in half precision",
+            "float16 keeps 11 bits: position 100's angle is then off by up to 0.03 radians; "
+            "make the frequencies and the positions float32 (dtype=torch.float32)",
+            partial(rope, dtype=torch.float16), partial(rope, dtype=torch.bfloat16)),
+    Mistake("spread the frequencies over the model's width instead of the head's",
+            "each head is rotated on its own: the d in base ** (-2 * i / d) is head_dim, "
+            "x.shape[-1], not n_embd = n_head * head_dim",
+            partial(rope, width="model")),
+    Mistake("use base 10000 whatever base is",
+            "Llama 3 uses base = 500000.0: the frequencies are base ** (-2 * i / head_dim) "
+            "with the base passed in", partial(rope, own_base=False)),
+]
+
+
+@torch.no_grad()
+def shipped_heads(prompt: str, layer: int = 0, which: str = "q") -> torch.Tensor:
+    """The shipped model's queries or keys ("q", "k") for `prompt` in block `layer`,
+    split into heads: (1, n_head, T, head_dim), as RoPE would receive them."""
+    attn = artifacts.shipped_model().blocks[layer].attn
+    x = attention_input(prompt, layer)
+    n_head = artifacts.load_config().n_head
+    B, T, C = x.shape
+    q, k, _ = attn.qkv(x).view(B, T, 3, n_head, C // n_head).permute(2, 0, 3, 1, 4)
+    return (q if which == "q" else k).contiguous()
+
+
+def unit_vectors(d: int, length: int) -> torch.Tensor:
+    """(1, 1, length, d): at each position ones in the first half, zeros in the
+    second, whose rotated form shows each pair's cos and sin as they are."""
+    x = torch.zeros(1, 1, length, d)
+    x[..., : d // 2] = 1.0
+    return x
+
+
+def cases() -> dict[str, tuple]:
+    cat = "The cat"
+    story = "Once upon a time, there was a"
+    return {
+        "queries-of-the-cat": (shipped_heads(cat), 0, BASE),
+        "keys-of-the-cat": (shipped_heads(cat, 0, "k"), 0, BASE),
+        "keys-of-a-later-block": (shipped_heads("Tom and his dog ran", 2, "k"), 0, BASE),
+        # One new token after a cache of the rest: it sits where it sat in the whole.
+        "the-next-token-after-a-cache": (shipped_heads(story)[:, :, -1:], len(story) - 1, BASE),
+        "five-tokens-after-ten": (shipped_heads("Tom ran", 1)[:, :, :5], 10, BASE),
+        "one-token-at-position-0": (shipped_heads("T", 0, "k"), 0, BASE),
+        "cos-and-sin-of-a-small-head": (unit_vectors(4, 4), 0, BASE),
+        "a-head-of-two": (random_input((1, 2, 5, 2), seed=1), 3, BASE),
+        "llama-3-base": (random_input((1, 2, 6, 16), seed=2), 100, 500000.0),
+        "a-long-run": (random_input((1, 1, 64, 8), seed=3), 200, BASE),
+        "two-in-a-batch": (random_input((2, 3, 5, 8), seed=4), 3, BASE),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    batch = data.draw(st.integers(1, 2), label="B")
+    heads = data.draw(st.integers(1, 4), label="H")
+    length = data.draw(st.integers(1, 16), label="T")
+    head_dim = data.draw(st.sampled_from([2, 4, 8, 16, 32, 64]), label="head_dim")
+    start = data.draw(st.one_of(st.just(0), st.integers(0, 300)), label="start")
+    base = data.draw(st.sampled_from([BASE, 500000.0, 100.0]), label="base")
+    scale = data.draw(st.sampled_from([1e-2, 1.0, 30.0]), label="scale of x")
+    seed = data.draw(st.integers(0, 2**16), label="seed")
+    return random_input((batch, heads, length, head_dim), seed) * scale, start, base
+
+
+def size(t: torch.Tensor) -> float:
+    finite = t.double()[t.isfinite()]
+    return float(finite.abs().max()) if finite.numel() else 0.0
+
+
+def rope_atol(expected: torch.Tensor, last_position: int) -> float:
+    """Float tolerance plus the rounding of the largest angle, at the vectors' size."""
+    s = size(expected)
+    return ATOL + s * (RTOL + ANGLE_ULPS * (abs(last_position) + 1))
+
+
+def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
+    x, start, _ = call.args
+    if isinstance(got, torch.Tensor) and isinstance(x, torch.Tensor) and got.dtype != x.dtype:
+        raise GradeFailure(f"the rotated vectors are {got.dtype}, but x was {x.dtype}: keep "
+                           "x's dtype")
+    expect_tensor(got, expected, "the rotated vectors",
+                  atol=rope_atol(expected, int(start) + int(x.shape[-2]) - 1))
+
+
+def same_rotation(a: tuple[str, Any], b: tuple[str, Any], rtol: float = MISTAKE_RTOL) -> bool:
+    """Whether two outcomes are the same rotation, rounded apart (a mistake's match;
+    with GOLDEN_RTOL, the live reference against its golden)."""
+    x, y = a[1], b[1]
+    if a[0] != "value" or b[0] != "value" or not (
+            isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape:
+        return a[0] == b[0] == "error" and x == y
+    return bool(torch.allclose(x.double(), y.double(), rtol=0.0,
+                               atol=ATOL + rtol * size(y), equal_nan=True))
+
+
+CONTRACT = Contract(problem="rope", method="apply_rope", arg_names=("x", "start", "base"),
+                    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rotation,
+                    same_as_golden=partial(same_rotation, rtol=GOLDEN_RTOL))
+
+test_shipped_heads, test_random_heads = CONTRACT.tests(
+    "RoPE on the shipped model's queries and keys, after a cache, with Llama 3's base and "
+    "on small heads",
+    "RoPE on random heads of every even width, at random positions and bases, against the "
+    "reference",
+    draw_example)
