@@ -305,7 +305,9 @@ def grade_all(folder: Path) -> dict:
         results["heard"] = listeners.heard()
     finally:
         listeners.close()
-    planted = [p for p in planted_files(setting) if p.exists()]
+    # A folder this test may not read (/tmp can be root's own, for an ordinary user)
+    # the worker, with the same uid and less, could not write in either.
+    planted = [p for p in planted_files(setting) if os.path.lexists(p)]
     for path in planted:
         # Inert, but nothing of a test may stay in the repository.
         if path.is_dir():

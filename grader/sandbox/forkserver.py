@@ -32,6 +32,9 @@ import traceback
 from typing import Any
 
 MAX_REQUEST = 64 * 1024
+# Seconds the parent of a worker's PID namespace gets to end the worker's tree, once
+# asked; past that (it was stopped from outside, say) it is killed with its group.
+TREE_WAIT = 5.0
 
 
 def preload() -> None:
@@ -73,6 +76,9 @@ class ForkServer:
         # What this server forked and has not ended, with each worker's scratch
         # folder: all of it goes when the server does.
         self.children: dict[int, str | None] = {}
+        # Forked for an isolated worker: each is the parent of its worker's PID
+        # namespace, and ends the worker when asked (see `own_pid_namespace`).
+        self.isolated: set[int] = set()
 
     def serve(self) -> None:
         try:
@@ -121,6 +127,8 @@ class ForkServer:
         os.close(witness_fd)
         scratch = request.get("scratch")
         self.children[pid] = scratch if isinstance(scratch, str) else None
+        if request.get("isolate"):
+            self.isolated.add(pid)
         return pid
 
     def spawn(self, control_fd: int, isolate: bool) -> int:
@@ -169,19 +177,22 @@ class ForkServer:
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def end(self, pid: int, grace: float) -> int | None:
-        """Wait up to `grace` seconds for the worker to exit, then kill its group."""
+        """Wait up to `grace` seconds for the worker to exit, then end it: an isolated
+        one through the parent of its PID namespace, which exits only once every
+        process of the namespace is gone (so the grader's wait is for the whole tree);
+        then, or if that parent does not answer (stopped from outside), kill its group."""
         self.children.pop(pid, None)
-        deadline = time.monotonic() + grace
-        while True:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                return None  # reaped already
-            if done:
-                return exit_status(status)
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.005)
+        isolated = pid in self.isolated
+        self.isolated.discard(pid)
+        ended, status = wait_for(pid, grace)
+        if ended:
+            return status
+        if isolated:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+            ended, status = wait_for(pid, TREE_WAIT)
+            if ended:
+                return status
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
@@ -192,6 +203,22 @@ class ForkServer:
         except ChildProcessError:
             return None
         return exit_status(status)
+
+
+def wait_for(pid: int, seconds: float) -> tuple[bool, int | None]:
+    """Wait up to `seconds` for a child to exit: whether it has (or was reaped
+    already), and how it ended."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return True, None  # reaped already
+        if done:
+            return True, exit_status(status)
+        if time.monotonic() >= deadline:
+            return False, None
+        time.sleep(0.005)
 
 
 def reap_all(seconds: float = 5.0) -> None:
@@ -239,7 +266,10 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     pid = os.fork()
     if pid == 0:
         return True
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The server's way to end the worker: SIGTERM here ends it, and with it, PID 1
+    # of its namespace, every process in there. Its wait returns only once they are
+    # all gone, and this process exits as the worker did.
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: os.kill(pid, signal.SIGKILL))
     _done, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
