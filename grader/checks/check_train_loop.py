@@ -228,7 +228,8 @@ MISTAKES = [
             "optimizer.step(): the step reads p.grad when it is called, so it follows the "
             "clipped gradients only if they were clipped just before it (with problem 28's "
             "clip_grad_norm or torch.nn.utils.clip_grad_norm_)",
-            looping(clip="after"), looping(clip="never"), looping(clip="before")),
+            looping(clip="after"), looping(clip="never"), looping(clip="before"),
+            id="clip-in-the-wrong-place-or-not-at-all"),
     Mistake("ask the schedule for the rate of the next step",
             "step 0 trains with learning_rate(0, ...): ask problem 27's schedule for the "
             "rate of the step about to be taken, counted from 0",
