@@ -27,5 +27,6 @@ def test_untouched_starters_fail_as_not_implemented(grade):
         assert summary["passed"] == 0
     for test in run.report["tests"]:
         assert "not implemented yet" in test["message"], test
+        assert test["kind"] == "not-implemented" and test["mistake"] is None, test
         assert "\n" not in test["message"]
     assert "Traceback" not in run.stdout + run.stderr

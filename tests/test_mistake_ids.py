@@ -1,4 +1,5 @@
-"""Every named mistake has a stable id, well formed and its own within its problem.
+"""Failures as data: every named mistake has a stable id, well formed and its own within
+its problem; a failure says its kind; the report carries both without reading messages.
 
 expected.toml files and gradebooks refer to mistakes by id (the JSON report's
 `mistake.id`), so two mistakes of one problem must never share one, and an id
@@ -39,9 +40,68 @@ def test_each_mistake_id_is_well_formed_and_names_one_mistake(problem: Problem) 
 
 
 def test_an_id_is_the_name_in_kebab_case_unless_given() -> None:
-    assert kebab("return a list (not a str)") == "return-a-list-not-a-str"
+    assert kebab("return a list, not a str") == "return-a-list-not-a-str"
+    aside = Mistake("use ReLU (max(x, 0), as GPT-1 did not) instead of GELU", "", print)
+    assert aside.named("gpt").id == "gpt/use-relu-instead-of-gelu"
     derived = Mistake("Do not crop the context", "crop it", print)
     assert derived.named("generate").id == "generate/do-not-crop-the-context"
     kept = Mistake("forget to crop the context", "crop it", print, id="do-not-crop-the-context")
     assert kept.named("generate").id == "generate/do-not-crop-the-context"
 
+
+
+def test_a_failure_says_what_kind_it_is() -> None:
+    from grader.grading.failures import NOT_IMPLEMENTED, STUCK, UNAVAILABLE, WRONG
+    from grader.grading.plugin import NotRun
+    from grader.grading.skeleton import GradeFailure, SubmissionUnavailable, unavailable_kind
+
+    assert GradeFailure("wrong token").kind == WRONG
+    assert SubmissionUnavailable("SyntaxError: invalid syntax").kind == UNAVAILABLE
+    assert NotRun("not run: timed out").kind == STUCK
+    assert unavailable_kind({"type": "NotImplementedError", "message": ""}) == NOT_IMPLEMENTED
+    assert unavailable_kind({"type": "SyntaxError", "message": "invalid"}) == UNAVAILABLE
+
+
+def test_the_json_report_names_the_mistake_by_id(tmp_path) -> None:
+    from grader.grading.failures import NOT_IMPLEMENTED, WRONG, NamedMistake
+    from grader.grading.plugin import TestResult
+    from grader.grading.report import ProblemSummary, Report
+    from grader.registry import find
+
+    problem = find("generate")
+    named = NamedMistake("generate/do-not-crop-the-context", "do not crop the context",
+                         "crop to the last context_length tokens")
+    wrong = TestResult("a check", problem, "fail", "differs", kind=WRONG, mistake=named,
+                       hint=named.hint)
+    plain = TestResult("another", problem, "fail", "differs", kind=WRONG)
+    tests = Report([ProblemSummary(problem, tmp_path / "solution.py", [wrong, plain])],
+                   "exact", {}).to_json()["tests"]
+    assert tests[0]["mistake"] == {"id": "generate/do-not-crop-the-context",
+                                   "name": "do not crop the context",
+                                   "hint": "crop to the last context_length tokens"}
+    assert tests[0]["kind"] == "wrong" and tests[1]["mistake"] is None
+    # The starter is told by the kind of its failures, not by their words.
+    starter = TestResult("a check", problem, "error", "anything at all", kind=NOT_IMPLEMENTED)
+    assert ProblemSummary(problem, tmp_path / "solution.py", [starter]).untouched
+    assert not ProblemSummary(problem, tmp_path / "solution.py", [wrong]).untouched
+
+
+def test_cases_failing_alike_are_shown_once(tmp_path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from grader.grading.plugin import TestResult
+    from grader.grading.report import ProblemSummary, Report, render
+    from grader.registry import find
+
+    problem = find("generate")
+    results = [TestResult(f"case {c}", problem, "fail", f"differs\nthe inputs of case {c}",
+                          kind="wrong", alike="differs") for c in "ab"]
+    results.append(TestResult("case c", problem, "fail", "differs otherwise", kind="wrong",
+                              alike="differs otherwise"))
+    out = StringIO()
+    render(Report([ProblemSummary(problem, tmp_path / "s.py", results)], "exact", {}),
+           Console(file=out, width=200))
+    shown = out.getvalue()
+    assert "case a" in shown and "case b" not in shown and "case c" in shown

@@ -19,13 +19,15 @@ import pytest
 from conftest import SUBMISSIONS, grade_batch, messages
 from patches import PatchError, apply
 
+from grader.grading.failures import MISTAKE_ID
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
-MISTAKE_KEYS = {"says", "never", "patch", "file", "status"}
+MISTAKE_KEYS = {"says", "never", "patch", "file", "status", "mistake"}
 # A mistake fails its grade; one that leaves no check gradable at all (every check an
 # error, such as parameters under other names) is the run status `error` instead.
 MISTAKE_STATUSES = {"fail", "error"}
@@ -44,6 +46,7 @@ class Expectation:
     patch: str | None = field(default=None, repr=False)  # else a patch of `base`
     base: str | None = None
     status: str = "fail"  # for a mistake, the run status its report must have
+    mistake: str = ""  # and the id of the known mistake its report must name
 
     @property
     def id(self) -> str:
@@ -96,7 +99,8 @@ def expectations() -> list[Expectation]:
                                      says=mistake.get("says", ""), never=mistake.get("never", ""),
                                      file=mistake.get("file"),
                                      patch=mistake.get("patch"), base=base,
-                                     status=mistake.get("status", "fail")))
+                                     status=mistake.get("status", "fail"),
+                                     mistake=mistake.get("mistake", "")))
     return found
 
 
@@ -131,6 +135,10 @@ def test_every_submission_file_has_an_expectation() -> None:
                 f"{where}: mistake {name!r} has status {mistake.get('status')!r}"
             assert ("file" in mistake) != ("patch" in mistake), \
                 f"{where}: mistake {name!r} needs a file or a patch, not both"
+            named = mistake.get("mistake")
+            assert named is None or (MISTAKE_ID.fullmatch(named)
+                                     and named.startswith(f"{spec['problem']}/")), \
+                f"{where}: mistake {name!r} names {named!r}, not <problem>/<kebab-case id>"
             if "file" in mistake:
                 whole.add(mistake["file"])
             else:
@@ -185,3 +193,11 @@ def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
                 never = expectation.never
                 assert not never or never not in messages(report), \
                     f"{never!r} in:\n{messages(report)}"
+                named = mistake_ids(report)
+                assert not expectation.mistake or expectation.mistake in named, \
+                    f"{expectation.mistake} is not among the mistakes named: {sorted(named)}"
+
+
+def mistake_ids(report: dict) -> set[str]:
+    """The ids of the known mistakes a JSON report names."""
+    return {t["mistake"]["id"] for t in report.get("tests", []) if t.get("mistake")}

@@ -277,6 +277,7 @@ def streamer_check(kata: Kata, int_to_char: dict, pieces: list,
             seen, STREAMER_MISTAKES, (int_to_char, pieces), memory=kata.diagnoses),
             hint=failure.hint)
         wrong.inputs = streamer_inputs(int_to_char, pieces, case_id)
+        wrong.case_id = case_id
         wrong.output = kata.last.output if kata.last else None
         raise wrong from None
 

@@ -8,7 +8,7 @@ named mistake by its id. Nothing downstream reads the text back.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +29,29 @@ def kebab(words: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")
 
 
+def without_asides(name: str) -> str:
+    """A mistake's name without what it says in parentheses (which explains it, and
+    may be reworded without renaming it)."""
+    kept, depth = [], 0
+    for char in name:
+        if char == "(":
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+    return "".join(kept)
+
+
 @dataclass(init=False)
 class Mistake:
     """A known wrong answer: if the learner's outcome equals this one's, say so.
 
     Each of `runs` makes the mistake in one way, on the check's arguments; a
     mistake that can be made in several ways has several. Its id within its
-    problem is its name in kebab case, or `id` where the name changed and
-    the id must not (expected.toml and gradebooks refer to it).
+    problem is its name in kebab case, less what it says in parentheses, or
+    `id` where the name changed and the id must not (expected.toml files and
+    gradebooks refer to it).
     """
 
     name: str
@@ -47,7 +62,7 @@ class Mistake:
     def __init__(self, name: str, hint: str, *runs: Callable[..., Any],
                  id: str | None = None) -> None:  # noqa: A002 - the word the reports use
         self.name, self.hint, self.runs = name, hint, runs
-        self.key = id or kebab(name)
+        self.key = id or kebab(without_asides(name))
 
     def named(self, slug: str) -> NamedMistake:
         return NamedMistake(f"{slug}/{self.key}", self.name, self.hint)
@@ -131,10 +146,3 @@ def as_diagnosis(value: Diagnosis | str | None) -> Diagnosis:
 def naming(mistake: Mistake) -> Diagnosis:
     """The diagnosis that names `mistake`, its fix aside."""
     return Diagnosis.of("\n" + said_of(mistake.name), mistake.hint, mistake)
-
-
-def joined(diagnoses: Iterable[Diagnosis | str]) -> Diagnosis:
-    total = Diagnosis()
-    for d in diagnoses:
-        total = total + d
-    return total

@@ -78,6 +78,7 @@ class WitnessedContract(Contract):
         except GradeFailure as failure:
             if case_id:  # the report names the case the hidden models stand in for
                 failure.inputs = self.show_inputs(self.bind(kata, hidden), case_id)
+                failure.case_id = case_id
             raise
 
     def _verify_golden(self, kata: Kata, args: tuple, case_id: str) -> None:
