@@ -24,6 +24,7 @@ from grader.grading.skeleton import (
     SubmissionUnavailable,
     load_reference,
     one_line,
+    unavailable_kind,
 )
 from grader.registry import Problem
 
@@ -81,6 +82,7 @@ class GradingPlugin:
             error = process.load()
             if error:
                 kata.unavailable = one_line(error)
+                kata.unavailable_kind = unavailable_kind(error)
             self.katas[slug] = kata
         return self.katas[slug]
 
@@ -90,7 +92,7 @@ class GradingPlugin:
         kata = self.kata_for(contract.problem, contract.witness_model_calls)
         kata.stuck = None
         if kata.unavailable:
-            raise SubmissionUnavailable(kata.unavailable)
+            raise SubmissionUnavailable(kata.unavailable, kind=kata.unavailable_kind)
         if kata.submission.timed_out:
             raise NotRun(f"not run: {kata.submission.timed_out}, in an earlier check of "
                          "this problem")
