@@ -9,11 +9,15 @@ runs this as such a user.
 
 from __future__ import annotations
 
-from test_limits_tree import grade, pytestmark  # noqa: F401 - its fixture and its skip
+from test_limits_tree import ISO, grade, pytestmark  # noqa: F401 - its fixture and its skip
+
+PIDS_CGROUP = any(layer.startswith("pids-cgroup") for layer in ISO.cgroups)
 
 
-def test_processes_reach_the_limit_root_or_not(grade) -> None:  # noqa: F811
+def test_processes_stop_at_the_limit_root_or_not(grade) -> None:  # noqa: F811
     graded = grade()
+    # The submission stops at the first fork that fails, and says nothing of it.
     started, message = graded.call("processes", 200)
-    assert "the process limit (16" in message, message
-    assert isinstance(started, int) and 0 < started <= 16, started
+    assert isinstance(started, int) and 0 < started <= 16, (started, message)
+    if PIDS_CGROUP:  # the grader reads the group's count, and names the limit anyway
+        assert "the process limit (16" in message, message
