@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from conftest import SUBMISSIONS
 from patches import apply
 
 from grader import paths
+from grader.grading.strategies import SEED_VARIABLE
 from grader.registry import problems
 from grader.release.build import PACKAGE, write_release
 
@@ -40,11 +43,27 @@ SHIPPED_RULES = {"activation_atol"}
 SHORTEST_STATEMENT = 40
 
 
+# An instructor's seed for the drawn examples, set while the second copy is written:
+# the copy must neither hold it nor change with it.
+INSTRUCTOR_SEED = "8263519047"
+# The problems a learners' copy cannot practise yet, each saying why in one line.
+# This list may only shrink: a new problem is practised, or added here on purpose.
+NOT_PRACTISED = {"stream", "kv-cache", "train-step", "adamw", "clip-grad-norm", "train-loop"}
+
+
 @pytest.fixture(scope="module")
 def copies(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     first, second = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
     write_release(first)
-    write_release(second)
+    before = os.environ.get(SEED_VARIABLE)
+    os.environ[SEED_VARIABLE] = INSTRUCTOR_SEED
+    try:
+        write_release(second)
+    finally:
+        if before is None:
+            del os.environ[SEED_VARIABLE]
+        else:
+            os.environ[SEED_VARIABLE] = before
     return first, second
 
 
@@ -54,9 +73,42 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 def test_two_releases_are_the_same_byte_for_byte(copies: tuple[Path, Path]) -> None:
+    """The second was written with an instructor's seed set: the copy does not change
+    with it, so its drawn examples are not the ones that seed draws."""
     first, second = copies
     assert digests(first) == digests(second)
     assert f"{PACKAGE}/cases.json" in digests(first)
+
+
+def test_the_copy_holds_no_instructor_seed(copies: tuple[Path, Path]) -> None:
+    for path in sorted(copies[1].rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            assert INSTRUCTOR_SEED.encode() not in data, path
+            assert SEED_VARIABLE.encode() not in data, path
+
+
+def test_every_problem_is_practised_or_says_why_in_one_line(copies: tuple[Path, Path]) -> None:
+    stored = cases_of(copies[0])
+    slugs = [p.slug for p in problems()]
+    assert sorted([*stored["problems"], *stored["not_practised"]]) == sorted(slugs)
+    assert set(stored["not_practised"]) == NOT_PRACTISED & set(slugs)
+    lines = practice_grade(copies[0], *sorted(stored["not_practised"])).stdout.splitlines()
+    by_slug = {p.slug: p for p in problems()}
+    for slug, why in stored["not_practised"].items():
+        said = [x for x in lines if f" {by_slug[slug].folder}:" in x]
+        assert said == [f"  ? {by_slug[slug].folder}: not practised here: {why}"], lines
+        assert why and "\n" not in why
+
+
+def test_practised_problems_hold_drawn_examples(copies: tuple[Path, Path]) -> None:
+    """Drawn as the checks draw them, with answers and named mistakes of their own."""
+    stored = cases_of(copies[0])["problems"]
+    with_examples = [slug for slug, p in stored.items() if p["examples"]]
+    assert len(with_examples) == len(stored), sorted(set(stored) - set(with_examples))
+    assert any(e["mistakes"] for p in stored.values() for e in p["examples"].values())
+    models = sorted(p.name for p in (copies[0] / PACKAGE / "models").iterdir())
+    assert "shipped.pt2" in models and any(m.startswith("random-") for m in models)
 
 
 def test_the_copy_holds_statements_starters_and_data(copies: tuple[Path, Path]) -> None:
@@ -140,14 +192,17 @@ def practice_grade(copy: Path, *names: str) -> subprocess.CompletedProcess[str]:
     """The copy's grader, run as a learner runs it, with the kata's own grader out of reach."""
     code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
             "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-I", "-c", code, "grade", *names], cwd=copy,
+    # -B: no __pycache__ left in the copy, which the tests look through file by file.
+    return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *names], cwd=copy,
                           capture_output=True, text=True, encoding="utf-8", check=False)
 
 
-def practised(copy: Path) -> list[str]:
-    import json
+def cases_of(copy: Path) -> dict:
+    return json.loads((copy / PACKAGE / "cases.json").read_text("utf-8"))
 
-    return list(json.loads((copy / PACKAGE / "cases.json").read_text("utf-8"))["problems"])
+
+def practised(copy: Path) -> list[str]:
+    return list(cases_of(copy)["problems"])
 
 
 def test_the_starters_fail_as_not_implemented(copies: tuple[Path, Path]) -> None:
@@ -226,3 +281,117 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
         assert failed and not named
     else:
         assert named, f"none of {failed} is named"
+
+
+# -- the instructor's grader on a learners' copy ---------------------------------------------
+# Two cheap problems: one solved, one with a named mistake; the rest as the copy gives them.
+SOLVED, MISTAKEN = "crop-context", "temperature"
+
+
+def learner_files(tmp_path: Path) -> dict[str, str]:
+    spec = tomllib.loads((SUBMISSIONS / MISTAKEN / "expected.toml").read_text("utf-8"))
+    base = (SUBMISSIONS / MISTAKEN / spec["base"]).read_text("utf-8")
+    by_slug = {p.slug: p for p in problems()}
+    return {by_slug[SOLVED].folder: by_slug[SOLVED].reference.read_text("utf-8"),
+            by_slug[MISTAKEN].folder: apply(spec["mistakes"]["multiply"]["patch"], base)}
+
+
+def instructor(*args: str) -> subprocess.CompletedProcess[str]:
+    """The full grader, run from the kata as an instructor runs it, drawing from a seed."""
+    return subprocess.run([sys.executable, "-m", "grader", *args, "--allow-unisolated"],
+                          cwd=paths.ROOT, capture_output=True, text=True, encoding="utf-8",
+                          env={**os.environ, SEED_VARIABLE: INSTRUCTOR_SEED}, check=False)
+
+
+def verdicts(report: dict) -> list[tuple]:
+    """What a grade says of each check, without where the files were."""
+    return [(t["name"], t["status"], t["message"], (t["mistake"] or {}).get("id"))
+            for t in report["tests"]]
+
+
+@pytest.fixture(scope="module")
+def two_learners(copies: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A roster: `copy`, a repository made from the learners' copy, and `clone`, a clone
+    of the kata's layout (its starters), holding the same two solutions."""
+    roster = tmp_path_factory.mktemp("roster")
+    shutil.copytree(copies[0], roster / "copy")
+    shutil.copytree(paths.STARTERS, roster / "clone" / "problems")
+    for folder, source in learner_files(roster).items():
+        for learner in ("copy", "clone"):
+            (roster / learner / "problems" / folder / "solution.py").write_text(source, "utf-8")
+    return roster
+
+
+def test_the_instructor_grades_a_copy_as_the_full_kata(two_learners: Path,
+                                                      tmp_path: Path) -> None:
+    reports = {}
+    for learner in ("copy", "clone"):
+        out = tmp_path / f"{learner}.json"
+        graded = instructor("grade", SOLVED, MISTAKEN, "--submission",
+                            str(two_learners / learner / "problems"), "--json", str(out))
+        assert graded.returncode == 1, graded.stderr[-3000:]  # one problem fails
+        reports[learner] = json.loads(out.read_text("utf-8"))
+    assert verdicts(reports["copy"]) == verdicts(reports["clone"])
+    statuses = {p["problem"]: p["status"] for p in reports["copy"]["problems"]}
+    assert statuses == {SOLVED: "pass", MISTAKEN: "fail"}
+    named = [(t["mistake"] or {}).get("name") for t in reports["copy"]["tests"]]
+    assert "multiply the logits by the temperature" in named
+
+
+def test_the_gradebook_and_gradescope_take_a_copy_as_a_clone(two_learners: Path,
+                                                           tmp_path: Path) -> None:
+    from grader.grading.gradescope import submission_root
+
+    out = tmp_path / "out"
+    graded = instructor("gradebook", str(two_learners), SOLVED, MISTAKEN, "--out", str(out),
+                        "--jobs", "1", "-q")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    import csv
+
+    with (out / "gradebook.csv").open(newline="") as handle:
+        rows = {r["learner"]: {k: v for k, v in r.items() if k != "learner"}
+                for r in csv.DictReader(handle)}
+    assert rows["copy"] == rows["clone"]
+    assert (rows["copy"][SOLVED], rows["copy"][MISTAKEN]) == ("pass", "fail")
+    # Gradescope's autograder finds the kata in an upload as the gradebook does.
+    assert submission_root(two_learners / "copy") == two_learners / "copy"
+
+
+# -- the practice copies of the full grader's rules ------------------------------------------
+def test_the_practice_rules_are_the_full_graders() -> None:
+    """The practice grader restates a few of the full grader's rules: loading known weights
+    (grader/model/parts.py) and the tolerances of equality (grader/grading/skeleton.py,
+    judges.activation_atol). They must say and judge the same."""
+    import torch
+
+    from grader.grading import judges, skeleton
+    from grader.model import parts
+    from grader.release.practice import judge, weights
+
+    practice = ast.parse(Path(weights.__file__).read_text("utf-8"))
+    full = ast.parse(Path(parts.__file__).read_text("utf-8"))
+
+    def top(tree: ast.Module) -> dict[str, str]:
+        named = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                named[node.name] = ast.dump(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                named[node.targets[0].id] = ast.dump(node)
+        return named
+
+    shared = top(practice)
+    assert {"load_known_weights", "names", "SHOWN_NAMES", "KnownWeightsError"} <= set(shared)
+    for name, code in shared.items():
+        assert top(full).get(name) == code, f"weights.py's {name} is not parts.py's"
+    assert (judge.RTOL, judge.ATOL) == (skeleton.RTOL, skeleton.ATOL)
+    for values in ([0.0], [1e-3, -2.0, 5.0], [float("inf"), 3.0], [1e4] * 4):
+        tensor = torch.tensor(values)
+        assert judge.activation_atol(tensor) == judges.activation_atol(tensor)
+    # And both equalities take and refuse the same near misses.
+    want = torch.tensor([1.0, -2.0, 0.0, 1e-7])
+    for moved in (1e-7, 9e-7, 2e-6, 1e-5, 3e-5):
+        got = want + moved
+        assert judge.same(got, want) == skeleton.same_outcome(("value", got), ("value", want))
+        assert judge.same(got, want, activations=True) == judges.same_activations(
+            ("value", got), ("value", want))

@@ -4,8 +4,12 @@ What is copied is listed here, file by file; nothing is copied by walking a
 folder, so no reference code can slip in with a new file. The practice cases
 are made from the check modules the instructor's grade runs: each fixed case's
 arguments, its golden (the reference's answer) and the answer of each known
-mistake that differs from it. Every file is written from sorted, fixed data, so
-two releases of one commit are the same byte for byte.
+mistake that differs from it; likewise a few examples drawn by the checks' own
+draw functions (examples.py), with the reference's answers; the other answers
+float rounding gives where picks tie (ties.py); and the models they run, as
+exported programs (models.py). Every file is written from sorted, fixed data, so
+two releases of one commit are the same byte for byte, whatever instructor's
+seed is set.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from grader import paths
 from grader.registry import Problem, problems
-from grader.release import ties
+from grader.release import examples, ties
 from grader.release.models import Models
 from grader.sandbox.protocol import ModelSpec
 
@@ -132,67 +136,98 @@ def practice_contract(problem: Problem) -> Any:
 
 
 def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
-    import torch
-
-    from grader.grading.judges import same_filtering
-    from grader.grading.skeleton import fresh_args, load_reference, outcome_of, same_outcome
+    """The problem's fixed cases, each with its golden, and a few drawn examples, each
+    with the reference's answer; with the other right answers and the known mistakes'."""
+    from grader.grading.judges import same_activations, same_filtering
+    from grader.grading.skeleton import fresh_args, load_reference, outcome_of
     from grader.model import artifacts
-
-    # The practice package's codec and judge, as the copy will run them.
-    from grader.release.practice import codec, judge
     from grader.sandbox.protocol import decode
 
     contract = practice_contract(problem)
+    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
     reference = load_reference(problem)  # the mistakes' helpers may look it up by name
     goldens = artifacts.load_goldens()[problem.slug]
-    # Filters keep tied tokens in any order; the practice judge allows that too.
-    rule = "filtering" if contract.matches is same_filtering else ""
-    stored: dict[str, Any] = {}
-    for case_id, args in contract.case_args.items():
-        shown = resolve(problem, args, models)
-        expected = decode(goldens[case_id])
+    # Filters keep tied tokens in any order; a module's outputs carry rounding errors
+    # of the tensor's scale. The practice judge allows that too.
+    rule = ("filtering" if contract.matches is same_filtering
+            else "activations" if contract.same_as_golden is same_activations else "")
+    stored = {case_id: stored_case(problem, contract, reference, args, decode(goldens[case_id]),
+                                   rule, models)
+              for case_id, args in contract.case_args.items()}
+    drawn: dict[str, Any] = {}
+    method = getattr(reference, contract.method)
+    for args in examples.drawn_examples(module, contract):
+        import torch
+
+        with torch.no_grad():
+            answer = outcome_of(method, *fresh_args(args))
+        if answer[0] != "value":
+            continue  # arguments the reference refuses: the refusal checks are live only
+        expected = list(answer[1]) if contract.iterate else answer[1]
         try:
-            encoded_args = codec.encode(shown)
-            encoded_expected = codec.encode(expected)
-        except TypeError as why:
-            raise NotPractised(f"{CANNOT_STORE} ({why})") from None
-
-        def taken(answer: Any, want: Any, shown: tuple = shown) -> bool:
-            return judge.same_outcome(("value", answer), ("value", want), rule, shown)
-
-        others = ([] if problem.module
-                  else ties.other_answers(contract, reference, args, expected, taken))
-        right = [("value", expected), *(("value", other) for other in others)]
-        mistakes = []
-        for mistake in contract.mistakes:
-            for run in mistake.runs:
-                with torch.no_grad():
-                    outcome = outcome_of(run, *fresh_args(args))
-                if outcome[0] == "value" and contract.iterate and outcome[1] is not None:
-                    outcome = ("value", list(outcome[1]))
-                # An error, or None (this way of making it does not apply here), names
-                # nothing; nor does an answer the practice judge takes for a right one.
-                if (outcome[1] is None
-                        or contract.matches(("value", expected), outcome)
-                        or same_outcome(("value", expected), outcome)
-                        or any(judge.same_outcome(outcome, want, rule, shown)
-                               for want in right)):
-                    continue
-                try:
-                    encoded = codec.encode((outcome[0], str(outcome[1])
-                                            if outcome[0] == "error" else outcome[1]))
-                except TypeError:
-                    continue  # an answer of a kind no right answer has: judged wrong anyway
-                entry = {"name": mistake.name, "hint": mistake.hint, "outcome": encoded}
-                if entry not in mistakes:  # two ways of making it can give one answer
-                    mistakes.append(entry)
-        stored[case_id] = {"args": encoded_args, "expected": encoded_expected,
-                           "mistakes": mistakes}
-        if others:
-            stored[case_id]["also_right"] = [codec.encode(other) for other in others]
+            drawn[str(len(drawn) + 1)] = stored_case(problem, contract, reference, args,
+                                                     expected, rule, models)
+        except NotPractised:
+            continue  # an example whose values the copy cannot store; the cases still can
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
-            "judge": rule, "cases": stored}
+            "judge": rule, "cases": stored, "examples": drawn}
+
+
+def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, expected: Any,
+                rule: str, models: Models) -> dict[str, Any]:
+    """One case or example as the copy stores it: its arguments as the learner's code
+    receives them, the right answer (and any other the check's judge takes where
+    float rounding moves a tie), and each known mistake's answer that differs."""
+    import torch
+
+    from grader.grading.skeleton import fresh_args, outcome_of, same_outcome
+
+    # The practice package's codec and judge, as the copy will run them.
+    from grader.release.practice import codec, judge
+
+    met = Models()
+    shown = resolve(problem, args, met)
+    try:
+        encoded_args = codec.encode(shown)
+        encoded_expected = codec.encode(expected)
+    except TypeError as why:
+        raise NotPractised(f"{CANNOT_STORE} ({why})") from None
+
+    def taken(answer: Any, want: Any) -> bool:
+        return judge.same_outcome(("value", answer), ("value", want), rule, shown)
+
+    others = [] if problem.module else ties.other_answers(contract, reference, args, expected,
+                                                          taken)
+    right = [("value", expected), *(("value", other) for other in others)]
+    mistakes = []
+    for mistake in contract.mistakes:
+        for run in mistake.runs:
+            with torch.no_grad():
+                outcome = outcome_of(run, *fresh_args(args))
+            if outcome[0] == "value" and contract.iterate and outcome[1] is not None:
+                outcome = ("value", list(outcome[1]))
+            # An error, or None (this way of making it does not apply here), names
+            # nothing; nor does an answer the practice judge takes for a right one.
+            if (outcome[1] is None
+                    or contract.matches(("value", expected), outcome)
+                    or same_outcome(("value", expected), outcome)
+                    or any(judge.same_outcome(outcome, want, rule, shown) for want in right)):
+                continue
+            try:
+                encoded = codec.encode((outcome[0], str(outcome[1])
+                                        if outcome[0] == "error" else outcome[1]))
+            except TypeError:
+                continue  # an answer of a kind no right answer has: judged wrong anyway
+            entry = {"name": mistake.name, "hint": mistake.hint, "outcome": encoded}
+            if entry not in mistakes:  # two ways of making it can give one answer
+                mistakes.append(entry)
+    for spec in met.specs.values():
+        models.marker(spec)  # only once the case is stored: a case left out needs no model
+    case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
+    if others:
+        case["also_right"] = [codec.encode(other) for other in others]
+    return case
 
 
 def resolve(problem: Problem, args: tuple, models: Models) -> tuple:

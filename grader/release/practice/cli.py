@@ -14,8 +14,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-PRACTICE = ("This is a practice grade: the fixed cases, judged against stored answers. "
-            "Your instructor's grade runs the full checks, with examples this copy does not hold.")
+PRACTICE = ("This is a practice grade: the fixed cases and a few drawn examples, judged "
+            "against stored answers. Your instructor's grade runs the full checks, with "
+            "examples this copy does not hold.")
 NEEDS_REFERENCE = ("`gpt-kata {command}` needs the reference code, which this learners' copy "
                    "does not hold: your instructor's copy of the kata has it.")
 
@@ -64,11 +65,11 @@ def grade(names: list[str]) -> int:
             print(f"  ✗ {problem['folder']}: {result.unavailable}")
         elif result.failures:
             failed += 1
-            print(f"  ✗ {problem['folder']}: {result.passed}/{result.total} fixed cases pass")
+            print(f"  ✗ {problem['folder']}: {result.counted}")
             for failure in result.failures:
                 print(f"    {failure}")
         else:
-            print(f"  ✓ {problem['folder']}: {result.passed}/{result.total} fixed cases pass")
+            print(f"  ✓ {problem['folder']}: {result.counted}")
     print(PRACTICE)
     return 1 if failed else 0
 

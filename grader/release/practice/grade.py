@@ -1,4 +1,4 @@
-"""The practice grade: each problem's fixed cases, judged against stored answers."""
+"""The practice grade: the fixed cases and drawn examples, judged against stored answers."""
 
 from __future__ import annotations
 
@@ -31,10 +31,20 @@ class Result:
     failures: list[str] = field(default_factory=list)
     unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
     not_practised: str = ""  # this copy has no practice cases for the problem
+    examples: int = 0  # of the cases checked, how many are drawn examples
 
     @property
     def total(self) -> int:
         return self.passed + len(self.failures)
+
+    @property
+    def counted(self) -> str:
+        """How many pass, of what: "9/9 pass (6 fixed cases, 3 drawn examples)"."""
+        fixed = self.total - self.examples
+        what = f"{fixed} fixed case{'s' * (fixed != 1)}"
+        if self.examples:
+            what += f", {self.examples} drawn example{'s' * (self.examples != 1)}"
+        return f"{self.passed}/{self.total} pass ({what})"
 
     @property
     def ok(self) -> bool:
@@ -87,7 +97,10 @@ def grade_problem(slug: str, path: Path) -> Result:
     except Exception as exc:  # noqa: BLE001 - any failure to load is the learner's to fix
         result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
         return result
-    for case_id, case in problem["cases"].items():
+    checked = [(f"case {case_id}", case) for case_id, case in problem["cases"].items()]
+    checked += [(f"drawn example {n}", case) for n, case in problem.get("examples", {}).items()]
+    result.examples = len(problem.get("examples", {}))
+    for label, case in checked:
         args = codec.decode(case["args"])
         try:
             got: tuple[str, Any] = ("value", call(problem, module, args))
@@ -105,7 +118,7 @@ def grade_problem(slug: str, path: Path) -> Result:
         changed = judge.changed_inputs(args, codec.decode(case["args"]), problem["arg_names"])
         if changed:
             result.failures.append(
-                f"case {case_id}: {problem['method']}() changed its input `{changed}` in place, "
+                f"{label}: {problem['method']}() changed its input `{changed}` in place, "
                 "and the caller still needs it as it was. Hint: work on a copy (.clone()) or "
                 "build a new tensor")
             continue
@@ -124,5 +137,5 @@ def grade_problem(slug: str, path: Path) -> Result:
                 message += (f"\n    This is what happens when you {mistake['name']}. "
                             f"Hint: {mistake['hint']}")
                 break
-        result.failures.append(f"case {case_id}: {message}")
+        result.failures.append(f"{label}: {message}")
     return result

@@ -17,9 +17,11 @@ RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the 
 ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
 
 
-def same(got: Any, want: Any) -> bool:
+def same(got: Any, want: Any, activations: bool = False) -> bool:
+    """Whether `got` is `want`; tensors within RTOL and ATOL, or, for a module's
+    outputs (`activations`), within RTOL and an absolute bound of the tensor's scale."""
     if isinstance(want, torch.Tensor):
-        return isinstance(got, torch.Tensor) and _same_tensor(got, want)
+        return isinstance(got, torch.Tensor) and _same_tensor(got, want, activations)
     if isinstance(want, bool) or want is None or isinstance(want, str):
         return type(got) is type(want) and got == want
     if isinstance(want, float):
@@ -30,38 +32,43 @@ def same(got: Any, want: Any) -> bool:
         return isinstance(got, int) and not isinstance(got, bool) and got == want
     if isinstance(want, (list, tuple)):
         return (isinstance(got, (list, tuple)) and len(got) == len(want)
-                and all(same(g, w) for g, w in zip(got, want)))
+                and all(same(g, w, activations) for g, w in zip(got, want)))
     if isinstance(want, dict):
         return (isinstance(got, dict) and got.keys() == want.keys()
-                and all(same(got[k], want[k]) for k in want))
+                and all(same(got[k], want[k], activations) for k in want))
     return bool(got == want)
 
 
-def _same_tensor(got: torch.Tensor, want: torch.Tensor) -> bool:
+def activation_atol(expected: torch.Tensor) -> float:
+    """A module output's absolute bound: its entries are sums of many terms of the
+    tensor's size, so an entry near zero carries their rounding error."""
+    finite = expected.double()[expected.isfinite()]
+    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+    return ATOL + RTOL * scale
+
+
+def _same_tensor(got: torch.Tensor, want: torch.Tensor, activations: bool) -> bool:
     if got.shape != want.shape or got.dtype != want.dtype:
         return False
     if not want.is_floating_point():
         return bool(torch.equal(got, want))
-    finite = want[want.isfinite()].double()
-    # Activations are sums of many terms of the tensor's size: an entry near zero
-    # carries their rounding error, so the absolute bound scales with the tensor.
-    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
-    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL,
-                               atol=max(ATOL, RTOL * scale), equal_nan=True))
+    atol = activation_atol(want) if activations else ATOL
+    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
+                               equal_nan=True))
 
 
 def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
                  args: tuple = ()) -> bool:
     """("value", x) or ("error", "Type: message"), the same by `rule`: "" for `same`,
-    "filtering" for a filter of the logits in args[0], whose tied tokens may be kept
-    in any order."""
+    "activations" for a module's outputs, "filtering" for a filter of the logits in
+    args[0], whose tied tokens may be kept in any order."""
     if got[0] != want[0]:
         return False
     if got[0] == "error":
         return str(got[1]) == str(want[1])
     if rule == "filtering":
         return same_filtering(got[1], want[1], args[0])
-    return same(got[1], want[1])
+    return same(got[1], want[1], activations=rule == "activations")
 
 
 def same_filtering(got: Any, want: Any, logits: torch.Tensor) -> bool:

@@ -1,0 +1,88 @@
+"""A fixed set of drawn examples for the learners' copy, drawn as the checks draw them.
+
+Each check module's example test draws its arguments with a function of its own
+(`Contract.example_test(description, draw)`); the release finds that function in
+the test and draws a few examples with it, from hypothesis's fixed derandomised
+seed and never from the instructor's (grader/grading/strategies.py's
+SEED_VARIABLE), so the copy is the same wherever it is built, and the
+instructor's grade, given a seed, draws other examples than the copy holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+EXAMPLES = 3  # drawn examples stored per problem: a few, the fixed cases carry the rest
+ATTEMPTS = 12  # draws tried to find that many different ones
+
+# Not the grading settings: those take the instructor's seed when it is set.
+DRAWING = settings(derandomize=True, database=None, deadline=None, max_examples=ATTEMPTS,
+                   phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                   print_blob=False)
+
+
+def draw_functions(module: ModuleType, contract: Any) -> list[Callable[[Any], tuple]]:
+    """The draw of each example test of `contract` judged by the contract's own judge
+    (a test with a judge of its own asks for more than an answer to compare)."""
+    found = []
+    for name, value in sorted(vars(module).items()):
+        inner = getattr(getattr(value, "hypothesis", None), "inner_test", None)
+        if not name.startswith("test_") or inner is None or not inner.__closure__:
+            continue
+        cells = dict(zip(inner.__code__.co_freevars,
+                         (cell.cell_contents for cell in inner.__closure__), strict=True))
+        if cells.get("self") is contract and cells.get("judge") is None and "draw" in cells:
+            found.append(cells["draw"])
+    return found
+
+
+def drawn_examples(module: ModuleType, contract: Any) -> list[tuple]:
+    """Up to EXAMPLES different drawn arguments, the same on every run."""
+    examples: list[tuple] = []
+    seen: set[str] = set()
+    with without_local_constants():
+        for draw in draw_functions(module, contract):
+            collector(draw, examples, seen)()
+    return examples
+
+
+@contextmanager
+def without_local_constants() -> Iterator[None]:
+    """Hypothesis also draws, now and then, constants it finds in the source of the
+    modules loaded so far (not installed ones), so what it draws hangs on what was
+    imported before and on how the grader is installed. The copy's examples are
+    drawn without them; a hypothesis without that pool has nothing to put aside."""
+    from hypothesis.internal.conjecture import providers
+
+    if not (hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE")
+            and hasattr(providers, "Constants")):
+        yield
+        return
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants = providers.Constants
+    providers.CONSTANTS_CACHE = {}  # what it caches holds the constants too
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+
+
+def collector(draw: Callable[[Any], tuple], examples: list[tuple],
+              seen: set[str]) -> Callable[[], None]:
+    @DRAWING
+    @given(data=st.data())
+    def collect(data: st.DataObject) -> None:
+        args = draw(data)
+        key = json.dumps(repr(args))
+        if key not in seen and len(examples) < EXAMPLES:
+            seen.add(key)
+            examples.append(args)
+
+    return collect
