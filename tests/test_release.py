@@ -48,7 +48,8 @@ SHORTEST_STATEMENT = 40
 INSTRUCTOR_SEED = "8263519047"
 # The problems a learners' copy cannot practise yet, each saying why in one line.
 # This list may only shrink: a new problem is practised, or added here on purpose.
-NOT_PRACTISED = {"stream", "kv-cache", "train-step", "adamw", "clip-grad-norm", "train-loop"}
+NOT_PRACTISED = {"stream", "kv-cache", "train-step", "adamw", "clip-grad-norm", "train-loop",
+                 "rope"}
 
 
 @pytest.fixture(scope="module")
