@@ -22,18 +22,12 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
+from grader.cli.train_worker import FIRST_CHUNK_TIMEOUT, MIN_CHUNK_TIMEOUT, Run, time_left_column
 from grader.registry import Problem, find
 
 # The problems whose code trains, in the order a learner meets them.
 NEEDED = ("batches", "gpt", "train-step")
 CHUNK_STEPS = 25
-# The first chunk also imports the optimizer's machinery and warms torch up; a
-# later one gets several times the slowest chunk so far, so that a machine
-# busy with other work does not end a healthy run, but never less than a
-# minute, and a step that never returns is still ended within minutes.
-FIRST_CHUNK_TIMEOUT = 180.0
-CHUNK_SLACK = 5.0
-MIN_CHUNK_TIMEOUT = 60.0
 # CPU seconds the worker may use per step and torch thread (RLIMIT_CPU counts the
 # time of all its threads), far above the measured cost (README, "Train your own
 # GPT"), plus the start and evaluations.
@@ -103,33 +97,6 @@ def check_chunk(losses: Any, evaluation: Any, steps: int, evaluated: bool) -> No
                          "code write to the grader's channel?)")
 
 
-def time_left(per_step: float | None, measured_at: float, left_steps: int,
-              now: float) -> str:
-    """The time the remaining steps take at the run's own pace so far, counted down
-    since that pace was measured; "?" before the first chunk of steps has run."""
-    from grader.cli.output import clock
-
-    if per_step is None:
-        return "?"
-    return clock(max(0.0, per_step * left_steps - (now - measured_at)))
-
-
-def time_left_column() -> Any:
-    """A progress column of the time left, from the pace of every step so far: rich's
-    own estimate reads only the last 30 s of updates, which a chunk of 25 slow steps
-    outlasts, and then it shows -:--:--."""
-    from rich.progress import ProgressColumn
-    from rich.text import Text
-
-    class TimeLeft(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            left = int((task.total or 0) - task.completed)
-            return Text(time_left(task.fields.get("per_step"), task.fields.get("at", 0.0),
-                                  left, time.perf_counter()), style="progress.remaining")
-
-    return TimeLeft()
-
-
 def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
     """Record in the run folder that its training failed, so that `talk --model`
     says so instead of waiting for a model; the error to raise, saying it too."""
@@ -139,45 +106,6 @@ def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
         return reason if isinstance(reason, UsageError) else UsageError(reason)
     (out / FAILED).write_text(f"{reason}\n", encoding="utf-8")
     return UsageError(f"{reason} (the run in {out} failed: it keeps only its loss_log.tsv)")
-
-
-class Run:
-    """The worker that trains, and the calls the grader makes to it."""
-
-    def __init__(self, problems: list[Problem], pool: Any) -> None:
-        from grader.sandbox.process import SubmissionProcess
-
-        self.files = {p.slug: str(p.starter.resolve()) for p in problems}
-        step = find("train-step")
-        # No budget for all calls together: each chunk has a limit of its own.
-        self.process = SubmissionProcess(self.files["train-step"], step.class_name,
-                                         list(step.methods), pool, budget=math.inf)
-        self.slowest = 0.0
-
-    def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:
-        """The harness's result; UsageError with the learner's error in one line."""
-        from grader.grading.skeleton import one_line
-        from grader.sandbox.protocol import Unencodable
-
-        started = time.monotonic()
-        try:
-            outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
-        except Unencodable as exc:  # only a corpus can be this large
-            raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
-                             "train --yours on a smaller --corpus") from None
-        if outcome.error:
-            raise UsageError(f"{what}: {one_line(outcome.error)}")
-        if name == "train_chunk":  # the other calls cost what no chunk does
-            self.slowest = max(self.slowest, time.monotonic() - started)
-        return outcome.result
-
-    def chunk_timeout(self) -> float:
-        if self.slowest == 0.0:
-            return FIRST_CHUNK_TIMEOUT
-        return max(MIN_CHUNK_TIMEOUT, CHUNK_SLACK * self.slowest)
-
-    def close(self) -> None:
-        self.process.close()
 
 
 def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,

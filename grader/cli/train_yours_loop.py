@@ -78,8 +78,8 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
 
 
 def loop_run(pool: Any) -> Any:
-    """train_yours.Run, on the learner's train-loop file instead of their train-step."""
-    from grader.cli.train_yours import Run
+    """train_worker.Run, on the learner's train-loop file instead of their train-step."""
+    from grader.cli.train_worker import Run
     from grader.sandbox.process import SubmissionProcess
 
     class LoopRun(Run):
@@ -101,7 +101,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     train_yours.train_in_worker returns them; a loop gives no loss of each step."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from grader.cli.train_yours import time_left_column
+    from grader.cli.train_worker import time_left_column
 
     print(LOOP_USED, file=sys.stderr)
     run = loop_run(pool)

@@ -1,0 +1,85 @@
+"""The training worker of `train --yours`, and the time-left column of its progress:
+shared by the run through the learner's step and the run through their loop."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from grader.cli.errors import UsageError
+from grader.registry import Problem, find
+
+# The first chunk also imports the optimizer's machinery and warms torch up; a
+# later one gets several times the slowest chunk so far, so that a machine
+# busy with other work does not end a healthy run, but never less than a
+# minute, and a step that never returns is still ended within minutes.
+FIRST_CHUNK_TIMEOUT = 180.0
+CHUNK_SLACK = 5.0
+MIN_CHUNK_TIMEOUT = 60.0
+
+
+def time_left(per_step: float | None, measured_at: float, left_steps: int,
+              now: float) -> str:
+    """The time the remaining steps take at the run's own pace so far, counted down
+    since that pace was measured; "?" before the first chunk of steps has run."""
+    from grader.cli.output import clock
+
+    if per_step is None:
+        return "?"
+    return clock(max(0.0, per_step * left_steps - (now - measured_at)))
+
+
+def time_left_column() -> Any:
+    """A progress column of the time left, from the pace of every step so far: rich's
+    own estimate reads only the last 30 s of updates, which a chunk of 25 slow steps
+    outlasts, and then it shows -:--:--."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            left = int((task.total or 0) - task.completed)
+            return Text(time_left(task.fields.get("per_step"), task.fields.get("at", 0.0),
+                                  left, time.perf_counter()), style="progress.remaining")
+
+    return TimeLeft()
+
+
+class Run:
+    """The worker that trains, and the calls the grader makes to it."""
+
+    def __init__(self, problems: list[Problem], pool: Any) -> None:
+        from grader.sandbox.process import SubmissionProcess
+
+        self.files = {p.slug: str(p.starter.resolve()) for p in problems}
+        step = find("train-step")
+        # No budget for all calls together: each chunk has a limit of its own.
+        self.process = SubmissionProcess(self.files["train-step"], step.class_name,
+                                         list(step.methods), pool, budget=math.inf)
+        self.slowest = 0.0
+
+    def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:
+        """The harness's result; UsageError with the learner's error in one line."""
+        from grader.grading.skeleton import one_line
+        from grader.sandbox.protocol import Unencodable
+
+        started = time.monotonic()
+        try:
+            outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
+        except Unencodable as exc:  # only a corpus can be this large
+            raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
+                             "train --yours on a smaller --corpus") from None
+        if outcome.error:
+            raise UsageError(f"{what}: {one_line(outcome.error)}")
+        if name == "train_chunk":  # the other calls cost what no chunk does
+            self.slowest = max(self.slowest, time.monotonic() - started)
+        return outcome.result
+
+    def chunk_timeout(self) -> float:
+        if self.slowest == 0.0:
+            return FIRST_CHUNK_TIMEOUT
+        return max(MIN_CHUNK_TIMEOUT, CHUNK_SLACK * self.slowest)
+
+    def close(self) -> None:
+        self.process.close()
