@@ -30,7 +30,7 @@ GPT_KATA = Path(sys.executable).with_name("gpt-kata")
 
 def patched(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
-    assert old in text, f"the fake grader no longer fits {path.name}"
+    assert text.count(old) == 1, f"the fake grader no longer fits {path.name}"
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
@@ -43,8 +43,9 @@ def fake_clone(folder: Path) -> Path:
     patched(fake / "sandbox" / "worker.py", '        self.path = path\n',
             f'        path = {str(paths.SOLUTIONS)!r} + "/" + Path(path).parent.name'
             ' + "/solution.py"\n        self.path = path\n')
-    patched(fake / "sandbox" / "forkserver.py", '    if request.get("isolate"):\n',
-            '    if False:\n')
+    patched(fake / "sandbox" / "forkserver.py",
+            '\n    if request.get("isolate"):\n        from grader.sandbox.isolation',
+            '\n    if False:\n        from grader.sandbox.isolation')
     # A clone holds the kata's files too; here they are the checkout's.
     patched(fake / "paths.py", 'ROOT = _SHIPPED if INSTALLED else PACKAGE.parent\n',
             f'ROOT = Path({str(paths.ROOT)!r})\n')
