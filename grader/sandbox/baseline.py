@@ -109,6 +109,9 @@ def restore(baseline: Baseline) -> None:
     """Put back everything `capture` saw, as far as a submission could have changed it."""
     import torch
 
+    # The working folder first: the submission's may be gone by now, and finding a
+    # module's real path reads the working folder (os.getcwd) on Python 3.10.
+    os.chdir(baseline.cwd)
     roots = _trusted_roots()
     for name in [n for n in sys.modules if n not in baseline.modules]:
         if not _is_trusted(sys.modules[name], roots):
@@ -116,7 +119,6 @@ def restore(baseline: Baseline) -> None:
     sys.modules.pop("submission", None)
     sys.path[:] = baseline.path
     sys.meta_path[:] = baseline.meta_path
-    os.chdir(baseline.cwd)
     os.environ.clear()
     os.environ.update(baseline.environ)
     warnings.filters[:] = baseline.warning_filters
