@@ -1,4 +1,4 @@
-"""The Gradescope bundle's pins (requirements/gradescope.txt): every one exact, inside
+"""The Gradescope bundle's pins (data/gradescope-pins.txt): every one exact, inside
 pyproject.toml's ranges, torch at the goldens' version, and nothing the grader needs
 at run time left out."""
 

@@ -4,7 +4,7 @@ The bundle carries a wheel of this very grader, built from this checkout, so
 that Gradescope grades with exactly the version that built the bundle, whatever
 happens to the repository later, and without needing access to it. `setup.sh`
 installs that wheel and every package it needs, each at the exact version that
-requirements/gradescope.txt pins (grader/cli/gradescope_pins.py), into a virtual
+data/gradescope-pins.txt pins (grader/cli/gradescope_pins.py), into a virtual
 environment; `run_autograder` runs `python -I -m grader.grading.gradescope` from
 it, in `/`, so that nothing in the folder it was started from is imported.
 

@@ -1,4 +1,4 @@
-"""The exact versions the Gradescope bundle installs: requirements/gradescope.txt.
+"""The exact versions the Gradescope bundle installs: data/gradescope-pins.txt.
 
 The bundle must build byte for byte the same from the same commit and install the
 same packages every time Gradescope builds its image, so its versions live in the
@@ -27,7 +27,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-PINS = Path("requirements") / "gradescope.txt"
+PINS = Path("data") / "gradescope-pins.txt"
 PYTHON_LINE = re.compile(r"#\s*python:\s*(\d+\.\d+)\s*$")
 HEADER = """\
 # What the Gradescope bundle installs (gpt-kata gradescope): every package the grader
@@ -100,7 +100,7 @@ def installed_closure(env: dict[str, str]) -> dict[str, str]:
 
 
 def write(root: Path) -> Path:
-    """requirements/gradescope.txt from this environment (a maintainer's step)."""
+    """data/gradescope-pins.txt from this environment (a maintainer's step)."""
     manifest = json.loads((root / "data" / "manifest.json").read_text(encoding="utf-8"))
     goldens = manifest["platform"]["torch"].split("+")[0]
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
