@@ -1,7 +1,13 @@
 """The instructor's seed (GPT_KATA_EXAMPLES_SEED): the checks' drawn examples come from it
-when it is set, so that they are not the ones anyone holding the checks can draw."""
+when it is set, so that they are not the ones anyone holding the checks can draw; and a
+Gradescope bundle built with it set grades with it."""
 
 from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -48,3 +54,53 @@ def test_two_tests_under_one_seed_draw_apart(monkeypatch: pytest.MonkeyPatch) ->
     """Tests made by one function (Contract.example_test) differ by their description."""
     monkeypatch.setenv(SEED_VARIABLE, "271828")
     assert draws("random logits")[1:] != draws("exact boundaries")[1:]
+
+
+# -- the seed in the Gradescope bundle -------------------------------------------------------
+def autograder_sees(script: str, tmp_path: Path, environment: dict[str, str]) -> str:
+    """What the grader that run_autograder starts finds in GPT_KATA_EXAMPLES_SEED: the
+    script run by bash with a stand-in for the bundle's Python that prints it."""
+    run = tmp_path / "run_autograder"
+    run.write_text(script, encoding="utf-8")
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nprintf "%s" "${{{SEED_VARIABLE}-unset}}"\n', encoding="utf-8")
+    python.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "GPT_KATA_PYTHON": str(python), **environment}
+    done = subprocess.run(["bash", str(run)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, check=True)
+    return done.stdout
+
+
+def test_a_bundle_built_with_a_seed_grades_with_it(tmp_path: Path) -> None:
+    from grader.cli.gradescope import run_script
+
+    seed = "it's $HOME; `no` \"code\""  # quoted in the script, never run as shell
+    assert autograder_sees(run_script(False, seed), tmp_path, {}) == seed
+    # Gradescope's own environment cannot hold it: the bundle's is the one used.
+    assert autograder_sees(run_script(True, seed), tmp_path, {SEED_VARIABLE: "other"}) == seed
+    assert autograder_sees(run_script(False), tmp_path, {}) == "unset"
+
+
+def test_the_bundle_takes_the_seed_set_where_it_is_built(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from grader.cli import gradescope
+
+    built: list[str] = []
+
+    def build_bundle(root: Path, out: Path, allow_unisolated: bool,
+                     seed: str = "") -> tuple[str, str]:
+        built.append(seed)
+        return "gpt_kata.whl", "here"
+
+    monkeypatch.setattr(gradescope, "build_bundle", build_bundle)
+    monkeypatch.setattr(gradescope, "checkout_root", lambda: tmp_path)
+    args = argparse.Namespace(out=str(tmp_path / "autograder.zip"), allow_unisolated=False)
+    monkeypatch.setenv(SEED_VARIABLE, "271828")
+    gradescope.gradescope(args)
+    said = capsys.readouterr().out
+    assert "instructor's seed" in said and "271828" not in said
+    monkeypatch.delenv(SEED_VARIABLE)
+    gradescope.gradescope(args)
+    assert built == ["271828", ""]
+    assert "instructor's seed" not in capsys.readouterr().out

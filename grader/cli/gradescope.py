@@ -7,6 +7,9 @@ installs that wheel and every package it needs, each at the exact version that
 data/gradescope-pins.txt pins (grader/cli/gradescope_pins.py), into a virtual
 environment; `run_autograder` runs `python -I -m grader.grading.gradescope` from
 it, in `/`, so that nothing in the folder it was started from is imported.
+An instructor's seed for the drawn examples (GPT_KATA_EXAMPLES_SEED), set where
+the bundle is built, is carried in `run_autograder`, so that Gradescope draws the
+examples the instructor's own grades draw.
 
 The zip is the same byte for byte whenever it is built from the same commit: its
 entries (and the wheel's) in a fixed order, each dated by the commit
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -71,7 +75,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 python="${{GPT_KATA_PYTHON:-{venv}/bin/python}}"
 export GPT_KATA_ALLOW_UNISOLATED="${{GPT_KATA_ALLOW_UNISOLATED:-{unisolated}}}"
-# Relative paths are made absolute before leaving the folder they are relative to.
+{seed}# Relative paths are made absolute before leaving the folder they are relative to.
 case "$python" in /*) ;; */*) python="$PWD/$python" ;; esac
 if [ -n "${{GPT_KATA_AUTOGRADER_ROOT:-}}" ]; then
     root="$(cd "$GPT_KATA_AUTOGRADER_ROOT" && pwd)" || exit 1
@@ -82,6 +86,30 @@ fi
 cd /
 exec "$python" -I -m grader.grading.gradescope
 """
+
+
+# The instructor's seed, as run_autograder sets it when the bundle carries one.
+SEED_LINE = """# The drawn examples come from the instructor's seed, which the learners' copy
+# does not hold (grader/grading/strategies.py): set when the bundle was built.
+export {variable}={seed}
+"""
+
+
+def run_script(allow_unisolated: bool, seed: str = "") -> str:
+    """run_autograder: with `seed`, the checks draw their examples from it on Gradescope
+    as they do wherever the instructor grades with it set."""
+    from grader.grading.strategies import SEED_VARIABLE
+
+    line = SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
+    return RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated), seed=line)
+
+
+def instructor_seed() -> str:
+    """The seed set where the bundle is built, to be carried into it ("" for none: an
+    empty value is no seed, as in grading)."""
+    from grader.grading.strategies import SEED_VARIABLE
+
+    return os.environ.get(SEED_VARIABLE, "")
 
 
 def checkout_root() -> Path:
@@ -200,9 +228,10 @@ def build_wheel(root: Path, into: Path, stamp: int) -> Path:
     return wheel
 
 
-def build_bundle(root: Path, out: Path, allow_unisolated: bool) -> tuple[str, str]:
+def build_bundle(root: Path, out: Path, allow_unisolated: bool,
+                 seed: str = "") -> tuple[str, str]:
     """Write the bundle of the checkout at `root` to `out`: the wheel's name, and
-    where it was built from."""
+    where it was built from. `seed`, the instructor's, goes into run_autograder only."""
     built_from = origin(root)
     stamp = source_date(root)
     python, pins = requirements(root)
@@ -212,7 +241,7 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool) -> tuple[str, st
     setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
                             pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
                             torch=f"torch=={manifest['platform']['torch']}")
-    run = RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated))
+    run = run_script(allow_unisolated, seed)
     with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
         wheel = build_wheel(root, Path(tmp), stamp)
         entries = {"setup.sh": (setup.encode(), 0o755),
@@ -234,14 +263,21 @@ def gradescope(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: Gradescope takes a .zip")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: there is no folder {out.parent}")
-    wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated)
+    seed = instructor_seed()
+    wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed)
     print(f"wrote {out}: setup.sh, run_autograder, requirements.txt and wheels/{wheel}, "
           f"built from {built_from}")
+    if seed:  # never the seed itself: this line may be shown where learners see it
+        print("its drawn examples come from the instructor's seed set here "
+              "(GPT_KATA_EXAMPLES_SEED), which run_autograder holds: keep the bundle "
+              "from learners")
     return EXIT_PASS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip)")
+    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip); "
+                                          "with GPT_KATA_EXAMPLES_SEED set, its grades "
+                                          "draw their examples from that seed")
     p.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
     p.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where Gradescope's container allows no sandbox "
