@@ -193,7 +193,7 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) ->
     import secrets
     import threading
 
-    from grader.cli.gradebook import run_grader, spawn_server, start_servers
+    from grader.cli.gradebook.grading import run_grader, spawn_server, start_servers
 
     servers = start_servers(argparse.Namespace(memory=1024))
     assert servers is not None and servers.process is not None

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from grader.cli import gradebook as book
-from grader.cli.gradebook_summary import markdown_table
+from grader.cli.gradebook import command, grading
+from grader.cli.gradebook.outputs import report_stem
+from grader.cli.gradebook.roster import Learner
+from grader.cli.gradebook.summary import markdown_table
 from grader.cli.main import main
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
@@ -45,7 +47,7 @@ NAMES: dict[bytes, str] = {
 }
 
 
-def canned(learner: book.Learner, chosen, args, servers=None) -> dict:
+def canned(learner: Learner, chosen, args, servers=None) -> dict:
     """What `grade --json` writes for a learner who passes every problem."""
     return {"version": 3, "status": "pass", "message": None, "score": len(chosen),
             "max_score": len(chosen), "mode": "classroom",
@@ -58,8 +60,8 @@ def canned(learner: book.Learner, chosen, args, servers=None) -> dict:
 
 @pytest.fixture
 def graded(monkeypatch):
-    monkeypatch.setattr(book, "grade_learner", canned)
-    monkeypatch.setattr(book, "forking", lambda: False)
+    monkeypatch.setattr(grading, "grade_learner", canned)
+    monkeypatch.setattr(command, "forking", lambda: False)
 
     def run(roster: Path, out: Path, *extra: str) -> int:
         return main(["gradebook", str(roster), "decode", "--out", str(out), "--jobs", "1",
@@ -273,7 +275,7 @@ def test_merge_quotes_a_formula_that_a_shard_left_bare(tmp_path):
 
 def test_report_files_of_any_name_can_be_made_and_never_meet(tmp_path):
     names = ["ada", "a:b", "a%3Ab", "q?*|<>\"", "\\\\x41", "é" * 250, "é" * 251]
-    stems = [book.report_stem(name) for name in names]
+    stems = [report_stem(name) for name in names]
     assert len(set(stems)) == len(names)
     for stem in stems:
         assert not re.search(r'[\\/:<>|*?"]', stem) and len(stem.encode()) <= 200

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from grader.cli.gradebook_summary import markdown_table
+from grader.cli.gradebook.summary import markdown_table
 from grader.grading.sanitise import (
     cell,
     folder_name,

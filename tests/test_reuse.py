@@ -213,7 +213,8 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
 
 
 def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) -> None:
-    from grader.cli.gradebook import collect, inputs_key
+    from grader.cli.gradebook.roster import collect
+    from grader.cli.gradebook.state import inputs_key
 
     kata(tmp_path / "ada")
     chosen = [find("top-k-top-p")]

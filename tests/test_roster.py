@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 
 from grader.cli.errors import UsageError
-from grader.cli.roster import (
+from grader.cli.gradebook.repositories import (
     Entry,
     Policy,
     check_url,

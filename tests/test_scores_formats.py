@@ -285,7 +285,7 @@ def test_an_installed_bundle_names_the_commit_it_was_built_from(tmp_path: Path) 
 
 
 def test_a_learner_the_gradebook_could_not_grade_has_provenance_too() -> None:
-    from grader.cli.gradebook import failed_report
+    from grader.cli.gradebook.outputs import failed_report
 
     report = failed_report("grading took too long")
     jsonschema.validate(report, EXERCISM_SCHEMA)
@@ -306,7 +306,7 @@ def read(path: Path) -> list[list[str]]:
 
 
 def test_canvas_and_moodle_exports_follow_their_import_formats(tmp_path: Path) -> None:
-    from grader.cli.lms_export import write_exports
+    from grader.cli.gradebook.lms_export import write_exports
 
     table = tmp_path / "gradebook.csv"
     table.write_text(GRADEBOOK, encoding="utf-8")
@@ -332,7 +332,7 @@ def test_canvas_and_moodle_exports_follow_their_import_formats(tmp_path: Path) -
 
 def test_a_mapping_without_a_learner_column_is_refused(tmp_path: Path) -> None:
     from grader.cli.errors import UsageError
-    from grader.cli.lms_export import read_ids
+    from grader.cli.gradebook.lms_export import read_ids
 
     bad = tmp_path / "ids.csv"
     bad.write_text("name,email\nada,a@b\n", encoding="utf-8")

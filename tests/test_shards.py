@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from grader.cli.gradebook import shard_of, shard_spec
-from grader.cli.shards import SHARD_FILE
+from grader.cli.gradebook.shards import SHARD_FILE, shard_of, shard_spec
 
 CROP = "01-crop-context"
 
@@ -139,7 +138,7 @@ def test_shards_of_different_splits_do_not_merge(shares: tuple, tmp_path: Path) 
 
 
 def test_a_shard_run_records_its_share(tmp_path: Path) -> None:
-    from grader.cli.shards import record, recorded
+    from grader.cli.gradebook.shards import record, recorded
 
     record(tmp_path, (2, 5))
     assert recorded(tmp_path) == (2, 5)

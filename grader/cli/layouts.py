@@ -8,7 +8,7 @@ their zip. `opened(entry)` finds the folder of `NN-slug/` folders in any of them
 and says what it did (notes) or, when it finds none, what it looked for and the
 names nearest to it.
 
-A zip (and a git commit, grader/cli/roster.py) is never unpacked as it stands:
+A zip (and a git commit, grader/cli/gradebook/repositories.py) is never unpacked as it stands:
 only its `solution.py` files (regular files, the size a solution may be) and
 the folders that hold things are written, below a fresh private folder, with no
 path that climbs out (`..`, absolute names), no links, at most MAX_ENTRIES

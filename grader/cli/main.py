@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trace_parser(sub)
 
-    from grader.cli.gradebook import add_parser as add_gradebook_parser
+    from grader.cli.gradebook.command import add_parser as add_gradebook_parser
 
     add_gradebook_parser(sub)
 

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_PASS, UsageError
-from grader.cli.gradebook import collect, report_stem, roster_folders
+from grader.cli.gradebook.outputs import report_stem
+from grader.cli.gradebook.roster import collect, roster_folders
 from grader.grading.sanitise import cell, markdown_cell, visible
 from grader.registry import Problem
 

@@ -48,7 +48,7 @@ class Entry:
 
 def label(raw: str) -> str:
     """A roster name as a learner's label: one visible line that is a file name."""
-    from grader.cli.gradebook_files import report_stem
+    from grader.cli.gradebook.outputs import report_stem
 
     text = report_stem(visible(raw.strip())).replace("\\", "%5C")
     return "_" + text if text.startswith(".") else text

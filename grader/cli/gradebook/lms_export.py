@@ -22,11 +22,12 @@ gets an empty grade, never a 0, so that an LMS records no grade for them.
 
 from __future__ import annotations
 
+import argparse
 import csv
 from pathlib import Path
 
 from grader.cli.errors import UsageError
-from grader.cli.gradebook_files import write_csv
+from grader.cli.gradebook.outputs import write_csv
 from grader.grading.sanitise import cell, uncell, visible
 from grader.grading.scoring import format_points
 
@@ -34,7 +35,7 @@ ID_COLUMNS = ("name", "canvas_id", "sis_user_id", "sis_login_id", "section", "us
               "idnumber", "email")
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_COLUMNS = ["Full name", "Username", "ID number", "Email address"]
-# gradebook.csv's own columns (grader/cli/gradebook.py COLUMNS), before the problems.
+# gradebook.csv's own columns (outputs.py COLUMNS), before the problems.
 FIXED = 5
 
 
@@ -104,7 +105,7 @@ def write_exports(table: Path, canvas_path: str | None, moodle_path: str | None,
     return written
 
 
-def add_arguments(p) -> None:  # an argparse parser
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canvas", metavar="FILE",
                    help="also write FILE: the scores as Canvas's gradebook import CSV")
     p.add_argument("--moodle", metavar="FILE",
@@ -114,3 +115,8 @@ def add_arguments(p) -> None:  # an argparse parser
                         f"{', '.join(ID_COLUMNS)}")
     p.add_argument("--lms-assignment", default="gpt-kata", metavar="NAME",
                    help="the assignment's column in the exports (default: %(default)s)")
+
+
+def write_asked(args: argparse.Namespace, table: Path) -> None:
+    """--canvas and --moodle, made from the gradebook.csv just written."""
+    write_exports(table, args.canvas, args.moodle, args.lms_ids, args.lms_assignment)

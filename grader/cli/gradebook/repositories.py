@@ -1,7 +1,7 @@
 """`gpt-kata gradebook --roster roster.csv [--deadline T] --out DIR`: grade a class
 of git repositories, each at the commit a deadline picks.
 
-The roster is a CSV file with a header (grader/cli/roster_csv.py): gpt-kata's own
+The roster is a CSV file with a header (roster_csv.py): gpt-kata's own
 (`learner`, `repository`), GitHub Classroom's classroom_roster.csv or Classroom50's
 roster.csv; with `--repo-url TEMPLATE`, each URL is made from the row, such as
 `https://github.com/ORG/gpt-kata-{learner}`.
@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 from grader.cli import layouts
 from grader.cli.errors import EXIT_FAIL, UsageError
-from grader.cli.roster_csv import Entry, read_roster
+from grader.cli.gradebook.roster_csv import Entry, read_roster
 from grader.grading.sanitise import uncell, visible
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
@@ -245,7 +245,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
 
 def gradebook_of_repositories(args: argparse.Namespace,
                               grade_folders: Callable[[argparse.Namespace], int]) -> int:
-    from grader.cli.shards import shard_of
+    from grader.cli.gradebook.shards import shard_of
 
     if args.roster is not None:  # with --roster FILE, every word given is a problem
         args.problems = [args.roster, *args.problems]
@@ -293,7 +293,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
 def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
     """Add each learner's source to their report and to gradebook.csv; a repository
     that could not be read makes its row an error. True if any could not."""
-    from grader.cli.gradebook_files import COLUMNS, failed_report, report_stem, write_csv
+    from grader.cli.gradebook.outputs import COLUMNS, failed_report, report_stem, write_csv
 
     for name, source in sources.items():
         path = out / f"{report_stem(name)}.json"

@@ -1,6 +1,6 @@
 """A gradebook.csv as a Markdown table, for a CI run's summary page.
 
-`python -m grader.cli.gradebook_summary grades/gradebook.csv >> "$GITHUB_STEP_SUMMARY"`
+`python -m grader.cli.gradebook.summary grades/gradebook.csv >> "$GITHUB_STEP_SUMMARY"`
 
 Learners name their own folders, so every cell is escaped (grading/sanitise.py):
 no name can end its cell or the table, open a code span, or bring HTML.
@@ -35,7 +35,7 @@ def row_line(row: list[str], width: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m grader.cli.gradebook_summary GRADEBOOK.csv", file=sys.stderr)
+        print("usage: python -m grader.cli.gradebook.summary GRADEBOOK.csv", file=sys.stderr)
         return 2
     try:
         with Path(args[0]).open(newline="", encoding="utf-8", errors="replace") as handle:

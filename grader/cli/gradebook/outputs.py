@@ -1,0 +1,146 @@
+"""What the gradebook writes for each learner and for the class: a learner's row and
+reports (JSON, JUnit), the report of a learner it could not grade, a report's file
+name, gradebook.csv, and the table shown at the end.
+
+A roster of repositories (repositories.py) writes the same files through these.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.grading.sanitise import cell, visible
+from grader.grading.scoring import format_points
+from grader.registry import Problem
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
+
+
+def failed_report(message: str) -> dict:
+    """The shape `grade --json` writes, for a learner the grader could not grade."""
+    from grader.grading.provenance import provenance
+
+    return {"version": 3, "status": "error", "message": visible(message), "score": 0,
+            "max_score": 0, "problems": [], "mode": "classroom",
+            "provenance": provenance({}, [], "classroom"), "tests": []}
+
+
+def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
+    """The table written to a file of its own and moved into place: a write cut short
+    (a full disk) leaves the previous gradebook.csv, never half of one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(lines)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def report_stem(name: str) -> str:
+    """The file name (without suffix) of a learner's reports: their safe name, with the
+    characters that artifact uploads and other systems refuse percent-encoded (and
+    % itself, so no two names meet), shortened with a hash if very long."""
+    stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
+    if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
+        short = stem.encode()[:100].decode("utf-8", errors="ignore")
+        stem = short + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return stem
+
+
+@dataclass
+class Row:
+    learner: str
+    cells: dict[str, str]  # problem slug -> pass, fail, missing (error: not graded)
+    score: float = 0  # points, from grading/scoring.py
+    max_score: float = 0
+    skipped: bool = False
+    error: str = ""
+    notes: list[str] = field(default_factory=list)  # how their hand-in was read
+
+    @property
+    def passed(self) -> int:
+        return sum(c == "pass" for c in self.cells.values())
+
+
+def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
+    statuses = {p.get("problem"): p.get("status") for p in report.get("problems", [])}
+    cells = {}
+    for p in chosen:
+        status = statuses.get(p.slug)
+        cells[p.slug] = ("pass" if status == "pass" else "missing" if status == "missing"
+                         else "error" if status is None else "fail")
+    row = Row(name, cells, float(report.get("score") or 0), float(report.get("max_score") or 0))
+    row.notes = [visible(n) for n in report.get("notes") or [] if isinstance(n, str)]
+    return row
+
+
+def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
+    # A learner's name is theirs to choose: a spreadsheet must show it, not run it.
+    return [[cell(row.learner), str(row.passed), str(len(chosen)), format_points(row.score),
+             format_points(row.max_score), *(row.cells[p.slug] for p in chosen)]
+            for row in rows]
+
+
+def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
+    stem = report_stem(name)
+    tmp = out / f".{stem}.json.tmp"
+    try:
+        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(out / f"{stem}.json")
+    finally:
+        tmp.unlink(missing_ok=True)
+    if junit:
+        from grader.grading.junit import write_junit
+
+        write_junit(report, out / f"{stem}.junit.xml", suite=f"gpt-kata: {name}")
+
+
+def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
+                   junit: bool) -> Row:
+    """The learner's row, their reports written; a report that cannot be written (a
+    full disk, say) makes the row an error with the reason, and the class goes on."""
+    row = row_from_report(name, report, chosen)
+    if report.get("status") == "error" and not report.get("problems"):
+        row.error = visible(report.get("message") or "not graded")
+    try:
+        write_report(out, name, report, junit)
+    except OSError as exc:
+        row.error = f"their report could not be written: {visible(exc)}"
+        try:  # at least the reason, in place of a report from an earlier run
+            write_report(out, name, failed_report(row.error), junit)
+        except OSError:
+            pass  # the row says why
+    if row.error:
+        row.cells = dict.fromkeys(row.cells, "error")
+        row.score = row.max_score = 0  # as for any learner the class could not grade
+    return row
+
+
+def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out: Path) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(caption=f"{len(ordered)} learner(s), {len(chosen)} problem(s)")
+    for column in ("learner", "problems", "score", "note"):
+        table.add_column(column)
+    for row in ordered:
+        note = (f"[red]not graded: {escape(visible(row.error))}[/]" if row.error
+                else "[dim]unchanged, not regraded[/]" if row.skipped
+                else f"[dim]{escape('; '.join(row.notes))}[/]")
+        table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
+                      f"{format_points(row.score)}/{format_points(row.max_score)}", note)
+    console.print(table)
+    console.print(f"wrote {escape(str(out / 'gradebook.csv'))} and one report per learner "
+                  f"in {escape(str(out))}")
