@@ -24,6 +24,7 @@ import pytest
 
 from grader.sandbox import isolation
 from grader.sandbox.isolation import MB, Policy
+from grader.sandbox.layers import readable
 
 ISO = isolation.probe()
 LINUX = sys.platform.startswith("linux")
@@ -135,12 +136,12 @@ def test_readable_paths_never_cover_a_denied_folder(tmp_path: Path) -> None:
     paths = isolation.readable_paths_for_python()
     for private in isolation.grader_private_paths():
         for path in paths:
-            assert not isolation._inside(Path(private), Path(path)), (path, private)
+            assert not readable.inside(Path(private), Path(path)), (path, private)
     # A folder that holds a denied one is granted entry by entry around it.
     (tmp_path / "keep").mkdir()
     (tmp_path / "deep" / "denied").mkdir(parents=True)
     (tmp_path / "deep" / "other").mkdir()
-    kept = isolation._without(tmp_path, [tmp_path / "deep" / "denied"])
+    kept = readable._without(tmp_path, [tmp_path / "deep" / "denied"])
     assert sorted(kept) == [tmp_path / "deep" / "other", tmp_path / "keep"]
 
 
@@ -155,7 +156,7 @@ def test_a_submission_beside_private_folders_is_granted_alone() -> None:
 def test_reads_only_python_and_the_submission(tmp_path: Path, private: Path,
                                               submission: Path) -> None:
     policy = Policy.for_submission(submission, tmp_path / "scratch", memory_bytes=None)
-    assert not any(isolation._inside(private, Path(p)) for p in policy.readable)
+    assert not any(readable.inside(private, Path(p)) for p in policy.readable)
     body = f"""
     attempt("private", lambda: open({str(private / "reference.py")!r}).read())
     attempt("listing", lambda: os.listdir({str(private)!r}))

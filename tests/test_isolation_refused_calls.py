@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from test_isolation import ISO, run_isolated
 
-from grader.sandbox.isolation import Policy, limit_message, refused_call
+from grader.sandbox.isolation import Policy, limit_message
+from grader.sandbox.layers.seccomp import refused_call
 from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
 
 needs_seccomp = pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")

@@ -84,7 +84,7 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
     message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
     limit = None
     if policy is not None:
-        from grader.sandbox.isolation import limit_message
+        from grader.sandbox.outcome import limit_message
 
         try:
             limit = limit_message(policy, exc)
@@ -209,6 +209,7 @@ class Worker:
         from grader.model import artifacts
 
         artifacts.shipped_model.cache_clear()
+        artifacts.shipped_llama.cache_clear()
         self.models.clear()
 
     def model(self, spec: Any) -> Any:
@@ -252,7 +253,8 @@ class Worker:
                 raise
             error = describe_error(exc, spec.path, self.policy)
             where = f" (line {error['line']})" if error.get("line") else ""
-            raise ModelRefused(f"your GPT in {Path(spec.path).parent.name}/solution.py "
+            what = "modern GPT" if "n_kv_head" in spec.config else "GPT"
+            raise ModelRefused(f"your {what} in {Path(spec.path).parent.name}/solution.py "
                                f"failed{where}: {error['type']}: {error['message']}") from None
 
     def _record_calls(self, model: Any) -> None:

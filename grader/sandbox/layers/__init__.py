@@ -1,6 +1,8 @@
-"""Sandbox layers that limit a worker's whole process tree, not one process.
+"""The sandbox's layers, one module each; `grader.sandbox.isolation` applies them.
 
-`grader.sandbox.isolation` applies them with its own; each module here is one
-layer: `cgroups` (memory and process count over the worker and everything it
-starts) and `scratch` (a size-limited tmpfs of the worker's own).
+On the worker itself: `namespaces` (what the launcher makes, and the real uid),
+`rlimits`, `capabilities`, `landlock` (with `readable`, the paths it grants) and
+`seccomp`, over `syscalls` (the C library and prctl). On the worker's whole
+tree: `cgroups` (memory, process count and CPU time over everything it starts)
+and `scratch` (a size-limited tmpfs of the worker's own).
 """

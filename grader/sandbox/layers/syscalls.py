@@ -1,0 +1,49 @@
+"""The C library and prctl(2), for the layers that call the kernel directly."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import sys
+
+PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+
+
+@functools.cache
+def libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.syscall.restype = ctypes.c_long
+        return lib
+    except (OSError, AttributeError):
+        return None
+
+
+def check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def prctl(option: int, arg: int = 0, *rest: int) -> int:
+    lib = libc()
+    if lib is None:
+        raise OSError(errno.ENOSYS, "prctl is Linux-only")
+    args = [ctypes.c_ulong(a) for a in (arg, *rest)]
+    args += [ctypes.c_ulong(0)] * (4 - len(args))
+    return check(lib.prctl(option, *args), f"prctl({option})")
+
+
+def machine() -> str:
+    return os.uname().machine if hasattr(os, "uname") else ""
