@@ -17,7 +17,7 @@ import pytest
 
 from grader.notebook import CheckError, solution_file
 from grader.registry import find
-from tests.conftest import ROOT
+from tests.conftest import ROOT, module_from
 
 # A decode written the way a learner might in a notebook: a helper in another
 # cell, torch under another name.
@@ -88,23 +88,12 @@ def test_a_class_from_a_notebook_gets_the_report_grade_prints(tmp_path: Path, na
     problem = find("decode")
     file = tmp_path / "problems" / problem.folder / "solution.py"
     file.parent.mkdir(parents=True)
-    module = _load(cells)
+    module = module_from(cells, "cells_for_test")
     file.write_text(solution_file(problem, getattr(module, name), vars(module)))
     graded = python("-m", "grader", "grade", "decode", "--submission", str(file))
     assert graded.returncode == (0 if passes else 1), graded.stderr
     assert report_lines(checked.stdout) == report_lines(graded.stdout)
     assert ("5/5 checks pass" in checked.stdout) is passes
-
-
-def _load(path: Path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("cells_for_test", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cells_for_test"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:
@@ -126,7 +115,7 @@ def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) ->
     cells = tmp_path / "scaled.py"
     cells.write_text("SCALE = 2\n\nclass Solution:\n"
                      "    def softmax(self, logits):\n        return logits * SCALE\n")
-    module = _load(cells)
+    module = module_from(cells, "cells_for_test")
     with pytest.raises(CheckError, match="uses SCALE"):
         solution_file(find("softmax"), module.Solution, vars(module))
 

@@ -6,22 +6,13 @@ is (turns keep lengths, add up, and leave scores depending on distance only)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
-
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import reference_solution
 
 
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "rope_reference", ROOT / "solutions" / "32-rope" / "solution.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Solution().apply_rope
+    return reference_solution("32-rope").apply_rope
 
 
 def meta_rope(x: torch.Tensor, start: int, base: float) -> torch.Tensor:
