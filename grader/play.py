@@ -208,6 +208,59 @@ def _rope_inputs() -> dict[str, Any]:
 TRAINING_INPUTS["rope"] = _rope_inputs
 
 
+def _llama_config() -> Any:
+    from grader.model.llama import LlamaConfig
+
+    return LlamaConfig(vocab_size=len(int_to_char))
+
+
+def _swiglu_inputs() -> dict[str, Any]:
+    """Problem 33's example: a SwiGLU's three projections drawn at a linear layer's
+    scale (seed 0), on what the shipped first block's MLP reads for "The cat"."""
+    config = _llama_config()
+    generator = torch.Generator().manual_seed(0)
+    shapes = {"gate_proj.weight": (config.n_hidden, config.n_embd),
+              "up_proj.weight": (config.n_hidden, config.n_embd),
+              "down_proj.weight": (config.n_embd, config.n_hidden)}
+    weights = {name: torch.randn(shape, generator=generator) / shape[1] ** 0.5
+               for name, shape in shapes.items()}
+    block, h = model.blocks[0], _block_input(THE_CAT)
+    x = block.ln_2(h + block.attn(block.ln_1(h))[0])
+    return {"config": config, "weights": weights, "x": x, "mlp": block.mlp}
+
+
+def _grouped_query_inputs() -> dict[str, Any]:
+    """Problem 34's example: the shipped first block's attention as a grouped-query one
+    (its key and value heads averaged in pairs, no biases), on what it reads for "The cat"."""
+    config = _llama_config()
+    found = shipped_weights("blocks.0.attn")
+    C, hd = config.n_embd, config.head_dim
+    q, k, v = found["qkv.weight"].split(C)
+
+    def pooled(w: torch.Tensor) -> torch.Tensor:
+        return w.reshape(config.n_kv_head, -1, hd, C).mean(dim=1).reshape(-1, C)
+
+    weights = {"q_proj.weight": q, "k_proj.weight": pooled(k), "v_proj.weight": pooled(v),
+               "o_proj.weight": found["proj.weight"]}
+    return {"config": config, "weights": weights,
+            "x": model.blocks[0].ln_1(_block_input(THE_CAT))}
+
+
+TRAINING_INPUTS["swiglu"] = _swiglu_inputs
+TRAINING_INPUTS["grouped-query-attention"] = _grouped_query_inputs
+
+
+def _modern_gpt_inputs() -> dict[str, Any]:
+    """Problem 35's example: the shipped modern model's config and weights
+    (data/llama.safetensors), the prompt of problem 23, and the modern model itself."""
+    modern = artifacts.load_llama().requires_grad_(False)
+    return {"config": modern.config, "weights": dict(modern.state_dict()),
+            "context": encode("Once upon a time, there was a "), "modern": modern}
+
+
+TRAINING_INPUTS["modern-gpt"] = _modern_gpt_inputs
+
+
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
     if slug in TRAINING_INPUTS:

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from grader.model.gpt import GPT, GPTConfig
+from grader.model.llama import LlamaConfig
 from grader.sandbox.protocol import ModelSpec
 
 # Random weights are drawn from N(0, RANDOM_SCALE): large enough that attention
@@ -50,6 +51,12 @@ def weights(model: ModelSpec, part: str = "", head: int | None = None) -> dict[s
     drawn from N(0, RANDOM_SCALE) by a generator seeded with its seed.
     """
     return {"model": model, "part": part, "head": head}
+
+
+def config_from(config: dict[str, Any]) -> GPTConfig | LlamaConfig:
+    """The config a module is built with: a Llama-style one (grader/model/llama.py)
+    for the modern decoder's parts, which have key/value heads of their own."""
+    return LlamaConfig(**config) if "n_kv_head" in config else GPTConfig(**config)
 
 
 def config_of(model: ModelSpec) -> GPTConfig:
@@ -223,7 +230,7 @@ def build_loaded(cls: type, config: dict[str, int], spec: dict[str, Any]) -> tor
     Also how `talk --yours` builds the learner's GPT with the shipped weights,
     so that talking refuses a module for the same reasons grading does.
     """
-    made = cls(GPTConfig(**config))
+    made = cls(config_from(config))
     if not isinstance(made, torch.nn.Module):
         raise ParameterNamesError(f"{cls.__name__} is not a torch.nn.Module: write "
                         f"class {cls.__name__}(nn.Module) and call super().__init__() first")
