@@ -251,9 +251,11 @@ def test_every_problem_is_in_every_place(place: str) -> None:
 
 # Paths the pages name that are not in this repository: the learners' copy's own
 # files, the installed wheel's copy of the references, the Gradescope bundle's and a
-# gradebook's outputs, and the workflow Classroom50 writes into a learner's repository.
+# gradebook's outputs, the workflow Classroom50 writes into a learner's repository, and
+# the site `mkdocs build` writes (ignored by git, so absent from a fresh checkout).
 ELSEWHERE = re.compile(
-    r"(gpt_kata_practice|grader/_kata|grades/|wheels/|shard-|workflows/autograde\.yaml)")
+    r"(gpt_kata_practice|grader/_kata|grades/|wheels/|shard-|workflows/autograde\.yaml"
+    r"|^docs/site(/|$))")
 ROOTS = ("grader/", "tests/", "data/", "benchmarks/", ".github/", ".ci/", "solutions/",
          "problems/", "docs/")
 
