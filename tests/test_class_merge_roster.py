@@ -7,37 +7,22 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from gradebooks import finished_gradebook, merge_without_dependencies
 
 HEADER = ("learner,problems_passed,problems_total,score,max_score,crop-context,decode,"
           "commit,late_minutes\n")
-# The merge runs as on the workflow's merge job: no torch, nor any other dependency.
-BLOCKED = ("import sys\n"
-           "class Block:\n"
-           "    def find_spec(self, name, path=None, target=None):\n"
-           "        if name.split('.')[0] in {'torch', 'numpy', 'pytest', 'hypothesis',\n"
-           "                                  'rich', 'safetensors', 'matplotlib'}:\n"
-           "            raise ImportError(name)\n"
-           "sys.meta_path.insert(0, Block())\n"
-           "from grader.cli.main import main\n"
-           "sys.exit(main(sys.argv[1:]))\n")
 
 
 def shard(folder: Path, k: int, n: int, rows: dict[str, str]) -> Path:
     """A shard's gradebook as `gradebook --roster --shard K/N` leaves it."""
-    folder.mkdir(parents=True)
-    (folder / ".gradebook-shard.json").write_text(json.dumps({"shard": f"{k}/{n}"}))
-    (folder / "gradebook.csv").write_text(HEADER + "".join(f"{n},{r}\n" for n, r in rows.items()))
-    for name in rows:
-        (folder / f"{name}.json").write_text(json.dumps({"status": "pass", "tests": []}))
-    return folder
+    return finished_gradebook(folder, HEADER + "".join(f"{n},{r}\n" for n, r in rows.items()),
+                              f"{k}/{n}", reports=rows)
 
 
 def merge(tmp_path: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", BLOCKED, "gradebook", "--merge",
-                           *map(str, args), "--out", str(tmp_path / "merged")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return merge_without_dependencies(*args, "--out", tmp_path / "merged", cwd=tmp_path)
 
 
 def table(tmp_path: Path) -> dict[str, dict[str, str]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from gradebooks import finished_gradebook
 
 from grader.cli.gradebook import command, grading
 from grader.cli.gradebook.outputs import report_stem
@@ -262,12 +263,9 @@ def test_a_hostile_class_graded_for_real(tmp_path):
 
 
 def test_merge_quotes_a_formula_that_a_shard_left_bare(tmp_path):
-    shard = tmp_path / "shard"
-    shard.mkdir()
-    (shard / "gradebook.csv").write_text(
-        "learner,problems_passed,problems_total,score,max_score,decode\r\n"
-        "=2+3,1,1,5,5,pass\r\n'@SUM(A1),1,1,5,5,pass\r\nada,0,1,0,5,fail\r\n",
-        encoding="utf-8")
+    shard = finished_gradebook(
+        tmp_path / "shard", "learner,problems_passed,problems_total,score,max_score,decode\r\n"
+        "=2+3,1,1,5,5,pass\r\n'@SUM(A1),1,1,5,5,pass\r\nada,0,1,0,5,fail\r\n")
     merged = tmp_path / "merged"
     assert main(["gradebook", "--merge", str(shard), "--out", str(merged), "-q"]) == 0
     assert [line[0] for line in table(merged)[1:]] == ["'=2+3", "'@SUM(A1)", "ada"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from gradebooks import finished_gradebook
 
 from grader.cli.gradebook.shards import SHARD_FILE, shard_of, shard_spec
 
@@ -93,13 +94,9 @@ def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
 
 def finished_shard(folder: Path, shard: str | None, learners: list[str]) -> Path:
     """A gradebook folder as a shard run leaves it, without grading anyone."""
-    folder.mkdir(parents=True)
     lines = ["learner,problems_passed,problems_total,score,max_score,crop-context"]
     lines += [f"{name},1,1,3,3,pass" for name in learners]
-    (folder / "gradebook.csv").write_text("\n".join(lines) + "\n")
-    if shard is not None:
-        (folder / SHARD_FILE).write_text(json.dumps({"shard": shard}))
-    return folder
+    return finished_gradebook(folder, "\n".join(lines) + "\n", shard)
 
 
 def test_a_merge_without_a_shard_fails_naming_it(tmp_path: Path) -> None:
