@@ -14,7 +14,7 @@ from test_isolation import ISO, run_isolated
 
 from grader.sandbox.isolation import Policy, limit_message
 from grader.sandbox.layers.seccomp import refused_call
-from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerPool
 
 needs_seccomp = pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
 
@@ -96,7 +96,7 @@ def graded(tmp_path: Path) -> Iterator[SubmissionProcess]:
     (tmp_path / "solution.py").write_text(SOLUTION)
     pool = WorkerPool(sandbox=Sandbox())
     process = SubmissionProcess(str(tmp_path / "solution.py"), "Solution", ["memfd", "shm"],
-                                pool, timeout=120, budget=300)
+                                pool, Limits(call_timeout=120, problem_budget=300))
     yield process
     process.close()
     pool.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.isolation import probe
-from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerDied, WorkerPool
+from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerDied, WorkerPool
 
 MB = 1 << 20
 ISO = probe()
@@ -194,7 +194,7 @@ class Graded:
         self.before = snapshot(folder)
         self.pool = WorkerPool(sandbox=sandbox)
         self.process = SubmissionProcess(str(folder / "solution.py"), "Solution", METHODS,
-                                         self.pool, timeout=300, budget=600)
+                                         self.pool, Limits(call_timeout=300, problem_budget=600))
 
     def call(self, method: str, *args: object) -> tuple[object, str]:
         outcome = self.process.call(method, args)

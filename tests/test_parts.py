@@ -173,13 +173,13 @@ def test_module_outputs_are_judged_at_their_own_scale() -> None:
 
 
 def test_the_worker_builds_a_module_only_for_a_module_problem() -> None:
-    from grader.sandbox.worker import Worker
+    from grader.sandbox.worker import WorkerLoop
 
     solution, module = find("loss"), find("attention-head")
-    plain = Worker()
+    plain = WorkerLoop()
     assert plain.load(str(solution.reference), "Solution", ["loss"]) == {"ok": True}
     assert type(plain.solution).__name__ == "Solution"
-    built = Worker()
+    built = WorkerLoop()
     assert built.load(str(module.reference), "Head", ["forward"], nn_module=True) == {"ok": True}
     assert isinstance(built.solution, parts.ModuleDriver)
     assert built.solution.cls.__name__ == "Head"

@@ -48,9 +48,9 @@ def test_closing_the_pool_ends_workers_nobody_claimed():
 def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
     """How a gradebook gives each learner's grade a fork server without a torch import."""
     from grader.sandbox.isolation import probe
-    from grader.sandbox.process import ForkServer, Sandbox
+    from grader.sandbox.process import ForkServerClient, Sandbox
 
-    parent = ForkServer(sandbox=Sandbox())
+    parent = ForkServerClient(sandbox=Sandbox())
     try:
         control, pid = parent.spawn()
         with WorkerPool(sandbox=Sandbox(), server_control=control) as pool:
@@ -71,7 +71,7 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
     """/proc shows one grade's processes only, as it did with a server per grade; what the
     sandbox counts there (its process limit) then counts no other learner's."""
     from grader.sandbox.isolation import probe
-    from grader.sandbox.process import ForkServer, Sandbox
+    from grader.sandbox.process import ForkServerClient, Sandbox
 
     if not probe().namespaces:
         pytest.skip("no namespaces on this system")
@@ -82,7 +82,7 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
                           "        return [os.readlink('/proc/self'), os.getpid(), os.getppid(),\n"
                           "                sorted(int(p) for p in os.listdir('/proc')"
                           " if p.isdigit())]\n")
-    parent = ForkServer(sandbox=Sandbox())
+    parent = ForkServerClient(sandbox=Sandbox())
     try:
         control, pid = parent.spawn()
         with WorkerPool(server_control=control) as pool:

@@ -237,10 +237,10 @@ def test_a_worker_refuses_to_build_a_run(run):
     """Only the grader reads a run's weights; asked to build one, a worker says so."""
     from grader.cli.talk import choose_model
     from grader.model import artifacts
-    from grader.sandbox.worker import Worker
+    from grader.sandbox.worker import WorkerLoop
 
     talker = choose_model(str(run))
-    worker = Worker()
+    worker = WorkerLoop()
     assert worker.load(str(LEARNER), "Solution", ["generate"]) == {"ok": True}
     reply = worker.call("generate", [talker.spec, 5, artifacts.encode("Tom", talker.int_to_char),
                                      talker.context_length, talker.int_to_char], {}, [])

@@ -34,7 +34,7 @@ import sys
 force, argv = sys.argv[1], sys.argv[2:]
 if force == "darwin":  # for the grader's own modules: the libraries stay on Linux
     import grader.cli.sandbox_notice
-    import grader.sandbox.process
+    import grader.sandbox.pool
 
     class Darwin:
         platform = "darwin"
@@ -42,7 +42,7 @@ if force == "darwin":  # for the grader's own modules: the libraries stay on Lin
         def __getattr__(self, name):
             return getattr(sys, name)
 
-    grader.sandbox.process.sys = grader.cli.sandbox_notice.sys = Darwin()
+    grader.sandbox.pool.sys = grader.cli.sandbox_notice.sys = Darwin()
 elif force == "no-cgroups":
     from grader.sandbox import isolation
     from grader.sandbox.layers.cgroups import TreeLimits

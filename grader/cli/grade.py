@@ -18,24 +18,17 @@ from grader.cli import status
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.options import (
     KataParser,
+    add_limit_options,
     check_report_target,
-    positive_megabytes,
-    positive_seconds,
+    limits_from,
     require_isolation,
     select_problems,
 )
 from grader.cli.output import console
 from grader.grading.sanitise import visible
 from grader.registry import Problem, problems
-from grader.sandbox.process import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_PROBLEM_BUDGET,
-    DEFAULT_SCRATCH_MB,
-    Load,
-    Sandbox,
-    WorkerPool,
-)
+from grader.sandbox.limits import Limits
+from grader.sandbox.process import Load, WorkerPool
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,19 +46,7 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", action="store_true", help="grade the reference solutions")
     p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
-    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
-                   metavar="SECONDS",
-                   help="wall-clock limit for each call of your code (default: %(default)g)")
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
-                   metavar="SECONDS",
-                   help="wall-clock limit for all calls of one problem together "
-                        "(default: %(default)g)")
-    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                   help="memory your code may use beyond the worker's own, on Linux "
-                        "(default: %(default)g)")
-    p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
-                   metavar="MB", help="size of the scratch folder your code may write in, "
-                   "where the sandbox gives it a tmpfs of its own (default: %(default)g)")
+    add_limit_options(p)
     p.add_argument("--classroom", action="store_true",
                    help="grade files you do not trust: refuse to run without a sandbox")
     p.add_argument("--allow-unisolated", action="store_true",
@@ -123,25 +104,25 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
     require_isolation(args)
-    sandbox = None if args.no_sandbox else Sandbox(memory_bytes=int(args.memory * 2**20),
-                                                   scratch_bytes=int(args.scratch_mb * 2**20))
-    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")), sandbox=sandbox,
+    limits = limits_from(args)
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+                      sandbox=None if args.no_sandbox else limits,
                       server_control=server_control)
     pool.start()  # the fork server imports torch while this process does the same
     pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
                   for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
     try:
-        return grade_with(args, submissions, pool)
+        return grade_with(args, submissions, pool, limits)
     finally:
         pool.close()
 
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
-               pool: WorkerPool) -> int:
+               pool: WorkerPool, limits: Limits) -> int:
     from rich.markup import escape
 
     from grader.cli.sandbox_notice import layers_line, unsandboxed
-    from grader.grading.session import Limits, goldens_mode, grade_problems
+    from grader.grading.session import goldens_mode, grade_problems
 
     out = console(stderr=args.quiet)
     if not args.quiet:
@@ -155,8 +136,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                           "here[/]")
         if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
             out.print(f"[dim]{escape(unsandboxed_line)}[/]")
-    report = grade_problems(submissions, pool, Limits(call_timeout=args.timeout,
-                                                      problem_budget=args.budget))
+    report = grade_problems(submissions, pool, limits)
     report.mode = "classroom" if args.classroom else "practice"
     if pool.server_failed:
         # The grader's own machinery failed, not the code: no problem is reported as

@@ -15,12 +15,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 from typing import NoReturn
 
 from grader.cli.output import exit_now
-from grader.sandbox.ending import Job, end_group, start_group
+from grader.sandbox.ending import Job, start_group, wait_for, wait_then_kill
 from grader.sandbox.launch import grader_command, neutral_folder
 from grader.sandbox.process import SPAWN_VARIABLE, remove_tree
 
@@ -48,7 +47,7 @@ class GradeProcess:
     """`gpt-kata grade ARGV`, with stdout discarded and stderr in `stderr_path`.
 
     A forked grade may be given `server_control`, a fork server spawned for it
-    (`ForkServer.spawn`); the caller closes its own end once this has started.
+    (`ForkServerClient.spawn`); the caller closes its own end once this has started.
     Everything the grade writes to temporary files (every worker's scratch
     folder too) is in one folder of its own, removed when it has ended, however
     it ended.
@@ -76,35 +75,19 @@ class GradeProcess:
     def wait(self, timeout: float) -> int | None:
         """The exit code, or None if it is still running after `timeout` seconds."""
         if self.process is not None:
-            try:
-                return self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                return None
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.pid = -1  # reaped: its number may now belong to someone else
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_SECONDS)
+            return wait_for(self.process, timeout)[1]
+        ended, code = wait_for(self.pid, timeout, poll=POLL_SECONDS)
+        if ended:
+            self.pid = -1  # reaped: its number may now belong to someone else
+        return code
 
     def kill(self) -> None:
         """End it and everything it started (it leads a session, or a job, of its own),
         and remove its temporary folder."""
         if self.process is not None:
-            end_group(self.process, self.job)
-            self.process.wait()
+            wait_then_kill(self.process, 0.0, job=self.job, always=True)
         elif self.pid > 0:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
+            wait_then_kill(self.pid, 0.0, always=True)
             self.pid = -1
         remove_tree(self.temporary)
 

@@ -1,5 +1,5 @@
 """What several commands share: the parser, option types, problem names, report
-targets, the classroom rule."""
+targets, the limits, the classroom rule."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ from typing import Any, TypeVar
 
 from grader.cli.errors import UsageError
 from grader.registry import Problem, find, problems
+from grader.sandbox.limits import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROBLEM_BUDGET,
+    DEFAULT_SCRATCH_MB,
+    MB,
+    Limits,
+)
 
 T = TypeVar("T", int, float)
 
@@ -78,6 +86,29 @@ def positive_megabytes(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
                                          "at least 1")
     return value
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """The options that set a grade's limits; `limits_from` makes them one `Limits`."""
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
+                   metavar="SECONDS",
+                   help="wall-clock limit for each call of your code (default: %(default)g)")
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
+                   metavar="SECONDS",
+                   help="wall-clock limit for all calls of one problem together "
+                        "(default: %(default)g)")
+    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
+                   help="memory your code may use beyond the worker's own, on Linux "
+                        "(default: %(default)g)")
+    p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
+                   metavar="MB", help="size of the scratch folder your code may write in, "
+                   "where the sandbox gives it a tmpfs of its own (default: %(default)g)")
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    """The one `Limits` a command's limit options make, passed down whole from here."""
+    return Limits(call_timeout=args.timeout, problem_budget=args.budget,
+                  memory_bytes=int(args.memory * MB), scratch_bytes=int(args.scratch_mb * MB))
 
 
 def require_isolation(args: argparse.Namespace) -> None:

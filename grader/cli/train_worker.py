@@ -50,13 +50,14 @@ class Run:
     """The worker that trains, and the calls the grader makes to it."""
 
     def __init__(self, problems: list[Problem], pool: Any) -> None:
+        from grader.sandbox.limits import Limits
         from grader.sandbox.process import SubmissionProcess
 
         self.files = {p.slug: str(p.starter.resolve()) for p in problems}
         step = find("train-step")
         # No budget for all calls together: each chunk has a limit of its own.
         self.process = SubmissionProcess(self.files["train-step"], step.class_name,
-                                         list(step.methods), pool, budget=math.inf)
+                                         list(step.methods), pool, Limits(problem_budget=math.inf))
         self.slowest = 0.0
 
     def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:

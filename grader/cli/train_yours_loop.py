@@ -80,6 +80,7 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
 def loop_run(pool: Any) -> Any:
     """train_worker.Run, on the learner's train-loop file instead of their train-step."""
     from grader.cli.train_worker import Run
+    from grader.sandbox.limits import Limits
     from grader.sandbox.process import SubmissionProcess
 
     class LoopRun(Run):
@@ -87,7 +88,8 @@ def loop_run(pool: Any) -> Any:
             loop = find("train-loop")
             self.files = {slug: str(find(slug).starter.resolve()) for slug in NEEDED}
             self.process = SubmissionProcess(self.files["train-loop"], loop.class_name,
-                                             list(loop.methods), pool, budget=math.inf)
+                                             list(loop.methods), pool,
+                                             Limits(problem_budget=math.inf))
             self.slowest = 0.0
 
     return LoopRun()

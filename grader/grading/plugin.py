@@ -30,16 +30,13 @@ from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
-from grader.sandbox.process import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_PROBLEM_BUDGET,
-    SubmissionProcess,
-    WorkerPool,
-)
+from grader.sandbox.limits import DEFAULTS, Limits
+from grader.sandbox.process import SubmissionProcess, WorkerPool
 
 # What one check's calls printed, kept whole up to this many characters (the
-# report cuts it at a line end to show it); the worker keeps 4000 of each call.
-OUTPUT_LIMIT = 20_000
+# report cuts it at a line end to show it); the worker keeps CALL_OUTPUT_LIMIT
+# (grader/sandbox/worker.py) of each call.
+CHECK_OUTPUT_LIMIT = 20_000
 
 
 @dataclass
@@ -65,8 +62,7 @@ class GradingPlugin:
     submissions: dict[str, Path]  # problem slug -> file
     problems: dict[str, Problem]
     pool: WorkerPool
-    call_timeout: float = DEFAULT_CALL_TIMEOUT
-    problem_budget: float = DEFAULT_PROBLEM_BUDGET
+    limits: Limits = DEFAULTS
     results: list[TestResult] = field(default_factory=list)
     katas: dict[str, Kata] = field(default_factory=dict)
     internal_errors: list[str] = field(default_factory=list)
@@ -75,8 +71,7 @@ class GradingPlugin:
         if slug not in self.katas:
             problem = self.problems[slug]
             process = SubmissionProcess(str(self.submissions[slug]), problem.class_name,
-                                        list(problem.methods), self.pool, self.call_timeout,
-                                        self.problem_budget, witnessed,
+                                        list(problem.methods), self.pool, self.limits, witnessed,
                                         module=problem.module is not None)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
@@ -122,7 +117,7 @@ class GradingPlugin:
         slug = item.module.CONTRACT.problem
         problem = self.problems[slug]
         kata = self.katas.get(slug)
-        output = clip("".join(kata.outputs), OUTPUT_LIMIT) if kata else ""
+        output = clip("".join(kata.outputs), CHECK_OUTPUT_LIMIT) if kata else ""
         if kata:
             kata.outputs.clear()
         result = TestResult(test_name(item), problem, "pass", output=output,
@@ -134,7 +129,7 @@ class GradingPlugin:
         if isinstance(exc, GradeFailure) and exc.output is not None:
             # Only the failing call's own output: a test of many examples would
             # otherwise show what the passing ones printed as well.
-            result.output = clip(exc.output, OUTPUT_LIMIT)
+            result.output = clip(exc.output, CHECK_OUTPUT_LIMIT)
         if isinstance(exc, NotRun):
             result.status, result.message = "fail", str(exc)
             result.kind = exc.kind

@@ -27,11 +27,11 @@ from grader.grading.sanitise import visible
 from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
 
-OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
+REPORT_OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
 
 
-def cut_output(text: str, limit: int = OUTPUT_LIMIT, max_lines: int | None = None,
+def cut_output(text: str, limit: int = REPORT_OUTPUT_LIMIT, max_lines: int | None = None,
                whole: bool = False) -> str:
     """What the code printed, cut at a line end to fit in `limit` characters, with a
     marker saying how many printed lines were left out, counting those that earlier
@@ -118,7 +118,7 @@ class Report:
         tests = []
         for summary in self.summaries:
             for r in summary.results:
-                output = cut_output(r.output, OUTPUT_LIMIT, whole=True)
+                output = cut_output(r.output, REPORT_OUTPUT_LIMIT, whole=True)
                 tests.append({
                     "name": f"{summary.problem.folder}: {r.name}",
                     "problem": summary.problem.slug,

@@ -6,7 +6,7 @@ reads the command line or the environment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from grader.grading.plugin import GradingPlugin, TestResult, run_checks
@@ -14,15 +14,10 @@ from grader.grading.report import ProblemSummary, Report
 from grader.grading.sanitise import visible
 from grader.model import artifacts
 from grader.registry import Problem
-from grader.sandbox.process import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET, WorkerPool
+from grader.sandbox.limits import DEFAULTS, Limits
+from grader.sandbox.process import WorkerPool
 
-
-@dataclass(frozen=True)
-class Limits:
-    """How long a submission may run."""
-
-    call_timeout: float = DEFAULT_CALL_TIMEOUT  # seconds for one call of the learner's code
-    problem_budget: float = DEFAULT_PROBLEM_BUDGET  # seconds for all calls of one problem
+__all__ = ["Limits", "goldens_mode", "grade_problems", "safe"]
 
 
 def goldens_mode() -> str:
@@ -30,12 +25,11 @@ def goldens_mode() -> str:
 
 
 def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
-                   limits: Limits = Limits()) -> Report:
+                   limits: Limits = DEFAULTS) -> Report:
     """Grade each problem's submission file with that problem's checks."""
     ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
     plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
-                           {p.slug: p for p in ordered}, pool, limits.call_timeout,
-                           limits.problem_budget)
+                           {p.slug: p for p in ordered}, pool, limits)
     run_checks(plugin, list(ordered))
     results = [safe(r) for r in plugin.results]
     summaries = [ProblemSummary(p, f, [r for r in results if r.problem == p])

@@ -1,7 +1,7 @@
 """The global state a submission can change, kept so that the next one starts from it.
 
 Off Linux there is no fork server: one spawned worker imports torch once and loads
-each problem's submission in turn (`grader.sandbox.process.HostedWorker`). Before
+each problem's submission in turn (`grader.sandbox.handles.HostedWorker`). Before
 each load the worker puts back what the previous submission may have changed, so
 that it cannot change another problem's grade: torch's global settings and random
 state, Python's random state, modules it imported, sys.path, the working folder,

@@ -5,7 +5,8 @@ process group ends what it started too. Windows has no process groups in that
 sense: there the process is put in a job object that kills every process in
 it when the job is terminated or its last handle closes; `taskkill /T` (the
 process's tree, as far as Windows still knows it) is the fallback where a job
-cannot be made.
+cannot be made. `wait_then_kill` is the one way the grader ends a process: wait
+for it with a deadline, then kill its group.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 WINDOWS = sys.platform == "win32"
@@ -165,3 +167,75 @@ def end_group(process: subprocess.Popen, job: Job | None = None) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         process.kill()
+
+
+def exit_code(status: int) -> int:
+    """A wait status as subprocess reports it: the exit code, or -signal."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def wait_for(process: subprocess.Popen | int, seconds: float,
+             poll: float = 0.005) -> tuple[bool, int | None]:
+    """Wait up to `seconds` for `process` (a Popen, or the pid of a child of this
+    process) to exit: whether it has (or was reaped already), and how it ended."""
+    if isinstance(process, subprocess.Popen):
+        try:
+            return True, process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False, None
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            done, status = os.waitpid(process, os.WNOHANG)
+        except ChildProcessError:
+            return True, None  # reaped already
+        if done:
+            return True, exit_code(status)
+        if time.monotonic() >= deadline:
+            return False, None
+        time.sleep(poll)
+
+
+def wait_then_kill(process: subprocess.Popen | int, seconds: float, *, job: Job | None = None,
+                   always: bool = False, then_wait: float | None = None) -> int | None:
+    """Wait up to `seconds` for `process` (a Popen, or the pid of a child of this
+    process that leads a group of its own) to exit; if it has not, or `always`, kill
+    its group; then reap it, waiting up to `then_wait` seconds (None: as long as it
+    takes). How it ended (see `wait_for`); None where that is not known.
+
+    `always` is for a process whose group may outlive it: what it started is ended
+    even when it exited in time.
+    """
+    ended, code = wait_for(process, seconds)
+    if ended and not always:
+        return code
+    if isinstance(process, subprocess.Popen):
+        end_group(process, job)
+    else:
+        _kill_pid_group(process)
+    if ended:
+        return code
+    if isinstance(process, subprocess.Popen):
+        try:
+            return process.wait(timeout=then_wait)
+        except subprocess.TimeoutExpired:
+            return None
+    if then_wait is not None:
+        return wait_for(process, then_wait)[1]
+    try:
+        _pid, status = os.waitpid(process, 0)
+    except ChildProcessError:
+        return None
+    return exit_code(status)
+
+
+def _kill_pid_group(pid: int) -> None:
+    """SIGKILL a child's group and the child itself (POSIX: Windows has no groups
+    by number, and no child is started by pid there)."""
+    for kill in (getattr(os, "killpg", None), os.kill):
+        if kill is None:
+            continue
+        with contextlib.suppress(OSError):
+            kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))

@@ -31,6 +31,8 @@ import time
 import traceback
 from typing import Any
 
+from grader.sandbox.ending import wait_for, wait_then_kill
+
 MAX_REQUEST = 64 * 1024
 # Seconds the parent of a worker's PID namespace gets to end the worker's tree, once
 # asked; past that (it was stopped from outside, say) it is killed with its group.
@@ -60,13 +62,6 @@ def preload() -> None:
     import gc
 
     gc.freeze()
-
-
-def exit_status(status: int) -> int:
-    """A wait status as subprocess reports it: the exit code, or -signal."""
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
 
 
 class ForkServer:
@@ -184,41 +179,14 @@ class ForkServer:
         self.children.pop(pid, None)
         isolated = pid in self.isolated
         self.isolated.discard(pid)
+        if not isolated:
+            return wait_then_kill(pid, grace)
         ended, status = wait_for(pid, grace)
         if ended:
             return status
-        if isolated:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
-            ended, status = wait_for(pid, TREE_WAIT)
-            if ended:
-                return status
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            _done, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return None
-        return exit_status(status)
-
-
-def wait_for(pid: int, seconds: float) -> tuple[bool, int | None]:
-    """Wait up to `seconds` for a child to exit: whether it has (or was reaped
-    already), and how it ended."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return True, None  # reaped already
-        if done:
-            return True, exit_status(status)
-        if time.monotonic() >= deadline:
-            return False, None
-        time.sleep(0.005)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+        return wait_then_kill(pid, TREE_WAIT)
 
 
 def reap_all(seconds: float = 5.0) -> None:

@@ -79,6 +79,7 @@ from grader.sandbox.layers import (
 from grader.sandbox.layers.cgroups import TreeLimits
 from grader.sandbox.layers.namespaces import UNPRIVILEGED_UID, die_with_launcher
 from grader.sandbox.layers.readable import grader_private_paths, readable_paths_for_python
+from grader.sandbox.limits import DEFAULTS
 from grader.sandbox.outcome import limit_message, out_of_memory
 from grader.sandbox.policy import MB, Policy, clean_environment
 
@@ -90,7 +91,7 @@ __all__ = [
     "readable_paths_for_python", "tree_options", "worker_limits",
 ]
 
-DEFAULT_SCRATCH_BYTES = scratch.DEFAULT_BYTES
+DEFAULT_SCRATCH_BYTES = DEFAULTS.scratch_bytes
 
 # --- what the machine offers ----------------------------------------------------------
 @dataclass(frozen=True)

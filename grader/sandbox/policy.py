@@ -14,8 +14,8 @@ from grader.sandbox.layers.readable import (
     learner_problems_folder,
     readable_paths_for_python,
 )
+from grader.sandbox.limits import DEFAULTS, MB
 
-MB = 1 << 20
 
 def clean_environment(scratch: str | os.PathLike[str] | None = None,
                       extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -54,7 +54,7 @@ class Policy:
 
     readable: list[str] = field(default_factory=list)
     scratch: str | None = None
-    memory_bytes: int | None = 1024 * MB
+    memory_bytes: int | None = DEFAULTS.memory_bytes
     cpu_seconds: int | None = 120
     max_processes: int | None = 16
     max_file_bytes: int | None = 64 * MB

@@ -20,13 +20,14 @@ from typing import IO, Any
 # Imported before any sandbox is set up: it only cuts text.
 from grader.grading.printed import clip
 
-OUTPUT_LIMIT = 4000
+# Characters of what one call printed, and of an error's message, that the worker sends.
+CALL_OUTPUT_LIMIT = 4000
 
 
 def printed(text: str) -> str:
-    """What a call printed, cut to OUTPUT_LIMIT at a line end with a marker that counts
+    """What a call printed, cut to CALL_OUTPUT_LIMIT at a line end with a marker that counts
     the lines left out, so that the report can say how many there were."""
-    return clip(text, OUTPUT_LIMIT)
+    return clip(text, CALL_OUTPUT_LIMIT)
 
 
 def quiet_standard_streams(keep_stderr: bool = False) -> None:
@@ -96,7 +97,7 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
         message = f"{limit}" + (f" ({message})" if message else "")
     return {
         "type": type(exc).__name__,
-        "message": message[:OUTPUT_LIMIT],
+        "message": message[:CALL_OUTPUT_LIMIT],
         "file": file,
         "line": line,
         "function": function,
@@ -121,7 +122,9 @@ class ModelRefused(Exception):
     """A model this worker must not build, such as a trained run the grader serves."""
 
 
-class Worker:
+class WorkerLoop:
+    """The worker's side: loads one submission and answers the grader's requests."""
+
     def __init__(self, policy: Any = None) -> None:
         self.policy = policy  # the sandbox's limits, to name one the submission reaches
         self.path: str | None = None
@@ -420,7 +423,7 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     from grader.sandbox.protocol import decode, read_frame, write_frame
 
     torch.set_num_threads(1)
-    worker = Worker(policy)
+    worker = WorkerLoop(policy)
     worker.witness = witness
     if hosted:
         from grader.sandbox.baseline import capture

@@ -24,7 +24,7 @@ from grader.cli.gradebook.state import save_state
 from grader.grading.sanitise import visible
 from grader.grading.scoring import score_report
 from grader.registry import Problem
-from grader.sandbox.process import ForkServer, Sandbox, WorkerDied
+from grader.sandbox.process import ForkServerClient, Sandbox, WorkerDied
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,7 +42,7 @@ _stopping = threading.Event()
 
 
 def run_grader(argv: list[str], timeout: float, stderr_path: Path,
-               servers: ForkServer | None = None) -> tuple[int | None, str, str | None]:
+               servers: ForkServerClient | None = None) -> tuple[int | None, str, str | None]:
     """Exit code (None on time-out), stderr, and why the grade cannot count, if it
     cannot; the whole process group ends either way.
 
@@ -81,16 +81,16 @@ def run_grader(argv: list[str], timeout: float, stderr_path: Path,
     return code, stderr, trouble
 
 
-def start_servers(args: argparse.Namespace) -> ForkServer | None:
+def start_servers(args: argparse.Namespace) -> ForkServerClient | None:
     """One fork server, sandboxed as a grade's would be, to spawn each grade's from."""
     try:
-        return ForkServer(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+        return ForkServerClient(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                           sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
     except OSError:
         return None  # each grade starts its own
 
 
-def spawn_server(servers: ForkServer | None) -> tuple[socket.socket, int] | None:
+def spawn_server(servers: ForkServerClient | None) -> tuple[socket.socket, int] | None:
     if servers is None or not servers.alive:
         return None
     try:
@@ -107,7 +107,7 @@ def stop_all() -> None:
 
 
 def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namespace,
-                  servers: ForkServer | None = None) -> dict:
+                  servers: ForkServerClient | None = None) -> dict:
     """The learner's report, in the shape `grade --json` writes."""
     with tempfile.TemporaryDirectory(prefix="gpt-kata-gradebook-") as tmp:
         stage = Path(tmp) / "problems"
@@ -167,7 +167,7 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
 
 
 def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
-              args: argparse.Namespace, servers: ForkServer | None, out: Path,
+              args: argparse.Namespace, servers: ForkServerClient | None, out: Path,
               state: dict[str, str], rows: dict[str, Row], console: Console) -> None:
     """Grade every learner in `todo`, `args.jobs` at a time, saving as each ends."""
     from rich.markup import escape

@@ -19,9 +19,6 @@ import errno
 import functools
 import os
 
-MB = 1 << 20
-DEFAULT_BYTES = 64 * MB
-
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8

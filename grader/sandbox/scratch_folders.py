@@ -1,0 +1,53 @@
+"""The folders workers write in: made per grade, emptied between tenants, removed
+whatever their files' modes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+
+
+def empty_folder(path: str) -> None:
+    """Remove what is in a folder, keeping the folder (a host works in it)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            remove_tree(full)
+        else:
+            try:
+                os.chmod(full, 0o600)
+                os.remove(full)
+            except OSError:
+                pass
+
+
+def new_scratch_root() -> str:
+    """A folder for everything one grade's workers write, removed as a whole.
+
+    Made in the temporary folder, which a gradebook sets to a folder of its own
+    for each learner's grade: whoever removes that removes every worker's scratch.
+    """
+    return tempfile.mkdtemp(prefix="gpt-kata-grade-")
+
+
+def remove_tree(path: str) -> None:
+    """Remove a scratch folder, whatever its files' modes."""
+    def retry(function: Callable, name: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(name) or ".", 0o700)
+            os.chmod(name, 0o700)
+            function(name)
+        except OSError:
+            pass
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
