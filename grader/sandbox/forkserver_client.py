@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from grader.sandbox.channel import Channel, WorkerDied, close_quietly
-from grader.sandbox.handles import EXIT_GRACE, WorkerHandle
+from grader.sandbox.handles import EXIT_GRACE, WorkerHandle, worker_environment
 from grader.sandbox.launch import grader_command, refusal
 from grader.sandbox.layers.cgroups import TreeLimits
 from grader.sandbox.limits import Sandbox
@@ -64,7 +64,7 @@ class ForkServerClient:
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         prefix: list[str] = []
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        env = worker_environment()  # its workers inherit it
         if self.sandbox is not None:
             from grader.sandbox.isolation import clean_environment, launcher_prefix
 

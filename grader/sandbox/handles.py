@@ -17,6 +17,21 @@ from grader.sandbox.witness import Witness
 
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 KILLED_WAIT = 5.0  # seconds a killed worker gets to be reaped
+# What the grader holds that a submission must never be handed, even where it runs
+# without the sandbox (whose clean environment holds none of it): the instructor's
+# seed for the drawn examples (`grader.grading.strategies.SEED_VARIABLE`), with
+# which a submission could draw the very examples it is graded on.
+GRADER_SECRETS = ("GPT_KATA_EXAMPLES_SEED",)
+
+
+def worker_environment() -> dict[str, str]:
+    """The environment of a process started without the sandbox to run submissions:
+    the grader's own, without its secrets, and one thread per pool."""
+    env = {k: v for k, v in os.environ.items() if k not in GRADER_SECRETS}
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"})
+    return env
+
+
 class WorkerHandle:
     """One worker process; subclasses say how it is started and ended."""
 
@@ -79,7 +94,7 @@ class SpawnedWorker(WorkerHandle):
     scratch folder and talking over its stdin and stdout."""
 
     def __init__(self, debug: bool = False, scratch: str | None = None) -> None:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        env = worker_environment()
         self.scratch = scratch
         # Its own group (a session, or a job on Windows), so that ending it ends
         # whatever it started too.
