@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import attention_input, corpus_prefix, random_input
 from grader.grading.contract import Contract
-from grader.grading.equality import Outcome, same_activations
+from grader.grading.equality import Outcome, outcome_of, same_activations
 from grader.grading.failures import GradeFailure, Mistake, naming
 from grader.grading.judges import expect_activations
 from grader.grading.kata import Call, Kata
@@ -124,6 +124,12 @@ MISTAKES = [
             "query heads share one: k.repeat_interleave(group, dim=1), as Hugging Face's "
             "repeat_kv does; k.repeat(1, group, 1, 1) gives head h the key head "
             "h % n_kv_head", partial(attention, groups="tile")),
+    # Before RoPE's omissions: one new token after a cache, turned at position 0, is
+    # also a token not turned at all.
+    Mistake("restart the positions at 0 after a cache",
+            "with a cache the new tokens come after the cached ones: turn them with "
+            "start = past[0].shape[2], the number of tokens the cache holds",
+            partial(attention, positions="zero")),
     Mistake("turn the values with RoPE too",
             "RoPE turns the queries and the keys only, so that their dot products depend on "
             "the distance; the values are read as they are",
@@ -137,10 +143,6 @@ MISTAKES = [
     Mistake("leave out RoPE",
             "this attention has no position table: turn q and k with apply_rope at "
             "positions start .. start + T - 1", partial(attention, turned="")),
-    Mistake("restart the positions at 0 after a cache",
-            "with a cache the new tokens come after the cached ones: turn them with "
-            "start = past[0].shape[2], the number of tokens the cache holds",
-            partial(attention, positions="zero")),
     Mistake("cache the keys before turning them",
             "the cache holds the keys already turned (as Hugging Face's does): turn the new "
             "keys with RoPE first, then torch.cat them to past[0], and return those",
@@ -287,12 +289,15 @@ def cases() -> dict[str, tuple]:
     mqa = small_config(4, 1, 4)
     llama3 = small_config(4, 2, 8, base=500000.0)
     return {
-        "a-sentence": (config, shipped_weights(0), attention_input(STORY)),
-        "a-later-block": (config, shipped_weights(2), attention_input("Tom and his dog ran", 2)),
-        "one-token": (config, shipped_weights(1), attention_input("\n", 1)),
-        "full-window": (config, shipped_weights(1), attention_input(corpus_prefix(48), 1)),
+        "a-sentence": (config, shipped_weights(0), attention_input(STORY), None),
+        "a-later-block": (config, shipped_weights(2), attention_input("Tom and his dog ran", 2),
+                          None),
+        "one-token": (config, shipped_weights(1), attention_input("\n", 1), None),
+        "full-window": (config, shipped_weights(1), attention_input(corpus_prefix(48), 1),
+                        None),
         "batch-of-two": (config, shipped_weights(0),
-                         torch.cat([attention_input("The cat"), attention_input("Tom ran")])),
+                         torch.cat([attention_input("The cat"), attention_input("Tom ran")]),
+                         None),
         "the-next-token-after-a-cache": after_a_cache(config, shipped_weights(0),
                                                       attention_input(STORY), len(STORY) - 1),
         "five-tokens-after-ten": after_a_cache(config, shipped_weights(1),
@@ -302,7 +307,7 @@ def cases() -> dict[str, tuple]:
         "one-key-head-for-all": after_a_cache(mqa, random_weights(mqa, 1),
                                               random_input((2, 9, 16), seed=2), 6),
         "as-many-key-heads-as-queries": (small_config(2, 2, 4), random_weights(
-            small_config(2, 2, 4), 3), random_input((1, 6, 8), seed=4)),
+            small_config(2, 2, 4), 3), random_input((1, 6, 8), seed=4), None),
         "llama-3-base": after_a_cache(llama3, random_weights(llama3, 5),
                                       random_input((1, 24, 32), seed=6), 20),
         "a-long-cache": after_a_cache(small_config(4, 2, 4), random_weights(
@@ -323,8 +328,8 @@ def draw_example(data: st.DataObject) -> tuple:
     seed = data.draw(st.integers(0, 2**16), label="seed")
     weights = random_weights(config, seed, scale)
     x = random_input((batch, (cached or 0) + length, config["n_embd"]), seed + 1)
-    if cached is None:
-        return config, weights, x
+    if cached is None:  # past=None: the call of a first pass, without a cache
+        return config, weights, x, None
     return after_a_cache(config, weights, x, cached)
 
 
@@ -333,9 +338,8 @@ CONTRACT = Contract(problem="grouped-query-attention", method="forward", arg_nam
                     same_as_golden=same_attention)
 
 test_shipped_attention, test_random_attention = CONTRACT.tests(
-    "Grouped-query attention with the shipped model's attention weights pooled to two "
-    "key/value heads, after caches, with one key head and with as many as queries, "
-    "and with Llama 3's base",
+    "Grouped-query attention: the shipped attention pooled to two key/value heads, after "
+    "caches, one key head or as many as queries, Llama 3's base",
     "Grouped-query attention of random sizes, bases and caches, against the reference",
     draw_example)
 
@@ -359,9 +363,10 @@ def chained(forward: Any, config: dict[str, Any], weights: dict[str, Any], x: to
 
 
 def reference_step(forward: Any) -> Any:
+    """A call of `forward` as an outcome: a mistake's own cache may not fit its next call."""
     def step(*args: Any) -> Outcome:
         with torch.no_grad():
-            return ("value", forward(*fresh_args(args)))
+            return outcome_of(forward, *fresh_args(args))
     return step
 
 
