@@ -243,18 +243,12 @@ def test_the_statement_shows_the_reference_signatures(problem: Problem):
 
 @PROBLEMS_BY_FOLDER
 def test_the_check_module_declares_the_registry_entry(problem: Problem):
-    declared_problem, declared_methods = declared_contract(parse(problem.checks))
-    assert declared_problem is not None, (
-        f"{problem.checks} declares no problem (PROBLEM = ... or Contract(problem=...))")
-    assert declared_problem == problem.slug, (
+    # A contract's problem is derived from its file's name unless declared; which
+    # methods its contracts grade is validated when the module is collected
+    # (grader/grading/contract.py, and test_contract for every module).
+    declared_problem, _ = declared_contract(parse(problem.checks))
+    assert declared_problem in (None, problem.slug), (
         f"{problem.checks} declares problem {declared_problem!r}, not {problem.slug!r}")
-    if isinstance(declared_methods, str):
-        declared_methods = (declared_methods,)
-    assert isinstance(declared_methods, tuple | list), (
-        f"{problem.checks} declares no method (METHOD = ... or Contract(method=...))")
-    assert sorted(declared_methods) == sorted(problem.methods), (
-        f"{problem.checks} grades {list(declared_methods)}; the registry says "
-        f"{list(problem.methods)}")
 
 
 if __name__ == "__main__":

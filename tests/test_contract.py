@@ -86,6 +86,88 @@ def test_a_contract_judged_live_has_no_goldens(top_k):
         validate(with_contract(top_k, goldens=False))
 
 
+MINIMAL = """
+from grader.grading.contract import Contract
+
+CONTRACT = Contract(cases=lambda: {}, judge=lambda got, expected, call: None<declared>)
+"""
+
+
+def minimal_check(tmp_path, slug: str, declared: str = "") -> ModuleType:
+    """A check module of `slug` that declares only its cases and judge (and `declared`)."""
+    path = tmp_path / find(slug).checks.name
+    path.write_text(MINIMAL.replace("<declared>", declared), encoding="utf-8")
+    return module_from(path, f"minimal_{path.stem}")
+
+
+@pytest.mark.parametrize(("slug", "method", "arg_names", "iterate"), [
+    ("top-k", "top_k_filter", ("logits", "k"), False),
+    ("stream", "stream_generate",
+     ("model", "new_chars", "context", "context_length", "int_to_char", "unit"), True),
+    ("gpt", "forward", ("config", "weights", "context"), False),  # a module, driven
+])
+def test_a_contract_takes_what_the_registry_and_the_reference_say(tmp_path, slug, method,
+                                                                  arg_names, iterate):
+    contract = minimal_check(tmp_path, slug).CONTRACT
+    assert (contract.problem, contract.method) == (slug, method)
+    assert (contract.arg_names, contract.iterate) == (arg_names, iterate)
+
+
+def test_a_contract_built_by_another_check_modules_helper_is_its_callers(tmp_path):
+    helper = tmp_path / find("top-p").checks.name
+    helper.write_text("from grader.grading.contract import Contract\n\n\n"
+                      "def build():\n"
+                      "    return Contract(cases=lambda: {}, judge=lambda *a: None)\n",
+                      encoding="utf-8")
+    module_from(helper, "helper_check_top_p")
+    user = tmp_path / find("top-k").checks.name
+    user.write_text("from helper_check_top_p import build\n\nCONTRACT = build()\n",
+                    encoding="utf-8")
+    assert module_from(user, "user_check_top_k").CONTRACT.problem == "top-k"
+
+
+def test_what_a_contract_declares_is_kept(tmp_path):
+    contract = minimal_check(tmp_path, "bpe", ', method="encode"').CONTRACT
+    assert (contract.problem, contract.method, contract.arg_names) == (
+        "bpe", "encode", ("text", "merges"))
+
+
+def test_a_problem_of_several_methods_needs_one_named(tmp_path):
+    module = minimal_check(tmp_path, "bpe")
+    with pytest.raises(ContractError, match="names no method, and bpe has several in "
+                                            "problems/registry.toml: declare one of "
+                                            "train_bpe, encode, decode"):
+        validate(module)
+
+
+def test_a_contract_made_outside_a_check_module_names_no_problem(top_k):
+    with pytest.raises(ContractError, match=r"names no problem: declare Contract\(problem"):
+        validate(with_contract(top_k, problem=""))
+
+
+def test_every_method_of_the_registry_is_graded():
+    module = load("bpe")
+    del module.ENCODE
+    with pytest.raises(ContractError, match="no contract grades encode"):
+        validate(module)
+
+
+def test_only_the_main_contract_has_goldens():
+    module = load("bpe")
+    module.ENCODE = dataclasses.replace(module.ENCODE, goldens=True)
+    with pytest.raises(ContractError, match="ENCODE: has goldens=True, but only CONTRACT's"):
+        validate(module)
+
+
+def test_a_harness_may_drive_what_is_no_method():
+    streamer = load("stream").STREAMER  # WordStreamer, a class the harness builds
+    assert streamer.method not in find("stream").methods
+    module = with_contract(load("stream"))
+    module.STREAMER = dataclasses.replace(streamer, harness="")
+    with pytest.raises(ContractError, match="STREAMER: method 'WordStreamer' is not one of"):
+        validate(module)
+
+
 def test_recording_the_goldens_leaves_out_a_contract_judged_live():
     from grader.maintainer.make_data import goldens_of
 

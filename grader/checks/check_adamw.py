@@ -189,12 +189,7 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-CONTRACT = Contract(
-    problem="adamw", method="adamw_step",
-    arg_names=("params", "grads", "exp_avgs", "exp_avg_sqs", "step", "lr", "betas", "eps",
-               "weight_decay"),
-    cases=cases, judge=judge, mistakes=MISTAKES, harness="adamw_update",
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, harness="adamw_update")
 
 test_updates_of_torch_runs, test_random_updates = CONTRACT.tests(
     "AdamW updates of torch.optim.AdamW's own runs: the first, later ones, strong decay, "

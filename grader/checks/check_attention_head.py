@@ -25,8 +25,7 @@ MISTAKES = attention_mistakes(
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer-last-head",
                     output="the head's output", one_head=True)
 
-CONTRACT = Contract(problem="attention-head", method="forward", mistakes=MISTAKES,
-                    **LAYER.contract_fields())
+CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
 
 test_shipped_heads, test_random_heads = CONTRACT.tests(
     "One head of the shipped model's attention, on the activations it sees",

@@ -115,11 +115,7 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                            "will not be the expected one")
 
 
-CONTRACT = Contract(
-    problem="batches", method="get_batch",
-    arg_names=("data", "context_length", "batch_size", "generator"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair)
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "A batch of a fixed stretch of the corpus, and the generator moved on",

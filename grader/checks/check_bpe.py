@@ -23,8 +23,6 @@ from grader.grading.failures import Diagnosis
 from grader.grading.judges import expect_text
 from grader.grading.skeleton import Call, GradeFailure, Judge, Kata, Mistake
 
-PROBLEM = "bpe"
-METHODS = ("train_bpe", "encode", "decode")
 BYTES = 256
 
 Pair = tuple[int, int]
@@ -412,21 +410,20 @@ def decode_hint(call: Call) -> Diagnosis | str:
     return ""
 
 
-def contract_for(method: str, arg_names: tuple[str, ...], cases: Callable[[], dict[str, tuple]],
-                 judge: Judge, mistakes: list[Mistake], goldens: bool,
+def contract_for(method: str, cases: Callable[[], dict[str, tuple]], judge: Judge,
+                 mistakes: list[Mistake], goldens: bool,
                  hint: Callable[[Call], str] | None = None) -> Contract:
-    return Contract(problem=PROBLEM, method=method, arg_names=arg_names, cases=cases,
-                    judge=judge, mistakes=mistakes, matches=same_answer, goldens=goldens,
-                    fallback_hint=hint)
+    """The contract of one of the problem's three methods, which it names."""
+    return Contract(method=method, cases=cases, judge=judge, mistakes=mistakes,
+                    matches=same_answer, goldens=goldens, fallback_hint=hint)
 
 
 # CONTRACT is the one the goldens and the learners' practice copy are made from.
-CONTRACT = contract_for("train_bpe", ("text", "vocab_size"), train_cases, judge_merges,
-                        TRAIN_MISTAKES, goldens=True, hint=train_hint)
-ENCODE = contract_for("encode", ("text", "merges"), encode_cases, judge_ids, ENCODE_MISTAKES,
-                      goldens=False)
-DECODE = contract_for("decode", ("ids", "merges"), decode_cases, judge_text, DECODE_MISTAKES,
-                      goldens=False, hint=decode_hint)
+CONTRACT = contract_for("train_bpe", train_cases, judge_merges, TRAIN_MISTAKES, goldens=True,
+                        hint=train_hint)
+ENCODE = contract_for("encode", encode_cases, judge_ids, ENCODE_MISTAKES, goldens=False)
+DECODE = contract_for("decode", decode_cases, judge_text, DECODE_MISTAKES, goldens=False,
+                      hint=decode_hint)
 
 test_train_fixed, test_train_drawn = CONTRACT.tests(
     "Learning merges from the corpus and from texts where ties, overlaps and bytes matter",

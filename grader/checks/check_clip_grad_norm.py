@@ -185,11 +185,9 @@ def explain_unnamed(call: Call) -> Diagnosis | str:
     return ""
 
 
-CONTRACT = Contract(
-    problem="clip-grad-norm", method="clip_grad_norm", arg_names=("parameters", "max_norm"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_clipping,
-    same_as_golden=same_clipping, fallback_hint=explain_unnamed, harness="clip_gradients",
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_clipping,
+                    same_as_golden=same_clipping, fallback_hint=explain_unnamed,
+                    harness="clip_gradients")
 
 test_fixed_gradients, test_random_gradients = CONTRACT.tests(
     "Clipping fixed gradients: above and under the limit, one much larger, some missing, "

@@ -41,11 +41,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return data.draw(token_contexts(50, max_length=3 * n), label="context"), n
 
 
-CONTRACT = Contract(
-    problem="crop-context", method="crop_context", arg_names=("context", "context_length"),
-    cases=cases, mistakes=MISTAKES,
-    judge=comparing(expect_tensor, "the cropped context", exact=True),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, "the cropped context", exact=True))
 
 test_shipped_contexts, test_random_contexts = CONTRACT.tests(
     "The crop of a fixed context",

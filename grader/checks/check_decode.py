@@ -38,10 +38,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return (torch.tensor([ids], dtype=torch.long) if as_tensor else ids), vocab(size)
 
 
-CONTRACT = Contract(
-    problem="decode", method="decode", arg_names=("token_ids", "int_to_char"),
-    cases=cases, mistakes=MISTAKES, judge=comparing(expect_text, "the decoded text"),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_text, "the decoded text"))
 
 test_shipped_vocab, test_random_ids = CONTRACT.tests(
     "Decoding with the shipped vocabulary",

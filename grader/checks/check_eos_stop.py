@@ -287,12 +287,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return spec, context, max_new_tokens, n, itc, eos_id, stop_arg
 
 
-CONTRACT = Contract(
-    problem="eos-stop", method="generate_until",
-    arg_names=("model", "context", "max_new_tokens", "context_length", "int_to_char", "eos_id",
-               "stop"),
-    cases=cases, judge=judge, mistakes=MISTAKES,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt, end token and stop strings",

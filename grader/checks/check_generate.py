@@ -26,12 +26,7 @@ MISTAKES = [
 ]
 
 
-CONTRACT = Contract(
-    problem="generate", method="generate",
-    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
-    cases=generation_cases,
-    judge=judge_reset_sampling, mistakes=MISTAKES,
-)
+CONTRACT = Contract(cases=generation_cases, judge=judge_reset_sampling, mistakes=MISTAKES)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt on the shipped model",

@@ -93,9 +93,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return dict(config), weights(spec), torch.cat(rows)
 
 
-CONTRACT = Contract(
-    problem="gpt", method="forward", arg_names=("config", "weights", "context"),
-    cases=cases, mistakes=MISTAKES, **judged_as_activations("the logits tensor"))
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, **judged_as_activations("the logits tensor"))
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "Your GPT with the shipped weights, against the shipped model's logits",

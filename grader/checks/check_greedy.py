@@ -51,11 +51,7 @@ def judge(got: Any, expected: str, call: Call) -> None:
                 window=lambda ids: ids[-context_length:])
 
 
-CONTRACT = Contract(
-    problem="greedy", method="greedy",
-    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
-    cases=cases, judge=judge, mistakes=MISTAKES,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The greedy text for a fixed prompt on the shipped model",

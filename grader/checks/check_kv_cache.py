@@ -104,8 +104,6 @@ WHOLE_CONTEXT = Mistake("feed the whole context at every step",
 # character must then come from the witnessed calls: the calls run on hidden models,
 # so a loop that makes its text some other way cannot send them for show.
 CONTRACT = WitnessedContract(
-    problem="kv-cache", method="generate_cached",
-    arg_names=("model", "new_chars", "context", "context_length", "int_to_char"),
     cases=cases, judge=judge_from_calls(judge_reset_sampling), mistakes=MISTAKES,
     fallback_hint=fallback_hint,
     witness_model_calls=True,  # test_one_token_per_step judges the calls

@@ -41,10 +41,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return model_and_context(data, windows=1)
 
 
-CONTRACT = Contract(
-    problem="last-logits", method="last_logits", arg_names=("model", "context"),
-    cases=cases, mistakes=MISTAKES, judge=comparing(expect_tensor, "the last position's logits"),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, "the last position's logits"))
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The last logits of the shipped model for a fixed prompt",

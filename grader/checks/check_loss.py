@@ -99,10 +99,7 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
                            "or a dtype of your own")
 
 
-CONTRACT = Contract(
-    problem="loss", method="loss", arg_names=("logits", "targets"),
-    cases=cases, mistakes=MISTAKES, judge=judge,
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
 
 test_fixed_batches, test_random_batches = CONTRACT.tests(
     "The loss of fixed batches: the shipped model's, uniform and overconfident logits",

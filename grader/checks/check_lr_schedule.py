@@ -109,12 +109,8 @@ def judge(got: Any, expected: float, call: Call) -> None:
                            f"{expected!r}")
 
 
-CONTRACT = Contract(
-    problem="lr-schedule", method="learning_rate",
-    arg_names=("step", "max_lr", "min_lr", "warmup_steps", "steps"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rate,
-    same_as_golden=same_rate,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rate,
+                    same_as_golden=same_rate)
 
 test_fixed_steps, test_random_steps = CONTRACT.tests(
     "The rate at landmarks of gpt-kata train's schedule and of short runs",

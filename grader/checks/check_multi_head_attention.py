@@ -47,8 +47,7 @@ MISTAKES = attention_mistakes(
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer",
                     output="the attention layer's output")
 
-CONTRACT = Contract(problem="multi-head-attention", method="forward", mistakes=MISTAKES,
-                    **LAYER.contract_fields())
+CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
 
 test_shipped_layers, test_random_layers = CONTRACT.tests(
     "The shipped model's attention layers, on the activations they see",

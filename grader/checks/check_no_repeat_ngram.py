@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix, prompt_ids, shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.filters import ngram_bans
 from grader.grading.judges import expect_like_logits
 from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
 from grader.grading.strategies import logits
@@ -100,7 +101,7 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
     x = logits.reshape(len(rows), -1)
     where = "" if logits.dim() == 1 else " in row {row}"
     for row, ids in enumerate(rows):
-        reasons = bans(ids, n)
+        reasons = ngram_bans(ids, n)
         for token in range(e.shape[1]):
             got_ban, want_ban = bool(g[row, token] == float("-inf")), bool(
                 e[row, token] == float("-inf"))
@@ -199,10 +200,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, torch.tensor(rows, dtype=torch.long).view(len(rows), length), n
 
 
-CONTRACT = Contract(
-    problem="no-repeat-ngram", method="no_repeat_ngram", arg_names=("logits", "token_ids", "n"),
-    cases=cases, judge=judge, mistakes=MISTAKES,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
 
 test_shipped_model, test_random_logits = CONTRACT.tests(
     "Banned tokens for a fixed text on the shipped model",

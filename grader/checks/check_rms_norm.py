@@ -115,8 +115,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return config, random_gain(n_embd, seed + 1), x
 
 
-CONTRACT = Contract(problem="rms-norm", method="forward", arg_names=("config", "weights", "x"),
-                    cases=cases, mistakes=MISTAKES,
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
                     **judged_as_activations("the normalised output"))
 
 test_shipped_gains, test_random_rms_norms = CONTRACT.tests(

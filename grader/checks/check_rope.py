@@ -200,8 +200,7 @@ def same_rotation(a: tuple[str, Any], b: tuple[str, Any], rtol: float = MISTAKE_
                                atol=ATOL + rtol * size(y), equal_nan=True))
 
 
-CONTRACT = Contract(problem="rope", method="apply_rope", arg_names=("x", "start", "base"),
-                    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rotation,
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rotation,
                     same_as_golden=partial(same_rotation, rtol=GOLDEN_RTOL))
 
 test_shipped_heads, test_random_heads = CONTRACT.tests(

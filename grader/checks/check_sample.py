@@ -117,10 +117,7 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
                            "torch.multinomial")
 
 
-CONTRACT = Contract(
-    problem="sample", method="sample", arg_names=("probs", "generator", "initial_state"),
-    cases=cases, judge=judge,
-)
+CONTRACT = Contract(cases=cases, judge=judge)
 
 test_fixed_distributions, test_random_distributions = CONTRACT.tests(
     "A draw from a fixed distribution, and the generator restored",

@@ -36,11 +36,8 @@ def cases() -> dict[str, tuple]:
     }
 
 
-CONTRACT = Contract(
-    problem="softmax", method="softmax", arg_names=("logits",),
-    cases=cases, mistakes=MISTAKES,
-    judge=comparing(expect_tensor, "the probabilities", same_dtype_as="the logits"),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, "the probabilities", same_dtype_as="the logits"))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",

@@ -6,19 +6,17 @@ starter's, the WordStreamer is graded before that stops the rest.
 
 from __future__ import annotations
 
-import sys
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 import torch
-from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.contract import Contract
 from grader.grading.failures import Diagnosis
-from grader.grading.inputs import describe, short, show_inputs
+from grader.grading.inputs import describe, short
 from grader.grading.judges import expect_text, judge_reset_sampled_text, show
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
 from grader.grading.skeleton import (
@@ -28,10 +26,9 @@ from grader.grading.skeleton import (
     Mistake,
     Outcome,
     fresh_args,
-    name_mistake,
     same_outcome,
 )
-from grader.grading.strategies import GRADING, model_and_context
+from grader.grading.strategies import model_and_context
 from grader.grading.witnessed import (
     Untraced,
     WitnessedContract,
@@ -44,7 +41,6 @@ from grader.model import artifacts
 from grader.sandbox import harnesses
 from grader.sandbox.protocol import ModelSpec
 
-HARNESS = "harness:word_streamer"
 ENDS = {"word": " \n", "sentence": ".!?"}
 # A streaming loop may run the model for the next character before it yields
 # the chunk that just ended; a chunk that waits for more than that was not streamed.
@@ -213,85 +209,66 @@ def describe_call(int_to_char: dict, pieces: list, i: int) -> str:
     return f"put() of {show(''.join(int_to_char[t] for t in ids_of(pieces[i])))}"
 
 
-def streamer_inputs(int_to_char: dict, pieces: list, case_id: str | None) -> str:
+def streamer_lines(named: dict[str, Any]) -> list[str]:
     """What WordStreamer was given, as the learner's class receives it."""
+    int_to_char, pieces = named["int_to_char"], named["pieces"]
     text = "".join(int_to_char[t] for piece in pieces for t in ids_of(piece))
     shown = ", ".join(repr(p) if isinstance(p, torch.Tensor) else str(p) for p in pieces)
-    lines = [f"WordStreamer(int_to_char, callback), int_to_char: {describe(int_to_char)}",
-             f"put() called {len(pieces)} time{'s' if len(pieces) != 1 else ''}"
-             + (f", with: {short(shown)} (the text {show(text)})" if pieces else ""),
-             "then end()"]
-    return show_inputs(lines, case_id)
+    return [f"WordStreamer(int_to_char, callback), int_to_char: {describe(int_to_char)}",
+            f"put() called {len(pieces)} time{'s' if len(pieces) != 1 else ''}"
+            + (f", with: {short(shown)} (the text {show(text)})" if pieces else ""),
+            "then end()"]
 
 
-def streamer_check(kata: Kata, int_to_char: dict, pieces: list,
-                   case_id: str | None = None) -> None:
-    live: list = []
-
-    def reference() -> None:
-        copies = [p.clone() if isinstance(p, torch.Tensor) else list(p) for p in pieces]
-        # The module the reference Solution came from holds the reference WordStreamer.
-        module = sys.modules[type(kata.reference).__module__]
-        live.append(emitted(harnesses.word_streamer(module, dict(int_to_char), copies)))
-
-    got = kata.outcome(HARNESS, int_to_char, pieces, arg_names=("int_to_char", "pieces"),
-                       while_waiting=reference)
-    expected = live[0]
-    merged = None
-    try:
-        if got[0] == "error":
-            not_written = f"{harnesses.WordStreamerNotWritten.__name__}: "
-            if got[1].startswith(not_written):
-                raise GradeFailure(got[1].removeprefix(not_written))
-            note = hint = ""
-            if any(isinstance(p, torch.Tensor) for p in pieces):
-                note = ("\nput() also receives tensors, of any shape (a generation step "
-                        "gives a (1, 1) LongTensor), and these pieces hold one.")
-                hint = "turn them into a list of ints first: token_ids.flatten().tolist()"
-            raise GradeFailure(f"WordStreamer raised {got[1]}{getattr(got[1], 'where', '')}"
-                               + note, hint=hint)
-        for _, text in got[1]:
-            if not isinstance(text, str):
-                raise GradeFailure(f"WordStreamer called the callback with a "
-                                   f"{type(text).__name__}, not a str.",
-                                   hint="pass it the text itself")
-        merged = emitted(got[1])
-        expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
-                    "all the text passed to the callback, joined,")
-        if merged != expected:
-            calls = range(len(pieces) + 1)
-            by_call = [dict(merged).get(i, "") for i in calls]
-            wanted = [dict(expected).get(i, "") for i in calls]
-            i = next(k for k in calls if by_call[k] != wanted[k])
-            so_far = "".join(int_to_char[t] for p in pieces[:i + 1] for t in ids_of(p))
-            raise GradeFailure(
-                f"call {i + 1} of {len(pieces) + 1}, {describe_call(int_to_char, pieces, i)}, "
-                f"should pass {show(wanted[i]) if wanted[i] else 'nothing'} to the callback, "
-                f"but it passed {show(by_call[i]) if by_call[i] else 'nothing'}\n"
-                f"  the text put in so far: {show(so_far)}\n"
-                "  after each put(), everything up to and including the last space or "
-                "newline must have been passed on; end() passes on the rest")
-    except GradeFailure as failure:
-        seen = ("value", merged) if merged is not None else got
-        wrong = GradeFailure(failure.message, lambda: name_mistake(
-            seen, STREAMER_MISTAKES, (int_to_char, pieces), memory=kata.diagnoses),
-            hint=failure.hint)
-        wrong.inputs = streamer_inputs(int_to_char, pieces, case_id)
-        wrong.case_id = case_id
-        wrong.output = kata.last.output if kata.last else None
-        raise wrong from None
+def passed_on(outcome: Outcome) -> Outcome:
+    """What a run passed on, merged per call (as the mistakes give it), when every
+    callback was given a str."""
+    if outcome[0] == "value" and all(isinstance(text, str) for _, text in outcome[1]):
+        return ("value", emitted(outcome[1]))
+    return outcome
 
 
-@pytest.mark.parametrize("case_id", list(streamer_cases()))
-def test_word_streamer(kata: Kata, case_id: str) -> None:
-    """What WordStreamer passes to its callback, and when, for fixed pieces"""
-    streamer_check(kata, *streamer_cases()[case_id], case_id=case_id)
+def same_passed_on(got: Outcome, mistake: Outcome) -> bool:
+    return same_outcome(passed_on(got), mistake)
 
 
-@GRADING
-@given(data=st.data())
-def test_word_streamer_random(kata: Kata, data: st.DataObject) -> None:
-    """What WordStreamer passes on for random pieces and vocabularies, against the reference"""
+def judge_streamer(got: Any, expected: list, call: Call) -> None:
+    int_to_char, pieces = call.args
+    if call.outcome[0] == "error":
+        not_written = f"{harnesses.WordStreamerNotWritten.__name__}: "
+        if got.startswith(not_written):
+            raise GradeFailure(got.removeprefix(not_written))
+        note = hint = ""
+        if any(isinstance(p, torch.Tensor) for p in pieces):
+            note = ("\nput() also receives tensors, of any shape (a generation step "
+                    "gives a (1, 1) LongTensor), and these pieces hold one.")
+            hint = "turn them into a list of ints first: token_ids.flatten().tolist()"
+        raise GradeFailure(f"WordStreamer raised {got}{getattr(got, 'where', '')}" + note,
+                           hint=hint)
+    for _, text in got:
+        if not isinstance(text, str):
+            raise GradeFailure(f"WordStreamer called the callback with a "
+                               f"{type(text).__name__}, not a str.",
+                               hint="pass it the text itself")
+    merged, expected = emitted(got), emitted(expected)
+    expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
+                "all the text passed to the callback, joined,")
+    if merged != expected:
+        calls = range(len(pieces) + 1)
+        by_call = [dict(merged).get(i, "") for i in calls]
+        wanted = [dict(expected).get(i, "") for i in calls]
+        i = next(k for k in calls if by_call[k] != wanted[k])
+        so_far = "".join(int_to_char[t] for p in pieces[:i + 1] for t in ids_of(p))
+        raise GradeFailure(
+            f"call {i + 1} of {len(pieces) + 1}, {describe_call(int_to_char, pieces, i)}, "
+            f"should pass {show(wanted[i]) if wanted[i] else 'nothing'} to the callback, "
+            f"but it passed {show(by_call[i]) if by_call[i] else 'nothing'}\n"
+            f"  the text put in so far: {show(so_far)}\n"
+            "  after each put(), everything up to and including the last space or "
+            "newline must have been passed on; end() passes on the rest")
+
+
+def draw_pieces(data: st.DataObject) -> tuple:
     chars = data.draw(st.permutations(POOL), label="vocabulary order")
     size = data.draw(st.integers(2, len(POOL)), label="vocab_size")
     int_to_char = dict(enumerate(chars[:size]))
@@ -300,7 +277,21 @@ def test_word_streamer_random(kata: Kata, data: st.DataObject) -> None:
                                   max_size=8), label="ids put in each call"):
         forms = ["list", "flat", "row"] + (["scalar"] if len(ids) == 1 else [])
         pieces.append(as_form(ids, data.draw(st.sampled_from(forms), label="form")))
-    streamer_check(kata, int_to_char, pieces)
+    return int_to_char, pieces
+
+
+# No method of Solution: the harness builds the class, puts each piece, then ends it,
+# and hands back every callback with the call it came in. Judged live only.
+STREAMER = Contract(
+    method="WordStreamer", arg_names=("int_to_char", "pieces"), harness="word_streamer",
+    cases=streamer_cases, judge=judge_streamer, mistakes=STREAMER_MISTAKES,
+    matches=same_passed_on, goldens=False, judges_errors=True, describe=streamer_lines,
+)
+
+test_word_streamer, test_word_streamer_random = STREAMER.tests(
+    "What WordStreamer passes to its callback, and when, for fixed pieces",
+    "What WordStreamer passes on for random pieces and vocabularies, against the reference",
+    draw_pieces)
 
 
 # -- stream_generate() -----------------------------------------------------------------
@@ -505,11 +496,8 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT = WitnessedContract(  # on hidden models (grader/grading/witnessed.py)
-    problem="stream", method="stream_generate",
-    arg_names=("model", "new_chars", "context", "context_length", "int_to_char", "unit"),
     cases=cases, judge=judge, mistakes=MISTAKES, matches=same_chunks,
     fallback_hint=not_a_generator,
-    iterate=True,  # its golden is the list of chunks
     witness_model_calls=True,  # the judge counts the calls made before each chunk
 )
 

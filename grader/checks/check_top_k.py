@@ -84,10 +84,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, data.draw(st.integers(1, x.shape[-1] + 2), label="k")
 
 
-CONTRACT = Contract(
-    problem="top-k", method="top_k_filter", arg_names=("logits", "k"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches",

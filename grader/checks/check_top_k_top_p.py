@@ -146,11 +146,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, top_k, top_p, filter_value, min_tokens_to_keep
 
 
-CONTRACT = Contract(
-    problem="top-k-top-p", method="top_k_top_p_filtering",
-    arg_names=("logits", "top_k", "top_p", "filter_value", "min_tokens_to_keep"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-k then top-p of fixed logits: defaults, each alone, both, min_tokens_to_keep",

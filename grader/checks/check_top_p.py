@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.filters import nucleus_mask, sorted_totals
 from grader.grading.judges import judge_top_p, same_filtering
 from grader.grading.skeleton import Call, Kata, Mistake
 from grader.grading.strategies import exact_nucleus_rows, logits_example
@@ -22,20 +23,16 @@ INF = float("-inf")
 def nucleus(x: torch.Tensor, top_p: float, min_tokens_to_keep: int = 1, *,
             descending: bool = False, strict: bool = False, scatter: bool = True,
             fill: float = INF, dim: int = -1) -> torch.Tensor:
-    """The reference rule with one knob per known mistake."""
-    sorted_logits, sorted_indices = torch.sort(x, dim=-1, descending=descending)
-    cumulative = sorted_logits.softmax(dim=dim).cumsum(dim=-1)
-    remove = cumulative < 1 - top_p if strict else cumulative <= 1 - top_p
-    remove[..., -min_tokens_to_keep:] = False
-    if scatter:
-        remove = remove.scatter(-1, sorted_indices, remove)
+    """The rule with one knob per known mistake."""
+    remove = nucleus_mask(x, top_p, min_tokens_to_keep, strict=strict, descending=descending,
+                          scatter=scatter, dim=dim)
     return x.masked_fill(remove, fill)
 
 
 def unshifted(x: torch.Tensor, top_p: float, min_tokens_to_keep: int = 1) -> torch.Tensor:
     """Descending, removing where the running total passes top_p, without the shift."""
-    sorted_logits, sorted_indices = torch.sort(x, dim=-1, descending=True)
-    remove = sorted_logits.softmax(dim=-1).cumsum(dim=-1) > top_p
+    cumulative, sorted_indices = sorted_totals(x, descending=True)
+    remove = cumulative > top_p
     remove[..., :min_tokens_to_keep] = False
     return x.masked_fill(remove.scatter(-1, sorted_indices, remove), INF)
 
@@ -123,10 +120,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, top_p, min_tokens_to_keep
 
 
-CONTRACT = Contract(
-    problem="top-p", method="top_p_filter", arg_names=("logits", "top_p", "min_tokens_to_keep"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-p of fixed logits: exact boundaries, top_p = 0 and 1, -inf, batches",

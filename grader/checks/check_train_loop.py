@@ -21,28 +21,27 @@ from types import SimpleNamespace
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.checks.check_train_step import corpus
+from grader.checks.check_train_step import (
+    DEEPER,
+    SMALL,
+    close,
+    corpus,
+    explaining,
+    get_batch,
+    never_moved,
+)
+from grader.checks.check_train_step import flat_loss as loss_of
 from grader.grading.contract import Contract
 from grader.grading.skeleton import (
-    ATOL,
-    RTOL,
     TRAINED_WEIGHTS_ATOL,
     Call,
     GradeFailure,
     Mistake,
     Outcome,
 )
-from grader.model import artifacts
 from grader.sandbox import harnesses
-
-SMALL = {"vocab_size": 40, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 16}
-DEEPER = {"vocab_size": 40, "context_length": 16, "n_layer": 2, "n_head": 4, "n_embd": 32}
-ARG_NAMES = ("model", "optimizer", "train_data", "val_data", "generator", "eval_generator",
-             "steps", "batch_size", "context_length", "max_lr", "min_lr", "warmup_steps",
-             "max_norm", "eval_every", "eval_batches")
 
 
 @cache
@@ -125,24 +124,11 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 # -- known mistakes: whole loops, run through the same harness ----------------------------
-def get_batch(data: torch.Tensor, context_length: int, batch_size: int,
-              generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
-    x = torch.stack([data[s:s + context_length] for s in starts.tolist()])
-    y = torch.stack([data[s + 1:s + context_length + 1] for s in starts.tolist()])
-    return x, y
-
-
 def rate_at(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: int) -> float:
     if step < warmup_steps:
         return max_lr * (step + 1) / warmup_steps
     progress = min(1.0, (step - warmup_steps) / max(1, steps - warmup_steps))
     return min_lr + 0.5 * (max_lr - min_lr) * (1 + math.cos(math.pi * progress))
-
-
-def loss_of(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    logits = model(x)
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
 
 
 def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generator, steps,
@@ -273,10 +259,6 @@ MISTAKES = [
 
 
 # -- judging ------------------------------------------------------------------------------
-def close(a: float, b: float) -> bool:
-    return abs(a - b) <= ATOL + RTOL * abs(b)
-
-
 def graphs(modes: dict[str, int]) -> int:
     """Forward passes with gradients on: one per step in a right loop."""
     return modes["grad, train"] + modes["grad, eval"]
@@ -347,9 +329,7 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
         raise GradeFailure(f"{modes['no grad, train']} forward passes of the evaluations ran "
                            "with the model in training mode: call model.eval() before "
                            "evaluating")
-    model = call.named["model"]
-    start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
-    if all(torch.equal(weights[k], start[k]) for k in start):
+    if never_moved(weights, call.named["model"]):
         raise GradeFailure(f"after {steps} steps the weights are where they started: "
                            "optimizer.step() never changed them")
     for name, want in want_weights.items():
@@ -367,22 +347,12 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                                    "evaluation is the mean loss of the same fixed batches")
 
 
-def explain_error(call: Call) -> str:
-    message = str(call.outcome[1])
-    if "does not require grad" in message:
-        return ("\nThe loss has no graph to run backward() through: did a training step run "
-                "under torch.no_grad() (left on after an evaluation)?")
-    if "Expected target size" in message or "size mismatch" in message:
-        return ("\nF.cross_entropy reads dimension 1 as the classes: flatten the logits to "
-                "(B*T, vocab_size) and the targets to (B*T,) first.")
-    return ""
+explain_error = explaining("did a training step run under torch.no_grad() (left on after "
+                           "an evaluation)?")
 
 
-CONTRACT = Contract(
-    problem="train-loop", method="train_loop", arg_names=ARG_NAMES,
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
-    fallback_hint=explain_error, harness="train_loop_run", goldens=False,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
+                    fallback_hint=explain_error, harness="train_loop_run", goldens=False)
 
 test_corpus_training, test_random_training = CONTRACT.tests(
     "Training loops of small GPTs on the corpus: the evaluations logged, the final weights, "

@@ -52,12 +52,18 @@ def corpus_batches(steps: int, batch_size: int, context_length: int,
     """`steps` batches as problem 19's get_batch draws them, one generator for all:
     two (steps, batch_size, context_length) tensors."""
     data, generator = corpus(), torch.Generator().manual_seed(seed)
-    xs, ys = [], []
-    for _ in range(steps):
-        starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
-        xs.append(torch.stack([data[s:s + context_length] for s in starts.tolist()]))
-        ys.append(torch.stack([data[s + 1:s + context_length + 1] for s in starts.tolist()]))
+    xs, ys = zip(*(get_batch(data, context_length, batch_size, generator)
+                   for _ in range(steps)))
     return torch.stack(xs), torch.stack(ys)
+
+
+def get_batch(data: torch.Tensor, context_length: int, batch_size: int,
+              generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """One batch of windows and their targets, as problem 19's get_batch draws it."""
+    starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
+    x = torch.stack([data[s:s + context_length] for s in starts.tolist()])
+    y = torch.stack([data[s + 1:s + context_length + 1] for s in starts.tolist()])
+    return x, y
 
 
 def training(config: dict[str, int], seed: int, lr: float, weight_decay: float,
@@ -219,9 +225,29 @@ MISTAKES = [
 ]
 
 
-# -- judging ------------------------------------------------------------------------------
+# -- judging (the training loop's checks judge alike) ---------------------------------------
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= ATOL + RTOL * abs(b)
+
+
+def never_moved(weights: dict[str, torch.Tensor], model: dict[str, Any]) -> bool:
+    """Whether the weights after training are those the harness built the model with."""
+    start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
+    return all(torch.equal(weights[k], start[k]) for k in start)
+
+
+def explaining(no_graph: str) -> Callable[[Call], str]:
+    """A training check's note on an error no mistake names: a loss with no graph
+    (`no_graph` asks how, in that check's terms), or logits left (B, T, vocab_size)."""
+    def explain(call: Call) -> str:
+        message = str(call.outcome[1])
+        if "does not require grad" in message:
+            return "\nThe loss has no graph to run backward() through: " + no_graph
+        if "Expected target size" in message or "size mismatch" in message:
+            return ("\nF.cross_entropy reads dimension 1 as the classes: flatten the logits "
+                    "to (B*T, vocab_size) and the targets to (B*T,) first.")
+        return ""
+    return explain
 
 
 def same_training(a: Outcome, b: Outcome) -> bool:
@@ -263,9 +289,7 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                    if math.isnan(value) else "")
             raise GradeFailure(f"the loss train_step() returned at step {step} is {value}, "
                                f"expected {expected_losses[step - 1]:.6f}.{why}")
-    model, *_ = call.args
-    start = artifacts.trainable_model(model["config"], model["seed"]).state_dict()
-    if all(torch.equal(weights[k], start[k]) for k in start):
+    if never_moved(weights, call.args[0]):
         calls = "1 call" if len(returned) == 1 else f"{len(returned)} calls"
         raise GradeFailure(f"after {calls} of train_step() the weights are where they "
                            "started: optimizer.step() never changed them")
@@ -285,23 +309,12 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                                "must leave the model as one AdamW step on that batch does")
 
 
-def explain_error(call: Call) -> str:
-    message = str(call.outcome[1])
-    if "does not require grad" in message:
-        return ("\nThe loss has no graph to run backward() through: was the forward pass run "
-                "under torch.no_grad(), or the loss rebuilt from a number (.item())?")
-    if "Expected target size" in message or "size mismatch" in message:
-        return ("\nF.cross_entropy reads dimension 1 as the classes: flatten the logits to "
-                "(B*T, vocab_size) and the targets to (B*T,) first.")
-    return ""
+explain_error = explaining("was the forward pass run under torch.no_grad(), or the loss "
+                           "rebuilt from a number (.item())?")
 
 
-CONTRACT = Contract(
-    problem="train-step", method="train_step",
-    arg_names=("model", "optimizer", "x", "y"),
-    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
-    fallback_hint=explain_error, harness="train_steps", goldens=False,
-)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
+                    fallback_hint=explain_error, harness="train_steps", goldens=False)
 
 test_corpus_training, test_random_training = CONTRACT.tests(
     "A few AdamW steps of a small GPT on batches of the corpus: every loss and the final "

@@ -62,8 +62,7 @@ MISTAKES = [
 LAYER = LayerChecks("blocks.{}", block_input, last="last-block",
                     output="the block's output", one_token_layer=1)
 
-CONTRACT = Contract(problem="transformer-block", method="forward", mistakes=MISTAKES,
-                    **LAYER.contract_fields())
+CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
 
 test_shipped_blocks, test_random_blocks = CONTRACT.tests(
     "The shipped model's blocks, on the activations they see",

@@ -91,11 +91,8 @@ def fallback_hint(call: Call) -> str:
     return ""
 
 
-CONTRACT = Contract(
-    problem="vocabulary", method="encode", arg_names=("text", "corpus"),
-    cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
-    judge=comparing(expect_tensor, "the encoded text", exact=True),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
+                    judge=comparing(expect_tensor, "the encoded text", exact=True))
 
 test_shipped_corpus, test_random_corpora = CONTRACT.tests(
     "Encoding with the vocabulary of a fixed corpus",

@@ -52,11 +52,9 @@ def draw_example(data: st.DataObject) -> tuple:
     return torch.tensor(ids, dtype=torch.long), n, i
 
 
-CONTRACT = Contract(
-    problem="windows", method="window", arg_names=("data", "context_length", "i"),
-    cases=cases, mistakes=MISTAKES, matches=same_pair,
-    judge=comparing(expect_pair, "window", names=("the input window x", "the target window y")),
-)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair,
+                    judge=comparing(expect_pair, "window",
+                                    names=("the input window x", "the target window y")))
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "The windows of a fixed stretch of the corpus",

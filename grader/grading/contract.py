@@ -1,11 +1,17 @@
 """What a check module grades, declared once; the checks and tests built from it.
 
-Every grader/checks/check_<slug>.py declares one contract:
+Every grader/checks/check_<slug>.py declares one contract, with only what is new
+about its problem:
 
-    CONTRACT = Contract(problem="top-k", method="top_k_filter", arg_names=("logits", "k"),
-                        cases=cases, judge=judge, mistakes=MISTAKES)
+    CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
 
-and from it gets the check of one call (`CONTRACT.check`), its two usual tests
+Its problem is the one whose checks file declares it (problems/registry.toml),
+its method that problem's only method, its argument names the reference
+method's parameters and whether it yields (`iterate`) what the reference does.
+Any of them may be declared instead: a problem of several methods names the one
+each contract grades, and a contract driven by a harness may grade something
+that is not a method at all (its arg_names are then the harness's). The module
+then gets the check of one call (`CONTRACT.check`), its two usual tests
 (`CONTRACT.tests`: the fixed cases against the goldens, drawn examples against
 the reference; or one at a time, `case_test` and `example_test`) and the check
 that bad arguments are refused (`CONTRACT.expect_refusal`). A module writes only
@@ -69,15 +75,17 @@ from grader.sandbox.process import CallOutcome
 Draw = Callable[[st.DataObject], tuple]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Contract:
     """What a check module grades: one method of one problem, its cases and its mistakes."""
 
-    problem: str  # the slug in problems/registry.toml
-    method: str  # one of that problem's `methods`
-    arg_names: tuple[str, ...]  # the method's parameters, as the reference names them
     cases: Callable[[], dict[str, tuple]]  # case id -> arguments
     judge: Judge
+    # By default the problem whose checks file declares the contract, its only
+    # method, and that method's parameters as the reference names them.
+    problem: str = ""  # the slug in problems/registry.toml
+    method: str = ""  # one of that problem's `methods`
+    arg_names: tuple[str, ...] = ()
     mistakes: Sequence[Mistake] = ()
     # When the learner's outcome "is" a mistake's. Filters keep tied tokens in
     # any order, so they compare otherwise than bit for bit.
@@ -88,7 +96,9 @@ class Contract:
     # A diagnosis for wrong answers that no mistake reproduces, e.g. from the
     # error a call raised.
     fallback_hint: Callable[[Call], Diagnosis | str] | None = None
-    iterate: bool = False  # the method yields: its answer is the list of what it yields
+    # The method yields: its answer is the list of what it yields. By default,
+    # whether the reference's yields.
+    iterate: bool | None = None
     # The checks judge how the model is used, so its calls must be observed by the
     # grader, out of the submission's reach (grader/sandbox/witness.py).
     witness_model_calls: bool = False
@@ -100,6 +110,25 @@ class Contract:
     # machine can move beyond the tolerances (the weights after several training
     # steps) is judged against the live reference only.
     goldens: bool = True
+    # The judge is given the calls that raised too (as `call.outcome`), to say
+    # what an error means; otherwise the contract reports it as raised.
+    judges_errors: bool = False
+    # The lines that show a failing call's arguments, by name.
+    describe: Callable[[dict[str, Any]], list[str]] = describe_inputs
+
+    def __post_init__(self) -> None:
+        # What the registry and the reference already say is not declared again.
+        derived = derive(self.problem or declaring_problem(), self.method)
+        for name, value in zip(("problem", "method"), derived[:2]):
+            object.__setattr__(self, name, value)
+        signature = derived[2]
+        if signature is None:  # no method of the registry's: nothing to derive from
+            object.__setattr__(self, "iterate", bool(self.iterate))
+            return
+        if not self.arg_names:
+            object.__setattr__(self, "arg_names", signature.names)
+        if self.iterate is None:
+            object.__setattr__(self, "iterate", signature.yields)
 
     @cached_property
     def case_args(self) -> dict[str, tuple]:
@@ -133,7 +162,7 @@ class Contract:
         expected = (kata.expected(case_id, live, self.same_as_golden)
                     if case_id and self.goldens else live)
         try:
-            if got[0] == "error":
+            if got[0] == "error" and not self.judges_errors:
                 raise GradeFailure(raised(self.method, got))
             (judge or self.judge)(got[1], expected, call)
         except GradeFailure as failure:
@@ -161,10 +190,9 @@ class Contract:
         """What the worker is asked to run: the method, or the harness that drives it."""
         return f"harness:{self.harness}" if self.harness else self.method
 
-    @staticmethod
-    def show_inputs(named: dict[str, Any], case_id: str | None) -> str:
+    def show_inputs(self, named: dict[str, Any], case_id: str | None) -> str:
         """A failing call's arguments as the learner's method received them."""
-        return show_inputs(describe_inputs(named), case_id)
+        return show_inputs(self.describe(named), case_id)
 
     def call_again(self, kata: Kata, *args: Any) -> Outcome:
         """The learner's outcome on other arguments, leaving the failing call's record
@@ -182,11 +210,13 @@ class Contract:
         return kata.last
 
     def bind(self, kata: Kata, args: tuple) -> dict[str, Any]:
-        signature = inspect.signature(getattr(kata.reference, self.method))
-        if any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()) and len(
-                args) == len(self.arg_names):
-            # A module's driver takes forward(config, weights, *inputs): the names the
-            # contract declares say what each input is (x, context).
+        method = getattr(kata.reference, self.method, None)
+        signature = inspect.signature(method) if method is not None else None
+        if signature is None or (any(p.kind is p.VAR_POSITIONAL
+                                     for p in signature.parameters.values())
+                                 and len(args) == len(self.arg_names)):
+            # A module's driver takes forward(config, weights, *inputs), and a harness
+            # may drive what is no method: the contract's names say what each input is.
             return dict(zip(self.arg_names, args, strict=True))
         bound = signature.bind(*args)
         bound.apply_defaults()
@@ -276,8 +306,39 @@ class Signature:
     yields: bool
 
 
+def declaring_problem() -> str:
+    """The problem of the check module (check_<slug>.py) whose top level is running the
+    declaration, or "" outside one. Its top level, not a helper it calls: a check module
+    may build its contract with another's helper, and import another while it runs."""
+    by_file = {p.checks.name: p.slug for p in problems()}
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = Path(frame.f_globals.get("__file__") or "").name
+        if frame.f_code.co_name == "<module>" and name.startswith("check_"):
+            return by_file.get(name, "")
+        frame = frame.f_back
+    return ""
+
+
+def derive(slug: str, method: str) -> tuple[str, str, Signature | None]:
+    """(problem, method, the reference method's signature) as far as the registry and
+    the reference say them; what they cannot say is left for `validate` to name."""
+    problem = next((p for p in problems() if p.slug == slug), None)
+    if problem is None:
+        return slug, method, None
+    if not method and len(problem.methods) == 1:
+        method = problem.methods[0]
+    if method not in problem.methods:
+        return slug, method, None
+    return slug, method, reference_signature(problem, method)
+
+
 def validate(module: ModuleType) -> Contract:
-    """The module's contract, or a ContractError that names the module and what is wrong."""
+    """The module's contract, or a ContractError that names the module and what is wrong.
+
+    Every other Contract the module holds (a problem of several methods has one
+    each) is validated too; only CONTRACT's cases have goldens.
+    """
     path = Path(module.__file__ or module.__name__)
     contract = getattr(module, "CONTRACT", None)
 
@@ -286,7 +347,32 @@ def validate(module: ModuleType) -> Contract:
 
     if not isinstance(contract, Contract):
         raise wrong("declares no CONTRACT = Contract(...) (see grader/grading/contract.py)")
+    for name, other in vars(module).items():
+        if isinstance(other, Contract) and other is not contract:
+            validate_contract(other, path, lambda what, n=name: wrong(f"{n}: {what}"),
+                              goldens=False)
+            if other.problem != contract.problem:
+                raise wrong(f"{name} grades problem {other.problem!r}, CONTRACT "
+                            f"{contract.problem!r}")
+    validate_contract(contract, path, wrong)
+    graded = {c.method for c in vars(module).values() if isinstance(c, Contract)}
+    problem = next(p for p in problems() if p.slug == contract.problem)
+    ungraded = [m for m in problem.methods if m not in graded]
+    if ungraded:
+        raise wrong(f"no contract grades {', '.join(ungraded)}, which problems/registry.toml "
+                    f"lists for {problem.slug}")
+    for name, value in vars(module).items():
+        if name.startswith("test_") and callable(value) and not (value.__doc__ or "").strip():
+            raise wrong(f"{name} has no docstring; its first line names the test in reports")
+    return contract
+
+
+def validate_contract(contract: Contract, path: Path, wrong: Callable[[str], ContractError],
+                      goldens: bool = True) -> None:
     by_slug = {p.slug: p for p in problems()}
+    if not contract.problem:
+        raise wrong("names no problem: declare Contract(problem=...), or name the file "
+                    "check_<slug>.py after its problem's slug")
     problem = by_slug.get(contract.problem)
     if problem is None:
         raise wrong(f"problem {contract.problem!r} is not in problems/registry.toml; "
@@ -294,29 +380,37 @@ def validate(module: ModuleType) -> Contract:
     if problem.checks.name != path.name:
         raise wrong(f"declares problem {problem.slug!r}, whose checks are in "
                     f"{problem.checks.name}")
-    if contract.method not in problem.methods:
+    if not contract.method:
+        raise wrong(f"names no method, and {problem.slug} has several in "
+                    f"problems/registry.toml: declare one of {', '.join(problem.methods)}")
+    if contract.method in problem.methods:
+        signature = reference_signature(problem, contract.method)
+        if tuple(contract.arg_names) != signature.names:
+            raise wrong(f"arg_names {tuple(contract.arg_names)} are not the parameters of the "
+                        f"reference's {contract.method}(): {signature.names}")
+        if contract.iterate != signature.yields:
+            raise wrong(f"iterate={contract.iterate}, but the reference's {contract.method}() "
+                        f"{'yields' if signature.yields else 'returns'} its answer")
+    elif contract.harness and contract.arg_names:
+        # Driven by a harness, it grades what is no method (a class the harness
+        # builds): the harness's arguments are the ones it declares.
+        names = tuple(contract.arg_names)
+        signature = Signature(names, len(names), bool(contract.iterate))
+    else:
         raise wrong(f"method {contract.method!r} is not one of {problem.slug}'s methods in "
                     f"problems/registry.toml: {', '.join(problem.methods)}")
-    signature = reference_signature(problem, contract.method)
-    if tuple(contract.arg_names) != signature.names:
-        raise wrong(f"arg_names {tuple(contract.arg_names)} are not the parameters of the "
-                    f"reference's {contract.method}(): {signature.names}")
-    if contract.iterate != signature.yields:
-        raise wrong(f"iterate={contract.iterate}, but the reference's {contract.method}() "
-                    f"{'yields' if signature.yields else 'returns'} its answer")
     for mistake in contract.mistakes:
         if not (isinstance(mistake, Mistake) and mistake.name and mistake.hint
                 and mistake.runs and all(callable(run) for run in mistake.runs)):
             raise wrong(f"{mistake!r} is not a Mistake with a name, a hint and a way to make it")
-    validate_cases(contract, signature, wrong)
-    for name, value in vars(module).items():
-        if name.startswith("test_") and callable(value) and not (value.__doc__ or "").strip():
-            raise wrong(f"{name} has no docstring; its first line names the test in reports")
-    return contract
+    if not goldens and contract.goldens:
+        raise wrong("has goldens=True, but only CONTRACT's cases have goldens: declare "
+                    "goldens=False")
+    validate_cases(contract, signature, wrong, goldens)
 
 
 def validate_cases(contract: Contract, signature: Signature,
-                   wrong: Callable[[str], ContractError]) -> None:
+                   wrong: Callable[[str], ContractError], goldens_kept: bool = True) -> None:
     cases = contract.case_args
     for case_id, args in cases.items():
         if not isinstance(args, tuple):
@@ -324,6 +418,8 @@ def validate_cases(contract: Contract, signature: Signature,
         if not signature.required <= len(args) <= len(signature.names):
             raise wrong(f"case {case_id!r} has {len(args)} arguments; {contract.method}() "
                         f"takes {signature.required} to {len(signature.names)}")
+    if not goldens_kept:
+        return  # the goldens file is keyed by problem: it holds CONTRACT's
     goldens = set(artifacts.load_goldens().get(contract.problem, {}))
     if not contract.goldens:
         if goldens:

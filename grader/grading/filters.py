@@ -1,7 +1,8 @@
 """The sampling filters the checks compute their expected answers with, written once.
 
-Each is the rule the statements give, independent of the references; a check's
-known mistakes are knobs on its own copies, never here.
+Each is the rule the statements give, independent of the references. The few
+keyword knobs (`strict`, `descending`, `scatter`, `dim`) make the checks' known
+mistakes of the same computation; left at their defaults they are the rule.
 """
 
 from __future__ import annotations
@@ -22,16 +23,32 @@ def top_k(x: torch.Tensor, k: int, fill: float = INF) -> torch.Tensor:
     return x.masked_fill(x < kth_largest(x, k), fill)
 
 
-def nucleus_mask(x: torch.Tensor, top_p: float, keep: int = 1, *,
-                 strict: bool = False) -> torch.Tensor:
+def sorted_totals(x: torch.Tensor, *, descending: bool = False,
+                  dim: int = -1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row sorted ascending, the running totals of its probabilities, and where
+    each sorted logit came from. (`descending` sorts the other way, and `dim` takes the
+    softmax over another dimension: two known mistakes.)"""
+    sorted_logits, sorted_indices = torch.sort(x, dim=-1, descending=descending)
+    return sorted_logits.softmax(dim=dim).cumsum(dim=-1), sorted_indices
+
+
+def running_totals(x: torch.Tensor) -> torch.Tensor:
+    """Each logit's probability plus every less likely one's, in vocabulary order."""
+    cumulative, indices = sorted_totals(x)
+    return cumulative.scatter(-1, indices, cumulative)
+
+
+def nucleus_mask(x: torch.Tensor, top_p: float, keep: int = 1, *, strict: bool = False,
+                 descending: bool = False, scatter: bool = True,
+                 dim: int = -1) -> torch.Tensor:
     """Which logits the nucleus filter removes: sorted ascending, those whose running
     total of probability is still <= 1 - top_p (the boundary counts as reached; `strict`
-    is the mistake of <), the `keep` most likely always staying."""
-    sorted_logits, sorted_indices = torch.sort(x, dim=-1)
-    cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+    is the mistake of <), the `keep` most likely always staying. (`scatter=False` is the
+    mistake of leaving the mask in sorted order.)"""
+    cumulative, sorted_indices = sorted_totals(x, descending=descending, dim=dim)
     remove = cumulative < 1 - top_p if strict else cumulative <= 1 - top_p
     remove[..., -keep:] = False
-    return remove.scatter(-1, sorted_indices, remove)
+    return remove.scatter(-1, sorted_indices, remove) if scatter else remove
 
 
 def top_p(x: torch.Tensor, p: float, keep: int = 1, fill: float = INF) -> torch.Tensor:

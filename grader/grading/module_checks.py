@@ -98,8 +98,7 @@ class LayerChecks:
     one_token_layer: int = 0
 
     def contract_fields(self) -> dict[str, Any]:
-        return {"arg_names": ("config", "weights", "x"), "cases": self.cases,
-                **judged_as_activations(self.output)}
+        return {"cases": self.cases, **judged_as_activations(self.output)}
 
     def weights(self, model: ModelSpec, layer: int, head: int | None) -> dict[str, Any]:
         return weights(model, self.part.format(layer), head if self.one_head else None)
