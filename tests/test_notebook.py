@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from test_reuse import TOP_K_TOP_P
 
 from grader.notebook import CheckError, solution_file
 from grader.registry import find
@@ -189,24 +190,7 @@ def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
         (tmp_path / "problems" / folder).mkdir(parents=True)
         (tmp_path / "problems" / folder / "solution.py").write_text(
             (ROOT / "solutions" / folder / "solution.py").read_text())
-    cell = textwrap.dedent('''\
-        from grader.reuse import solution_of
-        TopK = solution_of("top-k")
-        TopP = solution_of("top-p")
-
-        class Mine:
-            def top_k_top_p_filtering(self, logits, top_k=0, top_p=1.0,
-                                      filter_value=float("-inf"), min_tokens_to_keep=1):
-                result = logits.clone()
-                if top_k > 0:
-                    k = min(max(top_k, min_tokens_to_keep), logits.shape[-1])
-                    removed = TopK().top_k_filter(result, k).isneginf() & ~result.isneginf()
-                    result = result.masked_fill(removed, filter_value)
-                if top_p < 1.0:
-                    removed = TopP().top_p_filter(result, top_p, min_tokens_to_keep).isneginf()
-                    result = result.masked_fill(removed & ~result.isneginf(), filter_value)
-                return result
-        ''')
+    cell = TOP_K_TOP_P  # the learner's 11, written with their 09 and 10
     script = textwrap.dedent(f'''\
         import linecache, sys, types
         cell = {cell!r}
@@ -215,7 +199,7 @@ def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
         sys.modules["cell_main"] = main
         exec(compile(cell, "<cell>", "exec"), main.__dict__)
         from grader import check
-        print("RESULT", check("top-k-top-p", main.Mine))
+        print("RESULT", check("top-k-top-p", main.Solution))
         ''')
     done = python("-c", script, cwd=tmp_path)
     assert "RESULT True" in done.stdout, done.stdout + done.stderr

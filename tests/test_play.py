@@ -67,43 +67,38 @@ def test_play_loads_neither_pytest_nor_the_sandbox() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_examples_give_the_learners_own_solution(tmp_path: Path) -> None:
-    # A kata folder of the learner's, where 09 holds a solution of theirs.
-    folder = tmp_path / "kata" / "problems" / "09-top-k"
+def play_in_a_kata(tmp_path: Path, problem: str, script: str) -> list[str]:
+    """What `script` prints, run in a learner's kata folder whose `problem` holds a copy
+    of the reference marked as theirs; its first line must be where the class came from."""
+    folder = tmp_path / "kata" / "problems" / problem
     folder.mkdir(parents=True)
-    mine = "# mine\n" + (ROOT / "solutions" / "09-top-k" / "solution.py").read_text()
+    mine = "# mine\n" + (ROOT / "solutions" / problem / "solution.py").read_text()
     (folder / "solution.py").write_text(mine)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path / "kata", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
+    return lines[1:]
+
+
+def test_examples_give_the_learners_own_solution(tmp_path: Path) -> None:
     script = ('from grader.play import *\nglobals().update(examples("top-k"))\n'
               "import inspect\nprint(inspect.getsourcefile(Solution))\n"
               "print(Solution().top_k_filter(logits, 1).isfinite().sum().item(), "
               "decode(encode('Lily')))\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path / "kata", env=env)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
-    assert lines[1] == "1 Lily"
+    assert play_in_a_kata(tmp_path, "09-top-k", script) == ["1 Lily"]
 
 
 def test_a_module_problem_gives_the_learners_class_under_its_own_name(tmp_path: Path) -> None:
-    # A kata folder of the learner's, where 20 holds a Head of theirs.
-    folder = tmp_path / "kata" / "problems" / "20-attention-head"
-    folder.mkdir(parents=True)
-    mine = "# mine\n" + (ROOT / "solutions" / "20-attention-head" / "solution.py").read_text()
-    (folder / "solution.py").write_text(mine)
     script = ('from grader.play import *\nnames = examples("attention-head")\n'
               "globals().update(names)\n"
               "import inspect\nprint(inspect.getsourcefile(Head))\n"
               "print('Solution' in names, load_weights(Head(config), weights)(x).shape)\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path / "kata", env=env)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
     # "The cat" is 7 characters; a head of the shipped model is 64 // 4 = 16 wide.
-    assert lines[1] == "False torch.Size([1, 7, 16])"
+    assert play_in_a_kata(tmp_path, "20-attention-head", script) == [
+        "False torch.Size([1, 7, 16])"]
 
 
 def test_load_weights_says_which_names_it_expected() -> None:

@@ -166,13 +166,16 @@ def test_a_folder_that_is_not_laid_out_like_problems_is_not_granted(tmp_path: Pa
     assert str((tmp_path / "11-top-k-top-p").resolve()) in policy.readable
 
 
-@needs_landlock
-def test_a_solution_built_on_earlier_ones_passes_in_the_sandbox(tmp_path: Path) -> None:
-    problems = kata(tmp_path / "learner")
-    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
+def passes_under_landlock(problems: Path, problem: str, tmp_path: Path) -> None:
+    run = run_grade("--submission", problems, problem, tmp_path=tmp_path)
     assert run.report is not None, run.stderr
     assert any(layer.startswith("landlock") for layer in run.report["isolation"])
     assert run.report["status"] == "pass", messages(run.report)
+
+
+@needs_landlock
+def test_a_solution_built_on_earlier_ones_passes_in_the_sandbox(tmp_path: Path) -> None:
+    passes_under_landlock(kata(tmp_path / "learner"), "top-k-top-p", tmp_path)
 
 
 @needs_landlock
@@ -181,10 +184,7 @@ def test_generate_built_on_the_first_five_passes_in_the_sandbox(tmp_path: Path) 
                     solved=("crop-context", "last-logits", "softmax", "sample", "decode"))
     (problems / "06-generate").mkdir()
     (problems / "06-generate" / "solution.py").write_text(GENERATE)
-    run = run_grade("--submission", problems, "generate", tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
-    assert run.report["status"] == "pass", messages(run.report)
+    passes_under_landlock(problems, "generate", tmp_path)
 
 
 @needs_landlock

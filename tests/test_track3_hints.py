@@ -37,12 +37,18 @@ def failed(hint: str = "", message: str = "the block's output differs") -> Simpl
                            mistake=mistake)
 
 
-def test_a_grade_that_names_no_mistake_forgets_the_older_fix(state: Path) -> None:
+def graded_with_relu(state: Path) -> Path:
+    """A grade of a block using ReLU, which names the mistake; the file graded."""
     file = state / "solution.py"
     file.write_text("relu\n")
     status.record(graded(file, failed(
         "the MLP's activation is F.gelu",
         "This is what happens when you use ReLU instead of GELU.")))
+    return file
+
+
+def test_a_grade_that_names_no_mistake_forgets_the_older_fix(state: Path) -> None:
+    file = graded_with_relu(state)
     assert status.load_status()["transformer-block"]["mistake_hint"] == (
         "the MLP's activation is F.gelu")
     file.write_text("a mistake no check names\n")
@@ -53,11 +59,7 @@ def test_a_grade_that_names_no_mistake_forgets_the_older_fix(state: Path) -> Non
 
 
 def test_a_named_mistake_still_offers_its_fix_first(state: Path) -> None:
-    file = state / "solution.py"
-    file.write_text("relu\n")
-    status.record(graded(file, failed(
-        "the MLP's activation is F.gelu",
-        "This is what happens when you use ReLU instead of GELU.")))
+    graded_with_relu(state)
     what, text = status.next_hint(find("transformer-block"))
     assert what == "the fix for the mistake your last grade named"
     assert text == ("This is what happens when you use ReLU instead of GELU.\n"
