@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from grader.grading.skeleton import load_reference, same_outcome
+from grader.grading.equality import same_outcome
+from grader.grading.reference import load_reference
 from grader.maintainer.make_data import check_module
 from grader.model import artifacts
 from grader.registry import problems

@@ -10,10 +10,11 @@ import torch
 from conftest import module_from
 
 from grader.grading.cases import SHIPPED, prompt_ids
+from grader.grading.diagnosis import Diagnoses, find_mistake
+from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.inputs import describe_inputs
 from grader.grading.plugin import with_inputs
 from grader.grading.report import cut_output
-from grader.grading.skeleton import Diagnoses, GradeFailure, Mistake, find_mistake
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 

@@ -32,8 +32,7 @@ def test_every_problem_has_graded_hints(problem):
 
 
 def test_a_named_mistake_keeps_its_fix_aside():
-    from grader.grading.failures import Mistake, naming
-    from grader.grading.skeleton import GradeFailure
+    from grader.grading.failures import GradeFailure, Mistake, naming
 
     mistake = Mistake("do not crop the context", "crop it first", print)
     diagnosis = GradeFailure("new character 1 differs", lambda: naming(mistake)).diagnosis

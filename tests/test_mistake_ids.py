@@ -51,9 +51,16 @@ def test_an_id_is_the_name_in_kebab_case_unless_given() -> None:
 
 
 def test_a_failure_says_what_kind_it_is() -> None:
-    from grader.grading.failures import NOT_IMPLEMENTED, STUCK, UNAVAILABLE, WRONG
+    from grader.grading.failures import (
+        NOT_IMPLEMENTED,
+        STUCK,
+        UNAVAILABLE,
+        WRONG,
+        GradeFailure,
+        SubmissionUnavailable,
+    )
     from grader.grading.plugin import NotRun
-    from grader.grading.skeleton import GradeFailure, SubmissionUnavailable, unavailable_kind
+    from grader.grading.worker_errors import unavailable_kind
 
     assert GradeFailure("wrong token").kind == WRONG
     assert SubmissionUnavailable("SyntaxError: invalid syntax").kind == UNAVAILABLE

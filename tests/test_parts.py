@@ -14,8 +14,9 @@ from torch import nn
 
 from grader.grading import transformer
 from grader.grading.cases import SHIPPED, attention_input, block_input, prompt_ids
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_activations
-from grader.grading.skeleton import GradeFailure, load_reference
+from grader.grading.reference import load_reference
 from grader.model import artifacts, parts
 from grader.model.gpt import GPTConfig
 from grader.registry import find

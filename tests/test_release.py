@@ -35,6 +35,8 @@ REFERENCE_CODE = sorted(
      paths.PACKAGE / "grading" / "transformer.py",
      paths.PACKAGE / "grading" / "mistakes.py",
      paths.PACKAGE / "grading" / "judges.py",
+     paths.PACKAGE / "grading" / "sampling_judges.py",
+     paths.PACKAGE / "grading" / "filter_judges.py",
      *paths.CHECKS.glob("check_*.py")])
 # Rules of judging that the practice grader states again on purpose: they say how
 # close is close enough, not what the answer is.
@@ -363,11 +365,11 @@ def test_the_gradebook_and_gradescope_take_a_copy_as_a_clone(two_learners: Path,
 # -- the practice copies of the full grader's rules ------------------------------------------
 def test_the_practice_rules_are_the_full_graders() -> None:
     """The practice grader restates a few of the full grader's rules: loading known weights
-    (grader/model/parts.py) and the tolerances of equality (grader/grading/skeleton.py,
-    judges.activation_atol). They must say and judge the same."""
+    (grader/model/parts.py) and the tolerances of equality (grader/grading/tolerances.py
+    and equality.py). They must say and judge the same."""
     import torch
 
-    from grader.grading import judges, skeleton
+    from grader.grading import equality, tolerances
     from grader.model import parts
     from grader.release.practice import judge, weights
 
@@ -387,14 +389,14 @@ def test_the_practice_rules_are_the_full_graders() -> None:
     assert {"load_known_weights", "names", "SHOWN_NAMES", "KnownWeightsError"} <= set(shared)
     for name, code in shared.items():
         assert top(full).get(name) == code, f"weights.py's {name} is not parts.py's"
-    assert (judge.RTOL, judge.ATOL) == (skeleton.RTOL, skeleton.ATOL)
+    assert (judge.RTOL, judge.ATOL) == (tolerances.RTOL, tolerances.ATOL)
     for values in ([0.0], [1e-3, -2.0, 5.0], [float("inf"), 3.0], [1e4] * 4):
         tensor = torch.tensor(values)
-        assert judge.activation_atol(tensor) == judges.activation_atol(tensor)
+        assert judge.activation_atol(tensor) == tolerances.activation_atol(tensor)
     # And both equalities take and refuse the same near misses.
     want = torch.tensor([1.0, -2.0, 0.0, 1e-7])
     for moved in (1e-7, 9e-7, 2e-6, 1e-5, 3e-5):
         got = want + moved
-        assert judge.same(got, want) == skeleton.same_outcome(("value", got), ("value", want))
-        assert judge.same(got, want, activations=True) == judges.same_activations(
+        assert judge.same(got, want) == equality.same_outcome(("value", got), ("value", want))
+        assert judge.same(got, want, activations=True) == equality.same_activations(
             ("value", got), ("value", want))

@@ -17,7 +17,7 @@ from grader.grading.sanitise import (
     uncell,
     visible,
 )
-from grader.grading.skeleton import one_line
+from grader.grading.worker_errors import one_line
 
 # What must never reach a terminal or a file raw: C0 (but newline and tab in blocks),
 # DEL, C1, bidi controls, line separators, lone surrogates.

@@ -47,7 +47,7 @@ def run(tmp_path_factory) -> Path:
 
 def expected_text(folder: Path, prompt: str, chars: int) -> str:
     """The reference generate() on the run's model, built here from its files."""
-    from grader.grading.skeleton import load_reference
+    from grader.grading.reference import load_reference
 
     config = GPTConfig(**json.loads((folder / "config.json").read_text()))
     model = GPT(config)
@@ -64,7 +64,7 @@ def expected_text(folder: Path, prompt: str, chars: int) -> str:
 def sampled_text(folder: Path, prompt: str, chars: int, seed: int) -> str:
     """The reference sample_text() with talk's defaults (temperature 1, no filters)
     and `seed`, on the run's model built here from its files."""
-    from grader.grading.skeleton import load_reference
+    from grader.grading.reference import load_reference
 
     config = GPTConfig(**json.loads((folder / "config.json").read_text()))
     model = GPT(config)
@@ -165,7 +165,7 @@ def test_a_streamed_learner_generator_is_served_live(run):
 
 def test_your_sample_text_samples_a_run_served_by_the_grader(run):
     from grader.cli.talk import Implementation, choose_model, sampled
-    from grader.grading.skeleton import load_reference
+    from grader.grading.reference import load_reference
     from grader.model import artifacts
     from grader.sandbox.process import Sandbox, WorkerPool
 

@@ -73,7 +73,7 @@ def test_sentences_end_right_after_a_full_stop_an_exclamation_or_a_question_mark
 
 def pieces(unit: str, chars: int, seed: int) -> tuple[list[str], str]:
     """What `sampled` yields with the references, and sample_text's whole text."""
-    from grader.grading.skeleton import load_reference
+    from grader.grading.reference import load_reference
 
     talker = choose_model("shipped")
     context = artifacts.encode(PROMPT, talker.int_to_char)

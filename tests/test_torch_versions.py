@@ -15,7 +15,7 @@ import torch
 
 from grader.checks.check_sampler import exponentials_after
 from grader.grading.cases import seed_state
-from grader.grading.judges import exponentials, sampled_choice
+from grader.grading.sampling_judges import exponentials, sampled_choice
 
 
 def probabilities(size: int, seed: int) -> torch.Tensor:

@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from grader.checks import check_train_step as checks
-from grader.grading.skeleton import load_reference, outcome_of
+from grader.grading.equality import outcome_of
+from grader.grading.reference import load_reference
 from grader.model import artifacts
 from grader.model.gpt import GPT, GPTConfig
 from grader.registry import find

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from grader.grading import cases
-from grader.grading.judges import sampled_choice
-from grader.grading.skeleton import GradeFailure
+from grader.grading.failures import GradeFailure
+from grader.grading.sampling_judges import sampled_choice
 from grader.grading.witnessed import Untraced, expect_streamed_from_calls, trace_tokens
 from grader.model import artifacts, hidden
 from grader.sandbox.protocol import ModelSpec, decode, encode
@@ -134,7 +134,7 @@ def test_a_worker_cannot_build_a_hidden_model():
 
 
 def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
-    from grader.grading.skeleton import fresh
+    from grader.grading.reference import fresh
     from grader.sandbox.witness import own_instance
 
     stand_in = hide(ModelSpec("shipped"))
@@ -151,7 +151,7 @@ def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
 
 
 def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls_differ():
-    from grader.grading.skeleton import Call
+    from grader.grading.kata import Call
     from grader.grading.witnessed import judge_from_calls
     from grader.sandbox.process import CallOutcome
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.grading.skeleton import Kata
+from grader.grading.kata import Kata
 from grader.registry import find
 from grader.sandbox.process import CallOutcome
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import GradeFailure
 from grader.wording import agree, count
 
 

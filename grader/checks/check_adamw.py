@@ -16,8 +16,10 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import ATOL, RTOL, Call, GradeFailure, Mistake
+from grader.grading.kata import Call
+from grader.grading.tolerances import ATOL, RTOL
 
 Tensors = list[torch.Tensor]
 Update = tuple[Tensors, Tensors, Tensors]

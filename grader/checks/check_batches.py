@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_pair, same_pair
-from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake, fresh
+from grader.grading.equality import same_pair
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.judges import expect_pair
+from grader.grading.kata import Call, Kata
+from grader.grading.reference import fresh
 
 
 def batch_args(data: torch.Tensor, n: int, batch_size: int, seed: int) -> tuple:

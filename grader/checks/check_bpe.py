@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.judges import expect_text
-from grader.grading.skeleton import Call, GradeFailure, Judge, Kata, Mistake
+from grader.grading.kata import Call, Judge, Kata
 
 BYTES = 256
 

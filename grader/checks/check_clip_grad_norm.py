@@ -16,16 +16,11 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis, naming
+from grader.grading.equality import Outcome, outcome_of
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake, naming
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import (
-    RTOL,
-    Call,
-    GradeFailure,
-    Mistake,
-    Outcome,
-    outcome_of,
-)
+from grader.grading.kata import Call
+from grader.grading.tolerances import RTOL
 
 Grads = list[torch.Tensor | None]
 EPS = 1e-6  # clip_grad_norm_'s own

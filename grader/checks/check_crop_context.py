@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import Kata, Mistake
+from grader.grading.kata import Kata
 from grader.grading.strategies import token_contexts
 
 MISTAKES = [

@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import Choice, divergence_report, expect_type, reset_sampling_choice
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.judges import expect_type
+from grader.grading.kata import Call
 from grader.grading.mistakes import NOT_RESTORED
-from grader.grading.skeleton import Call, GradeFailure, Mistake, fresh, fresh_args
+from grader.grading.reference import fresh, fresh_args
+from grader.grading.sampling_judges import Choice, divergence_report, reset_sampling_choice
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec

@@ -6,9 +6,9 @@ from functools import partial
 
 from grader.grading.cases import generation_cases
 from grader.grading.contract import Contract
-from grader.grading.judges import judge_reset_sampling
+from grader.grading.failures import Mistake
 from grader.grading.mistakes import NOT_RESTORED, generation_loop, window_mistakes
-from grader.grading.skeleton import Mistake
+from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example
 
 MISTAKES = [

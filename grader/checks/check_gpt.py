@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from grader.grading import transformer
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.module_checks import (
     MASK_AS_BEFORE,
     judged_as_activations,
@@ -23,7 +24,6 @@ from grader.grading.module_checks import (
     repeatable,
     shipped_config,
 )
-from grader.grading.skeleton import Mistake
 from grader.grading.strategies import random_models, token_contexts
 from grader.model.parts import weights
 from grader.sandbox.protocol import ModelSpec

@@ -10,10 +10,15 @@ import torch
 
 from grader.grading.cases import generation_cases, generation_prompts
 from grader.grading.contract import Contract
-from grader.grading.judges import Choice, expect_text, judge_steps
+from grader.grading.equality import raised
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.judges import expect_text
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes import generation_loop, window_mistakes
-from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Kata, Mistake, fresh_args, raised
+from grader.grading.reference import fresh_args
+from grader.grading.sampling_judges import Choice, judge_steps
 from grader.grading.strategies import generation_example, vocab
+from grader.grading.tolerances import TIE_RTOL
 
 
 def cases() -> dict[str, tuple]:

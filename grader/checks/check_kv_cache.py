@@ -16,10 +16,10 @@ from grader.grading.cases import (
     generation_prompts,
     prompt_ids,
 )
-from grader.grading.failures import Diagnosis
-from grader.grading.judges import judge_reset_sampling
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes import NOT_RESTORED
-from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
+from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.witnessed import WitnessedContract, judge_from_calls
 from grader.model import artifacts

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import Mistake
 from grader.grading.strategies import model_and_context
 
 MISTAKES = [

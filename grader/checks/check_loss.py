@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
+from grader.grading.kata import Call, Kata
 from grader.model import artifacts
 
 

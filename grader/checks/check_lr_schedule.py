@@ -13,7 +13,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
-from grader.grading.skeleton import RTOL, Call, GradeFailure, Mistake
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.kata import Call
+from grader.grading.tolerances import RTOL
 
 # A rate is judged relative to itself (RTOL); a rate near zero, to the run's peak.
 PEAK_ATOL = 1e-9

@@ -13,13 +13,13 @@ from functools import partial
 from grader.grading import transformer
 from grader.grading.cases import attention_input
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.module_checks import (
          LayerChecks,
          attention_mistakes,
          qkv_order_mistake,
          repeatable,
 )
-from grader.grading.skeleton import Mistake
 
 SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): head h owns "
          "channels h*head_size to (h+1)*head_size of every position")

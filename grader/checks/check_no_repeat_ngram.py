@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix, prompt_ids, shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.filter_judges import expect_like_logits
 from grader.grading.filters import ngram_bans
-from grader.grading.judges import expect_like_logits
-from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
+from grader.grading.kata import Call, Kata
 from grader.grading.strategies import logits
 
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import block_input, random_input
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.module_checks import judged_as_activations, shipped_config
-from grader.grading.skeleton import Mistake
 from grader.model import artifacts
 from grader.model.parts import given, state_dict
 

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import attention_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.judges import ATOL, RTOL, expect_tensor
-from grader.grading.skeleton import Call, GradeFailure, Mistake
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.judges import expect_tensor
+from grader.grading.kata import Call
+from grader.grading.tolerances import ATOL, RTOL
 from grader.model import artifacts
 
 BASE = 10000.0

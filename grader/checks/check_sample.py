@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis, Mistake, naming
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake, naming
 from grader.grading.judges import expect_tensor
-from grader.grading.skeleton import Call, GradeFailure
+from grader.grading.kata import Call
 from grader.grading.strategies import logits
 
 

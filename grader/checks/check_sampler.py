@@ -12,10 +12,14 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.filters import ngram_bans, running_totals, top_k, top_p
-from grader.grading.judges import divergence_report, expect_type, exponentials, sampling_scores
-from grader.grading.skeleton import TIE_RTOL, Call, GradeFailure, Mistake, fresh_args
+from grader.grading.judges import expect_type
+from grader.grading.kata import Call
+from grader.grading.reference import fresh_args
+from grader.grading.sampling_judges import divergence_report, exponentials, sampling_scores
 from grader.grading.strategies import model_and_context, vocab
+from grader.grading.tolerances import TIE_RTOL
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 from grader.wording import count

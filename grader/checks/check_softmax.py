@@ -8,8 +8,9 @@ from pathlib import Path
 import torch
 
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.kata import Kata
 from grader.grading.strategies import logits
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}

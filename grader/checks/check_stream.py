@@ -15,19 +15,14 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis
+from grader.grading.equality import Outcome, same_outcome
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.inputs import describe, short
-from grader.grading.judges import expect_text, judge_reset_sampled_text, show
+from grader.grading.judges import expect_text, show
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes import NOT_RESTORED, generation_loop
-from grader.grading.skeleton import (
-    Call,
-    GradeFailure,
-    Kata,
-    Mistake,
-    Outcome,
-    fresh_args,
-    same_outcome,
-)
+from grader.grading.reference import fresh_args
+from grader.grading.sampling_judges import judge_reset_sampled_text
 from grader.grading.strategies import model_and_context
 from grader.grading.witnessed import (
     Untraced,

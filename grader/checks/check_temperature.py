@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import Kata, Mistake
+from grader.grading.kata import Kata
 from grader.grading.strategies import logits
 
 MISTAKES = [

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
+from grader.grading.filter_judges import expect_filtered, same_filtering
 from grader.grading.filters import kth_largest as kth
-from grader.grading.judges import expect_filtered, same_filtering
-from grader.grading.skeleton import Call, Kata, Mistake
+from grader.grading.kata import Call, Kata
 from grader.grading.strategies import logits_example
 
 INF = float("-inf")

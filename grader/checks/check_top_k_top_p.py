@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from grader.grading import filters
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.filter_judges import expect_filtered, judge_top_p, same_filtering
 from grader.grading.filters import nucleus_mask as top_p_mask
-from grader.grading.judges import expect_filtered, judge_top_p, same_filtering
-from grader.grading.skeleton import Call, GradeFailure, Mistake
+from grader.grading.kata import Call
 from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")

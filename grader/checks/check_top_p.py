@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
+from grader.grading.filter_judges import judge_top_p, same_filtering
 from grader.grading.filters import nucleus_mask, sorted_totals
-from grader.grading.judges import judge_top_p, same_filtering
-from grader.grading.skeleton import Call, Kata, Mistake
+from grader.grading.kata import Call, Kata
 from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")

@@ -34,13 +34,10 @@ from grader.checks.check_train_step import (
 )
 from grader.checks.check_train_step import flat_loss as loss_of
 from grader.grading.contract import Contract
-from grader.grading.skeleton import (
-    TRAINED_WEIGHTS_ATOL,
-    Call,
-    GradeFailure,
-    Mistake,
-    Outcome,
-)
+from grader.grading.equality import Outcome
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.kata import Call
+from grader.grading.tolerances import TRAINED_WEIGHTS_ATOL
 from grader.sandbox import harnesses
 
 

@@ -25,15 +25,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.skeleton import (
-    ATOL,
-    RTOL,
-    TRAINED_WEIGHTS_ATOL,
-    Call,
-    GradeFailure,
-    Mistake,
-    Outcome,
-)
+from grader.grading.equality import Outcome
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.kata import Call
+from grader.grading.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL
 from grader.model import artifacts
 from grader.sandbox import harnesses
 

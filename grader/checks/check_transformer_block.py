@@ -13,6 +13,7 @@ from functools import partial
 from grader.grading import transformer
 from grader.grading.cases import block_input
 from grader.grading.contract import Contract
+from grader.grading.failures import Mistake
 from grader.grading.module_checks import (
     MASK_AS_BEFORE,
     LayerChecks,
@@ -20,7 +21,6 @@ from grader.grading.module_checks import (
     qkv_order_mistake,
     repeatable,
 )
-from grader.grading.skeleton import Mistake
 
 PRE_NORM = "x = x + self.attn(self.ln_1(x)), then x = x + self.mlp(self.ln_2(x))"
 

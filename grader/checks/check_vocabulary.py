@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis
+from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.judges import comparing, expect_tensor
-from grader.grading.skeleton import Call, GradeFailure, Kata, Mistake
+from grader.grading.kata import Call, Kata
 from grader.grading.strategies import ALPHABET
 from grader.model import artifacts
 

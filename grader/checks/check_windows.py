@@ -7,8 +7,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import comparing, expect_pair, same_pair
-from grader.grading.skeleton import Kata, Mistake
+from grader.grading.equality import same_pair
+from grader.grading.failures import Mistake
+from grader.grading.judges import comparing, expect_pair
+from grader.grading.kata import Kata
 
 MISTAKES = [
     Mistake("forget to shift the target", "y starts one token after x: data[i + 1:i + T + 1]",

@@ -116,17 +116,17 @@ class Implementation:
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
-            from grader.grading.skeleton import one_line
+            from grader.grading.worker_errors import one_line
 
             outcome = self.process.call(method, args, iterate=iterate)
             if outcome.error:
                 raise RuntimeError(f"{self.label} failed: {one_line(outcome.error)}")
             return outcome.result
         if self._reference is None:
-            from grader.grading.skeleton import load_reference
+            from grader.grading.reference import load_reference
 
             self._reference = load_reference(self.problem)
-        from grader.grading.skeleton import fresh
+        from grader.grading.reference import fresh
 
         if method.startswith("harness:"):
             from grader.sandbox import harnesses

@@ -87,8 +87,9 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     import torch
 
     from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+    from grader.grading.failures import GradeFailure
     from grader.grading.judges import expect_activations
-    from grader.grading.skeleton import GradeFailure, one_line
+    from grader.grading.worker_errors import one_line
     from grader.model import artifacts
     from grader.model.parts import weights
 

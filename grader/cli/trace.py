@@ -228,7 +228,7 @@ def learner_run(the_plan: Plan, process: Any,
                 args: argparse.Namespace) -> tuple[Any, str | None]:
     """The learner's run of one case in the worker, or a one-line reason it has none."""
     from grader.cli.trace_steps import Run, steps_of
-    from grader.grading.skeleton import one_line
+    from grader.grading.worker_errors import one_line
 
     whose = "the reference's" if args.reference else "your"
     label = f"{whose} {the_plan.method}()"
@@ -257,7 +257,7 @@ def reference_run(the_plan: Plan) -> Any:
     import torch
 
     from grader.cli.trace_steps import RecordingModel, Run, steps_of
-    from grader.grading.skeleton import fresh, load_reference
+    from grader.grading.reference import fresh, load_reference
 
     reference = load_reference(the_plan.problem)
     model = RecordingModel(fresh(the_plan.args["model"]))

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from grader.grading.cases import next_token_probs
-from grader.grading.skeleton import CACHE_ATOL
+from grader.grading.tolerances import CACHE_ATOL
 
 
 @dataclass(frozen=True)

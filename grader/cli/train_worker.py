@@ -62,7 +62,7 @@ class Run:
 
     def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:
         """The harness's result; UsageError with the learner's error in one line."""
-        from grader.grading.skeleton import one_line
+        from grader.grading.worker_errors import one_line
         from grader.sandbox.protocol import Unencodable
 
         started = time.monotonic()

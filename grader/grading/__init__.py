@@ -1,1 +1,1 @@
-"""Grading: the pytest plugin, the check skeleton, judges, strategies, cases, report."""
+"""Grading: the pytest plugin, the Kata session, failures, judges, strategies, cases, report."""

@@ -46,25 +46,19 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading.failures import Diagnosis
-from grader.grading.inputs import describe_inputs, show_inputs
-from grader.grading.judges import expect_error
-from grader.grading.skeleton import (
-    Call,
+from grader.grading.diagnosis import name_mistake
+from grader.grading.equality import Outcome, outcome_of, raised, same_outcome
+from grader.grading.failures import (
+    Diagnosis,
     GradeFailure,
     GraderIntegrityError,
-    Judge,
-    Kata,
     Mistake,
-    Outcome,
     SubmissionUnavailable,
-    fresh_args,
-    name_mistake,
-    outcome_of,
-    raised,
-    run_harness,
-    same_outcome,
 )
+from grader.grading.inputs import describe_inputs, show_inputs
+from grader.grading.judges import expect_error
+from grader.grading.kata import Call, Judge, Kata
+from grader.grading.reference import fresh_args, run_harness
 from grader.grading.strategies import GRADING
 from grader.model import artifacts
 from grader.registry import Problem, problems

@@ -1,8 +1,9 @@
 """A failed check as data: its kind, what it says, its fixes and the mistake it names.
 
 A failure's text is made from these parts only where it is shown: the report
-shows what it says, `gpt-kata hint` the fix, and the JSON report carries the
-named mistake by its id. Nothing downstream reads the text back.
+shows what it says with the failing call's inputs, `gpt-kata hint` the fix, and
+the JSON report carries the inputs, the answer and the named mistake as data.
+Nothing downstream reads the text back.
 """
 
 from __future__ import annotations
@@ -146,3 +147,59 @@ def as_diagnosis(value: Diagnosis | str | None) -> Diagnosis:
 def naming(mistake: Mistake) -> Diagnosis:
     """The diagnosis that names `mistake`, its fix aside."""
     return Diagnosis.of("\n" + said_of(mistake.name), mistake.hint, mistake)
+
+
+class GradeFailure(AssertionError):
+    """A check failed; the message is for the learner, not a traceback.
+
+    `hint` is the fix the message offers, kept apart from it (`gpt-kata hint`
+    shows it). `explain`, if given, adds the diagnosis of a known mistake (a
+    Diagnosis, or plain text). It runs only when the failure is read:
+    hypothesis raises many failures while it shrinks an example, and only the
+    last one is shown. `kind` says what kind of failure it is.
+    """
+
+    kind = WRONG
+
+    def __init__(self, message: str,
+                 explain: Callable[[], Diagnosis | str] | None = None, *,
+                 hint: str = "", kind: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.explain = explain
+        self.hint = hint
+        if kind is not None:
+            self.kind = kind
+        self._diagnosis: Diagnosis | None = None
+        # Set by the contract for the call that failed: its arguments as data, each by
+        # name with what it was (grader/grading/inputs.py), and the learner's answer
+        # described alike, for the JSON report; the same arguments as the report shows
+        # them under the message, in the learner's terms (so hypothesis' own notes are
+        # not needed), and the fixed case they are of (None for a drawn example); and
+        # what the call printed.
+        self.arguments: dict[str, str] | None = None
+        self.got: str | None = None
+        self.inputs: str | None = None
+        self.case_id: str | None = None
+        self.output: str | None = None
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        """The message, its fix and what `explain` adds, piece by piece."""
+        if self._diagnosis is None:
+            extra = as_diagnosis(self.explain()) if self.explain else Diagnosis()
+            self._diagnosis = Diagnosis.of(self.message, self.hint) + extra
+        return self._diagnosis
+
+    def __str__(self) -> str:
+        return self.diagnosis.whole
+
+
+class SubmissionUnavailable(GradeFailure):
+    """The submission cannot be graded at all (syntax error, starter, crash on load)."""
+
+    kind = UNAVAILABLE
+
+
+class GraderIntegrityError(Exception):
+    """The grader's own inputs are broken: an error, never a learner's failure."""

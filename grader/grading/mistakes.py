@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from grader.grading.skeleton import Mistake
+from grader.grading.failures import Mistake
 
 # The same forgotten step in every loop that rewinds its generator.
 NOT_RESTORED = ("do not restore the generator after each draw",

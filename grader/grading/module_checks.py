@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, random_input
 from grader.grading.contract import Contract
-from grader.grading.judges import comparing, expect_activations, same_activations
-from grader.grading.skeleton import GradeFailure, Kata, Mistake
+from grader.grading.equality import same_activations
+from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.judges import comparing, expect_activations
+from grader.grading.kata import Kata
 from grader.grading.strategies import random_models
 from grader.model import artifacts
 from grader.model.parts import weights

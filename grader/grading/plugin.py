@@ -15,17 +15,18 @@ from pathlib import Path
 import pytest
 
 from grader.grading.contract import CheckModule
-from grader.grading.failures import GRADER_ERROR, STUCK, NamedMistake
-from grader.grading.printed import clip
-from grader.grading.skeleton import (
+from grader.grading.failures import (
+    GRADER_ERROR,
+    STUCK,
     GradeFailure,
     GraderIntegrityError,
-    Kata,
+    NamedMistake,
     SubmissionUnavailable,
-    load_reference,
-    one_line,
-    unavailable_kind,
 )
+from grader.grading.kata import Kata
+from grader.grading.printed import clip
+from grader.grading.reference import load_reference
+from grader.grading.worker_errors import one_line, unavailable_kind
 from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover

@@ -28,15 +28,10 @@ import torch
 
 from grader.grading import cases
 from grader.grading.contract import Contract
-from grader.grading.judges import sampled_choice, show
-from grader.grading.skeleton import (
-    Call,
-    GradeFailure,
-    Judge,
-    Kata,
-    Mistake,
-    SubmissionUnavailable,
-)
+from grader.grading.failures import GradeFailure, Mistake, SubmissionUnavailable
+from grader.grading.judges import show
+from grader.grading.kata import Call, Judge, Kata
+from grader.grading.sampling_judges import sampled_choice
 from grader.model import artifacts
 from grader.model.hidden import hide_args
 

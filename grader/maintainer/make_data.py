@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from grader.grading.skeleton import load_reference
+from grader.grading.reference import load_reference
 from grader.model import artifacts
 from grader.model.corpus import generate_corpus
 from grader.model.training import TrainSettings, train

@@ -99,7 +99,7 @@ def offer(spec: ModelSpec, instance: GPT) -> None:
     One way only: the witness's instance never reads what the reference
     computed, which would make its answers faster for the windows the reference
     read. And only once the learner's call is over, since the reference never
-    runs during a witnessed call (grader/grading/skeleton.py: Kata.compare), so
+    runs during a witnessed call (grader/grading/kata.py: Kata.compare), so
     the reference's speed tells the learner's code nothing while it runs.
     """
     with _lock:

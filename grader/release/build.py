@@ -146,8 +146,9 @@ def practice_contract(problem: Problem) -> Any:
 def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     """The problem's fixed cases, each with its golden, and a few drawn examples, each
     with the reference's answer; with the other right answers and the known mistakes'."""
-    from grader.grading.judges import same_activations, same_filtering
-    from grader.grading.skeleton import fresh_args, load_reference, outcome_of
+    from grader.grading.equality import outcome_of, same_activations
+    from grader.grading.filter_judges import same_filtering
+    from grader.grading.reference import fresh_args, load_reference
     from grader.model import artifacts
     from grader.sandbox.protocol import decode
 
@@ -189,7 +190,8 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     float rounding moves a tie), and each known mistake's answer that differs."""
     import torch
 
-    from grader.grading.skeleton import fresh_args, outcome_of, same_outcome
+    from grader.grading.equality import outcome_of, same_outcome
+    from grader.grading.reference import fresh_args
 
     # The practice package's codec and judge, as the copy will run them.
     from grader.release.practice import codec, judge

@@ -1,0 +1,44 @@
+"""How close a float result must be to the expected one: every tolerance, in one table.
+
+Float results are compared with RTOL and ATOL; each other tolerance here says
+which results it is for and why they need it. A check that needs one of its own
+says why where it defines it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+RTOL = 1e-5  # float32 carries ~7 digits; a different order of operations moves the last two
+ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
+TIE_RTOL = 1e-5  # two sampling scores this close are the same score in float32 rounding
+# A cumulative probability this close to top_p may round to either side: it is a sum
+# of up to vocab_size float32 terms, and two correct programs (float32 or float64,
+# another order of sums) can disagree by a few 1e-7.
+NUCLEUS_ATOL = 1e-5
+TINY_PROB = 1e-30  # below this a float32 softmax gives 0: the order of such tokens is noise
+# A probability from a cached forward pass against the same window read afresh: the
+# same sums in another order move it by about 1e-7; a key from an old position, by
+# far more than this.
+CACHE_ATOL = 1e-4
+# The weights after a few AdamW steps. Adam divides each gradient by its own
+# running size, so an entry near zero, computed in another order, can move its
+# weight by a fraction of the learning rate (lr / eps times its rounding error,
+# at worst). Between equivalent training steps of small GPTs (three styles, 800
+# drawn examples) we measured up to 2e-2 times the rate: 2e-4 at lr 1e-2, the
+# largest rate the checks use. A tenth of that rate is allowed, five times the
+# worst seen. Forgetting zero_grad() moves weights by half the rate or more; the
+# losses, which keep RTOL and ATOL, catch such mistakes at lower rates too.
+TRAINED_WEIGHTS_ATOL = 1e-3
+
+
+def activation_atol(expected: torch.Tensor) -> float:
+    """The absolute tolerance of an activation tensor (what the model's parts output).
+
+    Activations are sums of many terms as large as the tensor's typical entry, so
+    an entry near zero still carries their rounding error: their absolute
+    tolerance is RTOL times the tensor's root mean square, not ATOL.
+    """
+    finite = expected.double()[expected.isfinite()]
+    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+    return ATOL + RTOL * scale
