@@ -86,6 +86,18 @@ def test_each_job_installs_a_torch_in_pyproject_range(workflow: dict) -> None:
         assert any(v.release[:2] == lowest.release[:2] for v in versions), (specifier, versions)
 
 
+def test_no_job_installs_a_transformers_that_turns_its_torch_off(workflow: dict) -> None:
+    # transformers 5 (what the dev extra's unbounded range installs) disables its
+    # PyTorch models under torch 2.6, so its Llama tests would fail rather than skip.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev = [Requirement(line) for line in config["project"]["optional-dependencies"]["dev"]]
+    for job in expand(workflow["jobs"]["test"]["strategy"]["matrix"]):
+        where = {**RUNNERS[job["os"]], "python_version": job["python"], "extra": "dev"}
+        if any(r.name == "transformers" and (r.marker is None or r.marker.evaluate(where))
+               for r in dev):
+            assert Version(job["torch"]) >= Version("2.6"), job
+
+
 def test_ruff_runs_once_and_every_job_runs_the_readme_test_command(workflow: dict) -> None:
     runs = {name: [step.get("run", "") for step in job["steps"]]
             for name, job in workflow["jobs"].items()}
