@@ -19,15 +19,12 @@ from grader.grading.kata import Call
 from grader.grading.reference import fresh_args
 from grader.grading.sampling_judges import divergence_report, exponentials, sampling_scores
 from grader.grading.strategies import model_and_context, vocab
-from grader.grading.tolerances import TIE_RTOL
+from grader.grading.tolerances import NUCLEUS_ATOL, TIE_RTOL
 from grader.model import artifacts
 from grader.sandbox.protocol import ModelSpec
 from grader.wording import count
 
 INF = float("-inf")
-# Cumulative probabilities are sums of up to vocab_size float32 terms: two correct
-# programs (float32 or float64, another order of sums) can disagree by a few 1e-7.
-TOP_P_SLACK = 1e-5
 
 
 def settings_for(temperature=1.0, top_k=0, top_p=1.0, no_repeat_ngram_size=0, eos_id=None,
@@ -223,8 +220,8 @@ class Sampler:
             cumulative = running_totals(x)
             most_likely = torch.zeros(size, dtype=torch.bool)
             most_likely[x.argmax()] = True
-            certain &= (cumulative > 1 - self.top_p + TOP_P_SLACK) | most_likely
-            possible &= (cumulative > 1 - self.top_p - TOP_P_SLACK) | most_likely
+            certain &= (cumulative > 1 - self.top_p + NUCLEUS_ATOL) | most_likely
+            possible &= (cumulative > 1 - self.top_p - NUCLEUS_ATOL) | most_likely
             x = top_p(x, self.top_p)
         probs = F.softmax(x, dim=-1)
         # torch.multinomial picks argmax(probs / q): scaling probs changes nothing, so

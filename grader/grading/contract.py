@@ -55,7 +55,7 @@ from grader.grading.failures import (
     Mistake,
     SubmissionUnavailable,
 )
-from grader.grading.inputs import describe_inputs, show_inputs
+from grader.grading.inputs import answer_of, describe_inputs, inputs_of, show_inputs
 from grader.grading.judges import expect_error
 from grader.grading.kata import Call, Judge, Kata
 from grader.grading.reference import fresh_args, run_harness
@@ -147,6 +147,7 @@ class Contract:
         except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
             if failure.inputs is None:
                 failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+                failure.arguments = inputs_of(self.bind(kata, args))
                 failure.case_id = case_id
             if failure.output is None and kata.last is not before and kata.last is not None:
                 failure.output = kata.last.output
@@ -168,6 +169,7 @@ class Contract:
         wrong = GradeFailure(message, lambda: (inner() if inner else "")
                              + self.diagnose(kata, call, ("value", expected)), hint=hint)
         wrong.inputs = self.show_inputs(call.named, call.case_id)
+        wrong.arguments, wrong.got = inputs_of(call.named), answer_of(call.outcome)
         wrong.case_id = call.case_id
         wrong.output = call.record.output
         raise wrong

@@ -33,11 +33,29 @@ def show_inputs(lines: list[str], case_id: str | None) -> str:
     return "\n".join([heading, *(f"  {line}" for line in lines)])
 
 
+def inputs_of(named: dict[str, Any]) -> dict[str, str]:
+    """Each argument by name with what it is, in the order of the signature: the
+    failing call's inputs as a failure carries them (grader/grading/failures.py)."""
+    vocab = vocabulary(named)
+    return {name: shown(value, vocab if names_tokens(name) else None)
+            for name, value in named.items()}
+
+
+def input_lines(inputs: dict[str, str]) -> list[str]:
+    """One line per argument, `name: what it is`, as the report shows them."""
+    return [f"{name}: {what}" for name, what in inputs.items()]
+
+
 def describe_inputs(named: dict[str, Any]) -> list[str]:
     """One line per argument, `name: what it is`, in the order of the signature."""
-    vocab = vocabulary(named)
-    return [f"{name}: {shown(value, vocab if names_tokens(name) else None)}"
-            for name, value in named.items()]
+    return input_lines(inputs_of(named))
+
+
+def answer_of(outcome: tuple[str, Any]) -> str:
+    """What the learner's call gave, described as its inputs are: its value (a
+    tensor's dtype, shape and values, a text), or the error it raised."""
+    kind, value = outcome
+    return f"raised {value}" if kind == "error" else shown(value, None)
 
 
 def shown(value: Any, vocab: dict[int, str] | None) -> str:

@@ -51,6 +51,10 @@ class TestResult:
     hint: str = ""  # the fixes `message` offers, shown only on request
     kind: str = ""  # a failure's kind (grading/failures.py), "" for a pass
     mistake: NamedMistake | None = None  # the known mistake the failure names
+    # The failing call as data, where a contract's check knows it: each argument by
+    # name with what it was (grader/grading/inputs.py), and what the call gave.
+    arguments: dict[str, str] | None = None
+    got: str | None = None
     # Failures of fixed cases that differ only in the case's inputs are alike: the
     # terminal shows one of them. The message without those inputs.
     alike: str = ""
@@ -146,6 +150,7 @@ class GradingPlugin:
             result.hint = "\n".join(diagnosis.hints)
             mistake = diagnosis.mistake
             result.mistake = mistake.named(slug) if mistake else None
+            result.arguments, result.got = exc.arguments, exc.got
         elif isinstance(exc, GraderIntegrityError):
             result.status, result.message = "error", str(exc)
             result.kind = GRADER_ERROR

@@ -6,7 +6,9 @@ The JSON follows the Exercism test-runner v3 shape (`version`, `status`,
 read it with a thin mapping. Each test also carries its `hint` (the fixes its
 message offers, shown on request), its failure's `kind` (grading/failures.py)
 and the known `mistake` it names as `{id, name, hint}`, so that nothing reading
-the report needs to read its messages.
+the report needs to read its messages. A failure of a contract's check also
+carries the failing call as data: its `inputs`, each argument by name with what
+it was, and what the call gave (`got`), described alike and cut to INPUT_LIMIT.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ from grader.registry import Problem
 
 REPORT_OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
+INPUT_LIMIT = 300  # characters of each argument's description, and the answer's, in the JSON
+
+
+def cut_value(text: str | None) -> str | None:
+    """A description cut to INPUT_LIMIT characters, saying so."""
+    if text is None or len(text) <= INPUT_LIMIT:
+        return text
+    return text[:INPUT_LIMIT] + f"... ({len(text)} characters)"
 
 
 def cut_output(text: str, limit: int = REPORT_OUTPUT_LIMIT, max_lines: int | None = None,
@@ -131,6 +141,9 @@ class Report:
                     "kind": r.kind or None,
                     "mistake": ({"id": r.mistake.id, "name": r.mistake.name,
                                  "hint": r.mistake.hint} if r.mistake else None),
+                    "inputs": ({name: cut_value(what) for name, what in r.arguments.items()}
+                               if r.arguments is not None else None),
+                    "got": cut_value(r.got),
                 })
         report = {
             "version": 3,

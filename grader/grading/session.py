@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader.grading.plugin import GradingPlugin, TestResult, run_checks
 from grader.grading.report import ProblemSummary, Report
-from grader.grading.sanitise import visible
+from grader.grading.sanitise import visible, visible_or_none
 from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.limits import DEFAULTS, Limits
@@ -43,6 +43,10 @@ def safe(result: TestResult) -> TestResult:
     """The result as every report shows it: learner text (what the code printed, and
     the messages that quote it) with control characters escaped, here, once, so that
     no renderer and no file format can meet them raw. Messages and output keep their
-    newlines: they are blocks, shown line by line."""
+    newlines: they are blocks, shown line by line; the failing call's arguments and
+    answer are one line each."""
+    arguments = None if result.arguments is None else {
+        visible(name): visible(what) for name, what in result.arguments.items()}
     return replace(result, name=visible(result.name), message=visible(result.message, True),
-                   output=visible(result.output, True), hint=visible(result.hint, True))
+                   output=visible(result.output, True), hint=visible(result.hint, True),
+                   arguments=arguments, got=visible_or_none(result.got))

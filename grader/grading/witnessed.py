@@ -29,6 +29,7 @@ import torch
 from grader.grading import cases
 from grader.grading.contract import Contract
 from grader.grading.failures import GradeFailure, Mistake, SubmissionUnavailable
+from grader.grading.inputs import inputs_of
 from grader.grading.judges import show
 from grader.grading.kata import Call, Judge, Kata
 from grader.grading.sampling_judges import sampled_choice
@@ -73,6 +74,7 @@ class WitnessedContract(Contract):
         except GradeFailure as failure:
             if case_id:  # the report names the case the hidden models stand in for
                 failure.inputs = self.show_inputs(self.bind(kata, hidden), case_id)
+                failure.arguments = inputs_of(self.bind(kata, hidden))
                 failure.case_id = case_id
             raise
 
