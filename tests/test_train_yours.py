@@ -73,23 +73,32 @@ def rate(step: int) -> float:
     return 3e-4 + 0.5 * (3e-3 - 3e-4) * (1 + math.cos(math.pi * progress))
 
 
-def expected_training() -> tuple[list[float], dict[str, torch.Tensor]]:
-    """The reference GPT trained here by the reference get_batch and train_step."""
+def training_start(seed: int) -> tuple[torch.Tensor, GPTConfig, torch.nn.Module,
+                                      torch.optim.Optimizer]:
+    """What a run starts from, built here with the references: the shipped corpus as
+    ids, its config, the reference GPT holding the weights `train` starts from with
+    `seed`, and its AdamW (learning rate 3e-3, weight decay 0.01)."""
     text = (ROOT / "data" / "corpus.txt").read_text(encoding="utf-8")
     chars = sorted(set(text))
     lookup = {c: i for i, c in enumerate(chars)}
     data = torch.tensor([lookup[c] for c in text])
-    train_data = data[: int(0.9 * len(data))]
     config = GPTConfig(vocab_size=len(chars))
     gpt = module_from(ROOT / "solutions" / "23-gpt" / "solution.py", "expected_gpt")
-    batches = module_from(ROOT / "solutions" / "19-batches" / "solution.py", "expected_batches")
-    step = module_from(ROOT / "solutions" / "25-train-step" / "solution.py", "expected_step")
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     start = GPT(config).state_dict()
     model = gpt.GPT(config)
     model.load_state_dict(start, strict=True)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+    return data, config, model, optimizer
+
+
+def expected_training() -> tuple[list[float], dict[str, torch.Tensor]]:
+    """The reference GPT trained here by the reference get_batch and train_step."""
+    data, config, model, optimizer = training_start(SEED)
+    train_data = data[: int(0.9 * len(data))]
+    batches = module_from(ROOT / "solutions" / "19-batches" / "solution.py", "expected_batches")
+    step = module_from(ROOT / "solutions" / "25-train-step" / "solution.py", "expected_step")
     generator = torch.Generator().manual_seed(SEED)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the same thread count as the run, so sums run in the same order

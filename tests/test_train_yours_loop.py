@@ -16,9 +16,7 @@ from pathlib import Path
 import torch
 from conftest import ROOT, module_from
 from safetensors.torch import load_file
-from test_train_yours import gpt_kata, kata, record_passing_references
-
-from grader.model.gpt import GPT, GPTConfig
+from test_train_yours import gpt_kata, kata, record_passing_references, training_start
 
 STEPS = 30
 SEED = 3
@@ -34,20 +32,9 @@ def with_loop(tmp_path: Path, loop: Path) -> Path:
 
 
 def expected_run() -> tuple[list[tuple[int, float, float]], dict[str, torch.Tensor]]:
-    text = (ROOT / "data" / "corpus.txt").read_text(encoding="utf-8")
-    chars = sorted(set(text))
-    lookup = {c: i for i, c in enumerate(chars)}
-    data = torch.tensor([lookup[c] for c in text])
+    data, config, model, optimizer = training_start(SEED)
     split = int(0.9 * len(data))
-    config = GPTConfig(vocab_size=len(chars))
-    gpt = module_from(ROOT / "solutions" / "23-gpt" / "solution.py", "expected_gpt")
     loop = module_from(ROOT / "solutions" / "30-train-loop" / "solution.py", "expected_loop")
-    torch.manual_seed(SEED)
-    start = GPT(config).state_dict()
-    model = gpt.GPT(config)
-    model.load_state_dict(start, strict=True)
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the run's thread count, so that sums run in the same order
     try:
