@@ -5,7 +5,9 @@ Run as `python -m grader.maintainer.make_data STEP`.
 Steps: `starters` snapshots every problem's starter into data/starters/NN-slug/,
 the pristine copy that the tests grade and that a learner can go back to;
 `corpus` writes data/corpus.txt from the grammar; `model` trains on it and
-writes the checkpoint, config and vocabulary; `goldens` records the reference
+writes the checkpoint, config and vocabulary; `modern-model` trains the Llama-style
+decoder on the same corpus and vocabulary and writes data/llama.safetensors and
+data/llama-config.json, with their sha256 in the manifest; `goldens` records the reference
 outputs of every check's fixed cases (`new-goldens`: only of problems that have
 none yet, keeping the others as they are); `manifest` records each file's sha256 and
 this platform. `all` runs them in order. Each step overwrites data/, which is
@@ -26,7 +28,8 @@ import torch
 from grader.grading.reference import load_reference
 from grader.model import artifacts
 from grader.model.corpus import generate_corpus
-from grader.model.training import TrainSettings, train
+from grader.model.llama import LlamaConfig
+from grader.model.training import MODERN_SETTINGS, TrainSettings, train
 from grader.paths import STARTERS
 from grader.registry import Problem, problems
 from grader.reuse import unfinished_methods
@@ -73,6 +76,22 @@ def make_model() -> None:
             shutil.copy(Path(tmp) / name, artifacts.DATA / name)
 
 
+def make_modern_model() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        train(artifacts.CORPUS.read_text(encoding="utf-8"), Path(tmp),
+              config=LlamaConfig(vocab_size=2), settings=MODERN_SETTINGS)
+        if artifacts.load_vocab(Path(tmp) / "vocab.json") != artifacts.load_vocab():
+            raise SystemExit("make_data: the corpus' vocabulary is not data/vocab.json: "
+                             "run the model step first, so both models read one vocabulary")
+        shutil.copy(Path(tmp) / "model.safetensors", artifacts.LLAMA_CHECKPOINT)
+        shutil.copy(Path(tmp) / "config.json", artifacts.LLAMA_CONFIG)
+    # Only these two files' sha256 change: the goldens' platform stays the recorded one.
+    manifest = artifacts.load_manifest()
+    for path in (artifacts.LLAMA_CHECKPOINT, artifacts.LLAMA_CONFIG):
+        manifest["files"][path.name] = artifacts.sha256(path)
+    artifacts.MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+
 @torch.no_grad()
 def goldens_of(problem: Problem) -> dict:
     answers = check_module(problem).CONTRACT.reference_answers(load_reference(problem))
@@ -104,8 +123,8 @@ def make_new_goldens() -> None:
 
 
 STEPS = {"starters": make_starters, "corpus": make_corpus, "model": make_model,
-         "goldens": make_goldens, "new-goldens": make_new_goldens,
-         "manifest": artifacts.write_manifest}
+         "modern-model": make_modern_model, "goldens": make_goldens,
+         "new-goldens": make_new_goldens, "manifest": artifacts.write_manifest}
 
 
 def main(argv: list[str]) -> int:

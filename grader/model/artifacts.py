@@ -1,4 +1,5 @@
-"""The shipped files in `data/`: corpus, vocabulary, model config, checkpoint, goldens.
+"""The shipped files in `data/`: corpus, vocabulary, the two models' configs and
+checkpoints, goldens.
 
 Everything here loads without executing code: JSON for text and numbers,
 safetensors for weights.
@@ -17,6 +18,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from grader.model.gpt import GPT, GPTConfig
+from grader.model.llama import Llama, LlamaConfig
 from grader.paths import DATA
 from grader.sandbox.protocol import ModelSpec
 
@@ -26,6 +28,9 @@ CONFIG = DATA / "config.json"
 CHECKPOINT = DATA / "model.safetensors"
 GOLDENS = DATA / "goldens.json"
 MANIFEST = DATA / "manifest.json"
+# The modern decoder (grader/model/llama.py), trained on the same corpus and vocabulary.
+LLAMA_CONFIG = DATA / "llama-config.json"
+LLAMA_CHECKPOINT = DATA / "llama.safetensors"
 SHIPPED_FILES = (CORPUS, VOCAB, CONFIG, CHECKPOINT, GOLDENS)
 
 
@@ -62,7 +67,7 @@ def load_config(path: Path = CONFIG) -> GPTConfig:
     return GPTConfig(**raw)
 
 
-def save_model(model: GPT, directory: Path) -> None:
+def save_model(model: GPT | Llama, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(model.config.to_dict(), indent=1) + "\n")
     save_file({k: v.contiguous() for k, v in model.state_dict().items()},
@@ -80,6 +85,26 @@ def load_model(checkpoint: Path = CHECKPOINT, config: Path = CONFIG) -> GPT:
 @cache
 def shipped_model() -> GPT:
     return load_model()
+
+
+def load_llama_config(path: Path = LLAMA_CONFIG) -> LlamaConfig:
+    raw = _read_json(path)
+    assert isinstance(raw, dict)
+    return LlamaConfig(**raw)
+
+
+def load_llama(checkpoint: Path = LLAMA_CHECKPOINT, config: Path = LLAMA_CONFIG) -> Llama:
+    if not checkpoint.is_file():
+        raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
+    model = Llama(load_llama_config(config))
+    model.load_state_dict(load_file(str(checkpoint)))
+    return model.eval()
+
+
+@cache
+def shipped_llama() -> Llama:
+    """The shipped modern model: callers only read it."""
+    return load_llama()
 
 
 @cache
@@ -194,9 +219,11 @@ def seeded_gpt(config: dict[str, int], seed: int,
     return model
 
 
-def build_model(spec: ModelSpec) -> GPT:
+def build_model(spec: ModelSpec) -> GPT | Llama:
     if spec.kind == "shipped":
         return shipped_model()
+    if spec.kind == "modern":
+        return shipped_llama()
     if spec.kind == "random":
         return random_model(spec.config, spec.seed)
     if spec.kind == "hidden":
