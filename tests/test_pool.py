@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,20 +17,32 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 CROP = next(p for p in problems() if p.slug == "crop-context")
 
 
-def test_a_prepared_worker_has_loaded_the_submission_by_its_first_call(tmp_path):
+def broken_crop(tmp_path: Path) -> Path:
     broken = tmp_path / "broken.py"
     broken.write_text("class Solution:\n"
                       "    def crop_context(self, context, n):\n"
                       "        return 1 +\n")
+    return broken
+
+
+def good_and_bad(pool: WorkerPool, broken: Path) -> SubmissionProcess:
+    """The reference loads and answers, `broken` fails to load, both from `pool`
+    (bad loaded after good); the reference's process."""
+    good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
+    bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
+    assert good.load() is None
+    assert bad.load()["type"] == "SyntaxError"
+    outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
+    assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+    return good
+
+
+def test_a_prepared_worker_has_loaded_the_submission_by_its_first_call(tmp_path):
+    broken = broken_crop(tmp_path)
     with WorkerPool() as pool:
         pool.prepare([Load.of(str(CROP.reference), "Solution", ["crop_context"]),
                       Load.of(str(broken), "Solution", ["crop_context"])])
-        good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
-        bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
-        assert good.load() is None
-        assert bad.load()["type"] == "SyntaxError"
-        outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
-        assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+        good = good_and_bad(pool, broken)
         # claimed once: a restart after the worker ends starts a new one
         assert pool.claim(Load.of(good.path, "Solution", ["crop_context"])) is None
 
@@ -99,23 +112,15 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
 def test_spawned_workers_are_one_host_started_ahead_and_ended_with_the_pool(tmp_path):
     """The path other systems take: one host process, started by prepare, serves
     every submission in turn (SpawnHost)."""
-    broken = tmp_path / "broken.py"
-    broken.write_text("class Solution:\n"
-                      "    def crop_context(self, context, n):\n"
-                      "        return 1 +\n")
+    broken = broken_crop(tmp_path)
     loads = [Load.of(str(CROP.reference), "Solution", ["crop_context"]),
              Load.of(str(broken), "Solution", ["crop_context"])]
     pool = WorkerPool(fork=False)
     pool.prepare(loads)
     host = pool.host
     assert host is not None and host.worker.alive  # started ahead of the first load
-    good = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
-    bad = SubmissionProcess(str(broken), "Solution", ["crop_context"], pool)
-    assert good.load() is None
-    assert bad.load()["type"] == "SyntaxError"
-    # `bad` took the host over: `good` is loaded again for its call.
-    outcome = good.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
-    assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
+    # `bad` takes the host over: `good` is loaded again for its call.
+    good_and_bad(pool, broken)
     assert pool.host is host  # neither the load error nor the second load needed another
     pool.close()
     assert not host.worker.alive
