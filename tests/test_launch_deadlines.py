@@ -22,7 +22,7 @@ import pytest
 
 from grader import paths
 from grader.cli.grade_process import GradeProcess
-from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerPool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SIGSTOP, and the fork server's scratch, are POSIX/Linux")
@@ -86,10 +86,11 @@ def test_a_worker_that_stops_reading_is_a_time_out(tmp_path: Path, fork: bool,
                                                    limit: str) -> None:
     submission = tmp_path / "solution.py"
     submission.write_text(STOPS_READING, encoding="utf-8")
-    limits = {"timeout": 3.0} if limit == "timeout" else {"timeout": 60.0, "budget": 3.0}
+    limits = (Limits(call_timeout=3.0) if limit == "timeout"
+              else Limits(call_timeout=60.0, problem_budget=3.0))
     with WorkerPool(fork=fork, sandbox=Sandbox()) as pool:
         process = SubmissionProcess(str(submission), "Solution", ["stop_reading", "size"],
-                                    pool, **limits)
+                                    pool, limits)
         assert process.call("stop_reading", ()).result == 1
         outcome = bounded(lambda: process.call("size", (BIG,)))
         assert outcome.error is not None and outcome.error["type"] == "WorkerDied"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import paths
-from grader.cli.gradescope import RUN_AUTOGRADER, VENV
+from grader.cli.gradescope import run_script
 from grader.sandbox.launch import WRONG_GRADER, grader_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -98,7 +98,7 @@ def test_run_autograder_grades_a_submission_holding_a_grader_with_the_installed_
     root = tmp_path / "autograder"
     clone = fake_clone(root / "submission")
     script = tmp_path / "run_autograder"
-    script.write_text(RUN_AUTOGRADER.format(venv=VENV, unisolated=0), encoding="utf-8")
+    script.write_text(run_script(allow_unisolated=False), encoding="utf-8")
     script.chmod(0o755)
     env = {**os.environ, "GPT_KATA_AUTOGRADER_ROOT": str(root),
            "GPT_KATA_PYTHON": sys.executable}
