@@ -31,7 +31,7 @@ MANIFEST = DATA / "manifest.json"
 # The modern decoder (grader/model/llama.py), trained on the same corpus and vocabulary.
 LLAMA_CONFIG = DATA / "llama-config.json"
 LLAMA_CHECKPOINT = DATA / "llama.safetensors"
-SHIPPED_FILES = (CORPUS, VOCAB, CONFIG, CHECKPOINT, GOLDENS)
+SHIPPED_FILES = (CORPUS, VOCAB, CONFIG, CHECKPOINT, GOLDENS, LLAMA_CONFIG, LLAMA_CHECKPOINT)
 
 
 class MissingDataError(RuntimeError):
