@@ -30,7 +30,8 @@ TEMPLATES = Path(__file__).with_name("templates")
 PACKAGE = "gpt_kata_practice"
 # The data a learner's code and the statements use. Not goldens.json nor
 # manifest.json: the practice cases carry what is needed of the goldens.
-DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors")
+DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
+              "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
 # The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
 PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
