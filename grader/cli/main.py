@@ -239,11 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help="the text to continue (default: %(default)r)")
     p.add_argument("--model", default="shipped", metavar="RUN",
-                   help="'shipped', or a run folder written by `gpt-kata train` "
-                        "(default: %(default)s)")
+                   help="'shipped', 'modern' (the shipped Llama-style model), or a run "
+                        "folder written by `gpt-kata train` (default: %(default)s)")
     p.add_argument("--yours", action="store_true",
                    help="the shipped weights through your own GPT (problem 23) as well as "
-                        "your generate; refused until both pass. Without it the grader's "
+                        "your generate, or with --model modern through your modern GPT "
+                        "(problem 35); refused until both pass. Without it the grader's "
                         "GPT runs; with --model RUN it is refused for now (the sandbox "
                         "cannot read a run's weights)")
     p.add_argument("--chars", type=int, default=200,

@@ -1,7 +1,8 @@
 """`gpt-kata talk`: a model continues a prompt, through the learner's code.
 
-The model is the shipped one or, with `--model RUN`, one that `gpt-kata train`
-wrote. The text comes from problem 16's sample_text(), seeded once (with a
+The model is the shipped one, the shipped modern one (`--model modern`, the
+Llama-style decoder of grader/model/llama.py) or, with `--model RUN`, one that
+`gpt-kata train` wrote. The text comes from problem 16's sample_text(), seeded once (with a
 fresh seed that the label names, unless --seed is given). `--stream` shows that
 same text in pieces: a word at a time through problem 14's WordStreamer, or a
 sentence at a time, cut where problem 14's stream_generate() cuts its sentences.
@@ -17,7 +18,9 @@ serves (grader/sandbox/witness.py).
 
 With `--yours` the shipped weights talk through the learner's own GPT
 (problem 23) as well as their own generate, both in the sandbox
-(grader/cli/talk_yours.py). With a run it is refused for now: the worker
+(grader/cli/talk_yours.py); with `--model modern --yours`, the shipped modern
+weights through the learner's modern GPT (problem 35). With a run it is
+refused for now: the worker
 cannot read the run's weights, and sending them over the protocol, though its
 limits would allow it, is not built yet.
 """
@@ -53,13 +56,21 @@ class Talker:
 
 
 def choose_model(name: str) -> Talker:
-    """`shipped` or a run folder, checked before anything starts; UsageError if unusable."""
+    """`shipped`, `modern` or a run folder, checked before anything starts; UsageError
+    if unusable."""
     from grader.grading.cases import SHIPPED
     from grader.model import artifacts
 
     if name == "shipped":
         return Talker(SHIPPED, artifacts.shipped_vocab(),
                       artifacts.load_config().context_length, "the shipped model")
+    if name == MODERN:
+        try:
+            config = artifacts.load_llama_config()
+        except artifacts.MissingDataError as exc:
+            raise UsageError(f"--model modern: {exc}") from None
+        return Talker(ModelSpec("modern"), artifacts.shipped_vocab(), config.context_length,
+                      "the shipped modern model")
     from grader.model.runs import RunError, open_run
 
     try:
@@ -68,6 +79,9 @@ def choose_model(name: str) -> Talker:
         raise UsageError(f"--model {exc}") from None
     return Talker(run.spec(), run.int_to_char, run.config.context_length,
                   f"the model trained in {run.folder}")
+
+
+MODERN = "modern"  # --model's name for the shipped modern model
 
 
 class Implementation:
@@ -185,7 +199,7 @@ def talk(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)
     check_options(args)
     yours = getattr(args, "yours", False)
-    if yours and args.model != "shipped":
+    if yours and args.model not in ("shipped", MODERN):
         raise UsageError("--yours talks with the shipped weights only, for now: a trained "
                          "run's weights stay with the grader, out of your code's reach. "
                          f"Talk with the run through your generate without --yours "
@@ -207,7 +221,8 @@ def talk(args: argparse.Namespace) -> int:
             if yours:
                 from grader.cli.talk_yours import your_gpt
 
-                talker = Talker(*your_gpt(pool, regrade_quietly))
+                talker = Talker(*your_gpt(pool, regrade_quietly,
+                                          modern=args.model == MODERN))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             # Without options talk samples too, with a fresh seed it names, streamed or

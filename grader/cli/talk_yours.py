@@ -10,6 +10,10 @@ logits with the shipped model's within the grading tolerance; then, if this
 version of the file has not been graded, it is graded, since `--yours` asks
 that problem 23 pass. A GPT that is not there yet is refused in one line that
 says why and what to do.
+
+With the shipped modern model (`talk --model modern --yours`) it is the same for
+the learner's modern GPT (problems/35-modern-gpt/solution.py, class Llama), loaded
+with data/llama.safetensors and compared with the shipped modern model.
 """
 
 from __future__ import annotations
@@ -22,30 +26,42 @@ from grader.registry import Problem, find
 from grader.sandbox.process import SubmissionProcess, WorkerPool
 from grader.sandbox.protocol import ModelSpec
 
-FINISH = "finish problem 23 first (gpt-kata grade gpt)"
+MODERN = "modern-gpt"  # problem 35, the learner's modern GPT
 
 
 def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
     """The one line that says why the learner's GPT cannot talk yet, then any detail."""
-    line = f"--yours talks through your GPT, and your {problem.folder} {reason}; {FINISH}"
+    what = "modern GPT" if problem.slug == MODERN else "GPT"
+    finish = f"finish problem {problem.number:02d} first (gpt-kata grade {problem.slug})"
+    line = f"--yours talks through your {what}, and your {problem.folder} {reason}; {finish}"
     return UsageError(line + (f"\n{details}" if details else ""))
 
 
-def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None]
-             ) -> tuple[ModelSpec, dict[int, str], int, str]:
+def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
+             modern: bool = False) -> tuple[ModelSpec, dict[int, str], int, str]:
     """The model, vocabulary, context length and label talk uses, with the learner's
-    GPT in place of the grader's; `regrade` grades a problem as talk does.
+    GPT in place of the grader's (their modern GPT with `modern`); `regrade` grades a
+    problem as talk does.
 
     Raises UsageError (exit 2) when their GPT is not the shipped model yet.
     """
     from grader.model import artifacts
     from grader.model.yours import spec_of
 
-    problem = find("gpt")
+    try:
+        problem = find(MODERN if modern else "gpt")
+    except LookupError:
+        raise UsageError("--model modern --yours talks through your modern GPT (problem "
+                         "35), which this kata does not have yet") from None
     check_your_gpt(problem, pool, regrade)
-    config = artifacts.load_config()
+    if modern:
+        config = artifacts.load_llama_config()
+        label = f"your modern GPT from {problem.folder} and the shipped modern weights"
+    else:
+        config = artifacts.load_config()
+        label = f"your GPT from {problem.folder} and the shipped weights"
     return (spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
-            config.context_length, f"your GPT from {problem.folder} and the shipped weights")
+            config.context_length, label)
 
 
 def check_your_gpt(problem: Problem, pool: WorkerPool,
@@ -91,7 +107,7 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     from grader.grading.judges import expect_activations
     from grader.grading.worker_errors import one_line
     from grader.model import artifacts
-    from grader.model.parts import weights
+    from grader.model.parts import given, weights
 
     # Two full windows of the corpus: every position, and a batch of two rows.
     length = context_length()
@@ -99,9 +115,14 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     context = torch.cat([prompt_ids(text[:length]), prompt_ids(text[length:])])
     process = SubmissionProcess(str(problem.starter), problem.class_name,
                                 list(problem.methods), pool, module=True)
+    if problem.slug == MODERN:
+        shipped = artifacts.shipped_llama()
+        config, known = shipped.config.to_dict(), given(shipped.state_dict())
+    else:
+        shipped = artifacts.shipped_model()
+        config, known = artifacts.load_config().to_dict(), weights(SHIPPED)
     try:
-        outcome = process.call("forward", (artifacts.load_config().to_dict(),
-                                           weights(SHIPPED), context))
+        outcome = process.call("forward", (config, known, context))
     finally:
         process.close()
     error = outcome.error
@@ -113,7 +134,7 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
             return "cannot be loaded with the shipped weights", message if rest else first
         return f"fails: {one_line(error)}", ""
     with torch.no_grad():
-        expected = artifacts.shipped_model()(context)
+        expected = shipped(context)
     try:
         expect_activations(outcome.result, expected, "the logits tensor")
     except GradeFailure as exc:

@@ -1,9 +1,12 @@
-"""The learner's own GPT (problem 23) with the shipped weights, for `talk --yours`.
+"""The learner's own GPT (problem 23) with the shipped weights, for `talk --yours`;
+or their modern GPT (problem 35) with the shipped modern weights, for
+`talk --model modern --yours`.
 
 The learner's class is imported and built only inside a sandboxed worker,
-never in the grader. It is loaded with data/model.safetensors by parameter
-name through `parts.build_loaded`, the code the gpt problem is graded with, so
-that a wrong name or shape is refused with the message grading gives.
+never in the grader. It is loaded with data/model.safetensors (or
+data/llama.safetensors) by parameter name through `parts.build_loaded`, the code
+the gpt and modern-gpt problems are graded with, so that a wrong name or shape is
+refused with the message grading gives.
 """
 
 from __future__ import annotations
@@ -19,13 +22,24 @@ import torch
 from grader.sandbox.protocol import ModelSpec
 
 CLASS = "GPT"  # problem 23's class, as the registry names it
+MODERN_CLASS = "Llama"  # problem 35's
 # A module name of its own: the worker's submission is already "submission".
 MODULE = "kata_your_gpt"
 
 
-def spec_of(gpt_file: Path, config: dict[str, int]) -> ModelSpec:
-    """The description a worker builds the learner's GPT from: their file, the sizes."""
-    return ModelSpec("yours", dict(config), 0, str(gpt_file))
+def spec_of(gpt_file: Path, config: dict[str, int | float]) -> ModelSpec:
+    """The description a worker builds the learner's GPT from: their file, the sizes.
+
+    A model description carries whole sizes only: a modern model's float settings
+    (rope_base, norm_eps) must be LlamaConfig's defaults, which the worker builds with.
+    """
+    from grader.model.llama import LlamaConfig
+
+    sizes = {k: v for k, v in config.items() if isinstance(v, int)}
+    if "n_kv_head" in sizes and LlamaConfig(**sizes).to_dict() != dict(config):
+        raise ValueError("the modern model's rope_base and norm_eps are not LlamaConfig's "
+                         "defaults, which a model description cannot carry")
+    return ModelSpec("yours", sizes, 0, str(gpt_file))
 
 
 def build(spec: ModelSpec) -> torch.nn.Module:
@@ -34,7 +48,7 @@ def build(spec: ModelSpec) -> torch.nn.Module:
     Whatever the learner's file raises is left to the caller, which reports it
     as the learner's error.
     """
-    from grader.model.parts import build_loaded, weights
+    from grader.model.parts import build_loaded, given, weights
 
     loader = importlib.util.spec_from_file_location(MODULE, spec.path)
     if loader is None or loader.loader is None:
@@ -43,8 +57,16 @@ def build(spec: ModelSpec) -> torch.nn.Module:
     sys.modules[MODULE] = module  # dataclasses look their module up while it runs
     with contextlib.redirect_stdout(io.StringIO()):
         loader.loader.exec_module(module)
-        cls = getattr(module, CLASS, None)
+        modern = "n_kv_head" in spec.config
+        name = MODERN_CLASS if modern else CLASS
+        cls = getattr(module, name, None)
         if not isinstance(cls, type):
-            raise ImportError(f"no class {CLASS} in {Path(spec.path).name}")
-        made = build_loaded(cls, spec.config, weights(ModelSpec("shipped")))
+            raise ImportError(f"no class {name} in {Path(spec.path).name}")
+        if modern:
+            from grader.model.artifacts import shipped_llama
+
+            known = given(shipped_llama().state_dict())
+        else:
+            known = weights(ModelSpec("shipped"))
+        made = build_loaded(cls, spec.config, known)
     return made.requires_grad_(False)

@@ -57,6 +57,10 @@ def preload() -> None:
     from grader.model import artifacts
 
     artifacts.shipped_model()  # read from data/ now: the worker may not read it later
+    try:
+        artifacts.shipped_llama()  # the shipped modern model, for `talk --model modern`
+    except artifacts.MissingDataError:
+        pass  # a copy without it: only the modern model's own commands say so
     # Workers share these pages with the server: a collection in a worker that
     # walked them would copy them all, and would take a tenth of a second.
     import gc

@@ -79,6 +79,9 @@ class ModelSpec:
     seed) stands in for a shipped or random one in the checks that judge how the
     model is used: its weights are drawn by the grader and never leave it
     (grader/model/hidden.py), so the witness serves its forward passes as a run's.
+    The shipped modern model (`kind="modern"`, data/llama.safetensors) is built by each
+    side for itself, as the shipped one is; the learner's modern GPT is `kind="yours"`
+    with the modern model's sizes (`n_kv_head` among them).
     """
 
     kind: str = "shipped"
@@ -89,9 +92,13 @@ class ModelSpec:
     def __repr__(self) -> str:
         if self.kind == "shipped":
             return "the shipped model"
+        if self.kind == "modern":
+            return "the shipped modern model"
         if self.kind == "run":
             return f"the model trained in {self.path}"
         if self.kind == "yours":
+            if "n_kv_head" in self.config:
+                return "your modern GPT with the shipped modern weights"
             return "your GPT with the shipped weights"
         if self.kind == "hidden":
             sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
@@ -103,7 +110,7 @@ class ModelSpec:
         return (self.kind, tuple(sorted(self.config.items())), self.seed, self.path)
 
 
-MODEL_KINDS = ("shipped", "random", "run", "yours", "hidden")
+MODEL_KINDS = ("shipped", "random", "run", "yours", "hidden", "modern")
 MAX_MODEL_PATH = 4096  # characters of a run's folder name
 MAX_MODEL_SIZE = 1 << 20  # any one entry of a model's config
 
