@@ -39,6 +39,9 @@ ARG_NAMES = ("config", "weights", "x", "past")
 # Random weights are drawn from N(0, SCALE^2 / fan_in): scores of a few units, so that
 # the softmax is far from uniform and far from one-hot, where every mistake shows.
 SCALE = 1.5
+# The learners' copy judges the stored (y, (k, v)) as module outputs, each tensor within a
+# bound of its own scale (grader/release/practice/judge.py), as same_attention does here.
+PRACTICE_RULE = "activations"
 
 
 def rope(x: torch.Tensor, start: int, base: float, pairing: str = "halves") -> torch.Tensor:
