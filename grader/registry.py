@@ -14,6 +14,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from grader.paths import CHECKS, PROBLEMS, REGISTRY, SOLUTIONS
+from grader.wording import one_of
 
 # A problem's points when the registry sets none (`points = 10` in its entry).
 DEFAULT_POINTS = 10
@@ -99,6 +100,6 @@ def find(name: str) -> Problem:
         suggested = list(dict.fromkeys(c.split("-", 1)[1] if c[:2].isdigit() else c
                                        for c in close))
         raise LookupError(f"no problem called {name!r}; did you mean "
-                          f"{' or '.join(suggested)}?")
+                          f"{one_of(suggested)}?")
     known = ", ".join(p.slug for p in problems())
     raise LookupError(f"no problem called {name!r}; the problems are: {known}")

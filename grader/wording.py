@@ -24,3 +24,8 @@ def agree(what: str, verb: str) -> str:
     if is_plural(what):
         verb = _IRREGULAR.get(verb, verb[:-1] if verb.endswith("s") else verb)
     return f"{what} {verb}"
+
+
+def one_of(names: list[str]) -> str:
+    """Names offered as alternatives: "a or b", "a, b or c"."""
+    return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"

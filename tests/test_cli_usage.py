@@ -47,8 +47,9 @@ def test_a_problem_is_found_by_any_of_its_names(name):
     (["reset", "problems/07-gredy/", "--yes"], "did you mean greedy?"),
     # the start of a word of the name
     (["hint", "crop"], "did you mean crop-context?"),
-    (["watch", "attention"], "did you mean attention-head or multi-head-attention?"),
-    (["grade", "top"], "did you mean top-k or top-p or top-k-top-p?"),
+    (["watch", "attention"],
+     "did you mean attention-head, multi-head-attention or grouped-query-attention?"),
+    (["grade", "top"], "did you mean top-k, top-p or top-k-top-p?"),
 ])
 def test_a_near_miss_name_gets_suggestions(args, suggestion):
     refused(cli(*args), suggestion)

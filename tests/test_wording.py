@@ -7,7 +7,7 @@ import torch
 
 from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
-from grader.wording import agree, count
+from grader.wording import agree, count, one_of
 
 
 def test_one_of_a_thing_is_singular():
@@ -35,3 +35,9 @@ def test_a_wrong_shape_of_logits_is_said_in_the_plural():
         expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4), "the last position's logits")
     with pytest.raises(GradeFailure, match=r"^the result has shape"):
         expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4))
+
+
+def test_alternatives_are_joined_as_a_list_is_read() -> None:
+    assert one_of(["top-k"]) == "top-k"
+    assert one_of(["top-k", "top-p"]) == "top-k or top-p"
+    assert one_of(["top-k", "top-p", "top-k-top-p"]) == "top-k, top-p or top-k-top-p"

@@ -20,6 +20,7 @@ from grader.sandbox.limits import (
     MB,
     Limits,
 )
+from grader.wording import one_of
 
 T = TypeVar("T", int, float)
 
@@ -39,7 +40,7 @@ def find_problem(name: str) -> Problem:
         if not holding:
             raise UsageError(str(exc)) from None
         raise UsageError(f"no problem called {name!r}; did you mean "
-                         f"{' or '.join(p.slug for p in holding)}?") from None
+                         f"{one_of([p.slug for p in holding])}?") from None
 
 
 def problems_holding(name: str, most: int = 4) -> list[Problem]:

@@ -28,6 +28,7 @@ from grader.cli.options import check_report_target, select_problems
 from grader.cli.output import console
 from grader.cli.trace_plan import Plan
 from grader.registry import Problem, problems
+from grader.wording import one_of
 
 COUNTS = ("new_chars", "max_new_tokens")  # the argument that says how many steps
 MAX_STEPS = 1000
@@ -118,7 +119,7 @@ def case_named(name: str, ids: list[str], problem: Problem) -> str:
     # A part of an id ("crop") or a near miss ("crop-many-time") both count as close.
     close = [i for i in ids if key and key in i][:3] or difflib.get_close_matches(
         key, ids, n=3, cutoff=0.6)
-    guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+    guess = f" (did you mean {one_of(close)}?)" if close else ""
     raise UsageError(f"{problem.folder} has no fixed case {name!r}{guess}; its cases: "
                      f"{', '.join(ids)}")
 
