@@ -10,7 +10,9 @@ import os
 import shutil
 import subprocess
 import sys
+from copy import deepcopy
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from conftest import SUBMISSIONS
@@ -50,24 +52,24 @@ SHORTEST_STATEMENT = 40
 INSTRUCTOR_SEED = "8263519047"
 # The problems a learners' copy cannot practise yet, each saying why in one line.
 # This list may only shrink: a new problem is practised, or added here on purpose.
-NOT_PRACTISED = {"stream", "kv-cache", "train-step", "adamw", "clip-grad-norm", "train-loop",
-                 "rope"}
+NOT_PRACTISED = {"stream", "kv-cache", "train-step", "train-loop"}
 
 
-@pytest.fixture(scope="module")
-def copies(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    first, second = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
-    write_release(first)
+@pytest.fixture(scope="session")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The learners' copy, written once for every test, with an instructor's seed set:
+    the copy must neither hold it nor change with it."""
+    copy = tmp_path_factory.mktemp("released")
     before = os.environ.get(SEED_VARIABLE)
     os.environ[SEED_VARIABLE] = INSTRUCTOR_SEED
     try:
-        write_release(second)
+        write_release(copy)
     finally:
         if before is None:
             del os.environ[SEED_VARIABLE]
         else:
             os.environ[SEED_VARIABLE] = before
-    return first, second
+    return copy
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -75,28 +77,33 @@ def digests(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-def test_two_releases_are_the_same_byte_for_byte(copies: tuple[Path, Path]) -> None:
-    """The second was written with an instructor's seed set: the copy does not change
-    with it, so its drawn examples are not the ones that seed draws."""
-    first, second = copies
-    assert digests(first) == digests(second)
-    assert f"{PACKAGE}/cases.json" in digests(first)
+def test_two_releases_are_the_same_byte_for_byte(released: Path, tmp_path: Path) -> None:
+    """The first was written with an instructor's seed set, this one by `gpt-kata release`
+    without: the copy does not change with it, so its drawn examples are not the ones that
+    seed draws."""
+    again = tmp_path / "again"
+    env = {k: v for k, v in os.environ.items() if k != SEED_VARIABLE}
+    done = subprocess.run([sys.executable, "-m", "grader", "release", str(again), "-q"],
+                          cwd=paths.ROOT, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert digests(again) == digests(released)
+    assert f"{PACKAGE}/cases.json" in digests(released)
 
 
-def test_the_copy_holds_no_instructor_seed(copies: tuple[Path, Path]) -> None:
-    for path in sorted(copies[1].rglob("*")):
+def test_the_copy_holds_no_instructor_seed(released: Path) -> None:
+    for path in sorted(released.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
             assert INSTRUCTOR_SEED.encode() not in data, path
             assert SEED_VARIABLE.encode() not in data, path
 
 
-def test_every_problem_is_practised_or_says_why_in_one_line(copies: tuple[Path, Path]) -> None:
-    stored = cases_of(copies[0])
+def test_every_problem_is_practised_or_says_why_in_one_line(released: Path) -> None:
+    stored = cases_of(released)
     slugs = [p.slug for p in problems()]
     assert sorted([*stored["problems"], *stored["not_practised"]]) == sorted(slugs)
     assert set(stored["not_practised"]) == NOT_PRACTISED & set(slugs)
-    lines = practice_grade(copies[0], *sorted(stored["not_practised"])).stdout.splitlines()
+    lines = practice_grade(released, *sorted(stored["not_practised"])).stdout.splitlines()
     by_slug = {p.slug: p for p in problems()}
     for slug, why in stored["not_practised"].items():
         said = [x for x in lines if f" {by_slug[slug].folder}:" in x]
@@ -104,18 +111,38 @@ def test_every_problem_is_practised_or_says_why_in_one_line(copies: tuple[Path, 
         assert why and "\n" not in why
 
 
-def test_practised_problems_hold_drawn_examples(copies: tuple[Path, Path]) -> None:
+def test_practised_problems_hold_drawn_examples(released: Path) -> None:
     """Drawn as the checks draw them, with answers and named mistakes of their own."""
-    stored = cases_of(copies[0])["problems"]
+    stored = cases_of(released)["problems"]
     with_examples = [slug for slug, p in stored.items() if p["examples"]]
     assert len(with_examples) == len(stored), sorted(set(stored) - set(with_examples))
     assert any(e["mistakes"] for p in stored.values() for e in p["examples"].values())
-    models = sorted(p.name for p in (copies[0] / PACKAGE / "models").iterdir())
+    models = sorted(p.name for p in (released / PACKAGE / "models").iterdir())
     assert "shipped.pt2" in models and any(m.startswith("random-") for m in models)
 
 
-def test_the_copy_holds_statements_starters_and_data(copies: tuple[Path, Path]) -> None:
-    copy = copies[0]
+def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
+    """Each stored mistake has the id the full grader's JSON report gives it
+    (<slug>/<its name in kebab case>), so a practice report names it alike."""
+    import importlib
+
+    from grader.grading.failures import MISTAKE_ID
+
+    by_slug = {p.slug: p for p in problems()}
+    seen = 0
+    for slug, stored in cases_of(released)["problems"].items():
+        contract = importlib.import_module(f"grader.checks.{by_slug[slug].checks.stem}").CONTRACT
+        ids = {m.named(slug).id: m.name for m in contract.mistakes}
+        for case in [*stored["cases"].values(), *stored["examples"].values()]:
+            for mistake in case["mistakes"]:
+                assert MISTAKE_ID.fullmatch(mistake["id"]), mistake["id"]
+                assert ids.get(mistake["id"]) == mistake["name"], (slug, mistake["id"])
+                seen += 1
+    assert seen > 100
+
+
+def test_the_copy_holds_statements_starters_and_data(released: Path) -> None:
+    copy = released
     for problem in problems():
         folder = copy / "problems" / problem.folder
         assert (folder / "README.md").read_bytes() == (
@@ -127,8 +154,8 @@ def test_the_copy_holds_statements_starters_and_data(copies: tuple[Path, Path]) 
     assert "practice grade" in (copy / "README.md").read_text(encoding="utf-8")
 
 
-def test_no_file_of_the_references_is_in_the_copy(copies: tuple[Path, Path]) -> None:
-    copy = copies[0]
+def test_no_file_of_the_references_is_in_the_copy(released: Path) -> None:
+    copy = released
     answers = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in REFERENCE_CODE}
     for relative, digest in digests(copy).items():
         assert digest not in answers, f"{relative} is {answers[digest]}"
@@ -139,10 +166,10 @@ def test_no_file_of_the_references_is_in_the_copy(copies: tuple[Path, Path]) -> 
 
 
 def test_the_shipped_model_is_an_exported_program_without_source(
-        copies: tuple[Path, Path]) -> None:
+        released: Path) -> None:
     import zipfile
 
-    program = copies[0] / PACKAGE / "models" / "shipped.pt2"
+    program = released / PACKAGE / "models" / "shipped.pt2"
     with zipfile.ZipFile(program) as archive:
         held = b"".join(archive.read(name) for name in archive.namelist())
     assert b"aten" in held  # torch operations, not Python
@@ -173,10 +200,10 @@ def statements(source: str, skip: frozenset[str] = frozenset()) -> set[str]:
     return found
 
 
-def test_no_statement_of_the_reference_code_is_in_the_copy(copies: tuple[Path, Path]) -> None:
+def test_no_statement_of_the_reference_code_is_in_the_copy(released: Path) -> None:
     """A statement of an answer's body may be in the copy only where a starter gives it
     away already (a starter's seeded generator, say)."""
-    copy = copies[0]
+    copy = released
     given = set().union(*(statements((paths.STARTERS / p.folder / "solution.py").read_text(
         encoding="utf-8")) for p in problems()))
     answers = {}
@@ -208,8 +235,8 @@ def practised(copy: Path) -> list[str]:
     return list(cases_of(copy)["problems"])
 
 
-def test_the_starters_fail_as_not_implemented(copies: tuple[Path, Path]) -> None:
-    copy = copies[0]
+def test_the_starters_fail_as_not_implemented(released: Path) -> None:
+    copy = released
     graded = practice_grade(copy)
     assert graded.returncode == 1, graded.stderr
     lines = graded.stdout.splitlines()
@@ -221,9 +248,9 @@ def test_the_starters_fail_as_not_implemented(copies: tuple[Path, Path]) -> None
     assert "practice grade" in graded.stdout
 
 
-def test_the_references_copied_in_pass(copies: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
     copy = tmp_path / "learner"
-    shutil.copytree(copies[0], copy)
+    shutil.copytree(released, copy)
     for problem in problems():
         shutil.copyfile(problem.reference, copy / "problems" / problem.folder / "solution.py")
     graded = practice_grade(copy)
@@ -239,14 +266,14 @@ def submissions() -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def practice(copies: tuple[Path, Path]):  # noqa: ANN201 - the copy's own module
-    sys.path.insert(0, str(copies[0]))
+def practice(released: Path):  # noqa: ANN201 - the copy's own module
+    sys.path.insert(0, str(released))
     try:
         from gpt_kata_practice import grade
 
         yield grade
     finally:
-        sys.path.remove(str(copies[0]))
+        sys.path.remove(str(released))
 
 
 @pytest.mark.parametrize("folder", submissions(), ids=lambda p: p.name)
@@ -313,11 +340,11 @@ def verdicts(report: dict) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def two_learners(copies: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def two_learners(released: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A roster: `copy`, a repository made from the learners' copy, and `clone`, a clone
     of the kata's layout (its starters), holding the same two solutions."""
     roster = tmp_path_factory.mktemp("roster")
-    shutil.copytree(copies[0], roster / "copy")
+    shutil.copytree(released, roster / "copy")
     shutil.copytree(paths.STARTERS, roster / "clone" / "problems")
     for folder, source in learner_files(roster).items():
         for learner in ("copy", "clone"):
@@ -341,6 +368,17 @@ def test_the_instructor_grades_a_copy_as_the_full_kata(two_learners: Path,
     says = spec["mistakes"]["multiply"]["says"]
     named = [(t["mistake"] or {}).get("name") or "" for t in reports["copy"]["tests"]]
     assert any(says in name for name in named), named
+    # The practice grade of the same files names the mistake by the full grader's id.
+    practice_json = tmp_path / "practice.json"
+    practised_here = practice_grade(two_learners / "copy", SOLVED, MISTAKEN, "--json",
+                                    str(practice_json))
+    assert practised_here.returncode == 1, practised_here.stdout + practised_here.stderr
+    practice_report = json.loads(practice_json.read_text("utf-8"))
+    assert practice_report["practice"] is True
+    assert {p["problem"]: p["status"] for p in practice_report["problems"]} == statuses
+    full_ids = {t["mistake"]["id"] for t in reports["copy"]["tests"] if t["mistake"]}
+    practice_ids = {t["mistake"]["id"] for t in practice_report["tests"] if t["mistake"]}
+    assert practice_ids and practice_ids <= full_ids, (practice_ids, full_ids)
 
 
 def test_the_gradebook_and_gradescope_take_a_copy_as_a_clone(two_learners: Path,
@@ -363,32 +401,90 @@ def test_the_gradebook_and_gradescope_take_a_copy_as_a_clone(two_learners: Path,
 
 
 # -- the practice copies of the full grader's rules ------------------------------------------
-def test_the_practice_rules_are_the_full_graders() -> None:
-    """The practice grader restates a few of the full grader's rules: loading known weights
-    (grader/model/parts.py) and the tolerances of equality (grader/grading/tolerances.py
-    and equality.py). They must say and judge the same."""
+def written_weights() -> ModuleType:
+    """The copy's weights.py as the release writes it, loaded as a module of its own."""
+    from grader.release import sources
+
+    module = ModuleType("written_weights")
+    exec(compile(sources.weights_module(), "weights.py", "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+def misfits() -> dict[str, tuple]:
+    """Modules whose parameters do not fit known weights, each in one way the message
+    explains, and one that fits: (module, the weights it is given)."""
+    import torch
+    from torch import nn
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte = nn.Embedding(5, 3)
+            self.head = nn.Linear(3, 5, bias=False)
+            self.head.weight = self.wte.weight
+
+    class Listed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = [nn.Linear(2, 2), nn.Linear(2, 2)]
+
+    class Repeated(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(2, 2)] * 2)
+
+    many = {f"w{i}": torch.zeros(1) for i in range(30)}
+    two = {f"blocks.{i}.{p}": torch.zeros((2, 2) if p == "weight" else (2,))
+           for i in range(2) for p in ("weight", "bias")}
+    return {
+        "fits": (nn.Linear(2, 3), {"weight": torch.ones(3, 2), "bias": torch.ones(3)}),
+        "a-wrong-shape": (nn.Linear(2, 3), {"weight": torch.ones(2, 2), "bias": torch.ones(3)}),
+        "misnamed": (nn.Linear(2, 3), {"w": torch.ones(3, 2), "bias": torch.ones(3)}),
+        "many-names": (nn.Linear(2, 3), many),
+        "tied": (Tied(), {"wte.weight": torch.zeros(5, 3), "head.weight": torch.zeros(5, 3)}),
+        "a-python-list": (Listed(), two),
+        "one-block-twice": (Repeated(), two),
+    }
+
+
+def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
+    """The copy's weights.py is written from grader/model/parts.py: loading known weights
+    into each misfit raises the same kind of error with the same message in both, and a
+    module that fits gets the same weights."""
+    from grader.model import parts
+
+    written = written_weights()
+    for name, (module, weights) in misfits().items():
+        results = []
+        for code in (parts, written):
+            target = deepcopy(module)
+            try:
+                code.load_known_weights(target, weights, "Part")
+            except code.KnownWeightsError as error:
+                results.append((type(error).__name__, str(error)))
+            else:
+                results.append(("loaded", [t.tolist() for t in target.state_dict().values()]))
+        assert results[0] == results[1], name
+        assert results[0][0] == ("loaded" if name == "fits" else
+                                 "KnownWeightsError" if name == "a-wrong-shape"
+                                 else "ParameterNamesError"), (name, results[0])
+    said = {name: str(pytest.raises(written.KnownWeightsError, written.load_known_weights,
+                                    deepcopy(m), w, "Part").value)
+            for name, (m, w) in misfits().items() if name != "fits"}
+    assert "tied weights" in said["tied"]
+    assert "nn.ModuleList" in said["a-python-list"]
+    assert "the same Linear as blocks.0" in said["one-block-twice"]
+    assert "and 18 more" in said["many-names"]
+
+
+def test_the_practice_tolerances_are_the_full_graders() -> None:
+    """The practice judge restates the full grader's tolerances of equality
+    (grader/grading/tolerances.py); they must judge the same."""
     import torch
 
     from grader.grading import equality, tolerances
-    from grader.model import parts
-    from grader.release.practice import judge, weights
+    from grader.release.practice import judge
 
-    practice = ast.parse(Path(weights.__file__).read_text("utf-8"))
-    full = ast.parse(Path(parts.__file__).read_text("utf-8"))
-
-    def top(tree: ast.Module) -> dict[str, str]:
-        named = {}
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                named[node.name] = ast.dump(node)
-            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                named[node.targets[0].id] = ast.dump(node)
-        return named
-
-    shared = top(practice)
-    assert {"load_known_weights", "names", "SHOWN_NAMES", "KnownWeightsError"} <= set(shared)
-    for name, code in shared.items():
-        assert top(full).get(name) == code, f"weights.py's {name} is not parts.py's"
     assert (judge.RTOL, judge.ATOL) == (tolerances.RTOL, tolerances.ATOL)
     for values in ([0.0], [1e-3, -2.0, 5.0], [float("inf"), 3.0], [1e4] * 4):
         tensor = torch.tensor(values)

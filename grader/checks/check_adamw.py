@@ -162,6 +162,10 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # -- judging ----------------------------------------------------------------------------
 PARTS = ("params", "exp_avgs", "exp_avg_sqs")
+# The learners' copy judges its stored updates by the same tolerances (a rule of
+# closeness of grader/release/practice/judge.py): the weights by ATOL, the state at its
+# own scale.
+PRACTICE_RULE = "weights-and-state"
 
 
 def judge(got: Any, expected: Update, call: Call) -> None:

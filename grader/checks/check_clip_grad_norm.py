@@ -24,6 +24,9 @@ from grader.grading.tolerances import RTOL
 
 Grads = list[torch.Tensor | None]
 EPS = 1e-6  # clip_grad_norm_'s own
+# The learners' copy judges its stored answers by the same tolerance (a rule of
+# closeness of grader/release/practice/judge.py): each tensor at its own scale.
+PRACTICE_RULE = "own-scale"
 
 
 def norm(g: torch.Tensor) -> torch.Tensor:

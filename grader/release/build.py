@@ -21,7 +21,7 @@ from typing import Any
 
 from grader import paths
 from grader.registry import Problem, problems
-from grader.release import examples, ties
+from grader.release import examples, sources, ties
 from grader.release.models import Models
 from grader.sandbox.protocol import ModelSpec
 
@@ -34,22 +34,16 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
               "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
 # The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
-PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
-                  "weights.py")
+PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py")
 
 NO_GOLDENS = "its results are judged against the live reference only (no stored answers)"
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
-HARNESS = "its checks drive your code with the grader's own training loop"
+HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
+           "hold (a model it builds and trains)")
 NEEDS_MODEL = ("some of its cases run a model this copy cannot hold (a trained run, or your own "
                "GPT)")
 NO_CONTRACT = "its checks declare no contract of cases the copy could store"
 CANNOT_STORE = "some of its cases hold values this copy cannot store"
-# Problems whose checks take answers within a measure of rounding of their own, which
-# the practice judge's one rule of equality would refuse: right answers would fail.
-OWN_TOLERANCE = {
-    "rope": "its checks allow a rounding error that grows with the position, which this "
-            "copy's judge does not measure yet",
-}
 
 
 class ReleaseError(Exception):
@@ -88,16 +82,24 @@ def write_release(out: Path) -> list[Path]:
         put(f"data/{name}", (paths.DATA / name).read_bytes())
     for name in PRACTICE_FILES:
         put(f"{PACKAGE}/{name}", (PRACTICE_SOURCE / name).read_bytes())
+    # Written from the grader's own definitions: one source for both graders.
+    put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
     models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
-    put(f"{PACKAGE}/cases.json", practice_cases_json(models).encode("utf-8"))
+    cases = practice_cases(models)
+    put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
+        sorted({p["harness"] for p in cases["problems"].values() if p["harness"]})))
+    put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
     for name, program in models.programs().items():
         put(f"{PACKAGE}/models/{name}.pt2", program)
     return sorted(written)
 
 
 def practice_cases_json(models: Models | None = None) -> str:
-    cases = practice_cases(models if models is not None else Models())
+    return cases_json(practice_cases(models if models is not None else Models()))
+
+
+def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
@@ -135,20 +137,52 @@ def practice_contract(problem: Problem) -> Any:
         raise NotPractised(NO_CONTRACT)
     if not contract.goldens:
         raise NotPractised(NO_GOLDENS)
-    if contract.harness:
-        raise NotPractised(HARNESS)
     if contract.witness_model_calls:
         raise NotPractised(WITNESSED)
-    if problem.slug in OWN_TOLERANCE:
-        raise NotPractised(OWN_TOLERANCE[problem.slug])
+    if contract.harness:
+        try:  # the copy calls the code through the same driver, written from its source
+            sources.harness_source([contract.harness])
+        except sources.SourceError:
+            raise NotPractised(HARNESS) from None
     return contract
+
+
+def reference_call(contract: Any, reference: Any) -> Any:
+    """The reference's answer to a set of arguments, called as the learner's code is:
+    through the check's harness if it has one."""
+    import sys
+
+    from grader.grading.reference import run_harness
+
+    if contract.harness:
+        module = sys.modules[type(reference).__module__]
+        return lambda *args: run_harness(contract.called, module, args)
+    return getattr(reference, contract.method)
+
+
+def practice_rule(module: Any, contract: Any) -> str:
+    """The practice judge's rule for the problem's answers (practice/judge.py): the one
+    its check module declares (PRACTICE_RULE, where its judge allows a rounding error
+    of its own), else as its contract judges. Filters keep tied tokens in any order;
+    a module's outputs carry rounding errors of the tensor's scale."""
+    from grader.grading.equality import same_activations
+    from grader.grading.filter_judges import same_filtering
+    from grader.release.practice.judge import RULES
+
+    declared = getattr(module, "PRACTICE_RULE", None)
+    if declared is not None:
+        if declared not in RULES:
+            raise ReleaseError(f"{module.__name__} declares PRACTICE_RULE = {declared!r}, "
+                               f"which is not one of the practice judge's: {sorted(RULES)}")
+        return declared
+    return ("filtering" if contract.matches is same_filtering
+            else "activations" if contract.same_as_golden is same_activations else "")
 
 
 def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     """The problem's fixed cases, each with its golden, and a few drawn examples, each
     with the reference's answer; with the other right answers and the known mistakes'."""
-    from grader.grading.equality import outcome_of, same_activations
-    from grader.grading.filter_judges import same_filtering
+    from grader.grading.equality import outcome_of
     from grader.grading.reference import fresh_args, load_reference
     from grader.model import artifacts
     from grader.sandbox.protocol import decode
@@ -157,15 +191,12 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
     reference = load_reference(problem)  # the mistakes' helpers may look it up by name
     goldens = artifacts.load_goldens()[problem.slug]
-    # Filters keep tied tokens in any order; a module's outputs carry rounding errors
-    # of the tensor's scale. The practice judge allows that too.
-    rule = ("filtering" if contract.matches is same_filtering
-            else "activations" if contract.same_as_golden is same_activations else "")
+    rule = practice_rule(module, contract)
     stored = {case_id: stored_case(problem, contract, reference, args, decode(goldens[case_id]),
                                    rule, models)
               for case_id, args in contract.case_args.items()}
     drawn: dict[str, Any] = {}
-    method = getattr(reference, contract.method)
+    method = reference_call(contract, reference)
     for args in examples.drawn_examples(module, contract):
         import torch
 
@@ -181,7 +212,7 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
             continue  # an example whose values the copy cannot store; the cases still can
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
-            "judge": rule, "cases": stored, "examples": drawn}
+            "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn}
 
 
 def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, expected: Any,
@@ -208,8 +239,9 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     def taken(answer: Any, want: Any) -> bool:
         return judge.same_outcome(("value", answer), ("value", want), rule, shown)
 
-    others = [] if problem.module else ties.other_answers(contract, reference, args, expected,
-                                                          taken)
+    # (No harness drives a model today: ties reruns the method itself.)
+    others = ([] if problem.module or contract.harness
+              else ties.other_answers(contract, reference, args, expected, taken))
     right = [("value", expected), *(("value", other) for other in others)]
     mistakes = []
     for mistake in contract.mistakes:
@@ -230,7 +262,9 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
                                         if outcome[0] == "error" else outcome[1]))
             except TypeError:
                 continue  # an answer of a kind no right answer has: judged wrong anyway
-            entry = {"name": mistake.name, "hint": mistake.hint, "outcome": encoded}
+            # Its id as the full grader's reports give it: <slug>/<name in kebab case>.
+            entry = {"id": mistake.named(problem.slug).id, "name": mistake.name,
+                     "hint": mistake.hint, "outcome": encoded}
             if entry not in mistakes:  # two ways of making it can give one answer
                 mistakes.append(entry)
     for spec in met.specs.values():

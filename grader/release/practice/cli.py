@@ -51,13 +51,15 @@ def select(names: list[str]) -> list[dict[str, Any]]:
     return chosen
 
 
-def grade(names: list[str]) -> int:
+def grade(names: list[str], json_file: str | None = None) -> int:
     from gpt_kata_practice.grade import grade_problem
 
     failed = 0
+    results = []
     for problem in select(names):
         path = kata_folder() / "problems" / problem["folder"] / "solution.py"
         result = grade_problem(problem["slug"], path)
+        results.append((problem, result))
         if result.not_practised:
             print(f"  ? {problem['folder']}: not practised here: {result.not_practised}")
         elif result.unavailable:
@@ -71,7 +73,43 @@ def grade(names: list[str]) -> int:
         else:
             print(f"  ✓ {problem['folder']}: {result.counted}")
     print(PRACTICE)
+    if json_file:
+        write_json(Path(json_file), results)
     return 1 if failed else 0
+
+
+def status(result: Any) -> str:
+    if result.not_practised:
+        return "not-practised"
+    return "pass" if result.ok else "fail"
+
+
+def write_json(path: Path, results: list[tuple[dict[str, Any], Any]]) -> None:
+    """The practice grade as JSON, in the shape of the full grader's report (its
+    problems and tests, each named mistake by the same id), marked as practice."""
+    tests = []
+    for problem, result in results:
+        checks = result.checks or ([{"name": "loading solution.py", "status": "fail",
+                                     "message": result.unavailable, "mistake": None}]
+                                   if result.unavailable else [])
+        for check in checks:
+            tests.append({"name": f"{problem['folder']}: {check['name']}",
+                          "problem": problem["slug"], "status": check["status"],
+                          "message": check["message"],
+                          "kind": (result.kind or None) if result.unavailable
+                          else "wrong" if check["status"] == "fail" else None,
+                          "mistake": check["mistake"]})
+    graded = [status(r) for _, r in results if not r.not_practised]
+    report = {"practice": True, "note": PRACTICE,
+              "status": "pass" if graded and all(s == "pass" for s in graded) else "fail",
+              "problems": [{"problem": p["slug"], "number": int(p["folder"][:2]),
+                            "status": status(r), "passed": r.passed,
+                            "total": len(r.checks) or (1 if r.unavailable else 0),
+                            **({"why": r.not_practised} if r.not_practised else {})}
+                           for p, r in results],
+              "tests": tests}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
 def watch(names: list[str]) -> int:
@@ -124,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in (("grade", "grade your solutions on the practice cases"),
                        ("watch", "grade again each time you save"),
                        ("hint", "the next hint for a problem")):
-        sub.add_parser(name, help=text).add_argument("problems", nargs="*")
+        command = sub.add_parser(name, help=text)
+        command.add_argument("problems", nargs="*")
+        if name == "grade":
+            command.add_argument("--json", metavar="FILE", help="also write the grade as "
+                                 "JSON, each named mistake by its id")
     for name in ("talk", "trace", "train", "gradebook"):
         sub.add_parser(name, help="not in the learners' copy").add_argument(
             "rest", nargs=argparse.REMAINDER)
@@ -132,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         return list_problems()
     if args.command == "grade":
-        return grade(args.problems)
+        return grade(args.problems, args.json)
     if args.command == "watch":
         return watch(args.problems)
     if args.command == "hint":

@@ -30,8 +30,12 @@ class Result:
     passed: int = 0
     failures: list[str] = field(default_factory=list)
     unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
+    kind: str = ""  # why it is unavailable: "not-implemented" or "unavailable"
     not_practised: str = ""  # this copy has no practice cases for the problem
     examples: int = 0  # of the cases checked, how many are drawn examples
+    # Each case checked, as the JSON report gives it: its label, "pass" or "fail", the
+    # message and the mistake it names ({id, name, hint}, the ids the full grader uses).
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -78,6 +82,11 @@ def call(problem: dict[str, Any], module: ModuleType, args: tuple) -> Any:
         made.eval()
         with torch.no_grad():
             return made(*inputs)
+    if problem.get("harness"):
+        # Code that is not one method call, driven as the instructor's grader drives it.
+        from gpt_kata_practice import harnesses
+
+        return getattr(harnesses, problem["harness"])(module, *args)
     answer = getattr(module.Solution(), problem["method"])(*args)
     return list(answer) if problem["iterate"] else answer
 
@@ -107,9 +116,11 @@ def grade_problem(slug: str, path: Path) -> Result:
         except NotImplementedError:
             result.unavailable = ("not implemented yet "
                                   "(the starter still raises NotImplementedError)")
+            result.kind = "not-implemented"
             return result
         except KnownWeightsError as exc:
             result.unavailable = str(exc)
+            result.kind = "unavailable"
             return result
         except Exception as exc:  # noqa: BLE001 - a wrong answer, to compare with the mistakes'
             got = ("error", f"{type(exc).__name__}: {exc}")
@@ -117,25 +128,33 @@ def grade_problem(slug: str, path: Path) -> Result:
         want = codec.decode(case["expected"])
         changed = judge.changed_inputs(args, codec.decode(case["args"]), problem["arg_names"])
         if changed:
-            result.failures.append(
-                f"{label}: {problem['method']}() changed its input `{changed}` in place, "
-                "and the caller still needs it as it was. Hint: work on a copy (.clone()) or "
-                "build a new tensor")
+            message = (f"{problem['method']}() changed its input `{changed}` in place, and "
+                       "the caller still needs it as it was. Hint: work on a copy (.clone()) "
+                       "or build a new tensor")
+            result.failures.append(f"{label}: {message}")
+            result.checks.append({"name": label, "status": "fail", "message": message,
+                                  "mistake": None})
             continue
         # A case on a model may have other right answers, where two picks tie.
         right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
         if any(judge.same_outcome(got, ("value", r), problem["judge"], args) for r in right):
             result.passed += 1
+            result.checks.append({"name": label, "status": "pass", "message": None,
+                                  "mistake": None})
             continue
         if got[0] == "error":
             message = f"{problem['method']}() raised {shown}"
         else:
             message = (f"{problem['method']}() returned {judge.describe(got[1])}; "
                        f"expected {judge.describe(want)}")
+        named = None
         for mistake in case["mistakes"]:
             if judge.same_outcome(got, codec.decode(mistake["outcome"]), problem["judge"], args):
                 message += (f"\n    This is what happens when you {mistake['name']}. "
                             f"Hint: {mistake['hint']}")
+                named = {k: mistake[k] for k in ("id", "name", "hint")}
                 break
         result.failures.append(f"{label}: {message}")
+        result.checks.append({"name": label, "status": "fail", "message": message,
+                              "mistake": named})
     return result

@@ -1,9 +1,10 @@
 """Whether an answer is the stored one, within float32's rounding.
 
-One rule for every problem: the practice grade has no problem-specific judges
-(those can compute the answer). Where a problem allows several right answers
-(tokens tied in score, say), the stored answer is the reference's; the
-instructor's grade accepts the others too.
+A few rules of closeness, each named by the problems that cases.json says use
+it, and none that could compute an answer: the practice grade has no
+problem-specific judges. Where a problem allows several right answers (tokens
+tied in score, say), the stored answer is the reference's; the instructor's
+grade accepts the others too.
 """
 
 from __future__ import annotations
@@ -13,14 +14,20 @@ from typing import Any
 
 import torch
 
+# The rules a problem's answers are judged by, as cases.json names them.
+RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state")
 RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the last two
 ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
 
 
-def same(got: Any, want: Any, activations: bool = False) -> bool:
+def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False) -> bool:
     """Whether `got` is `want`; tensors within RTOL and ATOL, or, for a module's
-    outputs (`activations`), within RTOL and an absolute bound of the tensor's scale."""
+    outputs (`activations`), within RTOL and an absolute bound of the tensor's scale,
+    or (`own_scale`) within RTOL of the tensor's largest entry, a one-element tensor
+    taken for a 0-d one."""
     if isinstance(want, torch.Tensor):
+        if own_scale:
+            return isinstance(got, torch.Tensor) and _same_at_own_scale(got, want)
         return isinstance(got, torch.Tensor) and _same_tensor(got, want, activations)
     if isinstance(want, bool) or want is None or isinstance(want, str):
         return type(got) is type(want) and got == want
@@ -32,10 +39,10 @@ def same(got: Any, want: Any, activations: bool = False) -> bool:
         return isinstance(got, int) and not isinstance(got, bool) and got == want
     if isinstance(want, (list, tuple)):
         return (isinstance(got, (list, tuple)) and len(got) == len(want)
-                and all(same(g, w, activations) for g, w in zip(got, want)))
+                and all(same(g, w, activations, own_scale) for g, w in zip(got, want)))
     if isinstance(want, dict):
         return (isinstance(got, dict) and got.keys() == want.keys()
-                and all(same(got[k], want[k], activations) for k in want))
+                and all(same(got[k], want[k], activations, own_scale) for k in want))
     return bool(got == want)
 
 
@@ -61,13 +68,23 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
                  args: tuple = ()) -> bool:
     """("value", x) or ("error", "Type: message"), the same by `rule`: "" for `same`,
     "activations" for a module's outputs, "filtering" for a filter of the logits in
-    args[0], whose tied tokens may be kept in any order."""
+    args[0], whose tied tokens may be kept in any order, "rotation" for vectors args[0]
+    turned by angles of the positions from args[1] on, "own-scale" for tensors each
+    judged relative to its own largest entry (gradients of 1e-6 are all below ATOL),
+    "weights-and-state" for an optimizer's (weights, state, state, ...): the weights
+    by ATOL, its state at its own scale."""
     if got[0] != want[0]:
         return False
     if got[0] == "error":
         return str(got[1]) == str(want[1])
     if rule == "filtering":
         return same_filtering(got[1], want[1], args[0])
+    if rule == "rotation":
+        return same_rotation(got[1], want[1], args)
+    if rule == "own-scale":
+        return same(got[1], want[1], own_scale=True)
+    if rule == "weights-and-state":
+        return same_weights_and_state(got[1], want[1])
     return same(got[1], want[1], activations=rule == "activations")
 
 
@@ -85,6 +102,48 @@ def same_filtering(got: Any, want: Any, logits: torch.Tensor) -> bool:
         return False
     rows = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
     return same(torch.sort(rows[0], dim=-1).values, torch.sort(rows[1], dim=-1).values)
+
+
+def _same_at_own_scale(got: torch.Tensor, want: torch.Tensor) -> bool:
+    if want.dim() == 0 and got.numel() == 1:
+        got = got.reshape(())
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if not want.is_floating_point():
+        return bool(torch.equal(got, want))
+    atol = RTOL * float(want.double().abs().max()) if want.numel() else 0.0
+    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol))
+
+
+def same_weights_and_state(got: Any, want: Any) -> bool:
+    """An optimizer's step, (weights, *state): the weights within RTOL and ATOL, its
+    state (averages of gradients, of their squares) at its own scale, since for tiny
+    gradients those are far below any fixed absolute bound."""
+    return (isinstance(want, tuple) and isinstance(got, tuple) and len(got) == len(want)
+            and bool(want) and same(got[0], want[0])
+            and all(same(g, w, own_scale=True) for g, w in zip(got[1:], want[1:])))
+
+
+# An angle p * theta rounds to float32's last bits, and the rotated vectors move by
+# that much of their size: a few units in the last place of the largest position.
+ANGLE_ULPS = 8 * 2.0**-24
+
+
+def same_rotation(got: Any, want: Any, args: tuple) -> bool:
+    """The stored rotation of x = args[0], whose first position is args[1], within
+    RTOL and ATOL plus the rounding of its largest angle at the vectors' size: right
+    answers that compute the angles another way (in float64, from a table of cos and
+    sin) differ by that much, more the further along they are."""
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)) or (
+            got.shape != want.shape or got.dtype != want.dtype):
+        return False
+    x, start = args[0], int(args[1])
+    last = start + (x.shape[-2] if isinstance(x, torch.Tensor) and x.dim() else 1) - 1
+    finite = want.double()[want.isfinite()]
+    size = float(finite.abs().max()) if finite.numel() else 0.0
+    atol = ATOL + size * (RTOL + ANGLE_ULPS * (abs(last) + 1))
+    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
+                               equal_nan=True))
 
 
 def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
