@@ -301,7 +301,7 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
         if result.ok:
             continue  # a mistake the fixed cases cannot show (a refusal, a generator's state)
         failed.append(name)
-        report = "\n".join(result.failures) + result.unavailable
+        report = "\n".join(f.says for f in result.failures) + result.unavailable
         says = mistake["says"] if isinstance(mistake["says"], list) else [mistake["says"]]
         if all(s in report for s in says):
             named.append(name)

@@ -50,8 +50,10 @@ class ReleaseError(Exception):
     """The copy cannot be written where asked."""
 
 
-def write_release(out: Path) -> list[Path]:
-    """Write the learners' copy into `out` (new or empty); the files written, sorted."""
+def write_release(out: Path, only: frozenset[str] | None = None) -> list[Path]:
+    """Write the learners' copy into `out` (new or empty); the files written, sorted.
+    `only` (slugs) leaves every other problem without practice cases: a smaller copy
+    for a test of a few problems."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} is not an empty folder: the copy is written afresh")
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +88,7 @@ def write_release(out: Path) -> list[Path]:
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
     models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
-    cases = practice_cases(models)
+    cases = practice_cases(models, only)
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
         sorted({p["harness"] for p in cases["problems"].values() if p["harness"]})))
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
@@ -103,12 +105,14 @@ def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
-def practice_cases(models: Models) -> dict[str, Any]:
+def practice_cases(models: Models, only: frozenset[str] | None = None) -> dict[str, Any]:
     """Every problem's stored cases, or why it has none, in the registry's order; the
     models they run are added to `models`."""
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
     for problem in problems():
+        if only is not None and problem.slug not in only:
+            continue
         met = Models()
         try:
             practised[problem.slug] = problem_cases(problem, met)

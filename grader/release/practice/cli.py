@@ -69,13 +69,21 @@ def grade(names: list[str], json_file: str | None = None) -> int:
             failed += 1
             print(f"  ✗ {problem['folder']}: {result.counted}")
             for failure in result.failures:
-                print(f"    {failure}")
+                print(shown(failure))
         else:
             print(f"  ✓ {problem['folder']}: {result.counted}")
     print(PRACTICE)
     if json_file:
         write_json(Path(json_file), results)
     return 1 if failed else 0
+
+
+def shown(failure: Any) -> str:
+    """A failed case as the grade prints it: what it says, then its fix."""
+    first, *rest = f"{failure.label}: {failure.says}".splitlines()
+    if failure.hint:
+        rest.append(f"Hint: {failure.hint}")
+    return "\n".join([f"    {first}", *(f"        {line}" for line in rest)])
 
 
 def status(result: Any) -> str:

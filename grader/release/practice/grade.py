@@ -24,11 +24,23 @@ def stored() -> dict[str, Any]:
     return json.loads(CASES.read_text(encoding="utf-8"))
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A case that failed, as data: what the grade says of it, the fix it offers and the
+    mistake it names. Its text is made only where it is shown (cli.py): the JSON report
+    carries what it says and the mistake, fix included, apart."""
+
+    label: str  # "case 3", "drawn example 1"
+    says: str
+    hint: str = ""
+    mistake: dict[str, str] | None = None  # {id, name, hint}, the full grader's ids
+
+
 @dataclass
 class Result:
     slug: str
     passed: int = 0
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
     kind: str = ""  # why it is unavailable: "not-implemented" or "unavailable"
     not_practised: str = ""  # this copy has no practice cases for the problem
@@ -128,12 +140,9 @@ def grade_problem(slug: str, path: Path) -> Result:
         want = codec.decode(case["expected"])
         changed = judge.changed_inputs(args, codec.decode(case["args"]), problem["arg_names"])
         if changed:
-            message = (f"{problem['method']}() changed its input `{changed}` in place, and "
-                       "the caller still needs it as it was. Hint: work on a copy (.clone()) "
-                       "or build a new tensor")
-            result.failures.append(f"{label}: {message}")
-            result.checks.append({"name": label, "status": "fail", "message": message,
-                                  "mistake": None})
+            fail(result, Failure(label, f"{problem['method']}() changed its input `{changed}` "
+                                 "in place, and the caller still needs it as it was.",
+                                 hint="work on a copy (.clone()) or build a new tensor"))
             continue
         # A case on a model may have other right answers, where two picks tie.
         right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
@@ -147,14 +156,18 @@ def grade_problem(slug: str, path: Path) -> Result:
         else:
             message = (f"{problem['method']}() returned {judge.describe(got[1])}; "
                        f"expected {judge.describe(want)}")
-        named = None
+        failure = Failure(label, message)
         for mistake in case["mistakes"]:
             if judge.same_outcome(got, codec.decode(mistake["outcome"]), problem["judge"], args):
-                message += (f"\n    This is what happens when you {mistake['name']}. "
-                            f"Hint: {mistake['hint']}")
-                named = {k: mistake[k] for k in ("id", "name", "hint")}
+                failure = Failure(label, f"{message}\nThis is what happens when you "
+                                  f"{mistake['name']}.", mistake["hint"],
+                                  {k: mistake[k] for k in ("id", "name", "hint")})
                 break
-        result.failures.append(f"{label}: {message}")
-        result.checks.append({"name": label, "status": "fail", "message": message,
-                              "mistake": named})
+        fail(result, failure)
     return result
+
+
+def fail(result: Result, failure: Failure) -> None:
+    result.failures.append(failure)
+    result.checks.append({"name": failure.label, "status": "fail", "message": failure.says,
+                          "mistake": failure.mistake})

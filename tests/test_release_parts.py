@@ -1,0 +1,83 @@
+"""Parts of the learners' copy on a smaller copy of a few problems, written by the release
+itself (`write_release(..., only=...)`): how its practice grade says a failure and its fix,
+and the problems practised from outputs the release stores beyond a check's goldens."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SUBMISSIONS
+from patches import apply
+
+from grader.registry import problems
+from grader.release.build import write_release
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+BY_SLUG = {p.slug: p for p in problems()}
+
+
+def spec_of(slug: str) -> dict:
+    return tomllib.loads((SUBMISSIONS / slug / "expected.toml").read_text("utf-8"))
+
+
+def mistaken(slug: str, name: str) -> str:
+    """A submission's named mistake, as a file's text."""
+    spec = spec_of(slug)
+    mistake = spec["mistakes"][name]
+    if "file" in mistake:
+        return (SUBMISSIONS / slug / mistake["file"]).read_text("utf-8")
+    return apply(mistake["patch"], (SUBMISSIONS / slug / spec["base"]).read_text("utf-8"))
+
+
+def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The copy's grader as a learner runs it, with the kata's own grader out of reach."""
+    code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
+            "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *args], cwd=copy,
+                          capture_output=True, text=True, encoding="utf-8", check=False)
+
+
+@pytest.fixture(scope="module")
+def small_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("small") / "copy"
+    write_release(copy, only=frozenset({"temperature", "bpe"}))
+    return copy
+
+
+def learner(small_copy: Path, tmp_path: Path, files: dict[str, str]) -> Path:
+    """A learner's repository made from the copy, with these files written."""
+    copy = tmp_path / "learner"
+    shutil.copytree(small_copy, copy)
+    for slug, text in files.items():
+        (copy / "problems" / BY_SLUG[slug].folder / "solution.py").write_text(text, "utf-8")
+    return copy
+
+
+def test_a_named_mistakes_fix_is_data_shown_only_by_the_text_grade(
+        small_copy: Path, tmp_path: Path) -> None:
+    """The JSON report carries what a failure says and, apart, the mistake with its fix;
+    the text grade prints the fix on a line of its own after what it says."""
+    copy = learner(small_copy, tmp_path, {"temperature": mistaken("temperature", "multiply")})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "temperature", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    named = [t for t in failed if t["mistake"]]
+    assert named, failed
+    for test in named:
+        hint = test["mistake"]["hint"]
+        assert hint and hint not in test["message"], test
+        assert "Hint:" not in test["message"], test
+        assert test["message"].endswith(f"This is what happens when you "
+                                        f"{test['mistake']['name']}."), test
+    lines = graded.stdout.splitlines()
+    assert f"        Hint: {named[0]['mistake']['hint']}" in lines, graded.stdout
