@@ -15,7 +15,7 @@ Cache = tuple[torch.Tensor, torch.Tensor]
 
 
 class RMSNorm(nn.Module):
-    """Problem 29: the size of each vector set to 1, then a learned gain."""
+    """Problem 29, by division: x over its root mean square, then the gain."""
 
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
@@ -24,11 +24,12 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: TensorType["B", "T", "n_embd", float]
                 ) -> TensorType["B", "T", "n_embd", float]:
-        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+        root_mean_square = torch.sqrt((x * x).sum(dim=-1, keepdim=True) / x.shape[-1] + self.eps)
+        return self.weight * (x / root_mean_square)
 
 
 class SwiGLU(nn.Module):
-    """Problem 33: silu(gate) times up, then down."""
+    """Problem 33, with silu written out as gate * sigmoid(gate)."""
 
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
@@ -38,24 +39,26 @@ class SwiGLU(nn.Module):
 
     def forward(self, x: TensorType["B", "T", "n_embd", float]
                 ) -> TensorType["B", "T", "n_embd", float]:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        gate, up = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(gate * torch.sigmoid(gate) * up)
 
 
 def apply_rope(x: TensorType["B", "H", "T", "head_dim", float], start: int = 0,
                base: float = 10000.0) -> TensorType["B", "H", "T", "head_dim", float]:
-    """Problem 32: dimension i turned with i + head_dim / 2, by (start + t) * theta_i."""
-    d = x.shape[-1]
-    inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
-    positions = torch.arange(start, start + x.shape[-2], dtype=torch.float32)
-    angles = torch.outer(positions, inv_freq)
-    cos = torch.cat([angles, angles], dim=-1).cos()
-    sin = torch.cat([angles, angles], dim=-1).sin()
-    first, second = x[..., : d // 2], x[..., d // 2:]
-    return x * cos + torch.cat([-second, first], dim=-1) * sin
+    """Problem 32 by complex numbers: the pair (i, i + head_dim / 2) is one complex
+    number, multiplied by e^(i * position * theta_i), angles taken in float64."""
+    half = x.shape[-1] // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) * 2 / (2 * half))
+    positions = torch.arange(start, start + x.shape[-2], dtype=torch.float64)
+    turn = torch.polar(torch.ones(x.shape[-2], half, dtype=torch.float64),
+                       positions[:, None] * theta[None, :])
+    pairs = torch.complex(x[..., :half].double(), x[..., half:].double()) * turn
+    return torch.cat([pairs.real, pairs.imag], dim=-1).to(x.dtype)
 
 
 class GroupedQueryAttention(nn.Module):
-    """Problem 34: n_head query heads reading n_kv_head key/value heads, with a cache."""
+    """Problem 34 without copying the key/value heads: the query heads are grouped
+    by the key/value head they read, and each group meets its keys by einsum."""
 
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
@@ -71,18 +74,20 @@ class GroupedQueryAttention(nn.Module):
                 ) -> tuple[TensorType["B", "T", "n_embd", float], Cache]:
         B, T, _ = x.shape
         start = 0 if past is None else past[0].shape[2]
-        q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        heads = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)
-        q, k = apply_rope(q, start, self.base), apply_rope(k, start, self.base)
+        heads, k = apply_rope(heads, start, self.base), apply_rope(k, start, self.base)
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        group = self.n_head // self.n_kv_head
-        keys, values = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        scores = q @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)
-        allowed = torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)
-        scores = scores.masked_fill(~allowed, float("-inf"))
-        y = (F.softmax(scores, dim=-1) @ values).transpose(1, 2).reshape(B, T, -1)
+        # Query head h reads key/value head h // group: consecutive heads share one.
+        grouped = heads.view(B, self.n_kv_head, self.n_head // self.n_kv_head, T, self.head_dim)
+        scores = torch.einsum("bkgtd,bksd->bkgts", grouped, k) / math.sqrt(self.head_dim)
+        query_at = torch.arange(start, start + T, device=x.device)[:, None]
+        key_at = torch.arange(start + T, device=x.device)[None, :]
+        scores = scores.masked_fill(key_at > query_at, float("-inf"))
+        mixed = torch.einsum("bkgts,bksd->bkgtd", scores.softmax(dim=-1), v)
+        y = mixed.reshape(B, self.n_head, T, self.head_dim).transpose(1, 2).reshape(B, T, -1)
         return self.o_proj(y), (k, v)
 
 
