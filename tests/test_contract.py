@@ -8,7 +8,9 @@ from types import ModuleType
 import pytest
 from conftest import module_from
 
-from grader.grading.contract import Contract, ContractError, validate
+from grader.grading.contract import Contract
+from grader.grading.contract_derivation import ContractError
+from grader.grading.contract_validation import validate
 from grader.registry import find, problems
 
 

@@ -128,7 +128,7 @@ def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
 def test_every_case_of_every_check_can_be_shown():
     """A failure's inputs are rendered while it is reported: no argument of any check
     may break that, or show up as a grader object."""
-    from grader.grading.contract import reference_signature
+    from grader.grading.contract_derivation import reference_signature
     from grader.registry import problems
 
     for problem in problems():

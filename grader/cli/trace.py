@@ -36,7 +36,7 @@ MAX_STEPS = 1000
 
 def generation_method(problem: Problem) -> str | None:
     """The problem's method that generates text from a model and a context, if any."""
-    from grader.grading.contract import reference_signature
+    from grader.grading.contract_derivation import reference_signature
 
     for method in problem.methods:
         names = reference_signature(problem, method).names

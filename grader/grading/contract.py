@@ -23,22 +23,20 @@ problem and case id). An *example* is a set of arguments hypothesis draws. A
 *judge* decides whether the learner's answer is right; a *mistake* is a known
 wrong answer, named when the learner's answer equals it.
 
-The grader validates each contract when it collects the module (`validate`, via
-`CheckModule`), so a slug, method or argument name that does not fit the
-registry or the reference stops grading with a clear error instead of grading
-the wrong thing.
+What the registry and the reference say is read in
+grader/grading/contract_derivation.py. The grader validates each contract when
+it collects the module (grader/grading/contract_validation.py), so a slug,
+method or argument name that does not fit the registry or the reference stops
+grading with a clear error instead of grading the wrong thing.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property, partial
-from pathlib import Path
-from types import ModuleType
+from functools import cached_property, partial
 from typing import Any
 
 import pytest
@@ -46,6 +44,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.grading.contract_derivation import declaring_problem, derive
 from grader.grading.diagnosis import name_mistake
 from grader.grading.equality import Outcome, outcome_of, raised, same_outcome
 from grader.grading.failures import (
@@ -60,8 +59,6 @@ from grader.grading.judges import expect_error
 from grader.grading.kata import Call, Judge, Kata
 from grader.grading.reference import fresh_args, run_harness
 from grader.grading.strategies import GRADING
-from grader.model import artifacts
-from grader.registry import Problem, problems
 from grader.sandbox.process import CallOutcome
 
 # The arguments of one example, drawn with a label for each part (the labels
@@ -286,185 +283,3 @@ class Contract:
 
         test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
         return GRADING(given(data=st.data())(test))
-
-
-# -- validation, when the grader collects a check module ------------------------------------
-class ContractError(Exception):
-    """A check module does not fit the registry, the reference or the goldens."""
-
-
-@dataclass(frozen=True)
-class Signature:
-    """A reference method's parameters, read from its source without running it."""
-
-    names: tuple[str, ...]
-    required: int
-    yields: bool
-
-
-def declaring_problem() -> str:
-    """The problem of the check module (check_<slug>.py) whose top level is running the
-    declaration, or "" outside one. Its top level, not a helper it calls: a check module
-    may build its contract with another's helper, and import another while it runs."""
-    by_file = {p.checks.name: p.slug for p in problems()}
-    frame = sys._getframe(1)
-    while frame is not None:
-        name = Path(frame.f_globals.get("__file__") or "").name
-        if frame.f_code.co_name == "<module>" and name.startswith("check_"):
-            return by_file.get(name, "")
-        frame = frame.f_back
-    return ""
-
-
-def derive(slug: str, method: str) -> tuple[str, str, Signature | None]:
-    """(problem, method, the reference method's signature) as far as the registry and
-    the reference say them; what they cannot say is left for `validate` to name."""
-    problem = next((p for p in problems() if p.slug == slug), None)
-    if problem is None:
-        return slug, method, None
-    if not method and len(problem.methods) == 1:
-        method = problem.methods[0]
-    if method not in problem.methods:
-        return slug, method, None
-    return slug, method, reference_signature(problem, method)
-
-
-def validate(module: ModuleType) -> Contract:
-    """The module's contract, or a ContractError that names the module and what is wrong.
-
-    Every other Contract the module holds (a problem of several methods has one
-    each) is validated too; only CONTRACT's cases have goldens.
-    """
-    path = Path(module.__file__ or module.__name__)
-    contract = getattr(module, "CONTRACT", None)
-
-    def wrong(what: str) -> ContractError:
-        return ContractError(f"grader/checks/{path.name}: {what}")
-
-    if not isinstance(contract, Contract):
-        raise wrong("declares no CONTRACT = Contract(...) (see grader/grading/contract.py)")
-    for name, other in vars(module).items():
-        if isinstance(other, Contract) and other is not contract:
-            validate_contract(other, path, lambda what, n=name: wrong(f"{n}: {what}"),
-                              goldens=False)
-            if other.problem != contract.problem:
-                raise wrong(f"{name} grades problem {other.problem!r}, CONTRACT "
-                            f"{contract.problem!r}")
-    validate_contract(contract, path, wrong)
-    graded = {c.method for c in vars(module).values() if isinstance(c, Contract)}
-    problem = next(p for p in problems() if p.slug == contract.problem)
-    ungraded = [m for m in problem.methods if m not in graded]
-    if ungraded:
-        raise wrong(f"no contract grades {', '.join(ungraded)}, which problems/registry.toml "
-                    f"lists for {problem.slug}")
-    for name, value in vars(module).items():
-        if name.startswith("test_") and callable(value) and not (value.__doc__ or "").strip():
-            raise wrong(f"{name} has no docstring; its first line names the test in reports")
-    return contract
-
-
-def validate_contract(contract: Contract, path: Path, wrong: Callable[[str], ContractError],
-                      goldens: bool = True) -> None:
-    by_slug = {p.slug: p for p in problems()}
-    if not contract.problem:
-        raise wrong("names no problem: declare Contract(problem=...), or name the file "
-                    "check_<slug>.py after its problem's slug")
-    problem = by_slug.get(contract.problem)
-    if problem is None:
-        raise wrong(f"problem {contract.problem!r} is not in problems/registry.toml; "
-                    f"the problems are: {', '.join(by_slug)}")
-    if problem.checks.name != path.name:
-        raise wrong(f"declares problem {problem.slug!r}, whose checks are in "
-                    f"{problem.checks.name}")
-    if not contract.method:
-        raise wrong(f"names no method, and {problem.slug} has several in "
-                    f"problems/registry.toml: declare one of {', '.join(problem.methods)}")
-    if contract.method in problem.methods:
-        signature = reference_signature(problem, contract.method)
-        if tuple(contract.arg_names) != signature.names:
-            raise wrong(f"arg_names {tuple(contract.arg_names)} are not the parameters of the "
-                        f"reference's {contract.method}(): {signature.names}")
-        if contract.iterate != signature.yields:
-            raise wrong(f"iterate={contract.iterate}, but the reference's {contract.method}() "
-                        f"{'yields' if signature.yields else 'returns'} its answer")
-    elif contract.harness and contract.arg_names:
-        # Driven by a harness, it grades what is no method (a class the harness
-        # builds): the harness's arguments are the ones it declares.
-        names = tuple(contract.arg_names)
-        signature = Signature(names, len(names), bool(contract.iterate))
-    else:
-        raise wrong(f"method {contract.method!r} is not one of {problem.slug}'s methods in "
-                    f"problems/registry.toml: {', '.join(problem.methods)}")
-    for mistake in contract.mistakes:
-        if not (isinstance(mistake, Mistake) and mistake.name and mistake.hint
-                and mistake.runs and all(callable(run) for run in mistake.runs)):
-            raise wrong(f"{mistake!r} is not a Mistake with a name, a hint and a way to make it")
-    if not goldens and contract.goldens:
-        raise wrong("has goldens=True, but only CONTRACT's cases have goldens: declare "
-                    "goldens=False")
-    validate_cases(contract, signature, wrong, goldens)
-
-
-def validate_cases(contract: Contract, signature: Signature,
-                   wrong: Callable[[str], ContractError], goldens_kept: bool = True) -> None:
-    cases = contract.case_args
-    for case_id, args in cases.items():
-        if not isinstance(args, tuple):
-            raise wrong(f"case {case_id!r} is a {type(args).__name__}, not a tuple of arguments")
-        if not signature.required <= len(args) <= len(signature.names):
-            raise wrong(f"case {case_id!r} has {len(args)} arguments; {contract.method}() "
-                        f"takes {signature.required} to {len(signature.names)}")
-    if not goldens_kept:
-        return  # the goldens file is keyed by problem: it holds CONTRACT's
-    goldens = set(artifacts.load_goldens().get(contract.problem, {}))
-    if not contract.goldens:
-        if goldens:
-            raise wrong("declares goldens=False, but data/goldens.json has goldens for "
-                        f"{contract.problem}: remove them")
-        return
-    if goldens != set(cases):
-        missing, extra = sorted(set(cases) - goldens), sorted(goldens - set(cases))
-        raise wrong(f"the cases and data/goldens.json disagree (cases without a golden: "
-                    f"{missing}; goldens without a case: {extra}); run "
-                    "`python -m grader.maintainer.make_data goldens manifest`")
-
-
-@cache
-def reference_signature(problem: Problem, method: str) -> Signature:
-    """The parameters a check passes. A module's method is called through
-    grader/model/parts.ModuleDriver, which takes the config and the weights first."""
-    tree = ast.parse(problem.reference.read_text(encoding="utf-8"))
-    built = ("config", "weights") if problem.module else ()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == problem.class_name:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == method:
-                    params = [*item.args.posonlyargs, *item.args.args][1:]  # without self
-                    return Signature((*built, *(p.arg for p in params)),
-                                     len(built) + len(params) - len(item.args.defaults),
-                                     _yields(item))
-    raise ContractError(f"{problem.reference} has no {problem.class_name}.{method}()")
-
-
-def _yields(function: ast.FunctionDef) -> bool:
-    """Whether the function itself (not a function inside it) yields."""
-    todo: list[ast.AST] = list(function.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                 ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
-class CheckModule(pytest.Module):
-    """A check module, validated against its contract before its tests are collected."""
-
-    def collect(self) -> list[pytest.Item | pytest.Collector]:
-        try:
-            validate(self.obj)
-        except ContractError as error:
-            raise self.CollectError(str(error)) from None
-        return list(super().collect())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.contract import CheckModule
+from grader.grading.contract_validation import CheckModule
 from grader.grading.failures import (
     GRADER_ERROR,
     STUCK,
@@ -32,7 +32,8 @@ from grader.registry import Problem
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 from grader.sandbox.limits import DEFAULTS, Limits
-from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 # What one check's calls printed, kept whole up to this many characters (the
 # report cuts it at a line end to show it); the worker keeps CALL_OUTPUT_LIMIT
