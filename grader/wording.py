@@ -3,7 +3,8 @@ logits are"."""
 
 from __future__ import annotations
 
-_IRREGULAR = {"is": "are", "has": "have", "was": "were"}
+# The verbs the grader's messages conjugate, singular -> plural.
+_PLURAL_OF = {"is": "are", "has": "have", "differs": "differ", "holds": "hold"}
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -11,19 +12,15 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def is_plural(what: str) -> bool:
-    """Whether a described value is plural, by its head noun: the word before "of",
-    else the last one ("the last position's logits", not "the gradient of the logits")."""
-    head = what.split(" of ", 1)[0].split()[-1] if what.split() else what
-    return head.endswith("s") and not head.endswith(("ss", "'s", "us"))
+class Plural(str):
+    """A described value that takes a plural verb, said so where it is named
+    (Plural("the scaled logits")): its words are not read to find out."""
 
 
 def agree(what: str, verb: str) -> str:
     """`what` and a present-tense verb given in the singular, made to agree with it:
-    agree("the logits", "is") is "the logits are"."""
-    if is_plural(what):
-        verb = _IRREGULAR.get(verb, verb[:-1] if verb.endswith("s") else verb)
-    return f"{what} {verb}"
+    agree(Plural("the logits"), "is") is "the logits are"."""
+    return f"{what} {_PLURAL_OF[verb] if isinstance(what, Plural) else verb}"
 
 
 def one_of(names: list[str]) -> str:

@@ -7,7 +7,7 @@ import torch
 
 from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
-from grader.wording import agree, count, one_of
+from grader.wording import Plural, agree, count, one_of
 
 
 def test_one_of_a_thing_is_singular():
@@ -17,14 +17,16 @@ def test_one_of_a_thing_is_singular():
 
 
 @pytest.mark.parametrize("what, verb, said", [
-    ("the last position's logits", "is", "the last position's logits are"),
-    ("the probabilities", "has", "the probabilities have"),
-    ("the scaled logits", "differs", "the scaled logits differ"),
+    (Plural("the last position's logits"), "is", "the last position's logits are"),
+    (Plural("the probabilities"), "has", "the probabilities have"),
+    (Plural("the scaled logits"), "differs", "the scaled logits differ"),
+    (Plural("the returned keys, k"), "holds", "the returned keys, k hold"),
     ("the loss", "is", "the loss is"),
-    ("the cropped context", "has", "the cropped context has"),
     ("the gradient of the loss with respect to the logits", "is",
      "the gradient of the loss with respect to the logits is"),
-    ("greedy()'s result", "holds", "greedy()'s result holds"),
+    # Said as singular, the words are not read: a name ending in s stays singular.
+    ("the logits tensor", "has", "the logits tensor has"),
+    ("bias", "differs", "bias differs"),
 ])
 def test_the_verb_agrees_with_what_it_speaks_of(what, verb, said):
     assert agree(what, verb) == said
@@ -32,9 +34,22 @@ def test_the_verb_agrees_with_what_it_speaks_of(what, verb, said):
 
 def test_a_wrong_shape_of_logits_is_said_in_the_plural():
     with pytest.raises(GradeFailure, match=r"^the last position's logits have shape \(1, 3\)"):
-        expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4), "the last position's logits")
+        expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4), Plural("the last position's logits"))
     with pytest.raises(GradeFailure, match=r"^the result has shape"):
         expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4))
+
+
+def test_the_checks_declare_their_plural_outputs():
+    """The plural is said where a check names its output: the last-logits check's
+    judge speaks of its logits in the plural."""
+    from conftest import module_from
+
+    from grader.registry import find
+
+    module = module_from(find("last-logits").checks, "wording_test_last_logits")
+    call = None
+    with pytest.raises(GradeFailure, match=r"^the last position's logits have shape"):
+        module.CONTRACT.judge(torch.zeros(1, 3), torch.zeros(1, 4), call)
 
 
 def test_alternatives_are_joined_as_a_list_is_read() -> None:

@@ -33,6 +33,7 @@ from grader.grading.reference import fresh_args
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
 from grader.model.parts import given, state_dict
+from grader.wording import Plural
 
 Cache = tuple[torch.Tensor, torch.Tensor]
 ARG_NAMES = ("config", "weights", "x", "past")
@@ -210,7 +211,8 @@ def same_attention(a: Outcome, b: Outcome) -> bool:
     return all(same_activations(("value", x), ("value", y)) for x, y in zip(mine, theirs))
 
 
-WHAT = ("the attention's output y", "the returned keys, k", "the returned values, v")
+WHAT = ("the attention's output y", Plural("the returned keys, k"),
+        Plural("the returned values, v"))
 SHAPE = ("return (y, (k, v)): y of shape (B, T, n_embd), and the cache's keys and values, "
          "each (B, n_kv_head, T_past + T, head_dim)")
 

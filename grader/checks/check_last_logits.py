@@ -10,6 +10,7 @@ from grader.grading.contract import Contract
 from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.strategies import model_and_context
+from grader.wording import Plural
 
 MISTAKES = [
     Mistake("return the logits of every position",
@@ -42,7 +43,7 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, "the last position's logits"))
+                    judge=comparing(expect_tensor, Plural("the last position's logits")))
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The last logits of the shipped model for a fixed prompt",

@@ -22,6 +22,7 @@ from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
 from grader.grading.tolerances import ATOL, RTOL
 from grader.model import artifacts
+from grader.wording import Plural
 
 BASE = 10000.0
 # The angle p * theta rounds to float32: equivalent ways of computing it (another
@@ -190,7 +191,7 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
     if isinstance(got, torch.Tensor) and isinstance(x, torch.Tensor) and got.dtype != x.dtype:
         raise GradeFailure(f"the rotated vectors are {got.dtype}, but x was {x.dtype}: keep "
                            "x's dtype")
-    expect_tensor(got, expected, "the rotated vectors",
+    expect_tensor(got, expected, Plural("the rotated vectors"),
                   atol=rope_atol(expected, int(start) + int(x.shape[-2]) - 1))
 
 

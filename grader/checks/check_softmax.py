@@ -12,6 +12,7 @@ from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Kata
 from grader.grading.strategies import logits
+from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
 
@@ -38,7 +39,8 @@ def cases() -> dict[str, tuple]:
 
 
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, "the probabilities", same_dtype_as="the logits"))
+                    judge=comparing(expect_tensor, Plural("the probabilities"),
+                                     same_dtype_as="the logits"))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",

@@ -12,6 +12,7 @@ from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Kata
 from grader.grading.strategies import logits
+from grader.wording import Plural
 
 MISTAKES = [
     Mistake("multiply the logits by the temperature instead of dividing",
@@ -53,7 +54,8 @@ def draw_example(data: st.DataObject) -> tuple:
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, "the scaled logits", same_dtype_as="the logits"))
+                    judge=comparing(expect_tensor, Plural("the scaled logits"),
+                                     same_dtype_as="the logits"))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Fixed logits divided by a temperature",
