@@ -21,7 +21,7 @@ from patches import apply
 from grader import paths
 from grader.grading.strategies import SEED_VARIABLE
 from grader.registry import problems
-from grader.release.build import PACKAGE, write_release
+from grader.release.build import PACKAGE, contracts_of, write_release
 
 try:
     import tomllib
@@ -114,9 +114,10 @@ def test_every_problem_is_practised_or_says_why_in_one_line(released: Path) -> N
 def test_practised_problems_hold_drawn_examples(released: Path) -> None:
     """Drawn as the checks draw them, with answers and named mistakes of their own."""
     stored = cases_of(released)["problems"]
-    with_examples = [slug for slug, p in stored.items() if p["examples"]]
+    with_examples = [slug for slug, p in stored.items() if all(c["examples"] for c in p["parts"])]
     assert len(with_examples) == len(stored), sorted(set(stored) - set(with_examples))
-    assert any(e["mistakes"] for p in stored.values() for e in p["examples"].values())
+    assert any(e["mistakes"] for p in stored.values() for c in p["parts"]
+               for e in c["examples"].values())
     models = sorted(p.name for p in (released / PACKAGE / "models").iterdir())
     assert "shipped.pt2" in models and any(m.startswith("random-") for m in models)
 
@@ -131,9 +132,10 @@ def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
     by_slug = {p.slug: p for p in problems()}
     seen = 0
     for slug, stored in cases_of(released)["problems"].items():
-        contract = importlib.import_module(f"grader.checks.{by_slug[slug].checks.stem}").CONTRACT
-        ids = {m.named(slug).id: m.name for m in contract.mistakes}
-        for case in [*stored["cases"].values(), *stored["examples"].values()]:
+        module = importlib.import_module(f"grader.checks.{by_slug[slug].checks.stem}")
+        ids = {m.named(slug).id: m.name for c in contracts_of(module) for m in c.mistakes}
+        for case in [case for part in stored["parts"]
+                     for case in [*part["cases"].values(), *part["examples"].values()]]:
             for mistake in case["mistakes"]:
                 assert MISTAKE_ID.fullmatch(mistake["id"]), mistake["id"]
                 assert ids.get(mistake["id"]) == mistake["name"], (slug, mistake["id"])

@@ -15,7 +15,7 @@ from conftest import SUBMISSIONS
 from patches import apply
 
 from grader.registry import problems
-from grader.release.build import write_release
+from grader.release.build import PACKAGE, write_release
 
 try:
     import tomllib
@@ -81,3 +81,29 @@ def test_a_named_mistakes_fix_is_data_shown_only_by_the_text_grade(
                                         f"{test['mistake']['name']}."), test
     lines = graded.stdout.splitlines()
     assert f"        Hint: {named[0]['mistake']['hint']}" in lines, graded.stdout
+
+
+def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path) -> None:
+    """train_bpe has goldens; encode and decode are stored from the reference's answers
+    when the copy is written, and their mistakes are named on their own cases."""
+    stored = json.loads((small_copy / PACKAGE / "cases.json").read_text("utf-8"))
+    parts = stored["problems"]["bpe"]["parts"]
+    assert [p["method"] for p in parts] == ["train_bpe", "encode", "decode"]
+    assert all(p["cases"] and p["examples"] for p in parts)
+    copy = learner(small_copy, tmp_path, {"bpe": BY_SLUG["bpe"].reference.read_text("utf-8")})
+    graded = practice_grade(copy, "bpe")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    total = sum(len(p["cases"]) + len(p["examples"]) for p in parts)
+    assert f"{total}/{total} pass" in graded.stdout, graded.stdout
+    for name, method in (("encode_in_reverse", "encode"), ("decode_latin1", "decode")):
+        (copy / "problems" / BY_SLUG["bpe"].folder / "solution.py").write_text(
+            mistaken("bpe", name), "utf-8")
+        out = tmp_path / f"{name}.json"
+        graded = practice_grade(copy, "bpe", "--json", str(out))
+        assert graded.returncode == 1, graded.stdout + graded.stderr
+        failed = [t for t in json.loads(out.read_text("utf-8"))["tests"]
+                  if t["status"] == "fail"]
+        says = spec_of("bpe")["mistakes"][name]["says"]
+        named = [t for t in failed if t["mistake"] and says in t["mistake"]["name"]]
+        assert named, failed
+        assert all(f": {method}() " in t["name"] for t in named), named

@@ -36,7 +36,6 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
 SHIPPED_SPEC = ModelSpec("shipped")
 PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py")
 
-NO_GOLDENS = "its results are judged against the live reference only (no stored answers)"
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
            "hold (a model it builds and trains)")
@@ -90,7 +89,8 @@ def write_release(out: Path, only: frozenset[str] | None = None) -> list[Path]:
     models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
     cases = practice_cases(models, only)
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
-        sorted({p["harness"] for p in cases["problems"].values() if p["harness"]})))
+        sorted({part["harness"] for p in cases["problems"].values() for part in p["parts"]
+                if part["harness"]})))
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
     for name, program in models.programs().items():
         put(f"{PACKAGE}/models/{name}.pt2", program)
@@ -130,17 +130,24 @@ class NotPractised(Exception):
     """A problem whose fixed cases this copy cannot judge; the message says why."""
 
 
-def practice_contract(problem: Problem) -> Any:
-    """The problem's contract, or NotPractised saying in one line why the copy cannot
-    judge its cases from stored answers."""
+def contracts_of(module: Any) -> list[Any]:
+    """The contracts a check module grades by: CONTRACT first, then any other of its
+    own (bpe's encode and decode), in the order the module defines them."""
     from grader.grading.contract import Contract
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
-    contract = getattr(module, "CONTRACT", None)
-    if not isinstance(contract, Contract):
+    first = getattr(module, "CONTRACT", None)
+    if not isinstance(first, Contract):
         raise NotPractised(NO_CONTRACT)
-    if not contract.goldens:
-        raise NotPractised(NO_GOLDENS)
+    found = [first]
+    for value in vars(module).values():
+        if isinstance(value, Contract) and all(value is not c for c in found):
+            found.append(value)
+    return found
+
+
+def practice_contract(contract: Any) -> Any:
+    """The contract, or NotPractised saying in one line why the copy cannot judge its
+    cases from stored answers."""
     if contract.witness_model_calls:
         raise NotPractised(WITNESSED)
     if contract.harness:
@@ -184,31 +191,68 @@ def practice_rule(module: Any, contract: Any) -> str:
 
 
 def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
-    """The problem's fixed cases, each with its golden, and a few drawn examples, each
-    with the reference's answer; with the other right answers and the known mistakes'."""
+    """The cases of each of the problem's contracts that the copy can judge (`parts`):
+    NotPractised if its first cannot be; another that cannot is left to the
+    instructor's grade, and `not_practised` says why."""
+    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    first, *others = contracts_of(module)
+    parts = [contract_cases(problem, module, practice_contract(first), models)]
+    left: dict[str, str] = {}
+    for contract in others:
+        met = Models()
+        try:
+            parts.append(contract_cases(problem, module, practice_contract(contract), met))
+        except NotPractised as why:
+            left[contract.method] = str(why)
+            continue
+        for spec in met.specs.values():
+            models.marker(spec)
+    return {"parts": parts, **({"not_practised": left} if left else {})}
+
+
+def live_answer(contract: Any, method: Any, args: tuple) -> tuple[str, Any]:
+    """The reference's outcome on `args`, a list for a method that yields."""
+    import torch
+
     from grader.grading.equality import outcome_of
-    from grader.grading.reference import fresh_args, load_reference
+    from grader.grading.reference import fresh_args
+
+    with torch.no_grad():
+        answer = outcome_of(method, *fresh_args(args))
+    if answer[0] == "value" and contract.iterate:
+        return ("value", list(answer[1]))
+    return answer
+
+
+def contract_cases(problem: Problem, module: Any, contract: Any,
+                   models: Models) -> dict[str, Any]:
+    """The contract's fixed cases, each with its golden (or, for a contract without
+    goldens, the reference's answer now), and a few drawn examples, each with the
+    reference's answer; with the other right answers and the known mistakes'."""
+    from grader.grading.reference import load_reference
     from grader.model import artifacts
     from grader.sandbox.protocol import decode
 
-    contract = practice_contract(problem)
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
     reference = load_reference(problem)  # the mistakes' helpers may look it up by name
-    goldens = artifacts.load_goldens()[problem.slug]
     rule = practice_rule(module, contract)
-    stored = {case_id: stored_case(problem, contract, reference, args, decode(goldens[case_id]),
-                                   rule, models)
-              for case_id, args in contract.case_args.items()}
-    drawn: dict[str, Any] = {}
     method = reference_call(contract, reference)
+    stored = {}
+    goldens = artifacts.load_goldens()[problem.slug] if contract.goldens else {}
+    for case_id, args in contract.case_args.items():
+        if contract.goldens:
+            want = decode(goldens[case_id])
+        else:
+            answer = live_answer(contract, method, args)
+            if answer[0] != "value":
+                continue  # a refusal: the refusal checks are live only
+            want = answer[1]
+        stored[case_id] = stored_case(problem, contract, reference, args, want, rule, models)
+    drawn: dict[str, Any] = {}
     for args in examples.drawn_examples(module, contract):
-        import torch
-
-        with torch.no_grad():
-            answer = outcome_of(method, *fresh_args(args))
+        answer = live_answer(contract, method, args)
         if answer[0] != "value":
             continue  # arguments the reference refuses: the refusal checks are live only
-        expected = list(answer[1]) if contract.iterate else answer[1]
+        expected = answer[1]
         try:
             drawn[str(len(drawn) + 1)] = stored_case(problem, contract, reference, args,
                                                      expected, rule, models)

@@ -83,24 +83,24 @@ def where(exc: BaseException, path: Path) -> str:
     return ""
 
 
-def call(problem: dict[str, Any], module: ModuleType, args: tuple) -> Any:
-    if problem["module"]:
+def call(part: dict[str, Any], module: ModuleType, args: tuple) -> Any:
+    if part["module"]:
         # A module problem: build the class from the config, load the known weights, run it.
         config, weights, *inputs = args
-        made = getattr(module, problem["module"])(SimpleNamespace(**config))
+        made = getattr(module, part["module"])(SimpleNamespace(**config))
         if not isinstance(made, torch.nn.Module):
-            raise TypeError(f"{problem['module']} is not a torch.nn.Module")
-        load_known_weights(made, weights, problem["module"])
+            raise TypeError(f"{part['module']} is not a torch.nn.Module")
+        load_known_weights(made, weights, part["module"])
         made.eval()
         with torch.no_grad():
             return made(*inputs)
-    if problem.get("harness"):
+    if part.get("harness"):
         # Code that is not one method call, driven as the instructor's grader drives it.
         from gpt_kata_practice import harnesses
 
-        return getattr(harnesses, problem["harness"])(module, *args)
-    answer = getattr(module.Solution(), problem["method"])(*args)
-    return list(answer) if problem["iterate"] else answer
+        return getattr(harnesses, part["harness"])(module, *args)
+    answer = getattr(module.Solution(), part["method"])(*args)
+    return list(answer) if part["iterate"] else answer
 
 
 def grade_problem(slug: str, path: Path) -> Result:
@@ -110,21 +110,29 @@ def grade_problem(slug: str, path: Path) -> Result:
         result.not_practised = stored()["not_practised"].get(
             slug, "this copy has no practice cases for it")
         return result
+    parts = problem["parts"]  # one per method the checks call (bpe: train, encode, decode)
+    wanted = parts[0]["module"] or "Solution"
     try:
         module = load(path)
-        if not hasattr(module, problem["module"] or "Solution"):
-            result.unavailable = f"{path.name} defines no class {problem['module'] or 'Solution'}"
+        if not hasattr(module, wanted):
+            result.unavailable = f"{path.name} defines no class {wanted}"
             return result
     except Exception as exc:  # noqa: BLE001 - any failure to load is the learner's to fix
         result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
         return result
-    checked = [(f"case {case_id}", case) for case_id, case in problem["cases"].items()]
-    checked += [(f"drawn example {n}", case) for n, case in problem.get("examples", {}).items()]
-    result.examples = len(problem.get("examples", {}))
-    for label, case in checked:
+    checked = []
+    for part in parts:
+        # With several methods, a label says whose case it is.
+        named = f"{part['method']}() " if len(parts) > 1 else ""
+        checked += [(f"{named}case {case_id}", part, case)
+                    for case_id, case in part["cases"].items()]
+        checked += [(f"{named}drawn example {n}", part, case)
+                    for n, case in part["examples"].items()]
+        result.examples += len(part["examples"])
+    for label, part, case in checked:
         args = codec.decode(case["args"])
         try:
-            got: tuple[str, Any] = ("value", call(problem, module, args))
+            got: tuple[str, Any] = ("value", call(part, module, args))
         except NotImplementedError:
             result.unavailable = ("not implemented yet "
                                   "(the starter still raises NotImplementedError)")
@@ -138,27 +146,27 @@ def grade_problem(slug: str, path: Path) -> Result:
             got = ("error", f"{type(exc).__name__}: {exc}")
             shown = f"{where(exc, path)}{got[1]}"
         want = codec.decode(case["expected"])
-        changed = judge.changed_inputs(args, codec.decode(case["args"]), problem["arg_names"])
+        changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
         if changed:
-            fail(result, Failure(label, f"{problem['method']}() changed its input `{changed}` "
+            fail(result, Failure(label, f"{part['method']}() changed its input `{changed}` "
                                  "in place, and the caller still needs it as it was.",
                                  hint="work on a copy (.clone()) or build a new tensor"))
             continue
         # A case on a model may have other right answers, where two picks tie.
         right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
-        if any(judge.same_outcome(got, ("value", r), problem["judge"], args) for r in right):
+        if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
             result.passed += 1
             result.checks.append({"name": label, "status": "pass", "message": None,
                                   "mistake": None})
             continue
         if got[0] == "error":
-            message = f"{problem['method']}() raised {shown}"
+            message = f"{part['method']}() raised {shown}"
         else:
-            message = (f"{problem['method']}() returned {judge.describe(got[1])}; "
+            message = (f"{part['method']}() returned {judge.describe(got[1])}; "
                        f"expected {judge.describe(want)}")
         failure = Failure(label, message)
         for mistake in case["mistakes"]:
-            if judge.same_outcome(got, codec.decode(mistake["outcome"]), problem["judge"], args):
+            if judge.same_outcome(got, codec.decode(mistake["outcome"]), part["judge"], args):
                 failure = Failure(label, f"{message}\nThis is what happens when you "
                                   f"{mistake['name']}.", mistake["hint"],
                                   {k: mistake[k] for k in ("id", "name", "hint")})
