@@ -158,6 +158,9 @@ def test_a_roster_in_github_classrooms_columns(tmp_path: Path) -> None:
 def test_deadline_and_policy_options() -> None:
     assert deadline_spec("2026-12-01T23:59Z") == DEADLINE
     assert deadline_spec("2026-12-02T00:59+01:00") == DEADLINE
+    # Z in either case, with seconds too, on every Python (3.10's fromisoformat reads no Z)
+    assert deadline_spec("2026-12-01T23:59z") == DEADLINE
+    assert deadline_spec("2026-12-01T23:59:30.000Z") == DEADLINE + timedelta(seconds=30)
     for wrong in ("2026-12-01T23:59", "tomorrow"):
         with pytest.raises(argparse.ArgumentTypeError):
             deadline_spec(wrong)

@@ -82,8 +82,10 @@ class Source:
 
 def deadline_spec(text: str) -> datetime:
     """An argparse type: an ISO 8601 time with its zone, e.g. 2026-12-01T23:59Z."""
+    # datetime.fromisoformat reads a trailing Z (UTC) only from Python 3.11, and z on none
+    read = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     try:
-        moment = datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(read)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: a time such as 2026-12-01T23:59Z") from None
     if moment.tzinfo is None:
