@@ -4,143 +4,27 @@ Three methods, one contract each. train_bpe's fixed cases have goldens; encode
 and decode take merges as an argument, so their cases are judged against the
 live reference (goldens=False), and so are every method's drawn examples.
 
-The tokenizer here, with knobs for the known mistakes, is the check's own: it
-makes the mistakes' answers and the merges the encode and decode cases use. The
-learner is judged against the reference, never against it.
+The check's own tokenizer, with knobs for the known mistakes, is in
+grader/checks/bpe_tokenizer.py: it makes the mistakes' answers and the merges
+the encode and decode cases use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 
+from grader.checks.bpe_tokenizer import BYTES, Pair, decode, encode, token_bytes, train
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
 from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.judges import expect_text
 from grader.grading.kata import Call, Judge, Kata
 
-BYTES = 256
-
-Pair = tuple[int, int]
-
-
-# -- the check's own tokenizer, and its mistakes ------------------------------------------
-def first_ids(text: str, code_points: bool = False) -> list[int]:
-    return [ord(c) for c in text] if code_points else list(text.encode("utf-8"))
-
-
-def merge(ids: list[int], pair: Pair, new_id: int, first_only: bool = False) -> list[int]:
-    out: list[int] = []
-    i = 0
-    done = False
-    while i < len(ids):
-        if not done and i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
-            out.append(new_id)
-            i += 2
-            done = first_only
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
-
-
-def count_pairs(ids: list[int], overlapping: bool = True) -> dict[Pair, int]:
-    """Each pair's count, in order of first appearance. Without `overlapping`, as
-    str.count counts: in "aaa" the pair a, a once, since its two places overlap."""
-    counts: dict[Pair, int] = {}
-    counted_at: dict[Pair, int] = {}
-    for i, pair in enumerate(zip(ids, ids[1:])):
-        if not overlapping and counted_at.get(pair) == i - 1:
-            continue
-        counts[pair] = counts.get(pair, 0) + 1
-        counted_at[pair] = i
-    return counts
-
-
-def most_frequent(counts: dict[Pair, int], ties: str = "first") -> Pair:
-    top = max(counts.values())
-    tied = [p for p, n in counts.items() if n == top]
-    if ties == "smallest":
-        return min(tied)
-    if ties == "largest":
-        return max(tied)
-    if ties == "last":
-        return tied[-1]
-    return tied[0]
-
-
-def train(text: str, vocab_size: int, *, ties: str = "first", overlapping: bool = True,
-          counts_kept: str = "", extra: int = 0, code_points: bool = False) -> list[Pair]:
-    """The merges of `text`, or those of a mistake: `ties` another tie rule, counts
-    without overlaps, `counts_kept` "stale" (counted once, never again) or "popped"
-    (counted once, each merged pair taken out), `extra` merges too many, code points."""
-    if vocab_size < BYTES:
-        raise ValueError(f"vocab_size {vocab_size} < {BYTES}")
-    ids = first_ids(text, code_points)
-    merges: list[Pair] = []
-    counts = count_pairs(ids, overlapping)
-    while len(merges) < vocab_size - BYTES + extra and len(ids) >= 2:
-        if not counts_kept:
-            counts = count_pairs(ids, overlapping)
-        if not counts:
-            break
-        best = most_frequent(counts, ties)
-        if counts_kept == "popped":
-            del counts[best]
-        ids = merge(ids, best, BYTES + len(merges))
-        merges.append(best)
-    return merges
-
-
-def encode(text: str, merges: Sequence[Pair], *, order: str = "learned",
-           first_only: bool = False, code_points: bool = False,
-           first_id: int = BYTES) -> list[int]:
-    """The ids of `text`, or those of a mistake: the merges in `order` "reversed" or
-    by "count" in the text, only each pair's first occurrence, code points, or the
-    merged tokens numbered from `first_id`."""
-    ids = first_ids(text, code_points)
-    ranked = [(first_id + rank, tuple(pair)) for rank, pair in enumerate(merges)]
-    if order == "count":
-        known = {pair: new_id for new_id, pair in ranked}
-        while True:
-            present = {p: n for p, n in count_pairs(ids).items() if p in known}
-            if not present:
-                return ids
-            best = most_frequent(present)
-            ids = merge(ids, best, known[best])
-    for new_id, pair in (reversed(ranked) if order == "reversed" else ranked):
-        ids = merge(ids, pair, new_id, first_only)
-    return ids
-
-
-def token_bytes(merges: Sequence[Pair]) -> list[bytes]:
-    tokens = [bytes([b]) for b in range(BYTES)]
-    for first, second in merges:
-        tokens.append(tokens[first] + tokens[second])
-    return tokens
-
-
-def decode(ids: Sequence[int], merges: Sequence[Pair], *, per_token: bool = False,
-           latin1: bool = False) -> str | None:
-    tokens = token_bytes(merges)
-    if per_token:
-        return "".join(tokens[i].decode("utf-8", errors="replace") for i in ids)
-    joined = b"".join(tokens[i] for i in ids)
-    return joined.decode("latin-1") if latin1 else joined.decode("utf-8", errors="replace")
-
-
-def shown(token: bytes) -> str:
-    """A token's bytes as text where they are whole characters, else as bytes."""
-    try:
-        return repr(token.decode("utf-8"))
-    except UnicodeDecodeError:
-        return repr(token)
-
-
+# -- mistakes --------------------------------------------------------------------------------
 TRAIN_MISTAKES = [
     Mistake("break a tie between equally frequent pairs another way than by which is seen "
             "first",
@@ -322,8 +206,25 @@ def as_ids(value: Any) -> list[int] | None:
     return None
 
 
+def answer_as(normal: Callable[[Any], list | None], got: Any, method: str, kind: str) -> list:
+    """The answer as `normal` makes it, or a failure saying it is not `kind`."""
+    answer = normal(got)
+    if answer is None:
+        raise GradeFailure(f"{method}() returned {type(got).__name__} {show_value(got)}, not "
+                           f"{kind}")
+    return answer
+
+
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def shown(token: bytes) -> str:
+    """A token's bytes as text where they are whole characters, else as bytes."""
+    try:
+        return repr(token.decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(token)
 
 
 def judge_merges(got: Any, expected: list[Pair], call: Call) -> None:
@@ -331,10 +232,7 @@ def judge_merges(got: Any, expected: list[Pair], call: Call) -> None:
         raise GradeFailure("train_bpe() returned a dict; return the merged pairs as a list, "
                            "in the order they were learned (list(merges) of a dict that maps "
                            "each pair to its id, if its ids are 256, 257, ... in order)")
-    merges = as_merges(got)
-    if merges is None:
-        raise GradeFailure(f"train_bpe() returned {type(got).__name__} {show_value(got)}, not "
-                           "a list of pairs of ints")
+    merges = answer_as(as_merges, got, "train_bpe", "a list of pairs of ints")
     if merges == list(expected):
         return
     text, vocab_size = call.args
@@ -358,10 +256,7 @@ def token_bytes_or_none(merges: list[Pair]) -> list[bytes] | None:
 
 
 def judge_ids(got: Any, expected: list[int], call: Call) -> None:
-    ids = as_ids(got)
-    if ids is None:
-        raise GradeFailure(f"encode() returned {type(got).__name__} {show_value(got)}, not a "
-                           "list of ints")
+    ids = answer_as(as_ids, got, "encode", "a list of ints")
     if ids == list(expected):
         return
     at = next((i for i, (a, b) in enumerate(zip(ids, expected)) if a != b),
@@ -402,7 +297,7 @@ def train_hint(call: Call) -> Diagnosis | str:
 
 
 def decode_hint(call: Call) -> Diagnosis | str:
-    if call.outcome[0] == "error" and "UnicodeDecodeError" in str(call.outcome[1]):
+    if call.outcome[0] == "error" and getattr(call.outcome[1], "type", "") == "UnicodeDecodeError":
         return Diagnosis.of("\nThese bytes are not valid UTF-8 on their own (a character cut "
                             "in two, say): decode them with errors='replace'.",
                             hint=".decode('utf-8', errors='replace') puts '\\ufffd' there "
