@@ -13,6 +13,7 @@ import platform
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -74,12 +75,21 @@ def save_model(model: GPT | Llama, directory: Path) -> None:
               str(directory / "model.safetensors"))
 
 
-def load_model(checkpoint: Path = CHECKPOINT, config: Path = CONFIG) -> GPT:
+Model = TypeVar("Model", GPT, Llama)
+
+
+def _with_weights(build: Callable[[], Model], checkpoint: Path) -> Model:
+    """The model `build` makes, given the checkpoint's weights and ready to run; the
+    checkpoint is looked for first, as it is the file an incomplete install lacks."""
     if not checkpoint.is_file():
         raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
-    model = GPT(load_config(config))
+    model = build()
     model.load_state_dict(load_file(str(checkpoint)))
     return model.eval()
+
+
+def load_model(checkpoint: Path = CHECKPOINT, config: Path = CONFIG) -> GPT:
+    return _with_weights(lambda: GPT(load_config(config)), checkpoint)
 
 
 @cache
@@ -94,11 +104,7 @@ def load_llama_config(path: Path = LLAMA_CONFIG) -> LlamaConfig:
 
 
 def load_llama(checkpoint: Path = LLAMA_CHECKPOINT, config: Path = LLAMA_CONFIG) -> Llama:
-    if not checkpoint.is_file():
-        raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
-    model = Llama(load_llama_config(config))
-    model.load_state_dict(load_file(str(checkpoint)))
-    return model.eval()
+    return _with_weights(lambda: Llama(load_llama_config(config)), checkpoint)
 
 
 @cache
