@@ -38,9 +38,8 @@ def cases() -> dict[str, tuple]:
     }
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, Plural("the probabilities"),
-                                     same_dtype_as="the logits"))
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=comparing(
+    expect_tensor, Plural("the probabilities"), same_dtype_as="the logits"))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",

@@ -53,9 +53,8 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, Plural("the scaled logits"),
-                                     same_dtype_as="the logits"))
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=comparing(
+    expect_tensor, Plural("the scaled logits"), same_dtype_as="the logits"))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Fixed logits divided by a temperature",
