@@ -245,7 +245,7 @@ def test_the_statement_shows_the_reference_signatures(problem: Problem):
 def test_the_check_module_declares_the_registry_entry(problem: Problem):
     # A contract's problem is derived from its file's name unless declared; which
     # methods its contracts grade is validated when the module is collected
-    # (grader/grading/contract.py, and test_contract for every module).
+    # (grader/grading/contract_validation.py, and test_contract for every module).
     declared_problem, _ = declared_contract(parse(problem.checks))
     assert declared_problem in (None, problem.slug), (
         f"{problem.checks} declares problem {declared_problem!r}, not {problem.slug!r}")
