@@ -262,12 +262,13 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
     from grader.cli.sandbox_notice import unsandboxed
     from grader.grading.report import render
-    from grader.grading.session import Limits, grade_problems
-    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.grading.session import grade_problems
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import WorkerPool
 
     with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
         file = _stage(problem, text, Path(tmp))
-        pool = WorkerPool(sandbox=Sandbox())
+        pool = WorkerPool(sandbox=Limits())
         out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
         if unsandboxed_line := unsandboxed(pool):
             out.print(f"[dim]{unsandboxed_line}[/]")

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from grader.maintainer.synthetic_class import PROBLEMS, make_roster
-from grader.sandbox.isolation import probe
+from grader.sandbox.machine import probe
 
 pytestmark = pytest.mark.slow
 

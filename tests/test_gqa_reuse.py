@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from grader.registry import find
-from grader.sandbox import isolation
+from grader.sandbox import machine
 from tests.conftest import messages, run_grade
 
-needs_landlock = pytest.mark.skipif(isolation.probe().landlock_abi < 1,
+needs_landlock = pytest.mark.skipif(machine.probe().landlock_abi < 1,
                                     reason="no Landlock on this kernel")
 
 CODE = re.compile(r"( *)```python\n(\1from grader\.reuse import solution_of\n.*?)\1```",

@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 
 from grader.grading.junit import junit_tree
-from grader.sandbox.isolation import probe
+from grader.sandbox.machine import probe
 
 STARTERS = ROOT / "data" / "starters"
 SOLUTIONS = ROOT / "solutions"

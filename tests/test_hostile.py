@@ -29,7 +29,7 @@ from conftest import ROOT, SUBMISSIONS
 from filelock import FileLock  # a dependency of torch
 
 from grader.registry import find
-from grader.sandbox.isolation import probe
+from grader.sandbox.machine import probe
 from grader.sandbox.protocol import (
     MAX_DEPTH,
     ProtocolError,

@@ -22,11 +22,12 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox import isolation
-from grader.sandbox.isolation import MB, Policy
 from grader.sandbox.layers import readable
+from grader.sandbox.machine import Isolation, launcher_prefix, probe
+from grader.sandbox.outcome import limit_message, out_of_memory
+from grader.sandbox.policy import MB, Policy, clean_environment
 
-ISO = isolation.probe()
+ISO = probe()
 LINUX = sys.platform.startswith("linux")
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +41,10 @@ needs_namespaces = pytest.mark.skipif(
 # Runs in the sandboxed interpreter: isolate, then the test's body, then report.
 CHILD = """
 import json, os, sys
-from grader.sandbox.isolation import Isolation, Policy, isolate, out_of_memory, limit_message
+from grader.sandbox.isolation import isolate
+from grader.sandbox.machine import Isolation
+from grader.sandbox.outcome import limit_message, out_of_memory
+from grader.sandbox.policy import Policy
 args = json.loads(sys.argv[1])
 policy = Policy(**args["policy"])
 machine = Isolation(**args["isolation"]) if args["isolation"] else None
@@ -62,10 +66,10 @@ def run_isolated(body: str, tmp_path: Path, *, launcher: bool = False,
                  **policy: Any) -> dict[str, Any]:
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
-    policy.setdefault("readable", isolation.readable_paths_for_python())
+    policy.setdefault("readable", readable.readable_paths_for_python())
     policy.setdefault("scratch", str(scratch))
     args = json.dumps({"policy": policy, "body": textwrap.dedent(body), "isolation": machine})
-    prefix = (argv_prefix or []) + (isolation.launcher_prefix(ISO) if launcher else [])
+    prefix = (argv_prefix or []) + (launcher_prefix(ISO) if launcher else [])
     done = subprocess.run([*prefix, sys.executable, "-c", CHILD, args], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -94,14 +98,14 @@ def submission(tmp_path: Path) -> Path:
 
 
 def test_probe_is_cached_and_describes_itself() -> None:
-    assert isolation.probe() is ISO
-    prefix = isolation.launcher_prefix(ISO)
+    assert probe() is ISO
+    prefix = launcher_prefix(ISO)
     assert prefix == [] or "--net" in prefix and "--pid" in prefix
 
 
 def test_a_report_names_each_layer_as_present_or_missing() -> None:
-    bare = isolation.Isolation(platform="linux")
-    full = isolation.Isolation(
+    bare = Isolation(platform="linux")
+    full = Isolation(
         platform="linux", landlock_abi=4, launcher=("unshare", "--mount-proc"), rlimits=True,
         prctl=True, seccomp=True,
         cgroups=("memory-cgroup-v2", "pids-cgroup-v2", "cpu-cgroup-v2"),
@@ -116,7 +120,7 @@ def test_a_report_names_each_layer_as_present_or_missing() -> None:
 
 def test_clean_environment_leaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADER_SECRET", "x")
-    env = isolation.clean_environment(tmp_path)
+    env = clean_environment(tmp_path)
     assert "GRADER_SECRET" not in env
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
     for name in ("PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS"):
@@ -125,7 +129,7 @@ def test_clean_environment_leaks_nothing(tmp_path: Path, monkeypatch: pytest.Mon
 
 @needs_rlimits
 def test_isolate_replaces_the_environment(tmp_path: Path) -> None:
-    env = isolation.clean_environment(tmp_path)
+    env = clean_environment(tmp_path)
     result = run_isolated("result['env'] = dict(os.environ)", tmp_path, environment=env,
                           readable=[], memory_bytes=None)
     assert result["env"] == env
@@ -133,8 +137,8 @@ def test_isolate_replaces_the_environment(tmp_path: Path) -> None:
 
 
 def test_readable_paths_never_cover_a_denied_folder(tmp_path: Path) -> None:
-    paths = isolation.readable_paths_for_python()
-    for private in isolation.grader_private_paths():
+    paths = readable.readable_paths_for_python()
+    for private in readable.grader_private_paths():
         for path in paths:
             assert not readable.inside(Path(private), Path(path)), (path, private)
     # A folder that holds a denied one is granted entry by entry around it.
@@ -183,7 +187,7 @@ def test_writes_only_to_scratch(tmp_path: Path, submission: Path) -> None:
     attempt("relative", lambda: open("relative.txt", "w").write("x"))
     """
     result = run_isolated(body, tmp_path, readable=[str(submission.parent),
-                                                    *isolation.readable_paths_for_python()])
+                                                    *readable.readable_paths_for_python()])
     assert result["scratch"] == result["devnull"] == result["relative"] == 1
     assert (tmp_path / "scratch" / "relative.txt").exists()
     assert refused(result["beside"]) and refused(result["overwrite"]) and refused(result["tmp"])
@@ -371,7 +375,7 @@ def test_detached_processes_die_with_the_namespace(tmp_path: Path, ending: str) 
     # the death signal unshare arms for the command, which then arms its own.
     script = """
 import os, sys, time
-from grader.sandbox.isolation import die_with_launcher
+from grader.sandbox.layers.namespaces import die_with_launcher
 die_with_launcher()
 if os.fork() == 0:
     os.setsid()
@@ -382,7 +386,7 @@ print("started", flush=True)
 time.sleep(0 if sys.argv[1] == "returns" else 120)
 """
     launcher = subprocess.Popen(
-        [*isolation.launcher_prefix(ISO), sys.executable, "-c", script, ending],
+        [*launcher_prefix(ISO), sys.executable, "-c", script, ending],
         stdout=subprocess.PIPE, text=True, pass_fds=[write_end])
     os.close(write_end)
     try:
@@ -404,7 +408,9 @@ def test_torch_runs_in_a_child_forked_after_import(tmp_path: Path) -> None:
     script = f"""
 import json, os, sys, tempfile
 import torch
-from grader.sandbox.isolation import Policy, isolate, out_of_memory
+from grader.sandbox.isolation import isolate
+from grader.sandbox.outcome import out_of_memory
+from grader.sandbox.policy import Policy
 scratch = {str(tmp_path / "scratch")!r}
 os.makedirs(scratch, exist_ok=True)
 read, write = os.pipe()
@@ -443,8 +449,9 @@ import json, os, types
 import torch, torch.nn.functional as F
 from grader.sandbox import harnesses
 from grader.sandbox.forkserver import preload
-from grader.sandbox.isolation import Policy, isolate
-from grader.sandbox.process import DEFAULT_MEMORY_MB
+from grader.sandbox.isolation import isolate
+from grader.sandbox.limits import DEFAULT_MEMORY_MB
+from grader.sandbox.policy import Policy
 preload()  # what the fork server has loaded before it forks a worker
 scratch = {str(tmp_path / "scratch")!r}
 os.makedirs(scratch, exist_ok=True)
@@ -525,11 +532,11 @@ def test_unprivileged_user_is_isolated_too() -> None:
 
 def test_limit_message_names_the_limit() -> None:
     policy = Policy(memory_bytes=256 * MB, cpu_seconds=30, max_file_bytes=2 * MB)
-    assert isolation.limit_message(policy, MemoryError()) == "the memory limit (256 MB) was reached"
+    assert limit_message(policy, MemoryError()) == "the memory limit (256 MB) was reached"
     torch_error = RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to ...")
-    assert isolation.out_of_memory(torch_error)
-    assert not isolation.out_of_memory(RuntimeError("shape mismatch"))
+    assert out_of_memory(torch_error)
+    assert not out_of_memory(RuntimeError("shape mismatch"))
     if hasattr(signal, "SIGXCPU"):
-        assert isolation.limit_message(policy, signum=signal.SIGXCPU) == (
+        assert limit_message(policy, signum=signal.SIGXCPU) == (
             "the CPU time limit (30 s) was reached")
-    assert isolation.limit_message(policy, ValueError("x")) is None
+    assert limit_message(policy, ValueError("x")) is None

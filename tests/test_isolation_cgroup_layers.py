@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import isolation
 from grader.sandbox.layers import cgroups
 from grader.sandbox.layers.cgroups import TreeLimits
+from grader.sandbox.machine import Isolation, missing_tree_layers
 
 
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, controllers: list[str],
@@ -37,9 +37,9 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, controllers: list[s
     return cgroups.hierarchies.__wrapped__()  # the real search, not its cached answer
 
 
-def probed(found: tuple[cgroups.Hierarchy, ...]) -> isolation.Isolation:
+def probed(found: tuple[cgroups.Hierarchy, ...]) -> Isolation:
     """The machine as probe() describes it, with every other tree-wide layer there."""
-    return isolation.Isolation(
+    return Isolation(
         platform="linux", launcher=("unshare", "--mount-proc"), unprivileged_uid=True,
         cgroups=tuple(h.layer(c) for h in found for c in h.controllers))
 
@@ -51,7 +51,7 @@ def worker_missing(found: tuple[cgroups.Hierarchy, ...]) -> list[str]:
         joined = cgroups.join(limits.request().get("cgroups", {}))
     finally:
         limits.closed.set()
-    return isolation._missing_tree_layers([*joined, "scratch-tmpfs", "unprivileged-uid"])
+    return missing_tree_layers([*joined, "scratch-tmpfs", "unprivileged-uid"])
 
 
 def test_no_cpuacct_hierarchy_is_a_missing_cpu_cgroup(tmp_path: Path,

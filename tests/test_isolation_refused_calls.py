@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 from test_isolation import ISO, run_isolated
 
-from grader.sandbox.isolation import Policy, limit_message
 from grader.sandbox.layers.seccomp import refused_call
-from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerPool
+from grader.sandbox.limits import Limits
+from grader.sandbox.outcome import limit_message
+from grader.sandbox.policy import Policy
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 needs_seccomp = pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
 
@@ -94,7 +97,7 @@ class Solution:
 @pytest.fixture
 def graded(tmp_path: Path) -> Iterator[SubmissionProcess]:
     (tmp_path / "solution.py").write_text(SOLUTION)
-    pool = WorkerPool(sandbox=Sandbox())
+    pool = WorkerPool(sandbox=Limits())
     process = SubmissionProcess(str(tmp_path / "solution.py"), "Solution", ["memfd", "shm"],
                                 pool, Limits(call_timeout=120, problem_budget=300))
     yield process

@@ -22,7 +22,9 @@ import pytest
 
 from grader import paths
 from grader.cli.grade_process import GradeProcess
-from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerPool
+from grader.sandbox.limits import Limits
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SIGSTOP, and the fork server's scratch, are POSIX/Linux")
@@ -88,7 +90,7 @@ def test_a_worker_that_stops_reading_is_a_time_out(tmp_path: Path, fork: bool,
     submission.write_text(STOPS_READING, encoding="utf-8")
     limits = (Limits(call_timeout=3.0) if limit == "timeout"
               else Limits(call_timeout=60.0, problem_budget=3.0))
-    with WorkerPool(fork=fork, sandbox=Sandbox()) as pool:
+    with WorkerPool(fork=fork, sandbox=Limits()) as pool:
         process = SubmissionProcess(str(submission), "Solution", ["stop_reading", "size"],
                                     pool, limits)
         assert process.call("stop_reading", ()).result == 1

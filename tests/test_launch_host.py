@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import pytest
 
 from grader import paths
 from grader.sandbox.ending import describe_exit
-from grader.sandbox.process import SPAWN_VARIABLE
+from grader.sandbox.pool import SPAWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 

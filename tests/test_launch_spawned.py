@@ -30,7 +30,7 @@ from conftest import ROOT
 from test_submissions import Expectation, expectations
 
 from grader.registry import problems
-from grader.sandbox.process import SPAWN_VARIABLE
+from grader.sandbox.pool import SPAWN_VARIABLE
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.isolation import probe
-from grader.sandbox.process import Limits, Sandbox, SubmissionProcess, WorkerDied, WorkerPool
+from grader.sandbox.channel import WorkerDied
+from grader.sandbox.limits import Limits
+from grader.sandbox.machine import probe
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 MB = 1 << 20
 ISO = probe()
@@ -187,7 +190,7 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 class Graded:
     """One submission graded in a sandbox of its own."""
 
-    def __init__(self, folder: Path, sandbox: Sandbox) -> None:
+    def __init__(self, folder: Path, sandbox: Limits) -> None:
         self.token = "kata" + uuid.uuid4().hex[:11]
         self.folder = folder
         (folder / "solution.py").write_text(SOLUTION.format(token=self.token))
@@ -221,7 +224,7 @@ def grade(tmp_path: Path) -> Iterator[callable]:
     def start(**sandbox: int) -> Graded:
         folder = tmp_path / "learner"
         folder.mkdir()
-        made.append(Graded(folder, Sandbox(**sandbox)))
+        made.append(Graded(folder, Limits(**sandbox)))
         return made[-1]
 
     yield start
@@ -334,14 +337,14 @@ def test_the_report_lists_the_tree_layers_that_ran(grade) -> None:
 
 
 def test_the_report_names_a_missing_cgroup(grade, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.sandbox import isolation
+    from grader.sandbox import machine
     from grader.sandbox.layers.cgroups import TreeLimits
 
     def without_groups(memory_bytes: int | None, scratch_bytes: int | None = None,
                        **_: object) -> TreeLimits:
         return TreeLimits(memory_bytes, 16, extra={"scratch_bytes": scratch_bytes})
 
-    monkeypatch.setattr(isolation, "worker_limits", without_groups)
+    monkeypatch.setattr(machine, "worker_limits", without_groups)
     graded = grade()
     assert graded.call("children", 1, 1) == (1, "")
     missing = [layer for layer in graded.pool.layers if layer.startswith("missing:")]

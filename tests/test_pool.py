@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from grader.registry import problems
-from grader.sandbox.process import Load, SubmissionProcess, WorkerPool
+from grader.sandbox.pool import Load, WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="workers are forked, and so prepared, on Linux only")
@@ -60,13 +61,14 @@ def test_closing_the_pool_ends_workers_nobody_claimed():
 
 def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
     """How a gradebook gives each learner's grade a fork server without a torch import."""
-    from grader.sandbox.isolation import probe
-    from grader.sandbox.process import ForkServerClient, Sandbox
+    from grader.sandbox.forkserver_client import ForkServerClient
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.machine import probe
 
-    parent = ForkServerClient(sandbox=Sandbox())
+    parent = ForkServerClient(sandbox=Limits())
     try:
         control, pid = parent.spawn()
-        with WorkerPool(sandbox=Sandbox(), server_control=control) as pool:
+        with WorkerPool(sandbox=Limits(), server_control=control) as pool:
             crop = SubmissionProcess(str(CROP.reference), "Solution", ["crop_context"], pool)
             outcome = crop.call("crop_context", (torch.tensor([[1, 2, 3]]), 2))
             assert torch.equal(outcome.result, torch.tensor([[2, 3]]))
@@ -83,8 +85,9 @@ def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
 def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
     """/proc shows one grade's processes only, as it did with a server per grade; what the
     sandbox counts there (its process limit) then counts no other learner's."""
-    from grader.sandbox.isolation import probe
-    from grader.sandbox.process import ForkServerClient, Sandbox
+    from grader.sandbox.forkserver_client import ForkServerClient
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.machine import probe
 
     if not probe().namespaces:
         pytest.skip("no namespaces on this system")
@@ -95,7 +98,7 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
                           "        return [os.readlink('/proc/self'), os.getpid(), os.getppid(),\n"
                           "                sorted(int(p) for p in os.listdir('/proc')"
                           " if p.isdigit())]\n")
-    parent = ForkServerClient(sandbox=Sandbox())
+    parent = ForkServerClient(sandbox=Limits())
     try:
         control, pid = parent.spawn()
         with WorkerPool(server_control=control) as pool:

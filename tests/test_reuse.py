@@ -14,11 +14,11 @@ import pytest
 from grader import paths
 from grader.registry import find
 from grader.reuse import ReuseError, earlier_files, solution_of
-from grader.sandbox import isolation
-from grader.sandbox.isolation import Policy
+from grader.sandbox import machine
+from grader.sandbox.policy import Policy
 from tests.conftest import messages, run_grade
 
-HAS_LANDLOCK = isolation.probe().landlock_abi >= 1
+HAS_LANDLOCK = machine.probe().landlock_abi >= 1
 needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock on this kernel")
 
 # 11 written out of the learner's own 09 and 10, as its statement suggests.

@@ -11,8 +11,8 @@ import pytest
 
 from grader.grading.strategies import SEED_VARIABLE
 from grader.sandbox.handles import GRADER_SECRETS
-from grader.sandbox.pool import SPAWN_VARIABLE
-from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
+from grader.sandbox.process import SubmissionProcess
 
 LINUX = sys.platform.startswith("linux")
 

@@ -151,12 +151,13 @@ def test_your_passing_sampler_talks_with_a_run_served_by_the_grader(run, tmp_pat
 def test_a_streamed_learner_generator_is_served_live(run):
     from grader.cli.talk import Implementation, choose_model, streamed
     from grader.model import artifacts
-    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import WorkerPool
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
     args = argparse.Namespace(chars=20, stream="word")
-    with WorkerPool(sandbox=Sandbox()) as pool:
+    with WorkerPool(sandbox=Limits()) as pool:
         learner = Implementation(find("stream"), True, pool, witnessed=True,
                                  path=find("stream").reference)
         chunks = list(streamed(args, context, talker, learner))
@@ -167,13 +168,14 @@ def test_your_sample_text_samples_a_run_served_by_the_grader(run):
     from grader.cli.talk import Implementation, choose_model, sampled
     from grader.grading.reference import load_reference
     from grader.model import artifacts
-    from grader.sandbox.process import Sandbox, WorkerPool
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import WorkerPool
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
     args = argparse.Namespace(chars=30, temperature=0.8, top_k=5, top_p=None,
                               no_repeat_ngram=None, seed=4, stream=None)
-    with WorkerPool(sandbox=Sandbox()) as pool:
+    with WorkerPool(sandbox=Limits()) as pool:
         learner = Implementation(find("sampler"), True, pool, witnessed=True,
                                  path=find("sampler").reference)
         text = "".join(sampled(args, context, talker, learner, None, args.seed))
@@ -190,7 +192,7 @@ def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
         run, monkeypatch, capsys):
     """A worker started on its own has no witness: it could only read the run itself."""
     import grader.cli.talk as talk
-    from grader.sandbox.process import WorkerPool
+    from grader.sandbox.pool import WorkerPool
 
     monkeypatch.setattr(talk, "learner_status", lambda problem: "pass")
     pool = WorkerPool(fork=False)
@@ -215,13 +217,15 @@ def test_the_sandboxed_code_is_given_the_runs_model_calls_but_cannot_read_its_we
         run, tmp_path):
     from grader.cli.talk import choose_model
     from grader.model import artifacts
-    from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerPool
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import WorkerPool
+    from grader.sandbox.process import SubmissionProcess
 
     talker = choose_model(str(run))
     peek = tmp_path / "peek" / "solution.py"
     peek.parent.mkdir()
     peek.write_text(PEEKS.format(weights=str(run / "model.safetensors")))
-    with WorkerPool(sandbox=Sandbox()) as pool:
+    with WorkerPool(sandbox=Limits()) as pool:
         process = SubmissionProcess(str(peek), "Solution", ["generate"], pool, witnessed=True)
         outcome = process.call("generate", (talker.spec, 1, artifacts.encode(
             "Tom", talker.int_to_char), talker.context_length, talker.int_to_char))

@@ -17,7 +17,7 @@ from learner import learner_kata
 from grader.cli.talk import Implementation, choose_model, sampled, sentences
 from grader.model import artifacts
 from grader.registry import find
-from grader.sandbox.process import WorkerPool
+from grader.sandbox.pool import WorkerPool
 
 SEED = re.compile(r"; seed (\d+): `--seed \1` gives this text again\]$", re.MULTILINE)
 PROMPT = "Once upon a time,"

@@ -22,8 +22,9 @@ from conftest import ROOT
 from test_train_yours import record_passing_references
 
 from grader.cli.sandbox_notice import missing_layers, sandbox_notice
-from grader.sandbox.isolation import probe
-from grader.sandbox.process import SPAWN_VARIABLE, Sandbox, WorkerPool
+from grader.sandbox.limits import Limits
+from grader.sandbox.machine import probe
+from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
 
 LINUX = sys.platform.startswith("linux")
 pytestmark = pytest.mark.skipif(not LINUX, reason="forces Linux off its sandbox")
@@ -44,13 +45,13 @@ if force == "darwin":  # for the grader's own modules: the libraries stay on Lin
 
     grader.sandbox.pool.sys = grader.cli.sandbox_notice.sys = Darwin()
 elif force == "no-cgroups":
-    from grader.sandbox import isolation
+    from grader.sandbox import machine
     from grader.sandbox.layers.cgroups import TreeLimits
 
     def without_groups(memory_bytes, scratch_bytes=None, **_):
         return TreeLimits(memory_bytes, 16, extra={"scratch_bytes": scratch_bytes})
 
-    isolation.worker_limits = without_groups
+    machine.worker_limits = without_groups
 if "watch" in argv:  # one grade, then the key that quits
     import grader.cli.watch as watch
 
@@ -156,7 +157,7 @@ def test_missing_layers_are_named_from_what_the_worker_reported(monkeypatch):
 
 def test_a_pool_without_its_fork_server_says_it_runs_unsandboxed(monkeypatch):
     monkeypatch.delenv(SPAWN_VARIABLE, raising=False)
-    pool = WorkerPool(sandbox=Sandbox())
+    pool = WorkerPool(sandbox=Limits())
     assert sandbox_notice(pool) is None  # before any worker has said which layers ran
     pool.use_fork = False  # what start() does when the fork server cannot start
     said = sandbox_notice(pool)

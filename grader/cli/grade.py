@@ -28,7 +28,7 @@ from grader.cli.output import console
 from grader.grading.sanitise import visible
 from grader.registry import Problem, problems
 from grader.sandbox.limits import Limits
-from grader.sandbox.process import Load, WorkerPool
+from grader.sandbox.pool import Load, WorkerPool
 
 if TYPE_CHECKING:
     from rich.console import Console

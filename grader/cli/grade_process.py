@@ -21,7 +21,8 @@ from typing import NoReturn
 from grader.cli.output import exit_now
 from grader.sandbox.ending import Job, start_group, wait_for, wait_then_kill
 from grader.sandbox.launch import grader_command, neutral_folder
-from grader.sandbox.process import SPAWN_VARIABLE, remove_tree
+from grader.sandbox.pool import SPAWN_VARIABLE
+from grader.sandbox.scratch_folders import remove_tree
 
 EXIT_CRASH = 70  # the child failed before `grade` could give an exit code
 POLL_SECONDS = 0.02

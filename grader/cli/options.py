@@ -119,7 +119,7 @@ def require_isolation(args: argparse.Namespace) -> None:
     if getattr(args, "no_sandbox", False):
         raise UsageError("--classroom grades inside the sandbox; drop --no-sandbox, or add "
                          "--allow-unisolated to grade without it")
-    from grader.sandbox.isolation import probe
+    from grader.sandbox.machine import probe
 
     if not probe().landlock_abi:
         raise UsageError(

@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 
-from grader.sandbox.process import SPAWN_VARIABLE, WorkerPool
+from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
 
 # Layers a worker reports (a prefix of its names) that every Linux sandbox has where the
 # kernel offers them, and how the notice names them when they did not run. The layers

@@ -36,7 +36,10 @@ from typing import Any
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
 from grader.registry import Problem, find
-from grader.sandbox.process import Sandbox, SubmissionProcess, WorkerDied, WorkerPool
+from grader.sandbox.channel import WorkerDied
+from grader.sandbox.limits import Limits
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 from grader.sandbox.protocol import ModelSpec
 
 
@@ -217,7 +220,7 @@ def talk(args: argparse.Namespace) -> int:
     try:
         from grader.cli.sandbox_notice import NoticedPool
 
-        with NoticedPool(sandbox=Sandbox()) as pool:
+        with NoticedPool(sandbox=Limits()) as pool:
             if yours:
                 from grader.cli.talk_yours import your_gpt
 

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
 from grader.registry import Problem, find
-from grader.sandbox.process import SubmissionProcess, WorkerPool
+from grader.sandbox.pool import WorkerPool
+from grader.sandbox.process import SubmissionProcess
 from grader.sandbox.protocol import ModelSpec
 
 MODERN = "modern-gpt"  # problem 35, the learner's modern GPT

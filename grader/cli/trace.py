@@ -214,9 +214,10 @@ def trace_case(the_plan: Plan, process: Any,
 def learner_worker(the_plan: Plan) -> Iterator[Any]:
     """One sandboxed worker for the learner's file, kept for every case traced."""
     from grader.cli.sandbox_notice import NoticedPool
-    from grader.sandbox.process import Sandbox, SubmissionProcess
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.process import SubmissionProcess
 
-    with NoticedPool(sandbox=Sandbox()) as pool:
+    with NoticedPool(sandbox=Limits()) as pool:
         process = SubmissionProcess(str(the_plan.submission), "Solution",
                                     list(the_plan.problem.methods), pool, witnessed=True)
         try:

@@ -121,7 +121,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
 
     if steps < 1:
         raise UsageError(f"--steps {steps}: train at least one step")
-    from grader.sandbox.isolation import Policy
+    from grader.sandbox.policy import Policy
 
     # The sandbox limits the processes and threads a worker may start (where the
     # grader does not run as root); past it, torch could not start its threads.
@@ -164,10 +164,10 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
 
     from grader.cli.sandbox_notice import NoticedPool
     from grader.model.training import learning_rate
-    from grader.sandbox.process import Sandbox
+    from grader.sandbox.limits import Limits
 
     cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * settings.threads * steps)
-    with NoticedPool(sandbox=Sandbox(cpu_seconds=cpu)) as pool:
+    with NoticedPool(sandbox=Limits(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
         from grader.cli.train_yours_loop import STEP_USED, loop_passes, train_with_loop
 

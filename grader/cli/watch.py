@@ -23,7 +23,8 @@ from grader.cli.output import console
 from grader.cli.sandbox_notice import NoticedPool
 from grader.registry import Problem, problems
 from grader.reuse import earlier_files
-from grader.sandbox.process import Sandbox, WorkerPool
+from grader.sandbox.limits import Limits
+from grader.sandbox.pool import WorkerPool
 
 POLL = 0.1  # seconds between looks at the file's modification time
 
@@ -220,7 +221,7 @@ def watch(args: argparse.Namespace) -> int:
     else:
         problem = status.first_unpassed() or problems()[-1]
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    with NoticedPool(sandbox=Sandbox()) as pool, single_keys(interactive):
+    with NoticedPool(sandbox=Limits()) as pool, single_keys(interactive):
         try:
             return Watcher(problem, pool, interactive, args.stay).run()
         except KeyboardInterrupt:

@@ -15,7 +15,7 @@ from grader.grading.sanitise import visible, visible_or_none
 from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.limits import DEFAULTS, Limits
-from grader.sandbox.process import WorkerPool
+from grader.sandbox.pool import WorkerPool
 
 __all__ = ["Limits", "goldens_mode", "grade_problems", "safe"]
 

@@ -289,7 +289,9 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     hello: dict[str, Any] = {"isolation": []}
     policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):
-        from grader.sandbox.isolation import Policy, isolate, tree_options
+        from grader.sandbox.isolation import isolate
+        from grader.sandbox.machine import tree_options
+        from grader.sandbox.policy import Policy
 
         # A training run asks for more CPU time than grading allows.
         cpu = {"cpu_seconds": request["cpu_seconds"]} if "cpu_seconds" in request else {}
@@ -309,7 +311,7 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
 
 def main() -> None:
     """`forkserver FD [SCRATCH_ROOT]`: serve over FD; remove SCRATCH_ROOT at the end."""
-    from grader.sandbox.isolation import die_with_launcher
+    from grader.sandbox.layers.namespaces import die_with_launcher
 
     die_with_launcher()  # the launcher's own signal is lost with an unprivileged real uid
     control = socket.socket(fileno=int(sys.argv[1]))

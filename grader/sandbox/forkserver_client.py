@@ -17,7 +17,7 @@ from grader.sandbox.channel import Channel, WorkerDied, close_quietly
 from grader.sandbox.handles import EXIT_GRACE, WorkerHandle, worker_environment
 from grader.sandbox.launch import grader_command, refusal
 from grader.sandbox.layers.cgroups import TreeLimits
-from grader.sandbox.limits import Sandbox
+from grader.sandbox.limits import Limits
 from grader.sandbox.scratch_folders import new_scratch_root, remove_tree
 from grader.sandbox.witness import Witness
 
@@ -39,7 +39,7 @@ class ForkServerClient:
     each worker isolates itself before it loads a submission.
     """
 
-    def __init__(self, debug: bool = False, sandbox: Sandbox | None = None,
+    def __init__(self, debug: bool = False, sandbox: Limits | None = None,
                  control: socket.socket | None = None) -> None:
         """Start a fork server, or with `control`, talk to one that another server
         spawned for this grader (see `spawn`)."""
@@ -66,7 +66,8 @@ class ForkServerClient:
         prefix: list[str] = []
         env = worker_environment()  # its workers inherit it
         if self.sandbox is not None:
-            from grader.sandbox.isolation import clean_environment, launcher_prefix
+            from grader.sandbox.machine import launcher_prefix
+            from grader.sandbox.policy import clean_environment
 
             prefix = launcher_prefix()
             keep = {k: os.environ[k] for k in ("PYTHONPATH", "GPT_KATA_DEBUG")
@@ -126,7 +127,7 @@ class ForkServerClient:
                            memory_bytes=self.sandbox.memory_bytes)
             if self.sandbox.cpu_seconds is not None:
                 request["cpu_seconds"] = self.sandbox.cpu_seconds
-            from grader.sandbox.isolation import worker_limits
+            from grader.sandbox.machine import worker_limits
 
             # Limits on the worker's whole tree (cgroups, a scratch tmpfs).
             cpu = {} if self.sandbox.cpu_seconds is None else {"cpu_seconds":

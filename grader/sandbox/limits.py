@@ -31,7 +31,3 @@ class Limits:
 
 DEFAULTS = Limits()  # the limits of a grade whose options leave them as they are
 
-
-# What a pool is given to sandbox its workers: the same limits (a pool given none runs
-# its workers without the sandbox). The name the commands that only start a pool use.
-Sandbox = Limits

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from grader.sandbox.channel import WorkerDied
 from grader.sandbox.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT, ForkServerClient
 from grader.sandbox.handles import HostedWorker, SpawnedWorker, SpawnHost, WorkerHandle
-from grader.sandbox.limits import Sandbox
+from grader.sandbox.limits import Limits
 from grader.sandbox.scratch_folders import new_scratch_root, remove_tree
 
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
@@ -28,7 +28,7 @@ class WorkerPool:
     """
 
     def __init__(self, debug: bool = False, fork: bool | None = None,
-                 sandbox: Sandbox | None = None,
+                 sandbox: Limits | None = None,
                  server_control: socket.socket | None = None) -> None:
         """`server_control`: a fork server spawned for this pool (`ForkServerClient.spawn`)."""
         self.debug = debug

@@ -22,19 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.sandbox.channel import WorkerDied
-from grader.sandbox.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT, ForkServerClient
+from grader.sandbox.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT
 from grader.sandbox.handles import WorkerHandle
 from grader.sandbox.layers.cgroups import with_limit_named
-from grader.sandbox.limits import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_PROBLEM_BUDGET,
-    DEFAULT_SCRATCH_MB,
-    DEFAULTS,
-    Limits,
-    Sandbox,
-)
-from grader.sandbox.pool import SPAWN_VARIABLE, Load, WorkerPool
+from grader.sandbox.limits import DEFAULTS, Limits
+from grader.sandbox.pool import Load, WorkerPool
 from grader.sandbox.protocol import (
     ModelSpec,
     ProtocolError,
@@ -44,15 +36,7 @@ from grader.sandbox.protocol import (
     read_load_reply,
     unreadable,
 )
-from grader.sandbox.scratch_folders import remove_tree
 from grader.sandbox.witness import Witness
-
-# What the grader's commands import from here, wherever it is kept.
-__all__ = [
-    "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY_MB", "DEFAULT_PROBLEM_BUDGET", "DEFAULT_SCRATCH_MB",
-    "SPAWN_VARIABLE", "CallOutcome", "ForkServerClient", "Limits", "Load", "Sandbox",
-    "SubmissionProcess", "WorkerDied", "WorkerPool", "remove_tree",
-]
 
 
 @dataclass

@@ -20,6 +20,9 @@ from typing import IO, Any
 # Imported before any sandbox is set up: it only cuts text.
 from grader.grading.printed import clip
 
+# Also before the sandbox: a learner's error may name the limit it stands for.
+from grader.sandbox.outcome import limit_message
+
 # Characters of what one call printed, and of an error's message, that the worker sends.
 CALL_OUTPUT_LIMIT = 4000
 
@@ -85,8 +88,6 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
     message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
     limit = None
     if policy is not None:
-        from grader.sandbox.outcome import limit_message
-
         try:
             limit = limit_message(policy, exc)
         except Exception:  # noqa: BLE001 - it reads str(exc), which the learner defines

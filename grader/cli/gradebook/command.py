@@ -46,7 +46,7 @@ from grader.cli.options import (
     require_isolation,
 )
 from grader.grading.sanitise import visible
-from grader.sandbox.process import (
+from grader.sandbox.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
     DEFAULT_PROBLEM_BUDGET,

@@ -24,7 +24,9 @@ from grader.cli.gradebook.state import save_state
 from grader.grading.sanitise import visible
 from grader.grading.scoring import score_report
 from grader.registry import Problem
-from grader.sandbox.process import ForkServerClient, Sandbox, WorkerDied
+from grader.sandbox.channel import WorkerDied
+from grader.sandbox.forkserver_client import ForkServerClient
+from grader.sandbox.limits import Limits
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,7 +87,7 @@ def start_servers(args: argparse.Namespace) -> ForkServerClient | None:
     """One fork server, sandboxed as a grade's would be, to spawn each grade's from."""
     try:
         return ForkServerClient(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
-                          sandbox=Sandbox(memory_bytes=int(args.memory * 2**20)))
+                          sandbox=Limits(memory_bytes=int(args.memory * 2**20)))
     except OSError:
         return None  # each grade starts its own
 
