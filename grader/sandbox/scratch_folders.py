@@ -10,13 +10,17 @@ import tempfile
 from collections.abc import Callable
 
 
+def names_in(folder: str) -> list[str]:
+    """The names in a folder; none if it cannot be read (gone, or never made)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
 def empty_folder(path: str) -> None:
     """Remove what is in a folder, keeping the folder (a host works in it)."""
-    try:
-        names = os.listdir(path)
-    except OSError:
-        return
-    for name in names:
+    for name in names_in(path):
         full = os.path.join(path, name)
         if os.path.isdir(full) and not os.path.islink(full):
             remove_tree(full)

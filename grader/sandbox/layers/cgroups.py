@@ -36,6 +36,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from grader.sandbox.scratch_folders import names_in
+
 MB = 1 << 20
 # Headroom for the worker's own pages beyond the learner's budget: copies of the
 # fork server's pages it writes to, the model it builds, frames it decodes.
@@ -176,11 +178,7 @@ _OURS = re.compile(r"gpt-kata-(\d+)-\d+")
 
 def _remove_stale(base: str) -> None:
     """Remove the groups of graders that are gone (killed before they could)."""
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return
-    for name in names:
+    for name in names_in(base):
         match = _OURS.fullmatch(name)
         if match is None or int(match.group(1)) == os.getpid():
             continue

@@ -4,6 +4,7 @@ abstract sockets outside the sandbox (linux/landlock.h)."""
 from __future__ import annotations
 
 import ctypes
+import enum
 import os
 import stat
 from typing import TYPE_CHECKING
@@ -21,22 +22,11 @@ _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
 
-_FS_EXECUTE = 1 << 0
-_FS_WRITE_FILE = 1 << 1
-_FS_READ_FILE = 1 << 2
-_FS_READ_DIR = 1 << 3
-_FS_REMOVE_DIR = 1 << 4
-_FS_REMOVE_FILE = 1 << 5
-_FS_MAKE_CHAR = 1 << 6
-_FS_MAKE_DIR = 1 << 7
-_FS_MAKE_REG = 1 << 8
-_FS_MAKE_SOCK = 1 << 9
-_FS_MAKE_FIFO = 1 << 10
-_FS_MAKE_BLOCK = 1 << 11
-_FS_MAKE_SYM = 1 << 12
-_FS_REFER = 1 << 13  # ABI 2
-_FS_TRUNCATE = 1 << 14  # ABI 3
-_FS_IOCTL_DEV = 1 << 15  # ABI 5
+# The filesystem rights (LANDLOCK_ACCESS_FS_*), in the kernel's bit order: the first
+# is bit 0. REFER came with ABI 2, TRUNCATE with ABI 3, IOCTL_DEV with ABI 5.
+_FS = enum.IntFlag("_FS", "EXECUTE WRITE_FILE READ_FILE READ_DIR REMOVE_DIR REMOVE_FILE "
+                   "MAKE_CHAR MAKE_DIR MAKE_REG MAKE_SOCK MAKE_FIFO MAKE_BLOCK MAKE_SYM "
+                   "REFER TRUNCATE IOCTL_DEV")
 _NET_BIND_TCP = 1 << 0  # ABI 4
 _NET_CONNECT_TCP = 1 << 1  # ABI 4
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
@@ -48,17 +38,17 @@ _KNOWN_ABI = 7
 
 # Rights that may be granted on a file rather than a directory: the kernel refuses
 # the others with EINVAL when the rule's path is not a directory.
-_FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
+_FS_FILE_RIGHTS = _FS.EXECUTE | _FS.WRITE_FILE | _FS.READ_FILE | _FS.TRUNCATE | _FS.IOCTL_DEV
 
 
 def _fs_rights(abi: int) -> int:
     rights = (1 << 13) - 1  # everything ABI 1 knows
     if abi >= 2:
-        rights |= _FS_REFER
+        rights |= _FS.REFER
     if abi >= 3:
-        rights |= _FS_TRUNCATE
+        rights |= _FS.TRUNCATE
     if abi >= 5:
-        rights |= _FS_IOCTL_DEV
+        rights |= _FS.IOCTL_DEV
     return rights
 
 
@@ -105,8 +95,8 @@ def apply(policy: Policy, abi: int) -> None:
     assert libc is not None
     abi = min(abi, _KNOWN_ABI)
     fs = _fs_rights(abi)
-    read = _FS_READ_FILE | _FS_READ_DIR | (_FS_EXECUTE if policy.allow_exec else 0)
-    attr = _RulesetAttr(fs, _net_rights(abi), _scopes(abi))
+    read = _FS.READ_FILE | _FS.READ_DIR | (_FS.EXECUTE if policy.allow_exec else 0)
+    attr = _RulesetAttr(int(fs), _net_rights(abi), _scopes(abi))
     # Older kernels know a shorter struct; give each the size it expects.
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = syscalls.check(libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
@@ -115,9 +105,9 @@ def apply(policy: Policy, abi: int) -> None:
     try:
         rules: list[tuple[str, int]] = [(p, read) for p in policy.readable]
         # Writing to /dev/null is what "discard" means; Python opens it that way.
-        rules.append(("/dev/null", _FS_READ_FILE | _FS_WRITE_FILE | _FS_TRUNCATE))
+        rules.append(("/dev/null", _FS.READ_FILE | _FS.WRITE_FILE | _FS.TRUNCATE))
         if policy.scratch is not None:
-            rules.append((policy.scratch, fs & ~(0 if policy.allow_exec else _FS_EXECUTE)))
+            rules.append((policy.scratch, fs & ~(0 if policy.allow_exec else _FS.EXECUTE)))
         for path, access in rules:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -126,7 +116,7 @@ def apply(policy: Policy, abi: int) -> None:
             try:
                 if not stat.S_ISDIR(os.fstat(fd).st_mode):
                     access &= _FS_FILE_RIGHTS
-                beneath = _PathBeneathAttr(access & fs, fd)
+                beneath = _PathBeneathAttr(int(access & fs), fd)
                 syscalls.check(libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
                                     ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
                                     ctypes.byref(beneath), ctypes.c_uint32(0)),
