@@ -84,6 +84,6 @@ def make_roster(roster: Path, marker: Path) -> dict[str, dict[str, str]]:
     grader.mkdir()
     cheat = f"open({str(marker)!r}, 'w').write('ran')\n"
     for name in ("__init__.py", "__main__.py"):
-        (grader / name).write_text(cheat)
+        (grader / name).write_text(cheat, encoding="utf-8")
     shutil.copy(paths.REGISTRY, roster / "clone-with-a-cheating-grader" / "problems")
     return expected

@@ -52,7 +52,8 @@ def vocab_from_text(text: str) -> dict[int, str]:
 
 
 def save_vocab(int_to_char: dict[int, str], path: Path) -> None:
-    path.write_text(json.dumps({str(i): c for i, c in int_to_char.items()}, indent=1) + "\n")
+    path.write_text(json.dumps({str(i): c for i, c in int_to_char.items()}, indent=1) + "\n",
+                    encoding="utf-8")
 
 
 def load_vocab(path: Path = VOCAB) -> dict[int, str]:
@@ -70,7 +71,8 @@ def load_config(path: Path = CONFIG) -> GPTConfig:
 
 def save_model(model: GPT | Llama, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.json").write_text(json.dumps(model.config.to_dict(), indent=1) + "\n")
+    (directory / "config.json").write_text(json.dumps(model.config.to_dict(), indent=1) + "\n",
+                                           encoding="utf-8")
     save_file({k: v.contiguous() for k, v in model.state_dict().items()},
               str(directory / "model.safetensors"))
 
@@ -156,7 +158,7 @@ def write_manifest() -> dict:
         "files": {p.name: sha256(p) for p in SHIPPED_FILES},
         "platform": this_platform(),
     }
-    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 
 

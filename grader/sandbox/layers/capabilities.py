@@ -20,7 +20,7 @@ def drop() -> bool:
     if libc is None:
         return False
     try:
-        with open("/proc/self/status") as status:
+        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
             caps = {k: int(v, 16) for k, v in
                     (line.split(":", 1) for line in status if line.startswith("Cap"))}
     except (OSError, ValueError):
@@ -31,7 +31,7 @@ def drop() -> bool:
     with contextlib.suppress(OSError):
         syscalls.prctl(syscalls.PR_CAP_AMBIENT, syscalls.PR_CAP_AMBIENT_CLEAR_ALL)
     try:
-        with open("/proc/sys/kernel/cap_last_cap") as last:
+        with open("/proc/sys/kernel/cap_last_cap", encoding="utf-8") as last:
             last_cap = int(last.read())
     except (OSError, ValueError):
         last_cap = 63

@@ -69,7 +69,7 @@ def _mounts() -> list[tuple[str, str, str, set[str]]]:
     """(root, mount point, type, super options) of each cgroup file system mounted."""
     found = []
     try:
-        with open("/proc/self/mountinfo") as info:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
             lines = info.read().splitlines()
     except OSError:
         return []
@@ -87,7 +87,7 @@ def _own_groups() -> dict[str, str]:
     """This process's group in each hierarchy: by controller, and "" for cgroup v2."""
     groups: dict[str, str] = {}
     try:
-        with open("/proc/self/cgroup") as own:
+        with open("/proc/self/cgroup", encoding="utf-8", errors="surrogateescape") as own:
             lines = own.read().splitlines()
     except OSError:
         return {}
@@ -107,12 +107,12 @@ def _folder(point: str, root: str, group: str) -> str | None:
 
 
 def _read(path: str) -> str:
-    with open(path) as handle:
+    with open(path, encoding="utf-8") as handle:
         return handle.read()
 
 
 def _write(path: str, text: str) -> None:
-    with open(path, "w") as handle:
+    with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
 
 

@@ -103,7 +103,7 @@ def entered() -> list[str]:
     """The namespaces this process actually sits in (set up by the launcher)."""
     layers = []
     try:
-        with open("/proc/self/uid_map") as uid_map:
+        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
             if uid_map.read().split() != ["0", "0", "4294967295"]:
                 layers.append("user-namespace")
     except OSError:
@@ -123,7 +123,7 @@ def give_up_real_root() -> bool:
     (its effective uid stays root until the capabilities go); True if it is not
     root, or no longer."""
     try:
-        with open("/proc/self/uid_map") as uid_map:
+        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
             if uid_map.read().split() != ["0", "0", "4294967295"]:
                 return False  # in a namespace: the launcher decided (Policy.unprivileged_uid)
     except OSError:

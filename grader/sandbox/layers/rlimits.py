@@ -18,7 +18,7 @@ MB = 1 << 20
 
 def status_kb(key: str) -> int | None:
     try:
-        with open("/proc/self/status") as status:
+        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
             for line in status:
                 if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
@@ -38,7 +38,7 @@ def _tasks_of_user(uid: int) -> int:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/status") as status:
+            with open(f"/proc/{entry}/status", encoding="utf-8", errors="replace") as status:
                 fields = dict(line.split(":", 1) for line in status if ":" in line)
             if int(fields["Uid"].split()[0]) == uid:
                 count += int(fields["Threads"])

@@ -38,7 +38,7 @@ def _call(result: int, what: str) -> None:
 
 def _ids_mapped() -> bool:
     try:
-        with open("/proc/self/uid_map") as uid_map:
+        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
             return bool(uid_map.read().split())
     except OSError:
         return False
