@@ -9,16 +9,16 @@ itself, so the cases are the updates a real run makes.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 import torch
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import ATOL, RTOL
 
 Tensors = list[torch.Tensor]
@@ -71,28 +71,7 @@ def eps_under_the_root_of_the_raw_average(params, grads, exp_avgs, exp_avg_sqs, 
     return out
 
 
-MISTAKES = [
-    Mistake("add the weight decay to the gradient (Adam with L2 regularisation)",
-            "AdamW decouples the decay: shrink the weight by p * (1 - lr * weight_decay) on "
-            "its own, and leave the gradient, and so the averages, as backward() wrote it",
-            partial(update, coupled=True)),
-    Mistake("leave out the bias correction",
-            "the averages start at zero, so early on they are too small: divide exp_avg by "
-            "1 - beta1 ** t and exp_avg_sq by 1 - beta2 ** t, with t = step + 1",
-            partial(update, corrected=False)),
-    Mistake("add eps under the square root",
-            "eps joins after it: exp_avg_sq.sqrt() / sqrt(1 - beta2 ** t) + eps, as torch "
-            "does; under the root it weighs sqrt(eps), far more, for small gradients",
-            partial(update, eps_inside=True), eps_under_the_root_of_the_raw_average),
-    Mistake("apply the weight decay after the Adam move",
-            "torch shrinks the weight first, p * (1 - lr * weight_decay), then takes the "
-            "Adam move from that",
-            partial(update, decay_after=True)),
-    Mistake("count the steps wrongly in the bias correction",
-            "`step` is the number of updates before this one: this update is number "
-            "t = step + 1, and the bias correction uses that t",
-            partial(update, counted=0), partial(update, counted=2)),
-]
+MISTAKES = mistakes_of(globals(), update)
 
 
 # -- cases ------------------------------------------------------------------------------

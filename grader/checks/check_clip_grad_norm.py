@@ -8,7 +8,6 @@ them, calls clip_grad_norm() and hands back its answer and every gradient after 
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import torch
@@ -17,9 +16,10 @@ from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
 from grader.grading.equality import Outcome, outcome_of
-from grader.grading.failures import Diagnosis, GradeFailure, Mistake, naming
+from grader.grading.failures import Diagnosis, GradeFailure, naming
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import RTOL
 
 Grads = list[torch.Tensor | None]
@@ -58,28 +58,7 @@ def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
     return total, grads
 
 
-MISTAKES = [
-    Mistake("clip each parameter's gradient by its own norm",
-            "the norm is global: one norm of all the gradients together, and one factor "
-            "max_norm / (total + 1e-6) for all of them, so that their directions relative "
-            "to each other are kept", partial(clipped, per_parameter=True)),
-    Mistake("scale the gradients when their norm is under the limit",
-            "clipping only shrinks: scale by max_norm / (total + 1e-6) only when that factor "
-            "is below 1, and leave smaller gradients as they are",
-            partial(clipped, always=True)),
-    Mistake("leave out the 1e-6",
-            "clip_grad_norm_ divides by total + 1e-6, which keeps the factor finite and "
-            "makes a difference for small norms: max_norm / (total + 1e-6)",
-            partial(clipped, eps=0.0)),
-    Mistake("compute the clipped gradients without writing them into p.grad",
-            "the optimizer reads p.grad itself: scale each gradient in place "
-            "(p.grad.mul_(coef)) and return the total norm",
-            partial(clipped, in_place=False)),
-    Mistake("return the norm after clipping",
-            "return the total norm before clipping, as clip_grad_norm_ does: it is what a "
-            "training log wants to see, and it says how much was clipped",
-            partial(clipped, report_after=True)),
-]
+MISTAKES = mistakes_of(globals(), clipped)
 
 
 def gradients(seed: int, scale: float, shapes: tuple[tuple[int, ...], ...] = ((4, 3), (3,),

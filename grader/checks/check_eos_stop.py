@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
 import torch
@@ -12,10 +11,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_type
 from grader.grading.kata import Call
-from grader.grading.mistakes import NOT_RESTORED
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh, fresh_args
 from grader.grading.sampling_judges import Choice, divergence_report, reset_sampling_choice
 from grader.grading.strategies import model_and_context, vocab
@@ -96,41 +95,7 @@ def loop(model, context, max_new_tokens, context_length, int_to_char, eos_id, st
     return text
 
 
-MISTAKES = [
-    Mistake("keep the end-of-sequence character in the text",
-            "when the sampled token is eos_id, stop before adding its character",
-            partial(loop, keep_eos=True)),
-    Mistake("do not stop at the end-of-sequence token",
-            "compare each sampled token with eos_id and break out of the loop when they match",
-            partial(loop, eos="append")),
-    Mistake("leave the end-of-sequence character out but keep generating",
-            "the end token ends the text: break out of the loop instead of skipping it",
-            partial(loop, eos="skip")),
-    Mistake("keep the stop string at the end of the text",
-            "cut the stop string off: return text[:len(text) - len(stop_string)]",
-            partial(loop, keep_stop=True)),
-    Mistake("ignore the stop strings",
-            "after adding each character, stop as soon as the new text ends with one of them",
-            partial(loop, use_stop=False)),
-    Mistake("cut the first stop string that ends the text, in the order of the list, "
-            "instead of the longest",
-            "when several stop strings end the text at once, cut the longest of them, so that "
-            "nothing of a stop string is left: max(ended, key=len)",
-            partial(loop, first_listed=True)),
-    Mistake("look for the stop strings only after the loop",
-            "check after every character: the first stop string to appear ends the text",
-            partial(loop, stop_after_loop=True)),
-    Mistake("check the stop strings against the prompt as well as the new text",
-            "only the new text counts: a stop string that begins in the prompt does not stop",
-            partial(loop, stop_on_prompt=True)),
-    Mistake("generate one token more than max_new_tokens",
-            "the loop runs at most max_new_tokens times: range(max_new_tokens)",
-            partial(loop, extra=1)),
-    Mistake("generate one token fewer than max_new_tokens",
-            "the loop runs at most max_new_tokens times: range(max_new_tokens)",
-            partial(loop, extra=-1)),
-    Mistake(*NOT_RESTORED, partial(loop, restore=False)),
-]
+MISTAKES = mistakes_of(globals(), loop)
 
 
 # -- the fair judge, for text that may end early --------------------------------------

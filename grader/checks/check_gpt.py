@@ -7,20 +7,15 @@ shipped model's logits; then random GPTs of other sizes.
 
 from __future__ import annotations
 
-from functools import partial
-
 import torch
 from hypothesis import strategies as st
 
 from grader.grading import transformer
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import (
-    MASK_AS_BEFORE,
     judged_as_activations,
-    layer_norm_mistakes,
-    qkv_order_mistake,
     repeatable,
     shipped_config,
 )
@@ -28,40 +23,7 @@ from grader.grading.strategies import random_models, token_contexts
 from grader.model.parts import weights
 from grader.sandbox.protocol import ModelSpec
 
-MISTAKES = [
-    Mistake("leave out the position embeddings",
-            "add self.position_embedding(torch.arange(T)) to the token embeddings: "
-            "attention alone cannot tell where a token is",
-            partial(transformer.gpt, positions=False)),
-    Mistake("leave out the final LayerNorm", "the head reads self.ln_f(x), not x",
-            partial(transformer.gpt, final_norm=False)),
-    Mistake("apply softmax to the logits",
-            "return the head's raw output: the logits, not probabilities",
-            partial(transformer.gpt, softmax=True)),
-    Mistake("normalise after each residual sum (post-norm) in the blocks",
-            "x = x + self.attn(self.ln_1(x)), then x = x + self.mlp(self.ln_2(x)), as in "
-            "transformer-block", partial(transformer.gpt, norm="post")),
-    Mistake("leave out a residual in the blocks",
-            "each sub-layer adds to x, as in transformer-block",
-            partial(transformer.gpt, residual=("mlp",)),
-            partial(transformer.gpt, residual=("attn",))),
-    Mistake("leave out the causal mask in the attention", MASK_AS_BEFORE,
-            partial(transformer.gpt, diagonal=None)),
-    Mistake("count the positions from the end",
-            "position t of the window is row t of the position table, whatever T: "
-            "self.position_embedding(torch.arange(T))",
-            partial(transformer.gpt, positions="last"),
-            partial(transformer.gpt, positions="reversed")),
-    Mistake("use GELU's tanh approximation in the MLPs",
-            "the shipped model uses the exact GELU: F.gelu(x) or nn.GELU(), without "
-            "approximate='tanh', as in transformer-block",
-            partial(transformer.gpt, activation="tanh")),
-    Mistake("use ReLU instead of GELU in the MLPs", "the MLP's activation is F.gelu, as in "
-            "transformer-block", partial(transformer.gpt, activation="relu")),
-    *layer_norm_mistakes(transformer.gpt, "the LayerNorms"),
-    qkv_order_mistake(transformer.gpt,
-                      "take the attention's q, k and v from qkv's output in another order"),
-]
+MISTAKES = mistakes_of(globals(), transformer.gpt)
 
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
 

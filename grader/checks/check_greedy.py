@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import pytest
@@ -11,10 +10,11 @@ import torch
 from grader.grading.cases import generation_cases, generation_prompts
 from grader.grading.contract import Contract
 from grader.grading.equality import raised
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_text
 from grader.grading.kata import Call, Kata
-from grader.grading.mistakes import generation_loop, window_mistakes
+from grader.grading.mistakes import generation_loop
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh_args
 from grader.grading.sampling_judges import Choice, judge_steps
 from grader.grading.strategies import generation_example, vocab
@@ -27,16 +27,7 @@ def cases() -> dict[str, tuple]:
                                                      "one-char": ("Tom", 1)})
 
 
-MISTAKES = [
-    Mistake("take the least likely token (argmin) instead of the most likely",
-            "the most likely token has the largest logit: logits.argmax(dim=-1, keepdim=True)",
-            partial(generation_loop, pick="argmin")),
-    *window_mistakes(pick="argmax"),
-    Mistake("sample a token (torch.multinomial) instead of taking the most likely one",
-            "greedy decoding has no randomness: next_token = logits.argmax(dim=-1, keepdim=True)",
-            partial(generation_loop, pick="sample"),
-            partial(generation_loop, pick="sample", restore=False)),
-]
+MISTAKES = mistakes_of(globals(), generation_loop)
 
 
 @torch.no_grad()

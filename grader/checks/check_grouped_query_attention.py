@@ -26,9 +26,10 @@ from hypothesis import strategies as st
 from grader.grading.cases import attention_input, corpus_prefix, random_input
 from grader.grading.contract import Contract
 from grader.grading.equality import Outcome, outcome_of, same_activations
-from grader.grading.failures import GradeFailure, Mistake, naming
+from grader.grading.failures import GradeFailure, naming
 from grader.grading.judges import expect_activations
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh_args
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
@@ -122,72 +123,7 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
     return y, (k, v)
 
 
-MISTAKES = [
-    Mistake("repeat the key and value heads with repeat (tiled) instead of repeat_interleave",
-            "query head h reads key/value head h // (n_head // n_kv_head), so neighbouring "
-            "query heads share one: k.repeat_interleave(group, dim=1), as Hugging Face's "
-            "repeat_kv does; k.repeat(1, group, 1, 1) gives head h the key head "
-            "h % n_kv_head", partial(attention, groups="tile")),
-    # Before RoPE's omissions: one new token after a cache, turned at position 0, is
-    # also a token not turned at all.
-    Mistake("restart the positions at 0 after a cache",
-            "with a cache the new tokens come after the cached ones: turn them with "
-            "start = past[0].shape[2], the number of tokens the cache holds",
-            partial(attention, positions="zero")),
-    Mistake("turn the values with RoPE too",
-            "RoPE turns the queries and the keys only, so that their dot products depend on "
-            "the distance; the values are read as they are",
-            partial(attention, turned="qkv")),
-    Mistake("turn only the queries",
-            "turn the keys with RoPE too, at their own positions: the scores then depend on "
-            "the distance between query and key", partial(attention, turned="q")),
-    Mistake("turn only the keys",
-            "turn the queries with RoPE too, at their positions start .. start + T - 1",
-            partial(attention, turned="k")),
-    Mistake("leave out RoPE",
-            "this attention has no position table: turn q and k with apply_rope at "
-            "positions start .. start + T - 1", partial(attention, turned="")),
-    Mistake("cache the keys before turning them",
-            "the cache holds the keys already turned (as Hugging Face's does): turn the new "
-            "keys with RoPE first, then torch.cat them to past[0], and return those",
-            partial(attention, cached="raw"), partial(attention, cached="turned-again")),
-    Mistake("leave out the causal mask",
-            "the query at position start + t sees keys 0 .. start + t: mask the others with "
-            "-inf before the softmax", partial(attention, mask=None)),
-    Mistake("place the causal mask at the start of the cache",
-            "with a cache of start tokens, the T new queries are the last T positions: the "
-            "query t sees keys 0 .. start + t, torch.ones(T, start + T).tril(diagonal=start)",
-            partial(attention, mask="first")),
-    Mistake("divide the scores by the square root of n_embd instead of head_dim",
-            "each head's scores are divided by sqrt(head_dim), head_dim = n_embd // n_head",
-            partial(attention, scale="embd")),
-    Mistake("divide the scores by head_dim instead of its square root",
-            "divide q @ k.transpose(-2, -1) by math.sqrt(head_dim)",
-            partial(attention, scale="size")),
-    Mistake("leave the scores unscaled",
-            "divide q @ k.transpose(-2, -1) by math.sqrt(head_dim) before the softmax",
-            partial(attention, scale="none")),
-    Mistake("take the softmax over the queries instead of the keys",
-            "each query's weights over the keys add up to 1: F.softmax(scores, dim=-1)",
-            partial(attention, softmax_dim=-2)),
-    Mistake("return only the new keys and values as the cache",
-            "the returned cache holds every token so far: torch.cat([past[0], k], dim=2) and "
-            "the same for v, (B, n_kv_head, T_past + T, head_dim)",
-            partial(attention, returned="new")),
-    Mistake("cache the keys and values after repeating them for every query head",
-            "cache n_kv_head heads, as k_proj and v_proj make them, and repeat them for the "
-            "query heads only to compute the scores: that is what makes the cache small",
-            partial(attention, returned="repeated")),
-    Mistake("leave out o_proj",
-            "join the heads back to (B, T, n_head * head_dim), then self.o_proj of that",
-            partial(attention, output=False)),
-    Mistake("pair dimension 2i with 2i + 1 in RoPE",
-            "problem 32's RoPE pairs dimension i with i + head_dim / 2 (rotate_half): the "
-            "neighbours' pairing is another function", partial(attention, pairing="pairs")),
-    Mistake("use RoPE's base 10000 whatever config.rope_base is",
-            "pass config.rope_base to apply_rope: Llama 3 uses 500000.0",
-            partial(attention, own_base=False)),
-]
+MISTAKES = mistakes_of(globals(), attention)
 
 
 def parts(outcome: Outcome) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,7 +16,7 @@ from grader.grading.cases import (
 )
 from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.kata import Call, Kata
-from grader.grading.mistakes import NOT_RESTORED
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.witnessed import WitnessedContract, judge_from_calls
@@ -67,23 +65,7 @@ def cached_loop(model, new_chars, context, context_length, int_to_char, *, full=
 REBUILD = ("crop the text to its last context_length tokens and rebuild the cache from "
            "that window: forward_with_cache(window, None)")
 
-MISTAKES = [
-    Mistake("keep adding to the cache when the window is full",
-            f"once the text outgrows the window, {REBUILD}",
-            partial(cached_loop, full="grow")),
-    Mistake("drop the oldest cache entry when the window is full",
-            "every cached key was computed with the position its token had; when the window "
-            f"slides, every token moves, so no cached key is valid any more: {REBUILD}",
-            partial(cached_loop, full="drop-oldest")),
-    Mistake("do not crop a prompt longer than context_length",
-            "crop the prompt to its last context_length tokens before the first call",
-            partial(cached_loop, crop_prompt=False)),
-    Mistake("feed the new token without the cache",
-            "pass the cache the previous call returned: "
-            "logits, cache = model.forward_with_cache(next_token, cache)",
-            partial(cached_loop, pass_cache=False)),
-    Mistake(*NOT_RESTORED, partial(cached_loop, restore=False)),
-]
+MISTAKES = mistakes_of(globals(), cached_loop)
 
 
 def fallback_hint(call: Call) -> Diagnosis | str:

@@ -7,14 +7,14 @@ learning_rate), so the fixed cases include its whole default run's landmarks.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import RTOL
 
 # A rate is judged relative to itself (RTOL); a rate near zero, to the run's peak.
@@ -39,26 +39,7 @@ def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: 
     return min_lr + 0.5 * (max_lr - min_lr) * (1 + math.cos(math.pi * progress))
 
 
-MISTAKES = [
-    Mistake("climb one step too long at the end of the warm-up",
-            "the warm-up is steps 0 to warmup_steps - 1 (step < warmup_steps), and with "
-            "(step + 1) / warmup_steps its last step already reaches max_lr",
-            partial(schedule, late_end=True)),
-    Mistake("start the warm-up from 0",
-            "step 0 trains too, so its rate must not be 0: max_lr * (step + 1) / warmup_steps "
-            "starts at max_lr / warmup_steps and reaches max_lr at step warmup_steps - 1",
-            partial(schedule, from_zero=True),
-            partial(schedule, from_zero=True, late_end=True)),
-    Mistake("let the cosine run on past the last step",
-            "at step `steps` the cosine is at its bottom, min_lr; after it, cap the progress "
-            "at 1 (min(1, ...)) so the rate stays at min_lr instead of climbing back",
-            partial(schedule, clamped=False)),
-    Mistake("spread the cosine over the wrong span",
-            "the decay starts where the warm-up ends: progress = (step - warmup_steps) / "
-            "(steps - warmup_steps), 0 right after the warm-up and 1 at the last step",
-            partial(schedule, span="the whole run"),
-            partial(schedule, span="the whole run", clamped=False)),
-]
+MISTAKES = mistakes_of(globals(), schedule)
 
 
 def cases() -> dict[str, tuple]:

@@ -11,7 +11,6 @@ there; what is named here is how they are put together.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 import torch
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import judged_as_activations, repeatable
 from grader.grading.strategies import token_contexts
 from grader.model import artifacts
@@ -119,37 +118,7 @@ def llama(config: dict[str, Any], weights: dict[str, Any], context: torch.Tensor
 PRE_NORM = ("x = x + self.attn(self.attn_norm(x))[0], then x = x + "
             "self.mlp(self.mlp_norm(x)): each sub-layer reads a normalised copy and adds to x")
 
-MISTAKES = [
-    Mistake("normalise after each residual sum (post-norm)",
-            f"Llama normalises before each sub-layer (pre-norm): {PRE_NORM}",
-            partial(llama, norm="post")),
-    Mistake("add the sub-layers to the normalised stream",
-            "the residual stream is x itself: x = x + self.attn(self.attn_norm(x))[0], not "
-            "h = self.attn_norm(x); x = h + self.attn(h)[0]", partial(llama, norm="stream")),
-    Mistake("run attention and the MLP side by side (a parallel block)",
-            "the MLP reads the stream after attention has added to it: "
-            "x = x + attn(...), and only then x = x + self.mlp(self.mlp_norm(x))",
-            partial(llama, norm="parallel")),
-    Mistake("use the wrong RMSNorm in a block",
-            "attn_norm goes before the attention and mlp_norm before the MLP, each its own "
-            "module with its own weight", partial(llama, norms="swapped"),
-            partial(llama, norms="first")),
-    Mistake("leave out a residual in the blocks",
-            f"each sub-layer adds to x: {PRE_NORM}",
-            partial(llama, residual=("mlp",)), partial(llama, residual=("attn",))),
-    Mistake("leave out the final RMSNorm",
-            "the head reads self.norm(x): self.lm_head(self.norm(x)), not self.lm_head(x)",
-            partial(llama, final_norm=False)),
-    Mistake("use the token embedding as the output head",
-            "this model's head is a layer of its own, lm_head, not tied to embed_tokens: "
-            "self.lm_head(self.norm(x))", partial(llama, head="embedding")),
-    Mistake("apply softmax to the logits",
-            "return the head's raw output: the logits, not probabilities",
-            partial(llama, softmax=True)),
-    Mistake("scale the embeddings by sqrt(n_embd)",
-            "Llama feeds the embedding rows to the first block as they are (Gemma scales "
-            "them; this model does not)", partial(llama, scale_embeddings=True)),
-]
+MISTAKES = mistakes_of(globals(), llama)
 
 
 def shipped() -> tuple[dict[str, Any], dict[str, Any]]:

@@ -9,7 +9,6 @@ small ones among them, where the eps shows.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import torch
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import block_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import judged_as_activations, shipped_config
 from grader.model import artifacts
 from grader.model.parts import given, state_dict
@@ -48,31 +47,7 @@ def torch_default_eps(config: dict[str, int], weights: dict[str, Any],
     return F.rms_norm(x, (x.shape[-1],), state_dict(weights)["weight"].to(x.dtype))
 
 
-MISTAKES = [
-    Mistake("take the mean away first, as LayerNorm does",
-            "RMSNorm does not centre: divide x by the root of the mean of x ** 2 itself, "
-            "without subtracting x.mean(-1)",
-            partial(rms_norm, centred=True)),
-    Mistake("add eps after the square root",
-            "eps goes under the root: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
-            partial(rms_norm, eps_outside=True)),
-    Mistake("sum the squares instead of averaging them",
-            "the root mean square: x.pow(2).mean(dim=-1, keepdim=True), not .sum()",
-            partial(rms_norm, squares="sum")),
-    Mistake("leave out the gain",
-            "multiply the normalised x by self.weight, the parameter the grader loads",
-            partial(rms_norm, gain=False)),
-    Mistake("average the squares over another dimension than the last",
-            "normalise each position's vector on its own: the mean over dim=-1, "
-            "keepdim=True", partial(rms_norm, dim=1), partial(rms_norm, dim=0)),
-    Mistake("use torch's default eps",
-            "nn.RMSNorm(n_embd) and F.rms_norm without eps use the dtype's machine "
-            "epsilon (1.2e-7 in float32); this RMSNorm's eps is 1e-5, as Llama's: pass "
-            "eps=1e-5", torch_default_eps),
-    Mistake("give RMSNorm another eps than 1e-5",
-            "add 1e-5 to the mean of the squares, inside the root",
-            *(partial(rms_norm, eps=eps) for eps in (1e-6, 1e-8, 0.0, 1e-3))),
-]
+MISTAKES = mistakes_of(globals(), rms_norm)
 
 
 def shipped_gain(layer: int, which: str) -> dict[str, Any]:

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import attention_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import ATOL, RTOL
 from grader.model import artifacts
 from grader.wording import Plural
@@ -78,50 +79,11 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
     return (x * cos + turned * sin).to(x.dtype)
 
 
-MISTAKES = [
-    Mistake("pair dimension 2i with 2i + 1 instead of i with i + head_dim / 2",
-            "this RoPE pairs the two halves, as Hugging Face's Llama and GPT-NeoX do: "
-            "dimension i turns with dimension i + head_dim // 2 (rotate_half), not with its "
-            "neighbour (the interleaved pairs of the paper and of Meta's complex form)",
-            partial(rope, pairing="pairs", layout="pairs")),
-    Mistake("lay the frequencies out in pairs while rotating the halves",
-            "the pairing and the frequencies go together: with the halves paired, dimension i "
-            "and i + head_dim // 2 share theta_i, so cos and sin are "
-            "torch.cat([angles, angles], dim=-1), not angles.repeat_interleave(2, dim=-1)",
-            partial(rope, layout="pairs"), partial(rope, pairing="pairs")),
-    Mistake("leave out the 2 of the exponent",
-            "theta_i = base ** (-2 * i / head_dim) for i = 0 .. head_dim / 2 - 1, which is "
-            "base ** (-torch.arange(0, head_dim, 2) / head_dim); without the 2 the "
-            "frequencies stop at base ** -0.5 instead of going down to nearly 1 / base",
-            partial(rope, two=False)),
-    Mistake("count the positions from 1",
-            "the first token of a sequence is at position 0, and turns by no angle at all; "
-            "with a cache, the first new token is at position start",
-            partial(rope, first=1), partial(rope, first=1, offset=False)),
-    Mistake("ignore start, the position of the first token",
-            "with a KV cache the new tokens do not begin at 0: their positions are "
-            "start, start + 1, ..., start + T - 1 (torch.arange(start, start + T))",
-            partial(rope, offset=False)),
-    Mistake("turn the vectors the other way",
-            "each pair (a, b) becomes (a cos - b sin, a sin + b cos): x * cos + "
-            "rotate_half(x) * sin, with rotate_half(x) = torch.cat([-x2, x1], dim=-1)",
-            partial(rope, sign=-1.0)),
-    Mistake("swap the halves without the minus sign",
-            "rotate_half(x) is torch.cat([-x2, x1], dim=-1): the second half, negated, "
-            "then the first; without the minus the vectors are not turned but mixed",
-            partial(rope, swap_sign=1.0)),
-    Mistake("compute the angles in half precision",
-            "float16 keeps 11 bits: position 100's angle is then off by up to 0.03 radians; "
-            "make the frequencies and the positions float32 (dtype=torch.float32)",
-            partial(rope, dtype=torch.float16), partial(rope, dtype=torch.bfloat16)),
-    Mistake("spread the frequencies over the model's width instead of the head's",
-            "each head is rotated on its own: the d in base ** (-2 * i / d) is head_dim, "
-            "x.shape[-1], not n_embd = n_head * head_dim",
-            partial(rope, width="model")),
-    Mistake("use base 10000 whatever base is",
-            "Llama 3 uses base = 500000.0: the frequencies are base ** (-2 * i / head_dim) "
-            "with the base passed in", partial(rope, own_base=False)),
-]
+# The angles in half precision: a dtype is no TOML value, so these runs are named here.
+in_float16 = partial(rope, dtype=torch.float16)
+in_bfloat16 = partial(rope, dtype=torch.bfloat16)
+
+MISTAKES = mistakes_of(globals(), rope)
 
 
 @torch.no_grad()

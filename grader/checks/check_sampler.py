@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import torch
@@ -12,10 +11,11 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.filters import ngram_bans, running_totals, top_k, top_p
 from grader.grading.judges import expect_type
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh_args
 from grader.grading.sampling_judges import divergence_report, exponentials, sampling_scores
 from grader.grading.strategies import model_and_context, vocab
@@ -122,42 +122,17 @@ def loop(model, context, max_new_tokens, context_length, int_to_char, temperatur
     return "".join(int_to_char[i] for i in new)
 
 
-MISTAKES = [
-    Mistake("reset the generator at every step",
-            "seed one torch.Generator once, before the loop, and never rewind it: this is "
-            "real sampling, not problem 06's reproducible steps",
-            partial(loop, reseed=True)),
-    Mistake("ignore the seed argument",
-            "seed the generator with seed: torch.Generator().manual_seed(seed)",
-            lambda *a: loop(*a[:-1], 0) if a[-1] != 0 else None),
-    Mistake("multiply the logits by the temperature",
-            "divide: logits / temperature (a low temperature must sharpen the distribution)",
-            partial(loop, scale="multiply")),
-    Mistake("apply the temperature after top-k and top-p",
-            "divide by the temperature first: top-p measures probabilities, and the temperature "
-            "changes them",
-            partial(loop, order=("ngram", "top_k", "top_p", "temperature"))),
-    Mistake("apply top-p before top-k",
-            "top-k first, then top-p on what top-k kept",
-            partial(loop, order=("ngram", "temperature", "top_p", "top_k"))),
-    Mistake("ban repeated n-grams after top-k and top-p",
-            "ban first: top-k and top-p then choose among the tokens that are still allowed",
-            partial(loop, order=("temperature", "top_k", "top_p", "ngram"))),
-    Mistake("ban only the n-grams inside the model's window",
-            "look for n-grams in the whole text so far (prompt and new tokens), not only in the "
-            "last context_length tokens",
-            partial(loop, ban_window=True)),
-    Mistake("test `if eos_id` (false for the id 0) instead of `eos_id is not None`",
-            "the shipped end token '\\n' has the id 0: compare with None, as in "
-            "`if eos_id is not None and token == eos_id`",
-            lambda *a: loop(*a[:9], None, a[10]) if a[9] == 0 else None),
-    Mistake("keep the end-of-sequence character",
-            "when the token is eos_id, stop without adding its character",
-            partial(loop, keep_eos=True)),
-    Mistake("keep going when every token is banned",
-            "when no-repeat-ngram leaves no token at all, stop and return the text so far",
-            partial(loop, all_banned="go on")),
-]
+def seed_ignored(*a: Any) -> Any:
+    """The loop seeded with 0 whatever `seed`, its last argument (the same loop when it is 0)."""
+    return loop(*a[:-1], 0) if a[-1] != 0 else None
+
+
+def zero_eos_ignored(*a: Any) -> Any:
+    """The loop that never stops when eos_id, its tenth argument, is 0 (`if eos_id:`)."""
+    return loop(*a[:9], None, a[10]) if a[9] == 0 else None
+
+
+MISTAKES = mistakes_of(globals(), loop)
 
 
 # -- the fair judge -----------------------------------------------------------------------

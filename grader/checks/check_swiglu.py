@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import block_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import judged_as_activations
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
@@ -56,49 +56,7 @@ def swiglu(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor, *,
     return F.silu(y) if after else y
 
 
-MISTAKES = [
-    Mistake("use GELU instead of silu on the gate",
-            "SwiGLU's gate is silu(z) = z * torch.sigmoid(z) (F.silu), the Swish of "
-            "Llama; GELU is GPT-2's MLP activation, close to it but not the same",
-            partial(swiglu, activation="gelu"), partial(swiglu, activation="tanh-gelu")),
-    Mistake("use ReLU instead of silu on the gate",
-            "the gate is F.silu(self.gate_proj(x)): smooth, and negative for negative inputs, "
-            "where ReLU is 0", partial(swiglu, activation="relu")),
-    Mistake("use sigmoid instead of silu on the gate",
-            "silu(z) is z * torch.sigmoid(z), not torch.sigmoid(z) alone (that is the first "
-            "GLU of Dauphin et al.)", partial(swiglu, activation="sigmoid")),
-    Mistake("put silu on the up branch instead of the gate",
-            "silu goes on gate_proj's output and up_proj's stays linear: "
-            "F.silu(self.gate_proj(x)) * self.up_proj(x); the grader loads different "
-            "weights into the two, so they are not interchangeable",
-            partial(swiglu, on="up")),
-    Mistake("put silu on both branches",
-            "only the gate goes through silu: F.silu(self.gate_proj(x)) * self.up_proj(x)",
-            partial(swiglu, on="both")),
-    Mistake("put silu on the product of the branches",
-            "silu goes on the gate before the product: F.silu(self.gate_proj(x)) * "
-            "self.up_proj(x), not F.silu(self.gate_proj(x) * self.up_proj(x))",
-            partial(swiglu, on="product")),
-    Mistake("leave out the gate's activation",
-            "the gate is F.silu(self.gate_proj(x)); without it the layer is a bilinear one",
-            partial(swiglu, activation="identity")),
-    Mistake("add the two branches instead of multiplying them",
-            "the gate scales the up branch entry by entry: F.silu(self.gate_proj(x)) * "
-            "self.up_proj(x)", partial(swiglu, combine="sum")),
-    Mistake("leave out up_proj",
-            "SwiGLU has two branches: multiply F.silu(self.gate_proj(x)) by self.up_proj(x)",
-            partial(swiglu, combine="gate-only")),
-    Mistake("leave out the gate",
-            "multiply self.up_proj(x) by F.silu(self.gate_proj(x)): that product is what "
-            "makes the layer gated", partial(swiglu, combine="up-only"),
-            partial(swiglu, combine="up-only", on="up")),
-    Mistake("leave out down_proj",
-            "the product has n_hidden entries a position: self.down_proj brings it back "
-            "to n_embd", partial(swiglu, down=False)),
-    Mistake("apply silu after down_proj too",
-            "the output is down_proj's, as it is: no activation after it (the block adds "
-            "it to the residual stream)", partial(swiglu, after=True)),
-]
+MISTAKES = mistakes_of(globals(), swiglu)
 
 
 def random_weights(n_embd: int, n_hidden: int, seed: int, scale: float = 1.0

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from grader.grading import filters
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.filter_judges import expect_filtered, judge_top_p, same_filtering
 from grader.grading.filters import nucleus_mask as top_p_mask
 from grader.grading.kata import Call
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")
@@ -46,28 +47,7 @@ def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: fl
     return filtered
 
 
-MISTAKES = [
-    Mistake("keep a token whose more likely tokens already hold exactly top_p",
-            "the boundary counts as reached: sorted ascending, remove where the cumulative "
-            "probability is <= 1 - top_p; sorted descending (as older versions of the helper "
-            "did, with cumulative_probs > top_p), remove where the tokens before it hold "
-            ">= top_p",
-            partial(helper, strict=True)),
-    Mistake("run top-p on the logits before top-k filtered them (or run top-p first)",
-            "top-k first, then top-p on the logits top-k returned: the softmax must see "
-            "only the tokens top-k kept, so that their probabilities add up to 1 among "
-            "themselves",
-            partial(helper, p_on_original=True), partial(helper, order="p-then-k")),
-    Mistake("let top-k keep fewer than min_tokens_to_keep tokens",
-            "top-k keeps max(top_k, min_tokens_to_keep) tokens",
-            partial(helper, k_keep=False)),
-    Mistake("let top-p keep fewer than min_tokens_to_keep tokens",
-            "after the top-p mask, keep the min_tokens_to_keep most likely tokens",
-            partial(helper, p_keep=False)),
-    Mistake("set removed logits to -inf instead of filter_value",
-            "removed entries get the filter_value argument (by default -inf)",
-            partial(helper, fill=INF)),
-]
+MISTAKES = mistakes_of(globals(), helper)
 
 
 def cases() -> dict[str, tuple]:

@@ -25,6 +25,7 @@ from grader.grading.equality import same_activations
 from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import comparing, expect_activations
 from grader.grading.kata import Kata
+from grader.grading.mistakes_data import shared
 from grader.grading.strategies import random_models
 from grader.model import artifacts
 from grader.model.parts import weights
@@ -40,33 +41,11 @@ MASK_AS_BEFORE = ("mask the scores of later positions with -inf before the softm
                   "multi-head-attention")
 
 
-# q, k, v taken from qkv's three thirds in another order than the checkpoint's.
-WRONG_ORDERS = ("qvk", "kqv", "kvq", "vqk", "vkq")
-QKV_ORDER = ("qkv's output is the queries, then the keys, then the values, C channels "
-             "each: q, k, v = self.qkv(x).split(C, dim=2)")
-
-
-def qkv_order_mistake(made: Callable[..., torch.Tensor], name: str = "") -> Mistake:
+def qkv_order_mistake(made: Callable[..., torch.Tensor]) -> Mistake:
     """Splitting qkv's output into q, k and v in another order, made by `made`
     with the `order` knob (grader/grading/transformer.py's layer)."""
-    return Mistake(name or "take q, k and v from qkv's output in another order", QKV_ORDER,
-                   *(partial(made, order=order) for order in WRONG_ORDERS))
-
-
-def layer_norm_mistakes(made: Callable[..., torch.Tensor], where: str) -> list[Mistake]:
-    """A LayerNorm written or built with another eps, or the unbiased variance, made
-    by `made` with the `eps` and `unbiased` knobs; `where` says which LayerNorms."""
-    return [
-        Mistake(f"give {where} another eps than the default 1e-5",
-                "nn.LayerNorm(n_embd) keeps PyTorch's eps=1e-5, as the shipped model does; "
-                "by hand, add 1e-5 to the variance inside the square root",
-                *(partial(made, eps=eps) for eps in (1e-3, 1e-2, 1e-1, 1.0))),
-        Mistake(f"divide the variance by n - 1 (the unbiased variance) in {where}",
-                "LayerNorm divides the squared deviations by n: x.var(dim=-1, unbiased=False), "
-                "or use nn.LayerNorm",
-                partial(made, unbiased=True),
-                *(partial(made, unbiased=True, eps=eps) for eps in (1e-6, 1e-8, 1e-12, 0.0))),
-    ]
+    (mistake,) = shared("qkv-order", made)
+    return mistake
 
 
 def judged_as_activations(what: str) -> dict[str, Any]:
