@@ -102,7 +102,7 @@ def expect_top_k_applied(got: object, x: torch.Tensor, after_top_k: torch.Tensor
 def judge(got: Any, expected: torch.Tensor, call: Call, exact_sums: bool = False) -> None:
     x, top_k, top_p, filter_value, min_tokens_to_keep = call.named.values()
     if top_p >= 1.0:
-        expect_filtered(got, x, expected, "the filtered logits", filter_value)
+        expect_filtered(got, x, expected, filter_value=filter_value)
         return
     # Top-k has one right answer: check it on its own, then top-p on what it left.
     after_top_k = top_k_step(x, top_k, filter_value, min_tokens_to_keep)

@@ -12,6 +12,10 @@ import torch
 from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_type
 from grader.grading.tolerances import NUCLEUS_ATOL, TINY_PROB
+from grader.wording import Plural, agree
+
+# What a filter returns, named where it is judged; a plural, as the messages conjugate it.
+FILTERED = Plural("the filtered logits")
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -39,7 +43,7 @@ def expect_like_logits(got: Any, logits: torch.Tensor, what: str) -> None:
     """A tensor of the logits' shape and dtype, as every logits processor returns."""
     expect_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(logits.shape):
-        raise GradeFailure(f"{what} has shape {tuple(got.shape)}, expected "
+        raise GradeFailure(f"{agree(what, 'has')} shape {tuple(got.shape)}, expected "
                            f"{tuple(logits.shape)}, the shape of the logits")
     if got.dtype != logits.dtype:
         raise GradeFailure(f"the dtype of {what} is {got.dtype}, but the logits are "
@@ -84,7 +88,7 @@ def _judge_filter_rows(got: Any, logits: torch.Tensor, expected: torch.Tensor, w
 
 
 def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
-                    what: str = "the filtered logits",
+                    what: str = FILTERED,
                     filter_value: float = float("-inf")) -> None:
     """Exact judge for a filter whose kept set is unambiguous (top-k keeps every tie)."""
 
@@ -149,7 +153,7 @@ def _nucleus_problem(g: torch.Tensor, x: torch.Tensor, e: torch.Tensor, top_p: f
 
 
 def judge_top_p(got: Any, logits: torch.Tensor, expected: torch.Tensor, top_p: float,
-                min_tokens_to_keep: int, *, what: str = "the filtered logits",
+                min_tokens_to_keep: int, *, what: str = FILTERED,
                 filter_value: float = float("-inf"), exact_sums: bool = False) -> None:
     """Pass the reference's nucleus, or another one the top-p rule allows.
 

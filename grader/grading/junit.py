@@ -2,8 +2,8 @@
 
 Built from the JSON report (`Report.to_json()`), so `grade --junit` and the
 gradebook write the same thing from the same data: one <testsuite> per problem,
-one <testcase> per check (classname = the problem's folder, name = the check).
-A check that failed is a <failure>; one that could not run (the file does not
+one <testcase> per check (classname = the problem's folder, name = the test's
+`check`). A check that failed is a <failure>; one that could not run (the file does not
 import, the grader could not run it) is an <error>, as JUnit consumers tell them
 apart. Each problem's suite carries its points as <properties> (`score`,
 `max_score`), from grading/scoring.py like every other output.
@@ -47,7 +47,8 @@ def junit_tree(report: dict, suite: str = "gpt-kata") -> ET.ElementTree:
     tests = report.get("tests", [])
     for test in tests:
         folder = folders.get(test["problem"], f"{test['task_id']:02d}-{test['problem']}")
-        name = test["name"].removeprefix(f"{folder}: ")
+        # A report written before tests carried `check` is named by its whole `name`.
+        name = test.get("check", test["name"])
         if folder not in suites:
             suites[folder] = _suite(root, folder, entries.get(test["problem"]))
         case = ET.SubElement(suites[folder], "testcase", classname=folder, name=_text(name))

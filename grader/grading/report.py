@@ -3,10 +3,11 @@
 The JSON follows the Exercism test-runner v3 shape (`version`, `status`,
 `message`, `tests[]` with `name`, `status`, `message`, `output`, `test_code`,
 `task_id`) and adds Gradescope's `score`/`max_score`, so either platform can
-read it with a thin mapping. Each test also carries its `hint` (the fixes its
-message offers, shown on request), its failure's `kind` (grading/failures.py)
-and the known `mistake` it names as `{id, name, hint}`, so that nothing reading
-the report needs to read its messages. A failure of a contract's check also
+read it with a thin mapping. Each test also carries its `check`, the check's own
+name (`name` is it after the problem's folder, for a reader that shows one line),
+its `hint` (the fixes its message offers, shown on request), its failure's `kind`
+(grading/failures.py) and the known `mistake` it names as `{id, name, hint}`, so
+that nothing reading the report needs to read its messages. A failure of a contract's check also
 carries the failing call as data: its `inputs`, each argument by name with what
 it was, and what the call gave (`got`), described alike and cut to INPUT_LIMIT.
 """
@@ -131,6 +132,7 @@ class Report:
                 output = cut_output(r.output, REPORT_OUTPUT_LIMIT, whole=True)
                 tests.append({
                     "name": f"{summary.problem.folder}: {r.name}",
+                    "check": r.name,
                     "problem": summary.problem.slug,
                     "task_id": summary.problem.number,
                     "status": r.status,
