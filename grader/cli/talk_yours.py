@@ -130,9 +130,8 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     if error:
         message = str(error.get("message", ""))
         if error.get("type") in ("ParameterNamesError", "KnownWeightsError"):
-            # The names message lists expected and found names, a line each.
-            first, _, rest = message.partition("\n")
-            return "cannot be loaded with the shipped weights", message if rest else first
+            # Shown whole: the names message lists expected and found names, a line each.
+            return "cannot be loaded with the shipped weights", message
         return f"fails: {one_line(error)}", ""
     with torch.no_grad():
         expected = shipped(context)
