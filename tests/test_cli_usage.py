@@ -102,7 +102,7 @@ def test_every_option_that_takes_a_value_shows_its_default():
     missing = [option for option, text in options.items() if "default" not in text]
     assert not missing, f"these options' help does not show their default: {missing}"
     done = cli("train", "--help")
-    assert "(default: 3000)" in done.stdout and "(default: 0)" in done.stdout
+    assert "(default: 3000;" in done.stdout and "(default: 0)" in done.stdout
 
 
 def test_output_is_not_wrapped_when_it_is_not_a_terminal():
@@ -140,8 +140,13 @@ def test_train_without_a_terminal_prints_progress_lines(tmp_path):
 
 
 def test_train_defaults_are_the_train_settings():
-    from grader.cli.main import build_parser
-    from grader.model.training import TrainSettings
+    from grader.cli.main import build_parser, train_steps_and_threads
+    from grader.model.training import MODERN_SETTINGS, TrainSettings
 
     args = build_parser().parse_args(["train"])
-    assert (args.steps, args.threads) == (TrainSettings().steps, TrainSettings().threads)
+    assert train_steps_and_threads(args) == (TrainSettings().steps, TrainSettings().threads)
+    # --model modern trains as the shipped modern model was trained
+    args = build_parser().parse_args(["train", "--model", "modern"])
+    assert train_steps_and_threads(args) == (MODERN_SETTINGS.steps, MODERN_SETTINGS.threads)
+    args = build_parser().parse_args(["train", "--model", "modern", "--steps", "7"])
+    assert train_steps_and_threads(args) == (7, MODERN_SETTINGS.threads)

@@ -121,6 +121,9 @@ TRAIN_STEPS = 3000
 # Torch threads of `train` and `train --yours` when --threads is not given, as
 # TrainSettings has it (grader.model.training imports torch, which the parser must not).
 TRAIN_THREADS = 2
+# With --model modern: the shipped modern model's settings (training.MODERN_SETTINGS).
+MODERN_STEPS = 2400
+MODERN_THREADS = 1
 
 
 def train(args: argparse.Namespace) -> int:
@@ -140,26 +143,43 @@ def train(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty; choose a new --out so no earlier run is lost")
     live = sys.stdout.isatty()
+    modern = args.model == "modern"
+    steps, threads = train_steps_and_threads(args)
     if args.yours:
+        from grader.cli.train_worker import GPT_MODEL, MODERN_MODEL
         from grader.cli.train_yours import train_yours
 
-        train_yours(text, out, args.steps, args.seed, args.threads, show_progress=live,
-                    on_eval=None if live else progress_line)
+        train_yours(text, out, steps, args.seed, threads, show_progress=live,
+                    on_eval=None if live else progress_line,
+                    model=MODERN_MODEL if modern else GPT_MODEL)
         print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
               f"step_losses.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
         return EXIT_PASS
     from grader.model.training import TrainSettings
     from grader.model.training import train as run_train
 
-    settings = TrainSettings(steps=args.steps, seed=args.seed, threads=args.threads)
+    settings = TrainSettings(steps=steps, seed=args.seed, threads=threads)
+    config = None
+    if modern:
+        from grader.model.llama import LlamaConfig
+
+        config = LlamaConfig(vocab_size=2)  # the corpus's vocabulary replaces it
     try:
-        run_train(text, out, settings=settings, show_progress=live,
+        run_train(text, out, config=config, settings=settings, show_progress=live,
                   on_eval=None if live else progress_line)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}/model.safetensors, config.json, vocab.json, "
-          f"loss_log.tsv{curve_of(out)}")
+          f"loss_log.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
     return EXIT_PASS
+
+
+def train_steps_and_threads(args: argparse.Namespace) -> tuple[int, int]:
+    """--steps and --threads, or their defaults for the model --model names."""
+    modern = args.model == "modern"
+    steps = args.steps if args.steps is not None else MODERN_STEPS if modern else TRAIN_STEPS
+    threads = args.threads or (MODERN_THREADS if modern else TRAIN_THREADS)
+    return steps, threads
 
 
 def curve_of(out: Path) -> str:
@@ -269,19 +289,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")
     p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
     p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
-    p.add_argument("--steps", type=int, default=TRAIN_STEPS,
-                   help="optimizer steps, with --yours too; about 3 minutes on 2 cores "
+    p.add_argument("--model", choices=["gpt", "modern"], default="gpt",
+                   help="the GPT, or the modern Llama-style model of problem 35 (with "
+                        "--yours, yours), trained as the shipped modern model was "
                         "(default: %(default)s)")
+    p.add_argument("--steps", type=int,
+                   help="optimizer steps, with --yours too; about 3 minutes on 2 cores "
+                        f"(default: {TRAIN_STEPS}; {MODERN_STEPS} with --model modern)")
     p.add_argument("--yours", action="store_true",
-                   help="train your GPT (problem 23) with your get_batch (19) and "
-                        "train_step (25), run in the sandbox; refused until all three pass")
+                   help="train your GPT (problem 23) with your train_loop (30) once it "
+                        "passes, until then your get_batch (19) and train_step (25), "
+                        "run in the sandbox; refused until they pass. With --model "
+                        "modern: your modern GPT (35) instead, refused until it passes")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for the weights and the batches (default: %(default)s)")
-    p.add_argument("--threads", type=positive_count, default=TRAIN_THREADS,
-                   metavar="N",
+    p.add_argument("--threads", type=positive_count, metavar="N",
                    help="torch threads, with --yours too; more are faster on more cores, "
                         "and the losses then differ in their last bits, since sums run "
-                        "in another order (default: %(default)s)")
+                        f"in another order (default: {TRAIN_THREADS}; {MODERN_THREADS} with "
+                        "--model modern)")
     p.set_defaults(run=train)
     return parser
 

@@ -1,10 +1,12 @@
-"""The training worker of `train --yours`, and the time-left column of its progress:
-shared by the run through the learner's step and the run through their loop."""
+"""The training worker of `train --yours`, the model it trains, and the time-left column
+of its progress: shared by the run through the learner's step and the run through their
+loop."""
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from grader.cli.errors import UsageError
@@ -17,6 +19,30 @@ from grader.registry import Problem, find
 FIRST_CHUNK_TIMEOUT = 180.0
 CHUNK_SLACK = 5.0
 MIN_CHUNK_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class YourModel:
+    """Which of the learner's models `train --yours` trains: their GPT (problem 23), or
+    with `--model modern` their modern GPT (problem 35, class Llama)."""
+
+    slug: str
+    name: str  # as messages call it: "your GPT", "your modern GPT"
+    modern: bool
+
+    def config(self, vocab_size: int) -> Any:
+        """The sizes `gpt-kata train` gives this model for a vocabulary."""
+        if self.modern:
+            from grader.model.llama import LlamaConfig
+
+            return LlamaConfig(vocab_size=vocab_size)
+        from grader.model.gpt import GPTConfig
+
+        return GPTConfig(vocab_size=vocab_size)
+
+
+GPT_MODEL = YourModel("gpt", "GPT", modern=False)
+MODERN_MODEL = YourModel("modern-gpt", "modern GPT", modern=True)
 
 
 def time_left(per_step: float | None, measured_at: float, left_steps: int,
@@ -49,11 +75,13 @@ def time_left_column() -> Any:
 class Run:
     """The worker that trains, and the calls the grader makes to it."""
 
-    def __init__(self, problems: list[Problem], pool: Any) -> None:
+    def __init__(self, problems: list[Problem], pool: Any,
+                 model: YourModel = GPT_MODEL) -> None:
         from grader.sandbox.limits import Limits
         from grader.sandbox.process import SubmissionProcess
 
         self.files = {p.slug: str(p.starter.resolve()) for p in problems}
+        self.model_file = self.files[model.slug]
         step = find("train-step")
         # No budget for all calls together: each chunk has a limit of its own.
         self.process = SubmissionProcess(self.files["train-step"], step.class_name,

@@ -1,14 +1,18 @@
 """`gpt-kata train --yours`: the learner's GPT, batches and training step, trained.
 
-The learner's code (GPT from problem 23, get_batch from 19, train_step from
-25) runs only in one sandboxed worker, which keeps the model, its AdamW and
+The learner's code (GPT from problem 23, or with `--model modern` their modern
+GPT from 35; get_batch from 19, train_step from 25) runs only in one sandboxed
+worker, which keeps the model, its AdamW and
 the batch generator between calls (grader/sandbox/harnesses.py, train_*).
 The grader stays in charge of the run: it encodes the corpus, sets the
 learning rate of every step (the schedule of `gpt-kata train`), asks for the
 steps a chunk at a time, so that it can show progress and end a chunk that
 takes far longer than the ones before it, and at the end receives the weights,
-checks every name, shape and value against the grader's GPT, and writes a run
-folder that `gpt-kata talk --model RUN` reads like any other.
+checks every name, shape and value against the grader's model, and writes a run
+folder that `gpt-kata talk --model RUN` reads like any other. The names are checked
+before the first step too: the worker loads the seeded weights `train` starts from
+into the learner's model by name (harnesses._learner_net). With the learner's loop
+(problem 30) the run is theirs: grader/cli/train_yours_loop.py.
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
-from grader.cli.train_worker import FIRST_CHUNK_TIMEOUT, MIN_CHUNK_TIMEOUT, Run, time_left_column
+from grader.cli.train_worker import (
+    FIRST_CHUNK_TIMEOUT,
+    GPT_MODEL,
+    MIN_CHUNK_TIMEOUT,
+    Run,
+    YourModel,
+    time_left_column,
+)
 from grader.registry import Problem, find
 
 # The problems whose code trains, in the order a learner meets them.
@@ -35,51 +46,69 @@ CPU_SECONDS_PER_STEP_AND_THREAD = 1.0
 CPU_SECONDS_BASE = 300
 
 
-def refuse(problem: Problem, state: str) -> UsageError:
-    return UsageError(f"--yours trains your GPT with your get_batch and train_step, and "
-                      f"your {problem.folder} {state}; finish problem {problem.number} first "
-                      f"(gpt-kata grade {problem.slug})")
+def refuse(problem: Problem, state: str, model: YourModel = GPT_MODEL) -> UsageError:
+    if model.modern:
+        how = ("your modern GPT with your train_loop (problem 30), or until it passes "
+               "with your get_batch and train_step")
+    else:
+        how = "your GPT with your get_batch and train_step"
+    return UsageError(f"--yours trains {how}, and your {problem.folder} {state}; finish "
+                      f"problem {problem.number} first (gpt-kata grade {problem.slug})")
 
 
-def check_finished(pool: Any, regrade: Callable[[Problem, Any], None]) -> list[Problem]:
-    """The three problems, each passing its grade of the file as it is now; otherwise
-    UsageError naming the first that does not. A file changed since its last grade
-    is graded first, as `talk` does."""
-    problems = [find(slug) for slug in NEEDED]
-    for problem in problems:
+def needed(model: YourModel) -> tuple[str, ...]:
+    return tuple(model.slug if slug == "gpt" else slug for slug in NEEDED)
+
+
+def check_passes(problem: Problem, pool: Any, regrade: Callable[[Problem, Any], None],
+                 model: YourModel = GPT_MODEL) -> None:
+    """UsageError unless the problem passes its grade of the file as it is now. A file
+    changed since its last grade is graded first, as `talk` does."""
+    status = learner_status(problem)
+    if status == "not graded":
+        regrade(problem, pool)
         status = learner_status(problem)
-        if status == "not graded":
-            regrade(problem, pool)
-            status = learner_status(problem)
-        if status == "missing":
-            raise refuse(problem, f"has no solution.py ({problem.starter})")
-        if status == "todo":
-            raise refuse(problem, "is still the starter")
-        if status != "pass":
-            raise refuse(problem, "does not pass its grade")
+    if status == "missing":
+        raise refuse(problem, f"has no solution.py ({problem.starter})", model)
+    if status == "todo":
+        raise refuse(problem, "is still the starter", model)
+    if status != "pass":
+        raise refuse(problem, "does not pass its grade", model)
+
+
+def check_finished(pool: Any, regrade: Callable[[Problem, Any], None],
+                   model: YourModel = GPT_MODEL) -> list[Problem]:
+    """The three problems, each passing its grade of the file as it is now; otherwise
+    UsageError naming the first that does not."""
+    problems = [find(slug) for slug in needed(model)]
+    for problem in problems:
+        check_passes(problem, pool, regrade, model)
     return problems
 
 
-def check_weights(received: Any, expected: dict[str, Any]) -> dict[str, Any]:
-    """The weights the worker sent, if they are exactly the grader's GPT's names and
+def check_weights(received: Any, expected: dict[str, Any],
+                  model: YourModel = GPT_MODEL) -> dict[str, Any]:
+    """The weights the worker sent, if they are exactly the grader's model's names and
     shapes with finite float values; UsageError otherwise."""
     import torch
 
+    what = f"your trained {model.name}"
     if not isinstance(received, dict) or not all(isinstance(v, torch.Tensor)
                                                  for v in received.values()):
-        raise UsageError("your trained GPT's weights did not come back as tensors by name")
+        raise UsageError(f"{what}'s weights did not come back as tensors by name")
     missing = sorted(set(expected) - set(received))
     extra = sorted(set(received) - set(expected))
     if missing or extra:
-        raise UsageError("your trained GPT's parameters do not have the names the statement "
-                         f"of problem 23 fixes (missing: {', '.join(missing) or 'none'}; "
-                         f"not expected: {', '.join(extra) or 'none'})")
+        raise UsageError(f"{what}'s parameters do not have the names the statement "
+                         f"of problem {find(model.slug).number} fixes (missing: "
+                         f"{', '.join(missing) or 'none'}; not expected: "
+                         f"{', '.join(extra) or 'none'})")
     for name, tensor in received.items():
         if tuple(tensor.shape) != tuple(expected[name].shape):
-            raise UsageError(f"your trained GPT's {name} has shape {tuple(tensor.shape)}, "
+            raise UsageError(f"{what}'s {name} has shape {tuple(tensor.shape)}, "
                              f"not {tuple(expected[name].shape)}")
         if not tensor.is_floating_point() or not torch.isfinite(tensor).all():
-            raise UsageError(f"your trained GPT's {name} holds values that are not finite "
+            raise UsageError(f"{what}'s {name} holds values that are not finite "
                              "floats: training diverged")
     return {name: received[name].to(expected[name].dtype) for name in expected}
 
@@ -111,11 +140,11 @@ def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
 def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                 show_progress: bool,
                 on_eval: Callable[[int, int, float, float, float], None] | None,
-                regrade: Callable[[Problem, Any], None] | None = None) -> None:
-    """Train the learner's GPT and write the run to `out`; UsageError (exit 2) when a
-    problem is not finished or their code fails while training (the run folder then
-    says it failed)."""
-    from grader.model.gpt import GPTConfig
+                regrade: Callable[[Problem, Any], None] | None = None,
+                model: YourModel = GPT_MODEL) -> None:
+    """Train the learner's GPT (or `model`) and write the run to `out`; UsageError
+    (exit 2) when a problem is not finished or their code fails while training (the
+    run folder then says it failed)."""
     from grader.model.training import TrainSettings, split_corpus
     from grader.sandbox.protocol import MAX_FRAME
 
@@ -130,7 +159,8 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                          f"allows at most {Policy.max_processes} threads")
     settings = TrainSettings(steps=steps, seed=seed, threads=threads)
     try:
-        int_to_char, train_data, val_data = split_corpus(text, GPTConfig.context_length)
+        int_to_char, train_data, val_data = split_corpus(
+            text, model.config(2).context_length)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     # The encoded corpus travels to the worker in one message: 8 bytes a character
@@ -139,17 +169,18 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     if len(text) > most:
         raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
                          "train --yours can hand to your code; use a smaller --corpus")
-    config = GPTConfig(vocab_size=len(int_to_char))
+    config = model.config(len(int_to_char))
     try:
         trained = train_in_worker(out, steps, seed, settings, config, int_to_char,
-                                  train_data, val_data, show_progress, on_eval, regrade)
+                                  train_data, val_data, show_progress, on_eval, regrade,
+                                  model)
     except UsageError as exc:
         raise mark_failed(out, exc) from None
     except KeyboardInterrupt:
         mark_failed(out, "training was interrupted")
         raise
     try:
-        write_run(out, config, int_to_char, *trained)
+        write_run(out, config, int_to_char, *trained, model=model)
     except UsageError as exc:
         raise mark_failed(out, exc) from None
 
@@ -158,8 +189,12 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     int_to_char: dict[int, str], train_data: Any, val_data: Any,
                     show_progress: bool,
                     on_eval: Callable[[int, int, float, float, float], None] | None,
-                    regrade: Callable[[Problem, Any], None] | None) -> tuple:
-    """The run in the learner's worker: (weights, evaluations, each step's loss)."""
+                    regrade: Callable[[Problem, Any], None] | None,
+                    model: YourModel = GPT_MODEL) -> tuple:
+    """The run in the learner's worker: (weights, evaluations, each step's loss).
+
+    The learner's modern GPT must pass before anything else is asked of them: with
+    it, their loop trains, or until the loop passes, their step."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from grader.cli.sandbox_notice import NoticedPool
@@ -171,12 +206,20 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
         from grader.cli.talk import regrade_quietly
         from grader.cli.train_yours_loop import STEP_USED, loop_passes, train_with_loop
 
-        if loop_passes(pool, regrade or regrade_quietly):  # problem 30: the learner's loop
+        regrade = regrade or regrade_quietly
+        if model.modern:
+            check_passes(find(model.slug), pool, regrade, model)
+        if loop_passes(pool, regrade, model):  # problem 30: the learner's loop
             return train_with_loop(out, steps, seed, settings, config, train_data, val_data,
-                                   show_progress, on_eval, pool)
-        problems = check_finished(pool, regrade or regrade_quietly)
+                                   show_progress, on_eval, pool, model)
+        try:
+            problems = check_finished(pool, regrade, model)
+        except UsageError:
+            if model.modern:  # a learner at problem 35 has met 30: name it, not 19 or 25
+                check_passes(find("train-loop"), pool, regrade, model)
+            raise
         print(STEP_USED, file=sys.stderr)
-        run = Run(problems, pool)
+        run = Run(problems, pool, model)
         log_file = None
         try:
             started = time.perf_counter()
@@ -200,16 +243,16 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                 if on_eval is not None:
                     on_eval(step, steps, losses[0], losses[1], elapsed)
 
-            columns = (TextColumn("training your GPT"), BarColumn(),
+            columns = (TextColumn(f"training your {model.name}"), BarColumn(),
                        TextColumn("{task.completed}/{task.total}"),
                        TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
                        time_left_column())
             with Progress(*columns, disable=not show_progress) as progress:
                 task = progress.add_task("train", total=steps, loss="-", per_step=None)
                 begun = run.call("train_begin", (
-                    run.files["gpt"], run.files["batches"], config.to_dict(), seed,
+                    run.model_file, run.files["batches"], config.to_dict(), seed,
                     train_data, val_data, settings.batch_size, optimizer, settings.threads),
-                    FIRST_CHUNK_TIMEOUT, "building your GPT for training failed")
+                    FIRST_CHUNK_TIMEOUT, f"building your {model.name} for training failed")
                 check_chunk([], begun, 0, True)
                 evaluated(0, begun)
                 first_step = time.perf_counter()  # the pace counts steps, not the start
@@ -232,7 +275,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     progress.update(task, completed=last, loss=f"{losses[-1]:.3f}",
                                     per_step=(now - first_step) / last, at=now)
             weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
-                               "handing back your trained GPT's weights failed")
+                               f"handing back your trained {model.name}'s weights failed")
         finally:
             if log_file is not None:
                 log_file.close()
@@ -241,23 +284,26 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
 
 
 def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,
-              log: list[tuple[int, float, float]], step_losses: list[float]) -> None:
+              log: list[tuple[int, float, float]], step_losses: list[float],
+              model: YourModel = GPT_MODEL) -> None:
     """The rest of the run folder `gpt-kata train` writes (loss_log.tsv is written
-    while training), and each step's loss in step_losses.tsv."""
+    while training), and each step's loss in step_losses.tsv. config.json's fields
+    say which model it is (grader/model/runs.py)."""
     import torch
 
     from grader.model.artifacts import save_model, save_vocab
     from grader.model.gpt import GPT
+    from grader.model.llama import Llama
     from grader.model.training import plot_losses
 
-    model = GPT(config)
-    model.load_state_dict(check_weights(weights, model.state_dict()), strict=True)
-    model.eval()
+    net = Llama(config) if model.modern else GPT(config)
+    net.load_state_dict(check_weights(weights, net.state_dict(), model), strict=True)
+    net.eval()
     with (out / "step_losses.tsv").open("w", encoding="utf-8") as file:
         file.write("step\tloss\n")  # what your train_step returned, at full precision
         file.writelines(f"{i + 1}\t{loss!r}\n" for i, loss in enumerate(step_losses))
     save_vocab(int_to_char, out / "vocab.json")
     with torch.no_grad():
-        save_model(model, out)
+        save_model(net, out)
     if not plot_losses(log, out / "loss_curve.png", len(int_to_char)):
         print(f"(no loss curve; the losses are in {out / 'loss_log.tsv'})", file=sys.stderr)

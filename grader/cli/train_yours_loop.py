@@ -1,9 +1,10 @@
 """`gpt-kata train --yours` with the learner's own training loop (problem 30).
 
-When the learner's train-loop passes its grade (and their GPT, problem 23, does),
-their `train_loop()` runs the whole run in the sandboxed worker: their schedule,
-clipping, batches and evaluations, with `gpt-kata train`'s settings. The grader
-only builds the GPT with `train`'s seeded weights, reads the log an evaluation at
+When the learner's train-loop passes its grade (and their GPT, problem 23, does;
+with `--model modern` their modern GPT, problem 35), their `train_loop()` runs the
+whole run in the sandboxed worker: their schedule, clipping, batches and
+evaluations, with `gpt-kata train`'s settings. The grader only builds the model
+with `train`'s seeded weights, reads the log an evaluation at
 a time (a loop that yields it shows each as it comes; one that returns it, all at
 the end), and checks and writes the weights as for the learner's step
 (grader/cli/train_yours.py). Otherwise `train --yours` trains with the learner's
@@ -21,9 +22,10 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
+from grader.cli.train_worker import GPT_MODEL, YourModel
 from grader.registry import Problem, find
 
-NEEDED = ("gpt", "train-loop")
+LOOP = "train-loop"
 # A call to the loop may run every step of the run (a loop that returns its log
 # does): far above the measured 0.05 s a step, plus the start of `train_steps`'s.
 SECONDS_PER_STEP = 1.0
@@ -34,16 +36,24 @@ MAX_NORM = 1.0  # as `train` clips
 
 # Notes, in parentheses as the notes of the grades run first are: a failed run
 # still ends in the one line that says why.
-LOOP_USED = ("(train --yours: training with your train_loop (problem 30), on your GPT "
-             "(problem 23))")
 STEP_USED = ("(train --yours: training with your train_step (problem 25) in the grader's "
              "loop; once problem 30 passes (gpt-kata grade train-loop), your own loop runs)")
 
 
-def loop_passes(pool: Any, regrade: Callable[[Problem, Any], None]) -> bool:
-    """Whether the learner's GPT and training loop both pass their grade of the files
+def loop_used(model: YourModel) -> str:
+    return (f"(train --yours: training with your train_loop (problem 30), on your "
+            f"{model.name} (problem {find(model.slug).number}))")
+
+
+def needed(model: YourModel) -> tuple[str, str]:
+    return (model.slug, LOOP)
+
+
+def loop_passes(pool: Any, regrade: Callable[[Problem, Any], None],
+                model: YourModel = GPT_MODEL) -> bool:
+    """Whether the learner's model and training loop both pass their grade of the files
     as they are now; a file changed since its last grade is graded first."""
-    for slug in NEEDED:
+    for slug in needed(model):
         problem = find(slug)
         status = learner_status(problem)
         if status == "not graded":
@@ -77,7 +87,7 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
                      "(step, train_loss, val_loss) with finite losses")
 
 
-def loop_run(pool: Any) -> Any:
+def loop_run(pool: Any, model: YourModel) -> Any:
     """train_worker.Run, on the learner's train-loop file instead of their train-step."""
     from grader.cli.train_worker import Run
     from grader.sandbox.limits import Limits
@@ -85,9 +95,10 @@ def loop_run(pool: Any) -> Any:
 
     class LoopRun(Run):
         def __init__(self) -> None:  # noqa: D107 - Run's, with the loop's file
-            loop = find("train-loop")
-            self.files = {slug: str(find(slug).starter.resolve()) for slug in NEEDED}
-            self.process = SubmissionProcess(self.files["train-loop"], loop.class_name,
+            loop = find(LOOP)
+            self.files = {slug: str(find(slug).starter.resolve()) for slug in needed(model)}
+            self.model_file = self.files[model.slug]
+            self.process = SubmissionProcess(self.files[LOOP], loop.class_name,
                                              list(loop.methods), pool,
                                              Limits(problem_budget=math.inf))
             self.slowest = 0.0
@@ -98,30 +109,30 @@ def loop_run(pool: Any) -> Any:
 def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any,
                     train_data: Any, val_data: Any, show_progress: bool,
                     on_eval: Callable[[int, int, float, float, float], None] | None,
-                    pool: Any) -> tuple:
+                    pool: Any, model: YourModel = GPT_MODEL) -> tuple:
     """The run by the learner's loop: (weights, evaluations, []), as
     train_yours.train_in_worker returns them; a loop gives no loss of each step."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from grader.cli.train_worker import time_left_column
 
-    print(LOOP_USED, file=sys.stderr)
-    run = loop_run(pool)
+    print(loop_used(model), file=sys.stderr)
+    run = loop_run(pool, model)
     limit = START_SECONDS + SECONDS_PER_STEP * steps
     log: list[tuple[int, float, float]] = []
     log_file = None
     try:
         started = time.perf_counter()
-        columns = (TextColumn("training your GPT with your loop"), BarColumn(),
+        columns = (TextColumn(f"training your {model.name} with your loop"), BarColumn(),
                    TextColumn("{task.completed}/{task.total}"),
                    TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
                    time_left_column())
         with Progress(*columns, disable=not show_progress) as progress:
             task = progress.add_task("train", total=steps, loss="-", per_step=None)
             run.call("train_loop_begin", (
-                run.files["gpt"], config.to_dict(), seed, train_data, val_data,
+                run.model_file, config.to_dict(), seed, train_data, val_data,
                 loop_arguments(steps, settings, config.context_length), settings.threads),
-                limit, "your train_loop failed")
+                limit, f"building your {model.name} or starting your train_loop failed")
             last = -1
             while True:
                 entry = run.call("train_loop_next", (), limit, "your train_loop failed")
@@ -146,7 +157,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
             raise UsageError(f"your train_loop's log ends at step {last}, not at the last "
                              f"step, {steps}")
         weights = run.call("train_weights", (), limit,
-                           "handing back your trained GPT's weights failed")
+                           f"handing back your trained {model.name}'s weights failed")
     finally:
         if log_file is not None:
             log_file.close()

@@ -1,7 +1,10 @@
 """A run folder written by `gpt-kata train`, checked and loaded for `talk --model RUN`.
 
 A run holds config.json, vocab.json and model.safetensors (written last, when
-training ends) and loss_log.tsv (written from the first step). Each file is
+training ends) and loss_log.tsv (written from the first step). config.json says
+which model the weights are for by its fields: GPTConfig's make a GPT
+(grader/model/gpt.py), LlamaConfig's the modern decoder (grader/model/llama.py,
+`train --model modern`). Each file is
 checked against the others before anything is built from it, so that a bad
 folder is a one-line message, never a traceback. Nothing here executes code:
 JSON for the sizes and the vocabulary, safetensors for the weights.
@@ -16,6 +19,7 @@ from pathlib import Path
 import torch
 
 from grader.model.gpt import GPT, GPTConfig
+from grader.model.llama import Llama, LlamaConfig
 from grader.sandbox.protocol import ModelSpec
 
 FILES = ("config.json", "vocab.json", "model.safetensors")
@@ -37,13 +41,19 @@ def _dtype(tensor: torch.Tensor) -> str:
 @dataclass(frozen=True)
 class Run:
     folder: Path
-    config: GPTConfig
+    config: GPTConfig | LlamaConfig
     int_to_char: dict[int, str]
-    model: GPT
+    model: GPT | Llama
 
     def spec(self) -> ModelSpec:
         """The description a worker is given: sizes and folder, never the weights."""
-        return ModelSpec("run", self.config.to_dict(), 0, str(self.folder))
+        return ModelSpec("run", sizes(self.config), 0, str(self.folder))
+
+
+def sizes(config: GPTConfig | LlamaConfig) -> dict[str, int]:
+    """A config's whole sizes: a model description carries no others (a modern model's
+    rope_base and norm_eps stay in its folder's config.json, which only the grader reads)."""
+    return {k: v for k, v in config.to_dict().items() if isinstance(v, int)}
 
 
 def load_run(folder: Path) -> Run:
@@ -79,20 +89,35 @@ def _json(path: Path) -> object:
         raise RunError(f"{path} cannot be read as JSON ({type(exc).__name__})") from None
 
 
-def read_config(path: Path) -> GPTConfig:
+def read_config(path: Path) -> GPTConfig | LlamaConfig:
+    """The GPT's or the modern decoder's config, told apart by exactly its fields."""
     raw = _json(path)
-    names = {f.name for f in fields(GPTConfig)}
-    if not isinstance(raw, dict) or set(raw) != names:
+    gpt = {f.name for f in fields(GPTConfig)}
+    llama = {f.name for f in fields(LlamaConfig)}
+    if not isinstance(raw, dict) or set(raw) not in (gpt, llama):
         raise RunError(f"{path} is not a model config: it needs exactly "
-                       f"{', '.join(sorted(names))}")
-    for name, size in raw.items():
-        if type(size) is not int or not 1 <= size <= MAX_SIZE:
-            raise RunError(f"{path}: {name} is {size!r}, not a whole number from 1 to "
+                       f"{', '.join(sorted(gpt))} (a GPT), or "
+                       f"{', '.join(sorted(llama))} (a modern GPT)")
+    floats = {f.name for f in fields(LlamaConfig) if f.type in (float, "float")}
+    for name, value in raw.items():
+        if name in floats:
+            if type(value) not in (int, float) or not 0 < value < float("inf"):
+                raise RunError(f"{path}: {name} is {value!r}, not a positive number")
+        elif type(value) is not int or not 1 <= value <= MAX_SIZE:
+            raise RunError(f"{path}: {name} is {value!r}, not a whole number from 1 to "
                            f"{MAX_SIZE}")
     if raw["n_embd"] % raw["n_head"]:
         raise RunError(f"{path}: n_embd {raw['n_embd']} is not a multiple of n_head "
                        f"{raw['n_head']}")
-    return GPTConfig(**raw)
+    if set(raw) == gpt:
+        return GPTConfig(**raw)
+    if raw["n_head"] % raw["n_kv_head"]:
+        raise RunError(f"{path}: n_head {raw['n_head']} is not a multiple of n_kv_head "
+                       f"{raw['n_kv_head']}")
+    if (raw["n_embd"] // raw["n_head"]) % 2:
+        raise RunError(f"{path}: the head size n_embd / n_head is odd; rotary positions "
+                       "turn pairs of dimensions")
+    return LlamaConfig(**{k: float(v) if k in floats else v for k, v in raw.items()})
 
 
 def read_vocab(path: Path) -> dict[int, str]:
@@ -109,7 +134,7 @@ def read_vocab(path: Path) -> dict[int, str]:
     return {int(i): c for i, c in raw.items()}
 
 
-def read_model(path: Path, config: GPTConfig) -> GPT:
+def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
@@ -118,11 +143,12 @@ def read_model(path: Path, config: GPTConfig) -> GPT:
     except (OSError, SafetensorError, ValueError) as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise RunError(f"{path} is not a readable safetensors file ({reason})") from None
-    model = GPT(config)
+    model = Llama(config) if isinstance(config, LlamaConfig) else GPT(config)
     expected = model.state_dict()
     if set(weights) != set(expected):
         unknown = sorted(set(weights) ^ set(expected))[:3]
-        raise RunError(f"{path} does not hold the weights of the GPT in config.json "
+        what = "modern GPT" if isinstance(model, Llama) else "GPT"
+        raise RunError(f"{path} does not hold the weights of the {what} in config.json "
                        f"(names that differ: {', '.join(unknown)})")
     for name, tensor in expected.items():
         got = weights[name]
@@ -149,9 +175,9 @@ def open_run(folder: Path) -> Run:
     return _LOADED[key]
 
 
-def run_model(spec: ModelSpec) -> GPT:
+def run_model(spec: ModelSpec) -> GPT | Llama:
     """The grader's model for a run spec, if the run still has the sizes the spec names."""
     run = open_run(Path(spec.path))
-    if run.config.to_dict() != spec.config:
+    if sizes(run.config) != spec.config:
         raise RunError(f"{spec.path} holds another model than the one described")
     return run.model

@@ -7,6 +7,10 @@ never in the grader. It is loaded with data/model.safetensors (or
 data/llama.safetensors) by parameter name through `parts.build_loaded`, the code
 the gpt and modern-gpt problems are graded with, so that a wrong name or shape is
 refused with the message grading gives.
+
+For `train --yours`, `initial_model` gives the weights `gpt-kata train` starts from,
+which the worker loads into the learner's model by name. It lives here because the
+worker may import only what the fork server preloaded (grader/sandbox/forkserver.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,30 @@ MODERN_CLASS = "Llama"  # problem 35's
 MODULE = "kata_your_gpt"
 
 
+def is_modern(config: dict[str, int | float]) -> bool:
+    """Whether a config is the modern decoder's (LlamaConfig): it has key/value heads."""
+    return "n_kv_head" in config
+
+
+def initial_model(config: dict[str, int | float], seed: int) -> torch.nn.Module:
+    """A new GPT, or modern decoder for a modern config, as `train` builds it with
+    `seed`, in training mode, leaving the caller's random state as it was."""
+    from grader.model.artifacts import trainable_model
+    from grader.model.llama import Llama, LlamaConfig
+
+    if not is_modern(config):
+        return trainable_model({k: int(v) for k, v in config.items()}, seed)
+    # As artifacts.seeded_gpt: the default generator seeded directly gives the
+    # weights torch.manual_seed gives, which is what `train` calls.
+    generator = torch.random.default_generator
+    state = generator.get_state()
+    generator.manual_seed(seed)
+    try:
+        return Llama(LlamaConfig(**config)).train()
+    finally:
+        generator.set_state(state)
+
+
 def spec_of(gpt_file: Path, config: dict[str, int | float]) -> ModelSpec:
     """The description a worker builds the learner's GPT from: their file, the sizes.
 
@@ -36,7 +64,7 @@ def spec_of(gpt_file: Path, config: dict[str, int | float]) -> ModelSpec:
     from grader.model.llama import LlamaConfig
 
     sizes = {k: v for k, v in config.items() if isinstance(v, int)}
-    if "n_kv_head" in sizes and LlamaConfig(**sizes).to_dict() != dict(config):
+    if is_modern(sizes) and LlamaConfig(**sizes).to_dict() != dict(config):
         raise ValueError("the modern model's rope_base and norm_eps are not LlamaConfig's "
                          "defaults, which a model description cannot carry")
     return ModelSpec("yours", sizes, 0, str(gpt_file))
@@ -57,7 +85,7 @@ def build(spec: ModelSpec) -> torch.nn.Module:
     sys.modules[MODULE] = module  # dataclasses look their module up while it runs
     with contextlib.redirect_stdout(io.StringIO()):
         loader.loader.exec_module(module)
-        modern = "n_kv_head" in spec.config
+        modern = is_modern(spec.config)
         name = MODERN_CLASS if modern else CLASS
         cls = getattr(module, name, None)
         if not isinstance(cls, type):

@@ -192,34 +192,43 @@ def _learner_module(path, name):
     return loaded
 
 
+def _learner_net(gpt_file, config, seed):
+    """The learner's GPT (problem 23), or with a config that has n_kv_head their modern
+    GPT (problem 35, class Llama), in training mode with the seeded weights `gpt-kata
+    train` starts from. Any initialisation of the learner's passes: the weights are
+    loaded by the statement's names, so a misnamed parameter is refused here, before
+    the first step."""
+    import torch
+
+    from grader.model.parts import config_from, load_known_weights
+    from grader.model.yours import initial_model, is_modern
+
+    name = "Llama" if is_modern(config) else "GPT"
+    cls = getattr(_learner_module(gpt_file, "kata_train_gpt"), name, None)
+    if not isinstance(cls, type):
+        raise ImportError(f"there is no class {name} in {gpt_file}")
+    net = cls(config_from(config))
+    if not isinstance(net, torch.nn.Module):
+        raise TypeError(f"{name} is not a torch.nn.Module")
+    load_known_weights(net, initial_model(config, seed).state_dict(), name)
+    return net.train()
+
+
 def train_begin(module, gpt_file, batches_file, config, seed, train_data, val_data,
                 batch_size, optimizer, threads):
-    """Build the learner's GPT (problem 23) with the seeded weights `train` starts from,
+    """Build the learner's GPT (problem 23, or their modern GPT: `_learner_net`) with the
+    seeded weights `train` starts from,
     an AdamW with `optimizer`'s keyword arguments and a batch generator seeded with
     `seed`; `module` is the learner's train_step (problem 25). Returns the losses
     before the first step, as `train_evaluate` gives them."""
     import torch
     import torch._dynamo  # noqa: F401 - see train_steps: the grader pays for it, not step 1
 
-    from grader.model.artifacts import trainable_model
-    from grader.model.parts import load_known_weights
-
     torch.set_num_threads(threads)
-    gpt_class = getattr(_learner_module(gpt_file, "kata_train_gpt"), "GPT", None)
-    if not isinstance(gpt_class, type):
-        raise ImportError(f"there is no class GPT in {gpt_file}")
+    net = _learner_net(gpt_file, config, seed)
     batches = getattr(_learner_module(batches_file, "kata_train_batches"), "Solution", None)
     if not isinstance(batches, type):
         raise ImportError(f"there is no class Solution in {batches_file}")
-    from grader.model.gpt import GPTConfig
-
-    net = gpt_class(GPTConfig(**config))
-    if not isinstance(net, torch.nn.Module):
-        raise TypeError("GPT is not a torch.nn.Module")
-    # Any initialisation of the learner's passes: the run starts from the weights
-    # `gpt-kata train` starts from with this seed, loaded by the statement's names.
-    load_known_weights(net, trainable_model(config, seed).state_dict(), "GPT")
-    net.train()
     _RUN.clear()
     _RUN.update(net=net, optimizer=torch.optim.AdamW(net.parameters(), **optimizer),
                 generator=torch.Generator().manual_seed(seed), train=train_data,
@@ -338,28 +347,18 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
 
 def train_loop_begin(module, gpt_file, config, seed, train_data, val_data, arguments, threads):
     """`gpt-kata train --yours` with the learner's loop (problem 30, `module`): their GPT
-    (problem 23) built with the seeded weights `train` starts from, an AdamW with
-    `arguments["optimizer"]`'s keyword arguments, and train_loop() called with the
-    rest of `arguments` (steps, batch_size, ...), a training generator seeded with
-    `seed` and an evaluation generator seeded with 1, as `train` evaluates. A loop
+    (problem 23, or their modern GPT: `_learner_net`) built with the seeded weights
+    `train` starts from, an AdamW with `arguments["optimizer"]`'s keyword arguments,
+    and train_loop() called with the rest of `arguments` (steps, batch_size, ...), a
+    training generator seeded with `seed` and an evaluation generator seeded with 1,
+    as `train` evaluates. A loop
     that yields has run nothing yet; one that returns its log has run all of it.
     `train_loop_next` then hands the log over an entry at a time."""
     import torch
     import torch._dynamo  # noqa: F401 - see train_steps
 
-    from grader.model.artifacts import trainable_model
-    from grader.model.gpt import GPTConfig
-    from grader.model.parts import load_known_weights
-
     torch.set_num_threads(threads)
-    gpt_class = getattr(_learner_module(gpt_file, "kata_train_gpt"), "GPT", None)
-    if not isinstance(gpt_class, type):
-        raise ImportError(f"there is no class GPT in {gpt_file}")
-    net = gpt_class(GPTConfig(**config))
-    if not isinstance(net, torch.nn.Module):
-        raise TypeError("GPT is not a torch.nn.Module")
-    load_known_weights(net, trainable_model(config, seed).state_dict(), "GPT")
-    net.train()
+    net = _learner_net(gpt_file, config, seed)
     settings = dict(arguments)
     adamw = torch.optim.AdamW(net.parameters(), **settings.pop("optimizer"))
     _RUN.clear()

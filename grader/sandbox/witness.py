@@ -335,7 +335,8 @@ def expect_cache(model: Any, context: Any, cache: Any) -> None:
         raise ValueError(f"the cache must hold one (keys, values) pair for each of the "
                          f"model's {layers} layers, as forward_with_cache returned it")
     dtype = next(model.parameters()).dtype
-    heads = config.n_head
+    # A modern run's cache holds its key/value heads, fewer than its query heads.
+    heads = getattr(config, "n_kv_head", config.n_head)
     rows, length = context.shape
     past = None
     for i, layer in enumerate(cache):
