@@ -201,7 +201,8 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
     from grader.model.training import learning_rate
     from grader.sandbox.limits import Limits
 
-    cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * settings.threads * steps)
+    cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * model.step_cost
+              * settings.threads * steps)
     with NoticedPool(sandbox=Limits(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
         from grader.cli.train_yours_loop import STEP_USED, loop_passes, train_with_loop

@@ -118,7 +118,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
 
     print(loop_used(model), file=sys.stderr)
     run = loop_run(pool, model)
-    limit = START_SECONDS + SECONDS_PER_STEP * steps
+    limit = START_SECONDS + SECONDS_PER_STEP * model.step_cost * steps
     log: list[tuple[int, float, float]] = []
     log_file = None
     try:
