@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import ROOT, module_from
 from safetensors.torch import load_file
@@ -212,3 +214,25 @@ def test_the_graders_own_modern_training_writes_a_modern_run(tmp_path):
     # A model description carries whole sizes only: the floats stay in config.json.
     assert loaded.spec().config == {k: v for k, v in shipped_modern_config().items()
                                     if isinstance(v, int)}
+
+
+def test_a_run_config_is_a_gpts_or_a_modern_gpts_and_nothing_between(tmp_path):
+    from grader.model.runs import RunError, read_config
+
+    path = tmp_path / "config.json"
+    modern = shipped_modern_config()
+    gpt = {k: modern[k] for k in ("vocab_size", "context_length", "n_layer", "n_head",
+                                  "n_embd")}
+    path.write_text(json.dumps(modern))
+    assert isinstance(read_config(path), LlamaConfig)
+    path.write_text(json.dumps(gpt))
+    assert not isinstance(read_config(path), LlamaConfig)
+    for raw, words in (({**gpt, "n_kv_head": 2}, "is not a model config"),
+                       ({**modern, "n_kv_head": 3}, "not a multiple of n_kv_head"),
+                       ({**modern, "n_embd": 60, "n_head": 4, "n_kv_head": 2},
+                        "the head size n_embd / n_head is odd"),
+                       ({**modern, "rope_base": -1.0}, "rope_base is -1.0, not a positive"),
+                       ({**modern, "norm_eps": "1e-5"}, "norm_eps is '1e-5'")):
+        path.write_text(json.dumps(raw))
+        with pytest.raises(RunError, match=re.escape(words)):
+            read_config(path)
