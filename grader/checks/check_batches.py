@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
 from grader.grading.equality import same_pair
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_pair
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh
 
 
@@ -38,31 +39,27 @@ def two_draws(d: torch.Tensor, n: int, b: int, g: torch.Generator):
     return windows_at(d, x_starts, n)[0], windows_at(d, y_starts, n)[1]
 
 
-MISTAKES = [
-    Mistake("forget to shift the targets", "row b of y starts one token after row b of x",
-            lambda d, n, b, g: drawn(len(d) - n, d, n, b, g, shift=0)),
-    Mistake("draw the starts below len(data) - context_length - 1",
-            "torch.randint's high is exclusive: high = len(data) - context_length already "
-            "leaves room for the last window's target",
-            lambda d, n, b, g: drawn(len(d) - n - 1, d, n, b, g),
-            id="draw-the-starts-below-len-data-minus-context-length-minus-1"),
-    Mistake("draw the starts below len(data) - context_length + 1",
-            "torch.randint's high is exclusive, and a window starting at "
-            "len(data) - context_length has no token left for its last target",
-            lambda d, n, b, g: drawn(len(d) - n + 1, d, n, b, g),
-            id="draw-the-starts-below-len-data-minus-context-length-plus-1"),
-    Mistake("draw the starts of the inputs and of the targets separately",
-            "draw the starts once and cut both x and y from the same starts",
-            two_draws),
-    Mistake("draw distinct starts with torch.randperm",
-            "the starts are drawn with replacement, by one call: torch.randint("
-            "len(data) - context_length, (batch_size,), generator=generator); randperm "
-            "draws other numbers, and never more starts than there are",
-            lambda d, n, b, g: windows_at(d, torch.randperm(len(d) - n, generator=g)[:b], n)),
-    Mistake("stack the windows along the wrong dimension",
-            "torch.stack(windows) stacks along dim 0: one window per row, shape (B, T)",
-            lambda d, n, b, g: drawn(len(d) - n, d, n, b, g, dim=1)),
-]
+def forget_to_shift_the_targets(d, n, b, g):
+    return drawn(len(d) - n, d, n, b, g, shift=0)
+
+
+def draw_starts_below_one_less(d, n, b, g):
+    return drawn(len(d) - n - 1, d, n, b, g)
+
+
+def draw_starts_below_one_more(d, n, b, g):
+    return drawn(len(d) - n + 1, d, n, b, g)
+
+
+def draw_distinct_starts_with_torch_randperm(d, n, b, g):
+    return windows_at(d, torch.randperm(len(d) - n, generator=g)[:b], n)
+
+
+def stack_the_windows_along_the_wrong_dimension(d, n, b, g):
+    return drawn(len(d) - n, d, n, b, g, dim=1)
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

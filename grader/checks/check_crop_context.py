@@ -7,23 +7,29 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import token_contexts
 
-MISTAKES = [
-    Mistake("keep the oldest tokens instead of the newest",
-            "the model continues the end of the text: keep its last context_length tokens",
-            lambda c, n: c[:, :n]),
-    Mistake("drop the batch dimension",
-            "slice only the time dimension and keep the batch one: the result is (1, T')",
-            lambda c, n: c[0, -n:]),
-    Mistake("keep one token too few", "the window holds exactly context_length tokens",
-            lambda c, n: c[:, -(n - 1):] if n > 1 else c[:, :0]),
-    Mistake("keep one token too many", "the window holds exactly context_length tokens",
-            lambda c, n: c[:, -(n + 1):]),
-]
+
+def keep_the_oldest_tokens_instead_of_the_newest(c, n):
+    return c[:, :n]
+
+
+def drop_the_batch_dimension(c, n):
+    return c[0, -n:]
+
+
+def keep_one_token_too_few(c, n):
+    return c[:, -(n - 1):] if n > 1 else c[:, :0]
+
+
+def keep_one_token_too_many(c, n):
+    return c[:, -(n + 1):]
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

@@ -7,17 +7,21 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_text
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import vocab
 from grader.model import artifacts
 
-MISTAKES = [
-    Mistake("return a list of characters", "join them into one str: ''.join(...)",
-            lambda ids, itc: [itc[int(i)] for i in torch.as_tensor(ids).flatten().tolist()]),
-    Mistake("look the ids up as tensors", "a tensor is not a dict key; use .tolist() or .item()",
-            lambda ids, itc: "".join(itc[i] for i in ids.flatten())),
-]
+
+def return_a_list_of_characters(ids, itc):
+    return [itc[int(i)] for i in torch.as_tensor(ids).flatten().tolist()]
+
+
+def look_the_ids_up_as_tensors(ids, itc):
+    return "".join(itc[i] for i in ids.flatten())
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

@@ -7,27 +7,33 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import model_and_context
 from grader.wording import Plural
 
-MISTAKES = [
-    Mistake("return the logits of every position",
-            "the next token is predicted at the last position only: logits[:, -1, :]",
-            lambda m, c: m(c)),
-    Mistake("feed the model only the last token, so it predicts from that token alone",
-            "give the model the whole context, model(context), and keep its last position: "
-            "logits[:, -1, :]",
-            lambda m, c: m(c[:, -1:])[:, -1, :]),
-    Mistake("take the first position instead of the last",
-            "position -1 predicts what comes after the whole context: logits[:, -1, :]",
-            lambda m, c: m(c)[:, 0, :]),
-    Mistake("drop the batch dimension", "keep shape (1, vocab_size): logits[:, -1, :]",
-            lambda m, c: m(c)[0, -1, :]),
-    Mistake("apply softmax", "return raw logits; softmax is the next problem",
-            lambda m, c: torch.softmax(m(c)[:, -1, :], dim=-1)),
-]
+
+def return_the_logits_of_every_position(m, c):
+    return m(c)
+
+
+def feed_only_the_last_token(m, c):
+    return m(c[:, -1:])[:, -1, :]
+
+
+def take_the_first_position_instead_of_the_last(m, c):
+    return m(c)[:, 0, :]
+
+
+def drop_the_batch_dimension(m, c):
+    return m(c)[0, -1, :]
+
+
+def apply_softmax(m, c):
+    return torch.softmax(m(c)[:, -1, :], dim=-1)
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

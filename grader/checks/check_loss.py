@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.model import artifacts
 
 
@@ -20,39 +21,45 @@ def flat(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, tor
     return logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
 
 
-MISTAKES = [
-    Mistake("pass the (B, T, vocab_size) logits to cross_entropy as they are",
-            "cross_entropy wants the classes in dimension 1: flatten to (B*T, vocab_size) "
-            "and (B*T,) first", lambda logits, targets: F.cross_entropy(logits, targets)),
-    Mistake("apply softmax before cross_entropy",
-            "cross_entropy takes raw logits and does the log-softmax itself",
-            lambda logits, targets: F.cross_entropy(*flat(torch.softmax(logits, -1), targets))),
-    Mistake("take the log of softmax by hand",
-            "log(softmax(x)) underflows to -inf for large logits: use F.cross_entropy, or "
-            "F.log_softmax with F.nll_loss",
-            lambda logits, targets: F.nll_loss(*flat(torch.log(torch.softmax(logits, -1)),
-                                                     targets))),
-    Mistake("use nll_loss on the raw logits",
-            "nll_loss expects log-probabilities: F.cross_entropy does the log-softmax for you",
-            lambda logits, targets: F.nll_loss(*flat(logits, targets))),
-    Mistake("sum the losses instead of averaging them",
-            "the loss is the mean over all B * T positions (cross_entropy's default)",
-            lambda logits, targets: F.cross_entropy(*flat(logits, targets), reduction="sum")),
-    Mistake("score the last position only",
-            "every position is a prediction with its own target: use all B * T of them",
-            lambda logits, targets: F.cross_entropy(logits[:, -1], targets[:, -1])),
-    Mistake("flatten the logits and the targets in different orders",
-            "flatten both row by row, so that position t of row b meets its own target: "
-            "logits.view(B * T, vocab_size) and targets.view(B * T)",
-            lambda logits, targets: F.cross_entropy(
-                logits.transpose(0, 1).reshape(-1, logits.shape[-1]), targets.reshape(-1)),
-            lambda logits, targets: F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), targets.transpose(0, 1).reshape(-1))),
-    Mistake("shift the targets again",
-            "targets[b, t] already is the token after position t: compare logits[:, t] "
-            "with targets[:, t]",
-            lambda logits, targets: F.cross_entropy(*flat(logits[:, :-1], targets[:, 1:]))),
-]
+def pass_the_logits_to_cross_entropy_as_they_are(logits, targets):
+    return F.cross_entropy(logits, targets)
+
+
+def apply_softmax_before_cross_entropy(logits, targets):
+    return F.cross_entropy(*flat(torch.softmax(logits, -1), targets))
+
+
+def take_the_log_of_softmax_by_hand(logits, targets):
+    return F.nll_loss(*flat(torch.log(torch.softmax(logits, -1)), targets))
+
+
+def use_nll_loss_on_the_raw_logits(logits, targets):
+    return F.nll_loss(*flat(logits, targets))
+
+
+def sum_the_losses_instead_of_averaging_them(logits, targets):
+    return F.cross_entropy(*flat(logits, targets), reduction="sum")
+
+
+def score_the_last_position_only(logits, targets):
+    return F.cross_entropy(logits[:, -1], targets[:, -1])
+
+
+def flatten_the_logits_time_first(logits, targets):
+    return F.cross_entropy(logits.transpose(0, 1).reshape(-1, logits.shape[-1]),
+                           targets.reshape(-1))
+
+
+def flatten_the_targets_time_first(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           targets.transpose(0, 1).reshape(-1))
+
+
+def shift_the_targets_again(logits, targets):
+    return F.cross_entropy(*flat(logits[:, :-1], targets[:, 1:]))
+
+
+MISTAKES = mistakes_of(globals())
 
 
 @torch.no_grad()

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix, prompt_ids, shipped_logits
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.filter_judges import expect_like_logits
 from grader.grading.filters import ngram_bans
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
 
 
@@ -59,31 +60,31 @@ def banned_logits(logits: torch.Tensor, token_ids, n: int, *, first_row: bool = 
     return out.view(logits.shape)
 
 
-MISTAKES = [
-    Mistake("compare the last n tokens instead of the last n - 1",
-            "the next token completes an n-gram, so only the n - 1 tokens before it are known: "
-            "match earlier n-grams on their first n - 1 tokens against the last n - 1 tokens",
-            lambda x, ids, n: banned_logits(x, ids, n, size=n + 1)),
-    Mistake("compare the last n - 2 tokens (n-grams one token too short)",
-            "an n-gram has n tokens: its first n - 1 are matched against the last n - 1 "
-            "tokens, and its n-th is the one to ban",
-            lambda x, ids, n: banned_logits(x, ids, n, size=n - 1) if n > 1 else None),
-    Mistake("take the last n - 1 tokens with ids[-(n - 1):]",
-            "when n = 1 that is ids[-0:], which is the whole list, not an empty one: "
-            "slice from len(ids) - (n - 1), or handle n = 1 (ban every token seen) on its own",
-            lambda x, ids, n: banned_logits(x, ids, n, negative_slice=True)),
-    Mistake("leave out the most recent complete n-gram",
-            "the n-grams start at 0, 1, ..., len(ids) - n: the one ending at the last token "
-            "counts too (range(len(ids) - n + 1))",
-            lambda x, ids, n: banned_logits(x, ids, n, skip_last=True)),
-    Mistake("ban only the token after the most recent match",
-            "every earlier n-gram that starts with the last n - 1 tokens bans its own last "
-            "token: collect all of them, not just one",
-            lambda x, ids, n: banned_logits(x, ids, n, latest_only=True)),
-    Mistake("use the first row's token ids for every row",
-            "each row of logits has its own row of token_ids: token_ids[b] goes with logits[b]",
-            lambda x, ids, n: banned_logits(x, ids, n, first_row=True) if x.dim() == 2 else None),
-]
+def compare_the_last_n_tokens(x, ids, n):
+    return banned_logits(x, ids, n, size=n + 1)
+
+
+def compare_the_last_n_2_tokens(x, ids, n):
+    return banned_logits(x, ids, n, size=n - 1) if n > 1 else None
+
+
+def take_the_last_n_1_tokens_with_ids(x, ids, n):
+    return banned_logits(x, ids, n, negative_slice=True)
+
+
+def leave_out_the_most_recent_complete_n_gram(x, ids, n):
+    return banned_logits(x, ids, n, skip_last=True)
+
+
+def ban_only_after_the_latest_match(x, ids, n):
+    return banned_logits(x, ids, n, latest_only=True)
+
+
+def use_the_first_rows_ids_for_every_row(x, ids, n):
+    return banned_logits(x, ids, n, first_row=True) if x.dim() == 2 else None
+
+
+MISTAKES = mistakes_of(globals())
 
 
 # -- comparing with the expected result ------------------------------------------------

@@ -8,23 +8,28 @@ from pathlib import Path
 import torch
 
 from grader.grading.contract import Contract
-from grader.grading.failures import GradeFailure, Mistake
+from grader.grading.failures import GradeFailure
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
 from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
 
-MISTAKES = [
-    Mistake("skip subtracting the maximum", "exp(1e4) is inf and inf/inf is nan: "
-            "subtract logits.max(dim=-1, keepdim=True).values first",
-            lambda x: torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)),
-    Mistake("normalise over the wrong dimension", "sum over the last dimension: dim=-1",
-            lambda x: torch.exp(x - x.max()) / torch.exp(x - x.max()).sum(dim=0, keepdim=True)),
-    Mistake("forget to divide by the sum", "probabilities must add up to 1 in every row",
-            lambda x: torch.exp(x - x.max(dim=-1, keepdim=True).values)),
-]
+def skip_subtracting_the_maximum(x):
+    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+
+def normalise_over_the_wrong_dimension(x):
+    return torch.exp(x - x.max()) / torch.exp(x - x.max()).sum(dim=0, keepdim=True)
+
+
+def forget_to_divide_by_the_sum(x):
+    return torch.exp(x - x.max(dim=-1, keepdim=True).values)
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

@@ -11,17 +11,20 @@ from grader.grading.contract import Contract
 from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
 from grader.wording import Plural
 
-MISTAKES = [
-    Mistake("multiply the logits by the temperature instead of dividing",
-            "a temperature below 1 must sharpen the distribution: return logits / temperature",
-            lambda x, t: x * t),
-    Mistake("return probabilities instead of logits",
-            "only scale the logits; the softmax comes later: return logits / temperature",
-            lambda x, t: torch.softmax(x / t, dim=-1)),
-]
+
+def multiply_by_the_temperature(x, t):
+    return x * t
+
+
+def return_probabilities_instead_of_logits(x, t):
+    return torch.softmax(x / t, dim=-1)
+
+
+MISTAKES = mistakes_of(globals())
 NOT_RAISING = Mistake(
     "forget to raise for temperature <= 0",
     "check first: if temperature <= 0: raise ValueError(... use greedy decoding ...)",

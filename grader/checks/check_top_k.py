@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
 from grader.grading.filter_judges import expect_filtered, same_filtering
 from grader.grading.filters import kth_largest as kth
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits_example
 
 INF = float("-inf")
@@ -25,36 +25,32 @@ def exactly_k(x: torch.Tensor, k: int) -> torch.Tensor:
     return x.masked_fill(~keep, INF)
 
 
-MISTAKES = [
-    Mistake("keep exactly k tokens by position (torch.topk's indices)",
-            "tokens tied with the k-th largest must all stay: compare values, "
-            "logits < kth_largest, instead of scattering topk's indices",
-            exactly_k),
-    Mistake("remove the k-th largest logit itself (> instead of >=)",
-            "keep every logit >= the k-th largest: remove only logits < kth_largest",
-            lambda x, k: x.masked_fill(x <= kth(x, k), INF)),
-    Mistake("set removed logits to 0 instead of -inf",
-            "a logit of 0 still has a probability; removed tokens need float('-inf')",
-            lambda x, k: x.masked_fill(x < kth(x, k), 0.0)),
-    Mistake("keep the k smallest logits instead of the k largest",
-            "torch.topk returns the largest by default; the k-th largest is values[..., -1:]",
-            lambda x, k: x.masked_fill(
-                x > torch.topk(x, min(k, x.shape[-1]), dim=-1, largest=False).values[..., -1:],
-                INF)),
-    Mistake("keep one token too many (the (k+1)-th largest as the threshold)",
-            "sorted descending, the k-th largest is at index k - 1",
-            lambda x, k: x.masked_fill(
-                x < torch.sort(x, dim=-1, descending=True).values[..., k, None], INF)),
-    Mistake("drop the last dimension of the threshold (values[..., -1] instead of "
-            "values[..., -1:])",
-            "keep the k-th largest as a column so each row compares with its own: "
-            "values[..., -1:] or values[..., -1, None]",
-            lambda x, k: x.masked_fill(
-                x < torch.topk(x, min(k, x.shape[-1]), dim=-1).values[..., -1], INF)),
-    Mistake("pass a k larger than the vocabulary to torch.topk",
-            "k >= vocab_size keeps everything: use min(k, logits.shape[-1])",
-            lambda x, k: x.masked_fill(x < torch.topk(x, k, dim=-1).values[..., -1:], INF)),
-]
+def remove_the_k_th_largest_logit_itself(x, k):
+    return x.masked_fill(x <= kth(x, k), INF)
+
+
+def set_removed_logits_to_0_instead_of_inf(x, k):
+    return x.masked_fill(x < kth(x, k), 0.0)
+
+
+def keep_the_k_smallest(x, k):
+    smallest = torch.topk(x, min(k, x.shape[-1]), dim=-1, largest=False).values
+    return x.masked_fill(x > smallest[..., -1:], INF)
+
+
+def keep_one_token_too_many(x, k):
+    return x.masked_fill(x < torch.sort(x, dim=-1, descending=True).values[..., k, None], INF)
+
+
+def drop_the_last_dimension_of_the_threshold(x, k):
+    return x.masked_fill(x < torch.topk(x, min(k, x.shape[-1]), dim=-1).values[..., -1], INF)
+
+
+def pass_topk_a_k_over_the_vocabulary(x, k):
+    return x.masked_fill(x < torch.topk(x, k, dim=-1).values[..., -1:], INF)
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
-from grader.grading.failures import Mistake
 from grader.grading.filter_judges import judge_top_p, same_filtering
 from grader.grading.filters import nucleus_mask, sorted_totals
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import exact_nucleus_rows, logits_example
 
 INF = float("-inf")
@@ -38,35 +38,31 @@ def unshifted(x: torch.Tensor, top_p: float, min_tokens_to_keep: int = 1) -> tor
     return x.masked_fill(remove.scatter(-1, sorted_indices, remove), INF)
 
 
-MISTAKES = [
-    Mistake("keep a token whose more likely tokens already hold exactly top_p",
-            "the boundary counts as reached: sorted ascending, remove where the cumulative "
-            "probability is <= 1 - top_p (not <); sorted descending, remove where the "
-            "tokens before it hold >= top_p (not >)",
-            lambda x, p, m=1: nucleus(x, p, m, strict=True)),
-    Mistake("sort descending but keep the rule written for an ascending sort",
-            "sort ascending (least likely first), so the running total reaches each token "
-            "after every less likely one: torch.sort(logits, descending=False)",
-            lambda x, p, m=1: nucleus(x, p, m, descending=True)),
-    Mistake("remove the token whose probability crosses top_p",
-            "sorted descending, a token stays while the tokens before it hold less than "
-            "top_p: shift the mask right by one, or sort ascending and remove where the "
-            "running total is <= 1 - top_p",
-            unshifted),
-    Mistake("ignore min_tokens_to_keep",
-            "after computing the mask, keep the min_tokens_to_keep most likely tokens: "
-            "sorted_to_remove[..., -min_tokens_to_keep:] = False",
-            lambda x, p, m=1: nucleus(x, p, 1)),
-    Mistake("apply the mask in sorted order without putting it back in vocabulary order",
-            "the mask is in sorted order: scatter it back with sorted_indices before using it",
-            lambda x, p, m=1: nucleus(x, p, m, scatter=False)),
-    Mistake("set removed logits to 0 instead of -inf",
-            "a logit of 0 still has a probability; removed tokens need float('-inf')",
-            lambda x, p, m=1: nucleus(x, p, m, fill=0.0)),
-    Mistake("take the softmax over the batch dimension",
-            "probabilities are per row: softmax(dim=-1)",
-            lambda x, p, m=1: nucleus(x, p, m, dim=0)),
-]
+def keep_the_token_at_exactly_top_p(x, p, m=1):
+    return nucleus(x, p, m, strict=True)
+
+
+def sort_descending_with_the_ascending_rule(x, p, m=1):
+    return nucleus(x, p, m, descending=True)
+
+
+def ignore_min_tokens_to_keep(x, p, m=1):
+    return nucleus(x, p, 1)
+
+
+def apply_the_mask_in_sorted_order(x, p, m=1):
+    return nucleus(x, p, m, scatter=False)
+
+
+def set_removed_logits_to_0_instead_of_inf(x, p, m=1):
+    return nucleus(x, p, m, fill=0.0)
+
+
+def take_the_softmax_over_the_batch_dimension(x, p, m=1):
+    return nucleus(x, p, m, dim=0)
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def cases() -> dict[str, tuple]:

@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
-from grader.grading.failures import Diagnosis, GradeFailure, Mistake
+from grader.grading.failures import Diagnosis, GradeFailure
 from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Call, Kata
+from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import ALPHABET
 from grader.model import artifacts
 
@@ -22,28 +23,35 @@ def ids(text: str, char_to_int: dict[str, int], dtype: torch.dtype | None = torc
     return torch.tensor([char_to_int[c] for c in text], dtype=dtype)
 
 
-MISTAKES = [
-    Mistake("number the characters in the order they first appear in the corpus",
-            "sort them: sorted(set(corpus)) gives the same ids whatever the corpus' order",
-            lambda text, corpus: ids(text, numbering(list(dict.fromkeys(corpus))))),
-    Mistake("count the ids from 1", "the first character of the sorted list is id 0",
-            lambda text, corpus: ids(text, numbering(sorted(set(corpus)), start=1))),
-    Mistake("build the tensor without dtype=torch.long (torch.Tensor(ids) is float32, and "
-            "so is torch.tensor([]) for an empty text)",
-            "token ids index an embedding table: torch.tensor(ids, dtype=torch.long)",
-            lambda text, corpus: torch.Tensor([numbering(sorted(set(corpus)))[c]
-                                               for c in text]),
-            lambda text, corpus: ids(text, numbering(sorted(set(corpus))), dtype=None)),
-    Mistake("store the ids as int32",
-            "cross-entropy wants its targets as int64: dtype=torch.long",
-            lambda text, corpus: ids(text, numbering(sorted(set(corpus))), torch.int32)),
-    Mistake("add a batch dimension", "encode returns the (T,) ids of one text; a batch of "
-            "one, (1, T), is made where it is needed",
-            lambda text, corpus: ids(text, numbering(sorted(set(corpus)))).view(1, -1)),
-    Mistake("return a list instead of a tensor",
-            "wrap the ids: torch.tensor(ids, dtype=torch.long)",
-            lambda text, corpus: [numbering(sorted(set(corpus)))[c] for c in text]),
-]
+def number_in_order_of_appearance(text, corpus):
+    return ids(text, numbering(list(dict.fromkeys(corpus))))
+
+
+def count_the_ids_from_1(text, corpus):
+    return ids(text, numbering(sorted(set(corpus)), start=1))
+
+
+def build_a_float_tensor(text, corpus):
+    return torch.Tensor([numbering(sorted(set(corpus)))[c] for c in text])
+
+
+def build_the_tensor_without_dtype(text, corpus):
+    return ids(text, numbering(sorted(set(corpus))), dtype=None)
+
+
+def store_the_ids_as_int32(text, corpus):
+    return ids(text, numbering(sorted(set(corpus))), torch.int32)
+
+
+def add_a_batch_dimension(text, corpus):
+    return ids(text, numbering(sorted(set(corpus)))).view(1, -1)
+
+
+def return_a_list_instead_of_a_tensor(text, corpus):
+    return [numbering(sorted(set(corpus)))[c] for c in text]
+
+
+MISTAKES = mistakes_of(globals())
 
 
 def shipped_corpus() -> str:

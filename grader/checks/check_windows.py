@@ -8,31 +8,39 @@ from hypothesis import strategies as st
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
 from grader.grading.equality import same_pair
-from grader.grading.failures import Mistake
 from grader.grading.judges import comparing, expect_pair
 from grader.grading.kata import Kata
+from grader.grading.mistakes_data import mistakes_of
 
-MISTAKES = [
-    Mistake("forget to shift the target", "y starts one token after x: data[i + 1:i + T + 1]",
-            lambda d, n, i: (d[i:i + n], d[i:i + n])),
-    Mistake("shift the target the wrong way (one token back)",
-            "the target is the token after each input token: data[i + 1:i + T + 1]",
-            lambda d, n, i: (d[i:i + n], d[i - 1:i + n - 1])),
-    Mistake("swap the input and the target", "return (x, y): the input first",
-            lambda d, n, i: (d[i + 1:i + n + 1], d[i:i + n])),
-    Mistake("make the windows one token short", "each window holds context_length tokens",
-            lambda d, n, i: (d[i:i + n - 1], d[i + 1:i + n])),
-    Mistake("make the windows one token long", "each window holds context_length tokens",
-            lambda d, n, i: (d[i:i + n + 1], d[i + 1:i + n + 2])),
-]
+
+def forget_to_shift_the_target(d, n, i):
+    return (d[i:i + n], d[i:i + n])
+
+
+def shift_the_target_the_wrong_way(d, n, i):
+    return (d[i:i + n], d[i - 1:i + n - 1])
+
+
+def swap_the_input_and_the_target(d, n, i):
+    return (d[i + 1:i + n + 1], d[i:i + n])
+
+
+def make_the_windows_one_token_short(d, n, i):
+    return (d[i:i + n - 1], d[i + 1:i + n])
+
+
+def make_the_windows_one_token_long(d, n, i):
+    return (d[i:i + n + 1], d[i + 1:i + n + 2])
+
+
+MISTAKES = mistakes_of(globals())
+
+def count_one_window_too_many(d, n, i):
+    return (d[i:i + n], d[i + 1:i + n + 1])
+
 
 # Counting len(data) - context_length + 1 windows: the last one's target is short.
-COUNT_ONE_TOO_MANY = [
-    Mistake("count one window too many",
-            "window i needs data[i + context_length] for its target: there are "
-            "len(data) - context_length windows",
-            lambda d, n, i: (d[i:i + n], d[i + 1:i + n + 1])),
-]
+COUNT_ONE_TOO_MANY = mistakes_of(globals(), table="count-one-too-many")
 
 
 def cases() -> dict[str, tuple]:
