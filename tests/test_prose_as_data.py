@@ -1,8 +1,10 @@
 """What one module tells another travels as data, not as words read back out of a
-message: the plural the logits take, a check's name in the JUnit report, the layers a
-worker could not set up, a harness named in a call."""
+message: the plural the logits take, a check's name in the JUnit report, a harness
+named in a call (the layers a worker could not set up: test_unsandboxed_notice.py)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
@@ -31,3 +33,24 @@ def test_a_report_carries_each_check_s_own_name(tmp_path) -> None:
     cases = junit_tree(report).getroot().iter("testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
         ("05-decode", "check 0"), ("05-decode", "check 1")]
+
+
+def test_a_harness_is_named_and_read_in_one_place() -> None:
+    from grader.sandbox.harness_ref import harness_name, harness_ref
+
+    assert harness_name(harness_ref("loss_backward")) == "loss_backward"
+    assert harness_name("greedy") is None  # a method of the submission's
+    # Only the harnesses themselves: not a helper, an exception class or a misspelling.
+    for name in ("loss_backwards", "_unwritten", "WordStreamerNotWritten", ""):
+        with pytest.raises(ValueError, match="no harness called"):
+            harness_ref(name)
+        with pytest.raises(ValueError, match="no harness called"):
+            harness_name(f"harness:{name}")
+
+
+def test_a_contract_s_misspelt_harness_fails_where_it_is_named() -> None:
+    from grader.checks.check_clip_grad_norm import CONTRACT
+
+    assert CONTRACT.harness and CONTRACT.called == f"harness:{CONTRACT.harness}"
+    with pytest.raises(ValueError, match="no harness called 'clip_gradient'"):
+        _ = dataclasses.replace(CONTRACT, harness="clip_gradient").called

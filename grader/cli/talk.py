@@ -37,6 +37,7 @@ from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
 from grader.registry import Problem, find
 from grader.sandbox.channel import WorkerDied
+from grader.sandbox.harness_ref import harness_name, harness_ref, run_harness
 from grader.sandbox.limits import Limits
 from grader.sandbox.pool import WorkerPool
 from grader.sandbox.process import SubmissionProcess
@@ -145,11 +146,9 @@ class Implementation:
             self._reference = load_reference(self.problem)
         from grader.grading.reference import fresh
 
-        if method.startswith("harness:"):
-            from grader.sandbox import harnesses
-
+        if (harness := harness_name(method)) is not None:
             module = sys.modules[type(self._reference).__module__]
-            return getattr(harnesses, method.removeprefix("harness:"))(module, *args)
+            return run_harness(harness, module, *args)
         result = getattr(self._reference, method)(*[fresh(a) for a in args])
         return list(result) if iterate else result
 
@@ -372,7 +371,7 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
     lookup = {c: i for i, c in int_to_char.items()}
     try:
         pieces = [[lookup[c]] for c in text]
-        calls = streamer.call("harness:word_streamer", int_to_char, pieces)
+        calls = streamer.call(harness_ref("word_streamer"), int_to_char, pieces)
         for _when, chunk in calls:
             yield chunk
     finally:

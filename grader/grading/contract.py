@@ -57,8 +57,9 @@ from grader.grading.failures import (
 from grader.grading.inputs import answer_of, describe_inputs, inputs_of, show_inputs
 from grader.grading.judges import expect_error
 from grader.grading.kata import Call, Judge, Kata
-from grader.grading.reference import fresh_args, run_harness
+from grader.grading.reference import fresh_args
 from grader.grading.strategies import GRADING
+from grader.sandbox.harness_ref import harness_ref, run_harness
 from grader.sandbox.process import CallOutcome
 
 # The arguments of one example, drawn with a label for each part (the labels
@@ -93,7 +94,7 @@ class Contract:
     # The checks judge how the model is used, so its calls must be observed by the
     # grader, out of the submission's reach (grader/sandbox/witness.py).
     witness_model_calls: bool = False
-    # The method is driven by trusted code, "harness:<name>" in
+    # The method is driven by trusted code, the function of that name in
     # grader/sandbox/harnesses.py, given the module and a case's arguments: in the
     # worker for the submission, here for the reference.
     harness: str = ""
@@ -181,7 +182,7 @@ class Contract:
     @property
     def called(self) -> str:
         """What the worker is asked to run: the method, or the harness that drives it."""
-        return f"harness:{self.harness}" if self.harness else self.method
+        return harness_ref(self.harness) if self.harness else self.method
 
     def show_inputs(self, named: dict[str, Any], case_id: str | None) -> str:
         """A failing call's arguments as the learner's method received them."""
@@ -222,12 +223,11 @@ class Contract:
         method = getattr(reference, self.method)
         if self.harness:
             module = sys.modules[type(reference).__module__]
-            method = partial(run_harness, self.called, module)
+            method = partial(run_harness, self.harness, module)
         answers = {}
         with torch.no_grad():
             for case_id, args in self.case_args.items():
-                answer = (method(fresh_args(args)) if self.harness
-                          else method(*fresh_args(args)))
+                answer = method(*fresh_args(args))
                 answers[case_id] = list(answer) if self.iterate else answer
         return answers
 

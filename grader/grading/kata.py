@@ -29,11 +29,12 @@ from grader.grading.failures import (
     GraderIntegrityError,
     SubmissionUnavailable,
 )
-from grader.grading.reference import fresh, fresh_args, run_harness
+from grader.grading.reference import fresh, fresh_args
 from grader.grading.sanitise import learner_error
 from grader.grading.worker_errors import one_line, unavailable_kind
 from grader.model import artifacts
 from grader.registry import Problem
+from grader.sandbox.harness_ref import harness_name, run_harness
 from grader.sandbox.process import CallOutcome, SubmissionProcess
 from grader.sandbox.protocol import decode
 
@@ -157,9 +158,9 @@ class Kata:
     def reference_call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         """The reference's answer: its method, or a harness driving the module it is from."""
         fresh_kwargs = {k: fresh(v) for k, v in kwargs.items()}
-        if method.startswith("harness:"):
-            return run_harness(method, sys.modules[type(self.reference).__module__],
-                               fresh_args(args), fresh_kwargs)
+        if (harness := harness_name(method)) is not None:
+            return run_harness(harness, sys.modules[type(self.reference).__module__],
+                               *fresh_args(args), **fresh_kwargs)
         return getattr(self.reference, method)(*fresh_args(args), **fresh_kwargs)
 
     # -- expected values -------------------------------------------------------------

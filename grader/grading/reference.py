@@ -57,8 +57,11 @@ def fresh_args(args: Iterable[Any]) -> list[Any]:
 
 def run_harness(method: str, module: Any, args: Sequence[Any],
                 kwargs: dict[str, Any] | None = None) -> Any:
-    """"harness:<name>" of grader/sandbox/harnesses.py on `module`, here in the grader
-    (the same code the worker runs on the submission)."""
-    from grader.sandbox import harnesses
+    """The harness a call's `method` names (grader/sandbox/harness_ref.py) on `module`,
+    here in the grader (the same code the worker runs on the submission)."""
+    from grader.sandbox import harness_ref
 
-    return getattr(harnesses, method.removeprefix("harness:"))(module, *args, **(kwargs or {}))
+    name = harness_ref.harness_name(method)
+    if name is None:
+        raise ValueError(f"{method!r} names no harness")
+    return harness_ref.run_harness(name, module, *args, **(kwargs or {}))
