@@ -138,8 +138,8 @@ def test_under_the_full_sandbox_a_command_says_nothing_of_it(kata, tmp_path, com
 
 # The layers a worker under the full sandbox reports (grader/sandbox/isolation.py).
 FULL = ["user-namespace", "network-namespace", "pid-namespace", "memory-cgroup-v2",
-        "pids-cgroup-v2", "new-session", "scratch-tmpfs", "unprivileged-uid", "clean-env",
-        "rlimits", "no-new-privs", "landlock-abi4", "seccomp-no-sockets"]
+        "pids-cgroup-v2", "cpu-cgroup-v2", "new-session", "scratch-tmpfs", "unprivileged-uid",
+        "clean-env", "rlimits", "no-new-privs", "landlock-abi4", "seccomp-no-sockets"]
 
 
 def test_missing_layers_are_named_from_what_the_worker_reported(monkeypatch):
@@ -147,8 +147,14 @@ def test_missing_layers_are_named_from_what_the_worker_reported(monkeypatch):
     assert missing_layers([]) == []  # no worker has said yet
     monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
     no_namespaces = [layer for layer in FULL if "namespace" not in layer and
-                     layer != "scratch-tmpfs"] + ["missing:scratch-tmpfs"]
+                     layer != "scratch-tmpfs"]
+    # Named from the layers that ran: the worker's "missing:" entry, the last of its
+    # list (the first cut), is not read back, nor counted twice.
     assert missing_layers(no_namespaces) == ["user namespaces (refused)", "scratch-tmpfs"]
+    assert missing_layers(no_namespaces + ["missing:scratch-tmpfs"]) == [
+        "user namespaces (refused)", "scratch-tmpfs"]
+    v1 = [layer.replace("cpu-cgroup-v2", "cpuacct-cgroup-v1") for layer in FULL]
+    assert missing_layers(v1) == []
     monkeypatch.setattr(shutil, "which", lambda name: None)
     assert missing_layers(no_namespaces)[0] == "user namespaces (no unshare command)"
     older = [layer for layer in FULL if not layer.startswith(("landlock", "seccomp"))]

@@ -15,11 +15,12 @@ import shutil
 import sys
 import threading
 
+from grader.sandbox.machine import missing_tree_layers
 from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
 
 # Layers a worker reports (a prefix of its names) that every Linux sandbox has where the
 # kernel offers them, and how the notice names them when they did not run. The layers
-# over the worker's whole tree come in the worker's own "missing:" entry.
+# over the worker's whole tree are named as the worker names them (sandbox/machine.py).
 _LAYERS = (("user-namespace", "user namespaces"), ("landlock-abi", "Landlock"),
            ("seccomp-no-sockets", "seccomp"))
 
@@ -51,10 +52,9 @@ def missing_layers(layers: list[str]) -> list[str]:
         # Without unshare the grader cannot ask for them; with it, the system said no.
         why = "refused" if shutil.which("unshare") else "no unshare command"
         missing[missing.index("user namespaces")] = f"user namespaces ({why})"
-    for layer in layers:
-        if layer.startswith("missing:"):
-            missing += [name for name in layer.removeprefix("missing:").split(",") if name]
-    return missing
+    # From the names that ran, as the worker finds its own "missing:" entry: that entry
+    # is for a reader of the report's list, and the first to go when the list is cut.
+    return missing + missing_tree_layers(layers)
 
 
 def layers_line(layers: list[str]) -> str | None:
