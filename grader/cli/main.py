@@ -286,15 +286,17 @@ def build_parser() -> argparse.ArgumentParser:
                                "without any, a fresh seed, shown before the text)")
     p.set_defaults(run=talk)
 
-    p = sub.add_parser("train", help="train the GPT on the shipped corpus or your own text")
+    p = sub.add_parser("train", help="train the GPT, or the modern model, on the shipped "
+                                     "corpus or your own text")
     p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
     p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
     p.add_argument("--model", choices=["gpt", "modern"], default="gpt",
                    help="the GPT, or the modern Llama-style model of problem 35 (with "
-                        "--yours, yours), trained as the shipped modern model was "
-                        "(default: %(default)s)")
+                        "--yours, yours), by default with the steps and threads the "
+                        "shipped modern model was trained with (default: %(default)s)")
     p.add_argument("--steps", type=int,
-                   help="optimizer steps, with --yours too; about 3 minutes on 2 cores "
+                   help="optimizer steps, with --yours too; about 3 minutes on 2 free "
+                        "cores, 11 with --model modern "
                         f"(default: {TRAIN_STEPS}; {MODERN_STEPS} with --model modern)")
     p.add_argument("--yours", action="store_true",
                    help="train your GPT (problem 23) with your train_loop (30) once it "
