@@ -133,6 +133,11 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
         assert subprocess.run(["bash", "-n", str(source / script)]).returncode == 0
         (source / script).chmod(0o755)  # extractall drops the mode
     assert 'torch==2.13.0+cpu"' in (source / "setup.sh").read_text()
+    # The commit alone, for an installed grader (no checkout) to name in its provenance.
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    if head:
+        assert (source / "COMMIT").read_text() == f"{head}\n"
 
     # Gradescope's layout: a zipped clone arrives as one folder inside submission/.
     root = tmp_path / "autograder"

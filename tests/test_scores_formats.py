@@ -273,14 +273,20 @@ def test_gradescope_output_is_markdown_that_keeps_the_table(tmp_path: Path) -> N
 def test_an_installed_bundle_names_the_commit_it_was_built_from(tmp_path: Path) -> None:
     from grader.grading.gradescope import name_bundle_commit
 
-    version = tmp_path / "VERSION"
+    version = tmp_path / "COMMIT"
     commit = "0123456789abcdef0123456789abcdef01234567"
-    version.write_text(f"https://x:secret@example.org/kata.git at commit {commit}\n")
+    version.write_text(f"{commit}\n")
     graded = to_gradescope({"message": "x", "tests": []}, 0.1)
     graded["extra_data"]["provenance"]["grader"]["commit"] = None
     name_bundle_commit(graded, version)
     assert graded["extra_data"]["provenance"]["grader"]["commit"] == commit
+    # The file holds the commit and nothing else, or it names none.
+    version.write_text(f"https://x:secret@example.org/kata.git at commit {commit}\n")
+    graded["extra_data"]["provenance"]["grader"]["commit"] = None
+    name_bundle_commit(graded, version)
+    assert graded["extra_data"]["provenance"]["grader"]["commit"] is None
     assert "secret" not in json.dumps(graded)
+    version.write_text(f"{commit}\n")
     graded["extra_data"]["provenance"]["grader"]["commit"] = "v1-dirty"
     name_bundle_commit(graded, version)  # a checkout's own describe wins
     assert graded["extra_data"]["provenance"]["grader"]["commit"] == "v1-dirty"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_PASS, UsageError
+from grader.grading.gradescope import BUNDLE_COMMIT
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
 VENV = "/opt/gpt-kata"
@@ -249,6 +250,10 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool,
                    "requirements.txt": (rest.encode(), 0o644),
                    f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
                    "VERSION": (f"{built_from}\n".encode(), 0o644)}
+        if commit := git(root, "rev-parse", "HEAD"):
+            # The commit alone, for the installed grader's provenance to name: VERSION
+            # is for a reader, and names the repository too.
+            entries[BUNDLE_COMMIT] = (f"{commit}\n".encode(), 0o644)
         partial = out.with_name(out.name + ".tmp")
         # Stored, not compressed again: the wheel already is, and no zlib's choices
         # can make two builds differ.

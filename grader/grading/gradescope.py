@@ -30,6 +30,8 @@ from grader.sandbox.launch import grader_command, neutral_folder
 ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
 # Set to 1 by a bundle built with --allow-unisolated.
 UNISOLATED_VARIABLE = "GPT_KATA_ALLOW_UNISOLATED"
+# The bundle's file that holds the commit it was built from, alone on its line.
+BUNDLE_COMMIT = "COMMIT"
 
 
 def to_gradescope(report: dict, execution_time: float) -> dict:
@@ -107,18 +109,18 @@ def grade(submission: Path, work: Path) -> dict:
         return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
 
 
-def name_bundle_commit(graded: dict, version_file: Path) -> None:
-    """An installed grader knows no commit; the bundle's VERSION names the one it was
-    built from (only the commit is taken: the rest names the repository)."""
+def name_bundle_commit(graded: dict, commit_file: Path) -> None:
+    """An installed grader knows no commit; the bundle's BUNDLE_COMMIT file holds the
+    one it was built from, and nothing else."""
     grader = graded["extra_data"]["provenance"].setdefault("grader", {})
     if grader.get("commit"):
         return
     try:
-        found = re.search(r"\bcommit ([0-9a-f]{40})\b", version_file.read_text(encoding="utf-8"))
+        commit = commit_file.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return
-    if found:
-        grader["commit"] = found.group(1)
+    if re.fullmatch("[0-9a-f]{40}", commit):
+        grader["commit"] = commit
 
 
 def run(root: Path) -> int:
@@ -132,7 +134,7 @@ def run(root: Path) -> int:
         with tempfile.TemporaryDirectory(prefix="gpt-kata-gradescope-") as work:
             report = grade(submission, Path(work))
     graded = to_gradescope(report, time.monotonic() - started)
-    name_bundle_commit(graded, root / "source" / "VERSION")
+    name_bundle_commit(graded, root / "source" / BUNDLE_COMMIT)
     # Written last and whole, after every process that ran the submission has ended.
     tmp = results.with_suffix(".tmp")
     tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
