@@ -107,3 +107,74 @@ def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path)
         named = [t for t in failed if t["mistake"] and says in t["mistake"]["name"]]
         assert named, failed
         assert all(f": {method}() " in t["name"] for t in named), named
+
+
+# -- training, from exported GPTs -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def training_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("training") / "copy"
+    write_release(copy, only=frozenset({"train-step"}))
+    return copy
+
+
+def test_train_step_is_practised_from_stored_runs(training_copy: Path, tmp_path: Path) -> None:
+    """The reference passes; a named mistake is named; a step that returns the tensor is
+    told its loss is not a float. The copy's driver trains GPTs built from exported
+    programs: the grader is out of reach (practice_grade)."""
+    stored = json.loads((training_copy / PACKAGE / "cases.json").read_text("utf-8"))
+    assert "train-step" in stored["problems"] and stored["trainable"]
+    copy = learner(training_copy, tmp_path,
+                   {"train-step": BY_SLUG["train-step"].reference.read_text("utf-8")})
+    graded = practice_grade(copy, "train-step")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    for name, says in (("no_zero_grad", "never zero the gradients"),
+                       ("returns_the_tensor", "not a float")):
+        (copy / "problems" / BY_SLUG["train-step"].folder / "solution.py").write_text(
+            mistaken("train-step", name), "utf-8")
+        graded = practice_grade(copy, "train-step")
+        assert graded.returncode == 1, graded.stdout + graded.stderr
+        assert says in graded.stdout, graded.stdout
+
+
+def test_the_copys_trainable_gpt_trains_as_the_graders(training_copy: Path) -> None:
+    """Built from its program, the GPT has the grader's parameters by the same names,
+    the same weights, and a training step on it gives the same loss and weights."""
+    import importlib.util
+
+    import torch
+    import torch.nn.functional as F
+
+    from grader.model import artifacts
+
+    sys.path.insert(0, str(training_copy))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "copys_training", training_copy / PACKAGE / "training.py")
+        assert spec and spec.loader
+        training = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(training)
+        key = next(iter(training.programs()))
+        made = json.loads(key)
+        ours = training.trainable_model(made["config"], made["seed"])
+        theirs = artifacts.trainable_model(made["config"], made["seed"])
+    finally:
+        sys.path.remove(str(training_copy))
+    assert ours.training and not ours.eval().training and ours.train().training
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for name, weight in theirs.state_dict().items():
+        assert torch.equal(ours.state_dict()[name], weight), name
+    generator = torch.Generator().manual_seed(0)
+    vocab, length = made["config"]["vocab_size"], made["config"]["context_length"]
+    x, y = (torch.randint(vocab, (3, length), generator=generator) for _ in range(2))
+    losses = []
+    for model in (ours, theirs):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        with torch.enable_grad():
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, vocab), y.view(-1))
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item())
+    assert losses[0] == losses[1]
+    for name, weight in theirs.state_dict().items():
+        assert torch.allclose(ours.state_dict()[name], weight, rtol=0, atol=1e-6), name

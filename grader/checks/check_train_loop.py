@@ -348,6 +348,10 @@ explain_error = explaining("did a training step run under torch.no_grad() (left 
                            "an evaluation)?")
 
 
+# The learners' copy judges its stored runs by the same closeness (a rule of
+# grader/release/practice/judge.py): the log, its modes and the weights as same_training does.
+PRACTICE_RULE = "training-loop"
+
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
                     fallback_hint=explain_error, harness="train_loop_run", goldens=False)
 

@@ -308,6 +308,10 @@ explain_error = explaining("was the forward pass run under torch.no_grad(), or t
                            "rebuilt from a number (.item())?")
 
 
+# The learners' copy judges its stored runs by the same closeness (a rule of
+# grader/release/practice/judge.py): the losses and the weights as same_training does.
+PRACTICE_RULE = "training-steps"
+
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_training,
                     fallback_hint=explain_error, harness="train_steps", goldens=False)
 

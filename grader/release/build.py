@@ -34,7 +34,8 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
               "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
 # The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
-PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py")
+PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
+                  "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
@@ -119,11 +120,11 @@ def practice_cases(models: Models, only: frozenset[str] | None = None) -> dict[s
         except NotPractised as why:
             not_practised[problem.slug] = str(why)
             continue
-        for spec in met.specs.values():
-            models.marker(spec)
+        models.merge(met)
     return {"problems": practised, "not_practised": not_practised,
             "models": {name: {"context_length": n}
-                       for name, n in models.context_lengths().items()}}
+                       for name, n in models.context_lengths().items()},
+            "trainable": models.trainable()}
 
 
 class NotPractised(Exception):
@@ -205,8 +206,7 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
         except NotPractised as why:
             left[contract.method] = str(why)
             continue
-        for spec in met.specs.values():
-            models.marker(spec)
+        models.merge(met)
     return {"parts": parts, **({"not_practised": left} if left else {})}
 
 
@@ -236,28 +236,35 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     reference = load_reference(problem)  # the mistakes' helpers may look it up by name
     rule = practice_rule(module, contract)
     method = reference_call(contract, reference)
-    stored = {}
     goldens = artifacts.load_goldens()[problem.slug] if contract.goldens else {}
+
+    def one(args: tuple, golden: Any = None) -> dict[str, Any] | None:
+        """The case stored, or None where the reference refuses its arguments (the
+        refusal checks are live only); the models it met are added to `models`."""
+        met = Models()
+        with met.recording_trained():  # the GPTs a training driver builds for it
+            if golden is None:
+                answer = live_answer(contract, method, args)
+                if answer[0] != "value":
+                    return None
+                golden = (answer[1],)
+            case = stored_case(problem, contract, reference, args, golden[0], rule, met)
+        models.merge(met)
+        return case
+
+    stored = {}
     for case_id, args in contract.case_args.items():
-        if contract.goldens:
-            want = decode(goldens[case_id])
-        else:
-            answer = live_answer(contract, method, args)
-            if answer[0] != "value":
-                continue  # a refusal: the refusal checks are live only
-            want = answer[1]
-        stored[case_id] = stored_case(problem, contract, reference, args, want, rule, models)
+        case = one(args, (decode(goldens[case_id]),) if contract.goldens else None)
+        if case is not None:
+            stored[case_id] = case
     drawn: dict[str, Any] = {}
     for args in examples.drawn_examples(module, contract):
-        answer = live_answer(contract, method, args)
-        if answer[0] != "value":
-            continue  # arguments the reference refuses: the refusal checks are live only
-        expected = answer[1]
         try:
-            drawn[str(len(drawn) + 1)] = stored_case(problem, contract, reference, args,
-                                                     expected, rule, models)
+            case = one(args)
         except NotPractised:
             continue  # an example whose values the copy cannot store; the cases still can
+        if case is not None:
+            drawn[str(len(drawn) + 1)] = case
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
             "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn}

@@ -161,6 +161,9 @@ def grade_problem(slug: str, path: Path) -> Result:
             continue
         if got[0] == "error":
             message = f"{part['method']}() raised {shown}"
+        elif part["judge"] in ("training-steps", "training-loop"):
+            message = (f"{part['method']}(): "
+                       f"{judge.training_difference(got[1], want, part['judge'])}")
         else:
             message = (f"{part['method']}() returned {judge.describe(got[1])}; "
                        f"expected {judge.describe(want)}")

@@ -15,9 +15,13 @@ from typing import Any
 import torch
 
 # The rules a problem's answers are judged by, as cases.json names them.
-RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state")
+RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
+         "training-steps", "training-loop")
 RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the last two
 ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
+# How far a weight may move from the expected one after training: a right step that
+# adds or averages in another order drifts by far less, a wrong one by half the rate.
+TRAINED_WEIGHTS_ATOL = 1e-3
 
 
 def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False) -> bool:
@@ -72,7 +76,9 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     turned by angles of the positions from args[1] on, "own-scale" for tensors each
     judged relative to its own largest entry (gradients of 1e-6 are all below ATOL),
     "weights-and-state" for an optimizer's (weights, state, state, ...): the weights
-    by ATOL, its state at its own scale."""
+    by ATOL, its state at its own scale, "training-steps" for what a training driver
+    hands back, (losses, weights), and "training-loop" for (log, weights, modes):
+    see training_difference."""
     if got[0] != want[0]:
         return False
     if got[0] == "error":
@@ -85,6 +91,8 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
         return same(got[1], want[1], own_scale=True)
     if rule == "weights-and-state":
         return same_weights_and_state(got[1], want[1])
+    if rule in ("training-steps", "training-loop"):
+        return not training_difference(got[1], want[1], rule)
     return same(got[1], want[1], activations=rule == "activations")
 
 
@@ -144,6 +152,65 @@ def same_rotation(got: Any, want: Any, args: tuple) -> bool:
     atol = ATOL + size * (RTOL + ANGLE_ULPS * (abs(last) + 1))
     return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
                                equal_nan=True))
+
+
+def close(value: Any, want: float) -> bool:
+    """A loss within RTOL and ATOL of the expected one, and a float as it is."""
+    return isinstance(value, float) and abs(value - want) <= ATOL + RTOL * abs(want)
+
+
+def training_difference(got: Any, want: Any, rule: str) -> str:
+    """How a training run differs from the stored one, in a line; "" for none. Its losses
+    (each a float, within RTOL and ATOL), its weights after the last step (within
+    TRAINED_WEIGHTS_ATOL) and, for a loop ("training-loop"), its log of (step,
+    train_loss, val_loss) and how its forward passes ran: as many with gradients on,
+    and in the same of the four modes (gradients on or off, training or evaluation)."""
+    size = 3 if rule == "training-loop" else 2
+    if not (isinstance(got, tuple) and len(got) == size):
+        return f"the run handed back {describe(got)}"
+    losses, weights, *modes = got
+    want_losses, want_weights, *want_modes = want
+    if rule == "training-loop":
+        if isinstance(losses, str):
+            return f"train_loop() returned {losses}, not a list of (step, train_loss, val_loss)"
+        for index, entry in enumerate(losses):
+            if isinstance(entry, str) or len(entry) != 3:
+                return f"entry {index} of the log is {describe(entry)}, not a tuple of 3"
+        steps = [entry[0] for entry in losses]
+        if steps != [entry[0] for entry in want_losses]:
+            return (f"the log has evaluations at steps {steps}, expected at "
+                    f"{[entry[0] for entry in want_losses]}")
+        on = modes[0]["grad, train"] + modes[0]["grad, eval"]
+        want_on = want_modes[0]["grad, train"] + want_modes[0]["grad, eval"]
+        if on != want_on:
+            return f"{on} forward passes ran with gradients on, expected {want_on}"
+        ran = sorted(k for k, n in modes[0].items() if n)
+        want_ran = sorted(k for k, n in want_modes[0].items() if n)
+        if ran != want_ran:
+            return f"the forward passes ran as {ran}, expected as {want_ran}"
+        losses = [v for entry in losses for v in entry[1:]]
+        want_losses = [v for entry in want_losses for v in entry[1:]]
+    if not isinstance(losses, list) or len(losses) != len(want_losses):
+        return f"the losses are {describe(losses)}, expected {describe(want_losses)}"
+    for index, (value, wanted) in enumerate(zip(losses, want_losses)):
+        if not isinstance(value, float):
+            return f"loss {index + 1} of {len(losses)} is {describe(value)}, not a float"
+        if not close(value, wanted):
+            return (f"loss {index + 1} of {len(losses)} is {value!r}, expected "
+                    f"{wanted!r}; the losses: {describe(losses)}")
+    if not (isinstance(weights, dict) and weights.keys() == want_weights.keys()):
+        named = sorted(weights) if isinstance(weights, dict) else weights
+        return f"the weights are {describe(named)}, expected {describe(sorted(want_weights))}"
+    for name, wanted in want_weights.items():
+        value = weights[name]
+        if not (isinstance(value, torch.Tensor) and value.shape == wanted.shape):
+            return f"the weights `{name}` are {describe(value)}, expected {describe(wanted)}"
+        error = float((value.double() - wanted.double()).abs().max()) if value.numel() else 0.0
+        if not error <= TRAINED_WEIGHTS_ATOL:
+            return (f"the losses are right, but after the last step the weights `{name}` "
+                    f"differ from the expected ones by up to {error:.2e} (more than the "
+                    f"{TRAINED_WEIGHTS_ATOL:g} allowed)")
+    return ""
 
 
 def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:

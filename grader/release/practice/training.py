@@ -1,0 +1,56 @@
+"""The GPTs the training problems' drivers train, built from exported programs.
+
+The instructor's grader builds a new GPT of a given config, its weights drawn from
+a seed, for every training call. This copy holds no GPT class (it is problem 23's
+answer): the release exported each GPT the practice cases train, in training mode,
+and this module builds a fresh one from its program, with the same parameters by
+the same names, so that a training step changes it as it changes the grader's.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+HERE = Path(__file__).parent
+
+
+@cache
+def programs() -> dict[str, str]:
+    """Each trainable GPT's description, as a key, and the name of its program."""
+    return json.loads((HERE / "cases.json").read_text("utf-8"))["trainable"]
+
+
+@cache
+def loaded(name: str) -> torch.nn.Module:
+    """A program, loaded once: each run trains a copy of it."""
+    return torch.export.load(HERE / "models" / f"{name}.pt2").module()
+
+
+def trainable_model(config: dict[str, int], seed: int) -> torch.nn.Module:
+    """A new GPT of `config` with the weights drawn from `seed`, in training mode."""
+    import copy
+
+    key = json.dumps({"config": config, "seed": seed}, sort_keys=True)
+    name = programs().get(key)
+    if name is None:
+        raise LookupError(f"this copy holds no trained GPT of {key}: only the practice "
+                          "cases' models")
+    return with_modes(copy.deepcopy(loaded(name))).train()
+
+
+def with_modes(model: Any) -> Any:
+    """An exported program refuses model.train() and model.eval(). This GPT has no
+    dropout, so the modes compute alike: they only set the flag the loop's driver
+    reads (model.training), as on the grader's GPT."""
+    def train(mode: bool = True) -> Any:
+        model.training = mode
+        return model
+
+    model.train = train
+    model.eval = lambda: train(False)
+    return model
