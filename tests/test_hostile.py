@@ -29,15 +29,10 @@ from conftest import ROOT, SUBMISSIONS
 from filelock import FileLock  # a dependency of torch
 
 from grader.registry import find
+from grader.sandbox.framing import read_frame
 from grader.sandbox.machine import probe
-from grader.sandbox.protocol import (
-    MAX_DEPTH,
-    ProtocolError,
-    decode,
-    read_call_reply,
-    read_frame,
-    unreadable,
-)
+from grader.sandbox.protocol import MAX_DEPTH, ProtocolError, decode
+from grader.sandbox.replies import read_call_reply, unreadable
 
 HOSTILE = SUBMISSIONS / "hostile"
 UNREADABLE = "the submission's process sent an unreadable reply"

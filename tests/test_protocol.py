@@ -11,19 +11,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.sandbox.protocol import (
-    MAX_DEPTH,
+from grader.sandbox.framing import (
     MAX_FRAME,
     MAX_JSON_DEPTH,
     TOO_DEEP,
-    ModelSpec,
     Oversized,
-    ProtocolError,
-    decode,
-    encode,
     read_frame,
     write_frame,
 )
+from grader.sandbox.protocol import MAX_DEPTH, ModelSpec, ProtocolError, decode, encode
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
           torch.int32, torch.uint8, torch.bool]

@@ -17,7 +17,7 @@ from grader.grading.witnessed import Untraced, expect_streamed_from_calls, trace
 from grader.model import artifacts, hidden
 from grader.sandbox.protocol import ModelSpec, decode, encode
 from grader.sandbox.witness import Pass
-from grader.sandbox.worker import ModelRefused, WorkerLoop
+from grader.sandbox.worker_models import ModelRefused, WorkerModels
 
 VOCAB = dict(enumerate("ab c."))
 
@@ -128,7 +128,7 @@ def test_building_a_hidden_model_leaves_the_global_random_state_alone():
 
 def test_a_worker_cannot_build_a_hidden_model():
     with pytest.raises(ModelRefused, match="read by the grader only"):
-        WorkerLoop().model(hide(ModelSpec("shipped")))
+        WorkerModels().model(hide(ModelSpec("shipped")))
     with pytest.raises(ValueError, match="not a model drawn by this grader"):
         hidden.hidden_model(ModelSpec("hidden", {"context_length": 4}, 12345))
 
@@ -183,10 +183,10 @@ def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls
 
 
 def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
-    worker = WorkerLoop()
-    worker.witness = (None, None)  # type: ignore[assignment] - nothing is sent here
+    models = WorkerModels()
+    models.witness = (None, None)  # type: ignore[assignment] - nothing is sent here
     artifacts.shipped_model()  # as the fork server preloads it
-    remote = worker.remote_model(hide(ModelSpec("shipped")))
+    remote = models.remote(hide(ModelSpec("shipped")))
     assert remote.context_length == artifacts.load_config().context_length
     assert artifacts.shipped_model.cache_info().currsize == 0
 

@@ -146,7 +146,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     (exit 2) when a problem is not finished or their code fails while training (the
     run folder then says it failed)."""
     from grader.model.training import TrainSettings, split_corpus
-    from grader.sandbox.protocol import MAX_FRAME
+    from grader.sandbox.framing import MAX_FRAME
 
     if steps < 1:
         raise UsageError(f"--steps {steps}: train at least one step")

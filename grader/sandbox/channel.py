@@ -9,7 +9,8 @@ import socket
 import threading
 from typing import IO
 
-from grader.sandbox.protocol import HEADER, ProtocolError, read_frame
+from grader.sandbox.framing import HEADER, read_frame
+from grader.sandbox.protocol import ProtocolError
 
 # Frames up to this size are written directly; larger ones under a deadline.
 SMALL_FRAME = 4096

@@ -11,7 +11,8 @@ import subprocess
 from grader.sandbox.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.ending import describe_exit, start_group, wait_then_kill
 from grader.sandbox.launch import grader_command, refusal
-from grader.sandbox.protocol import ProtocolError, unreadable
+from grader.sandbox.protocol import ProtocolError
+from grader.sandbox.replies import unreadable
 from grader.sandbox.scratch_folders import empty_folder, remove_tree
 from grader.sandbox.witness import Witness
 

@@ -27,15 +27,8 @@ from grader.sandbox.handles import WorkerHandle
 from grader.sandbox.layers.cgroups import with_limit_named
 from grader.sandbox.limits import DEFAULTS, Limits
 from grader.sandbox.pool import Load, WorkerPool
-from grader.sandbox.protocol import (
-    ModelSpec,
-    ProtocolError,
-    encode,
-    read_call_reply,
-    read_item_reply,
-    read_load_reply,
-    unreadable,
-)
+from grader.sandbox.protocol import ModelSpec, ProtocolError, encode
+from grader.sandbox.replies import read_call_reply, read_item_reply, read_load_reply, unreadable
 from grader.sandbox.witness import Witness
 
 

@@ -1,18 +1,18 @@
-"""What crosses between the grader and a submission's worker process.
+"""What crosses between the grader and a submission's worker process: the values.
 
-Plain JSON, framed by a 4-byte length. Tensors travel as dtype, shape and raw
-bytes; models travel as a description (`ModelSpec`) that each side builds for
-itself. Nothing is ever unpickled, so a hostile worker can send back data but
-never code.
+Plain JSON, framed by a 4-byte length (grader.sandbox.framing). Tensors travel as
+dtype, shape and raw bytes; models travel as a description (`ModelSpec`) that each
+side builds for itself. Nothing is ever unpickled, so a hostile worker can send back
+data but never code.
 
-The worker runs untrusted code, and that code can write frames of its own to
-the channel. So everything that comes back is checked before the grader builds
-anything from it: frame size, nesting depth, list, dict and string sizes, tensor
-dtypes and shapes, generator states, and the shape of each reply. A reply that
-fails a check raises `ProtocolError` with a short reason; `unreadable()` turns
-that into the learner's message. `encode` applies the same limits on the
-worker's side, so an honest submission's odd return value is refused there,
-with a message about the value, before it is ever sent.
+The worker runs untrusted code, and that code can write frames of its own to the
+channel. So everything that comes back is checked before the grader builds anything
+from it: frame size, nesting depth, list, dict and string sizes, tensor dtypes and
+shapes, generator states (here), and the shape of each reply (grader.sandbox.replies).
+A reply that fails a check raises `ProtocolError` with a short reason;
+`replies.unreadable()` turns that into the learner's message. `encode` applies the
+same limits on the worker's side, so an honest submission's odd return value is
+refused there, with a message about the value, before it is ever sent.
 """
 
 from __future__ import annotations
@@ -21,47 +21,27 @@ import base64
 import binascii
 import functools
 import itertools
-import json
 import math
-import struct
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
-
-MAX_FRAME = 64 * 1024 * 1024
-HEADER = struct.Struct(">I")
+from typing import Any
 
 # Limits on what one message may hold. Honest messages stay far below each one;
 # they exist so that a forged reply cannot make the grader recurse, allocate
 # gigabytes or loop over millions of entries before it notices.
 MAX_DEPTH = 64  # lists, dicts and tagged values inside one another
-# The JSON of one message: a value MAX_DEPTH deep takes up to three JSON levels a
-# level (a dict is {"__dict__": [[key, value]]}), and a message wraps it in a few more.
-MAX_JSON_DEPTH = 3 * (MAX_DEPTH + 1) + 8
 MAX_ITEMS = 1_000_000  # entries of one list or dict
 MAX_STRING = 1_000_000  # characters of one string
 MAX_DIMS = 16  # dimensions of one tensor
 MAX_ELEMENTS = 1 << 24  # entries of one tensor: 64 MB of float32
-MAX_MESSAGE = 16_000  # characters of an error message or captured output
-MAX_FRAMES = 20  # traceback lines in an error report
-MAX_MODEL_CALLS = 10_000  # forward passes recorded during one call
 
 # Dtypes a tensor may travel as: the plain numeric ones. Complex, quantized and
 # the many exotic float8 kinds have no use here and no safe byte layout to trust.
 TENSOR_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64",
                            "float16", "bfloat16", "float32", "float64"})
 
-UNREADABLE = "the submission's process sent an unreadable reply"
-TOO_DEEP = f"JSON nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
-
 
 class ProtocolError(Exception):
     """The other side sent something that is not a valid message."""
-
-
-def unreadable(reason: object) -> str:
-    """The learner's message for a reply that failed a check."""
-    return f"{UNREADABLE} ({reason})"
 
 
 @dataclass(frozen=True)
@@ -113,83 +93,6 @@ class ModelSpec:
 MODEL_KINDS = ("shipped", "random", "run", "yours", "hidden", "modern")
 MAX_MODEL_PATH = 4096  # characters of a run's folder name
 MAX_MODEL_SIZE = 1 << 20  # any one entry of a model's config
-
-
-def write_frame(stream: IO[bytes], message: dict) -> None:
-    data = json.dumps(message, allow_nan=False).encode()
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-class Oversized(ProtocolError):
-    """A frame larger than this reader takes. Its bytes were read and dropped, a
-    block at a time, so the stream is still in step and the reader can answer."""
-
-
-def read_frame(stream: IO[bytes],
-               limit: int | Callable[[], int] = MAX_FRAME) -> dict | None:
-    """One message, or None at end of stream; `limit` bytes at most (Oversized).
-
-    A callable `limit` is asked once the frame's header has come: a reader that
-    waits for the next message may learn meanwhile what it will take.
-    """
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        return None
-    (size,) = HEADER.unpack(header)
-    if size > MAX_FRAME:
-        raise ProtocolError(f"a message of {size} bytes, larger than the {MAX_FRAME} allowed")
-    if callable(limit):
-        limit = limit()
-    if size > limit:
-        if not _skip(stream, size):
-            return None
-        raise Oversized(f"a message of {size} bytes, larger than the {limit} allowed")
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    try:
-        message = json.loads(data)
-    except RecursionError:
-        # The JSON parser recurses per level; a thread that let this escape
-        # would die silently and leave the call waiting for its time-out.
-        raise ProtocolError(TOO_DEEP) from None
-    except MemoryError:
-        raise ProtocolError("a message too large to read") from None
-    except ValueError as exc:
-        raise ProtocolError(f"not JSON: {str(exc)[:200]}") from None
-    if not isinstance(message, dict):
-        raise ProtocolError("a message must be a JSON object")
-    # How deep the parser itself goes before it gives up depends on the Python
-    # version (3.12's parser reads 1,200 levels that 3.11's refuses), so the
-    # limit is checked here, the same everywhere.
-    if nested_deeper(message, MAX_JSON_DEPTH):
-        raise ProtocolError(TOO_DEEP)
-    return message
-
-
-def _skip(stream: IO[bytes], size: int) -> bool:
-    """Read and drop `size` bytes; False if the stream ended first."""
-    while size > 0:
-        block = stream.read(min(size, 1 << 20))
-        if not block:
-            return False
-        size -= len(block)
-    return True
-
-
-def nested_deeper(value: Any, limit: int) -> bool:
-    """Whether JSON data holds lists and objects more than `limit` levels deep
-    (the top one is level 1); walked without recursion."""
-    todo: list[tuple[Any, int]] = [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > limit:
-            return True
-        todo.extend((child, depth + 1) for child in children
-                    if isinstance(child, (dict, list)))
-    return False
 
 
 class Unencodable(TypeError):
@@ -337,7 +240,7 @@ def _entries(value: Any, what: str) -> list:
     return value
 
 
-def _int(value: Any, what: str, low: int, high: int) -> int:
+def checked_int(value: Any, what: str, low: int, high: int) -> int:
     # bool is an int to Python but never a size or a seed.
     if type(value) is not int or not low <= value <= high:
         raise ProtocolError(f"{what} {str(value)[:30]} is not a whole number from {low} "
@@ -431,13 +334,14 @@ def _decode_model(spec: Any) -> ModelSpec:
     for key, size in config.items():
         if len(key) > 64:
             raise ProtocolError("a model config name longer than 64 characters")
-        sizes[key] = _int(size, f"model size {key[:64]}", 0, MAX_MODEL_SIZE)
-    path = _text(spec.get("path"), "a model's folder", MAX_MODEL_PATH)
-    return ModelSpec(kind, sizes, _int(spec["seed"], "model seed", -(2**63), 2**64 - 1), path)
+        sizes[key] = checked_int(size, f"model size {key[:64]}", 0, MAX_MODEL_SIZE)
+    path = checked_text(spec.get("path"), "a model's folder", MAX_MODEL_PATH)
+    seed = checked_int(spec["seed"], "model seed", -(2**63), 2**64 - 1)
+    return ModelSpec(kind, sizes, seed, path)
 
 
-# --- replies: what the grader accepts from a worker ------------------------------------
-def _text(value: Any, what: str, limit: int, default: str = "") -> str:
+def checked_text(value: Any, what: str, limit: int, default: str = "") -> str:
+    """A string of at most `limit` characters, or `default` for None (the field left out)."""
     if value is None:
         return default
     if not isinstance(value, str):
@@ -445,75 +349,3 @@ def _text(value: Any, what: str, limit: int, default: str = "") -> str:
     if len(value) > limit:
         raise ProtocolError(f"{what} of {len(value)} characters (at most {limit})")
     return value
-
-
-def read_error(error: Any) -> dict[str, Any]:
-    """A worker's error report, with only the fields the grader reads, each checked."""
-    if not isinstance(error, dict):
-        raise ProtocolError("an error report that is not an object")
-    line = error.get("line")
-    if line is not None:
-        _int(line, "line number", 0, 10**9)
-    frames = error.get("frames") or []
-    if not isinstance(frames, list) or len(frames) > MAX_FRAMES:
-        raise ProtocolError(f"traceback lines that are not a list of at most {MAX_FRAMES}")
-    return {
-        "type": _text(error.get("type"), "an error type", 200, "Error"),
-        "message": _text(error.get("message"), "an error message", MAX_MESSAGE),
-        "file": _text(error.get("file"), "a file name", 4096) or None,
-        "line": line,
-        "function": _text(error.get("function"), "a function name", 1000) or None,
-        "frames": [_text(f, "a traceback line", 2000) for f in frames],
-        "limit": _text(error.get("limit"), "a limit", 200) or None,
-    }
-
-
-def read_load_reply(reply: dict) -> dict[str, Any] | None:
-    """The error that stopped a submission from loading, or None if it loaded."""
-    if "error" in reply:
-        return read_error(reply["error"])
-    if reply.get("ok") is not True:
-        raise ProtocolError("a reply to `load` with neither ok nor error")
-    return None
-
-
-def read_call_reply(reply: dict) -> dict[str, Any]:
-    """A reply to `call`, checked and decoded: the fields of a CallOutcome."""
-    output = _text(reply.get("output"), "captured output", MAX_MESSAGE)
-    if "error" in reply:
-        return {"error": read_error(reply["error"]), "output": output}
-    if reply.get("ok") is not True or "result" not in reply:
-        raise ProtocolError("a reply to `call` with neither a result nor an error")
-    after = reply.get("after", {})
-    if not isinstance(after, dict) or len(after) > MAX_DIMS * 4:
-        raise ProtocolError("the arguments after the call are not a small object")
-    watched = {}
-    for key, value in after.items():
-        if not (key.isascii() and key.isdigit() and len(key) <= 4):
-            raise ProtocolError(f"argument position {key[:10]!r} is not a number")
-        watched[int(key)] = decode(value)
-    calls = reply.get("model_calls")
-    if calls is not None:
-        if not isinstance(calls, list) or len(calls) > MAX_MODEL_CALLS:
-            raise ProtocolError(f"model calls that are not a list of at most {MAX_MODEL_CALLS}")
-        for entry in calls:
-            if not isinstance(entry, list) or len(entry) != 2:
-                raise ProtocolError("a model call that is not a pair of numbers")
-            for number in entry:
-                _int(number, "a model call's token count", 0, MAX_ELEMENTS)
-    changed = reply.get("model_changed", False)
-    if not isinstance(changed, bool):
-        raise ProtocolError("model_changed that is not true or false")
-    return {"result": decode(reply["result"]), "after": watched, "model_changed": changed,
-            "model_calls": calls, "output": output}
-
-
-def read_item_reply(reply: dict) -> tuple[str, Any]:
-    """A reply to `next`: ("item", value), ("done", None) or ("error", report)."""
-    if "error" in reply:
-        return "error", read_error(reply["error"])
-    if reply.get("done") is True:
-        return "done", None
-    if reply.get("ok") is not True or "item" not in reply:
-        raise ProtocolError("a reply to `next` with no item")
-    return "item", decode(reply["item"])

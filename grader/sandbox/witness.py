@@ -32,15 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from grader.sandbox.protocol import (
-    ModelSpec,
-    Oversized,
-    ProtocolError,
-    decode,
-    encode,
-    read_frame,
-    write_frame,
-)
+from grader.sandbox.framing import Oversized, read_frame, write_frame
+from grader.sandbox.protocol import ModelSpec, ProtocolError, decode, encode
 
 MAX_BATCH = 64  # rows in one forward pass the witness will run for a submission
 # Rows of forward passes logged during one call of the learner's code (an honest

@@ -3,7 +3,9 @@
 The grader never runs a learner's code in its own process. This worker loads one
 submission file, answers calls on its `Solution`, and reports results and errors
 as plain data. It talks over a private copy of its original stdout, so whatever
-the submission prints or reads cannot corrupt the conversation.
+the submission prints or reads cannot corrupt the conversation. The models its calls
+are handed are grader/sandbox/worker_models.py's; its errors, as data,
+grader/sandbox/describe.py's.
 """
 
 from __future__ import annotations
@@ -13,17 +15,20 @@ import importlib.util
 import io
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import IO, Any
 
 # Imported before any sandbox is set up: it only cuts text.
 from grader.grading.printed import clip
 
-# Also before the sandbox: a learner's error may name the limit it stands for.
-from grader.sandbox.outcome import limit_message
+# Also before the sandbox: what the worker reads, describes and builds.
+from grader.sandbox.describe import describe_error
+from grader.sandbox.framing import read_frame, write_frame
+from grader.sandbox.harness_ref import harness_name, run_harness
+from grader.sandbox.protocol import Unencodable, decode, encode
+from grader.sandbox.worker_models import ModelRefused, WorkerModels
 
-# Characters of what one call printed, and of an error's message, that the worker sends.
+# Characters of what one call printed that the worker sends.
 CALL_OUTPUT_LIMIT = 4000
 
 
@@ -56,73 +61,6 @@ def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
     return proto_in, proto_out
 
 
-def _where(exc: BaseException, path: str) -> tuple[str | None, int | None, str | None]:
-    """The deepest frame of the traceback that is in the submission file."""
-    found: tuple[str | None, int | None, str | None] = (None, None, None)
-    target = os.path.normcase(os.path.abspath(path))
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.normcase(os.path.abspath(frame.filename)) == target:
-            found = (frame.filename, frame.lineno, frame.name)
-    return found
-
-
-def _text_of(exc: BaseException) -> str:
-    # A learner's exception class may define __str__ to raise: that must not end the worker.
-    try:
-        return str(exc)
-    except Exception:  # noqa: BLE001
-        return f"<{type(exc).__name__} whose message cannot be printed>"
-
-
-def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[str, Any]:
-    """The learner's error as plain data; `limit` names a sandbox limit it stands for."""
-    file, line, function = _where(exc, path)
-    if isinstance(exc, SyntaxError) and exc.lineno is not None:
-        file, line, function = exc.filename or path, exc.lineno, None
-    frames = [
-        f"{Path(f.filename).name}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
-        for f in traceback.extract_tb(exc.__traceback__)
-        if os.path.normcase(os.path.abspath(f.filename))
-        == os.path.normcase(os.path.abspath(path))
-    ]
-    message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
-    limit = None
-    if policy is not None:
-        try:
-            limit = limit_message(policy, exc)
-        except Exception:  # noqa: BLE001 - it reads str(exc), which the learner defines
-            limit = None
-    if limit:
-        # "MemoryError" alone reads like a bug in the learner's code; the limit
-        # is what they need to know, and torch's own text stays for the detail.
-        message = f"{limit}" + (f" ({message})" if message else "")
-    return {
-        "type": type(exc).__name__,
-        "message": message[:CALL_OUTPUT_LIMIT],
-        "file": file,
-        "line": line,
-        "function": function,
-        "frames": frames[-5:],
-        "limit": limit,
-    }
-
-
-
-def weights_changed(model: Any, saved: dict[str, Any]) -> bool:
-    """Whether any of the model's weights differ from `saved`.
-
-    The state dict is built once: built again for every weight, it cost about
-    3 ms a call, more than most learners' methods take.
-    """
-    import torch
-
-    current = model.state_dict()
-    return any(not torch.equal(value, current[name]) for name, value in saved.items())
-
-class ModelRefused(Exception):
-    """A model this worker must not build, such as a trained run the grader serves."""
-
-
 class WorkerLoop:
     """The worker's side: loads one submission and answers the grader's requests."""
 
@@ -131,11 +69,8 @@ class WorkerLoop:
         self.path: str | None = None
         self.solution: Any = None
         self.module: Any = None
-        self.models: dict[tuple, Any] = {}
-        self.model_calls: list[list[int]] = []
+        self.models = WorkerModels(policy)
         self.iterator: Any = None
-        # The grader's witness of model calls, where the worker was given one.
-        self.witness: tuple[IO[bytes], IO[bytes]] | None = None
         # A worker that loads one submission after another (off Linux) comes back to
         # this state before each (grader/sandbox/baseline.py).
         self.baseline: Any = None
@@ -147,8 +82,8 @@ class WorkerLoop:
 
         self.solution = self.module = self.iterator = None
         # Models it was handed may carry its changes beyond their weights.
-        self.forget_preloaded_models()
-        self.model_calls.clear()
+        self.models.forget_preloaded()
+        self.models.calls.clear()
         restore(self.baseline)
 
     def load(self, path: str, class_name: str, methods: list[str],
@@ -190,170 +125,51 @@ class WorkerLoop:
             return {"error": describe_error(exc, path, self.policy)}
         return {"ok": True}
 
-    def remote_model(self, spec: Any) -> Any:
-        """A model whose forward passes run in the grader, which logs them."""
-        from grader.sandbox.witness import RemoteModel
-
-        assert self.witness is not None
-        if spec.kind in ("run", "hidden"):
-            # Never built here: its sizes come with its description.
-            context_length = spec.config.get("context_length")
-            if type(context_length) is not int or context_length < 1:
-                raise ModelRefused(f"the description of {spec!r} has no context_length")
-            if spec.kind == "hidden":
-                self.forget_preloaded_models()
-        else:
-            context_length = self.model(spec).context_length
-        return RemoteModel(spec, *self.witness, context_length)
-
-    def forget_preloaded_models(self) -> None:
-        """Drop every model this process holds, for a worker handed hidden ones
-        (grader/model/hidden.py): no copy of the shipped weights the fork server
-        loaded stays at hand for the learner's code to compute its text with."""
-        from grader.model import artifacts
-
-        artifacts.shipped_model.cache_clear()
-        artifacts.shipped_llama.cache_clear()
-        self.models.clear()
-
-    def model(self, spec: Any) -> Any:
-        from grader.model.artifacts import build_model
-        from grader.model.memo import remember_outputs
-
-        if spec.kind in ("run", "hidden"):
-            # The run's weights are the grader's to read (the sandbox keeps this
-            # process out of the run's folder); the grader serves its forward passes.
-            raise ModelRefused(f"{spec!r} is read by the grader only; a worker is "
-                               "handed its forward passes (a witnessed call), never its weights")
-        key = spec.key()
-        if key not in self.models:
-            # The learner's code only reads the model: without gradients to track,
-            # a forward pass takes about a fifth less time.
-            built = self._your_gpt(spec) if spec.kind == "yours" else build_model(spec)
-            model = remember_outputs(built.requires_grad_(False))
-            self._record_calls(model)
-            self.models[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
-        model, pristine = self.models[key]
-        # Undo whatever an earlier call did to the weights, so one bad call
-        # cannot spoil the next.
-        model.load_state_dict(pristine)
-        return model
-
-    def _your_gpt(self, spec: Any) -> Any:
-        """The learner's problem-23 GPT with the shipped weights (`talk --yours`).
-
-        Whatever their file raises, or a parameter the shipped weights do not
-        fit, is the learner's error about that file, not a crash of the worker.
-        """
-        from grader.model.parts import KnownWeightsError
-        from grader.model.yours import build
-
-        try:
-            return build(spec)
-        except KnownWeightsError as exc:
-            raise ModelRefused(str(exc)) from None
-        except BaseException as exc:  # noqa: BLE001 - the learner's code, reported as data
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            error = describe_error(exc, spec.path, self.policy)
-            where = f" (line {error['line']})" if error.get("line") else ""
-            what = "modern GPT" if "n_kv_head" in spec.config else "GPT"
-            raise ModelRefused(f"your {what} in {Path(spec.path).parent.name}/solution.py "
-                               f"failed{where}: {error['type']}: {error['message']}") from None
-
-    def _record_calls(self, model: Any) -> None:
-        """Log (new tokens, cached tokens) of every forward pass, as the witness does.
-
-        Recorded before the memo, which answers a window it has seen without a
-        pass: the count is of the calls the submission made, as the witness counts
-        them where there is one (a fork server's worker), not of the passes run.
-        """
-        calls = self.model_calls
-        forward = model.forward
-        inside = [0]  # GPT.forward runs forward_with_cache: one call, counted once
-
-        def recorded_forward(context: Any) -> Any:
-            shape = getattr(context, "shape", ())
-            calls.append([int(shape[-1]) if len(shape) else 0, 0])
-            inside[0] += 1
-            try:
-                return forward(context)
-            finally:
-                inside[0] -= 1
-
-        model.forward = recorded_forward
-        inner = getattr(model, "forward_with_cache", None)
-        if inner is None:  # the learner's own GPT may have none
-            return
-
-        def recorded(context: Any, cache: Any = None) -> Any:
-            if not inside[0]:
-                past = 0 if not cache else int(cache[0][0].shape[2])
-                calls.append([int(context.shape[-1]), past])
-            return inner(context, cache)
-
-        model.forward_with_cache = recorded
-
     def call(
         self, method: str, args: list, kwargs: dict, watch: list[int], iterate: bool = False,
         witnessed: bool = False,
     ) -> dict[str, Any]:
         import torch
 
-        from grader.sandbox.protocol import ModelSpec, Unencodable, encode
         from grader.sandbox.witness import announce_chunk
 
-        remote = witnessed and self.witness is not None
-
-        def materialise(value: Any) -> Any:
-            if not isinstance(value, ModelSpec):
-                return value
-            return self.remote_model(value) if remote else self.model(value)
-
+        witness = self.models.witness if witnessed else None
         try:
-            args = [materialise(a) for a in args]
-            kwargs = {k: materialise(v) for k, v in kwargs.items()}
+            args = [self.models.materialise(a, witness is not None) for a in args]
+            kwargs = {k: self.models.materialise(v, witness is not None)
+                      for k, v in kwargs.items()}
         except ModelRefused as exc:
             return {"error": {"type": "ModelRefused", "file": None, "line": None,
                               "message": str(exc)}}
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
-        self.model_calls.clear()
+        self.models.calls.clear()
         captured = io.StringIO()
         try:
             with contextlib.redirect_stdout(captured):
-                if method.startswith("harness:"):
+                if (harness := harness_name(method)) is not None:
                     # A problem whose answer is not a Solution method (a class of
                     # its own, driven step by step) is exercised by trusted code.
-                    from grader.sandbox import harnesses
-
-                    result = getattr(harnesses, method.removeprefix("harness:"))(
-                        self.module, *args, **kwargs)
+                    result = run_harness(harness, self.module, *args, **kwargs)
                 else:
                     result = getattr(self.solution, method)(*args, **kwargs)
-                if iterate and remote:
+                if iterate and witness is not None:
                     # The witness counts the calls made before each chunk came out.
                     chunks = []
                     for chunk in result:
-                        announce_chunk(*self.witness)
+                        announce_chunk(*witness)
                         chunks.append([chunk, 0])
                     result = chunks
                 elif iterate:
                     # A generator runs lazily: record how many model calls had been
                     # made when each chunk came out, to tell streaming from batching.
-                    result = [[chunk, len(self.model_calls)] for chunk in result]
+                    result = [[chunk, len(self.models.calls)] for chunk in result]
         except BaseException as exc:  # noqa: BLE001 - learner errors are data, not crashes
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return {"error": describe_error(exc, self.path or "", self.policy),
                     "output": printed(captured.getvalue())}
         # model() restored each model to its pristine weights before the call.
-        pristine = {id(model): saved for model, saved in self.models.values()}
-        changed = [m for m in models if id(m) in pristine and weights_changed(m, pristine[id(m)])]
-        for model in changed:
-            # What it answered with other weights must not answer the next call,
-            # which model() gives the pristine weights back.
-            model.forget_outputs()
-        model_changed = bool(changed)
+        model_changed = self.models.changed(models)
         try:
             encoded = encode(result)
             # The arguments may hold what the submission put into them.
@@ -368,19 +184,16 @@ class WorkerLoop:
             "result": encoded,
             "after": after,
             "model_changed": model_changed,
-            "model_calls": self.model_calls[:10_000],
+            "model_calls": self.models.calls[:10_000],
             "output": printed(captured.getvalue()),
         }
 
     def start(self, method: str, args: list, witnessed: bool = False) -> dict[str, Any]:
         """Begin a generator method; its items then come one `next` at a time, live."""
-        from grader.sandbox.protocol import ModelSpec
-
-        remote = witnessed and self.witness is not None
+        remote = witnessed and self.models.witness is not None
         self.iterator = None
         try:
-            models = [(self.remote_model(a) if remote else self.model(a))
-                      if isinstance(a, ModelSpec) else a for a in args]
+            models = [self.models.materialise(a, remote) for a in args]
         except ModelRefused as exc:
             return {"error": {"type": "ModelRefused", "file": None, "line": None,
                               "message": str(exc)}}
@@ -392,8 +205,6 @@ class WorkerLoop:
         return {"ok": True}
 
     def next_item(self) -> dict[str, Any]:
-        from grader.sandbox.protocol import Unencodable, encode
-
         if self.iterator is None:
             return {"done": True}
         try:
@@ -421,11 +232,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     """
     import torch
 
-    from grader.sandbox.protocol import decode, read_frame, write_frame
-
     torch.set_num_threads(1)
     worker = WorkerLoop(policy)
-    worker.witness = witness
+    worker.models.witness = witness
     if hosted:
         from grader.sandbox.baseline import capture
 
