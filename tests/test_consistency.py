@@ -187,6 +187,25 @@ def test_every_file_of_a_problem_is_there(problem: Problem):
     assert not missing, f"{problem.folder} lacks {', '.join(missing)}"
 
 
+def mistakes_file(problem: Problem) -> Path:
+    """Where a problem's known mistakes are written (grader/grading/mistakes_data.py)."""
+    return CHECKS / "mistakes" / f"{problem.slug}.toml"
+
+
+@PROBLEMS_BY_FOLDER
+def test_a_check_module_reading_its_mistakes_has_their_file(problem: Problem):
+    reads = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "mistakes_of" for node in ast.walk(parse(problem.checks)))
+    assert not reads or mistakes_file(problem).is_file(), (
+        f"{problem.checks.name} reads its mistakes, but {mistakes_file(problem)} is missing")
+
+
+def test_every_mistakes_file_belongs_to_a_problem():
+    expected = {mistakes_file(p).name for p in problems()}
+    found = {p.name for p in (CHECKS / "mistakes").glob("*.toml")}
+    assert not found - expected, f"mistakes files of no problem: {sorted(found - expected)}"
+
+
 @pytest.mark.parametrize("root", [PROBLEMS, SOLUTIONS, STARTERS], ids=lambda r: r.name)
 def test_folders_mirror_the_registry(root: Path):
     expected = {p.folder for p in problems()}

@@ -18,7 +18,6 @@ import pytest
 
 from grader.grading import mistakes_data
 from grader.grading.mistakes_data import MistakesDataError, mistakes_of
-from grader.paths import CHECKS
 from grader.registry import problems
 
 
@@ -28,12 +27,6 @@ def test_every_table_of_every_mistakes_file_is_read_by_its_check_module() -> Non
     tables = {(path, name) for path in mistakes_data.MISTAKES.rglob("*.toml")
               for name in tomllib.loads(path.read_text(encoding="utf-8"))}
     assert tables - mistakes_data.READ == set()
-
-
-def test_every_mistakes_file_belongs_to_a_problem() -> None:
-    slugs = {p.slug for p in problems()}
-    assert {p.stem for p in mistakes_data.MISTAKES.glob("*.toml")} <= slugs
-    assert mistakes_data.MISTAKES.parent == CHECKS
 
 
 def made(x: int, *, knob: Any = "right", other: Any = 0) -> tuple:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from grader.grading import transformer
 from grader.grading.cases import attention_input
-from grader.grading.contract import Contract
-from grader.grading.module_checks import LayerChecks, attention_mistakes, repeatable
+from grader.grading.module_checks import LayerChecks, attention_mistakes
 
 MISTAKES = attention_mistakes(
     transformer.head,
@@ -25,11 +24,7 @@ MISTAKES = attention_mistakes(
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer-last-head",
                     output="the head's output", one_head=True)
 
-CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
-
-test_shipped_heads, test_random_heads = CONTRACT.tests(
+CONTRACT, test_shipped_heads, test_random_heads, test_the_same_output_twice = LAYER.checks(
+    MISTAKES,
     "One head of the shipped model's attention, on the activations it sees",
-    "Heads of small random models, against the reference",
-    LAYER.draw)
-
-test_the_same_output_twice = repeatable(CONTRACT)
+    "Heads of small random models, against the reference")

@@ -11,15 +11,10 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading import transformer
-from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
-from grader.grading.contract import Contract
+from grader.grading.cases import SHIPPED, model_contexts
 from grader.grading.mistakes_data import mistakes_of
-from grader.grading.module_checks import (
-    judged_as_activations,
-    repeatable,
-    shipped_config,
-)
-from grader.grading.strategies import random_models, token_contexts
+from grader.grading.module_checks import drawn_contexts, module_tests, shipped_config
+from grader.grading.strategies import random_models
 from grader.model.parts import weights
 from grader.sandbox.protocol import ModelSpec
 
@@ -32,11 +27,7 @@ def cases() -> dict[str, tuple]:
     config = shipped_config()
     shipped = weights(SHIPPED)
     return {
-        "a-sentence": (config, shipped, prompt_ids("Once upon a time, there was a")),
-        "one-token": (config, shipped, prompt_ids("\n")),
-        "full-window": (config, shipped, prompt_ids(corpus_prefix(context_length()))),
-        "batch-of-two": (config, shipped,
-                         torch.cat([prompt_ids("The cat"), prompt_ids("Tom ran")])),
+        **{case: (config, shipped, ids) for case, ids in model_contexts().items()},
         "random-weights": (SMALL, weights(ModelSpec("random", SMALL, 7)),
                            torch.tensor([[0, 1, 2, 3, 4, 5, 0, 1], [5, 5, 4, 4, 3, 3, 2, 2]])),
     }
@@ -46,20 +37,10 @@ def draw_example(data: st.DataObject) -> tuple:
     """A random GPT, with random weights, on random token ids."""
     spec = data.draw(random_models(), label="model")
     config = spec.config
-    rows = [data.draw(token_contexts(config["vocab_size"], max_length=config["context_length"]),
-                      label="context")]
-    if data.draw(st.booleans(), label="a second row"):
-        length = rows[0].shape[1]
-        rows.append(data.draw(token_contexts(config["vocab_size"], length, length),
-                              label="second row"))
-    return dict(config), weights(spec), torch.cat(rows)
+    return dict(config), weights(spec), drawn_contexts(data, config)
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, **judged_as_activations("the logits tensor"))
-
-test_shipped_model, test_random_models = CONTRACT.tests(
-    "Your GPT with the shipped weights, against the shipped model's logits",
-    "Small random GPTs, against the reference",
-    draw_example)
-
-test_the_same_output_twice = repeatable(CONTRACT)
+CONTRACT, test_shipped_model, test_random_models, test_the_same_output_twice = module_tests(
+    cases, MISTAKES, draw_example, output="the logits tensor",
+    shipped="Your GPT with the shipped weights, against the shipped model's logits",
+    drawn="Small random GPTs, against the reference")

@@ -37,7 +37,6 @@ from grader.model.parts import given, state_dict
 from grader.wording import Plural
 
 Cache = tuple[torch.Tensor, torch.Tensor]
-ARG_NAMES = ("config", "weights", "x", "past")
 # Random weights are drawn from N(0, SCALE^2 / fan_in): scores of a few units, so that
 # the softmax is far from uniform and far from one-hot, where every mistake shows.
 SCALE = 1.5
@@ -274,8 +273,7 @@ def draw_example(data: st.DataObject) -> tuple:
     return after_a_cache(config, weights, x, cached)
 
 
-CONTRACT = Contract(problem="grouped-query-attention", method="forward", arg_names=ARG_NAMES,
-                    cases=cases, judge=judge, mistakes=MISTAKES, matches=same_attention,
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_attention,
                     same_as_golden=same_attention)
 
 test_shipped_attention, test_random_attention = CONTRACT.tests(
@@ -323,7 +321,7 @@ def test_one_token_at_a_time(kata: Kata) -> None:
         whole = kata.reference.forward(config, weights, x)
 
     def learner(*args: Any) -> Outcome:
-        return kata.outcome("forward", *args, arg_names=ARG_NAMES[:len(args)])
+        return kata.outcome(CONTRACT.method, *args, arg_names=CONTRACT.arg_names[:len(args)])
 
     got = chained(learner, config, weights, x, CHAIN_PREFIX)
     if got[0] != "value" or parts(got) is None:

@@ -17,11 +17,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.cases import context_length, corpus_prefix, prompt_ids
-from grader.grading.contract import Contract
+from grader.grading.cases import model_contexts
 from grader.grading.mistakes_data import mistakes_of
-from grader.grading.module_checks import judged_as_activations, repeatable
-from grader.grading.strategies import token_contexts
+from grader.grading.module_checks import drawn_contexts, module_tests
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
 from grader.model.parts import given, state_dict
@@ -115,9 +113,6 @@ def llama(config: dict[str, Any], weights: dict[str, Any], context: torch.Tensor
     return F.softmax(logits, dim=-1) if softmax else logits
 
 
-PRE_NORM = ("x = x + self.attn(self.attn_norm(x))[0], then x = x + "
-            "self.mlp(self.mlp_norm(x)): each sub-layer reads a normalised copy and adds to x")
-
 MISTAKES = mistakes_of(globals(), llama)
 
 
@@ -174,11 +169,7 @@ def cases() -> dict[str, tuple]:
     other = small_config(vocab_size=5, context=6, n_layer=1, n_head=2, n_kv_head=1,
                          head_dim=4, n_hidden=5, rope_base=100.0)
     return {
-        "a-sentence": (config, weights, prompt_ids("Once upon a time, there was a")),
-        "one-token": (config, weights, prompt_ids("\n")),
-        "full-window": (config, weights, prompt_ids(corpus_prefix(context_length()))),
-        "batch-of-two": (config, weights,
-                         torch.cat([prompt_ids("The cat"), prompt_ids("Tom ran")])),
+        **{case: (config, weights, ids) for case, ids in model_contexts().items()},
         "random-weights": (small, random_weights(small, 7),
                            torch.tensor([[0, 1, 2, 3, 4, 5, 6, 0], [6, 6, 5, 5, 4, 4, 3, 3]])),
         "multi-query-one-layer": (other, random_weights(other, 8),
@@ -200,22 +191,10 @@ def draw_example(data: st.DataObject) -> tuple:
         n_hidden=data.draw(st.integers(1, 16), label="n_hidden"),
         rope_base=data.draw(st.sampled_from([10.0, 10000.0]), label="rope_base"))
     seed = data.draw(st.integers(0, 2**16), label="seed")
-    rows = [data.draw(token_contexts(config["vocab_size"], max_length=config["context_length"]),
-                      label="context")]
-    if data.draw(st.booleans(), label="a second row"):
-        length = rows[0].shape[1]
-        rows.append(data.draw(token_contexts(config["vocab_size"], length, length),
-                              label="second row"))
-    return config, random_weights(config, seed), torch.cat(rows)
+    return config, random_weights(config, seed), drawn_contexts(data, config)
 
 
-CONTRACT = Contract(problem="modern-gpt", method="forward",
-                    arg_names=("config", "weights", "context"), cases=cases, mistakes=MISTAKES,
-                    **judged_as_activations("the logits tensor"))
-
-test_shipped_modern_model, test_random_llamas = CONTRACT.tests(
-    "Your Llama with the shipped modern weights, against the shipped modern model's logits",
-    "Small random Llamas, multi-query and multi-head among them, against the reference",
-    draw_example)
-
-test_the_same_output_twice = repeatable(CONTRACT)
+CONTRACT, test_shipped_modern_model, test_random_llamas, test_the_same_output_twice = module_tests(
+    cases, MISTAKES, draw_example, output="the logits tensor",
+    shipped="Your Llama with the shipped modern weights, against the shipped modern model's logits",
+    drawn="Small random Llamas, multi-query and multi-head among them, against the reference")

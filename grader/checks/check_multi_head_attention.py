@@ -12,13 +12,11 @@ from functools import partial
 
 from grader.grading import transformer
 from grader.grading.cases import attention_input
-from grader.grading.contract import Contract
 from grader.grading.failures import Mistake
 from grader.grading.module_checks import (
          LayerChecks,
          attention_mistakes,
          qkv_order_mistake,
-         repeatable,
 )
 
 SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): head h owns "
@@ -47,11 +45,7 @@ MISTAKES = attention_mistakes(
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer",
                     output="the attention layer's output")
 
-CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
-
-test_shipped_layers, test_random_layers = CONTRACT.tests(
+CONTRACT, test_shipped_layers, test_random_layers, test_the_same_output_twice = LAYER.checks(
+    MISTAKES,
     "The shipped model's attention layers, on the activations they see",
-    "Attention layers of small random models, against the reference",
-    LAYER.draw)
-
-test_the_same_output_twice = repeatable(CONTRACT)
+    "Attention layers of small random models, against the reference")

@@ -122,9 +122,7 @@ def draw_example(data: st.DataObject) -> tuple:
             random_input((batch, length, n_embd), seed + 1))
 
 
-CONTRACT = Contract(problem="swiglu", method="forward", arg_names=("config", "weights", "x"),
-                    cases=cases, mistakes=MISTAKES,
-                    **judged_as_activations("the layer's output"))
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, **judged_as_activations("the layer's output"))
 
 test_shipped_inputs, test_random_layers = CONTRACT.tests(
     "SwiGLU on what the shipped model's MLPs read, with weights at a linear layer's scale "

@@ -10,25 +10,17 @@ from __future__ import annotations
 
 from grader.grading import transformer
 from grader.grading.cases import block_input
-from grader.grading.contract import Contract
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import (
     LayerChecks,
-    repeatable,
 )
-
-PRE_NORM = "x = x + self.attn(self.ln_1(x)), then x = x + self.mlp(self.ln_2(x))"
 
 MISTAKES = mistakes_of(globals(), transformer.block)
 
 LAYER = LayerChecks("blocks.{}", block_input, last="last-block",
                     output="the block's output", one_token_layer=1)
 
-CONTRACT = Contract(mistakes=MISTAKES, **LAYER.contract_fields())
-
-test_shipped_blocks, test_random_blocks = CONTRACT.tests(
+CONTRACT, test_shipped_blocks, test_random_blocks, test_the_same_output_twice = LAYER.checks(
+    MISTAKES,
     "The shipped model's blocks, on the activations they see",
-    "Blocks of small random models, against the reference",
-    LAYER.draw)
-
-test_the_same_output_twice = repeatable(CONTRACT)
+    "Blocks of small random models, against the reference")

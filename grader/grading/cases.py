@@ -33,6 +33,17 @@ def prompt_ids(prompt: str) -> torch.Tensor:
     return artifacts.encode(prompt, artifacts.shipped_vocab())
 
 
+def model_contexts() -> dict[str, torch.Tensor]:
+    """The contexts a whole model's fixed cases run on, by case id (gpt, modern-gpt):
+    a sentence, one token, a full window and a batch of two."""
+    return {
+        "a-sentence": prompt_ids("Once upon a time, there was a"),
+        "one-token": prompt_ids("\n"),
+        "full-window": prompt_ids(corpus_prefix(context_length())),
+        "batch-of-two": torch.cat([prompt_ids("The cat"), prompt_ids("Tom ran")]),
+    }
+
+
 def corpus_ids(n: int) -> torch.Tensor:
     """The corpus' first n characters as a (n,) LongTensor: data to cut windows from."""
     return prompt_ids(corpus_prefix(n))[0]

@@ -26,7 +26,7 @@ from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.judges import comparing, expect_activations
 from grader.grading.kata import Kata
 from grader.grading.mistakes_data import shared
-from grader.grading.strategies import random_models
+from grader.grading.strategies import random_models, token_contexts
 from grader.model import artifacts
 from grader.model.parts import weights
 from grader.sandbox.protocol import ModelSpec
@@ -81,6 +81,11 @@ class LayerChecks:
     def contract_fields(self) -> dict[str, Any]:
         return {"cases": self.cases, **judged_as_activations(self.output)}
 
+    def checks(self, mistakes: Sequence[Mistake], shipped: str, drawn: str) -> ModuleTests:
+        """The part's contract and its three tests (see module_tests)."""
+        return module_tests(self.cases, mistakes, self.draw, output=self.output,
+                            shipped=shipped, drawn=drawn)
+
     def weights(self, model: ModelSpec, layer: int, head: int | None) -> dict[str, Any]:
         return weights(model, self.part.format(layer), head if self.one_head else None)
 
@@ -113,6 +118,32 @@ class LayerChecks:
         seed = data.draw(st.integers(0, 2**16), label="seed of x")
         return (dict(config), self.weights(spec, 0, head),
                 random_input((batch, length, config["n_embd"]), seed))
+
+
+# A module's contract, then its tests of the shipped model, of random models, and of
+# the same output twice.
+ModuleTests = tuple[Contract, Callable[..., None], Callable[..., None], Callable[[Kata], None]]
+
+
+def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mistake],
+                 draw: Callable[[st.DataObject], tuple], *, output: str, shipped: str,
+                 drawn: str) -> ModuleTests:
+    """The contract of a module whose output is activations (`output` names it in a
+    failure), and its three tests: the fixed `cases` (described by `shipped`), examples
+    drawn by `draw` (by `drawn`), and the same output twice."""
+    contract = Contract(cases=cases, mistakes=list(mistakes), **judged_as_activations(output))
+    return (contract, *contract.tests(shipped, drawn, draw), repeatable(contract))
+
+
+def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:
+    """One row of random token ids that fits the model's window, or two of one length."""
+    rows = [data.draw(token_contexts(config["vocab_size"], max_length=config["context_length"]),
+                      label="context")]
+    if data.draw(st.booleans(), label="a second row"):
+        length = rows[0].shape[1]
+        rows.append(data.draw(token_contexts(config["vocab_size"], length, length),
+                              label="second row"))
+    return torch.cat(rows)
 
 
 def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, by_embd: str,
