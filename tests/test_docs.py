@@ -167,6 +167,17 @@ def has_file(template: str) -> Callable[[dict], str | None]:
     return check
 
 
+def has_its_mistakes(entry: dict) -> str | None:
+    # A check module that reads its known mistakes from data must have the file; the
+    # few whose tables are still built in Python (train-step's, say) have none.
+    module = entry["slug"].replace("-", "_")
+    check = (ROOT / f"grader/checks/check_{module}.py").read_text(encoding="utf-8")
+    if "mistakes_of(" not in check:
+        return None
+    path = ROOT / f"grader/checks/mistakes/{entry['slug']}.toml"
+    return None if path.is_file() else f"no {path.relative_to(ROOT)}"
+
+
 def registered(entry: dict) -> str | None:
     return None if entry.get("hints") and entry.get("methods") else "no hints or methods"
 
@@ -212,6 +223,7 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
     "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
     "grader/checks/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
+    "grader/checks/mistakes/<slug>.toml": has_its_mistakes,
     "grader/play.py": statement_runs_its_examples,
     "tests/submissions/<slug>/expected.toml": has_submissions,
     "data/starters/NN-slug/solution.py": has_file("data/starters/{folder}/solution.py"),
