@@ -27,6 +27,15 @@ HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
 # The goals for "all starters" and "all references" were set for the sixteen
 # problems of the generation tracks; later tracks are timed on their own.
 FIRST_SIXTEEN = [str(n) for n in range(1, 17)]
+# Tracks 3 and 4 (17-35): the GPT, its training, and the modern decoder. Their goals
+# are the first two tracks' scaled by the number of problems (19 against 16): no goal
+# was set for them when they were written.
+LATER = [str(n) for n in range(17, 36)]
+
+
+def scaled(goal: float) -> float:
+    return round(goal * len(LATER) / len(FIRST_SIXTEEN), 1)
+
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,11 @@ SCENARIOS = [
              says="not implemented yet"),
     Scenario("references", "the 16 references of the first two tracks",
              ["--reference", *FIRST_SIXTEEN], 0, 6.0),
+    Scenario("later-starters", "the 19 untouched starters of tracks 3 and 4 (17-35)",
+             ["--submission", str(ROOT / "data" / "starters"), *LATER], 1, scaled(2.0),
+             says="not implemented yet"),
+    Scenario("later-references", "the 19 references of tracks 3 and 4 (17-35)",
+             ["--reference", *LATER], 0, scaled(6.0)),
 ]
 # The sandbox's cost: the same grades with and without it, as a ratio of the two.
 SANDBOX_COST_GOAL = 1.10
