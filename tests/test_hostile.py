@@ -431,6 +431,14 @@ def test_deep_json_is_a_protocol_error_not_a_recursion_error(frame):
     {"ok": True, "result": 1, "model_changed": "yes"},
     {"ok": True, "result": 1, "after": {"zero": 1}},
     {"ok": True, "result": 1, "output": ["not", "text"]},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": -1},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": True},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": "3"},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": 1.5},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": None},
+    {"ok": True, "result": 1, "output": "x\n", "output_cut": 10**13},
+    {"ok": True, "result": 1, "output": "", "output_cut": 5},
+    {"error": {"type": "X", "message": "m"}, "output": "x\n", "output_cut": -2},
     {"error": {"type": "X", "message": "m", "line": "ten"}},
     {"error": {"type": "X", "message": "m", "frames": "not a list"}},
     {"ok": True},
@@ -439,6 +447,14 @@ def test_malformed_replies_are_protocol_errors(reply):
     with pytest.raises(ProtocolError) as caught:
         read_call_reply(json.loads(json.dumps(reply)))
     assert unreadable(caught.value).startswith(UNREADABLE)
+
+
+def test_the_lines_a_worker_left_out_come_as_a_count_beside_what_it_kept():
+    reply = {"ok": True, "result": {"__list__": [], "tuple": False}, "output": "a\nb\n",
+             "output_cut": 7}
+    output = read_call_reply(reply)["output"]
+    assert output.items == ("a\n", "b\n", 7)
+    assert output.text == "a\nb\n… (7 more lines; output truncated)\n"
 
 
 def test_honest_values_still_decode():

@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grader.sandbox.printed import Printed
 
 # What kind of failure a check's result is (the JSON report's `kind`).
 NOT_IMPLEMENTED = "not-implemented"  # the starter still raises NotImplementedError
@@ -181,7 +184,7 @@ class GradeFailure(AssertionError):
         self.got: str | None = None
         self.inputs: str | None = None
         self.case_id: str | None = None
-        self.output: str | None = None
+        self.output: Printed | None = None
 
     @property
     def diagnosis(self) -> Diagnosis:

@@ -35,6 +35,7 @@ from grader.grading.worker_errors import one_line, unavailable_kind
 from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.harness_ref import harness_name, run_harness
+from grader.sandbox.printed import Printed
 from grader.sandbox.process import CallOutcome, SubmissionProcess
 from grader.sandbox.protocol import decode
 
@@ -49,7 +50,7 @@ class Kata:
     # A crash or time-out ends the current check: hypothesis would otherwise
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None
-    outputs: list[str] = field(default_factory=list)
+    outputs: list[Printed] = field(default_factory=list)
     last: CallOutcome | None = None  # the worker's record of the latest call
     diagnoses: Diagnoses = field(default_factory=Diagnoses)
 

@@ -24,7 +24,6 @@ from grader.grading.failures import (
     SubmissionUnavailable,
 )
 from grader.grading.kata import Kata
-from grader.grading.printed import clip
 from grader.grading.reference import load_reference
 from grader.grading.worker_errors import one_line, unavailable_kind
 from grader.registry import Problem
@@ -33,6 +32,7 @@ if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 from grader.sandbox.limits import DEFAULTS, Limits
 from grader.sandbox.pool import WorkerPool
+from grader.sandbox.printed import Printed, clip, joined
 from grader.sandbox.process import SubmissionProcess
 
 # What one check's calls printed, kept whole up to this many characters (the
@@ -47,7 +47,7 @@ class TestResult:
     problem: Problem
     status: str  # "pass", "fail" or "error"
     message: str = ""
-    output: str = ""
+    output: Printed | str = ""  # what the code printed; plain text: nothing was cut
     test_code: str = ""
     hint: str = ""  # the fixes `message` offers, shown only on request
     kind: str = ""  # a failure's kind (grading/failures.py), "" for a pass
@@ -123,7 +123,7 @@ class GradingPlugin:
         slug = item.module.CONTRACT.problem
         problem = self.problems[slug]
         kata = self.katas.get(slug)
-        output = clip("".join(kata.outputs), CHECK_OUTPUT_LIMIT) if kata else ""
+        output = clip(joined(kata.outputs), CHECK_OUTPUT_LIMIT) if kata else Printed()
         if kata:
             kata.outputs.clear()
         result = TestResult(test_name(item), problem, "pass", output=output,

@@ -24,11 +24,12 @@ from rich.markup import escape
 from grader.cli.output import glyph
 from grader.grading.failures import NOT_IMPLEMENTED
 from grader.grading.plugin import TestResult
-from grader.grading.printed import after, marker, more
 from grader.grading.provenance import provenance
 from grader.grading.sanitise import visible
 from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
+from grader.sandbox.printed import Printed, after, as_printed, marker, more
+from grader.sandbox.printed import line as shown_line
 
 REPORT_OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
@@ -42,31 +43,32 @@ def cut_value(text: str | None) -> str | None:
     return text[:INPUT_LIMIT] + f"... ({len(text)} characters)"
 
 
-def cut_output(text: str, limit: int = REPORT_OUTPUT_LIMIT, max_lines: int | None = None,
-               whole: bool = False) -> str:
+def cut_output(output: Printed | str, limit: int = REPORT_OUTPUT_LIMIT,
+               max_lines: int | None = None, whole: bool = False) -> str:
     """What the code printed, cut at a line end to fit in `limit` characters, with a
     marker saying how many printed lines were left out, counting those that earlier
-    cuts left out (grading/printed.py); a single line longer than the limit is cut
-    inside it. With `whole`, the marker fits in the limit too: Exercism caps the
+    cuts left out (grader/sandbox/printed.py); a single line longer than the limit is
+    cut inside it. With `whole`, the marker fits in the limit too: Exercism caps the
     whole `output` field at 500 characters."""
-    lines = text.splitlines(keepends=True)
-    if len(text) <= limit and (max_lines is None or len(lines) <= max_lines):
+    printed = as_printed(output)
+    items, text = printed.items, printed.text
+    if len(text) <= limit and (max_lines is None or len(items) <= max_lines):
         return text
-    rest = after(lines)
+    rest = after(items)
     kept: list[str] = []
     size = 0
-    for index, line in enumerate(lines):
+    for index, item in enumerate(items):
         left = rest[index + 1]  # printed lines after this one, were it kept
         room = len("\n" + marker(left)) if whole and left else 0
-        if (size + len(line) + room > limit
+        if (size + len(shown_line(item)) + room > limit
                 or (max_lines is not None and len(kept) == max_lines)):
             break
-        kept.append(line)
-        size += len(line)
+        kept.append(shown_line(item))
+        size += len(shown_line(item))
     if not kept:
         rest_text = f", {more(rest[1])}" if rest[1] else ""
         end = f"… (the line goes on{rest_text}; output truncated)"
-        return lines[0][:max(limit - len(end), 0) if whole else limit] + end
+        return shown_line(items[0])[:max(limit - len(end), 0) if whole else limit] + end
     end = "" if kept[-1].endswith("\n") else "\n"
     return "".join(kept) + end + marker(rest[len(kept)])
 

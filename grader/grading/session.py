@@ -16,6 +16,7 @@ from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.limits import DEFAULTS, Limits
 from grader.sandbox.pool import WorkerPool
+from grader.sandbox.printed import as_printed
 
 __all__ = ["Limits", "goldens_mode", "grade_problems", "safe"]
 
@@ -47,6 +48,7 @@ def safe(result: TestResult) -> TestResult:
     answer are one line each."""
     arguments = None if result.arguments is None else {
         visible(name): visible(what) for name, what in result.arguments.items()}
+    output = as_printed(result.output).each_line(lambda line: visible(line, True))
     return replace(result, name=visible(result.name), message=visible(result.message, True),
-                   output=visible(result.output, True), hint=visible(result.hint, True),
+                   output=output, hint=visible(result.hint, True),
                    arguments=arguments, got=visible_or_none(result.got))

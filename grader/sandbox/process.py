@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from grader.sandbox.channel import WorkerDied
@@ -27,6 +27,7 @@ from grader.sandbox.handles import WorkerHandle
 from grader.sandbox.layers.cgroups import with_limit_named
 from grader.sandbox.limits import DEFAULTS, Limits
 from grader.sandbox.pool import Load, WorkerPool
+from grader.sandbox.printed import Printed
 from grader.sandbox.protocol import ModelSpec, ProtocolError, encode
 from grader.sandbox.replies import read_call_reply, read_item_reply, read_load_reply, unreadable
 from grader.sandbox.witness import Witness
@@ -43,7 +44,8 @@ class CallOutcome:
     model_calls: list | None = None
     # Each witnessed forward pass: its token ids and its last position's logits.
     model_passes: list | None = None
-    output: str = ""
+    # What the call printed, as the worker cut it (grader/sandbox/printed.py).
+    output: Printed = field(default_factory=Printed)
 
 
 def witnessed(outcome: CallOutcome, witness: Witness, iterate: bool) -> None:

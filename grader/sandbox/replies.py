@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.sandbox.printed import Printed
 from grader.sandbox.protocol import (
     MAX_DIMS,
     MAX_ELEMENTS,
@@ -20,6 +21,7 @@ from grader.sandbox.protocol import (
 MAX_MESSAGE = 16_000  # characters of an error message or captured output
 MAX_FRAMES = 20  # traceback lines in an error report
 MAX_MODEL_CALLS = 10_000  # forward passes recorded during one call
+MAX_CUT_LINES = 10**12  # lines of a call's output left out: more than any memory holds
 
 UNREADABLE = "the submission's process sent an unreadable reply"
 
@@ -59,9 +61,20 @@ def read_load_reply(reply: dict) -> dict[str, Any] | None:
     return None
 
 
+def read_output(reply: dict) -> Printed:
+    """What the call printed: the lines the worker kept, and how many it left out after
+    them, which only a worker that kept some lines can have left out."""
+    text = checked_text(reply.get("output"), "captured output", MAX_MESSAGE)
+    cut = checked_int(reply.get("output_cut", 0), "the count of lines left out of the output",
+                      0, MAX_CUT_LINES)
+    if cut and not text:
+        raise ProtocolError("lines left out of an output that kept none")
+    return Printed.of(text, cut)
+
+
 def read_call_reply(reply: dict) -> dict[str, Any]:
     """A reply to `call`, checked and decoded: the fields of a CallOutcome."""
-    output = checked_text(reply.get("output"), "captured output", MAX_MESSAGE)
+    output = read_output(reply)
     if "error" in reply:
         return {"error": read_error(reply["error"]), "output": output}
     if reply.get("ok") is not True or "result" not in reply:

@@ -18,13 +18,11 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-# Imported before any sandbox is set up: it only cuts text.
-from grader.grading.printed import clip
-
 # Also before the sandbox: what the worker reads, describes and builds.
 from grader.sandbox.describe import describe_error
 from grader.sandbox.framing import read_frame, write_frame
 from grader.sandbox.harness_ref import harness_name, run_harness
+from grader.sandbox.printed import Printed, clip
 from grader.sandbox.protocol import Unencodable, decode, encode
 from grader.sandbox.worker_models import ModelRefused, WorkerModels
 
@@ -32,10 +30,12 @@ from grader.sandbox.worker_models import ModelRefused, WorkerModels
 CALL_OUTPUT_LIMIT = 4000
 
 
-def printed(text: str) -> str:
-    """What a call printed, cut to CALL_OUTPUT_LIMIT at a line end with a marker that counts
-    the lines left out, so that the report can say how many there were."""
-    return clip(text, CALL_OUTPUT_LIMIT)
+def printed(text: str) -> dict[str, Any]:
+    """What a call printed, cut to CALL_OUTPUT_LIMIT at a line end, as the reply's fields:
+    the lines kept, and how many were left out after them (`output_cut`), so that the
+    report can say how many there were."""
+    kept, cut = clip(Printed.of(text), CALL_OUTPUT_LIMIT).kept()
+    return {"output": kept, "output_cut": cut}
 
 
 def quiet_standard_streams(keep_stderr: bool = False) -> None:
@@ -167,7 +167,7 @@ class WorkerLoop:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return {"error": describe_error(exc, self.path or "", self.policy),
-                    "output": printed(captured.getvalue())}
+                    **printed(captured.getvalue())}
         # model() restored each model to its pristine weights before the call.
         model_changed = self.models.changed(models)
         try:
@@ -178,14 +178,14 @@ class WorkerLoop:
             return {"error": {"type": "BadResult", "file": None, "line": None,
                               "message": f"{method}() returned {exc}, which the grader cannot "
                                          "read; return a str, int, float, list or tensor"},
-                    "output": printed(captured.getvalue())}
+                    **printed(captured.getvalue())}
         return {
             "ok": True,
             "result": encoded,
             "after": after,
             "model_changed": model_changed,
             "model_calls": self.models.calls[:10_000],
-            "output": printed(captured.getvalue()),
+            **printed(captured.getvalue()),
         }
 
     def start(self, method: str, args: list, witnessed: bool = False) -> dict[str, Any]:

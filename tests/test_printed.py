@@ -1,0 +1,61 @@
+"""What a submission printed, cut three times on its way to a report, keeps the count of
+every line it printed: each cut is a number among the lines, never text read back."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader.grading.report import cut_output
+from grader.sandbox.printed import Printed, clip, joined
+from grader.sandbox.worker import CALL_OUTPUT_LIMIT, WorkerLoop
+
+LOOKALIKE = "… (1000 more lines; output truncated)\n"
+
+
+def said(text: str) -> int:
+    return int(re.search(r"\((\d+) more lines?", text).group(1))
+
+
+def test_a_printed_line_that_reads_like_a_marker_is_one_line() -> None:
+    printed = ("".join(f"line {i}\n" for i in range(20)) + LOOKALIKE
+               + "".join(f"line {i}\n" for i in range(20, 30)))
+    cut = cut_output(clip(Printed.of(printed), 200), 500, max_lines=10)
+    shown = cut.splitlines()
+    assert shown[:10] == [f"line {i}" for i in range(10)]
+    assert len(shown) - 1 + said(shown[-1]) == 31
+
+
+def test_the_count_adds_up_over_the_worker_the_check_and_the_report() -> None:
+    calls = [Printed.of("".join(f"call {c} line {i}\n" for i in range(800)))
+             for c in range(3)]
+    worker_cut = [clip(call, CALL_OUTPUT_LIMIT) for call in calls]
+    assert all(isinstance(cut.items[-1], int) for cut in worker_cut)
+    check = clip(joined(worker_cut), 6000)
+    shown = cut_output(check, 500, whole=True)
+    kept = shown.splitlines()
+    counted = sum(said(line) if line.startswith("… (") else 1 for line in kept)
+    assert counted == 2400
+
+
+def test_calls_that_print_part_of_a_line_join_it(tmp_path: Path) -> None:
+    assert joined([Printed.of("a"), Printed.of("b\n")]).items == ("ab\n",)
+    assert joined([Printed.of("a\r"), Printed.of("\nb")]).items == ("a\r\n", "b")
+
+
+def test_the_worker_sends_what_it_kept_and_a_count_of_what_it_left_out(tmp_path: Path) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text("class Solution:\n"
+                        "    def noisy(self, n):\n"
+                        "        for i in range(n):\n"
+                        "            print(f'debugging {i}')\n"
+                        "        return n\n")
+    worker = WorkerLoop()
+    assert worker.load(str(solution), "Solution", ["noisy"]) == {"ok": True}
+    reply = worker.call("noisy", [5000], {}, [])
+    assert "output truncated" not in reply["output"]
+    kept = reply["output"].splitlines()
+    assert kept[0] == "debugging 0"
+    assert len(kept) + reply["output_cut"] == 5000
+    quiet = worker.call("noisy", [2], {}, [])
+    assert (quiet["output"], quiet["output_cut"]) == ("debugging 0\ndebugging 1\n", 0)
