@@ -27,15 +27,15 @@ HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
 # The goals for "all starters" and "all references" were set for the sixteen
 # problems of the generation tracks; later tracks are timed on their own.
 FIRST_SIXTEEN = [str(n) for n in range(1, 17)]
-# Tracks 3 and 4 (17-35): the GPT, its training, and the modern decoder. Their goals
-# are the first two tracks' scaled by the number of problems (19 against 16): no goal
-# was set for them when they were written.
+# Tracks 3 and 4 (17-35): the GPT, its training, and the modern decoder. No goal was
+# set for them when they were written, so theirs allow each problem what the first
+# sixteen's goals allow one of them: a ratio of 1 + n * (goal - 1) / 16 for n problems
+# (torch is imported once, whatever the number of problems).
 LATER = [str(n) for n in range(17, 36)]
 
 
-def scaled(goal: float) -> float:
-    return round(goal * len(LATER) / len(FIRST_SIXTEEN), 1)
-
+def at_the_same_rate(goal: float) -> float:
+    return round(1 + len(LATER) * (goal - 1) / len(FIRST_SIXTEEN), 2)
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ SCENARIOS = [
     Scenario("references", "the 16 references of the first two tracks",
              ["--reference", *FIRST_SIXTEEN], 0, 6.0),
     Scenario("later-starters", "the 19 untouched starters of tracks 3 and 4 (17-35)",
-             ["--submission", str(ROOT / "data" / "starters"), *LATER], 1, scaled(2.0),
+             ["--submission", str(ROOT / "data" / "starters"), *LATER], 1, at_the_same_rate(2.0),
              says="not implemented yet"),
     Scenario("later-references", "the 19 references of tracks 3 and 4 (17-35)",
-             ["--reference", *LATER], 0, scaled(6.0)),
+             ["--reference", *LATER], 0, at_the_same_rate(6.0)),
 ]
 # The sandbox's cost: the same grades with and without it, as a ratio of the two.
 SANDBOX_COST_GOAL = 1.10
