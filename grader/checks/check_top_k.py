@@ -73,7 +73,7 @@ def cases() -> dict[str, tuple]:
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_filtered(got, call.named["logits"], expected, "the filtered logits")
+    expect_filtered(got, call.named["logits"], expected)
 
 
 def draw_example(data: st.DataObject) -> tuple:

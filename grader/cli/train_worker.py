@@ -11,6 +11,7 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.registry import Problem, find
+from grader.sandbox.harness_ref import harness_ref
 
 # The first chunk also imports the optimizer's machinery and warms torch up; a
 # later one gets several times the slowest chunk so far, so that a machine
@@ -99,7 +100,7 @@ class Run:
 
         started = time.monotonic()
         try:
-            outcome = self.process.call(f"harness:{name}", args, timeout=timeout)
+            outcome = self.process.call(harness_ref(name), args, timeout=timeout)
         except Unencodable as exc:  # only a corpus can be this large
             raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
                              "train --yours on a smaller --corpus") from None
