@@ -30,7 +30,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 # Code whose definitions are answers: the references, the grader's own GPT (problem
 # 23's answer), the knobbed computations that name mistakes, and the check modules,
-# which hold the mistakes' runs and the judges (a judge can compute the answer).
+# which hold the mistakes' runs and the judges (a judge can compute the answer), with the
+# modules they keep beside them (bpe's tokenizer, stream's word streamer).
 REFERENCE_CODE = sorted(
     [*paths.SOLUTIONS.glob("*/solution.py"),
      paths.PACKAGE / "model" / "gpt.py",
@@ -39,7 +40,7 @@ REFERENCE_CODE = sorted(
      paths.PACKAGE / "grading" / "judges.py",
      paths.PACKAGE / "grading" / "sampling_judges.py",
      paths.PACKAGE / "grading" / "filter_judges.py",
-     *paths.CHECKS.glob("check_*.py")])
+     *paths.CHECKS.glob("*.py")])
 # Rules of judging that the practice grader states again on purpose: they say how
 # close is close enough, not what the answer is.
 SHIPPED_RULES = {"activation_atol"}
