@@ -53,7 +53,11 @@ SHORTEST_STATEMENT = 40
 INSTRUCTOR_SEED = "8263519047"
 # The problems a learners' copy cannot practise yet, each saying why in one line.
 # This list may only shrink: a new problem is practised, or added here on purpose.
-NOT_PRACTISED = {"stream", "kv-cache"}
+NOT_PRACTISED = {"kv-cache"}
+# The methods of practised problems that the copy cannot practise, which its grade names
+# in a line each: stream_generate() is judged by how it calls the model, beside
+# WordStreamer, practised. This list may only shrink too.
+NOT_PRACTISED_IN_PART = {"stream": {"stream_generate"}}
 
 
 @pytest.fixture(scope="session")
@@ -104,12 +108,21 @@ def test_every_problem_is_practised_or_says_why_in_one_line(released: Path) -> N
     slugs = [p.slug for p in problems()]
     assert sorted([*stored["problems"], *stored["not_practised"]]) == sorted(slugs)
     assert set(stored["not_practised"]) == NOT_PRACTISED & set(slugs)
-    lines = practice_grade(released, *sorted(stored["not_practised"])).stdout.splitlines()
+    in_part = {slug: p["not_practised"] for slug, p in stored["problems"].items()
+               if "not_practised" in p}
+    assert {slug: set(left) for slug, left in in_part.items()} == {
+        slug: left for slug, left in NOT_PRACTISED_IN_PART.items() if slug in slugs}
+    lines = practice_grade(released, *sorted([*stored["not_practised"], *in_part])
+                           ).stdout.splitlines()
     by_slug = {p.slug: p for p in problems()}
     for slug, why in stored["not_practised"].items():
         said = [x for x in lines if f" {by_slug[slug].folder}:" in x]
         assert said == [f"  ? {by_slug[slug].folder}: not practised here: {why}"], lines
         assert why and "\n" not in why
+    for left in in_part.values():
+        for method, why in left.items():
+            assert lines.count(f"    ? {method}() is not practised here: {why}") == 1, lines
+            assert why and "\n" not in why
 
 
 def test_practised_problems_hold_drawn_examples(released: Path) -> None:

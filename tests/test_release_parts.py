@@ -109,6 +109,50 @@ def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path)
         assert all(f": {method}() " in t["name"] for t in named), named
 
 
+# -- stream: its WordStreamer practised, stream_generate() not -----------------------------
+@pytest.fixture(scope="module")
+def stream_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("stream") / "copy"
+    write_release(copy, only=frozenset({"stream"}))
+    return copy
+
+
+def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
+        stream_copy: Path, tmp_path: Path) -> None:
+    """WordStreamer runs through the copy's own driver against stored callbacks, judged
+    per put() as the full check judges them (a callback per word passes too);
+    stream_generate(), judged by how it calls the model, is named in one line."""
+    stored = json.loads((stream_copy / PACKAGE / "cases.json").read_text("utf-8"))
+    problem = stored["problems"]["stream"]
+    assert "stream" not in stored["not_practised"]
+    assert [p["method"] for p in problem["parts"]] == ["WordStreamer"]
+    why = problem["not_practised"]["stream_generate"]
+    assert why and "\n" not in why
+    note = f"    ? stream_generate() is not practised here: {why}"
+    folder = BY_SLUG["stream"].folder
+    for text in (BY_SLUG["stream"].reference.read_text("utf-8"),
+                 (SUBMISSIONS / "stream" / "word_by_word_lookahead.py").read_text("utf-8")):
+        copy = learner(stream_copy, tmp_path / str(len(text)), {"stream": text})
+        graded = practice_grade(copy, "stream")
+        assert graded.returncode == 0, graded.stdout + graded.stderr
+        total = sum(len(p["cases"]) + len(p["examples"]) for p in problem["parts"])
+        assert f"  ✓ {folder}: {total}/{total} pass" in graded.stdout, graded.stdout
+        assert graded.stdout.splitlines().count(note) == 1, graded.stdout
+    starter = practice_grade(stream_copy, "stream")
+    assert starter.returncode == 1, starter.stdout + starter.stderr
+    assert f"  ✗ {folder}: not implemented yet" in starter.stdout, starter.stdout
+    assert note in starter.stdout.splitlines(), starter.stdout
+    (copy / "problems" / folder / "solution.py").write_text(
+        mistaken("stream", "streamer_spaces_only"), "utf-8")
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "stream", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    report = json.loads(out.read_text("utf-8"))
+    named = {t["mistake"]["id"] for t in report["tests"] if t["mistake"]}
+    assert named == {spec_of("stream")["mistakes"]["streamer_spaces_only"]["mistake"]}, named
+    assert report["problems"][0]["not_practised"] == {"stream_generate": why}
+
+
 # -- training, from exported GPTs -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def training_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:

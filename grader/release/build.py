@@ -176,7 +176,9 @@ def practice_rule(module: Any, contract: Any) -> str:
     """The practice judge's rule for the problem's answers (practice/judge.py): the one
     its check module declares (PRACTICE_RULE, where its judge allows a rounding error
     of its own), else as its contract judges. Filters keep tied tokens in any order;
-    a module's outputs carry rounding errors of the tensor's scale."""
+    a module's outputs carry rounding errors of the tensor's scale; a streamer may
+    pass on what one call completes in one callback or several."""
+    from grader.checks.stream_word_streamer import same_passed_on
     from grader.grading.equality import same_activations
     from grader.grading.filter_judges import same_filtering
     from grader.release.practice.judge import RULES
@@ -188,18 +190,20 @@ def practice_rule(module: Any, contract: Any) -> str:
                                f"which is not one of the practice judge's: {sorted(RULES)}")
         return declared
     return ("filtering" if contract.matches is same_filtering
+            else "passed-on" if contract.matches is same_passed_on
             else "activations" if contract.same_as_golden is same_activations else "")
 
 
 def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     """The cases of each of the problem's contracts that the copy can judge (`parts`):
-    NotPractised if its first cannot be; another that cannot is left to the
-    instructor's grade, and `not_practised` says why."""
+    NotPractised, saying why of the first, if none can be; one that cannot is left to
+    the instructor's grade, and `not_practised` says why (stream's stream_generate(),
+    judged by how it calls the model, beside its WordStreamer, practised here)."""
     module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
-    first, *others = contracts_of(module)
-    parts = [contract_cases(problem, module, practice_contract(first), models)]
+    contracts = contracts_of(module)
+    parts = []
     left: dict[str, str] = {}
-    for contract in others:
+    for contract in contracts:
         met = Models()
         try:
             parts.append(contract_cases(problem, module, practice_contract(contract), met))
@@ -207,6 +211,8 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
             left[contract.method] = str(why)
             continue
         models.merge(met)
+    if not parts:
+        raise NotPractised(left[contracts[0].method])
     return {"parts": parts, **({"not_practised": left} if left else {})}
 
 

@@ -72,6 +72,9 @@ def grade(names: list[str], json_file: str | None = None) -> int:
                 print(shown(failure))
         else:
             print(f"  ✓ {problem['folder']}: {result.counted}")
+        if not result.not_practised:
+            for method, why in result.parts_not_practised.items():
+                print(f"    ? {method}() is not practised here: {why}")
     print(PRACTICE)
     if json_file:
         write_json(Path(json_file), results)
@@ -113,7 +116,9 @@ def write_json(path: Path, results: list[tuple[dict[str, Any], Any]]) -> None:
               "problems": [{"problem": p["slug"], "number": int(p["folder"][:2]),
                             "status": status(r), "passed": r.passed,
                             "total": len(r.checks) or (1 if r.unavailable else 0),
-                            **({"why": r.not_practised} if r.not_practised else {})}
+                            **({"why": r.not_practised} if r.not_practised else {}),
+                            **({"not_practised": r.parts_not_practised}
+                               if r.parts_not_practised and not r.not_practised else {})}
                            for p, r in results],
               "tests": tests}
     path.parent.mkdir(parents=True, exist_ok=True)

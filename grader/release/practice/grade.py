@@ -44,6 +44,9 @@ class Result:
     unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
     kind: str = ""  # why it is unavailable: "not-implemented" or "unavailable"
     not_practised: str = ""  # this copy has no practice cases for the problem
+    # Methods of a problem practised in part, with why this copy has no cases for them:
+    # {"stream_generate": "its checks judge how your code calls the model, ..."}
+    parts_not_practised: dict[str, str] = field(default_factory=dict)
     examples: int = 0  # of the cases checked, how many are drawn examples
     # Each case checked, as the JSON report gives it: its label, "pass" or "fail", the
     # message and the mistake it names ({id, name, hint}, the ids the full grader uses).
@@ -111,6 +114,7 @@ def grade_problem(slug: str, path: Path) -> Result:
             slug, "this copy has no practice cases for it")
         return result
     parts = problem["parts"]  # one per method the checks call (bpe: train, encode, decode)
+    result.parts_not_practised = dict(problem.get("not_practised", {}))
     wanted = parts[0]["module"] or "Solution"
     try:
         module = load(path)

@@ -16,7 +16,7 @@ import torch
 
 # The rules a problem's answers are judged by, as cases.json names them.
 RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
-         "training-steps", "training-loop")
+         "training-steps", "training-loop", "passed-on")
 RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the last two
 ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
 # How far a weight may move from the expected one after training: a right step that
@@ -77,8 +77,9 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     judged relative to its own largest entry (gradients of 1e-6 are all below ATOL),
     "weights-and-state" for an optimizer's (weights, state, state, ...): the weights
     by ATOL, its state at its own scale, "training-steps" for what a training driver
-    hands back, (losses, weights), and "training-loop" for (log, weights, modes):
-    see training_difference."""
+    hands back, (losses, weights), "training-loop" for (log, weights, modes):
+    see training_difference, and "passed-on" for the (call, text) callbacks a
+    streamer's driver hands back: see by_call."""
     if got[0] != want[0]:
         return False
     if got[0] == "error":
@@ -93,7 +94,22 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
         return same_weights_and_state(got[1], want[1])
     if rule in ("training-steps", "training-loop"):
         return not training_difference(got[1], want[1], rule)
+    if rule == "passed-on":
+        return same(by_call(got[1]), by_call(want[1]))
     return same(got[1], want[1], activations=rule == "activations")
+
+
+def by_call(callbacks: Any) -> Any:
+    """A streamer's callbacks, (call, text) each, as the text each call passed on, calls
+    that passed on nothing left out: two callbacks in one put() say what one with both
+    texts says. Callbacks given anything but a str are judged as they are."""
+    if not (isinstance(callbacks, list) and all(
+            isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], str) for c in callbacks)):
+        return callbacks
+    texts: dict[int, str] = {}
+    for when, text in callbacks:
+        texts[when] = texts.get(when, "") + text
+    return [(when, text) for when, text in texts.items() if text]
 
 
 def same_filtering(got: Any, want: Any, logits: torch.Tensor) -> bool:
