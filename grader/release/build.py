@@ -108,7 +108,19 @@ def cases_json(cases: dict[str, Any]) -> str:
 
 def practice_cases(models: Models, only: frozenset[str] | None = None) -> dict[str, Any]:
     """Every problem's stored cases, or why it has none, in the registry's order; the
-    models they run are added to `models`."""
+    models they run are added to `models`. Computed on one thread: another count sums
+    a tensor's entries in another order, and its last bits would tell machines apart."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return cases_of_problems(models, only)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def cases_of_problems(models: Models, only: frozenset[str] | None) -> dict[str, Any]:
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
     for problem in problems():
