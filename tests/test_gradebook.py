@@ -173,10 +173,10 @@ def check_reruns(graded: dict) -> None:
 
 def test_junit_holds_any_output() -> None:
     report = {"problems": [{"problem": "decode", "number": 5}], "message": None, "tests": [
-        {"name": "05-decode: a check", "problem": "decode", "task_id": 5, "status": "fail",
-         "message": "wrong \x00\x1b[31m", "output": "printed \x07"},
-        {"name": "05-decode: another", "problem": "decode", "task_id": 5, "status": "pass",
-         "message": None, "output": None}]}
+        {"name": "05-decode: a check", "check": "a check", "problem": "decode", "task_id": 5,
+         "status": "fail", "message": "wrong \x00\x1b[31m", "output": "printed \x07"},
+        {"name": "05-decode: another", "check": "another", "problem": "decode", "task_id": 5,
+         "status": "pass", "message": None, "output": None}]}
     text = ET.tostring(junit_tree(report).getroot(), encoding="unicode")
     root = ET.fromstring(text)
     assert root.get("tests") == "2" and root.get("failures") == "1"
