@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import IO, Any
 
 import pytest
+import tiers
 
 # Every test process, and every grader it starts, computes with one thread: the
 # cores are shared by pytest-xdist's workers, and with more threads than cores
@@ -43,8 +44,41 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                     help="ignored: pytest-xdist is not installed")
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    return None if config.pluginmanager.hasplugin("xdist") else WITHOUT_XDIST
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [] if config.pluginmanager.hasplugin("xdist") else [WITHOUT_XDIST]
+    if config.option.markexpr == tiers.DEFAULT_MARKEXPR:
+        # `python -m pytest tests/test_release.py` selects nothing, since the default
+        # tier leaves the release tier out: say so before the run, under xdist too.
+        lines.append(f"the default tier: left out {', '.join(tiers.DEFAULT_EXCLUDES)}; "
+                     "run one with -m NAME (tests/tiers.py)")
+    return lines
+
+
+def _registry() -> tuple[list[str], list[str]]:
+    """The problems' slugs and folders, from the registry every part of the kata reads."""
+    from grader.registry import problems
+
+    return [p.slug for p in problems()], [p.folder for p in problems()]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A problem's slug is a marker (`-m swiglu`, `-m top-k`) whichever tier its tests
+    # sit in; the tiers' markers are listed in pyproject.toml.
+    for slug in _registry()[0]:
+        config.addinivalue_line("markers", f"{slug}: the tests of problem {slug}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its tier and its problems, from tests/tiers.py."""
+    slugs, folders = _registry()
+    for item in items:
+        test_id = item.nodeid.removeprefix("tests/")
+        tier = tiers.tier_of(test_id)
+        if tier:
+            item.add_marker(tier)
+        for slug in tiers.problems_of(test_id, slugs, folders):
+            item.add_marker(slug)
 
 
 def module_from(path: Path, name: str) -> ModuleType:

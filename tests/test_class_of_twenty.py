@@ -7,13 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 from grader.maintainer.synthetic_class import PROBLEMS, make_roster
 from grader.sandbox.machine import probe
-
-pytestmark = pytest.mark.slow
 
 
 def test_a_class_of_twenty(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import jsonschema
-import pytest
 
 from grader.grading.classroom50 import to_classroom50, whole_points
 from grader.registry import problems
@@ -168,7 +167,6 @@ def test_points_are_whole_and_never_full_for_a_problem_not_passed() -> None:
     assert whole_points(0.6, 1, passed=False) == (0, 1)
 
 
-@pytest.mark.slow
 def test_the_template_grades_a_checkout(tmp_path: Path) -> None:
     checkout = tmp_path / "ml-101-gpt-kata-ada"
     for folder in ("01-crop-context", "05-decode"):

@@ -16,7 +16,6 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 from grader.grading.junit import junit_tree
@@ -26,7 +25,6 @@ STARTERS = ROOT / "data" / "starters"
 SOLUTIONS = ROOT / "solutions"
 CROP, DECODE = "01-crop-context", "05-decode"
 
-pytestmark = pytest.mark.slow
 
 
 def gradebook(roster: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

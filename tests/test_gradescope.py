@@ -115,7 +115,6 @@ def test_the_schema_rejects_what_gradescope_would() -> None:
         validate({"score": 1, "visibility": "always"})
 
 
-@pytest.mark.slow
 def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
     bundle = tmp_path / "autograder.zip"
     built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--out", str(bundle)],
@@ -195,7 +194,6 @@ def clone_at_head(target: Path, mtime: float | None = None) -> Path:
     return target
 
 
-@pytest.mark.slow
 def test_the_bundle_is_the_same_byte_for_byte_from_one_commit(tmp_path: Path) -> None:
     import hashlib
     import io

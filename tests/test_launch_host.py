@@ -8,12 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from grader.sandbox.pool import WorkerPool
 from grader.sandbox.process import SubmissionProcess
-
-pytestmark = pytest.mark.slow
 
 # Changes every piece of global state the host puts back, at import and in a call.
 MESSY = '''

@@ -32,8 +32,6 @@ from test_submissions import Expectation, expectations
 from grader.registry import problems
 from grader.sandbox.pool import SPAWN_VARIABLE
 
-pytestmark = pytest.mark.slow
-
 BATCH = 5  # problems or files per grading process
 COUNTED = {"stream", "kv-cache"}  # judged by the model calls the worker reports
 

@@ -68,7 +68,6 @@ def check_wheel_contents(wheel: Path) -> None:
                 and not n.endswith("registry.toml")]
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="the virtual environment's layout is POSIX")
 def test_installed_grader_grades_the_kata_folder_it_runs_in(tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path / "wheel")

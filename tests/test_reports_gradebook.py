@@ -222,7 +222,6 @@ def test_shards_of_hostile_names_merge_into_one_table(tmp_path, graded):
     assert_all_safe(merged)
 
 
-@pytest.mark.slow
 def test_a_hostile_class_graded_for_real(tmp_path):
     """Real grades: a formula for a name, a folder that is not UTF-8 whose code prints
     and raises escape sequences, a name that would close the summary's fence, and a

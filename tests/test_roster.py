@@ -170,7 +170,6 @@ def test_deadline_and_policy_options() -> None:
         policy_spec("penalty:10%")
 
 
-@pytest.mark.slow
 def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> None:
     solved = (ROOT / "solutions" / CROP / "solution.py").read_text()
     early = commit(tmp_path / "repos" / "ada", {f"problems/{CROP}/solution.py": solved},

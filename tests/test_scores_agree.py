@@ -14,14 +14,11 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 from grader.grading.classroom50 import to_classroom50
 from grader.grading.gradescope import to_gradescope
 from grader.registry import problems
-
-pytestmark = pytest.mark.slow
 
 DONE, UNTOUCHED = problems()[:6], problems()[6:8]
 

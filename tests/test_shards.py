@@ -43,7 +43,6 @@ def test_merge_is_given_no_roster(tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
-@pytest.mark.slow
 def test_shards_merged_equal_one_run(tmp_path: Path) -> None:
     roster = tmp_path / "roster"
     solved = ROOT / "solutions" / CROP / "solution.py"

@@ -1,0 +1,183 @@
+"""Which tier each test sits in, and which problems it covers: the one table.
+
+`python -m pytest` runs the default tier: the static checks, the unit tests and a
+smoke of every end-to-end path. The heavier tiers are named by what they cover and
+are left out of it; `-m NAME` runs one alone, `-m check` only the static checks.
+tests/conftest.py marks every collected test from this table; the tiers' markers and
+their descriptions are listed in pyproject.toml.
+
+A test goes by its most specific entry: a test function's (`file::test_name`) before
+its file's. A few tests of a heavy tier stay in the default tier as its smoke
+(SMOKE): they run with every `python -m pytest`, and not again in the tier.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# The static checks: they read the registry, statements, starters, references, check
+# modules, mistakes files, docs, CI files and the import graph, and apply every patch;
+# no grade is run. What a contributor runs before each commit.
+CHECK = (
+    "test_architecture.py",
+    "test_ci_workflow.py",
+    "test_consistency.py",
+    "test_docs.py",
+    "test_gradescope_pins.py",
+    "test_line_endings.py",
+    "test_mistake_ids.py",
+    "test_mistakes_data.py",
+    "test_patches.py",
+    "test_prose_as_data.py",
+    "test_shards.py::test_workflows_are_valid_yaml",
+    "test_submissions.py::test_every_submission_file_has_an_expectation",
+    "test_submissions.py::test_every_patch_applies",
+    "test_tiers.py",
+)
+
+# The heavy tiers, left out of `python -m pytest`; .ci/run runs each of them.
+HEAVY = {
+    # Every learner-style submission of tests/submissions/ graded end to end.
+    "submissions": (
+        "test_submissions.py::test_submissions_grade_as_expected",
+    ),
+    # Classes: the gradebook, its rosters and shards, the Gradescope bundle,
+    # Classroom50, every report format of a class, and a class of twenty.
+    "classroom": (
+        "test_class_of_twenty.py",
+        "test_classroom50.py::test_the_template_grades_a_checkout",
+        "test_gradebook.py",
+        "test_gradescope.py::test_bundle_builds_and_grades_a_submission",
+        "test_gradescope.py::test_the_bundle_is_the_same_byte_for_byte_from_one_commit",
+        "test_reports_gradebook.py::test_a_hostile_class_graded_for_real",
+        "test_roster.py::test_a_roster_of_repositories_is_graded_at_its_deadline",
+        "test_scores_agree.py",
+        "test_shards.py::test_shards_merged_equal_one_run",
+    ),
+    # The learners' copy (`gpt-kata release`) and the installed package.
+    "release": (
+        "test_packaging.py::test_installed_grader_grades_the_kata_folder_it_runs_in",
+        "test_release.py",
+        "test_release_parts.py",
+    ),
+    # The spawned-worker path of macOS and Windows, forced on Linux.
+    "spawned": (
+        "test_launch_spawned.py",
+    ),
+    # The sandbox under stress: its notice on every platform and command, servers
+    # stopped mid-grade, workers that stop reading, trees of processes at the limits.
+    "sandbox": (
+        "test_launch_deadlines.py",
+        "test_launch_host.py",
+        "test_launch_server_stopped.py",
+        "test_limits_tree.py",
+        "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",
+        "test_unsandboxed_notice.py::test_under_the_full_sandbox_a_command_says_nothing_of_it",
+    ),
+    # The learner's tools end to end: talk, trace and train through their own code.
+    "tools": (
+        "test_talk_model.py",
+        "test_talk_modern.py",
+        "test_talk_stream.py",
+        "test_talk_yours.py",
+        "test_trace.py",
+        "test_train_modern.py",
+        "test_train_yours.py",
+        "test_train_yours_loop.py",
+    ),
+}
+
+# Trains a GPT to the end (minutes). Tests carry this marker themselves.
+TRAINS = "trains"
+
+# The default tier's smoke of each heavy tier's paths: one submission chunk per
+# track, one platform's notice, one of each tool. Matched against the whole test id.
+SMOKE = (
+    "test_submissions.py::test_submissions_grade_as_expected[sample-0]",
+    "test_submissions.py::test_submissions_grade_as_expected[top-k-0]",
+    "test_submissions.py::test_submissions_grade_as_expected[loss-0]",
+    "test_submissions.py::test_submissions_grade_as_expected[rms-norm-0]",
+    "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox"
+    "[spawned-talk]",
+    "test_talk_model.py::test_model_shipped_is_the_default",
+    "test_talk_stream.py::test_sentences_come_one_a_piece_and_words_through_the_word_streamer",
+    "test_talk_yours.py::test_an_unfinished_gpt_is_refused_in_one_line",
+    "test_trace.py::test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slides",
+    "test_train_yours.py::test_your_gpt_trains_into_a_run_that_talks",
+    "test_train_modern.py::test_a_run_config_is_a_gpts_or_a_modern_gpts_and_nothing_between",
+)
+
+TIERS = ("check", *HEAVY, TRAINS)
+# What `python -m pytest` leaves out (pyproject.toml's addopts says the same, and
+# tests/test_tiers.py checks that it does).
+DEFAULT_EXCLUDES = (*HEAVY, TRAINS)
+DEFAULT_MARKEXPR = f"not ({' or '.join(DEFAULT_EXCLUDES)})"
+
+
+def _name_and_params(test_id: str) -> tuple[str, str]:
+    """`file.py::test_name[params]` as ("file.py::test_name", "params")."""
+    name, _, params = test_id.partition("[")
+    return name, params.removesuffix("]")
+
+
+def tier_of(test_id: str) -> str:
+    """The tier of a test, by its id relative to tests/; "" for the default tier's
+    unit tests. A SMOKE test is in the default tier whatever its file's tier."""
+    if test_id in SMOKE:
+        return ""
+    name, _ = _name_and_params(test_id)
+    file = name.partition("::")[0]
+    for wanted in (name, file):
+        if wanted in CHECK:
+            return "check"
+        for tier, entries in HEAVY.items():
+            if wanted in entries:
+                return tier
+    return ""
+
+
+def entries() -> Iterable[str]:
+    """Every entry of the table, so that a check can see that each still names tests."""
+    yield from CHECK
+    for listed in HEAVY.values():
+        yield from listed
+    yield from SMOKE
+
+
+# -- which problems a test covers -----------------------------------------------------
+# Modules named for what they check, not for a problem's slug.
+MODULE_PROBLEMS = {
+    "test_swiglu_gqa_reference": ("swiglu", "grouped-query-attention"),
+    "test_gqa_reuse": ("grouped-query-attention",),
+    "test_data_pipeline_reference": ("vocabulary", "windows", "batches"),
+    "test_bpe_libraries": ("bpe",),
+    "test_rope_reference": ("rope",),
+    "test_llama": ("modern-gpt",),
+    "test_train_modern": ("modern-gpt", "train-loop"),
+    "test_talk_modern": ("modern-gpt",),
+}
+# Modules named `test_<slug>_<what>` for one problem: the reference's own tests, and
+# reuse of earlier answers.
+PROBLEM_MODULE = re.compile(r"test_(?P<slug>[a-z_]+?)_(reference|reuse)")
+
+
+def problems_of(test_id: str, slugs: Iterable[str], folders: Iterable[str]) -> set[str]:
+    """The problems a test covers: by its module's name, and by the problems its
+    parameters name (a slug, a folder such as `09-top-k`, `top-k/argmax.py`, or a
+    chunk such as `top-k-2`). Only whole names count: `top-k` is not in `top-k-top-p`."""
+    slugs, by_folder = set(slugs), {folder: folder[3:] for folder in folders}
+    name, params = _name_and_params(test_id)
+    module = name.partition("::")[0].removesuffix(".py")
+    found = set(MODULE_PROBLEMS.get(module, ()))
+    named = PROBLEM_MODULE.fullmatch(module)
+    if named and named["slug"].replace("_", "-") in slugs:
+        found.add(named["slug"].replace("_", "-"))
+    for part in re.split(r"[/,\s]|\.\.", params):
+        part = part.removesuffix(".py")
+        for candidate in (part, re.sub(r"-\d+$", "", part)):
+            if candidate in slugs:
+                found.add(candidate)
+            elif candidate in by_folder:
+                found.add(by_folder[candidate])
+    return found
