@@ -52,6 +52,7 @@ def canned(learner: Learner, chosen, args, servers=None) -> dict:
     """What `grade --json` writes for a learner who passes every problem."""
     return {"version": 3, "status": "pass", "message": None, "score": len(chosen),
             "max_score": len(chosen), "mode": "classroom",
+            "isolation": ["user-namespace", "landlock"],
             "problems": [{"problem": p.slug, "number": p.number, "status": "pass", "passed": 1,
                           "total": 1, "submission": "x"} for p in chosen],
             "tests": [{"name": f"{p.folder}: a check", "problem": p.slug, "task_id": p.number,

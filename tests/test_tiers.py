@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 
@@ -86,3 +87,19 @@ def test_problems_are_found_by_whole_names_only() -> None:
     assert problems("test_swiglu_gqa_reference.py::t") == {"swiglu", "grouped-query-attention"}
     assert problems("test_talk_stream.py::t[word]") == set()
     assert problems("test_cli.py::t[generating]") == set()
+
+
+def test_ci_runs_every_tier_once() -> None:
+    """.ci/run runs `python -m pytest` and then each heavy tier, each test once."""
+    runs = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+            .splitlines() if line.strip().startswith("python -m pytest")]
+    assert "python -m pytest" in runs, ".ci/run does not run the default tier"
+    selected = []
+    for run in runs:
+        words = shlex.split(run)[3:]  # after `python -m pytest`
+        if "-m" in words:
+            expression = words[words.index("-m") + 1]
+            selected += [word for word in expression.split() if word != "or"]
+    assert sorted(selected) == sorted(tiers.DEFAULT_EXCLUDES), (
+        f".ci/run runs the tiers {selected}; the default tier leaves out "
+        f"{list(tiers.DEFAULT_EXCLUDES)}")

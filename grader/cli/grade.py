@@ -105,16 +105,44 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     check_report_target("--junit", args.junit)
     require_isolation(args)
     limits = limits_from(args)
+    # A classroom grade is sandboxed whatever the environment says: the switch that
+    # takes macOS's and Windows's spawned path on Linux (for the tests) is the
+    # learner's to set in Classroom50, and must not turn the sandbox off.
+    sandboxed_only = sandbox_required(args)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+                      fork=True if sandboxed_only else None,
                       sandbox=None if args.no_sandbox else limits,
                       server_control=server_control)
     pool.start()  # the fork server imports torch while this process does the same
+    if sandboxed_only and pool.server is None:
+        pool.close()
+        raise UsageError("classroom mode grades inside the sandbox, and its fork server "
+                         "could not start here; grade on a machine where it can, or pass "
+                         "--allow-unisolated to grade without it")
     pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None)
                   for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
     try:
         return grade_with(args, submissions, pool, limits)
     finally:
         pool.close()
+
+
+def sandbox_required(args: argparse.Namespace) -> bool:
+    """Whether this grade must run in the sandbox: in classroom mode on Linux, unless
+    the instructor allowed otherwise (require_isolation has refused other systems)."""
+    return (args.classroom and not args.allow_unisolated and not args.no_sandbox
+            and sys.platform.startswith("linux"))
+
+
+def unisolated_because(args: argparse.Namespace, pool: WorkerPool) -> str:
+    """Why a classroom grade ran without the sandbox, for its report."""
+    if args.no_sandbox:
+        return "--no-sandbox"
+    if not sys.platform.startswith("linux"):
+        return f"--allow-unisolated on {sys.platform}, which has no sandbox"
+    if not pool.use_fork:
+        return "--allow-unisolated, and the workers were spawned without the sandbox"
+    return "--allow-unisolated, and no worker reported a layer"
 
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
@@ -138,6 +166,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             out.print(f"[dim]{escape(unsandboxed_line)}[/]")
     report = grade_problems(submissions, pool, limits)
     report.mode = "classroom" if args.classroom else "practice"
+    if args.classroom and not report.isolation:
+        # A classroom report never hides that nothing isolated the code.
+        report.isolation = [f"unisolated:{unisolated_because(args, pool)}"]
     if pool.server_failed:
         # The grader's own machinery failed, not the code: no problem is reported as
         # failed, and a gradebook shows the learner as not graded, to grade again.

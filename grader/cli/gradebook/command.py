@@ -38,7 +38,14 @@ from grader.cli.gradebook.repositories import add_arguments as add_roster_argume
 from grader.cli.gradebook.repositories import gradebook_of_repositories
 from grader.cli.gradebook.roster import Learner, collect, roster_folders
 from grader.cli.gradebook.shards import shard_of, shard_spec
-from grader.cli.gradebook.state import grader_fingerprint, inputs_key, load_state
+from grader.cli.gradebook.state import (
+    as_strong,
+    grader_fingerprint,
+    inputs_key,
+    load_state,
+    sandbox_offered,
+    seed_digest,
+)
 from grader.cli.options import (
     positive_count,
     positive_megabytes,
@@ -79,9 +86,12 @@ def gradebook(args: argparse.Namespace) -> int:
     shards.record(out, args.shard)  # so that a merge can tell when a shard is missing
     console = make_console(quiet=args.quiet)
 
+    # Everything a grade depends on beyond the files and the grader: a report made
+    # under other options, another examples seed or a weaker sandbox is not kept.
     options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
-               "budget": args.budget, "memory": args.memory,
-               "unisolated": args.allow_unisolated}
+               "budget": args.budget, "memory": args.memory, "scratch_mb": args.scratch_mb,
+               "unisolated": args.allow_unisolated, "mode": "classroom",
+               "seed": seed_digest(), "sandbox": sandbox_offered()}
     grader = grader_fingerprint()
     state = load_state(out)
     rows: dict[str, Row] = {}
@@ -100,11 +110,12 @@ def gradebook(args: argparse.Namespace) -> int:
         if fresh:
             try:
                 report = json.loads(earlier.read_text(encoding="utf-8"))
-                rows[name] = row_from_report(name, report, chosen)
-                rows[name].skipped = True
-                continue
-            except (OSError, ValueError):
-                pass  # an unreadable report is graded again
+                if as_strong(report, args.allow_unisolated):
+                    rows[name] = row_from_report(name, report, chosen)
+                    rows[name].skipped = True
+                    continue
+            except (OSError, ValueError, AttributeError):
+                pass  # an unreadable report is graded again, as is a weaker one
         todo[name] = (learner, key)
 
     servers = None

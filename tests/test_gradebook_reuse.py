@@ -1,0 +1,103 @@
+"""The gradebook keeps a learner's report only when a new grade could not be stronger:
+same files, grader and options, the same examples seed, the same sandbox offered, and
+a report graded in classroom mode inside the sandbox. The seed itself is never kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.cli.gradebook import command, grading
+from grader.cli.main import main
+from grader.grading.strategies import SEED_VARIABLE
+from grader.registry import find
+
+SEED = "the instructor's own seed 8c1f"
+
+
+def report(isolation: list[str], mode: str = "classroom") -> dict:
+    p = find("decode")
+    return {"version": 3, "status": "pass", "message": None, "score": 1, "max_score": 1,
+            "mode": mode, "isolation": isolation,
+            "problems": [{"problem": p.slug, "number": p.number, "status": "pass",
+                          "passed": 1, "total": 1, "submission": "x"}],
+            "tests": [{"name": f"{p.folder}: a check", "problem": p.slug, "task_id": p.number,
+                       "status": "pass", "message": None, "output": None, "score": 1,
+                       "max_score": 1}]}
+
+
+@pytest.fixture
+def gradebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Runs the gradebook of one learner with canned grades; returns how many it graded."""
+    roster = tmp_path / "roster"
+    (roster / "ada" / "05-decode").mkdir(parents=True)
+    (roster / "ada" / "05-decode" / "solution.py").write_text("# ada's\n", encoding="utf-8")
+    out = tmp_path / "out"
+    graded: list[str] = []
+    grades = {"isolation": ["user-namespace", "landlock"], "mode": "classroom"}
+
+    def canned(learner, chosen, args, servers=None) -> dict:  # noqa: ANN001
+        graded.append(learner.name)
+        return report(grades["isolation"], grades["mode"])
+
+    monkeypatch.setattr(grading, "grade_learner", canned)
+    monkeypatch.setattr(command, "forking", lambda: False)
+    monkeypatch.delenv(SEED_VARIABLE, raising=False)
+
+    def run(*extra: str) -> int:
+        before = len(graded)
+        assert main(["gradebook", str(roster), "decode", "--out", str(out), "--jobs", "1",
+                     *extra]) == 0
+        return len(graded) - before
+
+    run.grades = grades
+    run.out = out
+    return run
+
+
+def test_an_unchanged_learner_is_not_graded_again(gradebook) -> None:
+    assert gradebook() == 1
+    assert gradebook() == 0
+
+
+def test_a_new_seed_grades_again_and_the_seed_is_never_kept(gradebook, monkeypatch) -> None:
+    assert gradebook() == 1
+    monkeypatch.setenv(SEED_VARIABLE, SEED)
+    assert gradebook() == 1
+    assert gradebook() == 0
+    for path in gradebook.out.rglob("*"):
+        if path.is_file():
+            assert SEED not in path.read_text(encoding="utf-8", errors="replace"), path
+    monkeypatch.setenv(SEED_VARIABLE, SEED + "2")
+    assert gradebook() == 1
+
+
+@pytest.mark.parametrize("weaker", [{"isolation": []},
+                                    {"isolation": ["unisolated:--allow-unisolated"]},
+                                    {"mode": "practice"}],
+                         ids=["no-layers", "unisolated", "practice"])
+def test_a_report_from_a_weaker_grade_is_graded_again(gradebook, weaker: dict) -> None:
+    gradebook.grades.update(weaker)
+    assert gradebook() == 1
+    gradebook.grades.update(isolation=["user-namespace", "landlock"], mode="classroom")
+    assert gradebook() == 1
+    assert gradebook() == 0
+
+
+def test_allowed_to_grade_unisolated_an_unisolated_report_is_kept(gradebook) -> None:
+    gradebook.grades.update(isolation=["unisolated:--allow-unisolated"])
+    assert gradebook("--allow-unisolated") == 1
+    assert gradebook("--allow-unisolated") == 0
+
+
+def test_another_sandbox_offered_grades_again(gradebook, monkeypatch) -> None:
+    from grader.cli.gradebook import state
+
+    assert gradebook() == 1
+    offered = state.sandbox_offered()
+    monkeypatch.setattr(command, "sandbox_offered", lambda: {**offered, "cgroups": []})
+    assert gradebook() == 1
+    state_file = json.loads((gradebook.out / state.STATE_FILE).read_text(encoding="utf-8"))
+    assert list(state_file) == ["ada"]
