@@ -33,6 +33,9 @@ class Problem:
     module: str | None = None
     # What the problem is worth; each of its checks earns an equal share of it.
     points: int = DEFAULT_POINTS
+    # Whether its checks hand the learner's code one of the grader's models (the
+    # shipped GPT, say, or a GPT to train): only then does its worker hold their code.
+    takes_model: bool = False
 
     @property
     def class_name(self) -> str:
@@ -78,6 +81,7 @@ def problems() -> tuple[Problem, ...]:
             hints=tuple(entry.get("hints", [entry["hint"]] if "hint" in entry else [])),
             module=entry.get("module"),
             points=int(entry.get("points", DEFAULT_POINTS)),
+            takes_model=bool(entry.get("takes_model", False)),
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )

@@ -448,7 +448,7 @@ def test_an_optimizer_steps_in_a_child_forked_after_import(tmp_path: Path) -> No
 import json, os, types
 import torch, torch.nn.functional as F
 from grader.sandbox import harnesses
-from grader.sandbox.forkserver import preload
+from grader.sandbox.forkserver import preload, preload_models
 from grader.sandbox.isolation import isolate
 from grader.sandbox.limits import DEFAULT_MEMORY_MB
 from grader.sandbox.policy import Policy
@@ -467,6 +467,7 @@ class Solution:
 read, write = os.pipe()
 pid = os.fork()
 if pid == 0:
+    preload_models()  # a worker of a problem that takes a model, as train-step does
     isolate(Policy.for_submission(scratch, scratch, memory_bytes=DEFAULT_MEMORY_MB << 20))
     config = dict(vocab_size=5, context_length=4, n_layer=1, n_head=1, n_embd=4)
     x = torch.zeros(2, 1, 4, dtype=torch.long)

@@ -78,7 +78,8 @@ class GradingPlugin:
             problem = self.problems[slug]
             process = SubmissionProcess(str(self.submissions[slug]), problem.class_name,
                                         list(problem.methods), self.pool, self.limits, witnessed,
-                                        module=problem.module is not None)
+                                        module=problem.module is not None,
+                                        models=problem.takes_model)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:

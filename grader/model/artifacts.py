@@ -13,15 +13,21 @@ import platform
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 from safetensors.torch import load_file, save_file
 
-from grader.model.gpt import GPT, GPTConfig
-from grader.model.llama import Llama, LlamaConfig
+# The models' classes are imported where a model is built, not here: a worker that is
+# handed no model holds this module (the shipped weights are read in the fork server)
+# and must hold none of their code.
+from grader.model.config import GPTConfig, LlamaConfig
 from grader.paths import DATA
 from grader.sandbox.protocol import ModelSpec
+
+if TYPE_CHECKING:
+    from grader.model.gpt import GPT
+    from grader.model.llama import Llama
 
 CORPUS = DATA / "corpus.txt"
 VOCAB = DATA / "vocab.json"
@@ -77,26 +83,43 @@ def save_model(model: GPT | Llama, directory: Path) -> None:
               str(directory / "model.safetensors"))
 
 
-Model = TypeVar("Model", GPT, Llama)
+Model = TypeVar("Model", bound=torch.nn.Module)
 
 
-def _with_weights(build: Callable[[], Model], checkpoint: Path) -> Model:
-    """The model `build` makes, given the checkpoint's weights and ready to run; the
-    checkpoint is looked for first, as it is the file an incomplete install lacks."""
+def _weights_of(checkpoint: Path) -> dict[str, torch.Tensor]:
+    """A checkpoint's tensors; it is looked for first, as it is the file an incomplete
+    install lacks."""
     if not checkpoint.is_file():
         raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
+    return load_file(str(checkpoint))
+
+
+def _with_weights(build: Callable[[], Model], weights: dict[str, torch.Tensor]) -> Model:
+    """The model `build` makes, given `weights` (copied in) and ready to run."""
     model = build()
-    model.load_state_dict(load_file(str(checkpoint)))
+    model.load_state_dict(weights)
     return model.eval()
 
 
+@cache
+def shipped_weights() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None]:
+    """The shipped GPT's and modern model's tensors (None for a copy without the
+    latter), read once: the fork server reads them before any worker is forked."""
+    modern = _weights_of(LLAMA_CHECKPOINT) if LLAMA_CHECKPOINT.is_file() else None
+    return _weights_of(CHECKPOINT), modern
+
+
 def load_model(checkpoint: Path = CHECKPOINT, config: Path = CONFIG) -> GPT:
-    return _with_weights(lambda: GPT(load_config(config)), checkpoint)
+    from grader.model.gpt import GPT
+
+    return _with_weights(lambda: GPT(load_config(config)), _weights_of(checkpoint))
 
 
 @cache
 def shipped_model() -> GPT:
-    return load_model()
+    from grader.model.gpt import GPT
+
+    return _with_weights(lambda: GPT(load_config()), shipped_weights()[0])
 
 
 def load_llama_config(path: Path = LLAMA_CONFIG) -> LlamaConfig:
@@ -106,13 +129,20 @@ def load_llama_config(path: Path = LLAMA_CONFIG) -> LlamaConfig:
 
 
 def load_llama(checkpoint: Path = LLAMA_CHECKPOINT, config: Path = LLAMA_CONFIG) -> Llama:
-    return _with_weights(lambda: Llama(load_llama_config(config)), checkpoint)
+    from grader.model.llama import Llama
+
+    return _with_weights(lambda: Llama(load_llama_config(config)), _weights_of(checkpoint))
 
 
 @cache
 def shipped_llama() -> Llama:
     """The shipped modern model: callers only read it."""
-    return load_llama()
+    from grader.model.llama import Llama
+
+    weights = shipped_weights()[1]
+    if weights is None:
+        _weights_of(LLAMA_CHECKPOINT)  # raises MissingDataError, naming the file
+    return _with_weights(lambda: Llama(load_llama_config()), weights)
 
 
 @cache
@@ -215,6 +245,8 @@ def seeded_gpt(config: dict[str, int], seed: int,
     the caller's random state as it was."""
     # Seeding the default generator directly gives the weights torch.manual_seed
     # gives, without the stack trace torch.manual_seed records on every call.
+    from grader.model.gpt import GPT
+
     generator = torch.random.default_generator
     state = generator.get_state()
     generator.manual_seed(seed)

@@ -10,23 +10,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-@dataclass(frozen=True)
-class GPTConfig:
-    vocab_size: int
-    context_length: int = 48
-    n_layer: int = 3
-    n_head: int = 4
-    n_embd: int = 64
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+from grader.model.config import GPTConfig
 
 
 @functools.lru_cache(maxsize=256)

@@ -18,37 +18,15 @@ What differs from GPT-2 (grader/model/gpt.py), each as current open models have 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from grader.model.config import LlamaConfig
 from grader.model.gpt import causal_mask
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
-
-
-@dataclass(frozen=True)
-class LlamaConfig:
-    vocab_size: int
-    context_length: int = 48
-    n_layer: int = 3
-    n_head: int = 4
-    # Fewer key/value heads than query heads: each serves n_head // n_kv_head queries.
-    n_kv_head: int = 2
-    n_embd: int = 64
-    # SwiGLU's hidden size: about 8/3 of n_embd, as Llama sizes it, rounded to 16.
-    n_hidden: int = 176
-    rope_base: float = 10000.0
-    norm_eps: float = 1e-5
-
-    @property
-    def head_dim(self) -> int:
-        return self.n_embd // self.n_head
-
-    def to_dict(self) -> dict[str, int | float]:
-        return asdict(self)
 
 
 class RMSNorm(nn.Module):

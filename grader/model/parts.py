@@ -19,8 +19,10 @@ from typing import Any
 
 import torch
 
-from grader.model.gpt import GPT, GPTConfig
-from grader.model.llama import LlamaConfig
+# Only the configs: a module problem's worker runs this file and must hold none of the
+# reference models' code (grader/sandbox/worker.py checks it), so the weights a
+# description stands for are made in the grader (`resolved`), where the models are.
+from grader.model.config import GPTConfig, LlamaConfig
 from grader.sandbox.protocol import ModelSpec
 
 # Random weights are drawn from N(0, RANDOM_SCALE): large enough that attention
@@ -68,6 +70,8 @@ def config_of(model: ModelSpec) -> GPTConfig:
 
 
 def _whole(model: ModelSpec) -> dict[str, torch.Tensor]:
+    from grader.model.gpt import GPT
+
     if model.kind == "shipped":
         from grader.model import artifacts
 
@@ -84,6 +88,19 @@ def given(tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
     """A description of weights given as they are: a part no GPT of the shipped
     kind has (RMSNorm's gain), named as the learner's module must name it."""
     return {"tensors": dict(tensors)}
+
+
+def is_description(value: Any) -> bool:
+    """Whether `value` is what `weights` returns: weights named, not given."""
+    return (isinstance(value, dict) and set(value) == {"model", "part", "head"}
+            and isinstance(value["model"], ModelSpec))
+
+
+def resolved(value: Any) -> Any:
+    """`value` with a description of weights made into the weights themselves, given:
+    how the grader hands a module problem's worker its weights, so that the worker
+    needs no model of the grader's to make them."""
+    return given(state_dict(value)) if is_description(value) else value
 
 
 def state_dict(spec: dict[str, Any]) -> dict[str, torch.Tensor]:

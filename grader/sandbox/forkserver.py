@@ -40,15 +40,17 @@ TREE_WAIT = 5.0
 
 
 def preload() -> None:
-    """Everything a worker needs, loaded before any submission runs."""
+    """Everything every worker needs, loaded before any submission runs, and none of
+    the grader's models: a worker that is not handed a model must not hold their code
+    in memory, where no file sandbox can keep a submission from it (a learner's
+    attention layer could hand back the reference's own). `preload_models` adds them
+    in the workers that are handed one."""
     import torch
 
     torch.set_num_threads(1)  # no thread pool exists yet, so forking stays safe
     # The worker may not read the grader's folders once isolated, so every module
     # it can need is imported now.
-    import grader.model.memo  # noqa: F401
-    import grader.model.parts  # noqa: F401
-    import grader.model.yours  # noqa: F401 - `talk --yours` builds the learner's GPT
+    import grader.model.parts  # noqa: F401 - a module problem's driver (configs only)
     import grader.reuse  # noqa: F401 - a submission may use the learner's earlier solutions
     import grader.sandbox.harnesses  # noqa: F401
     import grader.sandbox.isolation  # noqa: F401
@@ -56,16 +58,28 @@ def preload() -> None:
     import grader.sandbox.worker  # noqa: F401
     from grader.model import artifacts
 
-    artifacts.shipped_model()  # read from data/ now: the worker may not read it later
-    try:
-        artifacts.shipped_llama()  # the shipped modern model, for `talk --model modern`
-    except artifacts.MissingDataError:
-        pass  # a copy without it: only the modern model's own commands say so
+    # The shipped weights as tensors, read from data/ now: the worker may not read
+    # them later, and a model is built from them only in a worker handed one.
+    artifacts.shipped_weights()
     # Workers share these pages with the server: a collection in a worker that
     # walked them would copy them all, and would take a tenth of a second.
     import gc
 
     gc.freeze()
+
+
+def preload_models() -> None:
+    """The grader's models, in a forked worker that is handed one, before its sandbox
+    is set up: their modules, and the shipped models built from the weights read."""
+    import grader.model.memo  # noqa: F401
+    import grader.model.yours  # noqa: F401 - `talk --yours` builds the learner's GPT
+    from grader.model import artifacts
+
+    artifacts.shipped_model()
+    try:
+        artifacts.shipped_llama()  # the shipped modern model, for `talk --model modern`
+    except artifacts.MissingDataError:
+        pass  # a copy without it: only the modern model's own commands say so
 
 
 class ForkServer:
@@ -286,6 +300,9 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     witness = socket.socket(fileno=witness_fd)
     witness_ends = witness.makefile("rb"), witness.makefile("wb")
     quiet_standard_streams(keep_stderr=bool(request.get("debug")))
+    models = bool(request.get("models", True))
+    if models:
+        preload_models()
     hello: dict[str, Any] = {"isolation": []}
     policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):
@@ -305,7 +322,7 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
             # Running unprotected would be worse than not running at all.
             hello = {"error": {"type": "LoadFailed",
                                "message": f"the sandbox could not be set up: {exc}"}}
-    serve(reader, writer, hello, policy=policy, witness=witness_ends)
+    serve(reader, writer, hello, policy=policy, witness=witness_ends, models=models)
     return 0
 
 

@@ -115,10 +115,12 @@ class ForkServerClient:
             return ""
         return f": {why}" if why else ""
 
-    def fork(self, submission: str) -> ForkedWorker:
+    def fork(self, submission: str, models: bool = True) -> ForkedWorker:
+        """A worker for `submission`; with `models`, it loads the grader's models before
+        its sandbox is set up, and without them it never holds their code."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request: dict[str, Any] = {"op": "fork", "debug": self.debug}
+        request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models}
         scratch = None
         limits: TreeLimits | None = None
         if self.sandbox is not None:

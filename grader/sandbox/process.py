@@ -70,10 +70,12 @@ class SubmissionProcess:
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  limits: Limits = DEFAULTS, witnessed: bool = False,
-                 module: bool = False) -> None:
+                 module: bool = False, models: bool = True) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         # module: the class is a torch.nn.Module, built by each call (grader/model/parts.py).
-        self.load_spec = Load.of(self.path, class_name, methods, module)
+        # models: the worker is handed the grader's models (the problem takes a model);
+        # without them it holds none of their code.
+        self.load_spec = Load.of(self.path, class_name, methods, module, models)
         self.pool = pool
         # The problem's budget is for all calls together: calls that each stay just
         # under the per-call limit must not stretch one problem's grade without end.
@@ -95,7 +97,7 @@ class SubmissionProcess:
             prepared = self.pool.claim(load)
             try:
                 if prepared is None:
-                    worker = self.pool.take(self.path)
+                    worker = self.pool.take(self.path, load.models)
                     hello = worker.receive(STARTUP_TIMEOUT)
                 else:
                     worker, hello = prepared
@@ -143,6 +145,16 @@ class SubmissionProcess:
         if self.load_error:
             return CallOutcome(error=self.load_error)
         witness = worker.witness if self.witnessed else None
+        if self.load_spec.module:
+            # Weights named by a description are made here: the worker of a module
+            # problem holds no model of the grader's to make them from.
+            from grader.model.parts import resolved
+
+            made = tuple(resolved(a) for a in args)
+            # Weights made here are copied into the module by the driver, out of the
+            # learner's reach: there is nothing of the caller's to watch in them.
+            watch = tuple(i for i in watch if made[i] is args[i])
+            args = made
         message = {"op": "call", "method": method, "args": encode(list(args)),
                    "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate,
                    "witnessed": witness is not None}

@@ -22,6 +22,7 @@ from typing import IO, Any
 from grader.sandbox.describe import describe_error
 from grader.sandbox.framing import read_frame, write_frame
 from grader.sandbox.harness_ref import harness_name, run_harness
+from grader.sandbox.held import reference_code_held
 from grader.sandbox.printed import Printed, clip
 from grader.sandbox.protocol import Unencodable, decode, encode
 from grader.sandbox.worker_models import ModelRefused, WorkerModels
@@ -64,8 +65,10 @@ def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
 class WorkerLoop:
     """The worker's side: loads one submission and answers the grader's requests."""
 
-    def __init__(self, policy: Any = None) -> None:
+    def __init__(self, policy: Any = None, models: bool = True) -> None:
         self.policy = policy  # the sandbox's limits, to name one the submission reaches
+        # Handed no model, it must hold none of the grader's reference code (held.py).
+        self.holds_models = models
         self.path: str | None = None
         self.solution: Any = None
         self.module: Any = None
@@ -94,6 +97,12 @@ class WorkerLoop:
             self.forget_submission()
         self.loads += 1
         self.path = path
+        if not self.holds_models and (held := reference_code_held()):
+            # The grader's own fault, said as such: grading here could be faked.
+            return {"error": {"type": "LoadFailed", "file": None, "line": None,
+                              "message": "the grader's worker holds its reference code "
+                              f"({', '.join(held[:5])}), so this grade could be faked; "
+                              "it was not run (a bug of the grader's: report it)"}}
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
             if spec is None or spec.loader is None:
@@ -222,18 +231,20 @@ class WorkerLoop:
 
 def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None,
           *, policy: Any = None, witness: tuple[IO[bytes], IO[bytes]] | None = None,
-          hosted: bool = False) -> None:
+          hosted: bool = False, models: bool = True) -> None:
     """Answer the grader's requests until it closes the channel.
 
     `hello` goes with the first message (which sandbox layers are in place); if
     it holds an error, the worker reports it and serves nothing. `policy` is the
     sandbox's (an isolation.Policy), so that errors can name a limit reached.
-    `hosted`: it may be asked to load one submission after another.
+    `hosted`: it may be asked to load one submission after another. `models`: it
+    was handed the grader's models; without them it refuses to load a submission
+    while it holds any of the grader's reference code.
     """
     import torch
 
     torch.set_num_threads(1)
-    worker = WorkerLoop(policy)
+    worker = WorkerLoop(policy, models)
     worker.models.witness = witness
     if hosted:
         from grader.sandbox.baseline import capture

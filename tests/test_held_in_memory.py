@@ -1,0 +1,83 @@
+"""A worker holds only what the learner is handed, in memory as on disk.
+
+The grader's reference models are imported only in the workers of problems that hand
+the learner a model; a submission for any other problem that looks for them in the
+worker's memory (sys.modules, torch.nn.Module's subclasses) finds nothing, in
+classroom mode and in practice, and a worker that held them would refuse to grade.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SUBMISSIONS
+
+from grader.registry import find, problems
+from grader.sandbox.held import reference_code_held
+from grader.sandbox.machine import probe
+from grader.sandbox.worker import WorkerLoop
+
+ATTACK = (SUBMISSIONS / "hostile" / "reexports_reference.py").read_text(encoding="utf-8")
+# Each problem the attack once got full marks on, and the grader's class (or, for rope,
+# function) that it hands back.
+TARGETS = {"multi-head-attention": "CausalSelfAttention", "transformer-block": "Block",
+           "gpt": "GPT", "rms-norm": "RMSNorm", "rope": "apply_rope", "swiglu": "SwiGLU",
+           "grouped-query-attention": "GroupedQueryAttention", "modern-gpt": "Llama"}
+LINUX_SANDBOX = sys.platform.startswith("linux") and probe().landlock_abi
+
+
+def attack_for(slug: str) -> str:
+    problem = find(slug)
+    text = ATTACK.replace('NAME = "CausalSelfAttention"', f"NAME = {TARGETS[slug]!r}")
+    if problem.module is None:
+        return text.replace("FUNCTION = False", "FUNCTION = True")
+    return text.replace("    CLASS = reference()", f"    {problem.module} = reference()")
+
+
+def test_no_problem_without_a_model_takes_one_and_modules_never_do() -> None:
+    for problem in problems():
+        assert not (problem.module and problem.takes_model), problem.slug
+    assert {p.slug for p in problems() if p.takes_model}.isdisjoint(TARGETS)
+
+
+def test_the_fork_servers_preload_holds_no_reference_code() -> None:
+    # In a fresh process: this test process has imported the models itself.
+    done = subprocess.run(
+        [sys.executable, "-c", "from grader.sandbox.forkserver import preload; preload(); "
+         "from grader.sandbox.held import reference_code_held; "
+         "print(reference_code_held())"], capture_output=True, text=True, cwd=ROOT,
+        timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_worker_handed_no_model_refuses_to_load_beside_reference_code(tmp_path) -> None:
+    import grader.model.gpt  # noqa: F401 - what a regression would leave in the worker
+
+    assert reference_code_held()
+    file = tmp_path / "solution.py"
+    file.write_text("class Solution:\n    pass\n", encoding="utf-8")
+    reply = WorkerLoop(models=False).load(str(file), "Solution", [])
+    assert "holds its reference code" in reply["error"]["message"]
+    assert WorkerLoop(models=True).load(str(file), "Solution", []) == {"ok": True}
+
+
+@pytest.mark.skipif(not LINUX_SANDBOX, reason="classroom mode needs Linux with Landlock")
+def test_reference_classes_in_memory_cannot_be_handed_back(tmp_path: Path) -> None:
+    folder = tmp_path / "problems"
+    for slug in TARGETS:
+        problem = find(slug)
+        (folder / problem.folder).mkdir(parents=True)
+        (folder / problem.folder / "solution.py").write_text(attack_for(slug), encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--classroom", "-q", "--submission",
+         str(folder), "--json", str(report_path), *TARGETS],
+        capture_output=True, text=True, cwd=ROOT, timeout=600)
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["score"] == 0, (done.stderr[-2000:], report["problems"])
+    messages = "\n".join(t["message"] or "" for t in report["tests"])
+    assert "is not in this worker's memory" in messages, messages[:3000]
