@@ -81,3 +81,39 @@ def test_reference_classes_in_memory_cannot_be_handed_back(tmp_path: Path) -> No
     assert report["score"] == 0, (done.stderr[-2000:], report["problems"])
     messages = "\n".join(t["message"] or "" for t in report["tests"])
     assert "is not in this worker's memory" in messages, messages[:3000]
+
+
+def holds_a_model(value: object, depth: int = 0) -> bool:
+    from grader.sandbox.protocol import ModelSpec
+
+    if isinstance(value, ModelSpec):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(holds_a_model(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(holds_a_model(v, depth + 1) for v in value.values())
+    return False
+
+
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
+def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> None:
+    """The registry's takes_model is the one place a worker's models are decided: a
+    problem whose cases hold a model and that does not say so would fail for every
+    learner; one that says so needlessly hands the reference's code to its worker."""
+    import importlib
+
+    from grader.release.build import contracts_of
+
+    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    contracts = contracts_of(module)
+    handed = any(holds_a_model(args) for c in contracts for args in c.case_args.values())
+    if problem.module is not None:
+        return  # its weights are made in the grader (parts.resolved): it takes none
+    assert not handed or problem.takes_model, (
+        f"{problem.slug}'s cases hand the learner a model: say takes_model = true in "
+        "problems/registry.toml")
+    assert handed or not problem.takes_model or any(c.harness for c in contracts), (
+        f"{problem.slug} says takes_model = true, and neither its cases nor a harness "
+        "hand the learner a model")

@@ -25,6 +25,7 @@ CHECK = (
     "test_consistency.py",
     "test_docs.py",
     "test_gradescope_pins.py",
+    "test_held_in_memory.py::test_a_problem_takes_a_model_exactly_when_its_checks_hand_one",
     "test_line_endings.py",
     "test_mistake_ids.py",
     "test_mistakes_data.py",
