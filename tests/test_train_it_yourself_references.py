@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader.checks import check_adamw
 from grader.model.training import TrainSettings, learning_rate
 from tests.conftest import reference_module, reference_solution
 
@@ -110,3 +111,38 @@ def test_rms_norm_is_torchs(scale: float) -> None:
         assert torch.allclose(mine(x), theirs(x), rtol=1e-5, atol=1e-6)
         assert torch.allclose(mine(x), torch.nn.functional.rms_norm(x, (8,), gain, eps=1e-5),
                               rtol=1e-5, atol=1e-6)
+
+
+def optimizer_run(steps: int, lr: float, weight_decay: float, seed: int,
+                  dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:
+    """The weights and state after `steps` of torch.optim.AdamW's own step(), drawn as
+    check_adamw.run_of_torch draws them."""
+    generator = torch.Generator().manual_seed(seed)
+    leaves = [torch.randn(s, generator=generator, dtype=dtype).requires_grad_(True)
+              for s in check_adamw.shapes_of_a_small_gpt()]
+    optimizer = torch.optim.AdamW(leaves, lr=lr, weight_decay=weight_decay)
+    for _ in range(steps):
+        for leaf in leaves:
+            leaf.grad = torch.randn(leaf.shape, generator=generator, dtype=dtype)
+        optimizer.step()
+    state = [optimizer.state[leaf] for leaf in leaves]
+    return ([leaf.detach() for leaf in leaves] + [s["exp_avg"] for s in state]
+            + [s["exp_avg_sq"] for s in state])
+
+
+@pytest.mark.parametrize("fallback", [False, True], ids=["function", "optimizer"])
+def test_adamws_cases_are_torchs_optimizer_bit_for_bit(fallback: bool, monkeypatch) -> None:
+    """The cases' runs call the function AdamW.step() calls, without the optimizer's
+    dynamo import; a torch whose function differs falls back to the optimizer."""
+    if fallback:
+        def refuses(*args, **kwargs):
+            raise TypeError("adamw() got an unexpected keyword argument")
+
+        monkeypatch.setattr(check_adamw.torch_adamw, "adamw", refuses)
+    for steps, lr, decay, seed, dtype in [(9, 1e-1, 0.1, 1, torch.float32),
+                                          (3, 1e-2, 0.5, 2, torch.float64)]:
+        weights, _, avgs, sqs, *_ = check_adamw.run_of_torch(steps, lr, decay, seed,
+                                                             dtype=dtype)
+        expected = optimizer_run(steps, lr, decay, seed, dtype)
+        for got, want in zip([*weights, *avgs, *sqs], expected, strict=True):
+            assert torch.equal(got, want)

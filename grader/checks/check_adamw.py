@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from hypothesis import strategies as st
+from torch.optim import adamw as torch_adamw
 
 from grader.grading.contract import Contract
 from grader.grading.failures import GradeFailure
@@ -83,25 +84,50 @@ def shapes_of_a_small_gpt() -> list[tuple[int, ...]]:
 def run_of_torch(steps: int, lr: float, weight_decay: float, seed: int,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  scale: float = 1.0, dtype: torch.dtype = torch.float32) -> tuple:
-    """The arguments of update number `steps + 1` of a run of torch.optim.AdamW on
-    random gradients: its state after `steps` updates and a new gradient."""
+    """The arguments of update number `steps + 1` of a run of torch's AdamW on random
+    gradients: its state after `steps` updates and a new gradient."""
     generator = torch.Generator().manual_seed(seed)
     weights = [torch.randn(s, generator=generator, dtype=dtype)
                for s in shapes_of_a_small_gpt()]
-    leaves = [w.clone().requires_grad_(True) for w in weights]
+    leaves = [w.clone() for w in weights]
+    avgs = [torch.zeros_like(w) for w in weights]
+    sqs = [torch.zeros_like(w) for w in weights]
+    counts = [torch.tensor(0.0) for _ in weights]
+    for _ in range(steps):
+        grads = [torch.randn(w.shape, generator=generator, dtype=dtype) * scale for w in leaves]
+        torch_adamw_step(leaves, grads, avgs, sqs, counts, lr, betas, eps, weight_decay)
+    grads = [torch.randn(w.shape, generator=generator, dtype=dtype) * scale for w in weights]
+    return (leaves, grads, avgs, sqs, steps, lr, betas, eps, weight_decay)
+
+
+def torch_adamw_step(weights: list[torch.Tensor], grads: list[torch.Tensor],
+                     avgs: list[torch.Tensor], sqs: list[torch.Tensor],
+                     counts: list[torch.Tensor], lr: float, betas: tuple[float, float],
+                     eps: float, weight_decay: float) -> None:
+    """One update of torch.optim.AdamW, in place, by the function its step() calls on
+    the CPU (bit for bit the same, tests/test_train_it_yourself_references.py): the
+    optimizer's first step() imports torch._dynamo, most of a second, and every grade
+    of this problem would wait for it while its cases are built."""
+    with torch.no_grad():
+        try:
+            torch_adamw.adamw(
+                weights, grads, avgs, sqs, [], counts, foreach=False, capturable=False,
+                differentiable=False, fused=None, grad_scale=None, found_inf=None,
+                has_complex=False, amsgrad=False, beta1=betas[0], beta2=betas[1], lr=lr,
+                weight_decay=weight_decay, eps=eps, maximize=False)
+            return
+        except TypeError:  # a torch whose function takes other arguments: the optimizer
+            pass
+    leaves = [w.requires_grad_(True) for w in weights]
     optimizer = torch.optim.AdamW(leaves, lr=lr, betas=betas, eps=eps,
                                   weight_decay=weight_decay)
-    for _ in range(steps):
-        for leaf in leaves:
-            leaf.grad = torch.randn(leaf.shape, generator=generator, dtype=dtype) * scale
-        optimizer.step()
-    grads = [torch.randn(w.shape, generator=generator, dtype=dtype) * scale for w in weights]
-    state = [optimizer.state[leaf] if steps else {} for leaf in leaves]
-    avgs = [s["exp_avg"].clone() if s else torch.zeros_like(w) for s, w in zip(state, weights)]
-    sqs = [s["exp_avg_sq"].clone() if s else torch.zeros_like(w)
-           for s, w in zip(state, weights)]
-    return ([leaf.detach().clone() for leaf in leaves], grads, avgs, sqs, steps, lr, betas,
-            eps, weight_decay)
+    for leaf, grad, avg, sq, count in zip(leaves, grads, avgs, sqs, counts):
+        leaf.grad = grad
+        optimizer.state[leaf] = {"step": count, "exp_avg": avg, "exp_avg_sq": sq}
+    optimizer.step()
+    for leaf in leaves:
+        leaf.grad = None
+        leaf.requires_grad_(False)
 
 
 def cases() -> dict[str, tuple]:
