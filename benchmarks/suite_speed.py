@@ -31,15 +31,17 @@ class Tier:
     what: str
     args: list[str]
     # The largest ratio allowed. The default tier's goal is 3 minutes on two quiet
-    # cores, where a bare `import torch` takes 1.5 s to 2 s: 90x. The check tier's is
-    # the time a contributor waits before a commit without noticing much: 15 s, 8x.
+    # cores, and the check tier's the time a contributor waits before a commit without
+    # noticing, 15 s; as ratios to the quickest bare `import torch` seen on such a
+    # machine (1.1 s, x86_64 with AVX-512), 160x and 14x. Where torch imports slower,
+    # the same ratios allow more time, as a slower machine needs.
     goal: float
 
 
 TIERS = [
     Tier("default", "python -m pytest: the checks, unit tests and smoke of each path",
-         [], 90.0),
-    Tier("check", "python -m pytest -m check: the static checks", ["-m", "check"], 8.0),
+         [], 160.0),
+    Tier("check", "python -m pytest -m check: the static checks", ["-m", "check"], 14.0),
 ]
 
 
