@@ -72,6 +72,9 @@ def gradebook(args: argparse.Namespace) -> int:
         return merge(args)
     if args.roster_file is not None:  # repositories at a deadline: repositories.py
         return gradebook_of_repositories(args, gradebook)
+    if getattr(args, "fetch_only", False):
+        raise UsageError("--fetch-only records what learners' repositories hold: give it "
+                         "with --roster FILE")
     if args.roster is None:
         raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
     chosen = select_problems(args.problems)

@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from grader.cli import layouts
 from grader.cli.errors import EXIT_FAIL, UsageError
 from grader.cli.gradebook.roster_csv import Entry, read_roster
+from grader.cli.gradebook.sightings import Sightings, iso
 from grader.grading.sanitise import uncell, visible
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
@@ -64,6 +65,7 @@ class Source:
     committed: str | None = None  # ISO 8601, UTC, the committer's date
     late_minutes: int | None = None
     later_commits: int = 0  # commits on the branch after the graded one
+    first_seen: str | None = None  # when a gradebook run first found the graded commit
     error: str | None = None  # the repository could not be read: the row is an error
     notes: list[str] | None = None
 
@@ -75,6 +77,7 @@ class Source:
                 "committed": self.committed,
                 "deadline": policy.deadline.isoformat() if policy.deadline else None,
                 "late_minutes": self.late_minutes, "later_commits": self.later_commits,
+                "first_seen": self.first_seen,
                 "notes": notes}
 
 
@@ -201,9 +204,13 @@ def tree_members(repo: Path, commit: str, allow_local: bool) -> Iterator[layouts
 
 
 def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
-          allow_local: bool) -> Source:
-    """Clone the learner's repository, choose the commit, write its solutions."""
+          allow_local: bool, sightings: Sightings | None = None,
+          now: datetime | None = None) -> Source:
+    """Clone the learner's repository, choose the commit, write its solutions. With
+    `sightings`, record which commits this run (at `now`) found, and judge the
+    deadline on when each commit was first seen as well as on its date."""
     source = Source(entry.url)
+    now = now or datetime.now(timezone.utc)
     repo = repos / f"{entry.name}.git"
     shutil.rmtree(repo, ignore_errors=True)
     hand_in.mkdir(parents=True)
@@ -218,29 +225,73 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
         except RuntimeError:
             source.notes = ["the repository has no commits"]
             return source
+        # Every commit on the branch, newest first by committer date, as --before reads.
+        history = [(line.split()[0], int(line.split()[1])) for line in git(
+            [*base, "log", "--format=%H %ct", newest], allow_local).splitlines()
+            if line.strip()]
+        if sightings is not None:
+            sightings.record(entry.name, entry.url, [sha for sha, _ in history], now)
+        notes: list[str] = []
         commit = newest
         if policy.deadline is not None and not policy.latest:
-            cutoff = int((policy.deadline + policy.grace).timestamp())
-            commit = git([*base, "rev-list", "-1", f"--before=@{cutoff}", newest],
-                         allow_local).strip()
-            if not commit:
-                source.notes = [f"no commit on the default branch by "
-                                f"{(policy.deadline + policy.grace).isoformat()}"]
+            cutoff = (policy.deadline + policy.grace).timestamp()
+            chosen = on_time(entry.name, history, cutoff, sightings, notes)
+            if chosen is None:
+                source.notes = [*notes, f"no commit on the default branch by "
+                                        f"{(policy.deadline + policy.grace).isoformat()}"]
                 return source
-        stamp = int(git([*base, "show", "-s", "--format=%ct", commit], allow_local))
+            commit = chosen
+        stamp = dict(history)[commit]
         source.commit = commit
         source.committed = datetime.fromtimestamp(stamp, timezone.utc).isoformat()
         source.later_commits = int(git([*base, "rev-list", "--count", f"{commit}..{newest}"],
                                        allow_local))
+        pushed = stamp
+        if sightings is not None:
+            seen = sightings.first_seen(entry.name, commit)
+            source.first_seen = iso(seen) if seen else None
+            absent = sightings.absent_at(entry.name, commit)
+            if absent is not None and absent.timestamp() > stamp:
+                pushed = int(math.ceil(absent.timestamp()))  # pushed after that run
+                notes.append(f"commit {commit[:12]} is dated {iso_stamp(stamp)}, but it was "
+                             f"not in the repository at {iso(absent)}: it is judged as "
+                             "pushed after that")
+            elif (absent is None and seen is not None and policy.deadline is not None
+                  and seen.timestamp() > policy.deadline.timestamp() >= stamp):
+                notes.append(f"commit {commit[:12]} was first seen by this run, after the "
+                             "deadline: its date is the committer's word (a run at the "
+                             "deadline, gradebook --fetch-only, records what was there)")
         if policy.deadline is not None:
-            late = stamp - policy.deadline.timestamp()
+            late = pushed - policy.deadline.timestamp()
             source.late_minutes = math.ceil(late / 60) if late > 0 else 0
         # A repository's .git* files are no news; links and the like are.
-        source.notes = [n for n in layouts.unpack(tree_members(repo, commit, allow_local),
-                                                  hand_in) if "(dot)" not in n]
+        source.notes = notes + [n for n in layouts.unpack(tree_members(repo, commit,
+                                                                       allow_local),
+                                                          hand_in) if "(dot)" not in n]
     except (RuntimeError, ValueError, OSError) as exc:
         source.error = f"{shown_url(entry.url)} could not be read: {exc}"
     return source
+
+
+def on_time(learner: str, history: list[tuple[str, int]], cutoff: float,
+            sightings: Sightings | None, notes: list[str]) -> str | None:
+    """The newest commit dated by `cutoff` that no run after `cutoff` found missing;
+    each one passed over for that is named in `notes`."""
+    for sha, stamp in history:
+        if stamp > cutoff:
+            continue
+        absent = sightings.absent_at(learner, sha) if sightings is not None else None
+        if absent is not None and absent.timestamp() > cutoff:
+            notes.append(f"commit {sha[:12]} is dated {iso_stamp(stamp)}, before the deadline, "
+                         f"but was not in the repository at {iso(absent)}, after it: not "
+                         "graded as on time")
+            continue
+        return sha
+    return None
+
+
+def iso_stamp(stamp: int) -> str:
+    return iso(datetime.fromtimestamp(stamp, timezone.utc))
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -272,6 +323,8 @@ def gradebook_of_repositories(args: argparse.Namespace,
     mine = {e.name for e in entries}
     if args.shard is not None:
         mine = set(shard_of({e.name: Path(e.name) for e in entries}, *args.shard))
+    sightings = Sightings.load(out / REPOS)
+    now = datetime.now(timezone.utc)
     sources: dict[str, Source] = {}
     for entry in entries:
         if entry.name not in mine:
@@ -285,7 +338,16 @@ def gradebook_of_repositories(args: argparse.Namespace,
             sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
             continue
         sources[entry.name] = fetch(entry, repos, hand_ins / entry.name, policy,
-                                    args.allow_local_repos)
+                                    args.allow_local_repos, sightings, now)
+    sightings.save()
+    if getattr(args, "fetch_only", False):
+        failed = [name for name, source in sources.items() if source.error]
+        for name in failed:
+            print(f"gpt-kata gradebook: {visible(name)}: {sources[name].error}",
+                  file=sys.stderr)
+        print(f"recorded what {len(sources) - len(failed)} repositories held at {iso(now)} "
+              f"in {sightings.path}; nothing was graded")
+        return EXIT_FAIL if failed else 0
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None})
     code = grade_folders(graded)
     failed = annotate(out, sources, policy)
@@ -349,5 +411,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cutoff (default: nothing after the deadline counts), grace:2h "
                         "(commits up to 2 h late count, marked late), or latest (the "
                         "newest commit, marked late if it is)")
+    p.add_argument("--fetch-only", action="store_true",
+                   help="with --roster: record which commits each repository holds now "
+                        "(DIR/.repos/sightings.json) and grade nothing: run it at the "
+                        "deadline, so that a commit pushed later counts as late whatever "
+                        "its date says")
     p.add_argument("--allow-local-repos", action="store_true",
                    help="with --roster: also clone file:// repositories")
