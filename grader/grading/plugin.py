@@ -59,6 +59,21 @@ class TestResult:
     # Failures of fixed cases that differ only in the case's inputs are alike: the
     # terminal shows one of them. The message without those inputs.
     alike: str = ""
+    # "fixed" for a fixed case (whose inputs and answer the learners' copy holds),
+    # "drawn" for drawn examples (new to every learner under the instructor's seed),
+    # "" for any other check; scoring.py counts a classroom grade's fixed cases only
+    # once the problem's drawn examples pass.
+    cases: str = ""
+
+
+def cases_of(item: pytest.Item) -> str:
+    """What a check runs: "fixed" cases, "drawn" examples, or "" for anything else."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "case_id" in callspec.params:
+        return "fixed"
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return "drawn"
+    return ""
 
 
 @dataclass
@@ -128,7 +143,8 @@ class GradingPlugin:
         if kata:
             kata.outputs.clear()
         result = TestResult(test_name(item), problem, "pass", output=output,
-                            test_code=(item.function.__doc__ or "").strip())
+                            test_code=(item.function.__doc__ or "").strip(),
+                            cases=cases_of(item))
         if report.passed:
             self.results.append(result)
             return

@@ -143,6 +143,7 @@ class Report:
                     "test_code": r.test_code,
                     "hint": r.hint or None,
                     "kind": r.kind or None,
+                    "cases": r.cases or None,
                     "mistake": ({"id": r.mistake.id, "name": r.mistake.name,
                                  "hint": r.mistake.hint} if r.mistake else None),
                     "inputs": ({name: cut_value(what) for name, what in r.arguments.items()}
@@ -191,6 +192,9 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     more = glyph(console, "…", "...")
     # One column for the folder names, at least as wide as it always was.
     w = max([22, *(len(s.problem.folder) for s in report.summaries)])
+    scored = score_report(report.to_json())
+    uncounted = {e.get("problem") for e in scored.get("problems", [])
+                 if e.get("fixed_counted") is False}
     for summary in report.summaries:
         p = summary.problem
         total = len(summary.results)
@@ -205,6 +209,9 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
             console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
             continue
         console.print(f"[red]{bad}[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
+        if p.slug in uncounted:
+            console.print("  [dim]its fixed cases earn no points while its drawn examples "
+                          "fail (classroom mode: the learners' copy holds the fixed cases)[/]")
         shown: set[str] = set()
         for r in failures:
             # Cases that fail the same way differ only in their inputs: one is shown.
@@ -232,7 +239,6 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(f"[red]grader error:[/] {escape(error.splitlines()[0])}")
     passed = sum(s.status == "pass" for s in report.summaries)
     colour = "green" if report.status == "pass" else "red"
-    scored = score_report(report.to_json())
     console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass, "
                   f"{format_points(scored['score'])}/{format_points(scored['max_score'])} "
                   "points[/]")

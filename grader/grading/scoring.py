@@ -10,6 +10,12 @@ its problems, out of the sum of their points. A problem that was not graded at a
 (missing, or the grader could not run it) earns nothing but still counts in
 max_score, so every learner of a class is scored out of the same total.
 
+In classroom mode a problem's fixed cases count only once its drawn examples
+pass. The learners' copy holds every fixed case's inputs and answer, so a table of
+answers keyed by the inputs could pass them; the drawn examples, under the
+instructor's seed, are new to every learner. A problem whose drawn examples fail
+earns the share of its other checks only (`fixed_counted` false in its entry).
+
 Every output reads the score from here, through `score_report` on the JSON
 report: the terminal summary, `grade --json`, gradebook.csv and the LMS exports,
 Gradescope's results.json, the JUnit properties and Classroom50's result.
@@ -51,6 +57,8 @@ def score_report(report: dict) -> dict:
     test's share, and the run's `score`/`max_score`. Changes and returns `report`;
     applying it twice changes nothing."""
     problem_entries = report.get("problems") or []
+    tests = [t for t in report.get("tests") or [] if isinstance(t, dict)]
+    uncounted = uncounted_fixed(report, tests)
     earned: dict[str | None, int] = {}
     worth: dict[str | None, int] = {}
     counts: dict[str | None, int] = {}
@@ -59,17 +67,36 @@ def score_report(report: dict) -> dict:
         points = int(entry.get("max_score", registry_points(slug)))
         total = int(entry.get("total") or 0)
         passed = int(entry.get("passed") or 0)
+        if slug in uncounted:
+            passed = max(0, passed - uncounted[slug])
+            entry["fixed_counted"] = False
         entry["max_score"] = points
         entry["score"] = problem_score(points, passed, total)
         earned[slug], worth[slug], counts[slug] = entry["score"], points, total
-    for test in report.get("tests") or []:
+    for test in tests:
         slug = test.get("problem")
         share = check_share(worth.get(slug, 0.0), counts.get(slug, 0))
+        counted = not (slug in uncounted and test.get("cases") == "fixed")
         test["max_score"] = share
-        test["score"] = share if test.get("status") == "pass" else 0.0
+        test["score"] = share if test.get("status") == "pass" and counted else 0.0
     report["score"] = sum(earned.values())
     report["max_score"] = sum(worth.values())
     return report
+
+
+def uncounted_fixed(report: dict, tests: list[dict]) -> dict[str | None, int]:
+    """In a classroom report, each problem whose drawn examples do not all pass, with
+    how many of its fixed cases passed and so do not count."""
+    if report.get("mode") != "classroom":
+        return {}
+    failed_drawn = {t.get("problem") for t in tests
+                    if t.get("cases") == "drawn" and t.get("status") != "pass"}
+    uncounted: dict[str | None, int] = {}
+    for test in tests:
+        slug = test.get("problem")
+        if slug in failed_drawn and test.get("cases") == "fixed" and test.get("status") == "pass":
+            uncounted[slug] = uncounted.get(slug, 0) + 1
+    return uncounted
 
 
 def format_points(value: float | int | str | None) -> str:
