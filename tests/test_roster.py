@@ -177,9 +177,12 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     commit(tmp_path / "repos" / "ada", {f"problems/{CROP}/solution.py": "broken("},
            DEADLINE + timedelta(hours=3))
     roster = tmp_path / "roster.csv"
+    commit(tmp_path / "repos" / "cy", {f"problems/{CROP}/solution.py": solved},
+           DEADLINE + timedelta(hours=1))
     roster.write_text("learner,repository\n"
                       f"ada,file://{tmp_path / 'repos' / 'ada'}\n"
-                      f"bo,file://{tmp_path / 'repos' / 'nobody'}\n")
+                      f"bo,file://{tmp_path / 'repos' / 'nobody'}\n"
+                      f"cy,file://{tmp_path / 'repos' / 'cy'}\n")
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "grader", "gradebook", "--roster", str(roster), "crop-context",
@@ -203,6 +206,13 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     assert ada["source"]["first_seen"] is not None
     bo = json.loads((out / "bo.json").read_text())
     assert bo["status"] == "error" and "could not be read" in bo["message"]
+    # Not graded, out of the same total as the class, and why is the clone's failure.
+    assert table["bo"]["score"] == "0" and table["bo"]["max_score"] == "10"
+    assert bo["max_score"] == 10 and bo["problems"][0]["status"] == "error"
+    # No commit by the deadline: graded as missing, and the row says why first.
+    assert table["cy"]["crop-context"] == "missing" and table["cy"]["max_score"] == "10"
+    cy = json.loads((out / "cy.json").read_text())
+    assert cy["notes"][0].startswith("no commit on the default branch by"), cy["notes"]
 
     # Run again, nothing changed: the reports kept from the first run say the same.
     again = subprocess.run(done.args, capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -99,13 +99,25 @@ def gradebook(args: argparse.Namespace) -> int:
     state = load_state(out)
     rows: dict[str, Row] = {}
     todo: dict[str, tuple[Learner, str]] = {}
+    # Learners whose hand-in could not be fetched (a clone that failed, no commit by
+    # the deadline): their row says so, not what an empty folder would have.
+    causes: dict[str, str] = getattr(args, "causes", None) or {}
     for name, folder in learners.items():
+        if name in causes:
+            rows[name] = record_learner(out, name, failed_report(causes[name], chosen),
+                                        chosen, args.junit)
+            continue
         try:
             learner = collect(name, folder, chosen)
         except OSError as exc:  # a folder the grader may not read spoils only its row
             rows[name] = record_learner(out, name, failed_report(
-                f"their folder could not be read: {exc}"), chosen, args.junit)
+                f"their folder could not be read: {exc}", chosen), chosen, args.junit)
             continue
+        # What the fetch found (no commit by the deadline, say) before how the folder
+        # was read: with no commit, the folder is empty, and that is why.
+        fetched = (getattr(args, "fetch_notes", None) or {}).get(name)
+        if fetched:
+            learner.notes = [*fetched, *([] if learner.files_found else learner.notes)]
         key = inputs_key(learner, grader, options)
         earlier = out / f"{report_stem(name)}.json"
         fresh = (not args.force and state.get(name) == key and earlier.is_file()

@@ -131,14 +131,15 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
         limit = GRADER_STARTUP_SECONDS + len(chosen) * (args.budget + GRADER_SECONDS_PER_PROBLEM)
         code, stderr, trouble = run_grader(argv, limit, Path(tmp) / "stderr.txt", servers)
         if trouble is not None:
-            return failed_report(trouble)
+            return failed_report(trouble, chosen)
         if code is None:
-            return failed_report(f"grading took longer than {limit:g} s and was stopped")
+            return failed_report(f"grading took longer than {limit:g} s and was stopped",
+                                 chosen)
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             last = stderr.strip().splitlines()[-1:] or [f"exit code {code}"]
-            return failed_report(f"the grader wrote no report: {last[0]}")
+            return failed_report(f"the grader wrote no report: {last[0]}", chosen)
     return relabel(report, learner, chosen)
 
 
@@ -188,7 +189,7 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
                 try:
                     report = future.result()
                 except Exception as exc:  # one learner's trouble must not end the class
-                    report = failed_report(f"{type(exc).__name__}: {exc}")
+                    report = failed_report(f"{type(exc).__name__}: {exc}", chosen)
                 rows[name] = record_learner(out, name, report, chosen, args.junit)
                 if rows[name].error:
                     state.pop(name, None)  # try again next time

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,13 +26,25 @@ if TYPE_CHECKING:
 COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
 
 
-def failed_report(message: str) -> dict:
-    """The shape `grade --json` writes, for a learner the grader could not grade."""
+def failed_report(message: str, chosen: Sequence[Problem] = ()) -> dict:
+    """The shape `grade --json` writes, for a learner the grader could not grade: each
+    problem of `chosen` an error worth its full points, so that the learner is scored
+    out of the same total as the class, 0 of it."""
     from grader.grading.provenance import provenance
+    from grader.grading.scoring import score_report
 
-    return {"version": 3, "status": "error", "message": visible(message), "score": 0,
-            "max_score": 0, "problems": [], "mode": "classroom",
-            "provenance": provenance({}, [], "classroom"), "tests": []}
+    problems = [{"problem": p.slug, "number": p.number, "status": "error", "passed": 0,
+                 "total": 0, "max_score": p.points, "submission": None} for p in chosen]
+    return score_report({"version": 3, "status": "error", "message": visible(message),
+                         "score": 0, "max_score": 0, "problems": problems,
+                         "mode": "classroom", "provenance": provenance({}, [], "classroom"),
+                         "tests": []})
+
+
+def not_graded(report: dict) -> bool:
+    """Whether a report is of a learner the grader could not grade at all."""
+    return report.get("status") == "error" and not any(
+        isinstance(p, dict) and p.get("total") for p in report.get("problems") or [])
 
 
 def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
@@ -112,19 +125,20 @@ def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
     """The learner's row, their reports written; a report that cannot be written (a
     full disk, say) makes the row an error with the reason, and the class goes on."""
     row = row_from_report(name, report, chosen)
-    if report.get("status") == "error" and not report.get("problems"):
+    if not_graded(report):
         row.error = visible(report.get("message") or "not graded")
     try:
         write_report(out, name, report, junit)
     except OSError as exc:
         row.error = f"their report could not be written: {visible(exc)}"
         try:  # at least the reason, in place of a report from an earlier run
-            write_report(out, name, failed_report(row.error), junit)
+            write_report(out, name, failed_report(row.error, chosen), junit)
         except OSError:
             pass  # the row says why
     if row.error:
+        # Nothing earned, out of the class's total: a sum over the class stays right.
         row.cells = dict.fromkeys(row.cells, "error")
-        row.score = row.max_score = 0  # as for any learner the class could not grade
+        row.score, row.max_score = 0, sum(p.points for p in chosen)
     return row
 
 

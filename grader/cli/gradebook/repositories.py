@@ -348,7 +348,13 @@ def gradebook_of_repositories(args: argparse.Namespace,
         print(f"recorded what {len(sources) - len(failed)} repositories held at {iso(now)} "
               f"in {sightings.path}; nothing was graded")
         return EXIT_FAIL if failed else 0
-    graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None})
+    # A repository that could not be read is its learner's row, with why; what the
+    # fetch found (no commit by the deadline) comes before how the folder was read.
+    causes = {name: source.error for name, source in sources.items() if source.error}
+    fetch_notes = {name: [visible(n) for n in source.notes or [] if n.startswith("no commit")]
+                   for name, source in sources.items()}
+    graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None,
+                                   "causes": causes, "fetch_notes": fetch_notes})
     code = grade_folders(graded)
     failed = annotate(out, sources, policy)
     return EXIT_FAIL if failed and code == 0 else code
@@ -357,7 +363,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
 def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
     """Add each learner's source to their report and to gradebook.csv; a repository
     that could not be read makes its row an error. True if any could not."""
-    from grader.cli.gradebook.outputs import COLUMNS, failed_report, report_stem, write_csv
+    from grader.cli.gradebook.outputs import failed_report, not_graded, report_stem, write_csv
 
     for name, source in sources.items():
         path = out / f"{report_stem(name)}.json"
@@ -365,7 +371,7 @@ def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
             report = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             report = failed_report("not graded")
-        if source.error:
+        if source.error and not not_graded(report):
             report = failed_report(source.error)
         # Replaced whole on every run, so a report kept from an earlier run stays true.
         report["source"] = source.as_report(policy)
@@ -387,10 +393,6 @@ def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
             continue
         late = "" if source.late_minutes is None else str(source.late_minutes)
         line[-2:] = [source.commit or "", late]
-        if source.error:
-            for column in ("problems_passed", "score", "max_score"):
-                line[COLUMNS.index(column)] = "0"
-            line[len(COLUMNS):-2] = ["error"] * (len(line) - len(COLUMNS) - 2)
     write_csv(table, header, lines)
     return any(s.error for s in sources.values())
 
