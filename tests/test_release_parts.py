@@ -222,3 +222,13 @@ def test_the_copys_trainable_gpt_trains_as_the_graders(training_copy: Path) -> N
     assert losses[0] == losses[1]
     for name, weight in theirs.state_dict().items():
         assert torch.allclose(ours.state_dict()[name], weight, rtol=0, atol=1e-6), name
+
+
+def test_writing_the_copy_says_each_step(tmp_path: Path) -> None:
+    """A release takes minutes: each problem's practice cases, then the models, are
+    said as they start (`gpt-kata release` prints them on stderr)."""
+    steps: list[str] = []
+    write_release(tmp_path / "copy", only=frozenset({"softmax", "decode"}),
+                  progress=steps.append)
+    assert steps[:2] == ["practice cases 1/2: 03-softmax", "practice cases 2/2: 05-decode"]
+    assert steps[-1].startswith("exporting the ") and steps[-1].endswith(" models the cases run")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from grader.cli.errors import EXIT_PASS, UsageError
@@ -12,8 +13,18 @@ def release(args: argparse.Namespace) -> int:
     from grader.release.build import ReleaseError, write_release
 
     out = Path(args.out)
+
+    def progress(step: str) -> None:
+        # On stderr, a line a step: minutes of work are not silent, and stdout keeps
+        # only the result (-q keeps both quiet).
+        if not args.quiet:
+            try:
+                print(f"release: {step}", file=sys.stderr, flush=True)
+            except OSError:
+                pass  # a closed terminal or pipe: the copy is still written
+
     try:
-        written = write_release(out)
+        written = write_release(out, progress=progress)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:

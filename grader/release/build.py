@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,13 @@ class ReleaseError(Exception):
     """The copy cannot be written where asked."""
 
 
-def write_release(out: Path, only: frozenset[str] | None = None) -> list[Path]:
+def write_release(out: Path, only: frozenset[str] | None = None,
+                  progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the learners' copy into `out` (new or empty); the files written, sorted.
     `only` (slugs) leaves every other problem without practice cases: a smaller copy
-    for a test of a few problems."""
+    for a test of a few problems. `progress` is told each step as it starts (writing
+    the copy takes minutes)."""
+    say = progress or (lambda _: None)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} is not an empty folder: the copy is written afresh")
     out.mkdir(parents=True, exist_ok=True)
@@ -88,11 +92,12 @@ def write_release(out: Path, only: frozenset[str] | None = None) -> list[Path]:
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
     models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
-    cases = practice_cases(models, only)
+    cases = practice_cases(models, only, say)
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
         sorted({part["harness"] for p in cases["problems"].values() for part in p["parts"]
                 if part["harness"]})))
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
+    say(f"exporting the {len(models.specs) + len(models.trained)} models the cases run")
     for name, program in models.programs().items():
         put(f"{PACKAGE}/models/{name}.pt2", program)
     return sorted(written)
@@ -106,7 +111,8 @@ def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
-def practice_cases(models: Models, only: frozenset[str] | None = None) -> dict[str, Any]:
+def practice_cases(models: Models, only: frozenset[str] | None = None,
+                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every problem's stored cases, or why it has none, in the registry's order; the
     models they run are added to `models`. Computed on one thread: another count sums
     a tensor's entries in another order, and its last bits would tell machines apart."""
@@ -115,17 +121,18 @@ def practice_cases(models: Models, only: frozenset[str] | None = None) -> dict[s
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return cases_of_problems(models, only)
+        return cases_of_problems(models, only, progress or (lambda _: None))
     finally:
         torch.set_num_threads(threads)
 
 
-def cases_of_problems(models: Models, only: frozenset[str] | None) -> dict[str, Any]:
+def cases_of_problems(models: Models, only: frozenset[str] | None,
+                      progress: Callable[[str], None]) -> dict[str, Any]:
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
-    for problem in problems():
-        if only is not None and problem.slug not in only:
-            continue
+    chosen = [p for p in problems() if only is None or p.slug in only]
+    for i, problem in enumerate(chosen, start=1):
+        progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
         met = Models()
         try:
             practised[problem.slug] = problem_cases(problem, met)
