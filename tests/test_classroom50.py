@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
+from test_held_in_memory import attack_for
 
 from grader.grading.classroom50 import to_classroom50, whole_points
 from grader.registry import problems
@@ -172,6 +173,9 @@ def test_the_template_grades_a_checkout(tmp_path: Path) -> None:
     for folder in ("01-crop-context", "05-decode"):
         (checkout / "problems" / folder).mkdir(parents=True)
         shutil.copy(ROOT / "solutions" / folder / "solution.py", checkout / "problems" / folder)
+    # The grader's own SwiGLU, looked for in the worker's memory: none is there.
+    (checkout / "problems" / "33-swiglu").mkdir(parents=True)
+    (checkout / "problems" / "33-swiglu" / "solution.py").write_text(attack_for("swiglu"))
     # A grader of the learner's own in their checkout, which would give them full marks.
     fake = checkout / "grader" / "grading"
     fake.mkdir(parents=True)
@@ -189,5 +193,7 @@ def test_the_template_grades_a_checkout(tmp_path: Path) -> None:
     assert [t["test-name"] for t in result["tests"]] == [p.folder for p in problems()]
     passed = {t["test-name"] for t in result["tests"] if t["passed"]}
     assert passed == {"01-crop-context", "05-decode"}
+    swiglu = next(t for t in result["tests"] if t["test-name"] == "33-swiglu")
+    assert swiglu["score"] == 0 and not swiglu["passed"]
     assert 0 < result["score"] < result["max-score"]
     assert "score " in ran.stdout

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_held_in_memory import attack_for
 
 from grader.grading.gradescope import to_gradescope
 from grader.registry import problems
@@ -146,6 +147,9 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
         shutil.copy(ROOT / "solutions" / folder / "solution.py", clone / "problems" / folder)
     (clone / "problems" / "06-generate").mkdir()
     (clone / "problems" / "06-generate" / "solution.py").write_text("def generate(:\n")
+    # The grader's own SwiGLU, looked for in the worker's memory: none is there.
+    (clone / "problems" / "33-swiglu").mkdir()
+    (clone / "problems" / "33-swiglu" / "solution.py").write_text(attack_for("swiglu"))
     env = {**os.environ, "GPT_KATA_AUTOGRADER_ROOT": str(root),
            "GPT_KATA_PYTHON": sys.executable, "GPT_KATA_ALLOW_UNISOLATED": "1"}
     ran = subprocess.run([str(source / "run_autograder")], capture_output=True, text=True,
@@ -165,6 +169,9 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
     assert len({t["name"].split(":")[0] for t in tests}) == len(problems())
     generate = [t for t in tests if t["name"].startswith("06-generate")]
     assert generate and all("SyntaxError" in t["output"] for t in generate)
+    swiglu = [t for t in tests if t["name"].startswith("33-swiglu")]
+    assert swiglu and not any(t["score"] for t in swiglu)
+    assert any("is not in this worker's memory" in t["output"] for t in swiglu)
 
 
 def test_the_submission_is_found_in_either_layout(tmp_path: Path) -> None:

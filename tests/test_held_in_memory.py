@@ -117,3 +117,21 @@ def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> No
     assert handed or not problem.takes_model or any(c.harness for c in contracts), (
         f"{problem.slug} says takes_model = true, and neither its cases nor a harness "
         "hand the learner a model")
+
+
+@pytest.mark.skipif(not LINUX_SANDBOX, reason="classroom mode needs Linux with Landlock")
+def test_a_gradebook_gives_the_memory_attack_nothing(tmp_path: Path) -> None:
+    """The gradebook grades each learner with `grade --classroom`: the same workers."""
+    learner = tmp_path / "roster" / "mallory"
+    for slug in ("swiglu", "rope"):
+        problem = find(slug)
+        (learner / problem.folder).mkdir(parents=True)
+        (learner / problem.folder / "solution.py").write_text(attack_for(slug),
+                                                               encoding="utf-8")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "grader", "gradebook", str(tmp_path / "roster"),
+                           "swiglu", "rope", "--out", str(out), "-q"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    report = json.loads((out / "mallory.json").read_text(encoding="utf-8"))
+    assert report["mode"] == "classroom" and report["score"] == 0, (done.stderr[-2000:],
+                                                                    report["problems"])
