@@ -103,3 +103,20 @@ def test_ci_runs_every_tier_once() -> None:
     assert sorted(selected) == sorted(tiers.DEFAULT_EXCLUDES), (
         f".ci/run runs the tiers {selected}; the default tier leaves out "
         f"{list(tiers.DEFAULT_EXCLUDES)}")
+
+
+def test_the_platform_matrix_runs_every_tier_but_trains() -> None:
+    """.github/workflows/ci.yml's test job runs the heavier tiers on every platform too:
+    the spawned tier is macOS's and Windows's own path there."""
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text(
+        encoding="utf-8"))
+    runs = [step.get("run", "") for step in workflow["jobs"]["test"]["steps"]]
+    selected = []
+    for run in runs:
+        words = shlex.split(run) if run.startswith("python -m pytest") else []
+        if "-m" in words[3:]:
+            selected += [w for w in words[words.index("-m", 3) + 1].split() if w != "or"]
+    assert "python -m pytest" in runs
+    assert sorted(selected) == sorted(tiers.HEAVY), selected
