@@ -113,11 +113,11 @@ def gradebook(args: argparse.Namespace) -> int:
             rows[name] = record_learner(out, name, failed_report(
                 f"their folder could not be read: {exc}", chosen), chosen, args.junit)
             continue
-        # What the fetch found (no commit by the deadline, say) before how the folder
-        # was read: with no commit, the folder is empty, and that is why.
+        # Nothing handed in (no commit by the deadline, say): the folder is empty for
+        # that reason, which the row says instead of how an empty folder reads.
         fetched = (getattr(args, "fetch_notes", None) or {}).get(name)
         if fetched:
-            learner.notes = [*fetched, *([] if learner.files_found else learner.notes)]
+            learner.notes = fetched
         key = inputs_key(learner, grader, options)
         earlier = out / f"{report_stem(name)}.json"
         fresh = (not args.force and state.get(name) == key and earlier.is_file()

@@ -66,6 +66,9 @@ class Source:
     late_minutes: int | None = None
     later_commits: int = 0  # commits on the branch after the graded one
     first_seen: str | None = None  # when a gradebook run first found the graded commit
+    # Why nothing was handed in (no commit by the deadline, say), "" if something was:
+    # the learner's row says it first, since their folder is empty for that reason.
+    nothing_handed_in: str = ""
     error: str | None = None  # the repository could not be read: the row is an error
     notes: list[str] | None = None
 
@@ -223,7 +226,8 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             newest = git([*base, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
                          allow_local).strip()
         except RuntimeError:
-            source.notes = ["the repository has no commits"]
+            source.nothing_handed_in = "the repository has no commits"
+            source.notes = [source.nothing_handed_in]
             return source
         # Every commit on the branch, newest first by committer date, as --before reads.
         history = [(line.split()[0], int(line.split()[1])) for line in git(
@@ -237,8 +241,9 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             cutoff = (policy.deadline + policy.grace).timestamp()
             chosen = on_time(entry.name, history, cutoff, sightings, notes)
             if chosen is None:
-                source.notes = [*notes, f"no commit on the default branch by "
-                                        f"{(policy.deadline + policy.grace).isoformat()}"]
+                source.nothing_handed_in = (f"no commit on the default branch by "
+                                            f"{(policy.deadline + policy.grace).isoformat()}")
+                source.notes = [*notes, source.nothing_handed_in]
                 return source
             commit = chosen
         stamp = dict(history)[commit]
@@ -351,8 +356,8 @@ def gradebook_of_repositories(args: argparse.Namespace,
     # A repository that could not be read is its learner's row, with why; what the
     # fetch found (no commit by the deadline) comes before how the folder was read.
     causes = {name: source.error for name, source in sources.items() if source.error}
-    fetch_notes = {name: [visible(n) for n in source.notes or [] if n.startswith("no commit")]
-                   for name, source in sources.items()}
+    fetch_notes = {name: [visible(source.nothing_handed_in)]
+                   for name, source in sources.items() if source.nothing_handed_in}
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None,
                                    "causes": causes, "fetch_notes": fetch_notes})
     code = grade_folders(graded)
@@ -361,9 +366,9 @@ def gradebook_of_repositories(args: argparse.Namespace,
 
 
 def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
-    """Add each learner's source to their report and to gradebook.csv; a repository
-    that could not be read makes its row an error. True if any could not."""
-    from grader.cli.gradebook.outputs import failed_report, not_graded, report_stem, write_csv
+    """Add each learner's source to their report and to gradebook.csv (a repository
+    that could not be read is already its learner's error row). True if any could not."""
+    from grader.cli.gradebook.outputs import failed_report, report_stem, write_csv
 
     for name, source in sources.items():
         path = out / f"{report_stem(name)}.json"
@@ -371,8 +376,6 @@ def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
             report = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             report = failed_report("not graded")
-        if source.error and not not_graded(report):
-            report = failed_report(source.error)
         # Replaced whole on every run, so a report kept from an earlier run stays true.
         report["source"] = source.as_report(policy)
         tmp = path.with_name(f".{path.name}.tmp")

@@ -32,10 +32,6 @@ class Learner:
     reasons: dict[str, str] = field(default_factory=dict)  # why a file was not taken
     notes: list[str] = field(default_factory=list)  # how their kata was found
 
-    @property
-    def files_found(self) -> bool:
-        return any(content is not None for content in self.files.values())
-
 
 def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
     """The file's bytes, or None and why not: links may not lead out of the learner's
