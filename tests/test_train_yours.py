@@ -123,6 +123,10 @@ def test_your_gpt_trains_into_a_run_that_talks(tmp_path):
     # Not a terminal: one plain line per evaluation, the first before any step.
     assert done.stdout.startswith(f"step 0/{STEPS}  loss ")
     assert f"step {STEPS}/{STEPS}  loss " in done.stdout
+    # And a line at each tenth of the steps: the grader asks for a tenth at a time.
+    tenths = re.findall(rf"^step (\d+)/{STEPS}  \d+:\d\d since the first step", done.stdout,
+                        re.MULTILINE)
+    assert [int(step) * 10 // STEPS for step in tenths] == list(range(1, 11)), done.stdout
     for name in ("config.json", "vocab.json", "model.safetensors", "loss_log.tsv"):
         assert (run / name).is_file(), name
     assert (run / "loss_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

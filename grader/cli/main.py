@@ -151,7 +151,8 @@ def train(args: argparse.Namespace) -> int:
 
         train_yours(text, out, steps, args.seed, threads, show_progress=live,
                     on_eval=None if live else progress_line,
-                    model=MODERN_MODEL if modern else GPT_MODEL)
+                    model=MODERN_MODEL if modern else GPT_MODEL,
+                    on_step=None if live else TenthLines())
         print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
               f"step_losses.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
         return EXIT_PASS
@@ -166,7 +167,8 @@ def train(args: argparse.Namespace) -> int:
         config = LlamaConfig(vocab_size=2)  # the corpus's vocabulary replaces it
     try:
         run_train(text, out, config=config, settings=settings, show_progress=live,
-                  on_eval=None if live else progress_line)
+                  on_eval=None if live else progress_line,
+                  on_step=None if live else TenthLines())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}/model.safetensors, config.json, vocab.json, "
@@ -193,6 +195,24 @@ def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
     eta = clock(left) if left is not None else "?"
     print(f"step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
           f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
+
+
+class TenthLines:
+    """One plain line each time another tenth of the steps is done, with the time since
+    the first step and the time left at the pace of the steps so far: evaluations can
+    be far apart (a run of 3000 steps evaluates every 100; one of 50, only at the end)."""
+
+    def __init__(self) -> None:
+        self.tenths = 0
+
+    def __call__(self, step: int, steps: int, seconds: float) -> None:
+        tenths = step * 10 // steps
+        if tenths <= self.tenths:
+            return
+        self.tenths = tenths
+        left = seconds / step * (steps - step)
+        print(f"step {step}/{steps}  {clock(seconds)} since the first step  "
+              f"ETA {clock(left)}", flush=True)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -295,8 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--yours, yours), by default with the steps and threads the "
                         "shipped modern model was trained with (default: %(default)s)")
     p.add_argument("--steps", type=int,
-                   help="optimizer steps, with --yours too; about 3 minutes on 2 free "
-                        "cores, 11 with --model modern "
+                   help="optimizer steps, with --yours too; how long they take depends "
+                        "on the machine and its load, so the run shows the time left as "
+                        "it goes, from the pace of its steps so far "
                         f"(default: {TRAIN_STEPS}; {MODERN_STEPS} with --model modern)")
     p.add_argument("--yours", action="store_true",
                    help="train your GPT (problem 23) with your train_loop (30) once it "

@@ -6,7 +6,8 @@ worker, which keeps the model, its AdamW and
 the batch generator between calls (grader/sandbox/harnesses.py, train_*).
 The grader stays in charge of the run: it encodes the corpus, sets the
 learning rate of every step (the schedule of `gpt-kata train`), asks for the
-steps a chunk at a time, so that it can show progress and end a chunk that
+steps a chunk at a time (25, or a tenth of a shorter run), so that it can show
+progress and end a chunk that
 takes far longer than the ones before it, and at the end receives the weights,
 checks every name, shape and value against the grader's model, and writes a run
 folder that `gpt-kata talk --model RUN` reads like any other. The names are checked
@@ -141,10 +142,13 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                 show_progress: bool,
                 on_eval: Callable[[int, int, float, float, float], None] | None,
                 regrade: Callable[[Problem, Any], None] | None = None,
-                model: YourModel = GPT_MODEL) -> None:
+                model: YourModel = GPT_MODEL,
+                on_step: Callable[[int, int, float], None] | None = None) -> None:
     """Train the learner's GPT (or `model`) and write the run to `out`; UsageError
     (exit 2) when a problem is not finished or their code fails while training (the
-    run folder then says it failed)."""
+    run folder then says it failed). `on_step(step, steps, seconds)` hears of the steps
+    as they are taken, at least every tenth of them, with the seconds since the first
+    began, as `gpt-kata train`'s does."""
     from grader.model.training import TrainSettings, split_corpus
     from grader.sandbox.framing import MAX_FRAME
 
@@ -173,7 +177,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     try:
         trained = train_in_worker(out, steps, seed, settings, config, int_to_char,
                                   train_data, val_data, show_progress, on_eval, regrade,
-                                  model)
+                                  model, on_step)
     except UsageError as exc:
         raise mark_failed(out, exc) from None
     except KeyboardInterrupt:
@@ -190,7 +194,8 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     show_progress: bool,
                     on_eval: Callable[[int, int, float, float, float], None] | None,
                     regrade: Callable[[Problem, Any], None] | None,
-                    model: YourModel = GPT_MODEL) -> tuple:
+                    model: YourModel = GPT_MODEL,
+                    on_step: Callable[[int, int, float], None] | None = None) -> tuple:
     """The run in the learner's worker: (weights, evaluations, each step's loss).
 
     The learner's modern GPT must pass before anything else is asked of them: with
@@ -212,7 +217,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
             check_passes(find(model.slug), pool, regrade, model)
         if loop_passes(pool, regrade, model):  # problem 30: the learner's loop
             return train_with_loop(out, steps, seed, settings, config, train_data, val_data,
-                                   show_progress, on_eval, pool, model)
+                                   show_progress, on_eval, pool, model, on_step)
         try:
             problems = check_finished(pool, regrade, model)
         except UsageError:
@@ -257,9 +262,13 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                 check_chunk([], begun, 0, True)
                 evaluated(0, begun)
                 first_step = time.perf_counter()  # the pace counts steps, not the start
+                if on_step is not None:
+                    on_step(0, steps, 0.0)
+                # A chunk is at most a tenth of the run, so that progress comes that often.
+                chunk = max(1, min(CHUNK_STEPS, steps // 10))
                 while len(step_losses) < steps:
                     first = len(step_losses)
-                    last = min(steps, first + CHUNK_STEPS)
+                    last = min(steps, first + chunk)
                     rates = [learning_rate(s, settings) for s in range(first, last)]
                     # Evaluated as often as `train` evaluates, and at the end.
                     evaluate = last == steps or last % settings.eval_every == 0
@@ -275,6 +284,8 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     now = time.perf_counter()
                     progress.update(task, completed=last, loss=f"{losses[-1]:.3f}",
                                     per_step=(now - first_step) / last, at=now)
+                    if on_step is not None:
+                        on_step(last, steps, now - first_step)
             weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
                                f"handing back your trained {model.name}'s weights failed")
         finally:

@@ -4,11 +4,13 @@ When the learner's train-loop passes its grade (and their GPT, problem 23, does;
 with `--model modern` their modern GPT, problem 35), their `train_loop()` runs the
 whole run in the sandboxed worker: their schedule, clipping, batches and
 evaluations, with `gpt-kata train`'s settings. The grader only builds the model
-with `train`'s seeded weights, reads the log an evaluation at
-a time (a loop that yields it shows each as it comes; one that returns it, all at
-the end), and checks and writes the weights as for the learner's step
-(grader/cli/train_yours.py). Otherwise `train --yours` trains with the learner's
-step in the grader's loop, as before, and says so.
+with `train`'s seeded weights, hears from the worker of the loop's steps and
+evaluations as they happen (the loop runs in a thread of the worker, watched
+through its optimizer's step and its model's forward passes, so a loop that
+returns its log shows its progress as well as one that yields it), and checks and
+writes the weights as for the learner's step (grader/cli/train_yours.py).
+Otherwise `train --yours` trains with the learner's step in the grader's loop, as
+before, and says so.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from grader.cli.train_worker import GPT_MODEL, YourModel
 from grader.registry import Problem, find
 
 LOOP = "train-loop"
-# A call to the loop may run every step of the run (a loop that returns its log
-# does): far above the measured 0.05 s a step, plus the start of `train_steps`'s.
+# A call may wait for a fiftieth of the run's steps, or for a whole evaluation, and the
+# first pays for the start: the run's whole length at far above the measured 0.05 s a
+# step, plus the start of `train_steps`'s, so that no healthy run is ended.
 SECONDS_PER_STEP = 1.0
 START_SECONDS = 180.0
 # Problem 30 asks for warmup_steps < steps, and train's warm-up is 100 steps.
@@ -106,12 +109,39 @@ def loop_run(pool: Any, model: YourModel) -> Any:
     return LoopRun()
 
 
+def read_progress(reply: Any, last_step: int, steps: int) -> tuple[int, list[int], list, bool]:
+    """A progress report as the harness sends it (harnesses.train_loop_progress): the steps
+    taken, no fewer than before and at most the run's; the steps at which evaluations
+    ended, in order and none after the steps taken; the log entries; whether the loop is
+    done. UsageError otherwise: code in the worker could send anything."""
+    def count(value: Any, least: int) -> bool:
+        return (isinstance(value, int) and not isinstance(value, bool)
+                and least <= value <= steps)
+
+    if isinstance(reply, dict) and set(reply) == {"steps", "evaluated", "log", "done"}:
+        taken, evaluated, entries, done = (reply["steps"], reply["evaluated"], reply["log"],
+                                           reply["done"])
+        if (count(taken, last_step) and isinstance(evaluated, list)
+                and all(count(s, 0) and s <= taken for s in evaluated)
+                and evaluated == sorted(evaluated) and isinstance(entries, list)
+                and isinstance(done, bool)):
+            return taken, evaluated, entries, done
+    raise UsageError("the training worker's reply cannot be read as progress (did your "
+                     "code write to the grader's channel?)")
+
+
 def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any,
                     train_data: Any, val_data: Any, show_progress: bool,
                     on_eval: Callable[[int, int, float, float, float], None] | None,
-                    pool: Any, model: YourModel = GPT_MODEL) -> tuple:
+                    pool: Any, model: YourModel = GPT_MODEL,
+                    on_step: Callable[[int, int, float], None] | None = None) -> tuple:
     """The run by the learner's loop: (weights, evaluations, []), as
-    train_yours.train_in_worker returns them; a loop gives no loss of each step."""
+    train_yours.train_in_worker returns them; a loop gives no loss of each step.
+
+    The worker reports the loop's steps and evaluations as they happen, whether the
+    loop yields its log or returns it (harnesses.train_loop_progress): the progress
+    and the time left follow the steps, and each evaluation's elapsed_s in
+    loss_log.tsv is when the grader heard that it ended, not when its log entry came."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from grader.cli.train_worker import time_left_column
@@ -119,7 +149,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     print(loop_used(model), file=sys.stderr)
     run = loop_run(pool, model)
     limit = START_SECONDS + SECONDS_PER_STEP * model.step_cost * steps
-    log: list[tuple[int, float, float]] = []
+    log: list[tuple[int, float, float, float]] = []  # and each evaluation's elapsed_s
     log_file = None
     try:
         started = time.perf_counter()
@@ -133,26 +163,39 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
                 run.model_file, config.to_dict(), seed, train_data, val_data,
                 loop_arguments(steps, settings, config.context_length), settings.threads),
                 limit, f"building your {model.name} or starting your train_loop failed")
-            last = -1
-            while True:
-                entry = run.call("train_loop_next", (), limit, "your train_loop failed")
-                if entry is None:
-                    break
-                step, train_loss, val_loss = read_entry(entry, last, steps)
-                last = step
-                if log_file is None:  # as train_in_worker: only once the loop has begun
-                    out.mkdir(parents=True, exist_ok=True)
-                    log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
-                    log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
-                elapsed = time.perf_counter() - started
-                log.append((step, train_loss, val_loss))
-                log_file.write(f"{step}\t{train_loss:.4f}\t{val_loss:.4f}\t{elapsed:.1f}\n")
-                log_file.flush()
-                if on_eval is not None:
-                    on_eval(step, steps, train_loss, val_loss, elapsed)
+            begun = time.perf_counter()  # the pace counts the loop's steps, not the start
+            if on_step is not None:
+                on_step(0, steps, 0.0)
+            taken, last, done = 0, -1, False
+            ended: dict[int, float] = {}  # when each evaluation was heard to end, by step
+            while not done:
+                reply = run.call("train_loop_progress", (), limit, "your train_loop failed")
                 now = time.perf_counter()
-                progress.update(task, completed=step, loss=f"{train_loss:.3f}",
-                                per_step=elapsed / step if step else None, at=now)
+                before = taken
+                taken, evaluated, entries, done = read_progress(reply, taken, steps)
+                for step in evaluated:
+                    ended.setdefault(step, now - started)
+                for entry in entries:
+                    step, train_loss, val_loss = read_entry(entry, last, steps)
+                    last = step
+                    if log_file is None:  # as train_in_worker: only once the loop has begun
+                        out.mkdir(parents=True, exist_ok=True)
+                        log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
+                        log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
+                    # Never before the entry above it, whenever its evaluation was heard of.
+                    elapsed = max(ended.get(step, now - started), log[-1][3] if log else 0.0)
+                    log.append((step, train_loss, val_loss, elapsed))
+                    log_file.write(f"{step}\t{train_loss:.4f}\t{val_loss:.4f}\t"
+                                   f"{elapsed:.1f}\n")
+                    log_file.flush()
+                    if on_eval is not None:
+                        on_eval(step, steps, train_loss, val_loss, elapsed)
+                    progress.update(task, loss=f"{train_loss:.3f}")
+                if taken > before:
+                    pace = (now - begun) / taken
+                    progress.update(task, completed=taken, per_step=pace, at=now)
+                    if on_step is not None:
+                        on_step(taken, steps, now - begun)
         if last != steps:
             raise UsageError(f"your train_loop's log ends at step {last}, not at the last "
                              f"step, {steps}")
@@ -162,4 +205,4 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
         if log_file is not None:
             log_file.close()
         run.close()
-    return weights, log, []
+    return weights, [entry[:3] for entry in log], []

@@ -140,11 +140,13 @@ def train(
     settings: TrainSettings = TrainSettings(),
     show_progress: bool = True,
     on_eval: Callable[[int, int, float, float, float], None] | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
 ) -> GPT | Llama:
     """Train on `text` and write model, config, vocab, loss log and loss curve to out_dir.
 
     `on_eval(step, steps, train_loss, val_loss, elapsed_seconds)` hears of every
-    evaluation, for progress where no live bar can be drawn. A LlamaConfig trains the
+    evaluation, for progress where no live bar can be drawn, and `on_step(step, steps,
+    seconds)` of every step, with the seconds since the first began. A LlamaConfig trains the
     modern decoder (grader/model/llama.py) the same way, on the same batches.
     """
     config = config or GPTConfig(vocab_size=2)
@@ -163,6 +165,7 @@ def train(
     log_file = (out_dir / "loss_log.tsv").open("w", encoding="utf-8")
     log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
     started = time.perf_counter()
+    first_step = None
 
     columns = (TextColumn("training"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
@@ -182,6 +185,10 @@ def train(
                             time.perf_counter() - started)
             if step == settings.steps:
                 break
+            if first_step is None:  # the pace counts steps, not the first evaluation
+                first_step = time.perf_counter()
+                if on_step is not None:
+                    on_step(0, settings.steps, 0.0)
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step, settings)
             x, y = random_windows(train_data, settings.batch_size, config.context_length, batches)
@@ -191,6 +198,8 @@ def train(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             progress.advance(task)
+            if on_step is not None:
+                on_step(step + 1, settings.steps, time.perf_counter() - first_step)
     log_file.close()
 
     model.eval()

@@ -345,15 +345,97 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
     return log, weights, modes
 
 
+class _Watch:
+    """A learner's loop watched while it runs in a thread of the worker: the optimizer's
+    steps (a hook on its step()) and the model's evaluations (forward passes without
+    gradients or in evaluation mode, up to the next training pass), as they happen,
+    whether the loop yields its log or returns it.
+
+    Every `stride` steps the loop waits until `train_loop_progress` has reported them,
+    so that the grader hears of each stride of steps, however busy the machine."""
+
+    def __init__(self, steps):
+        import threading
+
+        self.changed = threading.Condition()
+        self.stride = max(1, steps // 50)  # at least 50 reports a run
+        self.steps = 0  # optimizer steps taken
+        self.reported = 0  # steps at the last report
+        self.evaluating = None  # the step of the evaluation under way
+        self.evaluated = []  # steps of the evaluations that ended, not reported yet
+        self.log = []  # log entries that came out of the loop, not reported yet
+        self.done = False
+        self.error = None
+
+    def _evaluation_ends(self):
+        if self.evaluating is not None:
+            self.evaluated.append(self.evaluating)
+            self.evaluating = None
+            self.changed.notify_all()
+
+    def forward(self, training):
+        with self.changed:
+            if not training and self.evaluating is None:
+                self.evaluating = self.steps
+            elif training:
+                self._evaluation_ends()
+
+    def stepped(self, *_):
+        with self.changed:
+            self._evaluation_ends()
+            self.steps += 1
+            if self.steps - self.reported >= self.stride:
+                self.changed.notify_all()
+                self.changed.wait_for(lambda: self.reported == self.steps or self.done)
+
+    def logged(self, entry):
+        with self.changed:
+            self._evaluation_ends()
+            self.log.append(entry)
+            self.changed.notify_all()
+
+    def end(self, error=None):
+        with self.changed:
+            self._evaluation_ends()
+            self.error, self.done = error, True
+            self.changed.notify_all()
+
+    def news(self):
+        return (self.done or self.evaluated or self.log
+                or self.steps - self.reported >= self.stride)
+
+    def report(self):
+        """What happened since the last report, once something has."""
+        with self.changed:
+            self.changed.wait_for(self.news)
+            said = {"steps": self.steps, "evaluated": self.evaluated, "log": self.log,
+                    "done": self.done}
+            self.evaluated, self.log, self.reported = [], [], self.steps
+            self.changed.notify_all()
+            return said
+
+
+def _log_entry(entry):
+    """A log entry as the grader reads it: a tuple with tensors of one value as numbers,
+    or what it is, in words."""
+    import torch
+
+    if not isinstance(entry, (list, tuple)):
+        return f"a {type(entry).__name__}"
+    return tuple(v.item() if isinstance(v, torch.Tensor) and v.numel() == 1 else v
+                 for v in entry)
+
+
 def train_loop_begin(module, gpt_file, config, seed, train_data, val_data, arguments, threads):
     """`gpt-kata train --yours` with the learner's loop (problem 30, `module`): their GPT
     (problem 23, or their modern GPT: `_learner_net`) built with the seeded weights
     `train` starts from, an AdamW with `arguments["optimizer"]`'s keyword arguments,
     and train_loop() called with the rest of `arguments` (steps, batch_size, ...), a
     training generator seeded with `seed` and an evaluation generator seeded with 1,
-    as `train` evaluates. A loop
-    that yields has run nothing yet; one that returns its log has run all of it.
-    `train_loop_next` then hands the log over an entry at a time."""
+    as `train` evaluates. The loop runs in a thread of its own, watched (`_Watch`);
+    `train_loop_progress` then says what it has done, as it does it."""
+    import threading
+
     import torch
     import torch._dynamo  # noqa: F401 - see train_steps
 
@@ -361,27 +443,49 @@ def train_loop_begin(module, gpt_file, config, seed, train_data, val_data, argum
     net = _learner_net(gpt_file, config, seed)
     settings = dict(arguments)
     adamw = torch.optim.AdamW(net.parameters(), **settings.pop("optimizer"))
+    watch = _Watch(settings["steps"])
+    forward = net.forward
+
+    def watched(*args, **kwargs):
+        watch.forward(torch.is_grad_enabled() and net.training)
+        return forward(*args, **kwargs)
+
+    net.forward = watched  # an instance attribute: model(x) and model.forward(x) both count
+    adamw.register_step_post_hook(watch.stepped)
+    loop = module.Solution().train_loop
+
+    def run():
+        try:
+            with torch.enable_grad():
+                result = loop(net, adamw, train_data, val_data,
+                              torch.Generator().manual_seed(seed),
+                              torch.Generator().manual_seed(1), **settings)
+                if isinstance(result, (str, bytes, dict, torch.Tensor)) or not hasattr(
+                        result, "__iter__"):
+                    raise TypeError(f"train_loop() returned a {type(result).__name__}, "
+                                    "not its log")
+                for entry in result:  # a generator's steps run here, between its entries
+                    watch.logged(_log_entry(entry))
+        except BaseException as exc:  # noqa: BLE001 - reported by train_loop_progress
+            watch.end(exc)
+            return
+        watch.end()
+
     _RUN.clear()
-    _RUN["net"] = net
-    with torch.enable_grad():
-        result = module.Solution().train_loop(
-            net, adamw, train_data, val_data, torch.Generator().manual_seed(seed),
-            torch.Generator().manual_seed(1), **settings)
-    if isinstance(result, (str, bytes, dict, torch.Tensor)) or not hasattr(result, "__iter__"):
-        raise TypeError(f"train_loop() returned a {type(result).__name__}, not its log")
-    _RUN["log"] = iter(result)
+    _RUN.update(net=net, watch=watch,
+                thread=threading.Thread(target=run, name="train_loop", daemon=True))
+    _RUN["thread"].start()
 
 
-def train_loop_next(module):
-    """The next entry of the log of the loop `train_loop_begin` started, as a tuple
-    (for a loop that yields, the steps up to it run now), or None after the last."""
-    import torch
-
-    with torch.enable_grad():
-        entry = next(_RUN["log"], None)
-    if entry is None:
-        return None
-    if not isinstance(entry, (list, tuple)):
-        return f"a {type(entry).__name__}"
-    return tuple(v.item() if isinstance(v, torch.Tensor) and v.numel() == 1 else v
-                 for v in entry)
+def train_loop_progress(module):
+    """What the loop `train_loop_begin` started has done since the last call, once it has
+    done something: the optimizer steps taken so far, the steps at which evaluations
+    ended, the log entries that came out (each as a tuple), and whether the loop is
+    done. An error of the loop is raised here."""
+    watch = _RUN["watch"]
+    said = watch.report()
+    if said["done"]:
+        _RUN["thread"].join()
+        if watch.error is not None:
+            raise watch.error
+    return said
