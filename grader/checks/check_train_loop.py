@@ -53,12 +53,17 @@ def loop_case(config: dict[str, int], seed: int, *, steps: int, batch_size: int 
               context_length: int | None = None, max_lr: float = 1e-2, min_lr: float = 1e-3,
               warmup_steps: int = 2, max_norm: float = 0.5, eval_every: int = 5,
               eval_batches: int = 2, weight_decay: float = 0.01, data_seed: int = 0,
-              data: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple:
+              data: tuple[torch.Tensor, torch.Tensor] | None = None,
+              groups: str | None = None) -> tuple:
     """A case's fifteen arguments. The optimizer starts at max_lr, so that a loop
-    which never sets the rate still trains, at the wrong rates."""
+    which never sets the rate still trains, at the wrong rates; `groups` asks for
+    param groups other than the one of every parameter (harnesses.adamw_in_groups),
+    where a rate set in one group only leaves the others at max_lr."""
     train_data, val_data = data if data is not None else texts()
-    return ({"config": dict(config), "seed": seed},
-            {"lr": max_lr, "weight_decay": weight_decay},
+    optimizer = {"lr": max_lr, "weight_decay": weight_decay}
+    if groups is not None:
+        optimizer["groups"] = groups
+    return ({"config": dict(config), "seed": seed}, optimizer,
             train_data, val_data,
             torch.Generator().manual_seed(data_seed),
             torch.Generator().manual_seed(data_seed + 1000),
@@ -85,6 +90,11 @@ def cases() -> dict[str, tuple]:
         "windows-shorter-than-the-context": loop_case(DEEPER, 8, steps=5, batch_size=2,
                                                       context_length=5, eval_every=2,
                                                       data_seed=8),
+        "nanogpt-param-groups": loop_case(SMALL, 9, steps=6, eval_every=3, weight_decay=0.1,
+                                          data_seed=9, groups=harnesses.NANOGPT_GROUPS),
+        "a-param-group-per-parameter": loop_case(DEEPER, 10, steps=6, warmup_steps=3,
+                                                 eval_every=3, data_seed=10,
+                                                 groups=harnesses.GROUP_PER_PARAMETER),
     }
 
 
@@ -117,7 +127,10 @@ def draw_example(data: st.DataObject) -> tuple:
         eval_batches=data.draw(st.integers(1, 2), label="eval_batches"),
         weight_decay=data.draw(st.sampled_from([0.0, 0.01, 0.1]), label="weight_decay"),
         data_seed=data.draw(st.integers(0, 2**16), label="seed of the generators"),
-        data=(tokens[:sizes[0]], tokens[sizes[0]:]))
+        data=(tokens[:sizes[0]], tokens[sizes[0]:]),
+        groups=data.draw(st.sampled_from([None, harnesses.NANOGPT_GROUPS,
+                                          harnesses.GROUP_PER_PARAMETER]),
+                         label="param groups of the optimizer"))
 
 
 # -- known mistakes: whole loops, run through the same harness ----------------------------
@@ -132,23 +145,32 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
                  batch_size, context_length, max_lr, min_lr, warmup_steps, max_norm,
                  eval_every, eval_batches, *, grad_in_eval: bool = False,
                  back_to_train: bool = True, eval_mode: bool = True, redraw: bool = False,
-                 eval_from: str = "eval_generator", rate_step: int = 0,
+                 eval_from: str = "eval_generator", order: str = "texts", rate_step: int = 0,
                  rate: str = "before", clip: str = "between", zero_grad: bool = True,
                  first_eval: bool = True, last_eval: bool = True) -> list:
     """The loop of the statement, or one of its known mistakes:
     grad_in_eval evaluates with gradients on; back_to_train=False never calls
     model.train() after evaluating; eval_mode=False never calls model.eval();
     redraw draws the evaluation batches anew at every evaluation; eval_from
-    "generator" draws them from the training generator; rate_step shifts the step
-    the schedule is asked for; rate "after" sets it after optimizer.step(), "never"
-    leaves the optimizer's; clip "after" clips after the step, "before" before
-    backward(), "never" not at all; first_eval/last_eval=False leave out the
-    evaluation before training or the one at the end."""
+    "generator" draws them from the training generator; order "validation first"
+    draws the validation text's batches before the training text's, "interleaved"
+    one of each in turn; rate_step shifts the step the schedule is asked for; rate
+    "after" sets it after optimizer.step(), "first group" in
+    optimizer.param_groups[0] only, "never" leaves the optimizer's; clip "after"
+    clips after the step, "before" before backward(), "never" not at all;
+    first_eval/last_eval=False leave out the evaluation before training or the one
+    at the end."""
     source = eval_generator if eval_from == "eval_generator" else generator
 
     def draw() -> list:
-        return [[get_batch(data, context_length, batch_size, source)
-                 for _ in range(eval_batches)] for data in (train_data, val_data)]
+        if order == "interleaved":
+            pairs = [[get_batch(data, context_length, batch_size, source)
+                      for data in (train_data, val_data)] for _ in range(eval_batches)]
+            return [list(batches) for batches in zip(*pairs)]
+        texts = (train_data, val_data) if order == "texts" else (val_data, train_data)
+        drawn = [[get_batch(data, context_length, batch_size, source)
+                  for _ in range(eval_batches)] for data in texts]
+        return drawn if order == "texts" else drawn[::-1]
 
     def evaluate(batches: list) -> float:
         if eval_mode:
@@ -160,7 +182,8 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
         return sum(losses) / len(losses)
 
     def set_rate(step: int) -> None:
-        for group in optimizer.param_groups:
+        groups = optimizer.param_groups[:1] if rate == "first group" else optimizer.param_groups
+        for group in groups:
             group["lr"] = rate_at(max(0, step + rate_step), max_lr, min_lr, warmup_steps, steps)
 
     fixed = None if redraw else draw()
@@ -172,7 +195,7 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
             log.append((step, *(evaluate(batches) for batches in sets)))
         if step == steps:
             break
-        if rate == "before":
+        if rate in ("before", "first group"):
             set_rate(step)
         x, y = get_batch(train_data, context_length, batch_size, generator)
         if zero_grad:
@@ -225,6 +248,11 @@ MISTAKES = [
             "the optimizer keeps the rate it was built with unless you change it: before "
             "every step, set group['lr'] = learning_rate(step, ...) for every group in "
             "optimizer.param_groups", looping(rate="never")),
+    Mistake("set the learning rate in the first param group only",
+            "an optimizer may have several param groups (nanoGPT's has two: the matrices "
+            "with weight decay, the biases and LayerNorm weights without), and each has its "
+            "own 'lr': set it in every one, for group in optimizer.param_groups, or the "
+            "others train at the rate they had", looping(rate="first group")),
     Mistake("evaluate with gradients on",
             "wrap the evaluation in torch.no_grad(): its losses are only read, and with "
             "gradients on every forward pass builds a graph that is never used",
@@ -238,9 +266,16 @@ MISTAKES = [
             "with dropout would measure a different, noisier model than the one it is",
             looping(eval_mode=False)),
     Mistake("draw new evaluation batches at every evaluation",
-            "draw the evaluation batches once, before the first step, and measure those same "
-            "batches every time: then two values of the log differ only because the "
-            "model changed", looping(redraw=True)),
+            "draw the evaluation batches once, before the first step, from eval_generator, "
+            "and measure those same batches every time: then two values of the log differ "
+            "only because the model changed (nanoGPT's estimate_loss draws new ones each "
+            "time, from the generator of the training batches)",
+            looping(redraw=True), looping(redraw=True, eval_from="generator")),
+    Mistake("draw the evaluation batches in the wrong order",
+            "draw all eval_batches batches of train_data first, then all eval_batches of "
+            "val_data, from eval_generator: each draw moves the generator on, so batches "
+            "drawn in another order are other windows",
+            looping(order="validation first"), looping(order="interleaved")),
     Mistake("draw the evaluation batches from the training generator",
             "draw them from eval_generator: the training batches are then the same whatever "
             "the evaluation does, and the same as a loop without evaluations draws",

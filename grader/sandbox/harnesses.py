@@ -300,12 +300,39 @@ def train_weights(module):
     return {name: w.detach().clone() for name, w in _RUN["net"].named_parameters()}
 
 
+# The param groups an optimizer's description may ask for as its "groups", besides
+# one group of every parameter: nanoGPT's two (its configure_optimizers: weight decay
+# on the matrices, none on the biases and LayerNorm weights), or one per parameter.
+NANOGPT_GROUPS = "two, as nanoGPT's: the matrices with weight_decay, the rest without"
+GROUP_PER_PARAMETER = "one per parameter"
+
+
+def adamw_in_groups(net, optimizer):
+    """An AdamW over `net`'s parameters with `optimizer`'s keyword arguments, in the
+    param groups its "groups" names (one group when it names none)."""
+    import torch
+
+    settings = dict(optimizer)
+    groups = settings.pop("groups", None)
+    params = list(net.parameters())
+    if groups == NANOGPT_GROUPS:
+        params = [{"params": [p for p in params if p.dim() >= 2],
+                   "weight_decay": settings.get("weight_decay", 0.01)},
+                  {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    elif groups == GROUP_PER_PARAMETER:
+        params = [{"params": [p]} for p in params]
+    elif groups is not None:
+        raise ValueError(f"no param groups {groups!r}")
+    return torch.optim.AdamW(params, **settings)
+
+
 def train_loop_run(module, model, optimizer, train_data, val_data, generator, eval_generator,
                    steps, batch_size, context_length, max_lr, min_lr, warmup_steps, max_norm,
                    eval_every, eval_batches):
     """`train_loop()` on a GPT and an AdamW built here for this call, as `train_steps`
-    builds them (`model` and `optimizer` are their descriptions); the other
-    arguments are the loop's own.
+    builds them (`model` and `optimizer` are their descriptions; the optimizer's may
+    ask for several param groups, `adamw_in_groups`); the other arguments are the
+    loop's own.
 
     Every forward pass of the model is counted by whether gradients were on and
     whether the model was in training mode: what the losses and the weights do not
@@ -319,7 +346,7 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
     from grader.model.artifacts import trainable_model
 
     net = trainable_model(model["config"], model["seed"])
-    adamw = torch.optim.AdamW(net.parameters(), **optimizer)
+    adamw = adamw_in_groups(net, optimizer)
     modes = {"grad, train": 0, "grad, eval": 0, "no grad, train": 0, "no grad, eval": 0}
     forward = net.forward
 

@@ -57,7 +57,8 @@ class Solution:
             for step in range(steps):
                 if step % eval_every == 0:
                     log.append((step, mean_loss(train_batches), mean_loss(val_batches)))
-                optimizer.param_groups[0]["lr"] = rate(step)
+                for group in optimizer.param_groups:
+                    group.update(lr=rate(step))
                 Step().train_step(model, optimizer, *get_batch(train_data, generator))
         finally:
             hook.remove()
