@@ -83,6 +83,11 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
 in_float16 = partial(rope, dtype=torch.float16)
 in_bfloat16 = partial(rope, dtype=torch.bfloat16)
 
+
+def handed_back_in_float64(x: torch.Tensor, start: int, base: float) -> torch.Tensor:
+    """The rotation of x.double(), left in float64 whatever x's dtype."""
+    return rope(x.double(), start, base)
+
 MISTAKES = mistakes_of(globals(), rope)
 
 
@@ -159,11 +164,14 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
 
 def same_rotation(a: tuple[str, Any], b: tuple[str, Any], rtol: float = MISTAKE_RTOL) -> bool:
     """Whether two outcomes are the same rotation, rounded apart (a mistake's match;
-    with GOLDEN_RTOL, the live reference against its golden)."""
+    with GOLDEN_RTOL, the live reference against its golden), in the same dtype: a
+    float64 answer is none of the mistakes whose float32 it is within rounding of."""
     x, y = a[1], b[1]
     if a[0] != "value" or b[0] != "value" or not (
             isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape:
         return a[0] == b[0] == "error" and x == y
+    if x.dtype != y.dtype:
+        return False
     return bool(torch.allclose(x.double(), y.double(), rtol=0.0,
                                atol=ATOL + rtol * size(y), equal_nan=True))
 
