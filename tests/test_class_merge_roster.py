@@ -12,7 +12,7 @@ from pathlib import Path
 from gradebooks import finished_gradebook, merge_without_dependencies
 
 HEADER = ("learner,problems_passed,problems_total,score,max_score,crop-context,decode,"
-          "commit,late_minutes\n")
+          "commit,late_minutes,late_penalty\n")
 
 
 def shard(folder: Path, k: int, n: int, rows: dict[str, str]) -> Path:
@@ -39,8 +39,8 @@ def classroom50_roster(tmp_path: Path) -> Path:
 
 
 def test_every_learner_on_the_roster_gets_a_row(tmp_path: Path) -> None:
-    one = shard(tmp_path / "one", 1, 2, {"ada": "2,2,20,20,pass,pass,abc123,0"})
-    two = shard(tmp_path / "two", 2, 2, {"bo": "1,2,10,20,pass,fail,def456,5"})
+    one = shard(tmp_path / "one", 1, 2, {"ada": "2,2,20,20,pass,pass,abc123,0,0"})
+    two = shard(tmp_path / "two", 2, 2, {"bo": "1,2,10,20,pass,fail,def456,5,1"})
     roster = classroom50_roster(tmp_path)
 
     # Without the roster, the merge knows only whom the shards hold.
@@ -54,16 +54,19 @@ def test_every_learner_on_the_roster_gets_a_row(tmp_path: Path) -> None:
     assert set(rows) == {"ada", "bo", "cy"}  # prof is a teacher, not a learner
     assert rows["bo"]["score"] == "10" and rows["bo"]["commit"] == "def456"
     assert (rows["cy"]["problems_passed"], rows["cy"]["problems_total"], rows["cy"]["score"],
-            rows["cy"]["crop-context"], rows["cy"]["decode"], rows["cy"]["commit"]) == (
-        "0", "2", "0", "error", "error", "")
+            rows["cy"]["max_score"], rows["cy"]["crop-context"], rows["cy"]["decode"],
+            rows["cy"]["commit"], rows["cy"]["late_penalty"]) == (
+        "0", "2", "0", "20", "error", "error", "", "")
     report = json.loads((tmp_path / "merged" / "cy.json").read_text())
     assert report["status"] == "error" and "no gradebook merged" in report["message"]
+    # Out of the class's total, like the row: a sum over the class stays right.
+    assert (report["score"], report["max_score"]) == (0, 20)
     assert "cy" in done.stderr
 
 
 def test_a_missing_shard_allowed_is_named_in_its_learners_rows(tmp_path: Path) -> None:
-    one = shard(tmp_path / "one", 1, 2, {"ada": "2,2,20,20,pass,pass,abc123,0",
-                                          "cy": "0,2,0,20,fail,fail,0a0a0a,0"})
+    one = shard(tmp_path / "one", 1, 2, {"ada": "2,2,20,20,pass,pass,abc123,0,0",
+                                          "cy": "0,2,0,20,fail,fail,0a0a0a,0,0"})
     roster = classroom50_roster(tmp_path)
     done = merge(tmp_path, one, "--roster", roster)
     assert done.returncode == 2 and "2/2" in done.stderr  # still refused unless allowed
@@ -75,7 +78,7 @@ def test_a_missing_shard_allowed_is_named_in_its_learners_rows(tmp_path: Path) -
 
 
 def test_a_roster_merge_reads_the_roster_first(tmp_path: Path) -> None:
-    one = shard(tmp_path / "one", 1, 1, {"ada": "2,2,20,20,pass,pass,abc123,0"})
+    one = shard(tmp_path / "one", 1, 1, {"ada": "2,2,20,20,pass,pass,abc123,0,0"})
     roster = tmp_path / "roster.csv"
     roster.write_text("student,repo_link\nada,x\n")
     done = merge(tmp_path, one, "--roster", roster)

@@ -60,7 +60,7 @@ def run_step(tmp_path: Path, job: str, starts: str, **env: str) -> tuple[int, li
 
 def test_the_workflow_takes_a_roster_file_and_its_deadline() -> None:
     inputs = WORKFLOW[True]["workflow_dispatch"]["inputs"]
-    assert {"roster-file", "repo-url", "deadline", "late-policy"} <= set(inputs)
+    assert {"roster-file", "repo-url", "deadline", "late-policy", "late-penalty"} <= set(inputs)
     assert len(inputs) <= 10  # what workflow_dispatch allows
     grading = step("grade", "Grade shard")["env"]
     assert grading["ROSTER_FILE"] == "${{ inputs.roster-file }}"
@@ -72,14 +72,15 @@ def test_a_shard_grades_the_roster_files_repositories(tmp_path: Path) -> None:
     code, calls, output = run_step(
         tmp_path, "grade", "Grade shard", ROSTER="roster", ROSTER_FILE="course/roster.csv",
         REPO_URL="https://github.com/org/kata-{learner}", DEADLINE="2026-12-01T23:59Z",
-        LATE_POLICY="grace:2h", ROSTER_TOKEN="secret-token", PROBLEMS="crop-context decode",
-        SHARD="2/3")
+        LATE_POLICY="grace:2h", LATE_PENALTY="10%/day", ROSTER_TOKEN="secret-token",
+        PROBLEMS="crop-context decode", SHARD="2/3")
     assert code == 0, output
     (call,) = calls
     assert call["args"] == [
         "gradebook", "--roster", "/ws/course/roster.csv",
         "--repo-url", "https://github.com/org/kata-{learner}",
         "--deadline", "2026-12-01T23:59Z", "--late-policy", "grace:2h",
+        "--late-penalty", "10%/day",
         "crop-context", "decode", "--shard", "2/3", "--out", "/ws/shard", "--junit"]
     # The token reaches git as an http header for github.com, never an argument.
     assert call["env"]["GIT_CONFIG_COUNT"] == "1"

@@ -95,7 +95,7 @@ def check_cells(graded: dict) -> None:
     table = rows(graded["out"])
     assert [r["learner"] for r in table] == ["ada", "ben", "cy", "eve"]
     assert list(table[0]) == ["learner", "problems_passed", "problems_total", "score",
-                              "max_score", "crop-context", "decode"]
+                              "max_score", "crop-context", "decode", "note"]
     cells = {r["learner"]: (r["problems_passed"], r["crop-context"], r["decode"]) for r in table}
     assert cells == {"ada": ("2", "pass", "pass"), "ben": ("1", "missing", "pass"),
                      "cy": ("0", "fail", "fail"), "eve": ("0", "missing", "missing")}

@@ -3,6 +3,7 @@ documented format, and a bundle built and run here the way Gradescope runs it.""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -75,12 +76,15 @@ def test_a_report_converts_to_valid_results() -> None:
         "problems": [{"problem": "decode", "number": 5, "status": "fail", "passed": 1,
                       "total": 3, "submission": "x"}],
         "tests": [
-            {"name": "05-decode: ids to text", "problem": "decode", "status": "pass",
+            {"name": "05-decode: ids to text", "check": "ids to text", "problem": "decode",
+             "status": "pass",
              "message": None, "output": None, "score": 1, "max_score": 1},
-            {"name": "05-decode: unknown id", "problem": "decode", "status": "fail",
+            {"name": "05-decode: unknown id", "check": "unknown id", "problem": "decode",
+             "status": "fail",
              "message": "character 2 differs", "output": "debug print", "score": 0,
              "max_score": 1},
-            {"name": "05-decode: runs", "problem": "decode", "status": "error",
+            {"name": "05-decode: runs", "check": "runs", "problem": "decode",
+             "status": "error",
              "message": "SyntaxError: invalid syntax", "output": None, "score": 0,
              "max_score": 1},
         ],
@@ -91,15 +95,36 @@ def test_a_report_converts_to_valid_results() -> None:
     # whatever the report's own per-check scores said.
     assert next(p for p in problems() if p.slug == "decode").points == 10
     assert results["score"] == 3 and results["execution_time"] == 2.5
-    assert [(t["status"], t["score"] > 0, round(t["max_score"] * 3, 3))
-            for t in results["tests"]] == [
-        ("passed", True, 10), ("failed", False, 10), ("failed", False, 10)]
+    # One test for the problem, its whole points, its checks in its output in order.
+    (test,) = results["tests"]
+    assert (test["name"], test["status"], test["score"], test["max_score"]) == (
+        "05-decode", "failed", 3, 10)
+    assert test["visibility"] == "visible"
+    lines = test["output"].splitlines()
+    assert lines[0] == "passed: ids to text" and lines[1] == "fail: unknown id"
+    assert lines[2].strip() == "character 2 differs"
+    assert "debug print" in test["output"] and "error: runs" in test["output"]
+    assert "SyntaxError" in test["output"]
     assert results["extra_data"]["max_score"] == 10
-    assert {t["visibility"] for t in results["tests"]} == {"visible"}
-    assert results["tests"][1]["output"].startswith("character 2 differs")
-    assert "debug print" in results["tests"][1]["output"]
-    assert "SyntaxError" in results["tests"][2]["output"]
     assert "decode" in results["output"]
+
+
+def test_tests_add_up_to_the_score_with_a_late_penalty() -> None:
+    entries = [("crop-context", 1, 4, 4), ("decode", 5, 1, 3), ("softmax", 8, 0, 2)]
+    report = {"version": 3, "status": "fail", "mode": "practice",
+              "problems": [{"problem": slug, "number": n, "status": "pass" if ok == total
+                            else "fail", "passed": ok, "total": total}
+                           for slug, n, ok, total in entries],
+              "tests": [], "late": {"minutes": 90, "policy": "10%/h", "percent": 20}}
+    results = to_gradescope(report, 1.0)
+    validate(results)
+    # 10 + 3 + 0 = 13 earned; 20% of 13 is 2.6, so 3 points lost, half up: 10.
+    assert [t["score"] for t in results["tests"]] == [10, 3, 0, -3]
+    assert results["score"] == 10 == sum(t["score"] for t in results["tests"])
+    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"]
+    late = results["tests"][-1]
+    assert late["name"] == "late penalty" and "90 min late, 10%/h" in late["output"]
+    assert "from 13" in late["output"] and "90 min late" in results["output"]
 
 
 def test_a_grader_failure_still_gives_valid_results() -> None:
@@ -126,9 +151,9 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
         names = archive.namelist()
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
         archive.extractall(source)
-    assert {"setup.sh", "run_autograder"} <= set(names)
+    assert {"setup.sh", "run_autograder", "self_test"} <= set(names)
     assert [n for n in names if n.startswith("wheels/gpt_kata-") and n.endswith(".whl")]
-    for script in ("setup.sh", "run_autograder"):
+    for script in ("setup.sh", "run_autograder", "self_test"):
         assert modes[script] & stat.S_IXUSR, f"{script} is not executable"
         assert subprocess.run(["bash", "-n", str(source / script)]).returncode == 0
         (source / script).chmod(0o755)  # extractall drops the mode
@@ -158,20 +183,27 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
 
     results = json.loads((root / "results" / "results.json").read_text())
     validate(results)
+    # The self-test an instructor runs before publishing: the layers, and a grade.
+    checked = subprocess.run(["bash", str(source / "self_test")], capture_output=True,
+                             text=True, timeout=600, env=env, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr[-3000:]
+    assert "sandbox layers this container gives: " in checked.stdout
+    assert "01-crop-context as a submission: 10/10 points" in checked.stdout
+    assert "self_test" in (source / "setup.sh").read_text()
     tests = results["tests"]
-    passed = {t["name"].split(":")[0] for t in tests if t["status"] == "passed"}
+    passed = {t["name"] for t in tests if t["status"] == "passed"}
     assert passed == {"01-crop-context", "05-decode"}
-    # Two problems' full points (10 each by default); the checks' shares add up to them.
-    assert results["score"] == 20 == pytest.approx(sum(t["score"] for t in tests))
+    # Two problems' full points (10 each by default), whole: the tests add up to them.
+    assert results["score"] == 20 == sum(t["score"] for t in tests)
     assert results["output_format"] == "md" and "score 20/" in results["output"]
     assert results["extra_data"]["provenance"]["files"]["05-decode"]
-    # Every problem counts, graded or not, so every learner is scored out of one total.
-    assert len({t["name"].split(":")[0] for t in tests}) == len(problems())
-    generate = [t for t in tests if t["name"].startswith("06-generate")]
-    assert generate and all("SyntaxError" in t["output"] for t in generate)
-    swiglu = [t for t in tests if t["name"].startswith("33-swiglu")]
-    assert swiglu and not any(t["score"] for t in swiglu)
-    assert any("is not in this worker's memory" in t["output"] for t in swiglu)
+    # Every problem counts, graded or not, so every learner is scored out of one total:
+    # one test each.
+    assert [t["name"] for t in tests] == [p.folder for p in problems()]
+    generate = next(t for t in tests if t["name"] == "06-generate")
+    assert "SyntaxError" in generate["output"]
+    swiglu = next(t for t in tests if t["name"] == "33-swiglu")
+    assert swiglu["score"] == 0 and "is not in this worker's memory" in swiglu["output"]
 
 
 def test_the_submission_is_found_in_either_layout(tmp_path: Path) -> None:
@@ -241,3 +273,77 @@ def test_the_bundle_is_the_same_byte_for_byte_from_one_commit(tmp_path: Path) ->
         named = re.findall(r'"([\w-]+==[^"]+)"', line)
         assert named or "-r " in line or ".whl" in line, line
     assert '"pip==' in setup and 'torch==2.13.0+cpu"' in setup
+
+
+METADATA = {"id": 1, "created_at": "2026-12-02T01:30:00.123456+01:00",
+            "assignment": {"due_date": "2026-12-01T23:00:00.000000+00:00",
+                           "late_due_date": "2026-12-03T23:00:00.000000+00:00"},
+            "users": [{"email": "ada@example.org", "id": 7, "name": "Ada"}]}
+
+
+def test_a_submissions_lateness_is_read_from_gradescopes_metadata() -> None:
+    from grader.grading.gradescope import minutes_late
+
+    # 00:30 UTC against 23:00 UTC: 90 minutes and a fraction, so 91 begun.
+    assert minutes_late(METADATA) == 91
+    on_time = {**METADATA, "created_at": "2026-12-01T22:59:59Z"}
+    assert minutes_late(on_time) == 0
+    # An extension Gradescope records for the submitter moves their own due date.
+    extended = {**METADATA, "users": [{"id": 7, "assignment": {
+        "due_date": "2026-12-02T02:00:00+00:00"}}]}
+    assert minutes_late(extended) == 0
+    for broken in ({}, {**METADATA, "created_at": "yesterday"},
+                   {**METADATA, "assignment": {"due_date": "2026-12-01T23:00:00"}}):
+        with pytest.raises(ValueError):
+            minutes_late(broken)
+
+
+def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.cli.gradescope import run_script
+    from grader.grading import gradescope
+    from grader.grading.late import parse_penalty
+
+    script = run_script(False, late=parse_penalty("10%/h", most=50))
+    assert "export GPT_KATA_LATE_PENALTY=10%/h" in script
+    assert "export GPT_KATA_LATE_PENALTY_MAX=50" in script
+    assert "GPT_KATA_LATE_PENALTY" not in run_script(False)
+    assert run_script(False, self_test=True).rstrip().endswith("--self-test")
+
+    report = {"problems": [{"problem": "decode", "number": 5, "status": "pass", "passed": 2,
+                            "total": 2}], "tests": []}
+    monkeypatch.setattr(gradescope, "grade", lambda submission, work: copy.deepcopy(report))
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(METADATA))
+    monkeypatch.setenv("GPT_KATA_LATE_PENALTY", "10%/h")
+    monkeypatch.setenv("GPT_KATA_LATE_PENALTY_MAX", "50")
+    assert gradescope.run(tmp_path) == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    validate(results)
+    # 91 minutes late: two hours begun, 20% of 10 points.
+    assert results["score"] == 8 == sum(t["score"] for t in results["tests"])
+    assert results["tests"][-1]["name"] == "late penalty"
+    # Without the metadata, no penalty is guessed, and the page says so.
+    (tmp_path / "submission_metadata.json").unlink()
+    gradescope.run(tmp_path)
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert results["score"] == 10 and "no late penalty was applied" in results["output"]
+    # A bundle without a penalty takes none, however late.
+    monkeypatch.delenv("GPT_KATA_LATE_PENALTY")
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(METADATA))
+    gradescope.run(tmp_path)
+    assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 10
+
+
+def test_the_self_test_says_when_every_submission_would_score_nothing(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from grader.grading import gradescope_check
+    from grader.sandbox import machine
+
+    monkeypatch.setattr(machine, "probe", lambda: machine.Isolation(platform="linux"))
+    refused = {"message": "the grader could not run: classroom mode needs Linux with Landlock",
+               "tests": []}
+    assert gradescope_check.self_test(lambda submission, work: refused, allowed=False) == 1
+    said = capsys.readouterr().out
+    assert "sandbox layers this container gives: none" in said
+    assert "REFUSED" in said and "--allow-unisolated" in said and "FAILED" in said

@@ -89,7 +89,7 @@ def test_the_bundle_takes_the_seed_set_where_it_is_built(
     built: list[str] = []
 
     def build_bundle(root: Path, out: Path, allow_unisolated: bool,
-                     seed: str = "") -> tuple[str, str]:
+                     seed: str = "", late: object = None) -> tuple[str, str]:
         built.append(seed)
         return "gpt_kata.whl", "here"
 

@@ -115,7 +115,7 @@ def test_every_hostile_name_gets_its_row_safely(tmp_path, graded, capsys):
     expected = {("'" + label if label.startswith(FORMULA) else label)
                 for label in NAMES.values()}
     assert set(learners) == expected
-    assert {line[-1] for line in lines[1:]} == {"pass"}
+    assert {line[5] for line in lines[1:]} == {"pass"}
     # one report per learner, each found again under its name
     reports = sorted(out.glob("[!.]*.json"))
     assert len(reports) == len(NAMES)
@@ -168,7 +168,9 @@ def test_a_full_disk_for_one_learner_is_their_row(tmp_path, graded, monkeypatch,
     assert code == 1  # someone could not be graded
     lines = {line[0]: line for line in table(out)[1:]}
     assert set(lines) == {"ada", "ben", "cy"}
-    assert lines["ben"][5:] == ["error"] and lines["ada"][5:] == lines["cy"][5:] == ["pass"]
+    assert lines["ben"][5] == "error" and lines["ada"][5] == lines["cy"][5] == "pass"
+    # ben's row says why, in the table's last column as in the table shown.
+    assert lines["ben"][6].startswith("not graded: their report could not be written")
     # ben is scored out of decode's full points; ada's canned report says 1 of 1.
     assert lines["ben"][1:5] == ["0", "1", "0", "10"] and lines["ada"][1:5] == ["1", "1", "1", "1"]
     assert "No space left on device" in shown.out
@@ -177,7 +179,7 @@ def test_a_full_disk_for_one_learner_is_their_row(tmp_path, graded, monkeypatch,
     assert_all_safe(out, shown.out)
     # with room on the disk again, ben is graded next time, and the others are not
     assert graded(roster, out) == 0
-    assert {line[0]: line[5:] for line in table(out)[1:]}["ben"] == ["pass"]
+    assert {line[0]: line[5:] for line in table(out)[1:]}["ben"] == ["pass", ""]
     assert json.loads((out / "ben.json").read_text())["status"] == "pass"
     assert capsys.readouterr().out.count("unchanged, not regraded") == 2
 

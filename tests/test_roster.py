@@ -293,3 +293,19 @@ def test_a_learner_with_no_repository_gets_an_error_row(tmp_path: Path) -> None:
     assert row["learner"] == "s1002" and row["crop-context"] == "error"
     report = json.loads((out / "s1002.json").read_text())
     assert report["status"] == "error" and "no GitHub account" in report["message"]
+
+
+def test_what_git_said_is_kept_whole_on_one_line() -> None:
+    from grader.cli.gradebook.repositories import GIT_SAID_CHARS, git_says
+
+    said = (b"hint: Using 'master' as the name for the initial branch.\n"
+            b"fatal: Could not read from remote repository.\n\n"
+            b"Please make sure you have the correct access rights\n"
+            b"and the repository exists.\n")
+    assert git_says(said) == ("fatal: Could not read from remote repository. Please make sure "
+                              "you have the correct access rights and the repository exists.")
+    # What a hostile server sends is shown, never obeyed by the terminal, and bounded.
+    hostile = git_says(b"fatal: \x1b[2J\x1b]0;owned\x07" + b"x" * 5000)
+    assert "\x1b" not in hostile and "\x07" not in hostile
+    assert len(hostile) == GIT_SAID_CHARS and hostile.endswith("…")
+    assert git_says(b"") == "it said nothing"

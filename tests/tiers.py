@@ -46,6 +46,7 @@ HEAVY = {
     # Classes: the gradebook, its rosters and shards, the Gradescope bundle,
     # Classroom50, every report format of a class, and a class of twenty.
     "classroom": (
+        "test_class_late_and_causes.py",
         "test_class_of_twenty.py",
         "test_classroom50.py::test_the_template_grades_a_checkout",
         "test_gradebook.py",

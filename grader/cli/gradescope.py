@@ -28,11 +28,14 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_PASS, UsageError
+from grader.cli.options import penalty_spec, percent_spec
 from grader.grading.gradescope import BUNDLE_COMMIT
+from grader.grading.late import LatePenalty
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
 VENV = "/opt/gpt-kata"
@@ -67,6 +70,10 @@ pip=("$venv/bin/python" -m pip install -q --no-deps --only-binary=:all: --no-cac
 "${{pip[@]}}" "$here"/wheels/*.whl
 "$venv/bin/python" -m pip check
 "$venv/bin/python" -m grader --help >/dev/null
+# What every submission will be graded under here, in the image's build log: the
+# sandbox's layers, and the grade of a reference. Told, never a failed build.
+GPT_KATA_PYTHON="$venv/bin/python" bash "$here/self_test" \
+    || echo "gpt-kata: the self-test above failed: read it before learners submit"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -85,9 +92,15 @@ fi
 # -I: neither the working folder nor PYTHON* variables decide what is imported, so the
 # grader that runs is the installed one, never a grader/ folder in a submission.
 cd /
-exec "$python" -I -m grader.grading.gradescope
+exec "$python" -I -m grader.grading.gradescope{arguments}
 """
 
+
+# The late penalty, as run_autograder sets it when the bundle was built with one.
+LATE_LINES = """# The late penalty, applied by the submission's time (submission_metadata.json).
+export {variable}={rate}
+export {most_variable}={most}
+"""
 
 # The instructor's seed, as run_autograder sets it when the bundle carries one.
 SEED_LINE = """# The drawn examples come from the instructor's seed, which the learners' copy
@@ -96,13 +109,21 @@ export {variable}={seed}
 """
 
 
-def run_script(allow_unisolated: bool, seed: str = "") -> str:
-    """run_autograder: with `seed`, the checks draw their examples from it on Gradescope
-    as they do wherever the instructor grades with it set."""
+def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None = None,
+               self_test: bool = False) -> str:
+    """run_autograder (or, with `self_test`, the bundle's self_test): with `seed`, the
+    checks draw their examples from it on Gradescope as they do wherever the
+    instructor grades with it set; with `late`, a late submission loses its share."""
+    from grader.grading.gradescope import LATE_PENALTY_MAX_VARIABLE, LATE_PENALTY_VARIABLE
     from grader.grading.strategies import SEED_VARIABLE
 
-    line = SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
-    return RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated), seed=line)
+    lines = SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
+    if late is not None:
+        lines += LATE_LINES.format(variable=LATE_PENALTY_VARIABLE,
+                                   rate=shlex.quote(f"{late.percent}%/{late.unit}"),
+                                   most_variable=LATE_PENALTY_MAX_VARIABLE, most=late.most)
+    return RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated), seed=lines,
+                                 arguments=" --self-test" if self_test else "")
 
 
 def instructor_seed() -> str:
@@ -229,10 +250,11 @@ def build_wheel(root: Path, into: Path, stamp: int) -> Path:
     return wheel
 
 
-def build_bundle(root: Path, out: Path, allow_unisolated: bool,
-                 seed: str = "") -> tuple[str, str]:
+def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
+                 late: LatePenalty | None = None) -> tuple[str, str]:
     """Write the bundle of the checkout at `root` to `out`: the wheel's name, and
-    where it was built from. `seed`, the instructor's, goes into run_autograder only."""
+    where it was built from. `seed`, the instructor's, goes into run_autograder and
+    self_test only, as does the late penalty."""
     built_from = origin(root)
     stamp = source_date(root)
     python, pins = requirements(root)
@@ -242,11 +264,13 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool,
     setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
                             pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
                             torch=f"torch=={manifest['platform']['torch']}")
-    run = run_script(allow_unisolated, seed)
+    run = run_script(allow_unisolated, seed, late)
+    check = run_script(allow_unisolated, seed, late, self_test=True)
     with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
         wheel = build_wheel(root, Path(tmp), stamp)
         entries = {"setup.sh": (setup.encode(), 0o755),
                    "run_autograder": (run.encode(), 0o755),
+                   "self_test": (check.encode(), 0o755),
                    "requirements.txt": (rest.encode(), 0o644),
                    f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
                    "VERSION": (f"{built_from}\n".encode(), 0o644)}
@@ -269,9 +293,18 @@ def gradescope(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: there is no folder {out.parent}")
     seed = instructor_seed()
-    wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed)
-    print(f"wrote {out}: setup.sh, run_autograder, requirements.txt and wheels/{wheel}, "
-          f"built from {built_from}")
+    late = None
+    if getattr(args, "late_penalty", None) is not None:
+        late = replace(args.late_penalty, most=args.late_penalty_max)
+    elif getattr(args, "late_penalty_max", 100) != 100:
+        raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+    wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed,
+                                     late=late)
+    print(f"wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "
+          f"wheels/{wheel}, built from {built_from}")
+    if late is not None:
+        print(f"a submission after its due date (a learner's extension counts) loses "
+              f"{late.policy} of its score")
     if seed:  # never the seed itself: this line may be shown where learners see it
         print("its drawn examples come from the instructor's seed set here "
               "(GPT_KATA_EXAMPLES_SEED), which run_autograder holds: keep the bundle "
@@ -286,5 +319,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
     p.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where Gradescope's container allows no sandbox "
-                        "(default: refuse, and say so in results.json)")
+                        "(default: refuse, and say so in results.json; the bundle's "
+                        "self_test tells which it is before learners submit)")
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
+                   help="take RATE of a late submission's points for each unit begun after "
+                        "its due date, e.g. 10%%/day, 2%%/h (default: none)")
+    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
+                   help="the most a late penalty takes (default: %(default)s%%)")
     p.set_defaults(run=gradescope)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from grader.cli.errors import UsageError
+from grader.grading.late import LatePenalty, parse_penalty, parse_percent
 from grader.registry import Problem, find, problems
 from grader.sandbox.limits import (
     DEFAULT_CALL_TIMEOUT,
@@ -87,6 +88,22 @@ def positive_megabytes(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
                                          "at least 1")
     return value
+
+
+def penalty_spec(text: str) -> LatePenalty:
+    """An argparse type: a late penalty's rate, e.g. 10%/day (grading/late.py)."""
+    try:
+        return parse_penalty(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def percent_spec(text: str) -> int:
+    """An argparse type: a whole percent, e.g. 50%."""
+    try:
+        return parse_percent(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,9 @@ one <testcase> per check (classname = the problem's folder, name = the test's
 `check`). A check that failed is a <failure>; one that could not run (the file does not
 import, the grader could not run it) is an <error>, as JUnit consumers tell them
 apart. Each problem's suite carries its points as <properties> (`score`,
-`max_score`), from grading/scoring.py like every other output.
+`max_score`), from grading/scoring.py like every other output; a late penalty
+(grading/late.py) is a suite `late penalty` with no cases, whose `score` is the
+points it took, negative, so that the suites' scores add up to the run's.
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ def junit_tree(report: dict, suite: str = "gpt-kata") -> ET.ElementTree:
             outcome.text = message
         if test.get("output"):
             ET.SubElement(case, "system-out").text = _text(test["output"])
+    late = report.get("late")
+    if isinstance(late, dict) and late.get("points"):
+        # What a late penalty took, as a suite of its own whose `score` is negative:
+        # the suites' scores still add up to the run's.
+        suite = ET.SubElement(root, "testsuite", name="late penalty")
+        properties = ET.SubElement(suite, "properties")
+        for key, value in (("score", format_points(-late["points"])),
+                           ("late_minutes", str(late.get("minutes", ""))),
+                           ("late_policy", _text(late.get("policy", ""))),
+                           ("score_before", format_points(late.get("score_before")))):
+            ET.SubElement(properties, "property", name=key, value=value)
     # The run's message repeats the checks' errors when every check errored; a
     # message of the grader's own (or one with no checks at all) gets a case.
     if report.get("message") and (not tests or any(t["status"] != "error" for t in tests)):

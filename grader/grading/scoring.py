@@ -16,6 +16,10 @@ answers keyed by the inputs could pass them; the drawn examples, under the
 instructor's seed, are new to every learner. A problem whose drawn examples fail
 earns the share of its other checks only (`fixed_counted` false in its entry).
 
+A late hand-in (a report's `late` entry, grading/late.py) loses its penalty's
+share of the run's score, in whole points; the problems' own scores stay what
+their checks earned, so that a reader sees both.
+
 Every output reads the score from here, through `score_report` on the JSON
 report: the terminal summary, `grade --json`, gradebook.csv and the LMS exports,
 Gradescope's results.json, the JUnit properties and Classroom50's result.
@@ -23,6 +27,7 @@ Gradescope's results.json, the JUnit properties and Classroom50's result.
 
 from __future__ import annotations
 
+from grader.grading.late import apply_late
 from grader.registry import DEFAULT_POINTS, problems
 
 DIGITS = 2  # places a per-check share or a hand-made score is shown with
@@ -79,7 +84,8 @@ def score_report(report: dict) -> dict:
         counted = not (slug in uncounted and test.get("cases") == "fixed")
         test["max_score"] = share
         test["score"] = share if test.get("status") == "pass" and counted else 0.0
-    report["score"] = sum(earned.values())
+    # A late hand-in loses its share of what it earned (grading/late.py).
+    report["score"] = apply_late(report, sum(earned.values()))
     report["max_score"] = sum(worth.values())
     return report
 

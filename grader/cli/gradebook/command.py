@@ -11,6 +11,7 @@ read. A learner whose files are unchanged is not graded again (state.py).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -24,14 +25,17 @@ from grader.cli.gradebook.lms_export import add_arguments as add_lms_arguments
 from grader.cli.gradebook.lms_export import read_ids, write_asked
 from grader.cli.gradebook.merge import merge
 from grader.cli.gradebook.outputs import (
-    COLUMNS,
     Row,
     csv_lines,
     failed_report,
+    hand_in_of,
+    header,
     record_learner,
     report_stem,
     row_from_report,
     show_table,
+    with_hand_in,
+    with_repositories,
     write_csv,
 )
 from grader.cli.gradebook.repositories import add_arguments as add_roster_arguments
@@ -77,6 +81,9 @@ def gradebook(args: argparse.Namespace) -> int:
                          "with --roster FILE")
     if args.roster is None:
         raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
+    if getattr(args, "late_penalty", None) is not None and not with_repositories(args):
+        raise UsageError("--late-penalty applies to a roster of repositories graded at a "
+                         "deadline: give --roster FILE --deadline TIME --late-policy ...")
     chosen = select_problems(args.problems)
     if args.lms_ids:  # a mistake in it is told before the class is graded, not after
         read_ids(Path(args.lms_ids))
@@ -105,13 +112,14 @@ def gradebook(args: argparse.Namespace) -> int:
     for name, folder in learners.items():
         if name in causes:
             rows[name] = record_learner(out, name, failed_report(causes[name], chosen),
-                                        chosen, args.junit)
+                                        chosen, args.junit, hand_in_of(args, name))
             continue
         try:
             learner = collect(name, folder, chosen)
         except OSError as exc:  # a folder the grader may not read spoils only its row
             rows[name] = record_learner(out, name, failed_report(
-                f"their folder could not be read: {exc}", chosen), chosen, args.junit)
+                f"their folder could not be read: {exc}", chosen), chosen, args.junit,
+                hand_in_of(args, name))
             continue
         # Nothing handed in (no commit by the deadline, say): the folder is empty for
         # that reason, which the row says instead of how an empty folder reads.
@@ -126,7 +134,13 @@ def gradebook(args: argparse.Namespace) -> int:
             try:
                 report = json.loads(earlier.read_text(encoding="utf-8"))
                 if as_strong(report, args.allow_unisolated):
-                    rows[name] = row_from_report(name, report, chosen)
+                    hand_in = hand_in_of(args, name)
+                    # Written again only if this run's fetch says otherwise of it (how
+                    # late, say): a report that is still true keeps its file untouched.
+                    rows[name] = (row_from_report(name, report, chosen)
+                                  if with_hand_in(copy.deepcopy(report), hand_in) == report
+                                  else record_learner(out, name, report, chosen, args.junit,
+                                                      hand_in))
                     rows[name].skipped = True
                     continue
             except (OSError, ValueError, AttributeError):
@@ -145,8 +159,9 @@ def gradebook(args: argparse.Namespace) -> int:
 
     ordered = [rows[name] for name in learners]
     try:
-        write_csv(out / "gradebook.csv", [*COLUMNS, *(p.slug for p in chosen)],
-                  csv_lines(ordered, chosen))
+        repositories = with_repositories(args)
+        write_csv(out / "gradebook.csv", header(chosen, repositories),
+                  csv_lines(ordered, chosen, repositories))
     except OSError as exc:
         print(f"gpt-kata gradebook: {out / 'gradebook.csv'} could not be written: {exc}; "
               f"every learner's report is in {out}", file=sys.stderr)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.cli.grade_process import GradeProcess
-from grader.cli.gradebook.outputs import Row, failed_report, record_learner
+from grader.cli.gradebook.outputs import Row, failed_report, hand_in_of, record_learner
 from grader.cli.gradebook.roster import Learner
 from grader.cli.gradebook.state import save_state
 from grader.grading.sanitise import visible
@@ -190,7 +190,8 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
                     report = future.result()
                 except Exception as exc:  # one learner's trouble must not end the class
                     report = failed_report(f"{type(exc).__name__}: {exc}", chosen)
-                rows[name] = record_learner(out, name, report, chosen, args.junit)
+                rows[name] = record_learner(out, name, report, chosen, args.junit,
+                                            hand_in_of(args, name))
                 if rows[name].error:
                     state.pop(name, None)  # try again next time
                 else:

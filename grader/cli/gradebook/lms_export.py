@@ -27,7 +27,7 @@ import csv
 from pathlib import Path
 
 from grader.cli.errors import UsageError
-from grader.cli.gradebook.outputs import write_csv
+from grader.cli.gradebook.outputs import trailing, write_csv
 from grader.grading.sanitise import cell, uncell, visible
 from grader.grading.scoring import format_points
 
@@ -45,10 +45,12 @@ def read_grades(table: Path) -> list[tuple[str, str, str]]:
     with table.open(newline="", encoding="utf-8") as handle:
         lines = list(csv.reader(handle))
     grades = []
+    # The problems' cells, not the columns after them (a note may say anything).
+    end = len(lines[0]) - len(trailing(lines[0])) if lines else FIXED
     for line in lines[1:]:
         if len(line) < FIXED:
             continue
-        graded = "error" not in line[FIXED:]
+        graded = "error" not in line[FIXED:end]
         grades.append((visible(uncell(line[0])), line[3] if graded else "", line[4]))
     return grades
 

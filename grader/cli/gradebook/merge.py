@@ -15,14 +15,18 @@ from grader.cli.gradebook import shards
 from grader.cli.gradebook.lms_export import write_asked
 from grader.cli.gradebook.outputs import (
     COLUMNS,
+    NOTE,
     failed_report,
     report_stem,
+    trailing,
     write_csv,
     write_report,
 )
 from grader.cli.gradebook.roster_csv import read_roster
 from grader.cli.gradebook.state import load_state, save_state
 from grader.grading.sanitise import cell, uncell, visible
+from grader.grading.scoring import format_points
+from grader.registry import problems as registry_problems
 
 
 def merge(args: argparse.Namespace) -> int:
@@ -83,7 +87,8 @@ def merge(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"wrote {out / 'gradebook.csv'}: {len(rows)} learner(s) from "
               f"{len(args.merge)} gradebook(s)")
-    not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):]]
+    end = len(header) - len(trailing(header))
+    not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):end]]
     return EXIT_FAIL if not_graded else EXIT_PASS
 
 
@@ -99,17 +104,20 @@ def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
                      names: list[str], missing: list[str], junit: bool) -> list[str]:
     """Give every learner on the roster whom no gradebook holds an error row and a
     report saying so (exit 1, as for any learner not graded); the names of those."""
-    extra = len(header) - len(COLUMNS)
-    repositories = header[-2:] == ["commit", "late_minutes"]
-    problems = extra - 2 * repositories
+    after = trailing(header)  # the repositories' columns and the note are no problems
+    problems = len(header) - len(COLUMNS) - len(after)
     why = "no gradebook merged holds a result for them"
     if missing:
         why += f" (shard(s) {', '.join(missing)} were not merged)"
     absent = [name for name in names if name not in rows]
+    # Scored out of the class's total, as every learner the grader could not grade.
+    slugs = header[len(COLUMNS):len(COLUMNS) + problems]
+    chosen = [p for p in registry_problems() if p.slug in slugs]
+    total = format_points(sum(p.points for p in chosen))
     for name in absent:
-        rows[name] = [cell(name), "0", str(problems), "0", "0", *["error"] * problems,
-                      *["", ""] * repositories]
-        write_report(out, name, failed_report(why), junit)
+        rows[name] = [cell(name), "0", str(problems), "0", total, *["error"] * problems,
+                      *[cell(f"not graded: {why}") if c == NOTE else "" for c in after]]
+        write_report(out, name, failed_report(why, chosen), junit)
     extras = sorted(set(rows) - set(names))
     if extras:
         print(f"gpt-kata gradebook: not on the roster, kept: {', '.join(extras)}",

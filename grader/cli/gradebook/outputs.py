@@ -16,14 +16,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.grading.late import describe
 from grader.grading.sanitise import cell, visible
-from grader.grading.scoring import format_points
+from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 COLUMNS = ["learner", "problems_passed", "problems_total", "score", "max_score"]
+# After the problems, for a class graded from repositories (repositories.py): the
+# commit graded, how late it was, and the points its late penalty took.
+REPOSITORY_COLUMNS = ["commit", "late_minutes", "late_penalty"]
+# Last: what the row's reader should know (why it was not graded, how late it was,
+# how the hand-in was read), as the table printed at the end says it.
+NOTE = "note"
+# Every column that may follow the problems, in a table of this grader or an older one.
+TRAILING = (*REPOSITORY_COLUMNS, NOTE)
 
 
 def failed_report(message: str, chosen: Sequence[Problem] = ()) -> dict:
@@ -31,7 +40,6 @@ def failed_report(message: str, chosen: Sequence[Problem] = ()) -> dict:
     problem of `chosen` an error worth its full points, so that the learner is scored
     out of the same total as the class, 0 of it."""
     from grader.grading.provenance import provenance
-    from grader.grading.scoring import score_report
 
     problems = [{"problem": p.slug, "number": p.number, "status": "error", "passed": 0,
                  "total": 0, "max_score": p.points, "submission": None} for p in chosen]
@@ -81,6 +89,10 @@ class Row:
     skipped: bool = False
     error: str = ""
     notes: list[str] = field(default_factory=list)  # how their hand-in was read
+    commit: str = ""  # the commit graded, for a class of repositories
+    late_minutes: int | None = None
+    late: str = ""  # how late, and what the penalty took, in words
+    late_points: int = 0
 
     @property
     def passed(self) -> int:
@@ -96,13 +108,72 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
                          else "error" if status is None else "fail")
     row = Row(name, cells, float(report.get("score") or 0), float(report.get("max_score") or 0))
     row.notes = [visible(n) for n in report.get("notes") or [] if isinstance(n, str)]
+    source = report.get("source") if isinstance(report.get("source"), dict) else {}
+    commit, minutes = source.get("commit"), source.get("late_minutes")
+    row.commit = commit if isinstance(commit, str) and re.fullmatch("[0-9a-f]{40}", commit) else ""
+    row.late_minutes = minutes if isinstance(minutes, int) and minutes >= 0 else None
+    late = report.get("late")
+    if isinstance(late, dict) and isinstance(late.get("points"), int):
+        row.late_points = late["points"]
+    row.late = visible(describe(late if isinstance(late, dict) else None))
     return row
 
 
-def csv_lines(rows: list[Row], chosen: list[Problem]) -> list[list[str]]:
+def with_hand_in(report: dict, hand_in: dict | None) -> dict:
+    """The report with where its hand-in came from (`source`) and the late penalty it
+    incurs (`late`), both replaced whole, so that a report kept from an earlier run
+    says what this run found; its score made again from them (grading/scoring.py)."""
+    if hand_in is None:
+        return report
+    report["source"] = hand_in["source"]
+    report.pop("late", None)
+    if hand_in.get("late") and not not_graded(report):
+        report["late"] = dict(hand_in["late"])
+    return score_report(report)
+
+
+def hand_in_of(args: object, name: str) -> dict | None:
+    """What the fetch of a class's repositories found for `name`, if it was fetched."""
+    return (getattr(args, "hand_ins", None) or {}).get(name)
+
+
+def with_repositories(args: object) -> bool:
+    """Whether the class was graded from repositories: its table then has their columns."""
+    return getattr(args, "hand_ins", None) is not None
+
+
+def header(chosen: list[Problem], repositories: bool) -> list[str]:
+    return [*COLUMNS, *(p.slug for p in chosen), *(REPOSITORY_COLUMNS if repositories else []),
+            NOTE]
+
+
+def trailing(header: list[str]) -> list[str]:
+    """The columns after the problems in a gradebook.csv's `header`."""
+    count = 0
+    while count < len(header) - len(COLUMNS) and header[-1 - count] in TRAILING:
+        count += 1
+    return header[len(header) - count:]
+
+
+def note(row: Row, shown: bool = False) -> str:
+    """The row's note: why it was not graded, or how late and how it was read; in the
+    table `shown` at the end, whether it was graded again instead of how it was read
+    (a file keeps what stays true from one run to the next)."""
+    if row.error:
+        return f"not graded: {row.error}"
+    said = [row.late] if row.late else []
+    said += ["unchanged, not regraded"] if shown and row.skipped else row.notes
+    return "; ".join(said)
+
+
+def csv_lines(rows: list[Row], chosen: list[Problem],
+              repositories: bool = False) -> list[list[str]]:
     # A learner's name is theirs to choose: a spreadsheet must show it, not run it.
     return [[cell(row.learner), str(row.passed), str(len(chosen)), format_points(row.score),
-             format_points(row.max_score), *(row.cells[p.slug] for p in chosen)]
+             format_points(row.max_score), *(row.cells[p.slug] for p in chosen),
+             *([row.commit, "" if row.late_minutes is None else str(row.late_minutes),
+                "" if row.error else str(row.late_points)] if repositories else []),
+             cell(visible(note(row)))]
             for row in rows]
 
 
@@ -121,9 +192,11 @@ def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
 
 
 def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
-                   junit: bool) -> Row:
+                   junit: bool, hand_in: dict | None = None) -> Row:
     """The learner's row, their reports written; a report that cannot be written (a
-    full disk, say) makes the row an error with the reason, and the class goes on."""
+    full disk, say) makes the row an error with the reason, and the class goes on.
+    `hand_in`: what the fetch of their repository found (`source`, `late`)."""
+    report = with_hand_in(report, hand_in)
     row = row_from_report(name, report, chosen)
     if not_graded(report):
         row.error = visible(report.get("message") or "not graded")
@@ -132,7 +205,8 @@ def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
     except OSError as exc:
         row.error = f"their report could not be written: {visible(exc)}"
         try:  # at least the reason, in place of a report from an earlier run
-            write_report(out, name, failed_report(row.error, chosen), junit)
+            write_report(out, name, with_hand_in(failed_report(row.error, chosen), hand_in),
+                         junit)
         except OSError:
             pass  # the row says why
     if row.error:
@@ -150,11 +224,10 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
     for column in ("learner", "problems", "score", "note"):
         table.add_column(column)
     for row in ordered:
-        note = (f"[red]not graded: {escape(visible(row.error))}[/]" if row.error
-                else "[dim]unchanged, not regraded[/]" if row.skipped
-                else f"[dim]{escape('; '.join(row.notes))}[/]")
+        said = escape(visible(note(row, shown=True)))
+        shown = f"[red]{said}[/]" if row.error else f"[dim]{said}[/]"
         table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
-                      f"{format_points(row.score)}/{format_points(row.max_score)}", note)
+                      f"{format_points(row.score)}/{format_points(row.max_score)}", shown)
     console.print(table)
     console.print(f"wrote {escape(str(out / 'gradebook.csv'))} and one report per learner "
                   f"in {escape(str(out))}")

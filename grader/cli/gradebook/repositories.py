@@ -14,7 +14,9 @@ solution files are read as data (`git ls-tree` and `git cat-file`, never a
 checkout, so no hook, filter, link or submodule of the learner's is ever made
 or run) into a folder per learner, and the gradebook grades those folders. Each
 learner's report then gets `source` (repository, commit, when it was committed,
-how late), and gradebook.csv the columns `commit` and `late_minutes`.
+how late), and gradebook.csv the columns `commit`, `late_minutes` and
+`late_penalty`. `--late-penalty` takes its share of a late hand-in's score
+(grading/late.py), in the report and so in every output made from it.
 
 Git runs as for a hostile repository: no terminal prompts, no hooks, no
 symlinks, only https and ssh (file:// only with --allow-local-repos), a time
@@ -24,8 +26,6 @@ limit per command and a limit on the size of any file it writes.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import os
 import re
@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,11 +42,14 @@ from grader.cli import layouts
 from grader.cli.errors import EXIT_FAIL, UsageError
 from grader.cli.gradebook.roster_csv import Entry, read_roster
 from grader.cli.gradebook.sightings import Sightings, iso
-from grader.grading.sanitise import uncell, visible
+from grader.cli.options import penalty_spec, percent_spec
+from grader.grading.late import LatePenalty
+from grader.grading.sanitise import visible
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
 GIT_MAX_FILE_BYTES = 500_000_000  # no file git writes (a pack) may be larger
 REPOS = ".repos"
+GIT_SAID_CHARS = 400  # of git's message, in a report and a row
 
 
 @dataclass
@@ -111,6 +114,19 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
     return "grace", timedelta(**{unit: int(match[1])})
 
 
+def late_penalty(args: argparse.Namespace, kind: str) -> LatePenalty | None:
+    """The penalty asked for, checked against the policy it goes with."""
+    rate = getattr(args, "late_penalty", None)
+    if rate is None:
+        if getattr(args, "late_penalty_max", 100) != 100:
+            raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+        return None
+    if kind == "cutoff":
+        raise UsageError("--late-penalty needs --late-policy grace:... or latest: under "
+                         "cutoff, no commit after the deadline is graded")
+    return replace(rate, most=args.late_penalty_max)
+
+
 # -- git, run as for a hostile repository -------------------------------------------------
 
 def shown_url(url: str) -> str:
@@ -168,9 +184,18 @@ def git(args: list[str], allow_local: bool, text: bool = True) -> str:
     except OSError as exc:
         raise RuntimeError(f"git could not run ({exc.strerror})") from None
     if done.returncode != 0:
-        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
-        raise RuntimeError(f"git {args[0]} failed: {last[0]}")
+        raise RuntimeError(f"git {args[0]} failed: {git_says(done.stderr)}")
     return done.stdout.decode(errors="replace") if text else done.stdout
+
+
+def git_says(stderr: bytes) -> str:
+    """What git said when it failed, on one line: every line but its hints, since its
+    message often runs over several ("Could not read from remote repository. / Please
+    make sure you have the correct access rights / and the repository exists.")."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
+    said = " ".join(line for line in lines if line and not line.startswith("hint:"))
+    said = visible(said) or "it said nothing"
+    return said if len(said) <= GIT_SAID_CHARS else said[:GIT_SAID_CHARS - 1] + "…"
 
 
 def read_blob(repo: Path, sha: str, allow_local: bool) -> Callable[[int], bytes]:
@@ -311,6 +336,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
     kind, grace = args.late_policy or ("cutoff", timedelta(0))
     if args.late_policy and args.deadline is None:
         raise UsageError("--late-policy needs a --deadline")
+    penalty = late_penalty(args, kind)
     policy = Policy(args.deadline, grace, latest=kind == "latest")
     entries = read_roster(Path(args.roster_file), args.repo_url)
     # Mistakes the gradebook would find only after every clone, found now.
@@ -359,45 +385,23 @@ def gradebook_of_repositories(args: argparse.Namespace,
     fetch_notes = {name: [visible(source.nothing_handed_in)]
                    for name, source in sources.items() if source.nothing_handed_in}
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None,
-                                   "causes": causes, "fetch_notes": fetch_notes})
+                                   "causes": causes, "fetch_notes": fetch_notes,
+                                   "hand_ins": hand_ins_of(sources, policy, penalty)})
     code = grade_folders(graded)
-    failed = annotate(out, sources, policy)
-    return EXIT_FAIL if failed and code == 0 else code
+    return EXIT_FAIL if causes and code == 0 else code
 
 
-def annotate(out: Path, sources: dict[str, Source], policy: Policy) -> bool:
-    """Add each learner's source to their report and to gradebook.csv (a repository
-    that could not be read is already its learner's error row). True if any could not."""
-    from grader.cli.gradebook.outputs import failed_report, report_stem, write_csv
-
+def hand_ins_of(sources: dict[str, Source], policy: Policy,
+                penalty: LatePenalty | None) -> dict[str, dict]:
+    """Per learner fetched, what their report and row say of it: `source`, and the
+    late penalty its lateness incurs (grading/late.py), if any."""
+    found = {}
     for name, source in sources.items():
-        path = out / f"{report_stem(name)}.json"
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            report = failed_report("not graded")
-        # Replaced whole on every run, so a report kept from an earlier run stays true.
-        report["source"] = source.as_report(policy)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    table = out / "gradebook.csv"
-    try:
-        with table.open(newline="", encoding="utf-8") as handle:
-            header, *lines = list(csv.reader(handle))
-    except (OSError, ValueError):
-        return any(s.error for s in sources.values())
-    if header[-2:] != ["commit", "late_minutes"]:
-        header = [*header, "commit", "late_minutes"]
-        lines = [[*line, "", ""] for line in lines]
-    for line in lines:
-        source = sources.get(visible(uncell(line[0]))) if line else None
-        if source is None:
-            continue
-        late = "" if source.late_minutes is None else str(source.late_minutes)
-        line[-2:] = [source.commit or "", late]
-    write_csv(table, header, lines)
-    return any(s.error for s in sources.values())
+        late = None
+        if penalty is not None and source.late_minutes:
+            late = penalty.entry(source.late_minutes)
+        found[name] = {"source": source.as_report(policy), "late": late}
+    return found
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -416,6 +420,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cutoff (default: nothing after the deadline counts), grace:2h "
                         "(commits up to 2 h late count, marked late), or latest (the "
                         "newest commit, marked late if it is)")
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
+                   help="with --late-policy grace:... or latest: take RATE of a late "
+                        "hand-in's points for each unit begun, e.g. 10%%/day, 2%%/h "
+                        "(default: none; the reports say how late)")
+    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
+                   help="the most a late penalty takes (default: %(default)s%%)")
     p.add_argument("--fetch-only", action="store_true",
                    help="with --roster: record which commits each repository holds now "
                         "(DIR/.repos/sightings.json) and grade nothing: run it at the "
