@@ -138,8 +138,14 @@ def test_train_without_a_terminal_prints_progress_lines(tmp_path):
                "--steps", "2")
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]
-    assert [line.split()[1] for line in lines] == ["0/2", "2/2"]
-    assert all("loss" in line and "elapsed" in line and "ETA" in line for line in lines)
+    # One line at each evaluation, with its losses, at the start and the end.
+    evaluations = [line for line in lines if "loss" in line]
+    assert [line.split()[1] for line in evaluations] == ["0/2", "2/2"]
+    assert all("elapsed" in line and "ETA" in line for line in evaluations)
+    # And one at each tenth of the steps: with two steps, each step is five tenths.
+    steps = [line for line in lines if "since the first step" in line]
+    assert [line.split()[1] for line in steps] == ["1/2", "2/2"]
+    assert all("ETA" in line for line in steps) and len(lines) == 4, lines
 
 
 def test_train_defaults_are_the_train_settings():

@@ -114,7 +114,7 @@ def test_a_modern_gpt_with_another_head_is_refused_with_the_logits_that_differ(t
 
 
 @pytest.mark.parametrize("model", ["./no-such-run"])
-def test_yours_with_a_run_is_still_refused(tmp_path, model):
+def test_yours_with_a_run_that_is_not_there_names_it(tmp_path, model):
     folder = learner_kata(tmp_path)
     done = cli(folder, "talk", PROMPT, "--model", model, "--yours")
-    assert done.returncode == 2 and "--yours talks with the shipped weights only" in done.stderr
+    assert done.returncode == 2 and "no-such-run: no such folder" in done.stderr

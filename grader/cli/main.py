@@ -284,9 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yours", action="store_true",
                    help="the shipped weights through your own GPT (problem 23) as well as "
                         "your generate, or with --model modern through your modern GPT "
-                        "(problem 35); refused until both pass. Without it the grader's "
-                        "GPT runs; with --model RUN it is refused for now (the sandbox "
-                        "cannot read a run's weights)")
+                        "(problem 35), or with --model RUN the run's weights through your "
+                        "GPT or modern GPT, whichever the run holds; refused until both "
+                        "pass. Without it the grader's GPT runs")
     p.add_argument("--chars", type=int, default=200,
                    help="how many characters to generate (default: %(default)s)")
     p.add_argument("--stream", choices=["word", "sentence"],

@@ -19,10 +19,11 @@ serves (grader/sandbox/witness.py).
 With `--yours` the shipped weights talk through the learner's own GPT
 (problem 23) as well as their own generate, both in the sandbox
 (grader/cli/talk_yours.py); with `--model modern --yours`, the shipped modern
-weights through the learner's modern GPT (problem 35). With a run it is
-refused for now: the worker
-cannot read the run's weights, and sending them over the protocol, though its
-limits would allow it, is not built yet.
+weights through the learner's modern GPT (problem 35). With a run (`--model RUN
+--yours`) the run's weights talk through the learner's GPT or modern GPT, as the
+run's config says: the worker cannot read the run's folder, so the grader reads
+the weights and hands them to each worker that builds the learner's model before
+its first call (the harness `take_weights`, grader/model/yours.py).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Talker:
     int_to_char: dict[int, str]
     context_length: int
     name: str  # how messages name it
+    # A run's weights, which a worker building the learner's GPT is handed first.
+    weights: dict[str, Any] | None = None
 
     @property
     def served(self) -> bool:
@@ -92,13 +95,15 @@ class Implementation:
     """A problem's answer, the learner's (run in a worker) or the reference (run here)."""
 
     def __init__(self, problem: Problem, use_learner: bool, pool: WorkerPool,
-                 witnessed: bool = False, path: Path | None = None) -> None:
+                 witnessed: bool = False, path: Path | None = None,
+                 weights: dict[str, Any] | None = None) -> None:
         self.problem = problem
         self.use_learner = use_learner
         self.pool = pool
         # A trained run's forward passes are served by the grader (see the module).
         self.witnessed = witnessed
         self.path = path or problem.starter
+        self.weights = weights  # handed to the worker before its first call
         self._process: Any = None
         self._reference: Any = None
 
@@ -131,6 +136,22 @@ class Implementation:
         first message, and must not land between the prompt and its continuation."""
         if self.use_learner:
             self.process.load()  # a load error is reported by the first call
+            if self.weights is not None:
+                self.hand_weights()
+
+    def hand_weights(self) -> None:
+        """Hand the run's weights to the worker, which makes their handle: it must be
+        the grader's, which the model's description names."""
+        from grader.grading.worker_errors import one_line
+        from grader.model.yours import handle_of
+
+        outcome = self.process.call(harness_ref("take_weights"), (self.weights,))
+        if outcome.error:
+            raise RuntimeError(f"handing the run's weights to {self.label} failed: "
+                               f"{one_line(outcome.error)}")
+        if outcome.result != handle_of(self.weights):
+            raise RuntimeError(f"the worker of {self.label} did not keep the run's weights "
+                               "as they were handed")
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
@@ -180,7 +201,8 @@ def choose(slug: str, pool: WorkerPool, talker: Talker,
         print(f"(your {problem.folder} can talk with a trained run only where the grader "
               "forks its workers, on Linux; the reference talks instead)", file=sys.stderr)
         use_learner = False
-    return Implementation(problem, use_learner, pool, witnessed=talker.served)
+    return Implementation(problem, use_learner, pool, witnessed=talker.served,
+                          weights=talker.weights if calls_model else None)
 
 
 def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
@@ -201,11 +223,6 @@ def talk(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)
     check_options(args)
     yours = getattr(args, "yours", False)
-    if yours and args.model not in ("shipped", MODERN):
-        raise UsageError("--yours talks with the shipped weights only, for now: a trained "
-                         "run's weights stay with the grader, out of your code's reach. "
-                         f"Talk with the run through your generate without --yours "
-                         f"(--model {args.model})")
     talker = choose_model(args.model)
     int_to_char = talker.int_to_char
     try:
@@ -223,8 +240,13 @@ def talk(args: argparse.Namespace) -> int:
             if yours:
                 from grader.cli.talk_yours import your_gpt
 
+                run = None
+                if talker.served:  # a run: its weights through the learner's model
+                    from grader.model.runs import open_run
+
+                    run = open_run(Path(talker.spec.path))
                 talker = Talker(*your_gpt(pool, regrade_quietly,
-                                          modern=args.model == MODERN))
+                                          modern=args.model == MODERN, run=run))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             # Without options talk samples too, with a fresh seed it names, streamed or

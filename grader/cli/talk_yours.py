@@ -14,11 +14,18 @@ says why and what to do.
 With the shipped modern model (`talk --model modern --yours`) it is the same for
 the learner's modern GPT (problems/35-modern-gpt/solution.py, class Llama), loaded
 with data/llama.safetensors and compared with the shipped modern model.
+
+With a run `train` wrote (`talk --model RUN --yours`) it is the same for the GPT
+or the modern GPT whose config the run holds, loaded with the run's weights,
+which the grader reads and hands to the worker (grader/model/yours.py; the
+worker cannot read the run's folder), and compared with the grader's model of
+the run on a probe of token ids the run's vocabulary has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
@@ -39,16 +46,21 @@ def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
 
 
 def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
-             modern: bool = False) -> tuple[ModelSpec, dict[int, str], int, str]:
+             modern: bool = False, run: Any = None
+             ) -> tuple[ModelSpec, dict[int, str], int, str, dict[str, Any] | None]:
     """The model, vocabulary, context length and label talk uses, with the learner's
-    GPT in place of the grader's (their modern GPT with `modern`); `regrade` grades a
-    problem as talk does.
+    GPT in place of the grader's (their modern GPT with `modern`), and the weights the
+    worker must be handed first (None: the shipped ones, which it has); `regrade`
+    grades a problem as talk does. With `run` (grader/model/runs.Run), the run's
+    weights through the learner's GPT or modern GPT, as the run's config says.
 
-    Raises UsageError (exit 2) when their GPT is not the shipped model yet.
+    Raises UsageError (exit 2) when their GPT is not the shipped model (or the run's) yet.
     """
     from grader.model import artifacts
     from grader.model.yours import spec_of
 
+    if run is not None:
+        return your_run(pool, regrade, run)
     try:
         problem = find(MODERN if modern else "gpt")
     except LookupError:
@@ -62,13 +74,38 @@ def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
         config = artifacts.load_config()
         label = f"your GPT from {problem.folder} and the shipped weights"
     return (spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
-            config.context_length, label)
+            config.context_length, label, None)
+
+
+def your_run(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None], run: Any
+             ) -> tuple[ModelSpec, dict[int, str], int, str, dict[str, Any]]:
+    """your_gpt's answer for a run: the learner's GPT, or modern GPT for a modern run,
+    with the run's weights."""
+    from grader.model.llama import LlamaConfig
+    from grader.model.yours import handle_of, spec_of
+
+    modern = isinstance(run.config, LlamaConfig)
+    try:
+        problem = find(MODERN if modern else "gpt")
+    except LookupError:
+        raise UsageError("this run is a modern GPT's, and --yours would talk through your "
+                         "modern GPT (problem 35), which this kata does not have yet") from None
+    check_your_gpt(problem, pool, regrade, run)
+    tensors = {name: tensor.detach().clone() for name, tensor in run.model.state_dict().items()}
+    try:
+        spec = spec_of(problem.starter, run.config.to_dict(), handle_of(tensors))
+    except ValueError as exc:
+        raise UsageError(f"--model {run.folder} --yours: {exc}") from None
+    what = "modern GPT" if modern else "GPT"
+    return (spec, run.int_to_char, run.config.context_length,
+            f"your {what} from {problem.folder} and the weights trained in {run.folder}",
+            tensors)
 
 
 def check_your_gpt(problem: Problem, pool: WorkerPool,
-                   regrade: Callable[[Problem, WorkerPool], None]) -> None:
-    """UsageError unless the learner's GPT, loaded with the shipped weights, is the shipped
-    model on the probe, and problem 23 passes."""
+                   regrade: Callable[[Problem, WorkerPool], None], run: Any = None) -> None:
+    """UsageError unless the learner's GPT, loaded with the shipped weights (or `run`'s),
+    is the shipped model (or the run's) on the probe, and problem 23 passes."""
     from grader.reuse import unfinished_methods
 
     status = learner_status(problem)
@@ -86,7 +123,7 @@ def check_your_gpt(problem: Problem, pool: WorkerPool,
         raise refuse(problem, "failed its last grade")
     # The probe first: it says exactly what stops the GPT from talking (the
     # names message, the logits that differ) where a grade would only fail.
-    reason, details = probe(problem, pool)
+    reason, details = probe(problem, pool, run)
     if reason:
         raise refuse(problem, reason, details)
     if status == "not graded":
@@ -98,9 +135,9 @@ def check_your_gpt(problem: Problem, pool: WorkerPool,
                                   "on other sizes")
 
 
-def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
-    """Why the learner's GPT is not the shipped model on the probe ("" if it is), and
-    the loading code's own message where it has one of several lines."""
+def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str]:
+    """Why the learner's GPT is not the shipped model (or `run`'s) on the probe ("" if
+    it is), and the loading code's own message where it has one of several lines."""
     import torch
 
     from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
@@ -116,7 +153,15 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
     context = torch.cat([prompt_ids(text[:length]), prompt_ids(text[length:])])
     process = SubmissionProcess(str(problem.starter), problem.class_name,
                                 list(problem.methods), pool, module=True)
-    if problem.slug == MODERN:
+    whose = "the shipped model's" if run is None else "the run's"
+    weights_of = "the shipped" if run is None else "the run's"
+    if run is not None:
+        # A run may have its own vocabulary and window: ids it has, drawn once.
+        shipped, config = run.model, run.config.to_dict()
+        known = given(run.model.state_dict())
+        context = torch.randint(run.config.vocab_size, (2, run.config.context_length),
+                                generator=torch.Generator().manual_seed(0))
+    elif problem.slug == MODERN:
         shipped = artifacts.shipped_llama()
         config, known = shipped.config.to_dict(), given(shipped.state_dict())
     else:
@@ -131,12 +176,12 @@ def probe(problem: Problem, pool: WorkerPool) -> tuple[str, str]:
         message = str(error.get("message", ""))
         if error.get("type") in ("ParameterNamesError", "KnownWeightsError"):
             # Shown whole: the names message lists expected and found names, a line each.
-            return "cannot be loaded with the shipped weights", message
+            return f"cannot be loaded with {weights_of} weights", message
         return f"fails: {one_line(error)}", ""
     with torch.no_grad():
         expected = shipped(context)
     try:
         expect_activations(outcome.result, expected, "the logits tensor")
     except GradeFailure as exc:
-        return "does not give the shipped model's logits", f"  {exc}"
+        return f"does not give {whose} logits", f"  {exc}"
     return "", ""

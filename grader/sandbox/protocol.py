@@ -54,7 +54,9 @@ class ModelSpec:
     model whose forward passes the grader's witness serves. The learner's own
     GPT (`kind="yours"`, `path` their problems/23-gpt/solution.py, `config` the
     shipped sizes) is built only by a worker, with the shipped weights
-    (grader/model/yours.py): the grader never imports a learner's code. A hidden
+    (grader/model/yours.py): the grader never imports a learner's code; with a run's
+    sizes and `seed` the handle of the run's weights, which the grader handed that
+    worker, with those (`talk --model RUN --yours`). A hidden
     model (`kind="hidden"`, `config` its sizes, `seed` a handle, not its weights'
     seed) stands in for a shipped or random one in the checks that judge how the
     model is used: its weights are drawn by the grader and never leave it
@@ -77,9 +79,12 @@ class ModelSpec:
         if self.kind == "run":
             return f"the model trained in {self.path}"
         if self.kind == "yours":
+            what = "your modern GPT" if "n_kv_head" in self.config else "your GPT"
+            if self.seed:  # the handle of a run's weights (grader/model/yours.py)
+                return f"{what} with a trained run's weights"
             if "n_kv_head" in self.config:
-                return "your modern GPT with the shipped modern weights"
-            return "your GPT with the shipped weights"
+                return f"{what} with the shipped modern weights"
+            return f"{what} with the shipped weights"
         if self.kind == "hidden":
             sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
             return f"GPT({sizes}) with weights the grader drew for this grade"

@@ -1,0 +1,89 @@
+"""`gpt-kata talk --model RUN --yours`: a run's weights through the learner's own GPT.
+
+A run is trained here, in-process, for a few steps (its weights are not the shipped
+ones), outside the learner's kata folder, where a sandboxed worker cannot read it.
+The learner's GPT (or modern GPT, for a modern run) is the reference's, or one written
+from another source: through it the run must say exactly what the grader's model of
+the run says with the same sampler and seed, and a GPT that gives other logits is
+refused before it talks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader.model.llama import LlamaConfig
+from grader.model.training import TrainSettings, train
+
+PROMPT = "Once upon a time,"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """A GPT's run and a modern GPT's, each a few steps from train's seeded start."""
+    folder = tmp_path_factory.mktemp("runs")
+    text = (ROOT / "data" / "corpus.txt").read_text(encoding="utf-8")
+    train(text, folder / "gpt", settings=TrainSettings(steps=8, threads=1),
+          show_progress=False)
+    train(text, folder / "modern", config=LlamaConfig(vocab_size=2),
+          settings=TrainSettings(steps=2, threads=1), show_progress=False)
+    return {"gpt": folder / "gpt", "modern": folder / "modern"}
+
+
+def kata(tmp_path: Path, model: str, source: str) -> Path:
+    """A kata folder with the reference 06 and a passing 16, and `source` as the model."""
+    folder = tmp_path / "kata"
+    sampler = ROOT / "tests" / "submissions" / "sampler" / "float64_descending.py"
+    files = {"06-generate": ROOT / "solutions" / "06-generate" / "solution.py",
+             "16-sampler": sampler}
+    for name, file in files.items():
+        (folder / "problems" / name).mkdir(parents=True)
+        shutil.copy(file, folder / "problems" / name / "solution.py")
+    name = "35-modern-gpt" if model == "modern" else "23-gpt"
+    (folder / "problems" / name).mkdir(parents=True)
+    (folder / "problems" / name / "solution.py").write_text(source)
+    return folder
+
+
+def talk(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "talk", *args],
+                          capture_output=True, text=True, timeout=600, cwd=folder)
+
+
+SOURCES = {
+    "gpt": ROOT / "solutions" / "23-gpt" / "solution.py",
+    # Written another way than the reference: the run's weights by their names still.
+    "modern": ROOT / "tests" / "submissions" / "modern-gpt" / "hf_style.py",
+}
+
+
+@pytest.mark.parametrize("model", ["gpt", "modern"])
+def test_a_run_talks_through_your_model_as_through_the_graders(tmp_path, runs, model):
+    folder = kata(tmp_path, model, SOURCES[model].read_text())
+    run = str(runs[model])
+    graders = talk(folder, PROMPT, "--model", run, "--chars", "40", "--seed", "7")
+    yours = talk(folder, PROMPT, "--model", run, "--chars", "40", "--seed", "7", "--yours")
+    assert graders.returncode == 0, graders.stderr
+    assert yours.returncode == 0, yours.stderr
+    assert yours.stdout == graders.stdout and yours.stdout.startswith(PROMPT)
+    what, problem = ("modern GPT", "35-modern-gpt") if model == "modern" else ("GPT", "23-gpt")
+    assert (f"[your sample_text() from 16-sampler with your {what} from {problem} and the "
+            f"weights trained in {runs[model].resolve()}]") in yours.stderr
+    assert "with your" not in graders.stderr
+
+
+def test_a_gpt_whose_logits_differ_from_the_runs_is_refused(tmp_path, runs):
+    reference = SOURCES["gpt"].read_text()
+    no_final_norm = reference.replace("self.head(self.ln_f(x))", "self.head(x)")
+    assert no_final_norm != reference
+    done = talk(kata(tmp_path, "gpt", no_final_norm), PROMPT, "--model", str(runs["gpt"]),
+                "--yours", "--chars", "5")
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    first = done.stderr.strip().splitlines()[0]
+    assert "your 23-gpt does not give the run's logits" in first, first
