@@ -35,14 +35,15 @@ def norm(g: torch.Tensor) -> torch.Tensor:
 
 def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
             always: bool = False, eps: float = EPS, in_place: bool = True,
-            report_after: bool = False) -> tuple[Any, Grads]:
+            report_after: bool = False, skip_missing: bool = True) -> tuple[Any, Grads]:
     """What the harness hands back for clipping done right, or one of its known
     mistakes: `per_parameter` clips each gradient by its own norm, `always` scales
     by max_norm / total even when under the limit, `eps` is the 1e-6 (0: left out),
-    `in_place=False` leaves the gradients as they were, and `report_after` returns
-    the norm after clipping."""
+    `in_place=False` leaves the gradients as they were, `report_after` returns
+    the norm after clipping, and `skip_missing=False` takes the norm of a .grad
+    that is None too (and raises there)."""
     grads = [None if g is None else g.clone() for g in parameters]
-    present = [g for g in grads if g is not None]
+    present = [g for g in grads if g is not None or not skip_missing]
     if not present:
         return torch.tensor(0.0), grads
     total = norm(torch.stack([norm(g) for g in present]))
@@ -117,9 +118,19 @@ def close(got: Any, want: torch.Tensor | None) -> bool:
                                atol=own_scale_atol(want)))
 
 
+def raised_on_none(outcome: Outcome) -> bool:
+    """Whether a call raised because a None stood where a tensor was wanted: what
+    reading p.grad of a parameter without a gradient raises, whichever operation
+    met it first ("'NoneType' object has no attribute ...", "... not NoneType")."""
+    return outcome[0] == "error" and "NoneType" in str(outcome[1])
+
+
 def same_clipping(a: Outcome, b: Outcome) -> bool:
     """Whether two outcomes are the same clipping (a mistake's match), within the
-    judge's tolerances."""
+    judge's tolerances; two calls that both raised on a None are the same mistake,
+    whatever operation raised."""
+    if raised_on_none(a) and raised_on_none(b):
+        return True
     if a[0] != "value" or b[0] != "value":
         return a == b
     (total_a, grads_a), (total_b, grads_b) = a[1], b[1]
