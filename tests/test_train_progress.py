@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -30,38 +31,76 @@ STEPS = 40
 LINE = re.compile(r"step (\d+)/(\d+)  (\d+):(\d\d) since the first step  ETA \d+:\d\d")
 
 
-def test_a_loop_that_returns_its_log_reports_each_step_and_evaluation_as_it_runs():
-    """The harness in this process, on the reference GPT and loop: a report for every
-    step of a short run (a stride is a fiftieth of the steps, at least one), the two
-    evaluations the loop makes (at 0 and at the end), and the log only when it ends."""
-    steps = 12
+REFERENCE_LOOP = ROOT / "solutions" / "30-train-loop" / "solution.py"
+
+
+def loop_module(tmp_path: Path, name: str, source: str):
+    file = tmp_path / f"{name}.py"
+    file.write_text(source)
+    return module_from(file, f"progress_{name}")
+
+
+def watched_run(loop, steps: int) -> tuple[list[dict], list[float]]:
+    """The harness in this process, on the reference GPT and `loop`: every report until
+    the loop is done, and when each was heard."""
     text = (ROOT / "data" / "corpus.txt").read_text(encoding="utf-8")[:20_000]
     chars = sorted(set(text))
     data = torch.tensor([chars.index(c) for c in text])
     config = GPTConfig(vocab_size=len(chars))
-    loop = module_from(ROOT / "solutions" / "30-train-loop" / "solution.py", "progress_loop")
     arguments = loop_arguments(steps, TrainSettings(steps=steps), config.context_length)
     threads = torch.get_num_threads()
+    reports, heard = [], []
     try:
         harnesses.train_loop_begin(loop, str(ROOT / "solutions" / "23-gpt" / "solution.py"),
                                    config.to_dict(), 0, data[:18_000], data[18_000:],
                                    arguments, 1)
-        reports, heard = [], []
         while not reports or not reports[-1]["done"]:
             reports.append(harnesses.train_loop_progress(loop))
             heard.append(time.perf_counter())
     finally:
         torch.set_num_threads(threads)
+    return reports, heard
+
+
+@pytest.mark.parametrize("kind", ["returns", "yields"])
+def test_a_loop_reports_each_step_and_evaluation_as_it_runs(tmp_path, kind):
+    """A report for every step of a short run (a stride is a fiftieth of the steps, at
+    least one) and the two evaluations the loop makes (at 0 and at the end), whether
+    the loop returns its log (the reference) or yields each entry (the reference with
+    `yield` for `log.append`)."""
+    steps = 12
+    source = REFERENCE_LOOP.read_text()
+    if kind == "yields":
+        source = source.replace("log.append((step, *(self.evaluate(model, batches) for "
+                                "batches in fixed)))",
+                                "yield (step, *(self.evaluate(model, batches) for batches "
+                                "in fixed))").replace("        return log\n", "")
+        assert "yield" in source and "return log" not in source
+    reports, heard = watched_run(loop_module(tmp_path, kind, source), steps)
     taken = [report["steps"] for report in reports]
     assert set(range(1, steps + 1)) <= set(taken), taken  # every step, none skipped
     last = 0
     for report in reports:  # each as the grader reads it: never fewer steps than before
         last = read_progress(report, last, steps)[0]
     assert [s for report in reports for s in report["evaluated"]] == [0, steps]
-    # The loop returns its log: it comes once every step is taken.
-    assert all(report["steps"] == steps for report in reports if report["log"])
     assert [entry[0] for report in reports for entry in report["log"]] == [0, steps]
+    first_entry = next(report["steps"] for report in reports if report["log"])
+    if kind == "returns":  # its log comes once every step is taken
+        assert first_entry == steps
+    else:  # the entry of step 0 as it was yielded, before the second step
+        assert first_entry <= 1
     assert heard == sorted(heard) and heard[-1] > heard[0]
+
+
+def test_an_error_of_the_loop_while_it_runs_is_raised_by_the_report(tmp_path):
+    source = REFERENCE_LOOP.read_text().replace(
+        "            optimizer.step()\n",
+        "            optimizer.step()\n"
+        "            if step == 4:\n"
+        "                raise ValueError('the fifth step went wrong')\n")
+    assert "fifth step" in source
+    with pytest.raises(ValueError, match="the fifth step went wrong"):
+        watched_run(loop_module(tmp_path, "raises", source), 12)
 
 
 @pytest.mark.parametrize("reply", [
