@@ -103,6 +103,8 @@ def test_the_docs_job_installs_the_dev_extras_mkdocs() -> None:
     job = yaml.safe_load(text(CI_WORKFLOW))["jobs"]["docs"]
     installs = " ".join(step.get("run", "") for step in job["steps"] if "pip install" in
                         step.get("run", ""))
+    if re.search(r'-e "?\.\[dev\]"?', installs):
+        return  # the dev extra itself: the site's build also runs the project's code
     wanted = re.findall(r'"(mkdocs[^"]*)"', installs)
     dev = tomllib.loads(text(ROOT / "pyproject.toml"))["project"]["optional-dependencies"]["dev"]
     assert wanted and sorted(wanted) == sorted(r for r in dev if r.startswith("mkdocs")), (
@@ -131,7 +133,7 @@ def documented_tracks() -> list[tuple[str, list[tuple[int, str]]]]:
     for line in text(PROBLEMS_PAGE).splitlines():
         if line.startswith("## "):
             tracks.append((line[3:].strip(), []))
-        elif match := re.match(r"\|\s*(\d+)\s*\|\s*`([^`]+)`\s*\|", line):
+        elif match := re.match(r"\|\s*(\d+)\s*\|\s*\[?`([^`]+)`", line):
             assert tracks, f"{PROBLEMS_PAGE.name}: a row before any track heading: {line}"
             tracks[-1][1].append((int(match.group(1)), match.group(2)))
     return [(track, rows) for track, rows in tracks if rows]
@@ -150,6 +152,20 @@ def test_the_problem_tables_follow_the_registry() -> None:
         f"{PROBLEMS_PAGE.relative_to(ROOT)} does not list the registry's problems, track by "
         f"track, in its order: rows missing {sorted(wanted - rows)}, rows of no problem "
         f"{sorted(rows - wanted)}")
+
+
+def test_each_problem_of_the_tables_leads_to_its_statement() -> None:
+    # The statement pages are made from problems/*/README.md at each build
+    # (docs/site_gen/statements.py), one folder per problem under pages/problems/.
+    rows = re.findall(r"^\|\s*(\d+)\s*\|(.*?)\|", text(PROBLEMS_PAGE), re.M)
+    unlinked = []
+    for number, cell in rows:
+        entry = registry()[int(number) - 1]
+        wanted = f"[`{entry['slug']}`](../problems/{folder(entry)}/index.md)"
+        if cell.strip() != wanted:
+            unlinked.append(f"{number}: {cell.strip()} (wanted {wanted})")
+    assert not unlinked, f"{PROBLEMS_PAGE.name}: names that do not lead to their statement: " \
+                         f"{unlinked}"
 
 
 # -- every place a problem lives --------------------------------------------------------
@@ -280,8 +296,14 @@ def named_paths(markdown: str) -> set[str]:
             and not re.search(r"NN|<|\*|\{|\.\.\.", s)}
 
 
+# What the site's build writes into pages/ (docs/site_gen/, ignored by git): the
+# statements as pages and the pictures. Not sources of the site, so not read here.
+GENERATED = (PAGES / "problems", PAGES / "figures")
+
+
 def pages() -> list[Path]:
-    return sorted(PAGES.rglob("*.md"))
+    return sorted(p for p in PAGES.rglob("*.md")
+                  if not any(p.is_relative_to(folder) for folder in GENERATED))
 
 
 @pytest.mark.parametrize("page", [README, *pages()], ids=lambda p: str(p.relative_to(ROOT)))

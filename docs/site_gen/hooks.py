@@ -1,0 +1,43 @@
+"""MkDocs' hooks (mkdocs.yml, `hooks:`): what the site makes of the repository at
+each build, before MkDocs reads the pages.
+
+- the pictures the project's own code draws (figures.py) into pages/figures/;
+- every statement as a page (statements.py) into pages/problems/, and their
+  section of the navigation, after the learners' pages.
+
+Both folders are ignored by git. `python docs/site_gen` writes the same files
+without MkDocs, for another site generator (docs/pages/contributors/site.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+for path in (HERE, HERE.parents[1]):  # these modules, and the repository's grader
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+import figures  # noqa: E402
+import statements  # noqa: E402
+
+# The navigation's section of the statements, and the section it follows.
+SECTION = "Problems"
+AFTER = "Learners"
+
+
+def generate(pages: Path) -> list:
+    """Draw the pictures, write the statements; the statements' navigation."""
+    pictures = figures.write(pages)
+    return statements.nav(statements.write(pages, pictures))
+
+
+def on_config(config):
+    section = generate(Path(config["docs_dir"]))
+    nav = [item for item in config["nav"] if not (isinstance(item, dict) and SECTION in item)]
+    at = next((i + 1 for i, item in enumerate(nav)
+               if isinstance(item, dict) and AFTER in item), len(nav))
+    nav.insert(at, {SECTION: section})
+    config["nav"] = nav
+    return config

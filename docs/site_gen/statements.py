@@ -1,0 +1,204 @@
+"""The statement pages: every problems/NN-slug/README.md as a page of the site.
+
+Written at each build into docs/pages/problems/ (ignored by git), so that a page
+can never say other than its statement. Each page is the statement as it is,
+with four changes a site needs:
+
+- a line under the title with the problem's track, points and commands, from the
+  registry;
+- "problem 06" and the like become links to that problem's page;
+- relative links keep working: to another statement, to its page; to a file of
+  the problem's folder, to a copy beside the page; to any other file of the
+  repository, to its path, written out, since the site holds no source files;
+- the pictures of docs/site_gen/figures.py that belong to the problem, before
+  its first section.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBLEMS = ROOT / "problems"
+# Where the pages go, inside the site's pages; .gitignore names it.
+OUT = "problems"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a page needs of a registry entry (grader.registry.Problem has these)."""
+
+    number: int
+    slug: str
+    title: str
+    track: str
+    points: int
+
+    @property
+    def folder(self) -> str:
+        return f"{self.number:02d}-{self.slug}"
+
+
+def entries() -> list[Entry]:
+    """The registry's problems, read through grader.registry."""
+    from grader.registry import problems
+
+    return [Entry(p.number, p.slug, p.title, p.track, p.points) for p in problems()]
+
+
+def page_path(entry: Entry) -> str:
+    """A statement's page, relative to the pages folder."""
+    return f"{OUT}/{entry.folder}/index.md"
+
+
+# A fenced block, or a code span: text that is left as it is.
+CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]+`", re.M | re.S)
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+PROBLEM = re.compile(r"\b([Pp]roblems?) (\d{2})\b((?:(?:, | and | or | to )\d{2}\b)*)")
+
+
+def outside_code(markdown: str, change) -> str:
+    """`change` applied to the text between code blocks and spans only."""
+    out, last = [], 0
+    for match in CODE.finditer(markdown):
+        out += [change(markdown[last:match.start()]), match.group(0)]
+        last = match.end()
+    return "".join([*out, change(markdown[last:])])
+
+
+def link_problems(text: str, entry: Entry, by_number: dict[int, Entry]) -> str:
+    """"problem 06" a link to its page; in "problems 06 and 07", each number."""
+    def number(n: str, shown: str | None = None) -> str:
+        other = by_number.get(int(n))
+        if other is None or other == entry:
+            return shown or n
+        return f"[{shown or n}](../{other.folder}/index.md)"
+
+    def replace(match: re.Match) -> str:
+        word, first, rest = match.groups()
+        if not rest:
+            return number(first, f"{word} {first}")
+        rest = re.sub(r"\d{2}", lambda m: number(m.group(0)), rest)
+        return f"{word} {number(first)}{rest}"
+    return PROBLEM.sub(replace, text)
+
+
+def relink(text: str, entry: Entry, folders: set[str], copies: set[Path]) -> str:
+    """Relative links as the page needs them (see the module's docstring)."""
+    def replace(match: re.Match) -> str:
+        bang, label, target = match.groups()
+        if re.match(r"[a-z][a-z0-9+.-]*:|#", target):
+            return match.group(0)  # a web address, or an anchor of this page
+        path, _, anchor = target.partition("#")
+        anchor = f"#{anchor}" if anchor else ""
+        here = (PROBLEMS / entry.folder / path).resolve()
+        try:
+            parts = here.relative_to(PROBLEMS).parts
+        except ValueError:
+            parts = ()
+        if len(parts) == 2 and parts[0] in folders and parts[1] == "README.md":
+            return f"{bang}[{label}](../{parts[0]}/index.md{anchor})"
+        if len(parts) == 2 and parts[0] == entry.folder and here.is_file():
+            copies.add(here)
+            return f"{bang}[{label}]({parts[1]}{anchor})"
+        try:
+            shown = here.relative_to(ROOT).as_posix()
+        except ValueError:
+            shown = path
+        return f"{label} (`{shown}`)" if label else f"`{shown}`"
+    return LINK.sub(replace, text)
+
+
+def banner(entry: Entry, total: int) -> str:
+    return (f'!!! abstract "Problem {entry.number} of {total} · {entry.track} · '
+            f'{entry.points} points"\n'
+            f"    Your file is `problems/{entry.folder}/solution.py`; this page is its "
+            f"statement, `problems/{entry.folder}/README.md`. Check your answer with "
+            f"`gpt-kata grade {entry.slug}`, ask for a hint with `gpt-kata hint "
+            f"{entry.slug}`.\n")
+
+
+def with_pictures(markdown: str, pictures: list[str]) -> str:
+    """The pictures (markdown, one each) before the first `## ` section."""
+    if not pictures:
+        return markdown
+    block = "\n".join(pictures) + "\n\n"
+    match = re.search(r"^## ", markdown, re.M)
+    at = match.start() if match else len(markdown)
+    return markdown[:at] + block + markdown[at:]
+
+
+def page(entry: Entry, all_entries: list[Entry], pictures: list[str],
+         copies: set[Path]) -> str:
+    """The page of one statement."""
+    markdown = (PROBLEMS / entry.folder / "README.md").read_text(encoding="utf-8")
+    by_number = {e.number: e for e in all_entries}
+    folders = {e.folder for e in all_entries}
+    markdown = outside_code(
+        markdown, lambda t: link_problems(relink(t, entry, folders, copies), entry, by_number))
+    title, _, body = markdown.partition("\n")
+    if not title.startswith("# "):
+        title, body = f"# {entry.number:02d} · {entry.title}", markdown
+    return f"{title}\n\n{banner(entry, len(all_entries))}\n{with_pictures(body, pictures)}"
+
+
+def index(all_entries: list[Entry]) -> str:
+    """The problems, track by track, each linked to its statement."""
+    lines = ["# Every statement", "",
+             "Each page below is a problem's `README.md`, as `problems/` holds it, "
+             "made into a page each time the site is built. "
+             "[The problems](../learners/problems.md) says how they are numbered and "
+             "scored.", ""]
+    track = None
+    for e in all_entries:
+        if e.track != track:
+            track = e.track
+            lines += ["", f"## {track}", ""]
+        lines.append(f"{e.number}. [{e.title}]({e.folder}/index.md) (`{e.slug}`)")
+    return "\n".join(lines) + "\n"
+
+
+def write_if_changed(path: Path, content: bytes) -> None:
+    """Write only what changed, so that `mkdocs serve` does not rebuild for ever."""
+    if not path.is_file() or path.read_bytes() != content:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
+    """Every statement's page, and the index of them, under pages/problems/; what is
+    there and no longer a statement's is removed."""
+    all_entries = entries()
+    out = pages / OUT
+    wanted: set[Path] = set()
+    for entry in all_entries:
+        copies: set[Path] = set()
+        target = pages / page_path(entry)
+        write_if_changed(target, page(entry, all_entries, pictures.get(entry.slug, []),
+                                      copies).encode("utf-8"))
+        wanted.add(target)
+        for source in copies:
+            copy = target.parent / source.name
+            write_if_changed(copy, source.read_bytes())
+            wanted.add(copy)
+    write_if_changed(out / "index.md", index(all_entries).encode("utf-8"))
+    wanted.add(out / "index.md")
+    for stale in [p for p in out.rglob("*") if p.is_file() and p not in wanted]:
+        stale.unlink()
+    for folder in sorted((p for p in out.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            shutil.rmtree(folder)
+    return all_entries
+
+
+def nav(all_entries: list[Entry]) -> list:
+    """The site's navigation section of the statements, track by track."""
+    section: list = [f"{OUT}/index.md"]
+    for e in all_entries:
+        if not isinstance(section[-1], dict) or e.track not in section[-1]:
+            section.append({e.track: []})
+        section[-1][e.track].append({f"{e.number} · {e.title}": page_path(e)})
+    return section
