@@ -216,8 +216,8 @@ def test_a_missing_problem_is_named(tmp_path):
 def test_a_step_that_diverges_while_training_stops_the_run_in_one_line(tmp_path):
     """A train_step that passes its grade but returns NaN once the loss on windows of
     the shipped 48 tokens falls below 3.0, which the graded cases never reach and the
-    run, with seed 0, first does at step 28: the chunk that holds it is named, and no
-    model is written."""
+    run, with seed 0, first does at step 28: the chunk that holds it is named (the grader
+    asks for a tenth of these 30 steps at a time: 28-30), and no model is written."""
     reference = (ROOT / "solutions" / "25-train-step" / "solution.py").read_text()
     diverging = reference.replace(
         "        return loss.item()",
@@ -235,13 +235,13 @@ def test_a_step_that_diverges_while_training_stops_the_run_in_one_line(tmp_path)
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("(")]
     assert len(lines) == 1 and lines[0].startswith(
-        "gpt-kata train: training failed within steps 26-30"), lines
+        "gpt-kata train: training failed within steps 28-30"), lines
     assert "train_step() returned a loss of nan: training diverged" in lines[0]
     assert f"(the run in {run} failed: it keeps only its loss_log.tsv)" in lines[0]
     assert not (run / "model.safetensors").exists()
     talked = gpt_kata(folder, "talk", "--model", str(run))
     assert talked.returncode == 2, talked.stderr
-    assert "this training run failed (training failed within steps 26-30" in talked.stderr
+    assert "this training run failed (training failed within steps 28-30" in talked.stderr
     assert "training has not finished" not in talked.stderr
 
 
