@@ -127,6 +127,34 @@ def test_wrong_names_are_listed_expected_against_found() -> None:
     assert "not expected: k.weight, k.bias" in message
 
 
+class TwoLayers(nn.Module):
+    """Two layers built with nn.Linear's default bias=True, one of them misnamed."""
+
+    def __init__(self, misnamed: bool = False) -> None:
+        super().__init__()
+        self.up = nn.Linear(2, 3)
+        setattr(self, "down2" if misnamed else "down", nn.Linear(3, 2))
+
+
+def test_biases_left_on_are_named_with_their_fix() -> None:
+    """Layers the statement fixes without a bias are built with one: the message says
+    so, and how to leave them out, rather than only that the names differ."""
+    weights = {"up.weight": torch.zeros(3, 2), "down.weight": torch.zeros(2, 3)}
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.load_known_weights(TwoLayers(), weights, "Layer")
+    message = str(raised.value)
+    assert message.startswith("Layer has biases left on")
+    assert "do not have the names" not in message
+    assert "  build up, down with nn.Linear(..., bias=False)" in message.splitlines()
+    # Among other names' troubles the biases are still said, as one trouble of several.
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.load_known_weights(TwoLayers(misnamed=True), weights, "Layer")
+    message = str(raised.value)
+    assert "do not have the names the statement fixes" in message
+    assert "  missing:  down.weight" in message
+    assert "  up has a bias left on: build it with nn.Linear(..., bias=False)" in message
+
+
 class Hardcoded(nn.Module):
     """Sizes of the shipped model written in, and a mask buffer of its own."""
 

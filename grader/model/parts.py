@@ -148,8 +148,13 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     missing = [k for k in weights if k not in found]
     extra = [k for k in found if k not in weights]
     if missing or extra:
+        biases = _biases_left_on(weights, extra)
         lines = [f"{class_name}'s parameters do not have the names the statement fixes, "
                  "so the grader cannot load its known weights into them:"]
+        alone = bool(biases) and not missing and len(biases) == len(extra)
+        if alone:
+            lines = [f"{class_name} has biases left on, where the statement's layers have "
+                     "none, so the grader cannot load its known weights into it:"]
         if len(weights) <= SHOWN_NAMES:  # a short list reads best whole
             lines += [f"  expected: {', '.join(weights)}",
                       f"  found:    {', '.join(found) or 'no parameters at all'}"]
@@ -159,7 +164,8 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
             lines.append(f"  missing:  {names(missing)}")
         if extra:
             lines.append(f"  not expected: {names(extra)}")
-        lines += _tied(module, missing) + _unregistered(module, missing, found)
+        lines += (_tied(module, missing) + _unregistered(module, missing, found)
+                  + _said_of_biases(biases, alone))
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -169,6 +175,25 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     with torch.no_grad():
         for name, value in weights.items():
             found[name].copy_(value)
+
+
+def _biases_left_on(weights: dict[str, torch.Tensor], extra: list[str]) -> list[str]:
+    """The names found but not expected that are the biases of layers whose weights
+    are expected without one: nn.Linear's bias=True, its default, left on."""
+    return [name for name in extra if name.endswith(".bias")
+            and f"{name.removesuffix('.bias')}.weight" in weights]
+
+
+def _said_of_biases(biases: list[str], alone: bool) -> list[str]:
+    """The fix of biases left on; what they are too, among other names' troubles."""
+    if not biases:
+        return []
+    listed = names([name.removesuffix(".bias") for name in biases])
+    if alone:
+        return [f"  build {listed} with nn.Linear(..., bias=False)"]
+    one = len(biases) == 1
+    return [f"  {listed} {'has a bias' if one else 'have biases'} left on: build "
+            f"{'it' if one else 'them'} with nn.Linear(..., bias=False)"]
 
 
 def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
