@@ -87,3 +87,41 @@ def test_a_gpt_whose_logits_differ_from_the_runs_is_refused(tmp_path, runs):
     assert done.returncode == 2 and done.stdout == "", done.stderr
     first = done.stderr.strip().splitlines()[0]
     assert "your 23-gpt does not give the run's logits" in first, first
+
+
+def test_weights_are_kept_under_a_handle_both_sides_make():
+    """The worker keeps handed weights under the handle it makes of them, which the
+    grader makes too: other weights, even one value apart, have another handle."""
+    import torch
+
+    from grader.model.yours import hand, handle_of
+    from grader.sandbox.protocol import ModelSpec
+
+    weights = {"head.weight": torch.ones(2, 3), "head.bias": torch.zeros(2)}
+    handle = hand(weights)
+    assert handle == handle_of(weights) != 0
+    nudged = {**weights, "head.bias": torch.tensor([0.0, 1e-7])}
+    assert handle_of(nudged) != handle
+    assert "a trained run's weights" in repr(ModelSpec("yours", {"n_embd": 2}, handle, "x"))
+    with pytest.raises(TypeError):
+        hand({"head.weight": [1.0, 2.0]})
+
+
+def test_a_worker_that_does_not_keep_the_weights_as_handed_is_not_talked_with():
+    """The handle comes from the worker, where the learner's code runs: one that is not
+    the grader's stops talk before any text."""
+    import torch
+
+    from grader.cli.talk import Implementation
+    from grader.registry import find
+    from grader.sandbox.process import CallOutcome
+
+    class Forging:
+        def call(self, method, args):
+            return CallOutcome(result=12345)
+
+    implementation = Implementation(find("sampler"), True, pool=None,
+                                    weights={"head.weight": torch.ones(2, 2)})
+    implementation._process = Forging()
+    with pytest.raises(RuntimeError, match="did not keep the run's weights as they were"):
+        implementation.hand_weights()
