@@ -104,6 +104,14 @@ def train_cases() -> dict[str, tuple]:
         # Every pair once: the first seen, (d, c), is not the smallest, (b, a).
         "all-tied": ("dcba", BYTES + 1),
         "a-run-of-one-letter": ("a" * 9, BYTES + 5),
+        # Runs where counting without overlaps changes the winner: (a, a) three times
+        # in "aaaa", twice without overlaps, against (a, b) twice, seen first.
+        "a-run-of-four-after-a-pair": ("ab ab aaaa", BYTES + 2),
+        "runs-of-two-letters": ("aaaa bbb ab", BYTES + 3),
+        "ellipses-and-exclamations": ("Hmm... Zzz... Wow!!! ...", BYTES + 6),
+        # Code's indentation: runs of 8 and 12 spaces.
+        "indented-code": ("def f(x):\n        if x:\n            return x\n        return 0\n",
+                          BYTES + 8),
         "non-ascii": (NON_ASCII, BYTES + 12),
         "runs-out-of-pairs": ("abab", BYTES + 10),
         "no-merges": ("hello", BYTES),
