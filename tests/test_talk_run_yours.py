@@ -2,10 +2,10 @@
 
 A run is trained here, in-process, for a few steps (its weights are not the shipped
 ones), outside the learner's kata folder, where a sandboxed worker cannot read it.
-The learner's GPT (or modern GPT, for a modern run) is the reference's, or one written
-from another source: through it the run must say exactly what the grader's model of
-the run says with the same sampler and seed, and a GPT that gives other logits is
-refused before it talks.
+The learner's GPT (or modern GPT, for a modern run) is the reference's file, run in the
+sandbox: through it the run must say exactly what the grader's own model of the run
+says with the same sampler and seed, and a GPT that gives other logits is refused
+before it talks.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_train_yours import record_passing_references
 
 from grader.model.llama import LlamaConfig
 from grader.model.training import TrainSettings, train
@@ -37,17 +38,18 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 def kata(tmp_path: Path, model: str, source: str) -> Path:
-    """A kata folder with the reference 06 and a passing 16, and `source` as the model."""
+    """A kata folder with the references of 06 and 16, and `source` as the model; the
+    references recorded as passed, as a grade records them, so that talk starts at once
+    (a source that is not the reference's is graded first, as talk does)."""
     folder = tmp_path / "kata"
-    sampler = ROOT / "tests" / "submissions" / "sampler" / "float64_descending.py"
-    files = {"06-generate": ROOT / "solutions" / "06-generate" / "solution.py",
-             "16-sampler": sampler}
-    for name, file in files.items():
+    for name in ("06-generate", "16-sampler"):
         (folder / "problems" / name).mkdir(parents=True)
-        shutil.copy(file, folder / "problems" / name / "solution.py")
+        shutil.copy(ROOT / "solutions" / name / "solution.py",
+                    folder / "problems" / name / "solution.py")
     name = "35-modern-gpt" if model == "modern" else "23-gpt"
     (folder / "problems" / name).mkdir(parents=True)
     (folder / "problems" / name / "solution.py").write_text(source)
+    record_passing_references(folder)
     return folder
 
 
@@ -58,8 +60,7 @@ def talk(folder: Path, *args: str) -> subprocess.CompletedProcess:
 
 SOURCES = {
     "gpt": ROOT / "solutions" / "23-gpt" / "solution.py",
-    # Written another way than the reference: the run's weights by their names still.
-    "modern": ROOT / "tests" / "submissions" / "modern-gpt" / "hf_style.py",
+    "modern": ROOT / "solutions" / "35-modern-gpt" / "solution.py",
 }
 
 

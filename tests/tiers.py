@@ -81,6 +81,7 @@ HEAVY = {
     "tools": (
         "test_talk_model.py",
         "test_talk_modern.py",
+        "test_talk_run_yours.py",
         "test_talk_stream.py",
         "test_talk_yours.py",
         "test_trace.py",
@@ -105,6 +106,7 @@ SMOKE = (
     "test_talk_model.py::test_model_shipped_is_the_default",
     "test_talk_stream.py::test_sentences_come_one_a_piece_and_words_through_the_word_streamer",
     "test_talk_yours.py::test_an_unfinished_gpt_is_refused_in_one_line",
+    "test_talk_run_yours.py::test_a_run_talks_through_your_model_as_through_the_graders[gpt]",
     "test_trace.py::test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slides",
     "test_train_yours.py::test_your_gpt_trains_into_a_run_that_talks",
     "test_train_modern.py::test_a_run_config_is_a_gpts_or_a_modern_gpts_and_nothing_between",
