@@ -39,6 +39,10 @@ CI_WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 # The issue's bound: a newcomer reads the README in minutes; the rest is in docs/.
 README_MAX_LINES = 150
 DOCS_BUILD = "mkdocs build --strict -f docs/mkdocs.yml"
+CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+# The README's pip installs: the project's own development, and the learner's.
+DEV_INSTALL = f'pip install -e ".[dev]" {CPU_INDEX}'
+LEARNER_INSTALL = f"pip install -e . {CPU_INDEX} && gpt-kata grade"
 
 
 def text(path: Path) -> str:
@@ -78,7 +82,7 @@ def ci_commands() -> list[str]:
     dev install on (before it: the virtual environment and CI's torch pin)."""
     commands = [line.strip() for line in text(CI_RUN).splitlines()
                 if line.strip() and not line.lstrip().startswith("#")]
-    start = commands.index('pip install -e ".[dev]"')
+    start = commands.index(DEV_INSTALL)
     return commands[start:]
 
 
@@ -88,12 +92,18 @@ def test_the_readme_quickstart_holds_the_commands_ci_runs() -> None:
     assert ci_commands() in blocks, (
         f"README.md's Quickstart has no block of exactly .ci/run's commands {ci_commands()}; "
         f"its blocks: {blocks}")
-    assert any("pip install -e . && gpt-kata grade" in line for b in blocks for line in b), (
-        "README.md's Quickstart no longer shows the learner's install and first grade")
+    assert any(LEARNER_INSTALL in line for b in blocks for line in b), (
+        "README.md's Quickstart no longer shows the learner's pip install and first grade")
+    # With uv: one command installs and grades, one runs the tests.
+    assert ["uv run gpt-kata grade"] in blocks and ["uv run pytest"] in blocks, blocks
 
 
 def test_ci_builds_the_docs_strictly() -> None:
-    assert DOCS_BUILD in ci_commands(), f".ci/run does not run {DOCS_BUILD}"
+    # The static tier builds it (tests/test_lint_and_site.py), which .ci/run runs.
+    site_test = text(ROOT / "tests" / "test_lint_and_site.py")
+    assert all(word in site_test for word in ("mkdocs", "--strict")), (
+        "tests/test_lint_and_site.py no longer builds the site strictly")
+    assert "python -m pytest" in ci_commands()
     runs = [step.get("run", "") for job in yaml.safe_load(text(CI_WORKFLOW))["jobs"].values()
             for step in job["steps"]]
     assert any(DOCS_BUILD in run for run in runs), f"{CI_WORKFLOW.name}: no step runs {DOCS_BUILD}"
@@ -315,7 +325,7 @@ def test_the_paths_a_page_names_exist(page: Path) -> None:
 # Options the pages name that belong to other tools than gpt-kata.
 OTHER_TOOLS = {
     "git": {"--always", "--bare", "--dirty", "--filter", "--tags"},
-    "pip": {"--index-url", "--no-deps", "--only-binary"},
+    "pip": {"--extra-index-url", "--index-url", "--no-deps", "--only-binary"},
     "setpriv": {"--ruid"},
     "gh teacher": {"--runtime"},
     "mkdocs": {"--strict"},

@@ -26,7 +26,9 @@ CHECK = (
     "test_docs.py",
     "test_gradescope_pins.py",
     "test_held_in_memory.py::test_a_problem_takes_a_model_exactly_when_its_checks_hand_one",
+    "test_install_config.py::test_the_copy_and_the_workflows_install_the_same_way",
     "test_line_endings.py",
+    "test_lint_and_site.py",
     "test_mistake_ids.py",
     "test_mistakes_data.py",
     "test_patches.py",
@@ -59,6 +61,7 @@ HEAVY = {
     ),
     # The learners' copy (`gpt-kata release`) and the installed package.
     "release": (
+        "test_install_config.py",
         "test_packaging.py::test_installed_grader_grades_the_kata_folder_it_runs_in",
         "test_release.py",
         "test_release_parts.py",

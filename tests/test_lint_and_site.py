@@ -1,0 +1,31 @@
+"""The code is ruff-clean and the documentation site builds strictly: part of the
+static tier, so that `python -m pytest` (the README's one test command) and each
+commit's `-m check` catch a lint error, a broken link or anchor, or a page left out
+of the navigation, as CI does."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+
+def test_the_code_is_ruff_clean() -> None:
+    ruff = shutil.which("ruff") or pytest.skip("ruff is not installed (the dev extra has it)")
+    done = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (the dev extra has it)")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml",
+         "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert (tmp_path / "site" / "index.html").is_file()
