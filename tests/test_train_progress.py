@@ -105,7 +105,6 @@ def test_an_error_of_the_loop_while_it_runs_is_raised_by_the_report(tmp_path):
 
 @pytest.mark.parametrize("reply", [
     {"steps": 5, "evaluated": [], "log": [], "done": False},  # fewer steps than before
-    {"steps": 11, "evaluated": [], "log": [], "done": False},  # more than the run has
     {"steps": 7, "evaluated": [8], "log": [], "done": False},  # an evaluation not reached
     {"steps": 7, "evaluated": [7, 6], "log": [], "done": False},  # out of order
     {"steps": True, "evaluated": [], "log": [], "done": False},
@@ -116,6 +115,11 @@ def test_an_error_of_the_loop_while_it_runs_is_raised_by_the_report(tmp_path):
 def test_a_progress_report_that_is_not_the_harnesss_is_refused(reply):
     with pytest.raises(UsageError, match="cannot be read as progress"):
         read_progress(reply, 6, 10)
+
+
+def test_a_loop_that_steps_more_often_than_the_run_is_told_so():
+    with pytest.raises(UsageError, match="took 11 optimizer steps, more than the run's 10"):
+        read_progress({"steps": 11, "evaluated": [], "log": [], "done": False}, 6, 10)
 
 
 def test_a_line_comes_at_each_tenth_with_the_time_left_at_the_pace_so_far(capsys):

@@ -121,6 +121,9 @@ def read_progress(reply: Any, last_step: int, steps: int) -> tuple[int, list[int
     if isinstance(reply, dict) and set(reply) == {"steps", "evaluated", "log", "done"}:
         taken, evaluated, entries, done = (reply["steps"], reply["evaluated"], reply["log"],
                                            reply["done"])
+        if isinstance(taken, int) and not isinstance(taken, bool) and taken > steps:
+            raise UsageError(f"your train_loop took {taken} optimizer steps, more than the "
+                             f"run's {steps}")
         if (count(taken, last_step) and isinstance(evaluated, list)
                 and all(count(s, 0) and s <= taken for s in evaluated)
                 and evaluated == sorted(evaluated) and isinstance(entries, list)
