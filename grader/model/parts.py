@@ -15,6 +15,7 @@ shipped model it already holds.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -70,7 +71,6 @@ def config_of(model: ModelSpec) -> GPTConfig:
 
 
 def _whole(model: ModelSpec) -> dict[str, torch.Tensor]:
-    from grader.model.gpt import GPT
 
     if model.kind == "shipped":
         from grader.model import artifacts
@@ -78,10 +78,21 @@ def _whole(model: ModelSpec) -> dict[str, torch.Tensor]:
         return {k: v.detach().clone() for k, v in artifacts.shipped_model().state_dict().items()}
     # The names and shapes of a GPT of this config, drawn afresh in a fixed order.
     generator = torch.Generator().manual_seed(model.seed)
-    with torch.device("meta"):  # only the names and shapes: no memory, no global RNG draws
-        shapes = {k: v.shape for k, v in GPT(GPTConfig(**model.config)).state_dict().items()}
+    shapes = _shapes(tuple(sorted(model.config.items())))
     return {k: torch.randn(shape, generator=generator) * RANDOM_SCALE
             for k, shape in shapes.items()}
+
+
+@functools.lru_cache(maxsize=32)
+def _shapes(config: tuple[tuple[str, int], ...]) -> dict[str, torch.Size]:
+    """A GPT's parameter names and shapes, in order. Kept: a grade of every module
+    problem asks for hundreds. Built on the CPU, its draws taken from a forked
+    generator (the global one is left as it was): on the meta device, initialising
+    it goes through torch's reference ops, which import torch._dynamo (a second)."""
+    from grader.model.gpt import GPT
+
+    with torch.random.fork_rng(devices=[]):
+        return {k: v.shape for k, v in GPT(GPTConfig(**dict(config))).state_dict().items()}
 
 
 def given(tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
