@@ -233,6 +233,12 @@ class ForkedWorker(WorkerHandle):
     def alive(self) -> bool:
         return not self.finished
 
+    def cpu_seconds(self) -> float | None:
+        # Its cgroup's account, the whole tree's: the server's pids are not this
+        # process's to ask (the server has a PID namespace of its own).
+        return self.limits.cpu_used() if self.limits is not None and not self.finished \
+            else None
+
     def _finish(self, grace: float) -> int | None:
         if not self.finished:
             self.finished = True

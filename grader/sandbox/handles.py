@@ -4,9 +4,11 @@ that loads a grade's submissions in turn."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
+import time
 
 from grader.sandbox.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.ending import describe_exit, start_group, wait_then_kill
@@ -14,6 +16,7 @@ from grader.sandbox.launch import grader_command, refusal
 from grader.sandbox.protocol import ProtocolError
 from grader.sandbox.replies import unreadable
 from grader.sandbox.scratch_folders import empty_folder, remove_tree
+from grader.sandbox.slow_or_endless import machine_load, no_answer
 from grader.sandbox.witness import Witness
 
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
@@ -39,8 +42,16 @@ class WorkerHandle:
     channel: Channel
     witness: Witness | None = None  # where model calls can be observed from outside
     greeted = False  # whether it has sent a message yet
+    # When the last message was sent, and the CPU time the worker had used then.
+    sent_at: float | None = None
+    cpu_at_send: float | None = None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the worker's tree has used so far, where that can be read."""
+        return None
 
     def send(self, message: dict, timeout: float) -> None:
+        self.sent_at, self.cpu_at_send = time.monotonic(), self.cpu_seconds()
         try:
             self.channel.send(message, timeout)
         except SendTimeout as exc:
@@ -53,9 +64,9 @@ class WorkerHandle:
         try:
             reply = self.channel.replies.get(timeout=timeout)
         except queue.Empty:
+            said = self.no_answer(timeout)  # measured before the worker is ended
             self.kill()
-            raise WorkerDied(f"no answer within {timeout:g} seconds (an endless loop?)",
-                             timed_out=True) from None
+            raise WorkerDied(said, timed_out=True) from None
         if isinstance(reply, ProtocolError):
             self.kill()
             raise WorkerDied(unreadable(reply))
@@ -64,6 +75,14 @@ class WorkerHandle:
             raise WorkerDied(self.end())
         self.greeted = True
         return reply
+
+    def no_answer(self, timeout: float) -> str:
+        """Why no answer came, from the CPU time the worker used since the message."""
+        now, cpu = time.monotonic(), self.cpu_seconds()
+        waited = now - self.sent_at if self.sent_at is not None else timeout
+        used = cpu - self.cpu_at_send if cpu is not None and self.cpu_at_send is not None \
+            else None
+        return no_answer(timeout, used, waited, machine_load())
 
     def request(self, message: dict, timeout: float) -> dict:
         self.send(message, timeout)
@@ -90,6 +109,24 @@ class WorkerHandle:
         raise NotImplementedError
 
 
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds used by a process and the processes it started (psutil, on every
+    platform), where it can be asked."""
+    try:
+        import psutil
+
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+        total = 0.0
+        for process in tree:
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+    except Exception:  # noqa: BLE001 - a measure for a message, never the grade's trouble
+        return None
+
+
 class SpawnedWorker(WorkerHandle):
     """A fresh `python -m grader.sandbox.worker` of this grader's, working in its own
     scratch folder and talking over its stdin and stdout."""
@@ -109,6 +146,9 @@ class SpawnedWorker(WorkerHandle):
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def cpu_seconds(self) -> float | None:
+        return process_tree_cpu(self.process.pid)
 
     def _finish(self, grace: float) -> int | None:
         try:

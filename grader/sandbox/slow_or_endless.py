@@ -1,0 +1,55 @@
+"""What a call that gave no answer in time was doing, told from what was measured.
+
+A call is given a time limit, and the machine may be shared: a right but slow
+answer on a loaded machine, a loop that never ends, and code blocked waiting
+(`input()`, a sleep, a lock) all end the same way, with no answer. They differ
+in the CPU time the worker's tree used while the grader waited, and in how busy
+the machine was, which is what the message says and goes by:
+
+- it computed nearly the whole time: an endless loop, or far more work than the
+  problem needs (the machine gave it the time);
+- it got a small share of a core while the machine was busy: it may only be slow
+  here and now, so grade again, or give it more time;
+- it got a small share of a core on a quiet machine: it was waiting, not
+  computing.
+
+Where the worker's CPU time cannot be read (no cgroup, no process to ask), the
+message says only that no answer came.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Shares of one core: above BUSY the call computed the whole time; the machine is
+# busy when its load per core reaches LOADED.
+BUSY = 0.75
+LOADED = 1.0
+
+
+def machine_load() -> float | None:
+    """The one-minute load per core, where the system tells it."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):  # Windows has no load average
+        return None
+
+
+def no_answer(limit: float, cpu: float | None, waited: float,
+              load: float | None = None) -> str:
+    """The time-out's message: `cpu` seconds of CPU used in the `waited` seconds of
+    a call limited to `limit`, on a machine with `load` per core."""
+    said = f"no answer within {limit:g} seconds"
+    if cpu is None or waited <= 0:
+        return f"{said} (an endless loop, or far slower than needed?)"
+    share = max(cpu, 0.0) / waited
+    used = f"{cpu:.1f} s of CPU in {waited:.1f} s"
+    if share >= BUSY:
+        return (f"{said}: it computed the whole time ({used}): an endless loop, or far "
+                "more work than the problem needs")
+    if load is not None and load >= LOADED:
+        return (f"{said}: it got only {used}, the machine being busy (load {load:.1f} per "
+                f"core): it may only be slow here and now; grade again when it is "
+                f"quieter, or give it more time (--timeout {2 * limit:g})")
+    return (f"{said}: it was waiting, not computing ({used}, on a quiet machine): "
+            "blocked on input(), a sleep or a lock?")

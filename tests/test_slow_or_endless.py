@@ -1,0 +1,76 @@
+"""A call that gives no answer in time is told apart by what was measured: the CPU
+time the worker used while the grader waited, and how busy the machine was
+(grader/sandbox/slow_or_endless.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_grade
+
+from grader.sandbox.slow_or_endless import no_answer
+
+
+def test_the_message_goes_by_the_share_of_a_core_and_the_load() -> None:
+    computing = no_answer(10, 9.6, 10.0, load=3.0)
+    assert computing.startswith("no answer within 10 seconds: it computed the whole time")
+    assert "9.6 s of CPU in 10.0 s" in computing and "endless loop" in computing
+    busy = no_answer(10, 2.5, 10.0, load=2.4)
+    assert "the machine being busy (load 2.4 per core)" in busy and "--timeout 20" in busy
+    waiting = no_answer(10, 0.02, 10.0, load=0.3)
+    assert "waiting, not computing" in waiting and "input(), a sleep or a lock" in waiting
+    # Without a measure (no cgroup, no process to ask), nothing is claimed.
+    assert no_answer(10, None, 10.0, load=0.3) == (
+        "no answer within 10 seconds (an endless loop, or far slower than needed?)")
+    # A quiet machine that cannot tell its load: a small share is waiting.
+    assert "waiting" in no_answer(5, 0.1, 5.0, load=None)
+
+
+def cpu_said(message: str) -> float | None:
+    found = re.search(r"(\d+\.\d) s of CPU in (\d+\.\d) s", message)
+    return float(found[1]) if found else None
+
+
+def test_a_loop_and_a_wait_are_measured_apart(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.py"
+    loop.write_text("class Solution:\n    def crop_context(self, *args):\n"
+                    "        while True:\n            pass\n")
+    wait = tmp_path / "wait.py"
+    wait.write_text("import time\n\nclass Solution:\n    def crop_context(self, *args):\n"
+                    "        time.sleep(600)\n")
+    # As a learner grades: the sandbox's cgroup accounts the worker's CPU time.
+    looped, waited = (run_grade("crop-context", "--submission", file, "--timeout", "2",
+                                tmp_path=tmp_path).messages() for file in (loop, wait))
+    assert "no answer within 2 seconds" in looped and "no answer within 2 seconds" in waited
+    spun, slept = cpu_said(looped), cpu_said(waited)
+    if spun is None or slept is None:
+        pytest.skip("this machine cannot tell a worker's CPU time (no cgroup cpuacct)")
+    # However busy the machine, a loop gets some of a core, and a sleep none of it.
+    assert slept < 0.2 < spun, (looped, waited)
+    assert "blocked on input()" in waited or "machine being busy" in waited
+
+
+def test_a_spawned_workers_tree_is_measured_with_its_children() -> None:
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from grader.sandbox.handles import process_tree_cpu
+
+    # A parent that waits on a child that spins: the CPU is the child's.
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys; subprocess.run([sys.executable, '-c', 'while True: pass'])")])
+    try:
+        time.sleep(1.5)
+        used = process_tree_cpu(parent.pid)
+    finally:
+        for child in psutil.Process(parent.pid).children(recursive=True):
+            child.kill()
+        parent.kill()
+        parent.wait()
+    assert used is not None and used > 0.2, used
+    assert process_tree_cpu(parent.pid) is None  # gone: nothing to ask
