@@ -1,17 +1,38 @@
 """`python docs/site_gen`: write the pictures and the statement pages into
-docs/pages/ without building the site, as MkDocs' hook does at each build (for
-another generator, or to look at them)."""
+docs/pages/ without building the site, as MkDocs' hook does at each build, and
+docs/zensical.yml: mkdocs.yml with the statements in its navigation. Zensical runs
+no MkDocs hooks, so it builds the whole site with
+
+    python docs/site_gen && zensical build --strict -f docs/zensical.yml
+
+(docs/pages/contributors/site.md). All three are ignored by git.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hooks import generate  # noqa: E402
+from hooks import generate, with_section  # noqa: E402
+
+DOCS = Path(__file__).resolve().parents[1]
+HEADER = ("# Written by `python docs/site_gen` (ignored by git): mkdocs.yml, with the\n"
+          "# statements' section of the navigation that MkDocs' hook adds at each build.\n")
+
+
+def zensical_config(section: list) -> str:
+    config = yaml.safe_load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = with_section(config["nav"], section)
+    return HEADER + yaml.safe_dump({"INHERIT": "mkdocs.yml", "nav": nav},
+                                   allow_unicode=True, sort_keys=False)
+
 
 if __name__ == "__main__":
-    pages = Path(__file__).resolve().parents[1] / "pages"
-    generate(pages)
-    print(f"wrote {pages / 'figures'} and {pages / 'problems'}")
+    pages = DOCS / "pages"
+    section = generate(pages)
+    (DOCS / "zensical.yml").write_text(zensical_config(section), encoding="utf-8")
+    print(f"wrote {pages / 'figures'}, {pages / 'problems'} and {DOCS / 'zensical.yml'}")

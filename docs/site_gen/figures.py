@@ -1,9 +1,252 @@
-"""The site's pictures drawn by the project's own code at each build."""
+"""The site's pictures: drawn at each build by the project's own code.
+
+Three diagrams are hand-written SVG in docs/pages/pictures/ (the model, the
+generation loop, the KV cache). The rest are drawn here, into pages/figures/
+(ignored by git), from the shipped model and the project's commands, so that
+they show what the code does today:
+
+- the attention mask, and the weights one head of the shipped GPT gives;
+- the sampling filters: the shipped GPT's next-character probabilities, and
+  what top-k and top-p keep of them;
+- a trace: `gpt-kata trace --plot` on a learner-style submission of problem 06
+  (tests/submissions/), its picture and its report;
+- a loss curve: the loss log of a `gpt-kata train` run with the shipped GPT's
+  settings (docs/data/loss_log.tsv), drawn by `gpt-kata train`'s own plot_losses.
+
+Nothing is trained or downloaded; the trace takes a few seconds.
+"""
 
 from __future__ import annotations
 
+import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = "figures"
+# The loss log of `gpt-kata train --out DIR`, the shipped GPT's settings (3000 steps,
+# seed 0, 2 threads), run on a busy 2-core machine on 2 December 2026 (19 minutes).
+# Its weights are not the shipped ones bit for bit, but its last validation loss,
+# 0.5726, is within 0.001 of theirs (estimate_loss: 0.5721).
+LOSS_LOG = ROOT / "docs" / "data" / "loss_log.tsv"
+# The prompt of the attention and sampling pictures, as in the statements.
+PROMPT = "Once upon a time, there was a "
+ATTENTION_PROMPT = "Once upon a time,"
+TOP_K, TOP_P = 5, 0.9
+# The learner-style submission traced: it crops the wrong end of the context.
+TRACED = ("generate", "tests/submissions/generate/crop_first.py")
+PLOT = "trace-crop-first.png"
+
+# Each picture, as the statements show it (the path is relative to a statement's
+# page, pages/problems/NN-slug/index.md).
+PICTURE = {
+    "model": ("../../pictures/model.svg", "The shipped GPT, from token ids to logits"),
+    "loop": ("../../pictures/generation-loop.svg", "The generation loop, step by step"),
+    "kv-cache": ("../../pictures/kv-cache.svg", "What each step feeds the model, "
+                 "without and with a KV cache"),
+    "attention": (f"../../{OUT}/attention-mask.png", "The causal mask, and the weights "
+                  "one head of the shipped GPT gives"),
+    "filters": (f"../../{OUT}/sampling-filters.png", "The shipped GPT's next-character "
+                "probabilities, and what top-k and top-p keep"),
+    "trace": (f"../../{OUT}/trace-crop-first.png", "gpt-kata trace --plot on a generate() "
+              "that keeps the wrong end of the context"),
+    "loss": (f"../../{OUT}/loss-curve.png", "The losses of a GPT trained as the shipped "
+             "one was"),
+}
+# The pictures each problem's statement page shows, before its first section.
+PROBLEM_PICTURES = {
+    "crop-context": ["loop"],
+    "last-logits": ["model"],
+    "sample": ["filters"],
+    "generate": ["loop", "trace"],
+    "temperature": ["filters"],
+    "top-k": ["filters"],
+    "top-p": ["filters"],
+    "top-k-top-p": ["filters"],
+    "kv-cache": ["kv-cache"],
+    "sampler": ["loop", "filters"],
+    "attention-head": ["attention"],
+    "multi-head-attention": ["attention"],
+    "transformer-block": ["model"],
+    "gpt": ["model"],
+    "loss": ["loss"],
+    "train-step": ["loss"],
+    "lr-schedule": ["loss"],
+    "train-loop": ["loss"],
+    "grouped-query-attention": ["kv-cache", "attention"],
+}
+
+
+def markdown(name: str) -> str:
+    path, caption = PICTURE[name]
+    return f"![{caption}]({path})\n/// caption\n{caption}\n///\n"
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def shown(c: str) -> str:
+    return {" ": "␣", "\n": "\\n"}.get(c, c)
+
+
+def attention(path: Path) -> None:
+    """The causal mask, and the attention weights of layer 1, head 1 of the shipped
+    GPT on the prompt: computed as grader/model/gpt.py computes them."""
+    import math
+
+    import torch
+
+    from grader.model.artifacts import encode, shipped_model, shipped_vocab
+    from grader.model.gpt import causal_mask
+
+    model, vocab = shipped_model(), shipped_vocab()
+    ids = encode(ATTENTION_PROMPT, vocab)
+    T = ids.shape[1]
+    with torch.no_grad():
+        x = model.token_embedding(ids) + model.position_embedding(torch.arange(T))
+        block = model.blocks[0]
+        C, heads = x.shape[-1], block.attn.n_head
+        q, k, _ = block.attn.qkv(block.ln_1(x)).view(1, T, 3, heads, C // heads).permute(
+            2, 0, 3, 1, 4)
+        mask = causal_mask(T, T, x.device)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // heads) + mask
+        weights = torch.softmax(scores, dim=-1)[0, 0]
+    labels = [shown(c) for c in ATTENTION_PROMPT]
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=100)
+    allowed = (mask == 0).float()
+    axes[0].imshow(allowed, cmap="Blues", vmin=0, vmax=1.4)
+    axes[0].set_title("the mask: query i sees keys 0..i (blue);\n"
+                      "the rest get -inf before the softmax")
+    image = axes[1].imshow(weights, cmap="viridis", vmin=0, vmax=1)
+    axes[1].set_title("the shipped GPT, layer 1, head 1: softmax of\n"
+                      "the masked scores, each row sums to 1")
+    fig.colorbar(image, ax=axes[1], fraction=0.046, pad=0.04)
+    for ax in axes:
+        ax.set_xticks(range(T), labels)
+        ax.set_yticks(range(T), labels)
+        ax.set_xlabel("key: the character looked at")
+        ax.set_ylabel("query: the character looking")
+    fig.suptitle(f"causal self-attention over {ATTENTION_PROMPT!r}")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def sampling_filters(path: Path) -> None:
+    """The shipped GPT's probabilities for the character after PROMPT, sorted, and
+    what top-k (the k likeliest) and top-p (the fewest likeliest that hold p) keep."""
+    import torch
+
+    from grader.model.artifacts import encode, shipped_model, shipped_vocab
+
+    model, vocab = shipped_model(), shipped_vocab()
+    with torch.no_grad():
+        probs = torch.softmax(model(encode(PROMPT, vocab))[0, -1], dim=-1)
+    order = probs.argsort(descending=True)[:16]
+    values = probs[order]
+    before = torch.cumsum(probs.sort(descending=True).values, 0)[:16] - values
+    keeps = {
+        "no filter": [True] * len(order),
+        f"top-k, k={TOP_K}": [i < TOP_K for i in range(len(order))],
+        f"top-p, p={TOP_P}": [bool(b < TOP_P) for b in before],
+    }
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), dpi=100, sharey=True)
+    for ax, (title, keep) in zip(axes, keeps.items()):
+        kept = values * torch.tensor(keep)
+        total = float(kept.sum())
+        ax.bar(range(len(order)), values, color="#cccccc", label="cut (set to -inf)")
+        ax.bar(range(len(order)), kept, color="tab:blue", label="kept")
+        ax.set_xticks(range(len(order)), [shown(vocab[int(t)]) for t in order])
+        ax.set_title(f"{title}: every character kept" if all(keep) else
+                     f"{title}: {sum(keep)} kept, holding {total:.2f}")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("probability")
+    axes[0].legend(loc="upper right")
+    fig.suptitle(f"the next character after {PROMPT!r}, the 16 likeliest "
+                 "(kept ones are renormalised before sampling)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def trace(path: Path) -> None:
+    """`gpt-kata trace --plot` on the submission, as a learner runs it; its report
+    is kept beside the picture for the pages to include."""
+    problem, submission = TRACED
+    command = [sys.executable, "-m", "grader", "trace", problem, "--submission",
+               str(ROOT / submission), "--plot", str(path)]
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    if (done.returncode not in (0, 1) or not path.is_file()) and sys.platform == "linux":
+        raise RuntimeError(f"{' '.join(command[1:])} failed ({done.returncode}):\n"
+                           f"{done.stdout}{done.stderr}")
+    if not path.is_file():
+        # Elsewhere trace cannot see the model calls (it says so): the site built
+        # there says the same in place of the picture, and builds.
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(9, 2), dpi=100)
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"gpt-kata trace draws on Linux; this site was built on "
+                f"{sys.platform}:\n{(done.stdout + done.stderr).strip()[-300:]}",
+                ha="center", va="center", wrap=True)
+        fig.savefig(path)
+        plt.close(fig)
+    report = done.stdout.replace(str(path), PLOT).replace(str(ROOT) + os.sep, "")
+    report = report.replace(os.path.relpath(path, ROOT), PLOT)
+    path.with_suffix(".txt").write_text(
+        f"$ gpt-kata trace {problem} --submission {submission} --plot {PLOT}\n{report}",
+        encoding="utf-8")
+
+
+def loss_curve(path: Path) -> None:
+    """The run's losses, drawn by plot_losses, as `gpt-kata train` draws them."""
+    from grader.model.artifacts import shipped_vocab
+    from grader.model.training import plot_losses
+
+    with LOSS_LOG.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    log = [(int(r["step"]), float(r["train_loss"]), float(r["val_loss"])) for r in rows]
+    if not plot_losses(log, path, len(shipped_vocab())):
+        raise RuntimeError("matplotlib is missing: the site's pictures need it")
+
+
+DRAWN = {
+    "attention-mask.png": attention,
+    "sampling-filters.png": sampling_filters,
+    PLOT: trace,
+    "loss-curve.png": loss_curve,
+}
+# What each drawing reads: a picture newer than all of these is not drawn again
+# (`mkdocs serve` rebuilds at every save).
+INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
+          ROOT / TRACED[1], ROOT / "solutions" / "06-generate" / "solution.py",
+          ROOT / "grader" / "cli" / "trace_plot.py", ROOT / "grader" / "model" / "training.py"]
 
 
 def write(pages: Path) -> dict[str, list[str]]:
-    return {}
+    """Draw what is out of date; the pictures of each problem's page, as markdown."""
+    out = pages / OUT
+    out.mkdir(parents=True, exist_ok=True)
+    newest = max(p.stat().st_mtime for p in INPUTS)
+    for name, draw in DRAWN.items():
+        target = out / name
+        if not target.is_file() or target.stat().st_mtime < newest:
+            # Drawn under a hidden name of this process's, then renamed: two builds
+            # at once (the tests run in parallel) never read a picture half drawn.
+            hidden = f".{target.stem}-{os.getpid()}"
+            draw(out / f"{hidden}{target.suffix}")
+            for made in out.glob(f"{hidden}.*"):
+                os.replace(made, out / f"{target.stem}{made.suffix}")
+    return {slug: [markdown(name) for name in names]
+            for slug, names in PROBLEM_PICTURES.items()}

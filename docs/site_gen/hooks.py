@@ -6,7 +6,8 @@ each build, before MkDocs reads the pages.
   section of the navigation, after the learners' pages.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
-without MkDocs, for another site generator (docs/pages/contributors/site.md).
+without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
+Zensical, which runs no hooks (docs/pages/contributors/site.md).
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ def generate(pages: Path) -> list:
     return statements.nav(statements.write(pages, pictures))
 
 
-def on_config(config):
-    section = generate(Path(config["docs_dir"]))
-    nav = [item for item in config["nav"] if not (isinstance(item, dict) and SECTION in item)]
+def with_section(nav: list, section: list) -> list:
+    """The site's navigation with the statements' section after the learners'."""
+    nav = [item for item in nav if not (isinstance(item, dict) and SECTION in item)]
     at = next((i + 1 for i, item in enumerate(nav)
                if isinstance(item, dict) and AFTER in item), len(nav))
-    nav.insert(at, {SECTION: section})
-    config["nav"] = nav
+    return [*nav[:at], {SECTION: section}, *nav[at:]]
+
+
+def on_config(config):
+    config["nav"] = with_section(config["nav"], generate(Path(config["docs_dir"])))
     return config

@@ -16,6 +16,7 @@ with four changes a site needs:
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -165,7 +166,10 @@ def write_if_changed(path: Path, content: bytes) -> None:
     """Write only what changed, so that `mkdocs serve` does not rebuild for ever."""
     if not path.is_file() or path.read_bytes() != content:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        # Renamed into place: two builds at once never read a page half written.
+        hidden = path.with_name(f".{path.name}-{os.getpid()}")
+        hidden.write_bytes(content)
+        os.replace(hidden, path)
 
 
 def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
@@ -186,11 +190,13 @@ def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
             wanted.add(copy)
     write_if_changed(out / "index.md", index(all_entries).encode("utf-8"))
     wanted.add(out / "index.md")
-    for stale in [p for p in out.rglob("*") if p.is_file() and p not in wanted]:
-        stale.unlink()
+    # Hidden files are another build's, being written.
+    for stale in [p for p in out.rglob("*") if p.is_file() and p not in wanted
+                  and not p.name.startswith(".")]:
+        stale.unlink(missing_ok=True)
     for folder in sorted((p for p in out.rglob("*") if p.is_dir()), reverse=True):
         if not any(folder.iterdir()):
-            shutil.rmtree(folder)
+            shutil.rmtree(folder, ignore_errors=True)
     return all_entries
 
 

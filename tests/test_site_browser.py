@@ -1,0 +1,227 @@
+"""The documentation site in a real browser: headless Chromium, as the
+distribution packages it (`apt-get install chromium chromium-driver` on Debian
+and Ubuntu), driven by Selenium through the system's chromedriver, so that
+nothing is downloaded.
+
+The site is built as CI builds it (`mkdocs build --strict -f docs/mkdocs.yml`,
+into a folder of the test's own) and served from a local HTTP server, since the
+search runs in a web worker that a page opened from disk may not start. A reader
+opens the home page, follows the links to a problem's statement, sees its
+pictures, follows a link to another problem, and finds a third by searching.
+
+Skipped, with the reason, only when no Chromium is installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+DRIVERS = ("chromedriver",)
+# The distribution puts the driver here on Debian, not always on PATH.
+DRIVER_PLACES = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
+WAIT = 30  # seconds for a page or the search index to load on a busy machine
+
+
+def found(names: tuple[str, ...], places: tuple[str, ...] = ()) -> str | None:
+    for name in names:
+        if path := shutil.which(name):
+            return path
+    return next((p for p in places if os.access(p, os.X_OK)), None)
+
+
+BROWSER = found(BROWSERS)
+DRIVER = found(DRIVERS, DRIVER_PLACES)
+
+pytestmark = pytest.mark.skipif(
+    BROWSER is None or DRIVER is None,
+    reason="no Chromium with its chromedriver is installed (Debian and Ubuntu: "
+           "apt-get install chromium chromium-driver); CI installs them",
+)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+# How each generator builds the site into a folder, as CI builds it: MkDocs with
+# Material, and Zensical, its successor, which runs no hooks, so the pages and
+# docs/zensical.yml are written first (docs/pages/contributors/site.md).
+BUILDS = {
+    "mkdocs": [[sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml",
+                "--site-dir", "{out}"]],
+    "zensical": [[sys.executable, "docs/site_gen"],
+                 [sys.executable, "-m", "zensical", "build", "--strict", "-f",
+                  "docs/zensical.yml"]],
+}
+
+
+@pytest.fixture(scope="module", params=list(BUILDS))
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[str]:
+    """The site, built strictly, served on a free port of this machine: its address."""
+    if request.param == "zensical" and importlib.util.find_spec("zensical") is None:
+        pytest.skip("Zensical is not installed: the site is built by MkDocs")
+    folder = tmp_path_factory.mktemp("site")
+    for command in BUILDS[request.param]:
+        done = subprocess.run(
+            [part.replace("{out}", str(folder)) for part in command], cwd=ROOT,
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        assert done.returncode == 0, f"the site does not build:\n{done.stdout}{done.stderr}"
+    if request.param == "zensical":  # it takes no --site-dir: its site is docs/site
+        shutil.copytree(ROOT / "docs" / "site", folder, dirs_exist_ok=True)
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=1280,1000"):
+        options.add_argument(argument)
+    # The driver is named, so Selenium Manager looks for none and downloads nothing.
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
+    driver.set_page_load_timeout(WAIT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver, condition, what: str):
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(driver, WAIT).until(condition)
+    except TimeoutException:
+        pytest.fail(f"{what}, after {WAIT} s, on {driver.current_url}")
+
+
+def follow(driver, text: str) -> None:
+    """Click the link of the page's text whose words are `text`."""
+    from selenium.webdriver.common.by import By
+
+    links = [a for a in driver.find_elements(By.CSS_SELECTOR, "article a")
+             if a.text.strip() == text and a.is_displayed()]
+    assert links, f"no link {text!r} on {driver.current_url}"
+    links[0].click()
+
+
+def heading(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "article h1"),
+                "the page has no heading").text.replace("¶", "").strip()
+
+
+def pictures(driver) -> dict[str, int]:
+    """Every picture of the page's text, once all have loaded: its width as drawn
+    (0 for one that did not load)."""
+    wait(driver, lambda d: d.execute_script(
+        "return [...document.querySelectorAll('article img')].every(i => i.complete)"),
+        "the pictures are still loading")
+    return driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('article img')]"
+        ".map(i => [i.getAttribute('src'), i.naturalWidth]))")
+
+
+def test_a_reader_follows_a_problem_from_the_home_page_and_sees_its_pictures(
+        site: str, browser) -> None:
+    browser.get(site)
+    assert heading(browser) == "gpt-kata"
+    follow(browser, "the problems")
+    assert heading(browser) == "The problems"
+    follow(browser, "kv-cache")
+    assert browser.current_url.endswith("problems/15-kv-cache/index.html")
+    assert heading(browser) == "15 · The KV cache"
+    drawn = pictures(browser)
+    assert any(src.endswith("kv-cache.svg") for src in drawn), f"no KV cache picture: {drawn}"
+    assert all(drawn.values()), f"pictures that did not load: {drawn}"
+
+    # The statement's "problem 06" leads to its page, with the pictures the build drew.
+    follow(browser, "problem 06")
+    assert heading(browser) == "06 · The generation loop"
+    drawn = pictures(browser)
+    assert any(src.endswith("trace-crop-first.png") for src in drawn), \
+        f"no trace picture: {drawn}"
+    assert all(drawn.values()), f"pictures that did not load: {drawn}"
+
+
+def test_the_pictures_page_shows_every_picture_and_the_trace_report(site: str, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(site + "learners/pictures.html")
+    drawn = pictures(browser)
+    assert len(drawn) == 7 and all(drawn.values()), f"pictures: {drawn}"
+    code = " ".join(block.text for block in browser.find_elements(By.CSS_SELECTOR, "pre"))
+    assert "is the first that differs" in code, "the trace's report is not on the page"
+
+
+# Every element of the page that matches a CSS selector, in shadow roots too
+# (Zensical's search draws itself in one; Material's does not).
+DEEP = """
+const all = (selector, root) => {
+    const found = [...root.querySelectorAll(selector)];
+    for (const e of root.querySelectorAll('*')) {
+        if (e.shadowRoot) found.push(...all(selector, e.shadowRoot));
+    }
+    return found;
+};
+"""
+SEARCH_BOX = DEEP + """return all('input[aria-label="Search"], input.md-search__input', document)
+    .find(e => e.offsetParent !== null || e.getClientRects().length > 0) || null;"""
+SEARCH_OPENER = DEEP + """return all('.md-search__button, label[for="__search"]', document)
+    .find(e => e.getClientRects().length > 0) || null;"""
+RESULTS = DEEP + """return all('.md-search-result a, [role="listbox"] a', document)"""
+
+
+def test_a_reader_finds_a_problem_by_searching(site: str, browser) -> None:
+    browser.get(site)
+    heading(browser)
+    # The header's search box; where it is hidden (a narrow window, or Zensical's
+    # dialog), its button opens it first.
+    box = browser.execute_script(SEARCH_BOX)
+    if box is None:
+        opener = browser.execute_script(SEARCH_OPENER)
+        assert opener is not None, "no search box and no button that opens one"
+        opener.click()
+        box = wait(browser, lambda d: d.execute_script(SEARCH_BOX), "no search box")
+    box.click()
+    box.send_keys("grouped-query")
+    # The results are drawn again as the index answers: read them afresh each time.
+    target = "problems/34-grouped-query-attention/index.html"
+    hrefs = RESULTS + ".map(a => a.href)"
+    wait(browser, lambda d: any(target in href for href in d.execute_script(hrefs)),
+         f"the search for 'grouped-query' does not find {target}")
+    browser.execute_script(
+        RESULTS + ".find(a => a.href.includes(arguments[0])).click()", target)
+    wait(browser, lambda d: d.current_url.split("#")[0].endswith(target),
+         f"the search result does not lead to {target}")
+    assert heading(browser).startswith("34 · Grouped-query attention")

@@ -1,0 +1,121 @@
+"""The statement pages the site's build makes from problems/*/README.md
+(docs/site_gen/statements.py): one per problem of the registry, each its
+statement with links made to work on the site, and nothing of them kept in git.
+Text only: no torch, no MkDocs."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE_GEN = ROOT / "docs" / "site_gen"
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"site_gen_{name}", SITE_GEN / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+statements = load("statements")
+
+
+PICTURE = "![a picture](../../pictures/kv-cache.svg)\n"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pages = tmp_path_factory.mktemp("pages")
+    statements.write(pages, {"kv-cache": [PICTURE]})
+    return pages
+
+
+def words(markdown: str) -> list[str]:
+    """The statement's words, links undone: what a reader reads either way."""
+    markdown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
+    return markdown.split()
+
+
+def test_every_statement_is_a_page_that_says_what_its_readme_says(written: Path) -> None:
+    entries = statements.entries()
+    assert len(entries) == len(list((ROOT / "problems").glob("[0-9][0-9]-*/README.md")))
+    for entry in entries:
+        readme = (ROOT / "problems" / entry.folder / "README.md").read_text(encoding="utf-8")
+        page = (written / statements.page_path(entry)).read_text(encoding="utf-8")
+        page = page.replace(PICTURE, "")
+        title, _, body = page.partition("\n")
+        assert title == readme.partition("\n")[0], entry.folder
+        # The page adds a banner (and pictures) before the statement's text, and
+        # changes no word of it.
+        text = words(readme.partition("\n")[2])
+        assert words(body)[-len(text):] == text, f"{entry.folder}: the page's text differs"
+        assert f"gpt-kata grade {entry.slug}" in body
+
+
+def test_the_index_and_the_navigation_list_every_problem_in_order(written: Path) -> None:
+    entries = statements.entries()
+    index = (written / "problems" / "index.md").read_text(encoding="utf-8")
+    assert re.findall(r"\]\(([^)]+)/index\.md\)", index) == [e.folder for e in entries]
+    nav = statements.nav(entries)
+    pages = [page for track in nav[1:] for items in track.values()
+             for item in items for page in item.values()]
+    assert pages == [statements.page_path(e) for e in entries]
+    assert [next(iter(track)) for track in nav[1:]] == list(dict.fromkeys(
+        e.track for e in entries))
+
+
+def test_a_problems_pictures_come_before_its_first_section(written: Path) -> None:
+    page = (written / "problems" / "15-kv-cache" / "index.md").read_text(encoding="utf-8")
+    assert page.index("](../../pictures/kv-cache.svg)") < page.index("\n## ")
+
+
+def test_what_was_a_statement_and_is_no_longer_is_removed(tmp_path: Path) -> None:
+    stale = tmp_path / "problems" / "99-gone" / "index.md"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("# gone\n", encoding="utf-8")
+    statements.write(tmp_path, {})
+    assert not stale.parent.exists()
+
+
+def test_problem_numbers_become_links_outside_code() -> None:
+    entries = statements.entries()
+    by_number = {e.number: e for e in entries}
+    kv = by_number[15]
+    text = ("As in problem 06. Problems 13 to 16 stop; see `problem 06` and\n"
+            "```\nproblem 07\n```\nproblem 15 is this one.")
+    got = statements.outside_code(text, lambda t: statements.link_problems(t, kv, by_number))
+    assert "[problem 06](../06-generate/index.md)" in got
+    assert "Problems [13](../13-eos-stop/index.md) to [16](../16-sampler/index.md)" in got
+    assert "`problem 06`" in got and "```\nproblem 07\n```" in got
+    assert "problem 15 is this one" in got  # a page does not link to itself
+
+
+def test_relative_links_are_made_to_work_on_the_site(tmp_path: Path, monkeypatch) -> None:
+    problems = tmp_path / "problems"
+    (problems / "01-one").mkdir(parents=True)
+    (problems / "01-one" / "steps.png").write_bytes(b"png")
+    monkeypatch.setattr(statements, "PROBLEMS", problems)
+    monkeypatch.setattr(statements, "ROOT", tmp_path)
+    entry = statements.Entry(1, "one", "One", "a track", 10)
+    copies: set[Path] = set()
+    got = statements.relink(
+        "[the loop](../06-generate/README.md#edge-cases), ![steps](steps.png), "
+        "[the play module](../../grader/play.py), [the web](https://example.org/x)",
+        entry, {"06-generate", "01-one"}, copies)
+    assert "[the loop](../06-generate/index.md#edge-cases)" in got
+    assert "![steps](steps.png)" in got and copies == {problems / "01-one" / "steps.png"}
+    assert "the play module (`grader/play.py`)" in got
+    assert "[the web](https://example.org/x)" in got
+
+
+def test_git_ignores_what_the_build_writes() -> None:
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    for folder in ("docs/pages/problems/", "docs/pages/figures/", "docs/zensical.yml"):
+        assert folder in ignored, f".gitignore does not name {folder}"
