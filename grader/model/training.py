@@ -133,6 +133,18 @@ def split_corpus(text: str, context_length: int
     return int_to_char, data[:split], data[split:]
 
 
+def optimisation_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                      x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """One step on the batch (x, y): the loss, its gradients clipped to norm 1, the
+    optimizer's update; the loss. benchmarks/train_speed.py times this very step."""
+    loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss
+
+
 def train(
     text: str,
     out_dir: Path,
@@ -192,11 +204,7 @@ def train(
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step, settings)
             x, y = random_windows(train_data, settings.batch_size, config.context_length, batches)
-            loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
+            optimisation_step(model, optimizer, x, y)
             progress.advance(task)
             if on_step is not None:
                 on_step(step + 1, settings.steps, time.perf_counter() - first_step)
