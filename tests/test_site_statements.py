@@ -119,3 +119,16 @@ def test_git_ignores_what_the_build_writes() -> None:
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     for folder in ("docs/pages/problems/", "docs/pages/figures/", "docs/zensical.yml"):
         assert folder in ignored, f".gitignore does not name {folder}"
+
+
+def test_the_pictures_each_statement_shows_exist_and_belong_to_problems() -> None:
+    figures = load("figures")
+    slugs = {e.slug for e in statements.entries()}
+    assert set(figures.PROBLEM_PICTURES) <= slugs, set(figures.PROBLEM_PICTURES) - slugs
+    named = {name for names in figures.PROBLEM_PICTURES.values() for name in names}
+    assert named <= set(figures.PICTURE), named - set(figures.PICTURE)
+    pages = ROOT / "docs" / "pages" / "problems" / "01-any"  # where a statement's page is
+    for path, _caption in figures.PICTURE.values():
+        name = Path(path).name
+        drawn = name in figures.DRAWN
+        assert drawn or (pages / path).resolve().is_file(), f"{path}: neither drawn nor in git"
