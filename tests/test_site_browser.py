@@ -30,8 +30,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 DRIVERS = ("chromedriver",)
-# The distribution puts the driver here on Debian, not always on PATH.
-DRIVER_PLACES = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
+# The distribution puts the driver here on Debian, not always on PATH; GitHub's
+# Ubuntu runners name theirs in CHROMEWEBDRIVER.
+DRIVER_PLACES = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver",
+                 os.path.join(os.environ.get("CHROMEWEBDRIVER", "/nonexistent"), "chromedriver"))
 WAIT = 30  # seconds for a page or the search index to load on a busy machine
 
 
