@@ -352,7 +352,7 @@ def test_a_mapping_without_a_learner_column_is_refused(tmp_path: Path) -> None:
 
 # The first majors of these actions that run on Node 24 (their action.yml says node24).
 NODE24 = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 6,
-          "actions/download-artifact": 7}
+          "actions/download-artifact": 7, "actions/cache": 5}
 WORKFLOWS = [ROOT / ".github" / "workflows" / name for name in ("autograde.yml",
                                                                   "grade-class.yml")]
 
