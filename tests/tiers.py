@@ -34,6 +34,7 @@ CHECK = (
     "test_patches.py",
     "test_prose_as_data.py",
     "test_shards.py::test_workflows_are_valid_yaml",
+    "test_site_statements.py",
     "test_submissions.py::test_every_submission_file_has_an_expectation",
     "test_submissions.py::test_every_patch_applies",
     "test_tiers.py",
@@ -79,6 +80,11 @@ HEAVY = {
         "test_limits_tree.py",
         "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",
         "test_unsandboxed_notice.py::test_under_the_full_sandbox_a_command_says_nothing_of_it",
+    ),
+    # The documentation site built and read in a headless Chromium: a problem's link
+    # followed, its pictures loaded, a problem found by search.
+    "site": (
+        "test_site_browser.py",
     ),
     # The learner's tools end to end: talk, trace and train through their own code.
     "tools": (
