@@ -29,9 +29,9 @@ import torch
 
 from grader.model import artifacts, parts
 from grader.model.gpt import GPT, GPTConfig
+from grader.model.spec import ModelSpec
 from grader.registry import find
 from grader.reuse import solution_of
-from grader.sandbox.protocol import ModelSpec
 
 __all__ = ["context_length", "decode", "encode", "examples", "int_to_char", "load_weights",
            "model", "shipped_weights", "solution_of", "torch", "vocab"]

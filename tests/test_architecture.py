@@ -77,3 +77,33 @@ def test_no_import_cycles_among_grader_modules() -> None:
 def test_a_cycle_is_found_when_there_is_one() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# The floors kept so far, each with what it may import: its own modules and the
+# floors beneath it. The model (GPT, Llama, their parts, the shipped files and the
+# description of a model that crosses the worker protocol) stands on the paths
+# alone; the sandbox, grading, checks and commands all stand on it.
+FLOORS = {
+    "grader.model": ("grader.model", "grader.paths"),
+}
+
+
+def under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    graph = import_graph()
+    for floor, allowed in FLOORS.items():
+        for module, imported in sorted(graph.items()):
+            if not under(module, floor):
+                continue
+            up = sorted(i for i in imported if not any(under(i, a) for a in allowed))
+            assert not up, f"{module} imports {up}, above the floor of {floor}"
+
+
+def test_a_floor_is_kept_by_the_graph_as_written() -> None:
+    # The model's description lives on the model's floor; the protocol carries it.
+    graph = import_graph()
+    assert "grader.model.spec" in graph["grader.sandbox.protocol"]
+    assert not any(under(i, "grader.sandbox") for i in graph["grader.model.parts"])

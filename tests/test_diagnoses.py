@@ -16,7 +16,7 @@ from grader.grading.inputs import describe_inputs
 from grader.grading.plugin import with_inputs
 from grader.grading.report import cut_output
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 
 def test_a_shipped_call_shows_its_prompt_text_and_no_grader_objects():

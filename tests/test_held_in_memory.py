@@ -84,7 +84,7 @@ def test_reference_classes_in_memory_cannot_be_handed_back(tmp_path: Path) -> No
 
 
 def holds_a_model(value: object, depth: int = 0) -> bool:
-    from grader.sandbox.protocol import ModelSpec
+    from grader.model.spec import ModelSpec
 
     if isinstance(value, ModelSpec):
         return True

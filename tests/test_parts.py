@@ -19,8 +19,8 @@ from grader.grading.judges import expect_activations
 from grader.grading.reference import load_reference
 from grader.model import artifacts, parts
 from grader.model.gpt import GPTConfig
+from grader.model.spec import ModelSpec
 from grader.registry import find
-from grader.sandbox.protocol import ModelSpec
 
 CONFIG = artifacts.load_config()
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}

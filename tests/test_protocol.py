@@ -11,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grader.model.spec import ModelSpec
 from grader.sandbox.framing import (
     MAX_FRAME,
     MAX_JSON_DEPTH,
@@ -19,7 +20,7 @@ from grader.sandbox.framing import (
     read_frame,
     write_frame,
 )
-from grader.sandbox.protocol import MAX_DEPTH, ModelSpec, ProtocolError, decode, encode
+from grader.sandbox.protocol import MAX_DEPTH, ProtocolError, decode, encode
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
           torch.int32, torch.uint8, torch.bool]

@@ -25,9 +25,10 @@ from safetensors.torch import load_file, save_file
 
 from grader.cli.main import main
 from grader.model.gpt import GPT, GPTConfig
+from grader.model.spec import ModelSpec
 from grader.model.training import TrainSettings, train
 from grader.registry import find
-from grader.sandbox.protocol import ModelSpec, ProtocolError, decode, encode
+from grader.sandbox.protocol import ProtocolError, decode, encode
 
 # A corpus of its own, so the run's vocabulary is not the shipped one: no 'A', no 'z'.
 TEXT = "Tom had a red ball. Lily saw the cat. The dog ran home.\n" * 60

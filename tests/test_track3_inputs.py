@@ -11,7 +11,7 @@ import torch
 from grader.grading.inputs import describe_inputs
 from grader.model import artifacts
 from grader.model.parts import weights
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 
 def test_a_module_case_shows_its_weights_and_activations_by_name_and_shape() -> None:

@@ -15,7 +15,8 @@ from grader.grading.failures import GradeFailure
 from grader.grading.sampling_judges import sampled_choice
 from grader.grading.witnessed import Untraced, expect_streamed_from_calls, trace_tokens
 from grader.model import artifacts, hidden
-from grader.sandbox.protocol import ModelSpec, decode, encode
+from grader.model.spec import ModelSpec
+from grader.sandbox.protocol import decode, encode
 from grader.sandbox.witness import Pass
 from grader.sandbox.worker_models import ModelRefused, WorkerModels
 

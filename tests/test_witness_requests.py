@@ -19,9 +19,10 @@ import pytest
 import torch
 
 from grader.model.artifacts import random_model
+from grader.model.spec import ModelSpec
 from grader.sandbox import witness as witness_module
 from grader.sandbox.framing import read_frame, write_frame
-from grader.sandbox.protocol import ModelSpec, decode, encode
+from grader.sandbox.protocol import decode, encode
 from grader.sandbox.witness import Witness, request_limit
 
 CONFIG = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}

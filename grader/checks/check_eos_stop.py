@@ -19,7 +19,7 @@ from grader.grading.reference import fresh, fresh_args
 from grader.grading.sampling_judges import Choice, divergence_report, reset_sampling_choice
 from grader.grading.strategies import model_and_context, vocab
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 from grader.wording import count
 
 

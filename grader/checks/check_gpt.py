@@ -16,7 +16,7 @@ from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import drawn_contexts, module_tests, shipped_config
 from grader.grading.strategies import random_models
 from grader.model.parts import weights
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 MISTAKES = mistakes_of(globals(), transformer.gpt)
 

@@ -21,7 +21,7 @@ from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.witnessed import WitnessedContract, judge_from_calls
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 TOO_LONG = "the model sees at most context_length"  # the model's error for too many tokens
 

@@ -21,7 +21,7 @@ from grader.grading.sampling_judges import divergence_report, exponentials, samp
 from grader.grading.strategies import model_and_context, vocab
 from grader.grading.tolerances import NUCLEUS_ATOL, TIE_RTOL
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 from grader.wording import count
 
 INF = float("-inf")

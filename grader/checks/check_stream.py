@@ -45,7 +45,7 @@ from grader.grading.witnessed import (
     untraced_message,
 )
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 ENDS = {"word": " \n", "sentence": ".!?"}
 # A streaming loop may run the model for the next character before it yields

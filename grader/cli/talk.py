@@ -36,13 +36,13 @@ from typing import Any
 
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
+from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
 from grader.sandbox.channel import WorkerDied
 from grader.sandbox.harness_ref import harness_name, harness_ref, run_harness
 from grader.sandbox.limits import Limits
 from grader.sandbox.pool import WorkerPool
 from grader.sandbox.process import SubmissionProcess
-from grader.sandbox.protocol import ModelSpec
 
 
 @dataclass(frozen=True)

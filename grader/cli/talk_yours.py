@@ -29,10 +29,10 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
+from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
 from grader.sandbox.pool import WorkerPool
 from grader.sandbox.process import SubmissionProcess
-from grader.sandbox.protocol import ModelSpec
 
 MODERN = "modern-gpt"  # problem 35, the learner's modern GPT
 

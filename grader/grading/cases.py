@@ -12,7 +12,7 @@ from functools import cache
 import torch
 
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 SHIPPED = ModelSpec("shipped")
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from grader.model import artifacts
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 TEXT_LIMIT = 60  # characters of a long text shown, its end: where generation goes on
 VALUES_LIMIT = 24  # tensor entries shown in full; larger tensors are summarised

@@ -29,7 +29,7 @@ from grader.grading.mistakes_data import shared
 from grader.grading.strategies import random_models, token_contexts
 from grader.model import artifacts
 from grader.model.parts import weights
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 # A config small enough to read, for the fixed case with random weights.
 SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 8}

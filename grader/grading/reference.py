@@ -12,8 +12,8 @@ import torch
 
 from grader.model import artifacts
 from grader.model.memo import remember_outputs
+from grader.model.spec import ModelSpec
 from grader.registry import Problem
-from grader.sandbox.protocol import ModelSpec
 
 
 def load_reference(problem: Problem) -> Any:

@@ -10,7 +10,7 @@ import torch
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 # The instructor's seed for the drawn examples: set where the instructor grades, and
 # never in the learners' copy (grader/release), whose stored examples are drawn

@@ -22,8 +22,8 @@ from safetensors.torch import load_file, save_file
 # handed no model holds this module (the shipped weights are read in the fork server)
 # and must hold none of their code.
 from grader.model.config import GPTConfig, LlamaConfig
+from grader.model.spec import ModelSpec
 from grader.paths import DATA
-from grader.sandbox.protocol import ModelSpec
 
 if TYPE_CHECKING:
     from grader.model.gpt import GPT

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import torch
 
 from grader.model.gpt import GPT
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 NOISE = 0.3
 HIDDEN_KINDS = ("shipped", "random")  # what can be hidden: the models a worker can build

@@ -24,7 +24,7 @@ import torch
 # reference models' code (grader/sandbox/worker.py checks it), so the weights a
 # description stands for are made in the grader (`resolved`), where the models are.
 from grader.model.config import GPTConfig, LlamaConfig
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 # Random weights are drawn from N(0, RANDOM_SCALE): large enough that attention
 # scores of order one make the softmax far from uniform, so that a mistake such

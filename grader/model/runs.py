@@ -20,7 +20,7 @@ import torch
 
 from grader.model.gpt import GPT, GPTConfig
 from grader.model.llama import Llama, LlamaConfig
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 FILES = ("config.json", "vocab.json", "model.safetensors")
 # Written instead of the model by a training run that failed, with the reason.

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from grader.sandbox.protocol import ModelSpec
+from grader.model.spec import ModelSpec
 
 CLASS = "GPT"  # problem 23's class, as the registry names it
 MODERN_CLASS = "Llama"  # problem 35's

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from grader import paths
+from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import examples, sources, ties
 from grader.release.models import Models
-from grader.sandbox.protocol import ModelSpec
 
 PRACTICE_SOURCE = Path(__file__).with_name("practice")
 TEMPLATES = Path(__file__).with_name("templates")
@@ -364,7 +364,7 @@ def resolve(problem: Problem, args: tuple, models: Models) -> tuple:
     """A case's arguments as the learner's code receives them: a module problem's
     weights, described by the check, become the tensors themselves, and a model a
     marker for its exported program."""
-    from grader.sandbox.protocol import ModelSpec
+    from grader.model.spec import ModelSpec
 
     if not problem.module:
         shown = []

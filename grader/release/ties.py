@@ -51,7 +51,7 @@ def other_answers(contract: Any, reference: Any, args: tuple, expected: Any,
     from grader.grading.failures import GradeFailure
     from grader.grading.kata import Call
     from grader.grading.reference import fresh_args
-    from grader.sandbox.protocol import ModelSpec
+    from grader.model.spec import ModelSpec
 
     if not any(isinstance(a, ModelSpec) for a in args):
         return []

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.model.spec import ModelSpec
 from grader.sandbox.channel import WorkerDied
 from grader.sandbox.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT
 from grader.sandbox.handles import WorkerHandle
@@ -28,7 +29,7 @@ from grader.sandbox.layers.cgroups import with_limit_named
 from grader.sandbox.limits import DEFAULTS, Limits
 from grader.sandbox.pool import Load, WorkerPool
 from grader.sandbox.printed import Printed
-from grader.sandbox.protocol import ModelSpec, ProtocolError, encode
+from grader.sandbox.protocol import ProtocolError, encode
 from grader.sandbox.replies import read_call_reply, read_item_reply, read_load_reply, unreadable
 from grader.sandbox.witness import Witness
 

@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from grader.model.spec import ModelSpec
 from grader.sandbox.framing import Oversized, read_frame, write_frame
-from grader.sandbox.protocol import ModelSpec, ProtocolError, decode, encode
+from grader.sandbox.protocol import ProtocolError, decode, encode
 
 MAX_BATCH = 64  # rows in one forward pass the witness will run for a submission
 # Rows of forward passes logged during one call of the learner's code (an honest

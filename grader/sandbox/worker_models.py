@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
+from grader.model.spec import ModelSpec
 from grader.sandbox.describe import describe_error
-from grader.sandbox.protocol import ModelSpec
 
 
 class ModelRefused(Exception):
