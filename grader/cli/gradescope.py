@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.cli.errors import EXIT_PASS, UsageError
-from grader.cli.options import penalty_spec, percent_spec
+from grader.cli.options import add_late_penalty_options
 from grader.grading.gradescope import BUNDLE_COMMIT
 from grader.grading.late import LatePenalty
 
@@ -321,9 +321,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="grade even where Gradescope's container allows no sandbox "
                         "(default: refuse, and say so in results.json; the bundle's "
                         "self_test tells which it is before learners submit)")
-    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
-                   help="take RATE of a late submission's points for each unit begun after "
-                        "its due date, e.g. 10%%/day, 2%%/h (default: none)")
-    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
-                   help="the most a late penalty takes (default: %(default)s%%)")
+    add_late_penalty_options(p, "a late submission's points for each unit begun after its "
+                                "due date")
     p.set_defaults(run=gradescope)

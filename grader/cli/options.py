@@ -106,6 +106,15 @@ def percent_spec(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def add_late_penalty_options(p: argparse.ArgumentParser, late: str) -> None:
+    """--late-penalty and its cap; `late`: what is late, as the command's help says it
+    (e.g. "a late submission's points for each unit begun after its due date")."""
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
+                   help=f"take RATE of {late}, e.g. 10%%/day, 2%%/h (default: none)")
+    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
+                   help="the most a late penalty takes (default: %(default)s%%)")
+
+
 def add_limit_options(p: argparse.ArgumentParser) -> None:
     """The options that set a grade's limits; `limits_from` makes them one `Limits`."""
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,

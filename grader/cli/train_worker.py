@@ -61,6 +61,15 @@ def time_left(per_step: float | None, measured_at: float, left_steps: int,
     return clock(max(0.0, per_step * left_steps - (now - measured_at)))
 
 
+def progress_columns(title: str) -> tuple:
+    """A training run's progress bar: its title, the bar, the steps, the loss, the time
+    taken and the time left at the run's own pace."""
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+
+    return (TextColumn(title), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), time_left_column())
+
+
 def time_left_column() -> Any:
     """A progress column of the time left, from the pace of every step so far: rich's
     own estimate reads only the last 30 s of updates, which a chunk of 25 slow steps

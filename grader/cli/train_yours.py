@@ -33,7 +33,6 @@ from grader.cli.train_worker import (
     MIN_CHUNK_TIMEOUT,
     Run,
     YourModel,
-    time_left_column,
 )
 from grader.registry import Problem, find
 
@@ -200,9 +199,10 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
 
     The learner's modern GPT must pass before anything else is asked of them: with
     it, their loop trains, or until the loop passes, their step."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
 
     from grader.cli.sandbox_notice import NoticedPool
+    from grader.cli.train_worker import progress_columns
     from grader.model.training import learning_rate
     from grader.sandbox.limits import Limits
 
@@ -249,10 +249,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                 if on_eval is not None:
                     on_eval(step, steps, losses[0], losses[1], elapsed)
 
-            columns = (TextColumn(f"training your {model.name}"), BarColumn(),
-                       TextColumn("{task.completed}/{task.total}"),
-                       TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
-                       time_left_column())
+            columns = progress_columns(f"training your {model.name}")
             with Progress(*columns, disable=not show_progress) as progress:
                 task = progress.add_task("train", total=steps, loss="-", per_step=None)
                 begun = run.call("train_begin", (

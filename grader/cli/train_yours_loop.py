@@ -145,9 +145,10 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     loop yields its log or returns it (harnesses.train_loop_progress): the progress
     and the time left follow the steps, and each evaluation's elapsed_s in
     loss_log.tsv is when the grader heard that it ended, not when its log entry came."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
 
-    from grader.cli.train_worker import time_left_column
+    from grader.cli.train_worker import progress_columns
+
 
     print(loop_used(model), file=sys.stderr)
     run = loop_run(pool, model)
@@ -156,10 +157,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     log_file = None
     try:
         started = time.perf_counter()
-        columns = (TextColumn(f"training your {model.name} with your loop"), BarColumn(),
-                   TextColumn("{task.completed}/{task.total}"),
-                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
-                   time_left_column())
+        columns = progress_columns(f"training your {model.name} with your loop")
         with Progress(*columns, disable=not show_progress) as progress:
             task = progress.add_task("train", total=steps, loss="-", per_step=None)
             run.call("train_loop_begin", (

@@ -42,7 +42,7 @@ from grader.cli import layouts
 from grader.cli.errors import EXIT_FAIL, UsageError
 from grader.cli.gradebook.roster_csv import Entry, read_roster
 from grader.cli.gradebook.sightings import Sightings, iso
-from grader.cli.options import penalty_spec, percent_spec
+from grader.cli.options import add_late_penalty_options
 from grader.grading.late import LatePenalty
 from grader.grading.sanitise import visible
 
@@ -420,12 +420,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cutoff (default: nothing after the deadline counts), grace:2h "
                         "(commits up to 2 h late count, marked late), or latest (the "
                         "newest commit, marked late if it is)")
-    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
-                   help="with --late-policy grace:... or latest: take RATE of a late "
-                        "hand-in's points for each unit begun, e.g. 10%%/day, 2%%/h "
-                        "(default: none; the reports say how late)")
-    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
-                   help="the most a late penalty takes (default: %(default)s%%)")
+    add_late_penalty_options(p, "a late hand-in's points for each unit begun (with "
+                                "--late-policy grace:... or latest; the reports say how late)")
     p.add_argument("--fetch-only", action="store_true",
                    help="with --roster: record which commits each repository holds now "
                         "(DIR/.repos/sightings.json) and grade nothing: run it at the "
