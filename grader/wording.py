@@ -1,5 +1,6 @@
 """Numbers and nouns in messages, so that they read as English: "1 token", "the
-logits are"."""
+logits are"; and the marks a message may use where the reader's console can show
+them."""
 
 from __future__ import annotations
 
@@ -26,3 +27,18 @@ def agree(what: str, verb: str) -> str:
 def one_of(names: list[str]) -> str:
     """Names offered as alternatives: "a or b", "a, b or c"."""
     return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def can_show(out: object, text: str) -> bool:
+    """Whether a console (anything with an `encoding`, rich's Console among them) can
+    write `text` as it is."""
+    try:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def glyph(out: object, fancy: str, plain: str) -> str:
+    """`fancy` (a check mark, say) where the console can show it, else `plain`."""
+    return fancy if can_show(out, fancy) else plain

@@ -129,7 +129,7 @@ def test_a_rendering_error_is_one_line_and_keeps_the_grade(tmp_path, capsys):
 def test_the_terminal_marks_fall_back_to_words(tmp_path):
     from rich.console import Console
 
-    from grader.cli.output import glyph
+    from grader.wording import glyph
 
     for encoding, expected in (("utf-8", "\u2713"), ("cp1252", "PASS"), ("ascii", "PASS")):
         out = Console(file=open(os.devnull, "w", encoding=encoding))  # noqa: SIM115

@@ -58,20 +58,6 @@ def silence(stream: object) -> None:
         pass
 
 
-def can_show(out: Console, text: str) -> bool:
-    """Whether the console's encoding can write `text` as it is."""
-    try:
-        text.encode(out.encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
-def glyph(out: Console, fancy: str, plain: str) -> str:
-    """`fancy` (a check mark, say) where the console can show it, else `plain`."""
-    return fancy if can_show(out, fancy) else plain
-
-
 def clock(seconds: float) -> str:
     """Seconds as m:ss (or h:mm:ss), for progress lines."""
     minutes, secs = divmod(int(round(seconds)), 60)

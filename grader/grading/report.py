@@ -21,7 +21,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.cli.output import glyph
 from grader.grading.failures import NOT_IMPLEMENTED
 from grader.grading.plugin import TestResult
 from grader.grading.provenance import provenance
@@ -30,6 +29,7 @@ from grader.grading.scoring import format_points, score_report
 from grader.registry import Problem
 from grader.sandbox.printed import Printed, after, as_printed, marker, more
 from grader.sandbox.printed import line as shown_line
+from grader.wording import glyph
 
 REPORT_OUTPUT_LIMIT = 500  # characters of printed output in the JSON report
 SHOWN_OUTPUT = (10, 500)  # lines and characters of it on the terminal
