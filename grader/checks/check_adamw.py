@@ -21,6 +21,7 @@ from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import ATOL, RTOL
+from grader.locale import tr
 
 Tensors = list[torch.Tensor]
 Update = tuple[Tensors, Tensors, Tensors]
@@ -175,29 +176,31 @@ PRACTICE_RULE = "weights-and-state"
 
 def judge(got: Any, expected: Update, call: Call) -> None:
     if got is None:
-        raise GradeFailure("adamw_step() returned None: return (params, exp_avgs, "
-                           "exp_avg_sqs); if you updated the tensors in place, return the "
-                           "lists you were given")
+        raise GradeFailure(tr("adamw_step() returned None: return (params, exp_avgs, "
+                              "exp_avg_sqs); if you updated the tensors in place, return the "
+                              "lists you were given"))
     if not (isinstance(got, tuple) and len(got) == 3):
-        raise GradeFailure(f"adamw_step() returned {describe(got)}, not the three lists "
-                           "(params, exp_avgs, exp_avg_sqs)")
+        raise GradeFailure(tr("adamw_step() returned {value}, not the three lists "
+                              "(params, exp_avgs, exp_avg_sqs)", value=describe(got)))
     for name, tensors, wanted in zip(PARTS, got, expected):
         if len(tensors) != len(wanted):
-            raise GradeFailure(f"the {name} returned hold {len(tensors)} tensors, but there "
-                               f"are {len(wanted)} parameters: one each, in the order given")
+            raise GradeFailure(tr("the {name} returned hold {count} tensors, but there "
+                                  "are {wanted} parameters: one each, in the order given",
+                                  name=name, count=len(tensors), wanted=len(wanted)))
     # The state first: a wrong average explains a wrong weight, not the other way round.
     for name, tensors, wanted in zip(PARTS[::-1], got[::-1], expected[::-1]):
         for i, (tensor, want) in enumerate(zip(tensors, wanted)):
             # The averages are judged relative to their own size: for gradients of
             # 1e-6, exp_avg_sq is 1e-12, below any fixed absolute tolerance.
             atol = ATOL if name == "params" else RTOL * float(want.double().abs().max())
-            expect_tensor(tensor, want, f"{name}[{i}]", atol=atol, same_dtype_as="the inputs")
+            expect_tensor(tensor, want, f"{name}[{i}]", atol=atol,
+                          same_dtype_as=tr("the inputs"))
 
 
 def describe(value: Any) -> str:
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return f"a {type(value).__name__}"
+        return tr("a {kind} of {count} items", kind=type(value).__name__, count=len(value))
+    return tr("a {kind}", kind=type(value).__name__)
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, harness="adamw_update")

@@ -15,6 +15,7 @@ from grader.grading.judges import expect_pair
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh
+from grader.locale import tr
 
 
 def batch_args(data: torch.Tensor, n: int, batch_size: int, seed: int) -> tuple:
@@ -95,24 +96,26 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     after = call.record.after.get(3) if call.record.after else None
     untouched = after is not None and torch.equal(after.get_state(), initial)
     try:
-        expect_pair(got, expected, "get_batch", ("the input batch x", "the target batch y"))
+        expect_pair(got, expected, "get_batch",
+                    (tr("the input batch x"), tr("the target batch y")))
     except GradeFailure as failure:
         hint = ""
         if untouched:
-            hint = ("\nThe generator passed in was never used, or drew nothing: draw the "
-                    "starts with torch.randint(..., generator=generator). (The global random "
-                    "state leaves it where it started, and so does torch.randperm(1).)")
+            hint = "\n" + tr("The generator passed in was never used, or drew nothing: draw "
+                             "the starts with torch.randint(..., generator=generator). (The "
+                             "global random state leaves it where it started, and so does "
+                             "torch.randperm(1).)")
         raise GradeFailure(failure.message + hint) from None
     if untouched:
-        raise GradeFailure("the generator passed in is where it started: it was never used "
-                           "(pass generator=generator to torch.randint) or it was put back, "
-                           "or the call given it drew nothing (as torch.randperm(1)); "
-                           "leave it where torch.randint left it, or the next batch repeats "
-                           "this one")
+        raise GradeFailure(tr("the generator passed in is where it started: it was never "
+                              "used (pass generator=generator to torch.randint) or it was put "
+                              "back, or the call given it drew nothing (as torch.randperm(1)); "
+                              "leave it where torch.randint left it, or the next batch repeats "
+                              "this one"))
     if after is None or not torch.equal(after.get_state(), state_after_one_draw(call)):
-        raise GradeFailure("the batch is right, but the generator was used for more than the "
-                           "one torch.randint call of batch_size starts, so the next batch "
-                           "will not be the expected one")
+        raise GradeFailure(tr("the batch is right, but the generator was used for more than "
+                              "the one torch.randint call of batch_size starts, so the next "
+                              "batch will not be the expected one"))
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair)
@@ -127,4 +130,4 @@ def test_no_window(kata: Kata) -> None:
     """Data of context_length tokens or fewer holds no window: refused"""
     CONTRACT.expect_refusal(kata, batch_args(torch.arange(5), 5, 2, 0),
                             "get_batch(arange(5), context_length=5, ...)",
-                            "a window of 5 tokens needs a sixth for its last target")
+                            tr("a window of 5 tokens needs a sixth for its last target"))

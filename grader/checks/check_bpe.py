@@ -24,6 +24,7 @@ from grader.grading.contract import Contract
 from grader.grading.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.judges import expect_text
 from grader.grading.kata import Call, Judge, Kata
+from grader.locale import tr
 
 # -- mistakes --------------------------------------------------------------------------------
 TRAIN_MISTAKES = [
@@ -226,8 +227,9 @@ def answer_as(normal: Callable[[Any], list | None], got: Any, method: str, kind:
     """The answer as `normal` makes it, or a failure saying it is not `kind`."""
     answer = normal(got)
     if answer is None:
-        raise GradeFailure(f"{method}() returned {type(got).__name__} {show_value(got)}, not "
-                           f"{kind}")
+        raise GradeFailure(tr("{method}() returned {kind_of_value} {value}, not {kind}",
+                              method=method, kind_of_value=type(got).__name__,
+                              value=show_value(got), kind=kind))
     return answer
 
 
@@ -245,10 +247,11 @@ def shown(token: bytes) -> str:
 
 def judge_merges(got: Any, expected: list[Pair], call: Call) -> None:
     if isinstance(got, dict):
-        raise GradeFailure("train_bpe() returned a dict; return the merged pairs as a list, "
-                           "in the order they were learned (list(merges) of a dict that maps "
-                           "each pair to its id, if its ids are 256, 257, ... in order)")
-    merges = answer_as(as_merges, got, "train_bpe", "a list of pairs of ints")
+        raise GradeFailure(tr("train_bpe() returned a dict; return the merged pairs as a "
+                              "list, in the order they were learned (list(merges) of a dict "
+                              "that maps each pair to its id, if its ids are 256, 257, ... in "
+                              "order)"))
+    merges = answer_as(as_merges, got, "train_bpe", tr("a list of pairs of ints"))
     if merges == list(expected):
         return
     text, vocab_size = call.args
@@ -256,12 +259,14 @@ def judge_merges(got: Any, expected: list[Pair], call: Call) -> None:
     for i, (mine, theirs) in enumerate(zip(merges, expected)):
         if mine != theirs:
             what = f" ({shown(tokens[BYTES + i])})" if tokens else ""
-            raise GradeFailure(
-                f"merge {i} (id {BYTES + i}) is {mine}{what}; expected {tuple(theirs)} "
-                f"({shown(wanted[BYTES + i])}), the first of {len(expected)} merges to differ")
-    raise GradeFailure(f"train_bpe() learned {len(merges)} merges with vocab_size={vocab_size}; "
-                       f"expected {len(expected)} (the first {min(len(merges), len(expected))} "
-                       "are right)")
+            raise GradeFailure(tr(
+                "merge {i} (id {id}) is {mine}{bytes}; expected {theirs} ({wanted}), the "
+                "first of {count} merges to differ", i=i, id=BYTES + i, mine=mine, bytes=what,
+                theirs=tuple(theirs), wanted=shown(wanted[BYTES + i]), count=len(expected)))
+    raise GradeFailure(tr("train_bpe() learned {count} merges with vocab_size={vocab_size}; "
+                          "expected {expected} (the first {right} are right)",
+                          count=len(merges), vocab_size=vocab_size, expected=len(expected),
+                          right=min(len(merges), len(expected))))
 
 
 def token_bytes_or_none(merges: list[Pair]) -> list[bytes] | None:
@@ -272,18 +277,20 @@ def token_bytes_or_none(merges: list[Pair]) -> list[bytes] | None:
 
 
 def judge_ids(got: Any, expected: list[int], call: Call) -> None:
-    ids = answer_as(as_ids, got, "encode", "a list of ints")
+    ids = answer_as(as_ids, got, "encode", tr("a list of ints"))
     if ids == list(expected):
         return
     at = next((i for i, (a, b) in enumerate(zip(ids, expected)) if a != b),
               min(len(ids), len(expected)))
-    raise GradeFailure(f"the ids differ from position {at} on ({len(ids)} ids, expected "
-                       f"{len(expected)}):\n  expected ...{list(expected[max(0, at - 3):at + 5])}"
-                       f"\n  got      ...{ids[max(0, at - 3):at + 5]}")
+    raise GradeFailure(tr("the ids differ from position {at} on ({count} ids, expected "
+                          "{expected_count}):\n  expected ...{expected}\n  got      ...{got}",
+                          at=at, count=len(ids), expected_count=len(expected),
+                          expected=list(expected[max(0, at - 3):at + 5]),
+                          got=ids[max(0, at - 3):at + 5]))
 
 
 def judge_text(got: Any, expected: str, call: Call) -> None:
-    expect_text(got, expected, "the decoded text")
+    expect_text(got, expected, tr("the decoded text"))
 
 
 def show_value(value: Any, limit: int = 60) -> str:
@@ -306,18 +313,19 @@ def same_answer(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
 
 def train_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and "max()" in str(call.outcome[1]):
-        return Diagnosis.of("\nmax() found no pair to count: fewer than two ids were left (a "
-                            "text of one token has no pairs).",
-                            hint="stop there, even before vocab_size is reached.")
+        return Diagnosis.of("\n" + tr("max() found no pair to count: fewer than two ids were "
+                                       "left (a text of one token has no pairs)."),
+                            hint=tr("stop there, even before vocab_size is reached."))
     return ""
 
 
 def decode_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and getattr(call.outcome[1], "type", "") == "UnicodeDecodeError":
-        return Diagnosis.of("\nThese bytes are not valid UTF-8 on their own (a character cut "
-                            "in two, say): decode them with errors='replace'.",
-                            hint=".decode('utf-8', errors='replace') puts '\\ufffd' there "
-                            "instead of raising.")
+        return Diagnosis.of("\n" + tr("These bytes are not valid UTF-8 on their own (a "
+                                       "character cut in two, say): decode them with "
+                                       "errors='replace'."),
+                            hint=tr(".decode('utf-8', errors='replace') puts '\\ufffd' there "
+                                    "instead of raising."))
     return ""
 
 
@@ -353,4 +361,4 @@ test_decode_fixed, test_decode_drawn = DECODE.tests(
 def test_too_small_a_vocabulary(kata: Kata) -> None:
     """A vocab_size below 256 is refused with ValueError: every byte needs its id"""
     CONTRACT.expect_refusal(kata, ("hello", BYTES - 1), "train_bpe('hello', 255)",
-                            "the 256 byte values need ids of their own before any merge")
+                            tr("the 256 byte values need ids of their own before any merge"))

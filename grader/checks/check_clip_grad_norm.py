@@ -21,6 +21,7 @@ from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import RTOL
+from grader.locale import tr
 
 Grads = list[torch.Tensor | None]
 EPS = 1e-6  # clip_grad_norm_'s own
@@ -144,19 +145,19 @@ def judge(got: Any, expected: tuple[torch.Tensor, Grads], call: Call) -> None:
     total, grads = got
     want_total, want_grads = expected
     if not isinstance(total, torch.Tensor):
-        what = "None" if total is None else f"a {type(total).__name__}"
-        raise GradeFailure(f"clip_grad_norm() returned {what}, not the total norm as a 0-d "
-                           "tensor (as clip_grad_norm_ returns it)")
+        what = "None" if total is None else tr("a {kind}", kind=type(total).__name__)
+        raise GradeFailure(tr("clip_grad_norm() returned {value}, not the total norm as a 0-d "
+                              "tensor (as clip_grad_norm_ returns it)", value=what))
     expect_tensor(total.reshape(()) if total.numel() == 1 else total, want_total,
-                  "the total norm returned", atol=own_scale_atol(want_total))
+                  tr("the total norm returned"), atol=own_scale_atol(want_total))
     for i, (grad, want) in enumerate(zip(grads, want_grads)):
         if want is None:
             if grad is not None:
-                raise GradeFailure(f"parameter {i} had no gradient, and has one after the "
-                                   "call: skip the parameters whose .grad is None")
+                raise GradeFailure(tr("parameter {i} had no gradient, and has one after the "
+                                      "call: skip the parameters whose .grad is None", i=i))
             continue
-        expect_tensor(grad, want, f"the gradient of parameter {i} after the call",
-                      atol=own_scale_atol(want), same_dtype_as="the gradients")
+        expect_tensor(grad, want, tr("the gradient of parameter {i} after the call", i=i),
+                      atol=own_scale_atol(want), same_dtype_as=tr("the gradients"))
 
 
 def explain_unnamed(call: Call) -> Diagnosis | str:

@@ -18,9 +18,9 @@ from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh, fresh_args
 from grader.grading.sampling_judges import Choice, divergence_report, reset_sampling_choice
 from grader.grading.strategies import model_and_context, vocab
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
-from grader.wording import count
 
 
 def prompts() -> dict[str, tuple]:
@@ -104,31 +104,35 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
                 stop) -> None:
     """Pass the reference's text, or a text that differs only where two picks tie in float
     rounding and that ends for a reason the rules allow."""
-    expect_type(got, str, "generate_until()'s result")
+    expect_type(got, str, tr("generate_until()'s result"))
     if got == expected:
         return
     lookup = {c: i for i, c in int_to_char.items()}
     unknown = sorted(set(got) - set(lookup))
     if unknown:
-        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}")
+        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
+                              unknown=unknown))
     eos_char = int_to_char.get(eos_id)
     if eos_char is not None and eos_char in got:
         at = got.index(eos_char)
         raise GradeFailure(
-            f"the text holds the end-of-sequence character {eos_char!r} (id {eos_id}) as "
-            f"new character {at + 1} (expected {len(expected)} characters: "
-            f"{expected[-30:]!r} at the end).",
-            hint="when eos_id is sampled, stop and leave its character out")
+            tr("the text holds the end-of-sequence character {eos} (id {eos_id}) as new "
+               "character {at} (expected {length} characters: {end} at the end).",
+               eos=repr(eos_char), eos_id=eos_id, at=at + 1, length=len(expected),
+               end=repr(expected[-30:])),
+            hint=tr("when eos_id is sampled, stop and leave its character out"))
     if len(got) > max_new_tokens:
-        raise GradeFailure(f"the text has {len(got)} characters, more than "
-                           f"max_new_tokens={max_new_tokens} allows")
+        raise GradeFailure(tr("the text has {length} characters, more than "
+                              "max_new_tokens={max_new_tokens} allows",
+                              length=len(got), max_new_tokens=max_new_tokens))
     for s in stop:
         if s in got:
             at = got.index(s)
             raise GradeFailure(
-                f"the text goes on after the stop string {s!r}, which it contains at character "
-                f"{at}, so it did not stop where that stop string was completed.",
-                hint="stop as soon as the new text ends with a stop string, and cut it off")
+                tr("the text goes on after the stop string {stop}, which it contains at "
+                   "character {at}, so it did not stop where that stop string was completed.",
+                   stop=repr(s), at=at),
+                hint=tr("stop as soon as the new text ends with a stop string, and cut it off"))
     def choose(ids: list[int]) -> Choice:
         # The generator is rewound after every draw, so a step's pick depends only on
         # the window the model sees: the learner's own prefix is judged as it stands.
@@ -147,20 +151,28 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
     shorter = cut_shorter(got, ids, choose, max_new_tokens, stop, lookup)
     if shorter:
         cut, longest = shorter
-        raise GradeFailure(
-            f"the text stops after {count(len(got), 'character')}, where the stop string "
-            f"{cut!r} was cut "
-            f"off; but the longer stop string {longest!r} ends the text there too "
-            f"({(got + cut)[-len(longest) - 10:]!r}), and all of it must go\n"
-            f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
-            f"  got      ...{got[max(0, len(got) - 20):]!r}")
-    raise GradeFailure(
-        f"the text stops after {count(len(got), 'character')}, but nothing ends it there: "
-        f"the next token "
-        f"drawn is {int_to_char[choose(ids).best]!r}, not the end-of-sequence id {eos_id}, no "
-        f"stop string ends the text, and max_new_tokens={max_new_tokens} is not reached\n"
-        f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
-        f"  got      ...{got[max(0, len(got) - 20):]!r}")
+        raise GradeFailure(tr(
+            "the text stops after {length}, where the stop string {cut} was cut off; but the "
+            "longer stop string {longest} ends the text there too ({end}), and all of it must "
+            "go\n  expected ...{expected}\n  got      ...{got}",
+            length=characters(len(got)), cut=repr(cut), longest=repr(longest),
+            end=repr((got + cut)[-len(longest) - 10:]),
+            expected=repr(expected[max(0, len(got) - 20):len(got) + 20]),
+            got=repr(got[max(0, len(got) - 20):])))
+    raise GradeFailure(tr(
+        "the text stops after {length}, but nothing ends it there: the next token drawn is "
+        "{next}, not the end-of-sequence id {eos_id}, no stop string ends the text, and "
+        "max_new_tokens={max_new_tokens} is not reached\n  expected ...{expected}\n"
+        "  got      ...{got}",
+        length=characters(len(got)), next=repr(int_to_char[choose(ids).best]), eos_id=eos_id,
+        max_new_tokens=max_new_tokens,
+        expected=repr(expected[max(0, len(got) - 20):len(got) + 20]),
+        got=repr(got[max(0, len(got) - 20):])))
+
+
+def characters(n: int) -> str:
+    """`n` characters, in words: "1 character", "5 characters"."""
+    return tr("{n} character", n=n) if n == 1 else tr("{n} characters", n=n)
 
 
 def fair_stop_strings(got: str, ids: list[int], choose: Callable[[list[int]], Choice],

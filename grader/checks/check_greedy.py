@@ -19,6 +19,7 @@ from grader.grading.reference import fresh_args
 from grader.grading.sampling_judges import Choice, judge_steps
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.tolerances import TIE_RTOL
+from grader.locale import tr
 
 
 def cases() -> dict[str, tuple]:
@@ -42,7 +43,7 @@ def greedy_choice(model: torch.nn.Module, window: list[int]) -> Choice:
 
 def judge(got: Any, expected: str, call: Call) -> None:
     model, _, context, context_length, int_to_char = fresh_args(call.args)
-    judge_steps(got, expected, what="greedy()'s result", prompt_ids=context[0].tolist(),
+    judge_steps(got, expected, what=tr("greedy()'s result"), prompt_ids=context[0].tolist(),
                 int_to_char=int_to_char, choose=lambda ids, step: greedy_choice(model, ids),
                 window=lambda ids: ids[-context_length:])
 
@@ -71,16 +72,18 @@ def test_ties_pick_the_first(kata: Kata, case_id: str) -> None:
     got = kata.outcome("harness:greedy_with_fixed_logits", row, 6, torch.tensor([[0, 1]]), 4,
                        int_to_char, arg_names=("logits", *CONTRACT.arg_names[1:]))
     if got[0] == "error":
-        raise GradeFailure(f"on a stand-in model whose logits tie, {raised('greedy', got)}")
+        raise GradeFailure(tr("on a stand-in model whose logits tie, {raised}",
+                              raised=raised("greedy", got)))
     try:
-        expect_text(got[1], expected, "the text on a model with tied logits")
+        expect_text(got[1], expected, tr("the text on a model with tied logits"))
     except GradeFailure as failure:
         tied = [i for i, x in enumerate(row.tolist()) if x == row.max()]
         picked = set(got[1]) if isinstance(got[1], str) else set()
-        why = (f"\nThe model's logits are {row.tolist()} at every step: tokens {tied} tie "
-               f"for the largest. Greedy takes the first of them, token {tied[0]} "
-               f"({int_to_char[tied[0]]!r}), every time.")
+        why = "\n" + tr("The model's logits are {logits} at every step: tokens {tied} tie for "
+                        "the largest. Greedy takes the first of them, token {first} ({char}), "
+                        "every time.", logits=row.tolist(), tied=tied, first=tied[0],
+                        char=repr(int_to_char[tied[0]]))
         if len(picked) == 1 and picked < {int_to_char[i] for i in tied[1:]}:
-            why += (" logits.argmax(dim=-1) returns the first; torch.topk and an unstable "
-                    "sort may return any of the tied ones.")
+            why += " " + tr("logits.argmax(dim=-1) returns the first; torch.topk and an "
+                            "unstable sort may return any of the tied ones.")
         raise GradeFailure(failure.message + why) from None

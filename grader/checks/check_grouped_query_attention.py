@@ -31,6 +31,7 @@ from grader.grading.judges import expect_activations
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.reference import fresh_args
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
 from grader.model.parts import given, state_dict
@@ -146,19 +147,26 @@ def same_attention(a: Outcome, b: Outcome) -> bool:
     return all(same_activations(("value", x), ("value", y)) for x, y in zip(mine, theirs))
 
 
-WHAT = ("the attention's output y", Plural("the returned keys, k"),
-        Plural("the returned values, v"))
-SHAPE = ("return (y, (k, v)): y of shape (B, T, n_embd), and the cache's keys and values, "
-         "each (B, n_kv_head, T_past + T, head_dim)")
+def parts_named() -> tuple[str, str, str]:
+    """What y, k and v are called in a message."""
+    return (tr("the attention's output y"), Plural(tr("the returned keys, k")),
+            Plural(tr("the returned values, v")))
+
+
+def shape() -> str:
+    """What forward() must return."""
+    return tr("return (y, (k, v)): y of shape (B, T, n_embd), and the cache's keys and "
+              "values, each (B, n_kv_head, T_past + T, head_dim)")
 
 
 def judge(got: Any, expected: tuple, call: Call) -> None:
     if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(
             got[1], (tuple, list)) or len(got[1]) != 2:
-        raise GradeFailure(f"forward() returned a {type(got).__name__}; {SHAPE}", hint=SHAPE)
+        raise GradeFailure(tr("forward() returned a {kind}; {shape}",
+                              kind=type(got).__name__, shape=shape()), hint=shape())
     y, (k, v) = got
     want_y, (want_k, want_v) = expected
-    for mine, want, what in zip((y, k, v), (want_y, want_k, want_v), WHAT):
+    for mine, want, what in zip((y, k, v), (want_y, want_k, want_v), parts_named()):
         expect_activations(mine, want, what)
 
 
@@ -327,10 +335,11 @@ def test_one_token_at_a_time(kata: Kata) -> None:
     if got[0] != "value" or parts(got) is None:
         return  # an error, or no (y, (k, v)), is the other checks' to report
     y, k, v = parts(got)  # type: ignore[misc]
-    where = (f"the first {CHAIN_PREFIX} tokens of {CHAIN_PROMPT!r} in one call, then each "
-             "later token alone with the cache the call before returned")
+    where = tr("the first {prefix} tokens of {prompt} in one call, then each later token "
+               "alone with the cache the call before returned", prefix=CHAIN_PREFIX,
+               prompt=repr(CHAIN_PROMPT))
     try:
-        for mine, want, what in zip((y, k, v), (whole[0], *whole[1]), WHAT):
+        for mine, want, what in zip((y, k, v), (whole[0], *whole[1]), parts_named()):
             expect_activations(mine, want, what)
     except GradeFailure as failure:
         def diagnose() -> Any:
@@ -341,6 +350,7 @@ def test_one_token_at_a_time(kata: Kata) -> None:
                         return naming(mistake)
             return ""
 
-        raise GradeFailure(f"{where}: {failure.message}; the whole sequence in one call gives "
-                           "the expected values", diagnose, hint=failure.hint) from None
+        raise GradeFailure(tr("{where}: {failure}; the whole sequence in one call gives the "
+                              "expected values", where=where, failure=failure.message),
+                           diagnose, hint=failure.hint) from None
 

@@ -20,6 +20,7 @@ from grader.grading.mistakes_data import mistakes_of
 from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.witnessed import WitnessedContract, judge_from_calls
+from grader.locale import tr, translated
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
@@ -62,16 +63,15 @@ def cached_loop(model, new_chars, context, context_length, int_to_char, *, full=
     return text
 
 
-REBUILD = ("crop the text to its last context_length tokens and rebuild the cache from "
-           "that window: forward_with_cache(window, None)")
-
 MISTAKES = mistakes_of(globals(), cached_loop)
 
 
 def fallback_hint(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and TOO_LONG in call.outcome[1]:
-        return Diagnosis.of("\nThe model was given more tokens than its window holds.",
-                            hint=f"once the text outgrows the window, {REBUILD}")
+        return Diagnosis.of("\n" + tr("The model was given more tokens than its window holds."),
+                            hint=tr("once the text outgrows the window, crop the text to its "
+                                    "last context_length tokens and rebuild the cache from "
+                                    "that window: forward_with_cache(window, None)"))
     return ""
 
 
@@ -109,10 +109,11 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
     if len(calls) < room:
         # Each new token needs a forward pass of its own; fewer seen means the
         # model was reached some other way than the one it was given.
-        raise GradeFailure(
-            f"the grader saw {len(calls)} call(s) of the model it gave you for {new_chars} new "
+        raise GradeFailure(tr(
+            "the grader saw {calls} call(s) of the model it gave you for {new_chars} new "
             "tokens; call that model object itself (model(...) or "
-            "model.forward_with_cache(...)) once per new token")
+            "model.forward_with_cache(...)) once per new token", calls=len(calls),
+            new_chars=new_chars))
     for i in range(1, min(room, len(calls))):
         new, past = calls[i]
         if new == 1 and past > 0:
@@ -120,15 +121,17 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
         shown = calls[:min(room, 8)]
         named = Diagnosis()
         if past == 0 and new > 1:
-            named = Diagnosis.of(f"\nThis is what happens when you {WHOLE_CONTEXT.name}: the "
-                                 "text is right, but nothing is cached.", WHOLE_CONTEXT.hint,
-                                 WHOLE_CONTEXT)
-        raise GradeFailure(
-            f"model call {i + 1} fed {new} token(s) with {past} cached; while the text still "
-            f"fits in the window (the first {room} steps here), every call after the first "
+            named = Diagnosis.of(
+                "\n" + tr("This is what happens when you {name}: the text is right, but "
+                          "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
+                translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
+        raise GradeFailure(tr(
+            "model call {call} fed {new} token(s) with {past} cached; while the text still "
+            "fits in the window (the first {room} steps here), every call after the first "
             "must feed just the one new token, with the cache of all the tokens before it\n"
-            f"  the calls, as [new tokens, cached tokens]: {shown}"
-            f"{' ...' if room > len(shown) else ''}", lambda named=named: named)
+            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1, new=new,
+            past=past, room=room, calls=shown, more=" ..." if room > len(shown) else ""),
+            lambda named=named: named)
 
 
 def one_token_cases() -> dict[str, tuple]:

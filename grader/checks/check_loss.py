@@ -14,6 +14,7 @@ from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
+from grader.locale import tr
 from grader.model import artifacts
 
 
@@ -99,12 +100,13 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, "the loss")
+    expect_tensor(got, expected, tr("the loss"))
     if got.dtype != expected.dtype:  # the statement: float64 logits, a float64 loss
-        raise GradeFailure(f"the loss is {str(got.dtype).removeprefix('torch.')}, but the "
-                           f"logits are {str(expected.dtype).removeprefix('torch.')}: "
-                           "compute it from the logits as they are, without .float() "
-                           "or a dtype of your own")
+        raise GradeFailure(tr("the loss is {dtype}, but the logits are {logits_dtype}: "
+                              "compute it from the logits as they are, without .float() "
+                              "or a dtype of your own",
+                              dtype=str(got.dtype).removeprefix("torch."),
+                              logits_dtype=str(expected.dtype).removeprefix("torch.")))
 
 
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
@@ -120,17 +122,17 @@ def test_the_loss_backpropagates(kata: Kata) -> None:
     logits, targets = shipped_windows(0, 100)
     got = kata.outcome("harness:loss_backward", logits, targets, arg_names=CONTRACT.arg_names)
     if got[0] == "error":
-        raise GradeFailure(f"loss() raised {got[1]}")
+        raise GradeFailure(tr("loss() raised {error}", error=got[1]))
     loss, gradient = got[1]
     if not isinstance(loss, torch.Tensor):
-        raise GradeFailure(f"loss() returned a {type(loss).__name__}, not a tensor that "
-                           "training can call .backward() on")
+        raise GradeFailure(tr("loss() returned a {kind}, not a tensor that training can call "
+                              ".backward() on", kind=type(loss).__name__))
     if gradient is None:
-        raise GradeFailure("loss.backward() cannot reach the logits: the loss has no graph "
-                           "back to them. Was it .detach()-ed, rebuilt from a number "
-                           "(.item(), torch.tensor(...)), or computed under torch.no_grad()? "
-                           "Return F.cross_entropy's tensor as it is")
+        raise GradeFailure(tr("loss.backward() cannot reach the logits: the loss has no "
+                              "graph back to them. Was it .detach()-ed, rebuilt from a number "
+                              "(.item(), torch.tensor(...)), or computed under "
+                              "torch.no_grad()? Return F.cross_entropy's tensor as it is"))
     leaf = logits.clone().requires_grad_(True)
     with torch.enable_grad():
         F.cross_entropy(*flat(leaf, targets)).backward()
-    expect_tensor(gradient, leaf.grad, "the gradient of the loss with respect to the logits")
+    expect_tensor(gradient, leaf.grad, tr("the gradient of the loss with respect to the logits"))

@@ -16,6 +16,7 @@ from grader.grading.failures import GradeFailure
 from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import RTOL
+from grader.locale import tr
 
 # A rate is judged relative to itself (RTOL); a rate near zero, to the run's peak.
 PEAK_ATOL = 1e-9
@@ -87,10 +88,11 @@ def close(got: float, want: float, peak: float) -> bool:
 def judge(got: Any, expected: float, call: Call) -> None:
     step, max_lr, *_ = call.args
     if not is_number(got):
-        raise GradeFailure(f"learning_rate() returned a {type(got).__name__}, not a float")
+        raise GradeFailure(tr("learning_rate() returned a {kind}, not a float",
+                              kind=type(got).__name__))
     if not math.isfinite(got) or not close(got, expected, max_lr):
-        raise GradeFailure(f"the learning rate at step {step} is {got!r}, expected "
-                           f"{expected!r}")
+        raise GradeFailure(tr("the learning rate at step {step} is {got}, expected {expected}",
+                              step=step, got=repr(got), expected=repr(expected)))
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rate,

@@ -16,26 +16,44 @@ from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
 from grader.cli.grade import add_grade_arguments, grade
 from grader.cli.options import KataParser, positive_count, select_problems
 from grader.cli.output import clock, console, exit_now
+from grader.locale import LANGUAGES, code_of, tr, translated, use
 from grader.registry import problems
 
 # -- list ------------------------------------------------------------------------------
 
 def list_problems(args: argparse.Namespace) -> int:
+    from rich.cells import cell_len
+
     out = console()
-    marks = {"pass": "[green]✓ pass[/]", "fail": "[red]✗ fail[/]", "error": "[red]✗ fail[/]",
-             "todo": "[dim]· todo[/]", "not graded": "[yellow]? not graded[/]",
-             "missing": "[red]! missing[/]"}
+    marks = {"pass": ("green", "✓", tr("pass")), "fail": ("red", "✗", tr("fail")),
+             "error": ("red", "✗", tr("fail")), "todo": ("dim", "·", tr("todo")),
+             "not graded": ("yellow", "?", tr("not graded")),
+             "missing": ("red", "!", tr("missing"))}
+    # The status column as wide as its widest word in this language, in the
+    # console's cells: a Chinese character takes two.
+    width = max(cell_len(f"{mark} {word}") for _, mark, word in marks.values())
     track = None
     w = max([16, *(len(p.slug) for p in problems())])  # the slugs' column
     for p in problems():
         if p.track != track:
             track = p.track
-            out.print(f"[bold]{track}[/]")
-        state = status.learner_status(p)
-        out.print(f"  {p.number:>2}  {p.slug:<{w}} {marks.get(state, state):<14} {p.title}")
-    out.print("[dim]statuses come from your last `gpt-kata grade`; "
-                  "read a problem in problems/NN-slug/README.md[/]")
+            out.print(f"[bold]{translated(track)}[/]")
+        colour, mark, word = marks.get(status.learner_status(p), ("red", "!", "?"))
+        shown = f"{mark} {word}"
+        pad = " " * (width - cell_len(shown))
+        out.print(f"  {p.number:>2}  {p.slug:<{w}} [{colour}]{shown}[/]{pad} "
+                  f"{translated(p.title)}")
+    out.print("[dim]" + tr("statuses come from your last `gpt-kata grade`; read a problem "
+                           "in {statement}", statement=statement_pattern()) + "[/]")
     return EXIT_PASS
+
+
+def statement_pattern() -> str:
+    """Where a problem's statement is, in the language in use."""
+    from grader.locale import language
+
+    return ("problems/NN-slug/README.md" if language() == "en"
+            else f"problems/NN-slug/README.{language()}.md")
 
 
 # -- hint ------------------------------------------------------------------------------
@@ -46,16 +64,16 @@ def hint(args: argparse.Namespace) -> int:
     else:
         problem = status.first_unpassed()
         if problem is None:
-            print("every problem passes its last grade; name one for its hints: "
-                  "gpt-kata hint PROBLEM")
+            print(tr("every problem passes its last grade; name one for its hints: "
+                     "gpt-kata hint PROBLEM"))
             return EXIT_PASS
     what, text = status.next_hint(problem)
-    print(f"{problem.folder}, {what}:")
+    print(tr("{folder}, {what}:", folder=problem.folder, what=what))
     for line in text.splitlines():
         print(f"  {line}")
     shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
     if shown < len(problem.hints):
-        print(f"(`gpt-kata hint {problem.slug}` again for a stronger hint)")
+        print(tr("(`gpt-kata hint {slug}` again for a stronger hint)", slug=problem.slug))
     return EXIT_PASS
 
 
@@ -225,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = KataParser(prog="gpt-kata", description=(
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG",
+                        help="the language to speak: en (English) or zh (中文) (default: "
+                             "GPT_KATA_LANG, else your locale, else en)")
     # every subcommand's parser, including those added elsewhere, shows its defaults
     sub = parser.add_subparsers(dest="command", required=True, parser_class=KataParser)
 
@@ -336,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    chosen = language_asked(sys.argv[1:] if argv is None else argv)
+    if chosen:
+        use(chosen)  # before the parser is built: its help speaks the language too
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
@@ -344,6 +368,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def language_asked(argv: list[str]) -> str | None:
+    """The language `--lang` names before the command, or None; one the kata does not
+    speak is left for the parser to refuse with its choices."""
+    for i, arg in enumerate(argv):
+        if not arg.startswith("-"):
+            return None  # the command: a --lang after it is the command's own business
+        if arg == "--lang" and i + 1 < len(argv):
+            return code_of(argv[i + 1])
+        if arg.startswith("--lang="):
+            return code_of(arg.split("=", 1)[1])
+    return None
 
 
 def run() -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import paths
+from grader.grading.failures import said_of
+from grader.locale import localised, tr, translated
 from grader.registry import Problem, problems
 from grader.reuse import earlier_files
 
@@ -113,7 +115,8 @@ def record(report: Report) -> None:
         if s.status == "pass" or diagnosed is None:
             # A fixed mistake's fix is no longer news, and a grade that names no
             # mistake leaves no older one's fix for `hint` to offer as if it were this one's.
-            for key in ("mistake", "mistake_id", "mistake_hint", "mistake_hint_shown"):
+            for key in ("mistake", "mistake_id", "mistake_name", "mistake_hint",
+                        "mistake_hint_shown"):
                 entry.pop(key, None)
         else:
             if entry.get("mistake_hint") != diagnosed.hint:
@@ -122,6 +125,7 @@ def record(report: Report) -> None:
             entry["mistake_hint"] = diagnosed.hint
             named = diagnosed.mistake
             entry["mistake"] = named.said if named else diagnosed.name
+            entry["mistake_name"] = named.name if named else None
             entry["mistake_id"] = named.id if named else None
         updates[s.problem.slug] = entry
     save_status(updates)
@@ -130,6 +134,11 @@ def record(report: Report) -> None:
 def first_unpassed() -> Problem | None:
     """The first problem whose current file has not passed its last grade."""
     return next((p for p in problems() if learner_status(p) != "pass"), None)
+
+
+def statement_of(problem: Problem) -> Path:
+    """The problem's statement, in the language in use where it has one."""
+    return localised(problem.statement)
 
 
 def next_hint(problem: Problem) -> tuple[str, str]:
@@ -143,14 +152,19 @@ def next_hint(problem: Problem) -> tuple[str, str]:
     if fix and not entry.get("mistake_hint_shown"):
         entry["mistake_hint_shown"] = True
         save_status({problem.slug: entry})
-        said = entry.get("mistake") or "your last grade named a mistake."
-        return "the fix for the mistake your last grade named", f"{said}\nFix: {fix}"
+        name = entry.get("mistake_name")
+        # said in the language in use, whichever the grade spoke
+        said = (said_of(translated(name)) if name
+                else entry.get("mistake") or tr("your last grade named a mistake."))
+        return (tr("the fix for the mistake your last grade named"),
+                tr("{said}\nFix: {fix}", said=said, fix=translated(fix)))
     if not problem.hints:
-        return "no hints", f"{problem.folder} has no hints; read {problem.statement}"
+        return tr("no hints"), tr("{folder} has no hints; read {statement}",
+                                  folder=problem.folder, statement=statement_of(problem))
     shown = min(int(entry.get("hints_shown", 0)), len(problem.hints) - 1)
     entry["hints_shown"] = shown + 1
     save_status({problem.slug: entry})
     last = shown == len(problem.hints) - 1
-    what = (f"hint {shown + 1} of {len(problem.hints)}"
-            + (" (the answer)" if last else ""))
-    return what, problem.hints[shown]
+    what = (tr("hint {n} of {total} (the answer)", n=shown + 1, total=len(problem.hints))
+            if last else tr("hint {n} of {total}", n=shown + 1, total=len(problem.hints)))
+    return what, translated(problem.hints[shown])

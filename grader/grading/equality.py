@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from grader.grading.tolerances import ATOL, RTOL, activation_atol
+from grader.locale import tr
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "Type: message")
 
@@ -36,7 +37,8 @@ class ErrorText(str):
 
 
 def raised(method: str, got: Outcome) -> str:
-    return f"{method}() raised {got[1]}{getattr(got[1], 'where', '')}"
+    return tr("{method}() raised {error}{where}", method=method, error=got[1],
+              where=getattr(got[1], "where", ""))
 
 
 def outcome_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:

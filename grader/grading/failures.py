@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from grader.locale import tr, translated
+
 if TYPE_CHECKING:
     from grader.sandbox.printed import Printed
 
@@ -87,7 +89,7 @@ class NamedMistake:
 
 
 def said_of(name: str) -> str:
-    return f"This is what happens when you {name}."
+    return tr("This is what happens when you {name}.", name=translated(name))
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,16 @@ from typing import Any
 import torch
 
 from grader.grading.failures import GradeFailure
-from grader.grading.judges import expect_type
+from grader.grading.judges import expect_type, named
 from grader.grading.tolerances import NUCLEUS_ATOL, TINY_PROB
-from grader.wording import Plural, agree
+from grader.locale import tr
+from grader.wording import Plural
 
-# What a filter returns, named where it is judged; a plural, as the messages conjugate it.
-FILTERED = Plural("the filtered logits")
+
+def filtered() -> Plural:
+    """What a filter returns, named where it is judged; a plural, as the messages
+    conjugate it."""
+    return Plural(tr("the filtered logits"))
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -32,22 +36,26 @@ def _token_list(mask: torch.Tensor, limit: int = 12) -> str:
 
 
 def _count(n: int) -> str:
-    return f"{n} token{'' if n == 1 else 's'}"
+    return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
 
 
 def _row_label(t: torch.Tensor, r: int) -> str:
-    return "" if t.dim() == 1 else f" (row {r})"
+    return "" if t.dim() == 1 else tr(" (row {row})", row=r)
 
 
 def expect_like_logits(got: Any, logits: torch.Tensor, what: str) -> None:
     """A tensor of the logits' shape and dtype, as every logits processor returns."""
     expect_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(logits.shape):
-        raise GradeFailure(f"{agree(what, 'has')} shape {tuple(got.shape)}, expected "
-                           f"{tuple(logits.shape)}, the shape of the logits")
+        shapes = {"what": named(what), "got": tuple(got.shape), "expected": tuple(logits.shape)}
+        raise GradeFailure(
+            tr("{what} have shape {got}, expected {expected}, the shape of the logits", **shapes)
+            if isinstance(what, Plural) else
+            tr("{what} has shape {got}, expected {expected}, the shape of the logits", **shapes))
     if got.dtype != logits.dtype:
-        raise GradeFailure(f"the dtype of {what} is {got.dtype}, but the logits are "
-                           f"{logits.dtype}: keep the input's dtype")
+        raise GradeFailure(tr("the dtype of {what} is {dtype}, but the logits are {expected}: "
+                              "keep the input's dtype", what=named(what), dtype=got.dtype,
+                              expected=logits.dtype))
 
 
 def _expect_kept_or_filled(got: torch.Tensor, logits: torch.Tensor, filter_value: float,
@@ -58,11 +66,11 @@ def _expect_kept_or_filled(got: torch.Tensor, logits: torch.Tensor, filter_value
     if bool(bad.any()):
         r, i = bad.nonzero()[0].tolist()
         index = (i,) if logits.dim() == 1 else (r, i)
-        raise GradeFailure(
-            f"entry {index} of {what} is {g[r, i].item()}, but the logit there was "
-            f"{x[r, i].item()}: every entry must be either the logit itself, unchanged bit "
-            f"for bit, or {filter_value} where the token is removed"
-        )
+        raise GradeFailure(tr(
+            "entry {index} of {what} is {got}, but the logit there was {logit}: every entry "
+            "must be either the logit itself, unchanged bit for bit, or {filter_value} where "
+            "the token is removed", index=index, what=named(what), got=g[r, i].item(),
+            logit=x[r, i].item(), filter_value=filter_value))
 
 
 def _kept(g: torch.Tensor, x: torch.Tensor, filter_value: float) -> torch.Tensor:
@@ -84,20 +92,22 @@ def _judge_filter_rows(got: Any, logits: torch.Tensor, expected: torch.Tensor, w
     for r in range(x.shape[0]):
         problem = None if bool(_same(g[r], e[r]).all()) else row_problem(g[r], x[r], e[r])
         if problem:
-            raise GradeFailure(f"{what}{_row_label(logits, r)}: {problem}")
+            raise GradeFailure(tr("{what}{row}: {problem}", what=named(what),
+                                  row=_row_label(logits, r), problem=problem))
 
 
 def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
-                    what: str = FILTERED,
+                    what: str | None = None,
                     filter_value: float = float("-inf")) -> None:
     """Exact judge for a filter whose kept set is unambiguous (top-k keeps every tie)."""
+    what = what or filtered()
 
     def row_problem(g: torch.Tensor, x: torch.Tensor, e: torch.Tensor) -> str | None:
         mine, theirs = _kept(g, x, filter_value), _kept(e, x, filter_value)
         if torch.equal(mine, theirs):
             return None
-        return (f"{_count(int(mine.sum()))} kept {_token_list(mine)}, expected "
-                f"{int(theirs.sum())} {_token_list(theirs)}")
+        return tr("{count} kept {kept}, expected {n} {expected}", count=_count(int(mine.sum())),
+                  kept=_token_list(mine), n=int(theirs.sum()), expected=_token_list(theirs))
 
     _judge_filter_rows(got, logits, expected, what, filter_value, row_problem)
 
@@ -136,24 +146,28 @@ def _nucleus_problem(g: torch.Tensor, x: torch.Tensor, e: torch.Tensor, top_p: f
         a = int(torch.where(kept, key, torch.full_like(key, 2.0)).argmin())
         b = int(torch.where(removed, key, torch.full_like(key, -1.0)).argmax())
         if key[b] > key[a] * (1 + NUCLEUS_ATOL):
-            return (f"token {b} (probability {probs[b].item():.4g}) is removed, but the less "
-                    f"likely token {a} ({probs[a].item():.4g}) is kept: the nucleus is made of "
-                    "the most likely tokens")
+            return tr("token {removed} (probability {p_removed:.4g}) is removed, but the less "
+                      "likely token {kept} ({p_kept:.4g}) is kept: the nucleus is made of the "
+                      "most likely tokens", removed=b, p_removed=probs[b].item(), kept=a,
+                      p_kept=probs[a].item())
     count = int(kept.sum())
     if _distinct_in_top(n_lo, key[order], distinct[order], True) <= count <= \
             _distinct_in_top(n_hi, key[order], distinct[order], False):
         return None
     totals = torch.cumsum(probs[order], dim=0)
-    shown = ", ".join(f"{i}: {probs[i].item():.4g} (total {totals[j].item():.4g})"
+    shown = ", ".join(tr("{token}: {probability:.4g} (total {total:.4g})", token=i,
+                         probability=probs[i].item(), total=totals[j].item())
                       for j, i in enumerate(order[:8].tolist()))
-    return (f"{_count(count)} kept {_token_list(kept)}, expected {int(expected.sum())} "
-            f"{_token_list(expected)} for top_p={top_p}, min_tokens_to_keep="
-            f"{min_tokens_to_keep}\n  most likely first, token: probability (running total): "
-            f"{shown}")
+    return (tr("{count} kept {kept}, expected {n} {expected} for top_p={top_p}, "
+               "min_tokens_to_keep={min_tokens_to_keep}", count=_count(count),
+               kept=_token_list(kept), n=int(expected.sum()), expected=_token_list(expected),
+               top_p=top_p, min_tokens_to_keep=min_tokens_to_keep)
+            + "\n" + tr("  most likely first, token: probability (running total): {shown}",
+                        shown=shown))
 
 
 def judge_top_p(got: Any, logits: torch.Tensor, expected: torch.Tensor, top_p: float,
-                min_tokens_to_keep: int, *, what: str = FILTERED,
+                min_tokens_to_keep: int, *, what: str | None = None,
                 filter_value: float = float("-inf"), exact_sums: bool = False) -> None:
     """Pass the reference's nucleus, or another one the top-p rule allows.
 
@@ -166,6 +180,7 @@ def judge_top_p(got: Any, logits: torch.Tensor, expected: torch.Tensor, top_p: f
     logits, powers of two), a boundary is judged exactly: kept only when the
     likelier tokens hold strictly less than top_p.
     """
+    what = what or filtered()
     tol = 0.0 if exact_sums else NUCLEUS_ATOL
     _judge_filter_rows(got, logits, expected, what, filter_value,
                        lambda g, x, e: _nucleus_problem(g, x, e, top_p, min_tokens_to_keep,

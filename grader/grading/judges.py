@@ -16,7 +16,8 @@ from grader.grading.equality import raised
 from grader.grading.failures import GradeFailure
 from grader.grading.kata import Call, Judge
 from grader.grading.tolerances import ATOL, RTOL, activation_atol
-from grader.wording import agree
+from grader.locale import tr, translated
+from grader.wording import Plural
 
 
 def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
@@ -31,11 +32,26 @@ def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
 
 def expect_type(got: Any, kind: type | tuple[type, ...], what: str) -> None:
     if not isinstance(got, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise GradeFailure(f"{what} should be a {names}, but it is a {type(got).__name__}")
+        kinds = [kind] if isinstance(kind, type) else list(kind)
+        names = kinds[0].__name__
+        for other in kinds[1:]:
+            names = tr("{first} or {second}", first=names, second=other.__name__)
+        raise GradeFailure(tr("{what} should be a {kind}, but it is a {actual}",
+                              what=named(what), kind=names, actual=type(got).__name__))
 
 
-def expect_tensor(got: Any, expected: torch.Tensor, what: str = "the result", *,
+def named(what: str) -> str:
+    """What a message calls a value (\"the logits\"), in the language in use where the
+    catalog has it; as given otherwise."""
+    return translated(what)
+
+
+def result_of(method: str) -> str:
+    """What a message calls a method's answer: "generate()'s result"."""
+    return tr("{method}()'s result", method=method)
+
+
+def expect_tensor(got: Any, expected: torch.Tensor, what: str | None = None, *,
                   rtol: float = RTOL, atol: float = ATOL, exact: bool = False,
                   same_dtype_as: str | None = None) -> None:
     """Shape and dtype first, then values: the largest error and where it is.
@@ -44,10 +60,12 @@ def expect_tensor(got: Any, expected: torch.Tensor, what: str = "the result", *,
     `same_dtype_as` names the inputs whose dtype they must keep (say, "the
     logits"; the message speaks of both in the plural).
     """
+    what = what or tr("the result")
     _expect_values(got, expected, what, rtol=rtol, atol=atol, exact=exact)
     if same_dtype_as and got.dtype != expected.dtype:
-        raise GradeFailure(f"{what} are {got.dtype}, but {same_dtype_as} were "
-                           f"{expected.dtype}: keep the input's dtype")
+        raise GradeFailure(tr("{what} are {dtype}, but {inputs} were {expected}: keep the "
+                              "input's dtype", what=named(what), dtype=got.dtype,
+                              inputs=named(same_dtype_as), expected=expected.dtype))
 
 
 def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
@@ -59,50 +77,62 @@ def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
 def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, atol: float,
                    exact: bool) -> None:
     expect_type(got, torch.Tensor, what)
+    many, said = isinstance(what, Plural), named(what)
     if tuple(got.shape) != tuple(expected.shape):
-        raise GradeFailure(
-            f"{agree(what, 'has')} shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
-        )
+        shapes = {"what": said, "got": tuple(got.shape), "expected": tuple(expected.shape)}
+        raise GradeFailure(tr("{what} have shape {got}, expected {expected}", **shapes) if many
+                           else tr("{what} has shape {got}, expected {expected}", **shapes))
     both_float = got.is_floating_point() and expected.is_floating_point()
     if got.dtype != expected.dtype and not both_float:
-        raise GradeFailure(f"{agree(what, 'has')} dtype {got.dtype}, expected {expected.dtype}")
+        dtypes = {"what": said, "got": got.dtype, "expected": expected.dtype}
+        raise GradeFailure(tr("{what} have dtype {got}, expected {expected}", **dtypes) if many
+                           else tr("{what} has dtype {got}, expected {expected}", **dtypes))
     if exact or not expected.is_floating_point():
         if torch.equal(got.to(expected.dtype), expected):
             return
-        mismatch = (got.to(expected.dtype) != expected).nonzero()[0].tolist()
-        raise GradeFailure(
-            f"{agree(what, 'differs')} at index {tuple(mismatch)}: "
-            f"got {got[tuple(mismatch)].item()}, "
-            f"expected {expected[tuple(mismatch)].item()}"
-        )
+        mismatch = tuple((got.to(expected.dtype) != expected).nonzero()[0].tolist())
+        raise GradeFailure(_differs(said, many, mismatch, got[mismatch].item(),
+                                    expected[mismatch].item()))
     g, e = got.double(), expected.double()
     same_inf = (g.isinf() == e.isinf()) & (g.isinf() <= (g == e))
     if not bool(same_inf.all()):
         index = tuple((~same_inf).nonzero()[0].tolist())
-        raise GradeFailure(f"{agree(what, 'differs')} at index {index}: got {g[index].item()}, "
-                           f"expected {e[index].item()}")
+        raise GradeFailure(_differs(said, many, index, g[index].item(), e[index].item()))
     if bool(g.isnan().any()) and not bool(e.isnan().any()):
         index = tuple(g.isnan().nonzero()[0].tolist())
-        raise GradeFailure(f"{agree(what, 'holds')} nan at index {index}; "
-                           f"expected {e[index].item()}")
+        nan = {"what": said, "index": index, "expected": e[index].item()}
+        raise GradeFailure(tr("{what} hold nan at index {index}; expected {expected}", **nan)
+                           if many else
+                           tr("{what} holds nan at index {index}; expected {expected}", **nan))
     finite = e.isfinite()
     error = torch.where(finite, (g - e).abs(), torch.zeros_like(e))
     bound = atol + rtol * e.abs()
     if bool((error <= torch.where(finite, bound, torch.ones_like(e))).all()):
         return
     index = tuple(int(i) for i in torch.unravel_index((error - bound).argmax(), error.shape))
+    off = {"what": said, "error": error[index].item(), "allowed": bound[index].item(),
+           "index": index, "got": g[index].item(), "expected": e[index].item()}
     raise GradeFailure(
-        f"{agree(what, 'is')} off by up to {error[index].item():.3g} "
-        f"(allowed {bound[index].item():.3g}) "
-        f"at index {index}: got {g[index].item():.6g}, expected {e[index].item():.6g}"
+        tr("{what} are off by up to {error:.3g} (allowed {allowed:.3g}) at index {index}: "
+           "got {got:.6g}, expected {expected:.6g}", **off) if many else
+        tr("{what} is off by up to {error:.3g} (allowed {allowed:.3g}) at index {index}: "
+           "got {got:.6g}, expected {expected:.6g}", **off)
     )
+
+
+def _differs(said: str, many: bool, index: tuple, got: Any, expected: Any) -> str:
+    where = {"what": said, "index": index, "got": got, "expected": expected}
+    return (tr("{what} differ at index {index}: got {got}, expected {expected}", **where)
+            if many else tr("{what} differs at index {index}: got {got}, expected {expected}",
+                            **where))
 
 
 def expect_pair(got: Any, expected: tuple, method: str, names: tuple[str, str]) -> None:
     """An (x, y) pair of tensors, a tuple or a list, each equal to the expected one."""
-    expect_type(got, (tuple, list), f"{method}()'s result")
+    expect_type(got, (tuple, list), result_of(method))
     if len(got) != 2:
-        raise GradeFailure(f"{method}()'s result holds {len(got)} items; return the pair (x, y)")
+        raise GradeFailure(tr("{method}()'s result holds {n} items; return the pair (x, y)",
+                              method=method, n=len(got)))
     for mine, theirs, name in zip(got, expected, names):
         expect_tensor(mine, theirs, name, exact=True)
 
@@ -111,17 +141,24 @@ def show(text: str) -> str:
     return repr(text)
 
 
-def expect_text(got: Any, expected: str, what: str = "the text") -> None:
+def expect_text(got: Any, expected: str, what: str | None = None) -> None:
+    what = what or tr("the text")
     expect_type(got, str, what)
     if got == expected:
         return
     i = first_difference(got, expected)
     raise GradeFailure(
-        f"{what} differs from character {i + 1} on "
-        f"({len(got)} characters, expected {len(expected)}):\n"
-        f"  expected ...{show(expected[max(0, i - 20): i + 20])}\n"
-        f"  got      ...{show(got[max(0, i - 20): i + 20])}"
+        tr("{what} differs from character {position} on ({length} characters, expected "
+           "{expected}):", what=named(what), position=i + 1, length=len(got),
+           expected=len(expected))
+        + "\n" + side_by_side(show(expected[max(0, i - 20): i + 20]),
+                              show(got[max(0, i - 20): i + 20]))
     )
+
+
+def side_by_side(expected: str, got: str) -> str:
+    """The expected text and the learner's, where they part, one above the other."""
+    return tr("  expected ...{expected}\n  got      ...{got}", expected=expected, got=got)
 
 
 def first_difference(a: str, b: str) -> int:
@@ -134,9 +171,12 @@ def first_difference(a: str, b: str) -> int:
 def expect_error(got: tuple[str, Any], kind: str, what: str, method: str) -> None:
     """An outcome (from kata.outcome) must be an error of type `kind` with a message."""
     if got[0] == "value":
-        raise GradeFailure(f"{what} returned a value; it should raise {kind}")
+        raise GradeFailure(tr("{what} returned a value; it should raise {kind}", what=what,
+                              kind=kind))
     name, message = getattr(got[1], "type", ""), getattr(got[1], "message", "")
     if name != kind:
-        raise GradeFailure(f"{what} should raise {kind}; instead {raised(method, got)}")
+        raise GradeFailure(tr("{what} should raise {kind}; instead {raised}", what=what,
+                              kind=kind, raised=raised(method, got)))
     if not message.strip():
-        raise GradeFailure(f"{what} raised {kind} without a message; say what is wrong")
+        raise GradeFailure(tr("{what} raised {kind} without a message; say what is wrong",
+                              what=what, kind=kind))

@@ -27,6 +27,7 @@ from grader.grading.judges import comparing, expect_activations
 from grader.grading.kata import Kata
 from grader.grading.mistakes_data import shared
 from grader.grading.strategies import random_models, token_contexts
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.parts import weights
 from grader.model.spec import ModelSpec
@@ -197,11 +198,11 @@ def repeatable(contract: Contract, case: str = "a-sentence") -> Callable[[Kata],
         a, b = first[1], second[1]
         if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
                 and a.shape == b.shape and not torch.equal(a, b)):
-            raise GradeFailure(
-                f"called twice on case {case} with the same weights and input, the module "
+            raise GradeFailure(tr(
+                "called twice on case {case} with the same weights and input, the module "
                 "gave two different outputs: is a dropout left active? The grader calls it "
                 "in evaluation mode (module.eval()), where nn.Dropout does nothing, but "
                 "F.dropout(x, p) drops unless given training=self.training; use nn.Dropout, "
-                "or leave dropout out")
+                "or leave dropout out", case=case))
 
     return test_the_same_output_twice

@@ -26,6 +26,7 @@ from grader.grading.plugin import TestResult
 from grader.grading.provenance import provenance
 from grader.grading.sanitise import visible
 from grader.grading.scoring import format_points, score_report
+from grader.locale import localised, tr, translated
 from grader.registry import Problem
 from grader.sandbox.printed import Printed, after, as_printed, marker, more
 from grader.sandbox.printed import line as shown_line
@@ -184,6 +185,13 @@ class Report:
             tmp.unlink(missing_ok=True)
 
 
+def check_title(name: str) -> str:
+    """A check's name as a learner reads it: its title in the language in use, and the
+    case it ran, as it is ("Softmax of fixed logits [one-row]")."""
+    title, bracket, case = name.partition(" [")
+    return translated(title) + (f" [{case}" if bracket else "")
+
+
 def render(report: Report, console: Console, verbose: bool = False) -> None:
     """The report for a learner's eyes. Its learner text was made visible when the
     results were recorded (grading/session.py); the marks fall back to words where
@@ -199,49 +207,58 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         p = summary.problem
         total = len(summary.results)
         if summary.status == "pass":
-            console.print(f"[green]{ok}[/] {p.folder:<{w}} {summary.passed}/{total} checks pass")
+            console.print(f"[green]{ok}[/] {p.folder:<{w}} "
+                          + tr("{passed}/{total} checks pass", passed=summary.passed,
+                               total=total))
             continue
         failures = [r for r in summary.results if r.status != "pass"]
         if not failures:
-            console.print(f"[red]{bad}[/] {p.folder:<{w}} no checks ran")
+            console.print(f"[red]{bad}[/] {p.folder:<{w}} " + tr("no checks ran"))
             continue
         if summary.status == "error":
             console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
             continue
-        console.print(f"[red]{bad}[/] {p.folder:<{w}} {len(failures)}/{total} checks fail")
+        console.print(f"[red]{bad}[/] {p.folder:<{w}} "
+                      + tr("{failed}/{total} checks fail", failed=len(failures), total=total))
         if p.slug in uncounted:
-            console.print("  [dim]its fixed cases earn no points while its drawn examples "
-                          "fail (classroom mode: the learners' copy holds the fixed cases)[/]")
+            console.print("  [dim]" + tr("its fixed cases earn no points while its drawn "
+                                         "examples fail (classroom mode: the learners' copy "
+                                         "holds the fixed cases)") + "[/]")
         shown: set[str] = set()
         for r in failures:
             # Cases that fail the same way differ only in their inputs: one is shown.
             if r.alike in shown and not verbose:
                 continue
             shown.add(r.alike)
-            console.print(f"  [bold]{escape(r.name)}[/]")
+            console.print(f"  [bold]{escape(check_title(r.name))}[/]")
             for line in r.message.splitlines():
                 console.print(f"    {escape(line)}", highlight=False)
             if r.output:
                 printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0])
                 printed = printed.replace("…", more).splitlines()
                 if len(printed) == 1:
-                    console.print(f"    [dim]your code printed: {escape(printed[0])}[/]",
+                    console.print("    [dim]" + tr("your code printed: {output}",
+                                                     output=escape(printed[0])) + "[/]",
                                   highlight=False)
                 else:
-                    console.print("    [dim]your code printed:[/]")
+                    console.print("    [dim]" + tr("your code printed:") + "[/]")
                     for line in printed:
                         console.print(f"      [dim]{escape(line)}[/]", highlight=False)
             if len(shown) >= 3 and not verbose:
                 break
         if any(r.hint for r in failures) or p.hints:
-            console.print(f"  [dim]stuck? `gpt-kata hint {p.slug}`[/]")
+            console.print("  [dim]" + tr("stuck? `gpt-kata hint {slug}`", slug=p.slug) + "[/]")
     for error in report.internal_errors:
-        console.print(f"[red]grader error:[/] {escape(error.splitlines()[0])}")
+        console.print(f"[red]{tr('grader error:')}[/] {escape(error.splitlines()[0])}")
     passed = sum(s.status == "pass" for s in report.summaries)
     colour = "green" if report.status == "pass" else "red"
-    console.print(f"[{colour}]{passed}/{len(report.summaries)} problems pass, "
-                  f"{format_points(scored['score'])}/{format_points(scored['max_score'])} "
-                  "points[/]")
+    console.print(f"[{colour}]" + tr("{passed}/{problems} problems pass, {score}/{max_score} "
+                                     "points", passed=passed, problems=len(report.summaries),
+                                     score=format_points(scored["score"]),
+                                     max_score=format_points(scored["max_score"])) + "[/]")
     todo = [s for s in report.summaries if s.status != "pass"]
     if todo:
-        console.print(f"next: problems/{todo[0].problem.folder}/README.md", style="dim")
+        statement = localised(todo[0].problem.statement).name
+        console.print(tr("next: {statement}",
+                         statement=f"problems/{todo[0].problem.folder}/{statement}"),
+                      style="dim")

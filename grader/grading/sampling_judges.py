@@ -16,11 +16,11 @@ import torch
 
 from grader.grading import cases
 from grader.grading.failures import GradeFailure
-from grader.grading.judges import expect_type
+from grader.grading.judges import expect_type, result_of, side_by_side
 from grader.grading.kata import Call
 from grader.grading.reference import fresh_args
 from grader.grading.tolerances import TIE_RTOL
-from grader.wording import count
+from grader.locale import tr
 
 
 def sampling_scores(probs: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -79,14 +79,16 @@ def judge_steps(
         return
     if len(got) != len(expected):
         raise GradeFailure(
-            f"expected {len(expected)} new characters, got {len(got)}"
-            f"{' (did you return the prompt too?)' if len(got) > len(expected) else ''}"
-            f"{hint}"
+            tr("expected {expected} new characters, got {got}", expected=len(expected),
+               got=len(got))
+            + (tr(" (did you return the prompt too?)") if len(got) > len(expected) else "")
+            + hint
         )
     lookup = {c: i for i, c in int_to_char.items()}
     unknown = sorted(set(got) - set(lookup))
     if unknown:
-        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}{hint}")
+        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
+                              unknown=unknown) + hint)
     ids = list(prompt_ids)
     for step, char in enumerate(got):
         choice = choose(window(ids), step)
@@ -119,7 +121,7 @@ def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:
     model, _new_chars, context, context_length, int_to_char = fresh_args(call.args[:5])
     judge_reset_sampled_text(got, expected, model=model, prompt_ids=context[0].tolist(),
                              context_length=context_length, int_to_char=int_to_char,
-                             what=f"{call.method}()'s result")
+                             what=result_of(call.method))
 
 
 def divergence_report(got: str, step: int, ids: list[int], window: Callable, probs: torch.Tensor,
@@ -129,12 +131,13 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
     top = probs.double().topk(min(5, len(probs)))
     table = ", ".join(f"{int_to_char[int(i)]!r} {p:.3f}" for p, i in zip(top.values, top.indices))
     lo = max(0, step - 15)
-    return (
-        f"new character {step + 1} differs: expected {int_to_char[best]!r}, "
-        f"got {int_to_char[chosen]!r}"
-        f" (p={probs[chosen].item():.3g})\n"
-        f"  expected ...{expected[lo:step + 15]!r}\n"
-        f"  got      ...{got[lo:step + 15]!r}\n"
-        f"  the model saw {seen!r} ({count(len(window(ids)), 'token')}) at that step\n"
-        f"  top reference probabilities: {table}"
-    )
+    n = len(window(ids))
+    return "\n".join([
+        tr("new character {position} differs: expected {expected!r}, got {got!r} (p={p:.3g})",
+           position=step + 1, expected=int_to_char[best], got=int_to_char[chosen],
+           p=probs[chosen].item()),
+        side_by_side(repr(expected[lo:step + 15]), repr(got[lo:step + 15])),
+        tr("  the model saw {seen!r} ({tokens}) at that step", seen=seen,
+           tokens=tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)),
+        tr("  top reference probabilities: {table}", table=table),
+    ])

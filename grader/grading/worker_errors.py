@@ -7,6 +7,7 @@ from pathlib import Path
 
 from grader.grading.failures import NOT_IMPLEMENTED, UNAVAILABLE
 from grader.grading.sanitise import learner_error
+from grader.locale import tr
 
 
 def where(error: dict) -> str:
@@ -23,7 +24,8 @@ def one_line(error: dict) -> str:
     error = learner_error(error)
     kind, message = error.get("type", "Error"), error.get("message", "")
     if kind == "NotImplementedError":
-        return f"{where(error)}not implemented yet (the starter still raises NotImplementedError)"
+        return where(error) + tr("not implemented yet (the starter still raises "
+                                 "NotImplementedError)")
     if kind == "SyntaxError":
         return f"{where(error)}SyntaxError: {message}"
     if kind in ("MissingClass", "MissingMethod", "LoadFailed", "WorkerDied", "BadResult"):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import paths
+from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import examples, sources, ties
@@ -84,10 +85,19 @@ def write_release(out: Path, only: frozenset[str] | None = None,
             read(paths.ROOT / "problems" / problem.folder / "README.md"))
         put(f"problems/{problem.folder}/solution.py",
             read(paths.STARTERS / problem.folder / "solution.py"))
+        for language in LANGUAGES:  # the statement in each language the kata speaks
+            if language != ENGLISH:
+                put(f"problems/{problem.folder}/README.{language}.md",
+                    read(paths.ROOT / "problems" / problem.folder / f"README.{language}.md"))
     for name in DATA_FILES:
         put(f"data/{name}", (paths.DATA / name).read_bytes())
     for name in PRACTICE_FILES:
         put(f"{PACKAGE}/{name}", (PRACTICE_SOURCE / name).read_bytes())
+    # The kata's language module and its catalogs, as they are: the copy speaks the
+    # same words as the kata, in the same languages.
+    put(f"{PACKAGE}/locale/__init__.py", (CATALOGS / "__init__.py").read_bytes())
+    for catalog in sorted(CATALOGS.glob("*/*.po")):
+        put(f"{PACKAGE}/locale/{catalog.parent.name}/{catalog.name}", catalog.read_bytes())
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()

@@ -14,11 +14,15 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-PRACTICE = ("This is a practice grade: the fixed cases and a few drawn examples, judged "
-            "against stored answers. Your instructor's grade runs the full checks, with "
-            "examples this copy does not hold.")
-NEEDS_REFERENCE = ("`gpt-kata {command}` needs the reference code, which this learners' copy "
-                   "does not hold: your instructor's copy of the kata has it.")
+# The kata's own language module and catalogs, copied into the learners' copy by
+# grader/release/build.py: the same words in both.
+from gpt_kata_practice.locale import LANGUAGES, localised, tr, translated, use
+
+
+def practice_note() -> str:
+    return tr("This is a practice grade: the fixed cases and a few drawn examples, judged "
+              "against stored answers. Your instructor's grade runs the full checks, with "
+              "examples this copy does not hold.")
 
 
 def kata_folder() -> Path:
@@ -26,7 +30,7 @@ def kata_folder() -> Path:
     for folder in (here, *here.parents):
         if (folder / "problems" / "registry.toml").is_file():
             return folder
-    raise SystemExit("not inside the kata: run gpt-kata from the folder with problems/")
+    raise SystemExit(tr("not inside the kata: run gpt-kata from the folder with problems/"))
 
 
 def problems() -> list[dict[str, Any]]:
@@ -46,7 +50,7 @@ def select(names: list[str]) -> list[dict[str, Any]]:
         match = [p for p in every if name in (p["slug"], p["folder"], p["folder"][:2],
                                               str(int(p["folder"][:2])))]
         if not match:
-            raise SystemExit(f"no problem {name!r}; `gpt-kata list` shows them")
+            raise SystemExit(tr("no problem {name!r}; `gpt-kata list` shows them", name=name))
         chosen.extend(match)
     return chosen
 
@@ -61,7 +65,8 @@ def grade(names: list[str], json_file: str | None = None) -> int:
         result = grade_problem(problem["slug"], path)
         results.append((problem, result))
         if result.not_practised:
-            print(f"  ? {problem['folder']}: not practised here: {result.not_practised}")
+            print(f"  ? {problem['folder']}: " + tr("not practised here: {why}",
+                                                      why=result.not_practised))
         elif result.unavailable:
             failed += 1
             print(f"  ✗ {problem['folder']}: {result.unavailable}")
@@ -74,8 +79,9 @@ def grade(names: list[str], json_file: str | None = None) -> int:
             print(f"  ✓ {problem['folder']}: {result.counted}")
         if not result.not_practised:
             for method, why in result.parts_not_practised.items():
-                print(f"    ? {method}() is not practised here: {why}")
-    print(PRACTICE)
+                print("    ? " + tr("{method}() is not practised here: {why}", method=method,
+                                     why=why))
+    print(practice_note())
     if json_file:
         write_json(Path(json_file), results)
     return 1 if failed else 0
@@ -85,7 +91,7 @@ def shown(failure: Any) -> str:
     """A failed case as the grade prints it: what it says, then its fix."""
     first, *rest = f"{failure.label}: {failure.says}".splitlines()
     if failure.hint:
-        rest.append(f"Hint: {failure.hint}")
+        rest.append(tr("Hint: {hint}", hint=translated(failure.hint)))
     return "\n".join([f"    {first}", *(f"        {line}" for line in rest)])
 
 
@@ -111,7 +117,7 @@ def write_json(path: Path, results: list[tuple[dict[str, Any], Any]]) -> None:
                           else "wrong" if check["status"] == "fail" else None,
                           "mistake": check["mistake"]})
     graded = [status(r) for _, r in results if not r.not_practised]
-    report = {"practice": True, "note": PRACTICE,
+    report = {"practice": True, "note": practice_note(),
               "status": "pass" if graded and all(s == "pass" for s in graded) else "fail",
               "problems": [{"problem": p["slug"], "number": int(p["folder"][:2]),
                             "status": status(r), "passed": r.passed,
@@ -140,7 +146,7 @@ def watch(names: list[str]) -> int:
 
                 subprocess.run([sys.executable, "-m", "gpt_kata_practice", "grade",
                                 *[p["slug"] for p in chosen]], check=False)
-                print("(watching; Ctrl-C stops)")
+                print(tr("(watching; Ctrl-C stops)"))
             time.sleep(1.0)
     except KeyboardInterrupt:
         return 0
@@ -152,24 +158,36 @@ def hint(names: list[str]) -> int:
     shown = json.loads(state_file.read_text("utf-8")) if state_file.is_file() else {}
     hints = problem.get("hints", [])
     if not hints:
-        print(f"{problem['folder']} has no hints")
+        print(tr("{folder} has no hints", folder=problem["folder"]))
         return 0
     n = min(shown.get(problem["slug"], 0) + 1, len(hints))
     shown[problem["slug"]] = n
     state_file.parent.mkdir(exist_ok=True)
     state_file.write_text(json.dumps(shown, indent=1), "utf-8")
-    print(f"{problem['folder']}, hint {n} of {len(hints)}:\n  {hints[n - 1]}")
+    print(tr("{folder}, {what}:", folder=problem["folder"],
+             what=tr("hint {n} of {total}", n=n, total=len(hints))))
+    print(f"  {translated(hints[n - 1])}")
     return 0
 
 
 def list_problems() -> int:
+    track = None
     for problem in problems():
-        print(f"  {problem['folder']}  {problem['title']}")
+        if problem.get("track") != track:
+            track = problem.get("track")
+            print(translated(track or ""))
+        print(f"  {problem['folder']}  {translated(problem['title'])}")
+    first = problems()[0]["folder"]
+    statement = localised(kata_folder() / "problems" / first / "README.md").name
+    print(tr("read a problem in {statement}", statement=f"problems/NN-slug/{statement}"))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpt-kata", description="The kata's practice grader.")
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG",
+                        help="the language to speak: en (English) or zh (中文) (default: "
+                             "GPT_KATA_LANG, else your locale, else en)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="the problems")
     for name, text in (("grade", "grade your solutions on the practice cases"),
@@ -184,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         sub.add_parser(name, help="not in the learners' copy").add_argument(
             "rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
+    if args.lang:
+        use(args.lang)
     if args.command == "list":
         return list_problems()
     if args.command == "grade":
@@ -192,5 +212,6 @@ def main(argv: list[str] | None = None) -> int:
         return watch(args.problems)
     if args.command == "hint":
         return hint(args.problems)
-    print(NEEDS_REFERENCE.format(command=args.command))
+    print(tr("`gpt-kata {command}` needs the reference code, which this learners' copy "
+             "does not hold: your instructor's copy of the kata has it.", command=args.command))
     return 2

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from gpt_kata_practice import codec, judge
+from gpt_kata_practice.locale import tr, translated
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 CASES = Path(__file__).with_name("cases.json")
@@ -174,8 +175,9 @@ def grade_problem(slug: str, path: Path) -> Result:
         failure = Failure(label, message)
         for mistake in case["mistakes"]:
             if judge.same_outcome(got, codec.decode(mistake["outcome"]), part["judge"], args):
-                failure = Failure(label, f"{message}\nThis is what happens when you "
-                                  f"{mistake['name']}.", mistake["hint"],
+                said = tr("This is what happens when you {name}.",
+                          name=translated(mistake["name"]))
+                failure = Failure(label, f"{message}\n{said}", mistake["hint"],
                                   {k: mistake[k] for k in ("id", "name", "hint")})
                 break
         fail(result, failure)

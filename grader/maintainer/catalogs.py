@@ -1,0 +1,125 @@
+"""Every English text a learner reads, and the catalogs that translate them.
+
+`python -m grader.maintainer.catalogs zh` brings grader/locale/zh/*.po up to date,
+as gettext's msgmerge would: each English text the kata has gets an entry (with
+where it comes from), a translation already made is kept, and an entry whose
+English is gone is dropped. Then a translator fills in what is empty;
+tests/test_chinese.py fails while anything is.
+
+The texts, by catalog:
+- problems.po: each track's name, each problem's title and hints (registry.toml);
+- checks.po: each check's title (its test's docstring, in the check modules);
+- mistakes.po: each known mistake's name and fix (the check modules);
+- messages.po: each `tr("...")` literal in grader/.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from grader.locale import CATALOGS
+from grader.paths import PACKAGE
+from grader.registry import problems
+
+Source = tuple[str, str]  # an English text, and where it comes from
+
+
+def problem_texts() -> Iterator[Source]:
+    tracks: dict[str, None] = {}
+    for problem in problems():
+        tracks.setdefault(problem.track)
+    for track in tracks:
+        yield track, "registry.toml: a track"
+    for problem in problems():
+        yield problem.title, f"registry.toml: {problem.slug}, title"
+        for i, hint in enumerate(problem.hints, start=1):
+            yield hint, f"registry.toml: {problem.slug}, hint {i}"
+
+
+def mistake_texts() -> Iterator[Source]:
+    from grader.grading.failures import Mistake
+
+    for problem in problems():
+        module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+        for mistake in mistakes_in(module, Mistake):
+            where = f"{mistake.named(problem.slug).id}"
+            yield mistake.name, f"{where}, name"
+            if mistake.hint:
+                yield mistake.hint, f"{where}, fix"
+
+
+def mistakes_in(module: object, kind: type) -> list:
+    """The mistakes a check module holds: its contract's, and any other, alone or in
+    a list (as tests/test_mistake_ids.py finds them)."""
+    found = list(getattr(getattr(module, "CONTRACT", None), "mistakes", ()))
+    for value in vars(module).values():
+        if isinstance(value, kind):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, kind))
+    return list({id(m): m for m in found}.values())
+
+
+def check_texts() -> Iterator[Source]:
+    """Each check's title: the first line of its test's docstring, as reports name it
+    (grader/grading/plugin.py's test_name)."""
+    for problem in problems():
+        module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+        for name, value in vars(module).items():
+            doc = (getattr(value, "__doc__", None) or "").strip().splitlines()
+            if name.startswith("test") and callable(value) and doc:
+                yield doc[0].rstrip("."), f"{problem.slug}: {name}"
+
+
+def message_texts(root: Path = PACKAGE) -> Iterator[Source]:
+    """Each `tr("...")` whose first argument is a string literal, in grader/."""
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "tr" and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                yield node.args[0].value, f"{path.relative_to(root.parent)}:{node.lineno}"
+
+
+CATALOG_TEXTS = {"problems": problem_texts, "checks": check_texts,
+                 "mistakes": mistake_texts, "messages": message_texts}
+
+
+def texts(name: str) -> dict[str, list[str]]:
+    """A catalog's English texts, in first-seen order, each with where it comes from."""
+    found: dict[str, list[str]] = {}
+    for text, where in CATALOG_TEXTS[name]():
+        if text:
+            found.setdefault(text, []).append(where)
+    return found
+
+
+def update(code: str) -> dict[str, int]:
+    """Bring `code`'s catalogs up to date; per catalog, how many entries lack a
+    translation."""
+    import polib
+
+    untranslated = {}
+    for name in CATALOG_TEXTS:
+        path = CATALOGS / code / f"{name}.po"
+        old = {e.msgid: e.msgstr for e in polib.pofile(str(path))} if path.exists() else {}
+        po = polib.POFile(wrapwidth=0)
+        po.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": code}
+        for text, where in texts(name).items():
+            po.append(polib.POEntry(msgid=text, msgstr=old.get(text, ""),
+                                    comment="; ".join(where[:3])))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        po.save(str(path))
+        untranslated[name] = sum(1 for e in po if not e.msgstr)
+    return untranslated
+
+
+if __name__ == "__main__":
+    for catalog, missing in update(sys.argv[1] if len(sys.argv) > 1 else "zh").items():
+        print(f"{catalog}: {missing} without a translation")

@@ -1,0 +1,174 @@
+"""The kata in Chinese: every text a learner reads has its translation, and the
+translation keeps what a learner's code and the grader's numbers need.
+
+The catalogs (grader/locale/zh/*.po) are keyed by the English texts, which
+grader/maintainer/catalogs.py finds: the registry's titles and hints, each check's
+title, each known mistake's name and fix, and each `tr("...")` in the code. A
+translation keeps the English one's {fields}, its numbers and its code spans.
+The statements are held to the same in tests/test_chinese_statements.py.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+
+from grader import locale
+from grader.locale import CATALOGS
+from grader.maintainer import catalogs
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![A-Za-z0-9_])")
+CODE_SPAN = re.compile(r"`[^`\n]+`")
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def entries(name: str) -> list[polib.POEntry]:
+    return list(polib.pofile(str(CATALOGS / "zh" / f"{name}.po")))
+
+
+@pytest.mark.parametrize("name", sorted(catalogs.CATALOG_TEXTS))
+def test_every_english_text_has_its_chinese(name: str) -> None:
+    """A catalog holds exactly the English texts the kata has, each translated:
+    `python -m grader.maintainer.catalogs zh` adds what is new, a translator fills it."""
+    po = {e.msgid: e.msgstr for e in entries(name)}
+    wanted = catalogs.texts(name)
+    missing = [t for t in wanted if t not in po]
+    stale = [t for t in po if t not in wanted]
+    empty = [t for t in wanted if t in po and not po[t].strip()]
+    assert not missing, (f"{len(missing)} text(s) not in {name}.po (run python -m "
+                         f"grader.maintainer.catalogs zh), the first: {missing[:3]}")
+    assert not stale, f"{name}.po still has texts the kata no longer says: {stale[:3]}"
+    assert not empty, f"{len(empty)} text(s) of {name}.po untranslated, the first: {empty[:3]}"
+
+
+@pytest.mark.parametrize("name", sorted(catalogs.CATALOG_TEXTS))
+def test_a_translation_keeps_fields_numbers_and_code(name: str) -> None:
+    wrong = []
+    for entry in entries(name):
+        if not entry.msgstr:
+            continue
+        english, chinese = entry.msgid, entry.msgstr
+        if name == "messages" and fields(english) != fields(chinese):
+            wrong.append(f"{english!r}: fields {sorted(fields(chinese))}")
+        if set(NUMBER.findall(english)) != set(NUMBER.findall(chinese)):
+            wrong.append(f"{english!r}: numbers {sorted(set(NUMBER.findall(chinese)))}")
+        if set(CODE_SPAN.findall(english)) != set(CODE_SPAN.findall(chinese)):
+            wrong.append(f"{english!r}: code {sorted(set(CODE_SPAN.findall(chinese)))}")
+        # A one-word title ("RMSNorm") or code is the same in Chinese; prose is not.
+        if (not CHINESE.search(chinese) and not looks_like_code(english)
+                and len(re.findall(r"[A-Za-z]{2,}", english)) > 1):
+            wrong.append(f"{english!r}: no Chinese in {chinese!r}")
+    assert not wrong, "\n".join(wrong[:10])
+
+
+def looks_like_code(text: str) -> bool:
+    """A hint that is an answer written as code ("return self.down_proj(...)") reads the
+    same in every language; prose does not."""
+    return "(" in text and ")" in text and ("=" in text or "return " in text)
+
+
+def test_the_checks_of_a_translation_can_fail() -> None:
+    assert not looks_like_code("keep the k largest logits")
+    assert fields("off by {error:.3g} at {where}") != fields("偏差 {error:.3g}")
+    assert set(NUMBER.findall("k = 1 keeps 2")) != set(NUMBER.findall("k = 1 保留"))
+    assert set(CODE_SPAN.findall("use `dim=-1`")) != set(CODE_SPAN.findall("用 dim=-1"))
+
+
+def test_the_language_comes_from_the_option_the_setting_or_the_locale(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("GPT_KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(variable, raising=False)
+    assert locale.language() == "en"
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert locale.language() == "zh"
+    monkeypatch.setenv("LC_ALL", "C")  # LC_ALL first, as gettext reads them
+    assert locale.language() == "en"
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    assert locale.language() == "zh"
+    monkeypatch.setenv("GPT_KATA_LANG", "klingon")  # one the kata does not speak
+    assert locale.language() == "en"
+    assert locale.code_of("zh-Hans") == "zh" and locale.code_of("fr_FR") is None
+
+
+def test_a_text_with_no_translation_is_shown_in_english(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    assert locale.tr("no such text {n}", n=3) == "no such text 3"
+    assert locale.translated("") == ""
+
+
+def kata_command(*args: str, cwd: Path, language: str = "zh") -> str:
+    done = subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd,
+                          capture_output=True, text=True, encoding="utf-8", timeout=300,
+                          env={**_env(), "GPT_KATA_LANG": language})
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LANG", "LC_MESSAGES")}
+
+
+def test_list_speaks_chinese_for_every_problem(tmp_path: Path) -> None:
+    from learner import learner_kata
+
+    from grader.registry import problems
+
+    kata = learner_kata(tmp_path)
+    shown = kata_command("--lang", "zh", "list", cwd=kata)
+    zh = catalog_of("problems")
+    for problem in problems():
+        assert zh[problem.title] in shown, problem.slug
+        assert zh[problem.track] in shown
+    assert "README.zh.md" in shown
+    english = kata_command("list", cwd=kata, language="en")
+    assert problems()[0].title in english and not CHINESE.search(english)
+
+
+def test_hint_speaks_chinese_for_every_problem(tmp_path: Path) -> None:
+    from learner import learner_kata
+
+    from grader.registry import problems
+
+    kata = learner_kata(tmp_path)
+    zh = catalog_of("problems")
+    for problem in problems():
+        shown = kata_command("--lang", "zh", "hint", problem.slug, cwd=kata)
+        assert zh[problem.hints[0]] in shown, problem.slug
+        assert CHINESE.search(shown.splitlines()[0]), shown  # "提示 1/3" and the like
+
+
+def test_a_chinese_grade_names_the_mistake_in_chinese(tmp_path: Path) -> None:
+    from learner import learner_kata
+
+    kata = learner_kata(tmp_path)
+    reference = (ROOT / "solutions" / "09-top-k" / "solution.py").read_text()
+    wrong = reference.replace('float("-inf")', "0.0")
+    assert wrong != reference
+    (kata / "problems" / "09-top-k" / "solution.py").write_text(wrong)
+    shown = kata_command("grade", "top-k", cwd=kata)
+    name = "set removed logits to 0 instead of -inf"
+    chinese_name = catalog_of("mistakes")[name]
+    assert chinese_name in shown and name not in shown
+    assert catalog_of("checks")["Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, "
+                                "batches"] in shown
+    assert "README.zh.md" in shown
+    fix = kata_command("hint", "top-k", cwd=kata)
+    assert catalog_of("mistakes")["a logit of 0 still has a probability; removed tokens "
+                                  "need float('-inf')"] in fix
+
+
+def catalog_of(name: str) -> dict[str, str]:
+    return {e.msgid: e.msgstr for e in entries(name)}

@@ -1,0 +1,117 @@
+"""The Chinese statements keep step with the English ones.
+
+Each problems/NN-slug/README.zh.md is written for a Chinese reader, not word for
+word, but it must teach the same thing with the same code and values: the same
+code blocks byte for byte (the examples a learner runs), the same inline code, the
+same numbers in the prose, the same sections, and the glossary's terms
+(problems/glossary.zh.toml) wherever the English uses them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.registry import problems
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+GLOSSARY = ROOT / "problems" / "glossary.zh.toml"
+FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.M | re.S)
+# A code span, which a statement may break over two lines.
+INLINE = re.compile(r"`([^`]+)`")
+# A number as prose writes it: 0.3295, 6.3e-05, 1e-3, 40, also against a Chinese
+# character (第06题); not the digits of a word such as "float32", nor a slug's.
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![A-Za-z0-9_])")
+FOLDERS = [p.folder for p in problems()]
+
+
+def statement(folder: str, language: str) -> str:
+    name = "README.md" if language == "en" else f"README.{language}.md"
+    return (ROOT / "problems" / folder / name).read_text(encoding="utf-8")
+
+
+def code_blocks(text: str) -> list[str]:
+    return FENCE.findall(text)
+
+
+def prose(text: str) -> str:
+    """The text outside code blocks, with its inline code left out too."""
+    return INLINE.sub(" ", FENCE.sub(" ", text))
+
+
+def inline_code(text: str) -> set[str]:
+    return {" ".join(span.split()) for span in INLINE.findall(FENCE.sub(" ", text))}
+
+
+def numbers(text: str) -> set[str]:
+    return set(NUMBER.findall(prose(text)))
+
+
+def sections(text: str) -> list[str]:
+    return [line.split(" ", 1)[0] for line in FENCE.sub("", text).splitlines()
+            if line.startswith("#")]
+
+
+def checked_terms() -> list[dict]:
+    with GLOSSARY.open("rb") as f:
+        return [t for t in tomllib.load(f)["term"] if t.get("checked")]
+
+
+def test_the_glossary_is_well_formed() -> None:
+    with GLOSSARY.open("rb") as f:
+        terms = tomllib.load(f)["term"]
+    english = [t["en"] for t in terms]
+    assert len(english) == len(set(english)), "a term is listed twice"
+    for term in terms:
+        assert set(term) <= {"en", "zh", "keep", "note", "checked"}, term
+        assert term["zh"].strip(), term
+        if term.get("keep"):
+            assert term["zh"] == term["en"], f"{term['en']} is kept as it is in English"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_statement_has_its_chinese(folder: str) -> None:
+    path = ROOT / "problems" / folder / "README.zh.md"
+    assert path.is_file(), f"problems/{folder}/README.zh.md is missing"
+    text = path.read_text(encoding="utf-8")
+    assert re.search(r"[\u4e00-\u9fff]", text), f"{path} has no Chinese in it"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_chinese_statement_has_the_same_code_and_values(folder: str) -> None:
+    english, chinese = statement(folder, "en"), statement(folder, "zh")
+    assert code_blocks(chinese) == code_blocks(english), (
+        "the code blocks differ: a statement's code is the same in both languages")
+    assert inline_code(chinese) == inline_code(english), (
+        f"inline code only in English: {sorted(inline_code(english) - inline_code(chinese))}; "
+        f"only in Chinese: {sorted(inline_code(chinese) - inline_code(english))}")
+    assert numbers(chinese) == numbers(english), (
+        f"numbers only in English: {sorted(numbers(english) - numbers(chinese))}; "
+        f"only in Chinese: {sorted(numbers(chinese) - numbers(english))}")
+    assert sections(chinese) == sections(english), "the headings differ in number or level"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_chinese_statement_uses_the_glossary(folder: str) -> None:
+    english, chinese = prose(statement(folder, "en")), prose(statement(folder, "zh"))
+    missing = [f"{t['en']} ({t['zh']})" for t in checked_terms()
+               if re.search(rf"\b{re.escape(t['en'])}", english, re.I)
+               and t["zh"] not in chinese]
+    assert not missing, f"the English uses these terms, the Chinese not their glossary form: {missing}"
+
+
+def test_the_parity_checks_can_fail() -> None:
+    english = "# 01 · A\n\nKeep `k` at 0.5.\n\n## Your task\n\n```python\nx = 1\n```\n"
+    drifted = "# 01 · 甲\n\n保留 `j`，取0.25。\n\n```python\nx = 2\n```\n"
+    assert code_blocks(drifted) != code_blocks(english)
+    assert inline_code(drifted) != inline_code(english)
+    assert numbers(drifted) != numbers(english)
+    assert sections(drifted) != sections(english)
