@@ -24,7 +24,8 @@ else:  # pragma: no cover - Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "problems" / "glossary.zh.toml"
-FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.M | re.S)
+# A fenced block, also one indented in a list item.
+FENCE = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.M | re.S)
 # A code span, which a statement may break over two lines.
 INLINE = re.compile(r"`([^`]+)`")
 # A number as prose writes it: 0.3295, 6.3e-05, 1e-3, 40, also against a Chinese
@@ -105,7 +106,7 @@ def test_the_chinese_statement_uses_the_glossary(folder: str) -> None:
     missing = [f"{t['en']} ({t['zh']})" for t in checked_terms()
                if re.search(rf"\b{re.escape(t['en'])}", english, re.I)
                and t["zh"] not in chinese]
-    assert not missing, f"the English uses these terms, the Chinese not their glossary form: {missing}"
+    assert not missing, f"the English uses these terms, not the Chinese their glossary's: {missing}"
 
 
 def test_the_parity_checks_can_fail() -> None:

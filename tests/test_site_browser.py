@@ -227,3 +227,26 @@ def test_a_reader_finds_a_problem_by_searching(site: str, browser) -> None:
     wait(browser, lambda d: d.current_url.split("#")[0].endswith(target),
          f"the search result does not lead to {target}")
     assert heading(browser).startswith("34 · Grouped-query attention")
+
+
+def test_a_chinese_reader_finds_the_statements_in_chinese(site: str, browser) -> None:
+    """The Chinese site (the i18n plugin's, in zh/): its statements' index, a statement
+    with its pictures, and the way back to English from the language menu."""
+    from selenium.webdriver.common.by import By
+
+    from grader.locale import catalog
+
+    browser.get(site + "zh/problems/index.html")
+    if "404" in browser.title or not browser.find_elements(By.CSS_SELECTOR, "article h1"):
+        pytest.skip("this build has no Chinese site (Zensical builds no i18n plugin's)")
+    assert heading(browser) == "全部题目说明"
+    title = catalog("zh")["The KV cache"]
+    follow(browser, title)
+    assert browser.current_url.endswith("zh/problems/15-kv-cache/index.html")
+    assert heading(browser).startswith("15 · ") and "KV 缓存" in heading(browser)
+    drawn = pictures(browser)
+    assert any(src.endswith("kv-cache.svg") for src in drawn), f"no KV cache picture: {drawn}"
+    assert all(drawn.values()), f"pictures that did not load: {drawn}"
+    english = [a.get_attribute("href") for a in
+               browser.find_elements(By.CSS_SELECTOR, "a[hreflang='en']")]
+    assert english, "no link to the English site on a Chinese page"

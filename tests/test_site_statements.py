@@ -59,6 +59,25 @@ def test_every_statement_is_a_page_that_says_what_its_readme_says(written: Path)
         assert f"gpt-kata grade {entry.slug}" in body
 
 
+def test_every_chinese_statement_is_a_page_of_the_chinese_site(written: Path) -> None:
+    """problems/NN-slug/README.zh.md becomes index.zh.md beside the English page (the
+    i18n plugin's layout), with a banner in Chinese and every word of the statement."""
+    for entry in statements.entries():
+        readme = (ROOT / "problems" / entry.folder / "README.zh.md").read_text(encoding="utf-8")
+        page = (written / statements.page_path(entry, "zh")).read_text(encoding="utf-8")
+        page = page.replace(PICTURE, "")
+        title, _, body = page.partition("\n")
+        assert title == readme.partition("\n")[0], entry.folder
+        text = words(readme.partition("\n")[2])
+        assert words(body)[-len(text):] == text, f"{entry.folder}: the page's text differs"
+        assert f"gpt-kata --lang zh grade {entry.slug}" in body and "题" in body
+    index = (written / "problems" / "index.zh.md").read_text(encoding="utf-8")
+    assert re.findall(r"\]\(([^)]+)/index\.md\)", index) == [
+        e.folder for e in statements.entries()]
+    # The track headings keep the English anchors that other pages link to.
+    assert "{#make-gpt-talk-back}" in index and "{#build-the-gpt}" in index
+
+
 def test_the_index_and_the_navigation_list_every_problem_in_order(written: Path) -> None:
     entries = statements.entries()
     index = (written / "problems" / "index.md").read_text(encoding="utf-8")

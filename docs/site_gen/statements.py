@@ -37,6 +37,9 @@ class Entry:
     title: str
     track: str
     points: int
+    # In Chinese, from the kata's catalogs (grader/locale/zh/problems.po).
+    title_zh: str = ""
+    track_zh: str = ""
 
     @property
     def folder(self) -> str:
@@ -45,20 +48,30 @@ class Entry:
 
 def entries() -> list[Entry]:
     """The registry's problems, read through grader.registry."""
+    from grader.locale import catalog
     from grader.registry import problems
 
-    return [Entry(p.number, p.slug, p.title, p.track, p.points) for p in problems()]
+    zh = catalog("zh")
+    return [Entry(p.number, p.slug, p.title, p.track, p.points, zh.get(p.title, p.title),
+                  zh.get(p.track, p.track)) for p in problems()]
 
 
-def page_path(entry: Entry) -> str:
+# The languages of the statements: the README's suffix, and the page's (the i18n
+# plugin's "suffix" layout: index.zh.md is index.md in Chinese).
+LANGUAGES = {"en": ("README.md", "index.md"), "zh": ("README.zh.md", "index.zh.md")}
+
+
+def page_path(entry: Entry, language: str = "en") -> str:
     """A statement's page, relative to the pages folder."""
-    return f"{OUT}/{entry.folder}/index.md"
+    return f"{OUT}/{entry.folder}/{LANGUAGES[language][1]}"
 
 
 # A fenced block, or a code span: text that is left as it is.
 CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]+`", re.M | re.S)
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 PROBLEM = re.compile(r"\b([Pp]roblems?) (\d{2})\b((?:(?:, | and | or | to )\d{2}\b)*)")
+# "第 06 题", "第 06 和 07 题": problem numbers in the Chinese statements.
+PROBLEM_ZH = re.compile(r"第 ?(\d{2})((?:(?: ?[、和或至到] ?)\d{2})*) ?题")
 
 
 def outside_code(markdown: str, change) -> str:
@@ -70,13 +83,22 @@ def outside_code(markdown: str, change) -> str:
     return "".join([*out, change(markdown[last:])])
 
 
-def link_problems(text: str, entry: Entry, by_number: dict[int, Entry]) -> str:
-    """"problem 06" a link to its page; in "problems 06 and 07", each number."""
+def link_problems(text: str, entry: Entry, by_number: dict[int, Entry],
+                  language: str = "en") -> str:
+    """"problem 06" a link to its page; in "problems 06 and 07", each number. A link
+    names the English page: the i18n plugin sends a Chinese page's reader to the
+    Chinese one, or to the English where a statement has no Chinese yet."""
+    page = LANGUAGES["en"][1]
+
     def number(n: str, shown: str | None = None) -> str:
         other = by_number.get(int(n))
         if other is None or other == entry:
             return shown or n
-        return f"[{shown or n}](../{other.folder}/index.md)"
+        return f"[{shown or n}](../{other.folder}/{page})"
+
+    if language == "zh":
+        return PROBLEM_ZH.sub(lambda m: re.sub(r"\d{2}", lambda d: number(d.group(0)),
+                                                m.group(0)), text)
 
     def replace(match: re.Match) -> str:
         word, first, rest = match.groups()
@@ -87,7 +109,8 @@ def link_problems(text: str, entry: Entry, by_number: dict[int, Entry]) -> str:
     return PROBLEM.sub(replace, text)
 
 
-def relink(text: str, entry: Entry, folders: set[str], copies: set[Path]) -> str:
+def relink(text: str, entry: Entry, folders: set[str], copies: set[Path],
+           language: str = "en") -> str:
     """Relative links as the page needs them (see the module's docstring)."""
     def replace(match: re.Match) -> str:
         bang, label, target = match.groups()
@@ -100,7 +123,8 @@ def relink(text: str, entry: Entry, folders: set[str], copies: set[Path]) -> str
             parts = here.relative_to(PROBLEMS).parts
         except ValueError:
             parts = ()
-        if len(parts) == 2 and parts[0] in folders and parts[1] == "README.md":
+        if len(parts) == 2 and parts[0] in folders and parts[1] in ("README.md",
+                                                                     "README.zh.md"):
             return f"{bang}[{label}](../{parts[0]}/index.md{anchor})"
         if len(parts) == 2 and parts[0] == entry.folder and here.is_file():
             copies.add(here)
@@ -113,7 +137,13 @@ def relink(text: str, entry: Entry, folders: set[str], copies: set[Path]) -> str
     return LINK.sub(replace, text)
 
 
-def banner(entry: Entry, total: int) -> str:
+def banner(entry: Entry, total: int, language: str = "en") -> str:
+    if language == "zh":
+        return (f'!!! abstract "第 {entry.number} 题，共 {total} 题 · {entry.track_zh} · '
+                f'{entry.points} 分"\n'
+                f"    你的文件是 `problems/{entry.folder}/solution.py`；本页是它的题目说明 "
+                f"`problems/{entry.folder}/README.zh.md`。用 `gpt-kata --lang zh grade "
+                f"{entry.slug}` 检查答案，用 `gpt-kata --lang zh hint {entry.slug}` 获取提示。\n")
     return (f'!!! abstract "Problem {entry.number} of {total} · {entry.track} · '
             f'{entry.points} points"\n'
             f"    Your file is `problems/{entry.folder}/solution.py`; this page is its "
@@ -133,21 +163,35 @@ def with_pictures(markdown: str, pictures: list[str]) -> str:
 
 
 def page(entry: Entry, all_entries: list[Entry], pictures: list[str],
-         copies: set[Path]) -> str:
-    """The page of one statement."""
-    markdown = (PROBLEMS / entry.folder / "README.md").read_text(encoding="utf-8")
+         copies: set[Path], language: str = "en") -> str:
+    """The page of one statement, in `language`."""
+    readme = LANGUAGES[language][0]
+    markdown = (PROBLEMS / entry.folder / readme).read_text(encoding="utf-8")
     by_number = {e.number: e for e in all_entries}
     folders = {e.folder for e in all_entries}
-    markdown = outside_code(
-        markdown, lambda t: link_problems(relink(t, entry, folders, copies), entry, by_number))
+    markdown = outside_code(markdown, lambda t: link_problems(
+        relink(t, entry, folders, copies, language), entry, by_number, language))
     title, _, body = markdown.partition("\n")
     if not title.startswith("# "):
         title, body = f"# {entry.number:02d} · {entry.title}", markdown
-    return f"{title}\n\n{banner(entry, len(all_entries))}\n{with_pictures(body, pictures)}"
+    return (f"{title}\n\n{banner(entry, len(all_entries), language)}\n"
+            f"{with_pictures(body, pictures)}")
 
 
-def index(all_entries: list[Entry]) -> str:
+def index(all_entries: list[Entry], language: str = "en") -> str:
     """The problems, track by track, each linked to its statement."""
+    if language == "zh":
+        lines = ["# 全部题目说明", "",
+                 "下面每一页都是一道题的 `README.zh.md`，即 `problems/` 中的中文题目说明，"
+                 "每次构建网站时生成。", ""]
+        track = None
+        for e in all_entries:
+            if e.track_zh != track:
+                track = e.track_zh
+                # the English heading's anchor, which other pages link to
+                lines += ["", f"## {track} {{#{anchor_of(e.track)}}}", ""]
+            lines.append(f"{e.number}. [{e.title_zh}]({e.folder}/index.md) (`{e.slug}`)")
+        return "\n".join(lines) + "\n"
     lines = ["# Every statement", "",
              "Each page below is a problem's `README.md`, as `problems/` holds it, "
              "made into a page each time the site is built. "
@@ -160,6 +204,11 @@ def index(all_entries: list[Entry]) -> str:
             lines += ["", f"## {track}", ""]
         lines.append(f"{e.number}. [{e.title}]({e.folder}/index.md) (`{e.slug}`)")
     return "\n".join(lines) + "\n"
+
+
+def anchor_of(heading: str) -> str:
+    """The anchor MkDocs gives a heading: "Make GPT talk back" → "make-gpt-talk-back"."""
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower())
 
 
 def write_if_changed(path: Path, content: bytes) -> None:
@@ -180,16 +229,21 @@ def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
     wanted: set[Path] = set()
     for entry in all_entries:
         copies: set[Path] = set()
-        target = pages / page_path(entry)
-        write_if_changed(target, page(entry, all_entries, pictures.get(entry.slug, []),
-                                      copies).encode("utf-8"))
-        wanted.add(target)
+        for language in LANGUAGES:
+            if not (PROBLEMS / entry.folder / LANGUAGES[language][0]).is_file():
+                continue  # the Chinese site shows the English page instead
+            target = pages / page_path(entry, language)
+            write_if_changed(target, page(entry, all_entries, pictures.get(entry.slug, []),
+                                          copies, language).encode("utf-8"))
+            wanted.add(target)
         for source in copies:
             copy = target.parent / source.name
             write_if_changed(copy, source.read_bytes())
             wanted.add(copy)
-    write_if_changed(out / "index.md", index(all_entries).encode("utf-8"))
-    wanted.add(out / "index.md")
+    for language in LANGUAGES:
+        target = out / LANGUAGES[language][1]
+        write_if_changed(target, index(all_entries, language).encode("utf-8"))
+        wanted.add(target)
     # Hidden files are another build's, being written.
     for stale in [p for p in out.rglob("*") if p.is_file() and p not in wanted
                   and not p.name.startswith(".")]:
