@@ -246,6 +246,7 @@ def has_a_row(entry: dict) -> str | None:
 PLACES: dict[str, Callable[[dict], str | None]] = {
     "problems/registry.toml": registered,
     "problems/NN-slug/README.md": statement_runs_its_examples,
+    "problems/NN-slug/README.zh.md": has_file("problems/{folder}/README.zh.md"),
     "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
     "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
     "grader/checks/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
@@ -372,7 +373,9 @@ def nav_pages(nav: list) -> set[str]:
 def test_every_page_is_in_the_navigation() -> None:
     config = yaml.safe_load(text(DOCS / "mkdocs.yml"))
     assert (DOCS / config["docs_dir"]).resolve() == PAGES
-    on_disk = {str(p.relative_to(PAGES)).replace("\\", "/") for p in pages()}
+    # A page's Chinese (NAME.zh.md) is the i18n plugin's, listed under its English.
+    on_disk = {str(p.relative_to(PAGES)).replace("\\", "/") for p in pages()
+               if not p.name.endswith(".zh.md")}
     listed = nav_pages(config["nav"])
     assert listed == on_disk, (f"pages not in mkdocs.yml's nav: {sorted(on_disk - listed)}; "
                                f"in the nav but not on disk: {sorted(listed - on_disk)}")
