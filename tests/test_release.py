@@ -177,8 +177,28 @@ def test_no_file_of_the_references_is_in_the_copy(released: Path) -> None:
         assert digest not in answers, f"{relative} is {answers[digest]}"
         assert "solutions" not in relative.split("/")
         # Only text: no pickles, TorchScript or exported programs that could carry code.
+        # (.po: the kata's translations, gettext's text catalogs.)
         assert Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors",
-                                         ".pt2"}
+                                         ".pt2", ".po"}
+
+
+def test_the_copy_carries_both_languages(released: Path) -> None:
+    """Every statement in Chinese beside the English, and the copy's commands speak it."""
+    for statement in sorted((released / "problems").glob("*/README.md")):
+        chinese = statement.with_name("README.zh.md")
+        assert chinese.is_file(), f"{chinese.relative_to(released)} is missing"
+        assert chinese.read_bytes() == (paths.ROOT / "problems" / statement.parent.name /
+                                        "README.zh.md").read_bytes()
+    catalogs = sorted(p.name for p in (released / "gpt_kata_practice" / "locale" / "zh")
+                      .glob("*.po"))
+    assert catalogs == ["checks.po", "messages.po", "mistakes.po", "problems.po"]
+    code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
+            "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
+    listed = subprocess.run([sys.executable, "-I", "-B", "-c", code, "--lang", "zh", "list"],
+                            cwd=released, capture_output=True, text=True, encoding="utf-8",
+                            check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert "截断上下文" in listed.stdout and "README.zh.md" in listed.stdout, listed.stdout
 
 
 def test_the_models_are_exported_programs_without_source(released: Path) -> None:
