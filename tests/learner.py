@@ -26,9 +26,10 @@ def fresh_problems(problems: Path) -> Path:
     shutil.copytree(STARTERS, problems)
     shutil.copy(ROOT / "problems" / "registry.toml", problems)
     for folder in problems.iterdir():
-        statement = ROOT / "problems" / folder.name / "README.md"
-        if statement.is_file():  # the kata's text, not the learner's work
-            shutil.copy(statement, folder)
+        for name in ("README.md", "README.zh.md"):  # the kata's text, in each language
+            statement = ROOT / "problems" / folder.name / name
+            if statement.is_file():  # not the learner's work
+                shutil.copy(statement, folder)
     return problems
 
 

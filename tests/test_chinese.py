@@ -65,9 +65,10 @@ def test_a_translation_keeps_fields_numbers_and_code(name: str) -> None:
             wrong.append(f"{english!r}: numbers {sorted(set(NUMBER.findall(chinese)))}")
         if set(CODE_SPAN.findall(english)) != set(CODE_SPAN.findall(chinese)):
             wrong.append(f"{english!r}: code {sorted(set(CODE_SPAN.findall(chinese)))}")
-        # A one-word title ("RMSNorm") or code is the same in Chinese; prose is not.
+        # A one-word title ("RMSNorm"), code, or fields alone ("{folder}, {what}:") are
+        # the same in Chinese; prose is not.
         if (not CHINESE.search(chinese) and not looks_like_code(english)
-                and len(re.findall(r"[A-Za-z]{2,}", english)) > 1):
+                and len(re.findall(r"[A-Za-z]{2,}", re.sub(r"\{[^}]*\}", "", english))) > 1):
             wrong.append(f"{english!r}: no Chinese in {chinese!r}")
     assert not wrong, "\n".join(wrong[:10])
 
@@ -172,3 +173,24 @@ def test_a_chinese_grade_names_the_mistake_in_chinese(tmp_path: Path) -> None:
 
 def catalog_of(name: str) -> dict[str, str]:
     return {e.msgid: e.msgstr for e in entries(name)}
+
+
+def test_the_worker_speaks_the_learners_language(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the sandboxed worker says of the learner's code (here: no class to grade)
+    reads in their language: the worker's clean environment carries the language's
+    code, and nothing else of the grader's."""
+    from learner import learner_kata
+
+    from grader.sandbox.policy import clean_environment
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    assert clean_environment()["GPT_KATA_LANG"] == "zh"
+    monkeypatch.setenv("GPT_KATA_LANG", "zh; rm -rf /")  # only a code the kata speaks
+    assert clean_environment()["GPT_KATA_LANG"] == "en"
+    kata = learner_kata(tmp_path)
+    (kata / "problems" / "03-softmax" / "solution.py").write_text("x = 1\n")
+    shown = kata_command("grade", "softmax", cwd=kata)
+    said = catalog_of("messages")["no class {name} in {file}"].format(
+        name="Solution", file="solution.py")
+    assert said in shown, shown

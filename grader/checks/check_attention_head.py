@@ -11,6 +11,7 @@ from __future__ import annotations
 from grader.grading import transformer
 from grader.grading.cases import attention_input
 from grader.grading.module_checks import LayerChecks, attention_mistakes
+from grader.locale import marked
 
 MISTAKES = attention_mistakes(
     transformer.head,
@@ -22,7 +23,7 @@ MISTAKES = attention_mistakes(
              "dimension, dim=-1"))
 
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer-last-head",
-                    output="the head's output", one_head=True)
+                    output=marked("the head's output"), one_head=True)
 
 CONTRACT, test_shipped_heads, test_random_heads, test_the_same_output_twice = LAYER.checks(
     MISTAKES,

@@ -15,6 +15,7 @@ from grader.grading.cases import SHIPPED, model_contexts
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import drawn_contexts, module_tests, shipped_config
 from grader.grading.strategies import random_models
+from grader.locale import marked
 from grader.model.parts import weights
 from grader.model.spec import ModelSpec
 
@@ -41,6 +42,6 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT, test_shipped_model, test_random_models, test_the_same_output_twice = module_tests(
-    cases, MISTAKES, draw_example, output="the logits tensor",
+    cases, MISTAKES, draw_example, output=marked("the logits tensor"),
     shipped="Your GPT with the shipped weights, against the shipped model's logits",
     drawn="Small random GPTs, against the reference")

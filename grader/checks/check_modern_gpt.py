@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from grader.grading.cases import model_contexts
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import drawn_contexts, module_tests
+from grader.locale import marked
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
 from grader.model.parts import given, state_dict
@@ -195,6 +196,6 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT, test_shipped_modern_model, test_random_llamas, test_the_same_output_twice = module_tests(
-    cases, MISTAKES, draw_example, output="the logits tensor",
+    cases, MISTAKES, draw_example, output=marked("the logits tensor"),
     shipped="Your Llama with the shipped modern weights, against the shipped modern model's logits",
     drawn="Small random Llamas, multi-query and multi-head among them, against the reference")

@@ -18,6 +18,7 @@ from grader.grading.module_checks import (
          attention_mistakes,
          qkv_order_mistake,
 )
+from grader.locale import marked
 
 SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): head h owns "
          "channels h*head_size to (h+1)*head_size of every position")
@@ -43,7 +44,7 @@ MISTAKES = attention_mistakes(
     ])
 
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer",
-                    output="the attention layer's output")
+                    output=marked("the attention layer's output"))
 
 CONTRACT, test_shipped_layers, test_random_layers, test_the_same_output_twice = LAYER.checks(
     MISTAKES,

@@ -15,6 +15,7 @@ from grader.grading.filters import ngram_bans
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
+from grader.locale import tr
 
 
 # -- the rule, written independently of the reference, with one knob per known mistake --
@@ -91,17 +92,17 @@ MISTAKES = mistakes_of(globals())
 def show_ids(ids: list[int], limit: int = 24) -> str:
     if len(ids) <= limit:
         return "[" + ", ".join(map(str, ids)) + "]"
-    return f"[{len(ids)} ids: ..., " + ", ".join(map(str, ids[-limit:])) + "]"
+    return tr("[{count} ids: ..., {last}]", count=len(ids),
+              last=", ".join(map(str, ids[-limit:])))
 
 
 def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n: int) -> None:
     """Which entries are -inf first, with the n-gram that explains it; then the kept values."""
-    expect_like_logits(got, logits, "the result")
+    expect_like_logits(got, logits, tr("the result"))
     rows = rows_of(logits, token_ids)
     g = got.reshape(len(rows), -1)
     e = expected.reshape(len(rows), -1)
     x = logits.reshape(len(rows), -1)
-    where = "" if logits.dim() == 1 else " in row {row}"
     for row, ids in enumerate(rows):
         reasons = ngram_bans(ids, n)
         for token in range(e.shape[1]):
@@ -109,40 +110,44 @@ def expect_bans(got, expected: torch.Tensor, logits: torch.Tensor, token_ids, n:
                 e[row, token] == float("-inf"))
             if got_ban == want_ban:
                 continue
-            place = where.format(row=row)
-            seen = f"with token_ids {show_ids(ids)} and n = {n}"
+            who = (tr("token {token}", token=token) if logits.dim() == 1
+                   else tr("token {token} in row {row}", token=token, row=row))
+            seen = tr("with token_ids {ids} and n = {n}", ids=show_ids(ids), n=n)
             if want_ban and token in reasons:
                 i = reasons[token]
                 value = g[row, token].item()
                 note = hint = ""
                 if value < -1e3 and value == value:
-                    note = (f"\n  it holds {value:g}: a large negative number still leaves a small "
-                            "probability.")
-                    hint = "use float('-inf')"
-                raise GradeFailure(
-                    f"token {token}{place} should be banned {seen}: the n-gram "
-                    f"{show_ids(ids[i:i + n])} at position {i} would be repeated by it "
-                    f"(got {value:g}){note}", hint=hint)
+                    note = "\n  " + tr("it holds {value:g}: a large negative number still "
+                                       "leaves a small probability.", value=value)
+                    hint = tr("use float('-inf')")
+                raise GradeFailure(tr(
+                    "{who} should be banned {seen}: the n-gram {gram} at position {i} would "
+                    "be repeated by it (got {value:g}){note}", who=who, seen=seen,
+                    gram=show_ids(ids[i:i + n]), i=i, value=value, note=note), hint=hint)
             if want_ban:  # it was -inf in the input already
-                raise GradeFailure(f"token {token}{place} was -inf in the logits and must stay "
-                                   f"-inf, got {g[row, token].item():g}")
+                raise GradeFailure(tr("{who} was -inf in the logits and must stay -inf, got "
+                                      "{value:g}", who=who, value=g[row, token].item()))
             if n == 1:
-                why = "it does not occur in token_ids"
+                why = tr("it does not occur in token_ids")
             elif len(ids) < n - 1:
-                why = "with fewer than n - 1 tokens no n-gram is complete, so nothing is banned"
+                why = tr("with fewer than n - 1 tokens no n-gram is complete, so nothing is "
+                         "banned")
             else:
-                why = (f"no earlier n-gram starts with the last n - 1 tokens "
-                       f"{show_ids(ids[len(ids) - (n - 1):])} and ends with {token}")
-            raise GradeFailure(f"token {token}{place} should not be banned {seen}: {why}")
+                why = tr("no earlier n-gram starts with the last n - 1 tokens {last} and ends "
+                         "with {token}", last=show_ids(ids[len(ids) - (n - 1):]), token=token)
+            raise GradeFailure(tr("{who} should not be banned {seen}: {why}", who=who,
+                                  seen=seen, why=why))
     kept = ~(e == float("-inf"))
     if not torch.equal(g[kept], e[kept]):
         index = (g != e).logical_and(kept).nonzero()[0].tolist()
         at = tuple(index) if logits.dim() == 2 else (index[1],)
         raise GradeFailure(
-            f"the kept logit at index {at} changed: got {g[tuple(index)].item()!r}, expected "
-            f"{e[tuple(index)].item()!r} (the input holds {x[tuple(index)].item()!r}): only the "
-            "banned entries may change.",
-            hint="copy the logits and set the banned entries, without any other arithmetic")
+            tr("the kept logit at index {at} changed: got {got}, expected {expected} (the "
+               "input holds {input}): only the banned entries may change.", at=at,
+               got=repr(g[tuple(index)].item()), expected=repr(e[tuple(index)].item()),
+               input=repr(x[tuple(index)].item())),
+            hint=tr("copy the logits and set the banned entries, without any other arithmetic"))
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:

@@ -22,6 +22,7 @@ from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.tolerances import ATOL, RTOL
+from grader.locale import tr
 from grader.model import artifacts
 from grader.wording import Plural
 
@@ -156,9 +157,9 @@ def rope_atol(expected: torch.Tensor, last_position: int) -> float:
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
     x, start, _ = call.args
     if isinstance(got, torch.Tensor) and isinstance(x, torch.Tensor) and got.dtype != x.dtype:
-        raise GradeFailure(f"the rotated vectors are {got.dtype}, but x was {x.dtype}: keep "
-                           "x's dtype")
-    expect_tensor(got, expected, Plural("the rotated vectors"),
+        raise GradeFailure(tr("the rotated vectors are {dtype}, but x was {x_dtype}: keep "
+                              "x's dtype", dtype=got.dtype, x_dtype=x.dtype))
+    expect_tensor(got, expected, Plural(tr("the rotated vectors")),
                   atol=rope_atol(expected, int(start) + int(x.shape[-2]) - 1))
 
 

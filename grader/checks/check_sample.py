@@ -13,6 +13,7 @@ from grader.grading.failures import Diagnosis, GradeFailure, Mistake, naming
 from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call
 from grader.grading.strategies import logits
+from grader.locale import tr
 
 
 def generator_args(probs: torch.Tensor, seed: int) -> tuple:
@@ -86,10 +87,13 @@ def how_drawn(call: Call) -> Diagnosis | str:
         return naming(ARGMAX)
     reference = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
                  for seed in PROBE_SEEDS]
-    evidence = (f"\nCalled again on {PROBE_SIZE} nearly equal probabilities with generators "
-                f"seeded {PROBE_SEEDS[0]}, {PROBE_SEEDS[0]} and {PROBE_SEEDS[1]}, sample() drew "
-                f"tokens {first}, {again} and {other_seed}; drawing with the generator gives "
-                f"{reference[0]}, {reference[0]} and {reference[1]}")
+    evidence = "\n" + tr("Called again on {size} nearly equal probabilities with generators "
+                         "seeded {seed}, {seed} and {other_seed}, sample() drew tokens {first}, "
+                         "{again} and {other}; drawing with the generator gives {reference}, "
+                         "{reference} and {other_reference}", size=PROBE_SIZE,
+                         seed=PROBE_SEEDS[0], other_seed=PROBE_SEEDS[1], first=first,
+                         again=again, other=other_seed, reference=reference[0],
+                         other_reference=reference[1])
     if first != again or (first == other_seed and reference[0] != reference[1]):
         # A different token for the same generator state, or the same token for
         # different states: what was drawn does not depend on the generator.
@@ -100,21 +104,21 @@ def how_drawn(call: Call) -> Diagnosis | str:
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
     probs, _, initial_state = call.args
     if isinstance(got, int) and not isinstance(got, bool):
-        raise GradeFailure("sample() returned a plain int, not a (1, 1) LongTensor.",
-                           hint="return the tensor torch.multinomial gives, without .item()")
+        raise GradeFailure(tr("sample() returned a plain int, not a (1, 1) LongTensor."),
+                           hint=tr("return the tensor torch.multinomial gives, without .item()"))
     after = call.record.after.get(1) if call.record.after else None
     restored = after is not None and torch.equal(after.get_state(), initial_state)
     try:
-        expect_tensor(got, expected, "the sampled token", exact=True)
+        expect_tensor(got, expected, tr("the sampled token"), exact=True)
     except GradeFailure as failure:
         # The generator ends as it started both when it was used and restored and
         # when it was never used: only another call can tell which (how_drawn).
         raise GradeFailure(failure.message, lambda: how_drawn(call)) from None
     if not restored:
-        raise GradeFailure("the right token, but the generator was not put back to "
-                           "initial_state after the draw, so the next draw will differ.",
-                           hint="call generator.set_state(initial_state) after "
-                           "torch.multinomial")
+        raise GradeFailure(tr("the right token, but the generator was not put back to "
+                              "initial_state after the draw, so the next draw will differ."),
+                           hint=tr("call generator.set_state(initial_state) after "
+                                   "torch.multinomial"))
 
 
 CONTRACT = Contract(cases=cases, judge=judge)

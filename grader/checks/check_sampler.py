@@ -20,9 +20,9 @@ from grader.grading.reference import fresh_args
 from grader.grading.sampling_judges import divergence_report, exponentials, sampling_scores
 from grader.grading.strategies import model_and_context, vocab
 from grader.grading.tolerances import NUCLEUS_ATOL, TIE_RTOL
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
-from grader.wording import count
 
 INF = float("-inf")
 
@@ -226,23 +226,26 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
                   context_length: int, int_to_char: dict[int, str], settings: tuple) -> None:
     """Pass the reference's text, or one that differs from it only where two picks tie in
     float rounding, and that ends for a reason the rules allow."""
-    expect_type(got, str, "sample_text()'s result")
+    expect_type(got, str, tr("sample_text()'s result"))
     if got == expected:
         return
     sampler = Sampler(model, context_length, settings)
     lookup = {c: i for i, c in int_to_char.items()}
     unknown = sorted(set(got) - set(lookup))
     if unknown:
-        raise GradeFailure(f"the text holds characters the model cannot produce: {unknown}")
+        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
+                              unknown=unknown))
     eos_id = sampler.eos_id
     if eos_id is not None and int_to_char[eos_id] in got:
-        raise GradeFailure(
-            f"the text holds the end-of-sequence character {int_to_char[eos_id]!r} (id {eos_id}) "
-            f"as new character {got.index(int_to_char[eos_id]) + 1}: when eos_id is drawn, "
-            "stop and leave it out")
+        raise GradeFailure(tr(
+            "the text holds the end-of-sequence character {eos} (id {eos_id}) as new "
+            "character {at}: when eos_id is drawn, stop and leave it out",
+            eos=repr(int_to_char[eos_id]), eos_id=eos_id,
+            at=got.index(int_to_char[eos_id]) + 1))
     if len(got) > max_new_tokens:
-        raise GradeFailure(f"the text has {len(got)} characters, more than "
-                           f"max_new_tokens={max_new_tokens} allows")
+        raise GradeFailure(tr("the text has {length} characters, more than "
+                              "max_new_tokens={max_new_tokens} allows",
+                              length=len(got), max_new_tokens=max_new_tokens))
     draws = 0
     ids = list(prompt_ids)
     window = lambda i: i[-context_length:]  # noqa: E731 - the judge's own view of the window
@@ -250,21 +253,27 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
         step = sampler.step(ids, draws)
         token = lookup[char]
         if step.everything_banned:
-            raise GradeFailure(
-                f"after {count(position, 'new character')} every token would repeat an n-gram "
-                f"(no_repeat_ngram_size={sampler.ngram}), so the text must end there; got "
-                f"{count(len(got) - position, 'more character')}\n"
-                f"  expected ...{expected[max(0, position - 30):]!r}\n"
-                f"  got      ...{got[max(0, position - 30):position + 10]!r}")
+            more = len(got) - position
+            raise GradeFailure(tr(
+                "after {new} every token would repeat an n-gram "
+                "(no_repeat_ngram_size={ngram}), so the text must end there; got {more}\n"
+                "  expected ...{expected}\n  got      ...{got}",
+                new=tr("{n} new character", n=position) if position == 1
+                else tr("{n} new characters", n=position),
+                ngram=sampler.ngram,
+                more=tr("{n} more character", n=more) if more == 1
+                else tr("{n} more characters", n=more),
+                expected=repr(expected[max(0, position - 30):]),
+                got=repr(got[max(0, position - 30):position + 10])))
         if token in step.banned:
             start = step.banned[token]
             gram = "".join(int_to_char[i] for i in ids[start:start + sampler.ngram])
-            raise GradeFailure(
-                f"new character {position + 1} is {char!r}, which repeats the "
-                f"{sampler.ngram}-gram "
-                f"{gram!r} (it starts at token {start} of prompt + text): with "
-                f"no_repeat_ngram_size={sampler.ngram} it must be banned\n"
-                f"  got ...{got[max(0, position - 30):position + 1]!r}")
+            raise GradeFailure(tr(
+                "new character {at} is {char}, which repeats the {ngram}-gram {gram} (it "
+                "starts at token {start} of prompt + text): with "
+                "no_repeat_ngram_size={ngram} it must be banned\n  got ...{got}",
+                at=position + 1, char=repr(char), ngram=sampler.ngram, gram=repr(gram),
+                start=start, got=repr(got[max(0, position - 30):position + 1])))
         if not step.fair(token):
             assert step.probs is not None and step.scores is not None
             best = int((step.scores * (step.probs > 0)).argmax())  # what the reference keeps
@@ -278,14 +287,22 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
     if step.everything_banned or (eos_id is not None and step.fair(eos_id)):
         return
     best = int((step.scores * (step.probs > 0)).argmax()) if step.scores is not None else 0
-    raise GradeFailure(
-        f"the text stops after {count(len(got), 'character')}, but nothing ends it there: "
-        f"the next token "
-        f"drawn is {int_to_char[best]!r}"
-        f"{'' if eos_id is None else f', not the end-of-sequence id {eos_id}'}, some tokens are "
-        f"still allowed, and max_new_tokens={max_new_tokens} is not reached\n"
-        f"  expected ...{expected[max(0, len(got) - 20):len(got) + 20]!r}\n"
-        f"  got      ...{got[max(0, len(got) - 20):]!r}")
+    shown = {"length": tr("{n} character", n=len(got)) if len(got) == 1
+             else tr("{n} characters", n=len(got)),
+             "next": repr(int_to_char[best]), "eos_id": eos_id,
+             "max_new_tokens": max_new_tokens,
+             "expected": repr(expected[max(0, len(got) - 20):len(got) + 20]),
+             "got": repr(got[max(0, len(got) - 20):])}
+    if eos_id is None:
+        raise GradeFailure(tr(
+            "the text stops after {length}, but nothing ends it there: the next token drawn "
+            "is {next}, some tokens are still allowed, and max_new_tokens={max_new_tokens} is "
+            "not reached\n  expected ...{expected}\n  got      ...{got}", **shown))
+    raise GradeFailure(tr(
+        "the text stops after {length}, but nothing ends it there: the next token drawn is "
+        "{next}, not the end-of-sequence id {eos_id}, some tokens are still allowed, and "
+        "max_new_tokens={max_new_tokens} is not reached\n  expected ...{expected}\n"
+        "  got      ...{got}", **shown))
 
 
 def judge(got: Any, expected: str, call: Call) -> None:

@@ -9,10 +9,11 @@ import torch
 
 from grader.grading.contract import Contract
 from grader.grading.failures import GradeFailure
-from grader.grading.judges import comparing, expect_tensor
-from grader.grading.kata import Kata
+from grader.grading.judges import expect_tensor
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
+from grader.locale import tr
 from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
@@ -43,8 +44,11 @@ def cases() -> dict[str, tuple]:
     }
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=comparing(
-    expect_tensor, Plural("the probabilities"), same_dtype_as="the logits"))
+def judge(got: object, expected: torch.Tensor, call: Call) -> None:
+    expect_tensor(got, expected, Plural(tr("the probabilities")), same_dtype_as=tr("the logits"))
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",
@@ -63,5 +67,6 @@ def test_written_by_hand(kata: Kata) -> None:
         name = node.attr if isinstance(node, ast.Attribute) else (
             node.id if isinstance(node, ast.Name) else None)
         if name in BUILT_INS:
-            raise GradeFailure(f"{path.name}:{node.lineno} uses {name}; this problem is to "
-                               "write softmax yourself with exp, max and sum")
+            raise GradeFailure(tr("{file}:{line} uses {name}; this problem is to write "
+                                  "softmax yourself with exp, max and sum", file=path.name,
+                                  line=node.lineno, name=name))

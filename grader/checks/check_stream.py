@@ -44,6 +44,7 @@ from grader.grading.witnessed import (
     untraced_line,
     untraced_message,
 )
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
@@ -210,22 +211,25 @@ MISTAKES = [
 def chunk_report(got: list[str], expected: list[str], unit: str) -> str:
     i = next((k for k, (a, b) in enumerate(zip(got, expected)) if a != b),
              min(len(got), len(expected)))
-    got_at = show(got[i]) if i < len(got) else "nothing more"
-    expected_at = show(expected[i]) if i < len(expected) else "nothing more"
+    got_at = show(got[i]) if i < len(got) else tr("nothing more")
+    expected_at = show(expected[i]) if i < len(expected) else tr("nothing more")
     ends = ", ".join(repr(c) for c in ENDS[unit])
-    return (f"the text is right, but it is cut into other chunks: chunk {i + 1} is {got_at}, "
-            f"expected {expected_at} ({len(got)} chunks, expected {len(expected)})\n"
-            f"  expected {expected[max(0, i - 2): i + 3]}\n"
-            f"  got      {got[max(0, i - 2): i + 3]}\n"
-            f"  with unit={unit!r}, a chunk ends right after any of {ends}; what is left "
-            "at the end is the last chunk; no chunk is empty")
+    return tr("the text is right, but it is cut into other chunks: chunk {k} is {got}, "
+              "expected {expected} ({count} chunks, expected {expected_count})\n"
+              "  expected {expected_chunks}\n"
+              "  got      {got_chunks}\n"
+              "  with unit={unit}, a chunk ends right after any of {ends}; what is left at the "
+              "end is the last chunk; no chunk is empty",
+              k=i + 1, got=got_at, expected=expected_at, count=len(got),
+              expected_count=len(expected), expected_chunks=expected[max(0, i - 2): i + 3],
+              got_chunks=got[max(0, i - 2): i + 3], unit=repr(unit), ends=ends)
 
 
 def not_a_generator(call: Call) -> Diagnosis | str:
     if call.outcome[0] == "error" and "not iterable" in call.outcome[1]:
-        return Diagnosis.of("\nWhat stream_generate() returned cannot be iterated over, so its "
-                            "chunks cannot come out one at a time.",
-                            hint="make it a generator, with `yield chunk` inside the loop")
+        return Diagnosis.of("\n" + tr("What stream_generate() returned cannot be iterated "
+                                       "over, so its chunks cannot come out one at a time."),
+                            hint=tr("make it a generator, with `yield chunk` inside the loop"))
     return ""
 
 
@@ -255,12 +259,13 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
         made += len(chunk)
         if total - count < n - made - SLACK:
             raise GradeFailure(
-                f"chunk {k + 1} ({show(chunk)}) was complete after new character {made}, but "
-                f"it came out after {count} of the model's {total} calls, leaving "
-                f"{total - count} for the {n - made} characters after it, so some of them were "
-                "made before it came out.",
-                hint="yield each chunk inside the loop, as soon as its last character is "
-                "sampled, instead of making the whole text first and cutting it up")
+                tr("chunk {k} ({chunk}) was complete after new character {made}, but it came "
+                   "out after {calls} of the model's {total} calls, leaving {left} for the "
+                   "{after} characters after it, so some of them were made before it came out.",
+                   k=k + 1, chunk=show(chunk), made=made, calls=count, total=total,
+                   left=total - count, after=n - made),
+                hint=tr("yield each chunk inside the loop, as soon as its last character is "
+                        "sampled, instead of making the whole text first and cutting it up"))
 
 
 def judge(got: Any, expected: list[str], call: Call) -> None:
@@ -268,13 +273,14 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     chunks = [chunk for chunk, _ in got]
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
-            raise GradeFailure(f"chunk {k + 1} is a {type(chunk).__name__}, not a str.",
-                               hint="yield each chunk as a str")
+            raise GradeFailure(tr("chunk {k} is a {kind}, not a str.", k=k + 1,
+                                  kind=type(chunk).__name__),
+                               hint=tr("yield each chunk as a str"))
     text, expected_text = "".join(chunks), "".join(expected)
     try:
         judge_reset_sampled_text(text, expected_text, model=model,
                                  prompt_ids=context[0].tolist(), context_length=context_length,
-                                 int_to_char=int_to_char, what="the text of the chunks")
+                                 int_to_char=int_to_char, what=tr("the text of the chunks"))
     except GradeFailure as failure:
         traced = trace_text(text, call)
         if isinstance(traced, Untraced):
@@ -321,4 +327,4 @@ def test_unknown_unit(kata: Kata) -> None:
     """An unknown unit raises ValueError"""
     CONTRACT.expect_refusal(kata, CONTRACT.case_args["words"][:5] + ("line",),
                             "stream_generate(..., unit='line')",
-                            "unit must be 'word' or 'sentence'")
+                            tr("unit must be 'word' or 'sentence'"))

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
 from grader.grading.failures import Mistake
-from grader.grading.judges import comparing, expect_tensor
-from grader.grading.kata import Kata
+from grader.grading.judges import expect_tensor
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
+from grader.locale import tr
 from grader.wording import Plural
 
 
@@ -56,8 +57,11 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=comparing(
-    expect_tensor, Plural("the scaled logits"), same_dtype_as="the logits"))
+def judge(got: object, expected: torch.Tensor, call: Call) -> None:
+    expect_tensor(got, expected, Plural(tr("the scaled logits")), same_dtype_as=tr("the logits"))
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Fixed logits divided by a temperature",
@@ -70,5 +74,5 @@ def test_refuses_temperature_zero_or_less(kata: Kata, temperature: float) -> Non
     """A temperature <= 0 raises ValueError"""
     CONTRACT.expect_refusal(
         kata, (shipped_logits("Tom"), temperature), f"apply_temperature(logits, {temperature!r})",
-        "raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)",
+        tr("raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)"),
         mistakes=[NOT_RAISING])

@@ -15,6 +15,7 @@ from grader.grading.filters import kth_largest as kth
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits_example
+from grader.locale import tr
 
 INF = float("-inf")
 
@@ -93,4 +94,4 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
 def test_refuses_k_below_one(kata: Kata, k: int) -> None:
     """k < 1 raises ValueError"""
     CONTRACT.expect_refusal(kata, (shipped_logits("Tom"), k), f"top_k_filter(logits, k={k})",
-                            "k < 1 keeps no token at all, which cannot be sampled from")
+                            tr("k < 1 keeps no token at all, which cannot be sampled from"))

@@ -18,6 +18,7 @@ from grader.grading.filters import nucleus_mask as top_p_mask
 from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import exact_nucleus_rows, logits_example
+from grader.locale import tr
 
 INF = float("-inf")
 
@@ -91,12 +92,12 @@ def expect_top_k_applied(got: object, x: torch.Tensor, after_top_k: torch.Tensor
     if bool(survived.any()):
         index = tuple(survived.nonzero()[0].tolist())
         k = min(max(top_k, min_tokens_to_keep), x.shape[-1])
-        raise GradeFailure(
-            f"entry {index} is kept ({got[index].item()}), but top-k removes it: with "
-            f"top_k={top_k} and min_tokens_to_keep={min_tokens_to_keep}, each row keeps "
-            f"only its {k} largest logits (and any tied with the last of them) before "
-            "top-p runs"
-        )
+        raise GradeFailure(tr(
+            "entry {index} is kept ({value}), but top-k removes it: with top_k={top_k} and "
+            "min_tokens_to_keep={min_tokens_to_keep}, each row keeps only its {k} largest "
+            "logits (and any tied with the last of them) before top-p runs",
+            index=index, value=got[index].item(), top_k=top_k,
+            min_tokens_to_keep=min_tokens_to_keep, k=k))
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call, exact_sums: bool = False) -> None:

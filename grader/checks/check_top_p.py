@@ -17,6 +17,7 @@ from grader.grading.filters import nucleus_mask, sorted_totals
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import exact_nucleus_rows, logits_example
+from grader.locale import tr
 
 INF = float("-inf")
 
@@ -140,4 +141,4 @@ def test_refuses_top_p_outside_0_1(kata: Kata, top_p: float) -> None:
     """top_p outside [0, 1] raises ValueError"""
     CONTRACT.expect_refusal(kata, (shipped_logits("Tom"), top_p),
                             f"top_p_filter(logits, top_p={top_p})",
-                            "top_p is a probability, between 0 and 1")
+                            tr("top_p is a probability, between 0 and 1"))

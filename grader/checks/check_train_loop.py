@@ -38,6 +38,7 @@ from grader.grading.equality import Outcome
 from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.kata import Call
 from grader.grading.tolerances import TRAINED_WEIGHTS_ATOL
+from grader.locale import tr
 from grader.sandbox import harnesses
 
 
@@ -317,27 +318,29 @@ def same_training(a: Outcome, b: Outcome) -> bool:
 
 def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
-        return "a tensor (return loss.item(), a float, not the tensor)"
-    return repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+        return tr("a tensor (return loss.item(), a float, not the tensor)")
+    return repr(value) if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
 
 
 def expect_log_entries(log: Any) -> None:
     if isinstance(log, str):
-        raise GradeFailure(f"train_loop() returned {log}, not a list of (step, train_loss, "
-                           "val_loss) tuples")
+        raise GradeFailure(tr("train_loop() returned {log}, not a list of (step, train_loss, "
+                              "val_loss) tuples", log=log))
     for index, entry in enumerate(log):
         if isinstance(entry, str) or len(entry) != 3:
-            what = entry if isinstance(entry, str) else f"a tuple of {len(entry)}"
-            raise GradeFailure(f"entry {index} of the log is {what}, not a tuple (step, "
-                               "train_loss, val_loss)")
+            what = entry if isinstance(entry, str) else tr("a tuple of {count}",
+                                                           count=len(entry))
+            raise GradeFailure(tr("entry {index} of the log is {what}, not a tuple (step, "
+                                  "train_loss, val_loss)", index=index, what=what))
         step, *losses = entry
         if not isinstance(step, int) or isinstance(step, bool):
-            raise GradeFailure(f"entry {index} of the log has the step {describe(step)}, not "
-                               "an int")
+            raise GradeFailure(tr("entry {index} of the log has the step {step}, not an int",
+                                  index=index, step=describe(step)))
         for name, value in zip(("train_loss", "val_loss"), losses):
             if not isinstance(value, float):
-                raise GradeFailure(f"the {name} of entry {index} of the log (step {step}) is "
-                                   f"{describe(value)}, not a float")
+                raise GradeFailure(tr("the {name} of entry {index} of the log (step {step}) "
+                                      "is {value}, not a float", name=name, index=index,
+                                      step=step, value=describe(value)))
 
 
 def judge(got: Any, expected: tuple, call: Call) -> None:
@@ -347,43 +350,49 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     expect_log_entries(log)
     evaluated, wanted = [entry[0] for entry in log], [entry[0] for entry in want_log]
     if evaluated != wanted:
-        raise GradeFailure(f"the log has evaluations at steps {evaluated}, expected at "
-                           f"{wanted}: at step 0, every eval_every steps, and at step {steps} "
-                           "after the last one")
+        raise GradeFailure(tr("the log has evaluations at steps {evaluated}, expected at "
+                              "{wanted}: at step 0, every eval_every steps, and at step "
+                              "{steps} after the last one", evaluated=evaluated,
+                              wanted=wanted, steps=steps))
     if graphs(modes) > steps:
-        raise GradeFailure(f"{graphs(modes)} forward passes ran with gradients on, for "
-                           f"{steps} training steps: the evaluations ran with gradients on "
-                           "(wrap them in torch.no_grad())")
+        raise GradeFailure(tr("{passes} forward passes ran with gradients on, for {steps} "
+                              "training steps: the evaluations ran with gradients on (wrap "
+                              "them in torch.no_grad())", passes=graphs(modes), steps=steps))
     if modes["grad, eval"]:
-        raise GradeFailure(f"{modes['grad, eval']} of the {steps} training steps ran with the "
-                           "model in evaluation mode: call model.train() after evaluating")
+        raise GradeFailure(tr("{count} of the {steps} training steps ran with the model in "
+                              "evaluation mode: call model.train() after evaluating",
+                              count=modes["grad, eval"], steps=steps))
     if modes["no grad, train"]:
-        raise GradeFailure(f"{modes['no grad, train']} forward passes of the evaluations ran "
-                           "with the model in training mode: call model.eval() before "
-                           "evaluating")
+        raise GradeFailure(tr("{count} forward passes of the evaluations ran with the model "
+                              "in training mode: call model.eval() before evaluating",
+                              count=modes["no grad, train"]))
     if never_moved(weights, call.named["model"]):
-        raise GradeFailure(f"after {steps} steps the weights are where they started: "
-                           "optimizer.step() never changed them")
+        raise GradeFailure(tr("after {steps} steps the weights are where they started: "
+                              "optimizer.step() never changed them", steps=steps))
     for name, want in want_weights.items():
         error = (weights[name] - want).abs().max().item()
         if not error <= TRAINED_WEIGHTS_ATOL:
-            raise GradeFailure(f"after the {steps} steps the weights `{name}` differ from the "
-                               f"expected ones by up to {error:.2e} (more than the "
-                               f"{TRAINED_WEIGHTS_ATOL:g} allowed): some step trained on "
-                               "another batch, at another rate, or with other gradients")
+            raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ from "
+                                  "the expected ones by up to {error:.2e} (more than the "
+                                  "{allowed:g} allowed): some step trained on another batch, "
+                                  "at another rate, or with other gradients", steps=steps,
+                                  name=name, error=error, allowed=TRAINED_WEIGHTS_ATOL))
     for (step, *losses), (_, *wants) in zip(log, want_log):
         for name, value, want in zip(("train", "validation"), losses, wants):
             if not close(value, want):
                 # "Within the tolerance", not "right": a rate wrong by a little, on a
                 # drawn run of a step or two, can move them by less than it allows.
-                raise GradeFailure(f"the weights are within the {TRAINED_WEIGHTS_ATOL:g} "
-                                   f"allowed, but the {name} loss logged at step {step} is "
-                                   f"{value:.6f}, expected {want:.6f}: each evaluation is the "
-                                   "mean loss of the same fixed batches")
+                loss = (tr("the train loss") if name == "train"
+                        else tr("the validation loss"))
+                raise GradeFailure(tr("the weights are within the {allowed:g} allowed, but "
+                                      "{loss} logged at step {step} is {value:.6f}, expected "
+                                      "{expected:.6f}: each evaluation is the mean loss of the "
+                                      "same fixed batches", allowed=TRAINED_WEIGHTS_ATOL,
+                                      loss=loss, step=step, value=value, expected=want))
 
 
-explain_error = explaining("did a training step run under torch.no_grad() (left on after "
-                           "an evaluation)?")
+explain_error = explaining(lambda: tr("did a training step run under torch.no_grad() (left "
+                                      "on after an evaluation)?"))
 
 
 # The learners' copy judges its stored runs by the same closeness (a rule of

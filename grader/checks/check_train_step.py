@@ -29,6 +29,7 @@ from grader.grading.equality import Outcome
 from grader.grading.failures import GradeFailure, Mistake
 from grader.grading.kata import Call
 from grader.grading.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL
+from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox import harnesses
 
@@ -231,16 +232,18 @@ def never_moved(weights: dict[str, torch.Tensor], model: dict[str, Any]) -> bool
     return all(torch.equal(weights[k], start[k]) for k in start)
 
 
-def explaining(no_graph: str) -> Callable[[Call], str]:
+def explaining(no_graph: Callable[[], str]) -> Callable[[Call], str]:
     """A training check's note on an error no mistake names: a loss with no graph
-    (`no_graph` asks how, in that check's terms), or logits left (B, T, vocab_size)."""
+    (`no_graph()` asks how, in that check's terms and the learner's language), or
+    logits left (B, T, vocab_size)."""
     def explain(call: Call) -> str:
         message = str(call.outcome[1])
         if "does not require grad" in message:
-            return "\nThe loss has no graph to run backward() through: " + no_graph
+            return "\n" + tr("The loss has no graph to run backward() through: {how}",
+                             how=no_graph())
         if "Expected target size" in message or "size mismatch" in message:
-            return ("\nF.cross_entropy reads dimension 1 as the classes: flatten the logits "
-                    "to (B*T, vocab_size) and the targets to (B*T,) first.")
+            return "\n" + tr("F.cross_entropy reads dimension 1 as the classes: flatten the "
+                             "logits to (B*T, vocab_size) and the targets to (B*T,) first.")
         return ""
     return explain
 
@@ -262,15 +265,14 @@ def expect_floats(returned: list) -> None:
         if isinstance(value, float):
             continue
         if isinstance(value, torch.Tensor):
-            what = "a tensor"
-            why = (": a tensor of the loss holds the graph of the whole step for as long as "
-                   "the caller keeps it (a training loop keeps every one), and prints as "
-                   "tensor(..., grad_fn=...)")
-        else:
-            what = value if isinstance(value, str) else f"a {type(value).__name__}"
-            why = ""
-        raise GradeFailure(f"train_step() returned {what} at step {step}, not a float{why}; "
-                           "return loss.item()")
+            raise GradeFailure(tr("train_step() returned a tensor at step {step}, not a float: "
+                                  "a tensor of the loss holds the graph of the whole step for "
+                                  "as long as the caller keeps it (a training loop keeps every "
+                                  "one), and prints as tensor(..., grad_fn=...); return "
+                                  "loss.item()", step=step))
+        what = value if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
+        raise GradeFailure(tr("train_step() returned {what} at step {step}, not a float; "
+                              "return loss.item()", what=what, step=step))
 
 
 def judge(got: Any, expected: tuple, call: Call) -> None:
@@ -279,33 +281,37 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
     expect_floats(returned)
     for step, value in enumerate(returned, start=1):
         if not math.isfinite(value):  # before the weights: a nan step may leave them be
-            why = (" A mean over no positions at all is nan: were the logits or the targets "
-                   "sliced to nothing (shifted again, on windows of one token)?"
-                   if math.isnan(value) else "")
-            raise GradeFailure(f"the loss train_step() returned at step {step} is {value}, "
-                               f"expected {expected_losses[step - 1]:.6f}.{why}")
+            why = (" " + tr("A mean over no positions at all is nan: were the logits or the "
+                            "targets sliced to nothing (shifted again, on windows of one "
+                            "token)?") if math.isnan(value) else "")
+            raise GradeFailure(tr("the loss train_step() returned at step {step} is {value}, "
+                                  "expected {expected:.6f}.", step=step, value=value,
+                                  expected=expected_losses[step - 1]) + why)
     if never_moved(weights, call.args[0]):
-        calls = "1 call" if len(returned) == 1 else f"{len(returned)} calls"
-        raise GradeFailure(f"after {calls} of train_step() the weights are where they "
-                           "started: optimizer.step() never changed them")
+        calls = tr("1 call") if len(returned) == 1 else tr("{n} calls", n=len(returned))
+        raise GradeFailure(tr("after {calls} of train_step() the weights are where they "
+                              "started: optimizer.step() never changed them", calls=calls))
     for step, (value, want) in enumerate(zip(returned, expected_losses), start=1):
         if not close(value, want):
             losses = ", ".join(f"{v:.6f}" for v in returned)
             wanted = ", ".join(f"{v:.6f}" for v in expected_losses)
-            raise GradeFailure(f"the loss train_step() returned at step {step} of "
-                               f"{len(returned)} is {value:.6f}, expected {want:.6f}\n"
-                               f"  losses returned: {losses}\n  expected:        {wanted}")
+            raise GradeFailure(tr("the loss train_step() returned at step {step} of {steps} "
+                                  "is {value:.6f}, expected {expected:.6f}\n"
+                                  "  losses returned: {losses}\n  expected:        {wanted}",
+                                  step=step, steps=len(returned), value=value, expected=want,
+                                  losses=losses, wanted=wanted))
     for name, want in expected_weights.items():
         error = (weights[name] - want).abs().max().item()
         if error > TRAINED_WEIGHTS_ATOL:
-            raise GradeFailure(f"the losses are right, but after the last step the weights "
-                               f"`{name}` differ from the expected ones by up to {error:.2e} "
-                               f"(more than the {TRAINED_WEIGHTS_ATOL:g} allowed): each step "
-                               "must leave the model as one AdamW step on that batch does")
+            raise GradeFailure(tr("the losses are right, but after the last step the weights "
+                                  "`{name}` differ from the expected ones by up to {error:.2e} "
+                                  "(more than the {allowed:g} allowed): each step must leave "
+                                  "the model as one AdamW step on that batch does", name=name,
+                                  error=error, allowed=TRAINED_WEIGHTS_ATOL))
 
 
-explain_error = explaining("was the forward pass run under torch.no_grad(), or the loss "
-                           "rebuilt from a number (.item())?")
+explain_error = explaining(lambda: tr("was the forward pass run under torch.no_grad(), or "
+                                      "the loss rebuilt from a number (.item())?"))
 
 
 # The learners' copy judges its stored runs by the same closeness (a rule of

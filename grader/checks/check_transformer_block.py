@@ -14,11 +14,12 @@ from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import (
     LayerChecks,
 )
+from grader.locale import marked
 
 MISTAKES = mistakes_of(globals(), transformer.block)
 
 LAYER = LayerChecks("blocks.{}", block_input, last="last-block",
-                    output="the block's output", one_token_layer=1)
+                    output=marked("the block's output"), one_token_layer=1)
 
 CONTRACT, test_shipped_blocks, test_random_blocks, test_the_same_output_twice = LAYER.checks(
     MISTAKES,

@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
 from grader.grading.failures import Diagnosis, GradeFailure
-from grader.grading.judges import comparing, expect_tensor
+from grader.grading.judges import expect_tensor
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import ALPHABET
+from grader.locale import tr
 from grader.model import artifacts
 
 
@@ -97,14 +98,18 @@ def fallback_hint(call: Call) -> str:
     # set order cannot be reproduced here: recognise any consistent numbering.
     text = call.args[0]
     if call.outcome[0] == "value" and renumbered(call.outcome[1], text):
-        return Diagnosis.of("\nYour ids number the characters consistently, but not in sorted "
-                            "order (the order of a set changes from run to run).",
-                            hint="number sorted(set(corpus)).")
+        return Diagnosis.of("\n" + tr("Your ids number the characters consistently, but not "
+                                       "in sorted order (the order of a set changes from run "
+                                       "to run)."),
+                            hint=tr("number sorted(set(corpus))."))
     return ""
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
-                    judge=comparing(expect_tensor, "the encoded text", exact=True))
+def judge(got: object, expected: torch.Tensor, call: Call) -> None:
+    expect_tensor(got, expected, tr("the encoded text"), exact=True)
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint, judge=judge)
 
 test_shipped_corpus, test_random_corpora = CONTRACT.tests(
     "Encoding with the vocabulary of a fixed corpus",
@@ -123,12 +128,13 @@ def test_unknown_character(kata: Kata) -> None:
     text = "Zoe met Xavier."  # the shipped corpus has no capital Z or X
     unknown = ["Z", "X"]
     CONTRACT.expect_refusal(kata, (text, shipped_corpus()), f"encode({text!r}, corpus)",
-                            "the corpus has no 'Z' and no 'X', so they have no ids")
+                            tr("the corpus has no 'Z' and no 'X', so they have no ids"))
     error = (kata.last.error or {}) if kata.last else {}
     message = str(error.get("message", ""))
     unnamed = [char for char in unknown if char not in message]
     if unnamed:
-        others = "".join(f", nor {char!r}" for char in unnamed[1:])
-        raise GradeFailure(f"the ValueError for {text!r} does not name the character "
-                           f"{unnamed[0]!r}{others}: say which characters are missing, every "
-                           "one of them, so the reader can fix the text in one go")
+        others = "".join(tr(", nor {char}", char=repr(char)) for char in unnamed[1:])
+        raise GradeFailure(tr("the ValueError for {text} does not name the character "
+                              "{char}{others}: say which characters are missing, every one of "
+                              "them, so the reader can fix the text in one go",
+                              text=repr(text), char=repr(unnamed[0]), others=others))

@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
 from grader.grading.equality import same_pair
-from grader.grading.judges import comparing, expect_pair
-from grader.grading.kata import Kata
+from grader.grading.judges import expect_pair
+from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
+from grader.locale import tr
 
 
 def forget_to_shift_the_target(d, n, i):
@@ -62,9 +63,12 @@ def draw_example(data: st.DataObject) -> tuple:
     return torch.tensor(ids, dtype=torch.long), n, i
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair,
-                    judge=comparing(expect_pair, "window",
-                                    names=("the input window x", "the target window y")))
+def judge(got: object, expected: tuple, call: Call) -> None:
+    expect_pair(got, expected, "window", names=(tr("the input window x"),
+                                                tr("the target window y")))
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair, judge=judge)
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "The windows of a fixed stretch of the corpus",
@@ -76,20 +80,21 @@ def test_worked_example(kata: Kata) -> None:
     """A worked example: window 2 of 0..9 with 3 tokens is (2, 3, 4) and (3, 4, 5)"""
     got = kata.run(CONTRACT.method, torch.arange(10), 3, 2, arg_names=CONTRACT.arg_names)
     expect_pair(got, (torch.tensor([2, 3, 4]), torch.tensor([3, 4, 5])), "window",
-                ("x of window(arange(10), 3, 2)", "y of window(arange(10), 3, 2)"))
+                (tr("x of {call}", call="window(arange(10), 3, 2)"),
+                 tr("y of {call}", call="window(arange(10), 3, 2)")))
 
 
 def test_one_past_the_last_window(kata: Kata) -> None:
     """There are len(data) - context_length windows: the next one is refused"""
     data = torch.arange(10)
     CONTRACT.expect_refusal(kata, (data, 3, 7), "window(arange(10), 3, i=7)",
-                            "window 7's target would end at index 10, past the last of "
-                            "10 tokens (index 9)",
+                            tr("window 7's target would end at index 10, past the last of "
+                               "10 tokens (index 9)"),
                             mistakes=COUNT_ONE_TOO_MANY)
 
 
 def test_negative_start(kata: Kata) -> None:
     """A negative window number is refused"""
     CONTRACT.expect_refusal(kata, (torch.arange(10), 3, -1), "window(arange(10), 3, i=-1)",
-                            "windows are numbered from 0; a negative slice start counts "
-                            "from the end and cuts a window that does not exist")
+                            tr("windows are numbered from 0; a negative slice start counts "
+                               "from the end and cuts a window that does not exist"))

@@ -20,6 +20,7 @@ from grader.grading.failures import GradeFailure
 from grader.grading.inputs import describe, short
 from grader.grading.judges import expect_text, show
 from grader.grading.kata import Call
+from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox import harnesses
 
@@ -146,7 +147,7 @@ def streamer_cases() -> dict[str, tuple]:
 def describe_call(int_to_char: dict, pieces: list, i: int) -> str:
     if i == len(pieces):
         return "end()"
-    return f"put() of {show(''.join(int_to_char[t] for t in ids_of(pieces[i])))}"
+    return tr("put() of {text}", text=show("".join(int_to_char[t] for t in ids_of(pieces[i]))))
 
 
 def streamer_lines(named: dict[str, Any]) -> list[str]:
@@ -154,10 +155,16 @@ def streamer_lines(named: dict[str, Any]) -> list[str]:
     int_to_char, pieces = named["int_to_char"], named["pieces"]
     text = "".join(int_to_char[t] for piece in pieces for t in ids_of(piece))
     shown = ", ".join(repr(p) if isinstance(p, torch.Tensor) else str(p) for p in pieces)
+    if not pieces:
+        put = tr("put() called {n} times", n=len(pieces))
+    elif len(pieces) == 1:
+        put = tr("put() called 1 time, with: {pieces} (the text {text})", pieces=short(shown),
+                 text=show(text))
+    else:
+        put = tr("put() called {n} times, with: {pieces} (the text {text})", n=len(pieces),
+                 pieces=short(shown), text=show(text))
     return [f"WordStreamer(int_to_char, callback), int_to_char: {describe(int_to_char)}",
-            f"put() called {len(pieces)} time{'s' if len(pieces) != 1 else ''}"
-            + (f", with: {short(shown)} (the text {show(text)})" if pieces else ""),
-            "then end()"]
+            put, tr("then end()")]
 
 
 def passed_on(outcome: Outcome) -> Outcome:
@@ -179,32 +186,34 @@ def judge_streamer(got: Any, expected: list, call: Call) -> None:
             raise GradeFailure(got.message)
         note = hint = ""
         if any(isinstance(p, torch.Tensor) for p in pieces):
-            note = ("\nput() also receives tensors, of any shape (a generation step "
-                    "gives a (1, 1) LongTensor), and these pieces hold one.")
-            hint = "turn them into a list of ints first: token_ids.flatten().tolist()"
-        raise GradeFailure(f"WordStreamer raised {got}{getattr(got, 'where', '')}" + note,
+            note = "\n" + tr("put() also receives tensors, of any shape (a generation step "
+                             "gives a (1, 1) LongTensor), and these pieces hold one.")
+            hint = tr("turn them into a list of ints first: token_ids.flatten().tolist()")
+        raise GradeFailure(tr("WordStreamer raised {error}{where}", error=got,
+                              where=getattr(got, "where", "")) + note,
                            hint=hint)
     for _, text in got:
         if not isinstance(text, str):
-            raise GradeFailure(f"WordStreamer called the callback with a "
-                               f"{type(text).__name__}, not a str.",
-                               hint="pass it the text itself")
+            raise GradeFailure(tr("WordStreamer called the callback with a {kind}, not a str.",
+                                  kind=type(text).__name__),
+                               hint=tr("pass it the text itself"))
     merged, expected = emitted(got), emitted(expected)
     expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),
-                "all the text passed to the callback, joined,")
+                tr("all the text passed to the callback, joined,"))
     if merged != expected:
         calls = range(len(pieces) + 1)
         by_call = [dict(merged).get(i, "") for i in calls]
         wanted = [dict(expected).get(i, "") for i in calls]
         i = next(k for k in calls if by_call[k] != wanted[k])
         so_far = "".join(int_to_char[t] for p in pieces[:i + 1] for t in ids_of(p))
-        raise GradeFailure(
-            f"call {i + 1} of {len(pieces) + 1}, {describe_call(int_to_char, pieces, i)}, "
-            f"should pass {show(wanted[i]) if wanted[i] else 'nothing'} to the callback, "
-            f"but it passed {show(by_call[i]) if by_call[i] else 'nothing'}\n"
-            f"  the text put in so far: {show(so_far)}\n"
-            "  after each put(), everything up to and including the last space or "
-            "newline must have been passed on; end() passes on the rest")
+        raise GradeFailure(tr(
+            "call {i} of {calls}, {call}, should pass {wanted} to the callback, but it passed "
+            "{got}\n  the text put in so far: {so_far}\n  after each put(), everything up to "
+            "and including the last space or newline must have been passed on; end() passes "
+            "on the rest",
+            i=i + 1, calls=len(pieces) + 1, call=describe_call(int_to_char, pieces, i),
+            wanted=show(wanted[i]) if wanted[i] else tr("nothing"),
+            got=show(by_call[i]) if by_call[i] else tr("nothing"), so_far=show(so_far)))
 
 
 def draw_pieces(data: st.DataObject) -> tuple:

@@ -26,6 +26,7 @@ from grader.cli.options import (
 )
 from grader.cli.output import console
 from grader.grading.sanitise import visible
+from grader.locale import tr
 from grader.registry import Problem, problems
 from grader.sandbox.limits import Limits
 from grader.sandbox.pool import Load, WorkerPool
@@ -38,23 +39,25 @@ if TYPE_CHECKING:
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="slug, number, folder or path, e.g. generate, 6, 06-generate or "
-                        "problems/06-generate/ (default: every problem)")
+                   help=tr("slug, number, folder or path, e.g. generate, 6, 06-generate or "
+                           "problems/06-generate/ (default: every problem)"))
     p.add_argument("--submission", metavar="PATH",
-                   help="grade this file (one problem) or folder laid out like problems/ "
-                        "(default: your problems/)")
-    p.add_argument("--reference", action="store_true", help="grade the reference solutions")
-    p.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+                   help=tr("grade this file (one problem) or folder laid out like problems/ "
+                           "(default: your problems/)"))
+    p.add_argument("--reference", action="store_true",
+                   help=tr("grade the reference solutions"))
+    p.add_argument("--json", metavar="FILE", help=tr("also write a JSON report to FILE"))
+    p.add_argument("--junit", metavar="FILE", help=tr("also write a JUnit XML report to FILE"))
     add_limit_options(p)
     p.add_argument("--classroom", action="store_true",
-                   help="grade files you do not trust: refuse to run without a sandbox")
+                   help=tr("grade files you do not trust: refuse to run without a sandbox"))
     p.add_argument("--allow-unisolated", action="store_true",
-                   help="with --classroom, grade even where no sandbox is available")
+                   help=tr("with --classroom, grade even where no sandbox is available"))
     p.add_argument("--no-sandbox", action="store_true",
-                   help="run your code without the sandbox (your own code only)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
-    p.add_argument("-v", "--verbose", action="store_true", help="show every failing check")
+                   help=tr("run your code without the sandbox (your own code only)"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help=tr("show every failing check"))
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -67,35 +70,39 @@ def grade_parser() -> argparse.ArgumentParser:
 def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     chosen = select_problems(args.problems)
     if args.reference and args.submission:
-        raise UsageError("use either --reference or --submission, not both")
+        raise UsageError(tr("use either --reference or --submission, not both"))
     if args.reference:
         return {p: p.reference for p in chosen}
     if args.submission is None:
         if not any(p.starter.is_file() for p in chosen):
-            raise UsageError(f"no problems/NN-slug/solution.py in {paths.KATA}: run gpt-kata "
-                             "in your kata folder, or name one with --submission")
+            raise UsageError(tr("no problems/NN-slug/solution.py in {kata}: run gpt-kata "
+                                "in your kata folder, or name one with --submission",
+                                kata=paths.KATA))
         return {p: p.starter for p in chosen}
     target = Path(args.submission)
     if target.is_file():
         if not args.problems:
             by_folder = [p for p in problems() if p.folder == target.resolve().parent.name]
             if not by_folder:
-                raise UsageError(f"which problem is {target} for? name it: "
-                                 f"gpt-kata grade PROBLEM --submission {target}")
+                raise UsageError(tr("which problem is {target} for? name it: "
+                                    "gpt-kata grade PROBLEM --submission {target}",
+                                    target=target))
             chosen = by_folder
         if len(chosen) != 1:
-            raise UsageError("--submission FILE grades one problem; name exactly one")
+            raise UsageError(tr("--submission FILE grades one problem; name exactly one"))
         return {chosen[0]: target}
     if target.is_dir():
         found = {p: target / p.folder / "solution.py" for p in chosen}
         found = {p: f for p, f in found.items() if f.is_file()}
         if not found:
-            raise UsageError(f"{target} holds no NN-slug/solution.py files like problems/")
+            raise UsageError(tr("{target} holds no NN-slug/solution.py files like problems/",
+                                target=target))
         if args.problems and len(found) < len(chosen):
             missing = ", ".join(p.folder for p in chosen if p not in found)
-            raise UsageError(f"{target} has no solution.py for {missing}")
+            raise UsageError(tr("{target} has no solution.py for {missing}", target=target,
+                                missing=missing))
         return found
-    raise UsageError(f"--submission {target}: no such file or folder")
+    raise UsageError(tr("--submission {target}: no such file or folder", target=target))
 
 
 def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
@@ -154,14 +161,15 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
 
     out = console(stderr=args.quiet)
     if not args.quiet:
-        source = "the reference solutions" if args.reference else (
+        source = tr("the reference solutions") if args.reference else (
             args.submission or "problems/")
-        out.print(f"[bold]gpt-kata[/] grading {len(submissions)} problem(s) from "
-                  f"{escape(visible(source))}")
+        out.print("[bold]gpt-kata[/] " + escape(tr("grading {count} problem(s) from {source}",
+                                                   count=len(submissions),
+                                                   source=visible(source))))
         if goldens_mode() == "live-only" and args.verbose:
-            out.print("[dim]this machine's torch or CPU differs from the one the goldens "
-                          "were made on, so answers are compared with the reference run "
-                          "here[/]")
+            out.print("[dim]" + tr("this machine's torch or CPU differs from the one the "
+                                   "goldens were made on, so answers are compared with the "
+                                   "reference run here") + "[/]")
         if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
             out.print(f"[dim]{escape(unsandboxed_line)}[/]")
     report = grade_problems(submissions, pool, limits)
@@ -173,9 +181,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         # The grader's own machinery failed, not the code: no problem is reported as
         # failed, and a gradebook shows the learner as not graded, to grade again.
         report.summaries = []
-        report.internal_errors.append(
+        report.internal_errors.append(tr(
             "the grader's fork server stopped answering during this grade (it was "
-            "stopped or ended from outside), so nothing was graded: grade again")
+            "stopped or ended from outside), so nothing was graded: grade again"))
     pool.close()  # every worker is gone before anything is written
     # The reports and the status first: whatever happens to the terminal (a closed
     # pipe, an encoding, a bug in rendering), what was graded is kept.
@@ -205,7 +213,8 @@ def write_reports(args: argparse.Namespace, report: Report) -> bool:
             write(Path(target))
         except OSError as exc:
             written = False
-            print(f"gpt-kata grade: {option} {target} could not be written: {exc}",
+            print("gpt-kata grade: " + tr("{option} {target} could not be written: {error}",
+                                          option=option, target=target, error=exc),
                   file=sys.stderr)
     return written
 
@@ -218,5 +227,7 @@ def show(report: Report, out: Console, verbose: bool) -> None:
     try:
         render(report, out, verbose=verbose)
     except Exception as exc:  # noqa: BLE001 - the grade is done and written; say so
-        print(f"gpt-kata grade: the report could not be shown ({type(exc).__name__}: "
-              f"{visible(exc)}); it was graded and every report was written", file=sys.stderr)
+        print("gpt-kata grade: " + tr("the report could not be shown ({error}); it was "
+                                      "graded and every report was written",
+                                      error=f"{type(exc).__name__}: {visible(exc)}"),
+              file=sys.stderr)

@@ -96,29 +96,32 @@ def reset(args: argparse.Namespace) -> int:
     problem = select_problems([args.problem])[0]
     starter = paths.STARTERS / problem.folder / "solution.py"
     if not starter.is_file():
-        raise UsageError(f"no starter for {problem.folder} in {starter.parent}")
+        raise UsageError(tr("no starter for {folder} in {where}", folder=problem.folder,
+                            where=starter.parent))
     target = problem.starter
     pristine = starter.read_bytes()
     if target.is_file() and target.read_bytes() == pristine:
-        print(f"{target} is already the starter; nothing to do")
+        print(tr("{target} is already the starter; nothing to do", target=target))
         return EXIT_PASS
     backup = backup_path(target) if target.exists() else None
     if not args.yes:
         if not sys.stdin.isatty():
-            raise UsageError(f"reset replaces {target}; there is no terminal to ask on, "
-                             "so pass --yes to confirm")
-        keep = f" (yours is kept as {backup.name})" if backup else ""
-        answer = input(f"Put the starter back in {target}{keep}? [y/N] ")
+            raise UsageError(tr("reset replaces {target}; there is no terminal to ask on, "
+                                "so pass --yes to confirm", target=target))
+        question = (tr("Put the starter back in {target} (yours is kept as {backup})? [y/N] ",
+                       target=target, backup=backup.name) if backup
+                    else tr("Put the starter back in {target}? [y/N] ", target=target))
+        answer = input(question)
         if answer.strip().lower() not in ("y", "yes"):
-            print("nothing changed")
+            print(tr("nothing changed"))
             return EXIT_FAIL
     if backup is not None:
         # a learner's work is never deleted: it moves aside before the starter goes in
         target.rename(backup)
-        print(f"kept your file as {backup}")
+        print(tr("kept your file as {backup}", backup=backup))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(pristine)
-    print(f"{target} is the starter again")
+    print(tr("{target} is the starter again", target=target))
     return EXIT_PASS
 
 
@@ -149,17 +152,19 @@ def train(args: argparse.Namespace) -> int:
     try:
         text = corpus.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"--corpus {corpus}: no such file") from None
+        raise UsageError(tr("--corpus {corpus}: no such file", corpus=corpus)) from None
     except UnicodeDecodeError as exc:
-        raise UsageError(f"--corpus {corpus} is not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start})") from None
+        raise UsageError(tr("--corpus {corpus} is not UTF-8 text ({reason} at byte "
+                            "{byte})", corpus=corpus, reason=exc.reason,
+                            byte=exc.start)) from None
     out = Path(args.out) if args.out else None
     if out is None:
         import time
 
         out = paths.KATA / "runs" / time.strftime("%Y%m%d-%H%M%S")
     if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{out} is not empty; choose a new --out so no earlier run is lost")
+        raise UsageError(tr("{out} is not empty; choose a new --out so no earlier run is "
+                            "lost", out=out))
     live = sys.stdout.isatty()
     modern = args.model == "modern"
     steps, threads = train_steps_and_threads(args)
@@ -171,8 +176,9 @@ def train(args: argparse.Namespace) -> int:
                     on_eval=None if live else progress_line,
                     model=MODERN_MODEL if modern else GPT_MODEL,
                     on_step=None if live else TenthLines())
-        print(f"wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
-              f"step_losses.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
+        print(tr("wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
+                 "step_losses.tsv{curve}; talk with it: gpt-kata talk --model {out}",
+                 out=out, curve=curve_of(out)))
         return EXIT_PASS
     from grader.model.training import TrainSettings
     from grader.model.training import train as run_train
@@ -189,8 +195,9 @@ def train(args: argparse.Namespace) -> int:
                   on_step=None if live else TenthLines())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"wrote {out}/model.safetensors, config.json, vocab.json, "
-          f"loss_log.tsv{curve_of(out)}; talk with it: gpt-kata talk --model {out}")
+    print(tr("wrote {out}/model.safetensors, config.json, vocab.json, "
+             "loss_log.tsv{curve}; talk with it: gpt-kata talk --model {out}",
+             out=out, curve=curve_of(out)))
     return EXIT_PASS
 
 
@@ -211,8 +218,9 @@ def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
     """One plain line per evaluation: a log or a pipe shows no live progress bar."""
     left = elapsed / step * (steps - step) if step else None
     eta = clock(left) if left is not None else "?"
-    print(f"step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
-          f"elapsed {clock(elapsed)}  ETA {eta}", flush=True)
+    print(tr("step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
+             "elapsed {elapsed}  ETA {eta}", step=step, steps=steps, train_loss=train_loss,
+             val_loss=val_loss, elapsed=clock(elapsed), eta=eta), flush=True)
 
 
 class TenthLines:
@@ -229,8 +237,9 @@ class TenthLines:
             return
         self.tenths = tenths
         left = seconds / step * (steps - step)
-        print(f"step {step}/{steps}  {clock(seconds)} since the first step  "
-              f"ETA {clock(left)}", flush=True)
+        print(tr("step {step}/{steps}  {seconds} since the first step  ETA {eta}",
+                 step=step, steps=steps, seconds=clock(seconds), eta=clock(left)),
+              flush=True)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -240,40 +249,42 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = KataParser(prog="gpt-kata", description=(
+    parser = KataParser(prog="gpt-kata", description=tr(
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
     parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG",
-                        help="the language to speak: en (English) or zh (中文) (default: "
-                             "GPT_KATA_LANG, else your locale, else en)")
+                        help=tr("the language to speak: en (English) or zh (中文) (default: "
+                                "GPT_KATA_LANG, else your locale, else en)"))
     # every subcommand's parser, including those added elsewhere, shows its defaults
     sub = parser.add_subparsers(dest="command", required=True, parser_class=KataParser)
 
-    p = sub.add_parser("list", help="the problems, in order, with your status")
+    p = sub.add_parser("list", help=tr("the problems, in order, with your status"))
     p.set_defaults(run=list_problems)
 
-    p = sub.add_parser("grade", help="grade your solutions (all, or the problems named)")
+    p = sub.add_parser("grade", help=tr("grade your solutions (all, or the problems named)"))
     add_grade_arguments(p)
     p.set_defaults(run=grade)
 
-    p = sub.add_parser("watch", help="re-grade a problem every time you save it, then move on")
+    p = sub.add_parser("watch", help=tr("re-grade a problem every time you save it, then "
+                                        "move on"))
     p.add_argument("problem", nargs="?", metavar="PROBLEM",
-                   help="slug, number, NN-slug or folder (default: the first not passed)")
+                   help=tr("slug, number, NN-slug or folder (default: the first not passed)"))
     p.add_argument("--stay", action="store_true",
-                   help="keep watching this problem after it passes (default: move on)")
+                   help=tr("keep watching this problem after it passes (default: move on)"))
     p.set_defaults(run=run_watch)
 
-    p = sub.add_parser("hint", help="a hint for a problem, a stronger one each time you ask")
+    p = sub.add_parser("hint", help=tr("a hint for a problem, a stronger one each time you "
+                                       "ask"))
     p.add_argument("problem", nargs="?", metavar="PROBLEM",
-                   help="slug, number, folder or path (default: the first problem not "
-                        "passed)")
+                   help=tr("slug, number, folder or path (default: the first problem not "
+                           "passed)"))
     p.set_defaults(run=hint)
 
-    p = sub.add_parser("reset", help="put a problem's starter back, keeping your file as a "
-                                     "timestamped .bak next to it")
-    p.add_argument("problem", metavar="PROBLEM", help="slug, number, folder or path")
+    p = sub.add_parser("reset", help=tr("put a problem's starter back, keeping your file as "
+                                        "a timestamped .bak next to it"))
+    p.add_argument("problem", metavar="PROBLEM", help=tr("slug, number, folder or path"))
     p.add_argument("--yes", action="store_true",
-                   help="do not ask for confirmation (needed without a terminal)")
+                   help=tr("do not ask for confirmation (needed without a terminal)"))
     p.set_defaults(run=reset)
 
     from grader.cli.trace import add_parser as add_trace_parser
@@ -296,62 +307,67 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_release_parser(sub)
 
-    p = sub.add_parser("talk", help="let a model continue your prompt, through your code")
+    p = sub.add_parser("talk", help=tr("let a model continue your prompt, through your code"))
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
-                   help="the text to continue (default: %(default)r)")
+                   help=tr("the text to continue (default: %(default)r)"))
     p.add_argument("--model", default="shipped", metavar="RUN",
-                   help="'shipped', 'modern' (the shipped Llama-style model), or a run "
-                        "folder written by `gpt-kata train` (default: %(default)s)")
+                   help=tr("'shipped', 'modern' (the shipped Llama-style model), or a run "
+                           "folder written by `gpt-kata train` (default: %(default)s)"))
     p.add_argument("--yours", action="store_true",
-                   help="the shipped weights through your own GPT (problem 23) as well as "
-                        "your generate, or with --model modern through your modern GPT "
-                        "(problem 35), or with --model RUN the run's weights through your "
-                        "GPT or modern GPT, whichever the run holds; refused until both "
-                        "pass. Without it the grader's GPT runs")
+                   help=tr("the shipped weights through your own GPT (problem 23) as well as "
+                           "your generate, or with --model modern through your modern GPT "
+                           "(problem 35), or with --model RUN the run's weights through "
+                           "your GPT or modern GPT, whichever the run holds; refused until "
+                           "both pass. Without it the grader's GPT runs"))
     p.add_argument("--chars", type=int, default=200,
-                   help="how many characters to generate (default: %(default)s)")
+                   help=tr("how many characters to generate (default: %(default)s)"))
     p.add_argument("--stream", choices=["word", "sentence"],
-                   help="show the same text a word at a time (problem 14's WordStreamer) "
-                        "or a sentence at a time (default: the whole text at once)")
+                   help=tr("show the same text a word at a time (problem 14's WordStreamer) "
+                           "or a sentence at a time (default: the whole text at once)"))
     sampling = p.add_argument_group(
-        "sampling (problem 16's sample_text(), which talk uses, streamed or not)")
-    sampling.add_argument("--temperature", type=float, help="0 is greedy (default: 1.0)")
+        tr("sampling (problem 16's sample_text(), which talk uses, streamed or not)"))
+    sampling.add_argument("--temperature", type=float, help=tr("0 is greedy (default: 1.0)"))
     sampling.add_argument("--top-k", type=int,
-                          help="keep the k most likely tokens, 0 for all (default: 0)")
+                          help=tr("keep the k most likely tokens, 0 for all (default: 0)"))
     sampling.add_argument("--top-p", type=float,
-                          help="nucleus: keep probability top_p, 1.0 for all (default: 1.0)")
+                          help=tr("nucleus: keep probability top_p, 1.0 for all (default: "
+                                  "1.0)"))
     sampling.add_argument("--no-repeat-ngram", type=int, metavar="N",
-                          help="never repeat an N-gram, 0 for off (default: 0)")
+                          help=tr("never repeat an N-gram, 0 for off (default: 0)"))
     sampling.add_argument("--seed", type=int,
-                          help="seed the generator once (default: 0 with the options above; "
-                               "without any, a fresh seed, shown before the text)")
+                          help=tr("seed the generator once (default: 0 with the options "
+                                  "above; without any, a fresh seed, shown before the text)"))
     p.set_defaults(run=talk)
 
-    p = sub.add_parser("train", help="train the GPT, or the modern model, on the shipped "
-                                     "corpus or your own text")
-    p.add_argument("--corpus", metavar="FILE", help="a UTF-8 text file (default: data/corpus.txt)")
-    p.add_argument("--out", metavar="DIR", help="where to write the run (default: runs/<time>)")
+    p = sub.add_parser("train", help=tr("train the GPT, or the modern model, on the shipped "
+                                        "corpus or your own text"))
+    p.add_argument("--corpus", metavar="FILE",
+                   help=tr("a UTF-8 text file (default: data/corpus.txt)"))
+    p.add_argument("--out", metavar="DIR",
+                   help=tr("where to write the run (default: runs/<time>)"))
     p.add_argument("--model", choices=["gpt", "modern"], default="gpt",
-                   help="the GPT, or the modern Llama-style model of problem 35 (with "
-                        "--yours, yours), by default with the steps and threads the "
-                        "shipped modern model was trained with (default: %(default)s)")
+                   help=tr("the GPT, or the modern Llama-style model of problem 35 (with "
+                           "--yours, yours), by default with the steps and threads the "
+                           "shipped modern model was trained with (default: %(default)s)"))
     p.add_argument("--steps", type=int,
-                   help="optimizer steps, with --yours too; how long they take depends "
-                        "on the machine and its load, so the run shows the time left as "
-                        "it goes, from the pace of its steps so far "
-                        f"(default: {TRAIN_STEPS}; {MODERN_STEPS} with --model modern)")
+                   help=tr("optimizer steps, with --yours too; how long they take depends "
+                           "on the machine and its load, so the run shows the time left as "
+                           "it goes, from the pace of its steps so far (default: {steps}; "
+                           "{modern_steps} with --model modern)",
+                           steps=TRAIN_STEPS, modern_steps=MODERN_STEPS))
     p.add_argument("--yours", action="store_true",
-                   help="train your GPT (problem 23) with your train_loop (30) once it "
-                        "passes, until then your get_batch (19) and train_step (25), "
-                        "run in the sandbox; refused until they pass. With --model "
-                        "modern: your modern GPT (35) instead, refused until it passes")
+                   help=tr("train your GPT (problem 23) with your train_loop (30) once it "
+                           "passes, until then your get_batch (19) and train_step (25), "
+                           "run in the sandbox; refused until they pass. With --model "
+                           "modern: your modern GPT (35) instead, refused until it passes"))
     p.add_argument("--seed", type=int, default=0,
-                   help="seed for the weights and the batches (default: %(default)s)")
+                   help=tr("seed for the weights and the batches (default: %(default)s)"))
     p.add_argument("--threads", type=positive_count, metavar="N",
-                   help="torch threads, with --yours too; more are faster on more cores, "
-                        "and the losses then differ in their last bits, since sums run "
-                        f"in another order (default: {TRAIN_THREADS}; {MODERN_THREADS} with "
-                        "--model modern)")
+                   help=tr("torch threads, with --yours too; more are faster on more cores, "
+                           "and the losses then differ in their last bits, since sums run "
+                           "in another order (default: {threads}; {modern_threads} with "
+                           "--model modern)", threads=TRAIN_THREADS,
+                           modern_threads=MODERN_THREADS))
     p.set_defaults(run=train)
     return parser
 

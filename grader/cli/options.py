@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from grader.cli.errors import UsageError
 from grader.grading.late import LatePenalty, parse_penalty, parse_percent
+from grader.locale import tr
 from grader.registry import Problem, find, problems
 from grader.sandbox.limits import (
     DEFAULT_CALL_TIMEOUT,
@@ -40,8 +41,8 @@ def find_problem(name: str) -> Problem:
         holding = problems_holding(name)
         if not holding:
             raise UsageError(str(exc)) from None
-        raise UsageError(f"no problem called {name!r}; did you mean "
-                         f"{one_of([p.slug for p in holding])}?") from None
+        raise UsageError(tr("no problem called {name!r}; did you mean {slugs}?", name=name,
+                            slugs=one_of([p.slug for p in holding]))) from None
 
 
 def problems_holding(name: str, most: int = 4) -> list[Problem]:
@@ -58,35 +59,37 @@ def problems_holding(name: str, most: int = 4) -> list[Problem]:
     return holding if len(holding) <= most else []
 
 
-def _read(text: str, convert: Callable[[str], T], what: str) -> T:
+def _read(text: str, convert: Callable[[str], T], refusal: Callable[[], str]) -> T:
+    """`text` converted; else argparse's error, saying `refusal()`."""
     try:
         return convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        raise argparse.ArgumentTypeError(refusal()) from None
 
 
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above zero."""
-    value = _read(text, float, "a number of seconds")
+    value = _read(text, float, lambda: tr("{text!r} is not a number of seconds", text=text))
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
+        raise argparse.ArgumentTypeError(tr("{text!r}: give a finite number of seconds "
+                                            "above 0", text=text))
     return value
 
 
 def positive_count(text: str) -> int:
     """An argparse type: a whole number, at least 1 (jobs, threads)."""
-    value = _read(text, int, "a whole number")
+    value = _read(text, int, lambda: tr("{text!r} is not a whole number", text=text))
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+        raise argparse.ArgumentTypeError(tr("{text!r}: at least 1", text=text))
     return value
 
 
 def positive_megabytes(text: str) -> float:
     """An argparse type: a finite number of megabytes, at least 1."""
-    value = _read(text, float, "a number of megabytes")
+    value = _read(text, float, lambda: tr("{text!r} is not a number of megabytes", text=text))
     if not math.isfinite(value) or value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of megabytes, "
-                                         "at least 1")
+        raise argparse.ArgumentTypeError(tr("{text!r}: give a finite number of megabytes, "
+                                            "at least 1", text=text))
     return value
 
 
@@ -119,17 +122,19 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     """The options that set a grade's limits; `limits_from` makes them one `Limits`."""
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
                    metavar="SECONDS",
-                   help="wall-clock limit for each call of your code (default: %(default)g)")
+                   help=tr("wall-clock limit for each call of your code (default: "
+                           "%(default)g)"))
     p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
                    metavar="SECONDS",
-                   help="wall-clock limit for all calls of one problem together "
-                        "(default: %(default)g)")
+                   help=tr("wall-clock limit for all calls of one problem together "
+                           "(default: %(default)g)"))
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                   help="memory your code may use beyond the worker's own, on Linux "
-                        "(default: %(default)g)")
+                   help=tr("memory your code may use beyond the worker's own, on Linux "
+                           "(default: %(default)g)"))
     p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
-                   metavar="MB", help="size of the scratch folder your code may write in, "
-                   "where the sandbox gives it a tmpfs of its own (default: %(default)g)")
+                   metavar="MB", help=tr("size of the scratch folder your code may write in, "
+                                         "where the sandbox gives it a tmpfs of its own "
+                                         "(default: %(default)g)"))
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -160,12 +165,15 @@ def check_report_target(option: str, target: str | None) -> None:
         return
     path = Path(target)
     if target.endswith(("/", os.sep)) or path.is_dir():
-        raise UsageError(f"{option} {target} is a folder; name a file to write")
+        raise UsageError(tr("{option} {target} is a folder; name a file to write",
+                            option=option, target=target))
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"{option} {target}: there is no folder {parent}")
+        raise UsageError(tr("{option} {target}: there is no folder {parent}", option=option,
+                            target=target, parent=parent))
     if not os.access(path if path.exists() else parent, os.W_OK):
-        raise UsageError(f"{option} {target}: not allowed to write there")
+        raise UsageError(tr("{option} {target}: not allowed to write there", option=option,
+                            target=target))
 
 
 class DefaultsShown(argparse.HelpFormatter):
@@ -173,10 +181,16 @@ class DefaultsShown(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if not action.option_strings or action.nargs == 0 or "default" in text:
+        # A help in another language says its default in its own words (默认).
+        if (not action.option_strings or action.nargs == 0 or "default" in text
+                or tr("default") in text):
             return text
-        shown = "none" if action.default is None else "%(default)s"
-        return f"{text} (default: {shown})".lstrip()
+        shown = tr("none") if action.default is None else "%(default)s"
+        return tr("{text} (default: {shown})", text=text, shown=shown).lstrip()
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None
+                  ) -> None:
+        super().add_usage(usage, actions, groups, tr("usage: ") if prefix is None else prefix)
 
 
 class KataParser(argparse.ArgumentParser):
@@ -187,6 +201,12 @@ class KataParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsShown)
         super().__init__(*args, **kwargs)
+        # argparse's own words, in the language in use (its messages stay its own)
+        self._positionals.title = tr("positional arguments")
+        self._optionals.title = tr("options")
+        for action in self._actions:
+            if isinstance(action, argparse._HelpAction):
+                action.help = tr("show this help message and exit")
         self.intermixed = intermixed
         self._parsing = False
 

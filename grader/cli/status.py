@@ -62,13 +62,13 @@ def put_aside(path: Path) -> None:
     backup = path.with_name(f"{path.name}.{time.strftime('%Y-%m-%dT%H-%M-%S')}.corrupt")
     try:
         path.replace(backup)
-        where = f"kept it as {backup}"
+        where = tr("kept it as {backup}", backup=backup)
     except OSError:
-        where = "left it where it is"
+        where = tr("left it where it is")
     if path not in _reported:
         _reported.add(path)
-        print(f"gpt-kata: {path} could not be read, so every problem counts as not graded; "
-              f"{where}", file=sys.stderr)
+        print("gpt-kata: " + tr("{path} could not be read, so every problem counts as not "
+                                "graded; {where}", path=path, where=where), file=sys.stderr)
 
 
 _reported: set[Path] = set()

@@ -36,6 +36,7 @@ from typing import Any
 
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
+from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
 from grader.sandbox.channel import WorkerDied
@@ -70,14 +71,14 @@ def choose_model(name: str) -> Talker:
 
     if name == "shipped":
         return Talker(SHIPPED, artifacts.shipped_vocab(),
-                      artifacts.load_config().context_length, "the shipped model")
+                      artifacts.load_config().context_length, tr("the shipped model"))
     if name == MODERN:
         try:
             config = artifacts.load_llama_config()
         except artifacts.MissingDataError as exc:
             raise UsageError(f"--model modern: {exc}") from None
         return Talker(ModelSpec("modern"), artifacts.shipped_vocab(), config.context_length,
-                      "the shipped modern model")
+                      tr("the shipped modern model"))
     from grader.model.runs import RunError, open_run
 
     try:
@@ -85,7 +86,7 @@ def choose_model(name: str) -> Talker:
     except RunError as exc:
         raise UsageError(f"--model {exc}") from None
     return Talker(run.spec(), run.int_to_char, run.config.context_length,
-                  f"the model trained in {run.folder}")
+                  tr("the model trained in {folder}", folder=run.folder))
 
 
 MODERN = "modern"  # --model's name for the shipped modern model
@@ -111,16 +112,18 @@ class Implementation:
 
     @property
     def label(self) -> str:
-        whose = "your" if self.use_learner else "the reference"
         what = self.what or f"{self.problem.methods[0]}()"
-        return f"{whose} {what} from {self.problem.folder}"
+        if self.use_learner:
+            return tr("your {what} from {folder}", what=what, folder=self.problem.folder)
+        return tr("the reference {what} from {folder}", what=what, folder=self.problem.folder)
 
     def iterate(self, method: str, *args: Any):
         """The learner's generator method, item by item, live from the worker."""
         try:
             yield from self.process.iterate(method, args)
         except WorkerDied as exc:
-            raise RuntimeError(f"{self.label} failed: {exc}") from None
+            raise RuntimeError(tr("{label} failed: {error}", label=self.label,
+                                  error=exc)) from None
 
     @property
     def process(self) -> SubmissionProcess:
@@ -147,11 +150,11 @@ class Implementation:
 
         outcome = self.process.call(harness_ref("take_weights"), (self.weights,))
         if outcome.error:
-            raise RuntimeError(f"handing the run's weights to {self.label} failed: "
-                               f"{one_line(outcome.error)}")
+            raise RuntimeError(tr("handing the run's weights to {label} failed: {error}",
+                                  label=self.label, error=one_line(outcome.error)))
         if outcome.result != handle_of(self.weights):
-            raise RuntimeError(f"the worker of {self.label} did not keep the run's weights "
-                               "as they were handed")
+            raise RuntimeError(tr("the worker of {label} did not keep the run's weights "
+                                  "as they were handed", label=self.label))
 
     def call(self, method: str, *args: Any, iterate: bool = False) -> Any:
         if self.use_learner:
@@ -159,7 +162,8 @@ class Implementation:
 
             outcome = self.process.call(method, args, iterate=iterate)
             if outcome.error:
-                raise RuntimeError(f"{self.label} failed: {one_line(outcome.error)}")
+                raise RuntimeError(tr("{label} failed: {error}", label=self.label,
+                                      error=one_line(outcome.error)))
             return outcome.result
         if self._reference is None:
             from grader.grading.reference import load_reference
@@ -191,15 +195,21 @@ def choose(slug: str, pool: WorkerPool, talker: Talker,
     use_learner = status == "pass"
     if not use_learner and calls_model and talker.spec.kind == "yours":
         # The reference runs in the grader, which never imports the learner's GPT.
-        state = "has no solution.py" if status == "missing" else "does not pass yet"
-        raise UsageError(f"--yours talks through your own code end to end, and your "
-                         f"{problem.folder} {state}; finish it first "
-                         f"(gpt-kata grade {problem.slug}), or talk without --yours")
+        if status == "missing":
+            raise UsageError(tr("--yours talks through your own code end to end, and your "
+                                "{folder} has no solution.py; finish it first "
+                                "(gpt-kata grade {slug}), or talk without --yours",
+                                folder=problem.folder, slug=problem.slug))
+        raise UsageError(tr("--yours talks through your own code end to end, and your "
+                            "{folder} does not pass yet; finish it first "
+                            "(gpt-kata grade {slug}), or talk without --yours",
+                            folder=problem.folder, slug=problem.slug))
     if use_learner and talker.served and pool.server is None:
         # Only forked workers have a witness to serve a run's model calls; a
         # worker started on its own would have to read the run's weights itself.
-        print(f"(your {problem.folder} can talk with a trained run only where the grader "
-              "forks its workers, on Linux; the reference talks instead)", file=sys.stderr)
+        print(tr("(your {folder} can talk with a trained run only where the grader "
+                 "forks its workers, on Linux; the reference talks instead)",
+                 folder=problem.folder), file=sys.stderr)
         use_learner = False
     return Implementation(problem, use_learner, pool, witnessed=talker.served,
                           weights=talker.weights if calls_model else None)
@@ -208,7 +218,7 @@ def choose(slug: str, pool: WorkerPool, talker: Talker,
 def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
     from grader.grading.session import grade_problems
 
-    print(f"(grading your {problem.folder} first...)", file=sys.stderr)
+    print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
     record(grade_problems({problem: problem.starter}, pool))
 
 
@@ -228,10 +238,11 @@ def talk(args: argparse.Namespace) -> int:
     try:
         context = artifacts.encode(args.prompt, int_to_char)
     except ValueError as exc:
-        raise UsageError(f"{exc}; {talker.name} knows only "
-                         f"{''.join(int_to_char.values())!r}") from None
+        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc,
+                            model=talker.name,
+                            chars="".join(int_to_char.values()))) from None
     if context.shape[1] == 0:
-        raise UsageError("give a prompt of at least one character")
+        raise UsageError(tr("give a prompt of at least one character"))
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
         from grader.cli.sandbox_notice import NoticedPool
@@ -255,17 +266,18 @@ def talk(args: argparse.Namespace) -> int:
             plain = not sampling
             if plain and yours and not passes("sampler", pool):
                 used = "stream_generate()" if args.stream else "generate()"
-                print(f"(your 16-sampler does not pass yet, so your {used} talks; it "
-                      "draws every character with the same seed, so its text repeats)",
-                      file=sys.stderr)
+                print(tr("(your 16-sampler does not pass yet, so your {used} talks; it "
+                         "draws every character with the same seed, so its text repeats)",
+                         used=used), file=sys.stderr)
                 plain = False
             if sampling or plain:
                 seed = fresh_seed() if plain else args.seed or 0
                 sampler = choose("sampler", pool, talker)
                 # The seed's note last: what it says is the text, however it is shown.
-                notes = ["a sentence at a time"] if args.stream == "sentence" else []
+                notes = [tr("a sentence at a time")] if args.stream == "sentence" else []
                 if plain:
-                    notes.append(f"seed {seed}: `--seed {seed}` gives this text again")
+                    notes.append(tr("seed {seed}: `--seed {seed}` gives this text again",
+                                    seed=seed))
                 announce(sampler, talker, "; ".join(notes))
                 started = [sampler]
                 streamer = None
@@ -297,23 +309,25 @@ def talk(args: argparse.Namespace) -> int:
 
 def check_options(args: argparse.Namespace) -> None:
     if args.chars < 0:
-        raise UsageError("--chars must be 0 or more")
+        raise UsageError(tr("--chars must be 0 or more"))
     if args.temperature is not None and args.temperature < 0:
-        raise UsageError("--temperature must be 0 (greedy) or more")
+        raise UsageError(tr("--temperature must be 0 (greedy) or more"))
     if args.top_k is not None and args.top_k < 0:
-        raise UsageError("--top-k must be 0 (off) or more")
+        raise UsageError(tr("--top-k must be 0 (off) or more"))
     if args.top_p is not None and not 0.0 <= args.top_p <= 1.0:
-        raise UsageError("--top-p must be between 0 and 1")
+        raise UsageError(tr("--top-p must be between 0 and 1"))
     if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
-        raise UsageError("--no-repeat-ngram must be 0 (off) or more")
+        raise UsageError(tr("--no-repeat-ngram must be 0 (off) or more"))
 
 
 def announce(implementation: Implementation, talker: Talker, note: str = "") -> None:
     # One whole line, flushed, before the prompt is written: the text that follows
     # is then never split by it, on a terminal where both streams mix.
-    whose = "" if talker.spec.kind == "shipped" else f" with {talker.name}"
-    said = f"; {note}" if note else ""
-    print(f"[{implementation.label}{whose}{said}]", file=sys.stderr, flush=True)
+    said = (implementation.label if talker.spec.kind == "shipped"
+            else tr("{label} with {model}", label=implementation.label, model=talker.name))
+    if note:
+        said = f"{said}; {note}"
+    print(f"[{said}]", file=sys.stderr, flush=True)
 
 
 def passes(slug: str, pool: WorkerPool) -> bool:
@@ -346,7 +360,8 @@ def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,
             char = implementation.call("generate", model, 1, context, context_length,
                                        int_to_char)
             if not isinstance(char, str) or len(char) != 1:
-                raise RuntimeError(f"generate(new_chars=1) returned {char!r}, not one character")
+                raise RuntimeError(tr("generate(new_chars=1) returned {char!r}, not one "
+                                      "character", char=char))
             yield char
             context = torch.cat([context, artifacts.encode(char, int_to_char)], dim=1)
             context = context[:, -context_length:]
@@ -383,7 +398,8 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
     finally:
         sampler.close()
     if not isinstance(text, str):
-        raise RuntimeError(f"sample_text() returned {type(text).__name__}, not str")
+        raise RuntimeError(tr("sample_text() returned {type}, not str",
+                              type=type(text).__name__))
     if args.stream == "sentence":
         yield from sentences(text)
         return

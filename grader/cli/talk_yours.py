@@ -29,6 +29,7 @@ from typing import Any
 
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
+from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
 from grader.sandbox.pool import WorkerPool
@@ -39,9 +40,10 @@ MODERN = "modern-gpt"  # problem 35, the learner's modern GPT
 
 def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
     """The one line that says why the learner's GPT cannot talk yet, then any detail."""
-    what = "modern GPT" if problem.slug == MODERN else "GPT"
-    finish = f"finish problem {problem.number:02d} first (gpt-kata grade {problem.slug})"
-    line = f"--yours talks through your {what}, and your {problem.folder} {reason}; {finish}"
+    what = tr("modern GPT") if problem.slug == MODERN else "GPT"
+    line = tr("--yours talks through your {what}, and your {folder} {reason}; finish problem "
+              "{number:02d} first (gpt-kata grade {slug})", what=what, folder=problem.folder,
+              reason=reason, number=problem.number, slug=problem.slug)
     return UsageError(line + (f"\n{details}" if details else ""))
 
 
@@ -64,15 +66,16 @@ def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
     try:
         problem = find(MODERN if modern else "gpt")
     except LookupError:
-        raise UsageError("--model modern --yours talks through your modern GPT (problem "
-                         "35), which this kata does not have yet") from None
+        raise UsageError(tr("--model modern --yours talks through your modern GPT (problem "
+                            "35), which this kata does not have yet")) from None
     check_your_gpt(problem, pool, regrade)
     if modern:
         config = artifacts.load_llama_config()
-        label = f"your modern GPT from {problem.folder} and the shipped modern weights"
+        label = tr("your modern GPT from {folder} and the shipped modern weights",
+                   folder=problem.folder)
     else:
         config = artifacts.load_config()
-        label = f"your GPT from {problem.folder} and the shipped weights"
+        label = tr("your GPT from {folder} and the shipped weights", folder=problem.folder)
     return (spec_of(problem.starter, config.to_dict()), artifacts.shipped_vocab(),
             config.context_length, label, None)
 
@@ -88,18 +91,20 @@ def your_run(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None], r
     try:
         problem = find(MODERN if modern else "gpt")
     except LookupError:
-        raise UsageError("this run is a modern GPT's, and --yours would talk through your "
-                         "modern GPT (problem 35), which this kata does not have yet") from None
+        raise UsageError(tr("this run is a modern GPT's, and --yours would talk through your "
+                            "modern GPT (problem 35), which this kata does not have "
+                            "yet")) from None
     check_your_gpt(problem, pool, regrade, run)
     tensors = {name: tensor.detach().clone() for name, tensor in run.model.state_dict().items()}
     try:
         spec = spec_of(problem.starter, run.config.to_dict(), handle_of(tensors))
     except ValueError as exc:
         raise UsageError(f"--model {run.folder} --yours: {exc}") from None
-    what = "modern GPT" if modern else "GPT"
-    return (spec, run.int_to_char, run.config.context_length,
-            f"your {what} from {problem.folder} and the weights trained in {run.folder}",
-            tensors)
+    label = (tr("your modern GPT from {folder} and the weights trained in {run}",
+                folder=problem.folder, run=run.folder) if modern
+             else tr("your GPT from {folder} and the weights trained in {run}",
+                     folder=problem.folder, run=run.folder))
+    return (spec, run.int_to_char, run.config.context_length, label, tensors)
 
 
 def check_your_gpt(problem: Problem, pool: WorkerPool,
@@ -110,17 +115,17 @@ def check_your_gpt(problem: Problem, pool: WorkerPool,
 
     status = learner_status(problem)
     if status == "missing":
-        raise refuse(problem, f"has no solution.py ({problem.starter})")
+        raise refuse(problem, tr("has no solution.py ({starter})", starter=problem.starter))
     try:
         unwritten = unfinished_methods(problem.starter.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         unwritten = []  # the worker reports what is wrong with the file
     if status == "todo" or unwritten:
-        methods = ", ".join(f"{m}()" for m in dict.fromkeys(unwritten)) or "the starter"
-        raise refuse(problem, f"is not finished ({methods} still raising "
-                              "NotImplementedError)")
+        methods = ", ".join(f"{m}()" for m in dict.fromkeys(unwritten)) or tr("the starter")
+        raise refuse(problem, tr("is not finished ({methods} still raising "
+                                 "NotImplementedError)", methods=methods))
     if status == "fail":
-        raise refuse(problem, "failed its last grade")
+        raise refuse(problem, tr("failed its last grade"))
     # The probe first: it says exactly what stops the GPT from talking (the
     # names message, the logits that differ) where a grade would only fail.
     reason, details = probe(problem, pool, run)
@@ -131,8 +136,8 @@ def check_your_gpt(problem: Problem, pool: WorkerPool,
         # generate: a GPT right on the shipped sizes only does not pass yet.
         regrade(problem, pool)
         if learner_status(problem) != "pass":
-            raise refuse(problem, "gives the shipped model's logits but fails its grade "
-                                  "on other sizes")
+            raise refuse(problem, tr("gives the shipped model's logits but fails its grade "
+                                     "on other sizes"))
 
 
 def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str]:
@@ -153,8 +158,6 @@ def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str
     context = torch.cat([prompt_ids(text[:length]), prompt_ids(text[length:])])
     process = SubmissionProcess(str(problem.starter), problem.class_name,
                                 list(problem.methods), pool, module=True)
-    whose = "the shipped model's" if run is None else "the run's"
-    weights_of = "the shipped" if run is None else "the run's"
     if run is not None:
         # A run may have its own vocabulary and window: ids it has, drawn once.
         shipped, config = run.model, run.config.to_dict()
@@ -176,12 +179,14 @@ def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str
         message = str(error.get("message", ""))
         if error.get("type") in ("ParameterNamesError", "KnownWeightsError"):
             # Shown whole: the names message lists expected and found names, a line each.
-            return f"cannot be loaded with {weights_of} weights", message
-        return f"fails: {one_line(error)}", ""
+            return (tr("cannot be loaded with the shipped weights") if run is None
+                    else tr("cannot be loaded with the run's weights")), message
+        return tr("fails: {error}", error=one_line(error)), ""
     with torch.no_grad():
         expected = shipped(context)
     try:
         expect_activations(outcome.result, expected, "the logits tensor")
     except GradeFailure as exc:
-        return f"does not give {whose} logits", f"  {exc}"
+        return (tr("does not give the shipped model's logits") if run is None
+                else tr("does not give the run's logits")), f"  {exc}"
     return "", ""

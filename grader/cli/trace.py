@@ -26,7 +26,8 @@ from typing import Any
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.options import check_report_target, select_problems
 from grader.cli.output import console
-from grader.cli.trace_plan import Plan
+from grader.cli.trace_plan import Plan, joined
+from grader.locale import tr
 from grader.registry import Problem, problems
 from grader.wording import one_of
 
@@ -66,24 +67,26 @@ def plans(args: argparse.Namespace) -> list[Plan]:
     problem = select_problems([args.problem])[0]
     method = generation_method(problem)
     if method is None:
-        raise UsageError(f"{problem.folder} does not generate text, so there is nothing to "
-                         f"trace; the problems that do: {', '.join(traceable())}")
+        raise UsageError(tr("{folder} does not generate text, so there is nothing to "
+                            "trace; the problems that do: {traceable}", folder=problem.folder,
+                            traceable=", ".join(traceable())))
     if args.reference and args.submission:
-        raise UsageError("use either --reference or --submission, not both")
+        raise UsageError(tr("use either --reference or --submission, not both"))
     submission = (problem.reference if args.reference else
                   Path(args.submission) if args.submission else problem.starter)
     if not submission.is_file():
-        raise UsageError(f"{submission}: no such file" + (
-            "" if args.submission else "; run gpt-kata in your kata folder, or name a file "
-                                       "with --submission"))
+        raise UsageError(tr("{submission}: no such file", submission=submission)
+                         if args.submission else
+                         tr("{submission}: no such file; run gpt-kata in your kata folder, "
+                            "or name a file with --submission", submission=submission))
     contract = load_contract(problem)
     names = tuple(contract.arg_names)
     count = next(c for c in COUNTS if c in names)
     if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
-        raise UsageError(f"--steps must be between 0 and {MAX_STEPS}")
+        raise UsageError(tr("--steps must be between 0 and {most}", most=MAX_STEPS))
     if args.seed is not None and "seed" not in names:
-        raise UsageError(f"{problem.folder}'s {method}() takes no seed: it seeds its "
-                         "generator with 0 itself")
+        raise UsageError(tr("{folder}'s {method}() takes no seed: it seeds its "
+                            "generator with 0 itself", folder=problem.folder, method=method))
     changed = tuple(name for name, given in (("prompt", args.prompt), (count, args.steps),
                                              ("seed", args.seed)) if given is not None)
     ids = list(contract.case_args)
@@ -119,9 +122,12 @@ def case_named(name: str, ids: list[str], problem: Problem) -> str:
     # A part of an id ("crop") or a near miss ("crop-many-time") both count as close.
     close = [i for i in ids if key and key in i][:3] or difflib.get_close_matches(
         key, ids, n=3, cutoff=0.6)
-    guess = f" (did you mean {one_of(close)}?)" if close else ""
-    raise UsageError(f"{problem.folder} has no fixed case {name!r}{guess}; its cases: "
-                     f"{', '.join(ids)}")
+    if close:
+        raise UsageError(tr("{folder} has no fixed case {name!r} (did you mean {close}?); "
+                            "its cases: {cases}", folder=problem.folder, name=name,
+                            close=one_of(close), cases=", ".join(ids)))
+    raise UsageError(tr("{folder} has no fixed case {name!r}; its cases: {cases}",
+                        folder=problem.folder, name=name, cases=", ".join(ids)))
 
 
 def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
@@ -130,10 +136,10 @@ def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
     try:
         ids = artifacts.encode(prompt, int_to_char)
     except ValueError as exc:
-        raise UsageError(f"{exc}; the model knows only {''.join(int_to_char.values())!r}") \
-            from None
+        raise UsageError(tr("{error}; the model knows only {chars!r}", error=exc,
+                            chars="".join(int_to_char.values()))) from None
     if ids.shape[1] == 0:
-        raise UsageError("give a prompt of at least one character")
+        raise UsageError(tr("give a prompt of at least one character"))
     return ids
 
 
@@ -142,8 +148,8 @@ def check_plot_target(target: str | None) -> None:
         return
     check_report_target("--plot", target)
     if importlib.util.find_spec("matplotlib") is None:
-        raise UsageError("--plot draws with matplotlib, which is not installed here "
-                         "(pip install matplotlib)")
+        raise UsageError(tr("--plot draws with matplotlib, which is not installed here "
+                            "(pip install matplotlib)"))
 
 
 @dataclass
@@ -190,7 +196,8 @@ def trace(args: argparse.Namespace) -> int:
         step = shown.difference if shown.difference is not None else 0
         plot(Path(args.plot), shown.plan, shown.yours, shown.reference, shown.probs, step,
              shown.difference is not None)
-        out.print(f"drew step {step + 1} in {args.plot}", markup=False)
+        out.print(tr("drew step {step} in {plot}", step=step + 1, plot=args.plot),
+                  markup=False)
     return EXIT_PASS if shown.difference is None else EXIT_FAIL
 
 
@@ -232,18 +239,24 @@ def learner_run(the_plan: Plan, process: Any,
     from grader.cli.trace_steps import Run, steps_of
     from grader.grading.worker_errors import one_line
 
-    whose = "the reference's" if args.reference else "your"
-    label = f"{whose} {the_plan.method}()"
+    label = (tr("the reference's {method}()", method=the_plan.method) if args.reference
+             else tr("your {method}()", method=the_plan.method))
     values = tuple(the_plan.args[name] for name in the_plan.names)
     outcome = process.call(the_plan.method, values, iterate=the_plan.iterate)
     if outcome.model_passes is None and outcome.error is None:
-        return None, (f"trace cannot see {label}'s model calls here: that needs the grader "
-                      "to serve them, which it does on Linux only")
+        return None, tr("trace cannot see {label}'s model calls here: that needs the grader "
+                        "to serve them, which it does on Linux only", label=label)
     if outcome.error:
         passes = len(outcome.model_passes or [])
-        after = f" after {passes} model call{'s' * (passes != 1)}" if passes else ""
-        return None, (f"{label} failed on case [{the_plan.case_id}]{after}: "
-                      f"{one_line(outcome.error)}")
+        said = dict(label=label, case=the_plan.case_id, passes=passes,
+                    error=one_line(outcome.error))
+        if passes == 1:
+            return None, tr("{label} failed on case [{case}] after {passes} model call: "
+                            "{error}", **said)
+        if passes:
+            return None, tr("{label} failed on case [{case}] after {passes} model calls: "
+                            "{error}", **said)
+        return None, tr("{label} failed on case [{case}]: {error}", **said)
     result = outcome.result
     if the_plan.iterate and isinstance(result, list):
         result = [chunk for chunk, _count in result]
@@ -252,7 +265,8 @@ def learner_run(the_plan: Plan, process: Any,
               in zip(outcome.model_passes, outcome.model_calls or [])]
     told = [logits for _tokens, logits in outcome.model_passes]
     return Run(steps_of(passes, text_ids(text, the_plan.args["int_to_char"]), told),
-               text if text is not None else f"({type(result).__name__}, not text)"), None
+               text if text is not None else tr("({type}, not text)",
+                                                type=type(result).__name__)), None
 
 
 def reference_run(the_plan: Plan) -> Any:
@@ -273,9 +287,15 @@ def reference_run(the_plan: Plan) -> Any:
     except Exception as exc:  # noqa: BLE001 - said in one line, never as a traceback
         # The reference answers every fixed case as it stands (its goldens say so):
         # only the values given on the command line can make it refuse.
-        given = f" with your {' and '.join(the_plan.changed)}" if the_plan.changed else ""
-        raise UsageError(f"the reference {the_plan.method}() refuses case "
-                         f"[{the_plan.case_id}]{given}: {type(exc).__name__}: {exc}") from None
+        error = f"{type(exc).__name__}: {exc}"
+        if the_plan.changed:
+            raise UsageError(tr("the reference {method}() refuses case [{case}] with your "
+                                "{changed}: {error}", method=the_plan.method,
+                                case=the_plan.case_id, changed=joined(the_plan.changed),
+                                error=error)) from None
+        raise UsageError(tr("the reference {method}() refuses case [{case}]: {error}",
+                            method=the_plan.method, case=the_plan.case_id,
+                            error=error)) from None
     text = as_text(result) or ""
     return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
                         model.told), text)
@@ -302,35 +322,35 @@ def text_ids(text: str | None, int_to_char: dict[int, str]) -> list[int] | None:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "trace", intermixed=True,
-        help="your generation step by step beside the reference's, with the first "
-             "step where they differ",
-        description="Run your generation method (problems 06, 07, 13 to 16) and the "
-                    "reference's on the problem's fixed cases, in the order grade checks "
-                    "them, and show the first case where the runs differ (its id is the "
-                    "[case-id] grade prints): step by step, the window the model saw, the "
-                    "reference's top probabilities, both picks, and the first step where "
-                    "they differ. Step N makes new character N, as grade counts them. "
-                    "Options may go before or after the prompt.")
+        help=tr("your generation step by step beside the reference's, with the first "
+                "step where they differ"),
+        description=tr("Run your generation method (problems 06, 07, 13 to 16) and the "
+                       "reference's on the problem's fixed cases, in the order grade checks "
+                       "them, and show the first case where the runs differ (its id is the "
+                       "[case-id] grade prints): step by step, the window the model saw, "
+                       "the reference's top probabilities, both picks, and the first step "
+                       "where they differ. Step N makes new character N, as grade counts "
+                       "them. Options may go before or after the prompt."))
     p.add_argument("problem", metavar="PROBLEM",
-                   help="a problem that generates: slug, number, NN-slug or folder, e.g. "
-                        "generate, 6, 06-generate")
+                   help=tr("a problem that generates: slug, number, NN-slug or folder, e.g. "
+                           "generate, 6, 06-generate"))
     p.add_argument("prompt", nargs="?", metavar="PROMPT",
-                   help="the text to continue, in place of each case's prompt (default: "
-                        "the cases' own)")
+                   help=tr("the text to continue, in place of each case's prompt (default: "
+                           "the cases' own)"))
     p.add_argument("--case", metavar="ID",
-                   help="trace this fixed case only, e.g. crop-many-times (default: the "
-                        "first case where your run differs, or else the first case)")
+                   help=tr("trace this fixed case only, e.g. crop-many-times (default: the "
+                           "first case where your run differs, or else the first case)"))
     p.add_argument("--steps", type=int, metavar="N",
-                   help="how many new characters to generate (default: as many as the "
-                        "case)")
+                   help=tr("how many new characters to generate (default: as many as the "
+                           "case)"))
     p.add_argument("--seed", type=int,
-                   help="the seed, for a problem whose method takes one (default: the "
-                        "case's)")
+                   help=tr("the seed, for a problem whose method takes one (default: the "
+                           "case's)"))
     p.add_argument("--plot", metavar="FILE.png",
-                   help="also draw the distributions at the first differing step, with "
-                        "matplotlib (default: no picture)")
+                   help=tr("also draw the distributions at the first differing step, with "
+                           "matplotlib (default: no picture)"))
     p.add_argument("--submission", metavar="FILE",
-                   help="trace this file (default: your problems/NN-slug/solution.py)")
+                   help=tr("trace this file (default: your problems/NN-slug/solution.py)"))
     p.add_argument("--reference", action="store_true",
-                   help="trace the reference solution (it differs nowhere)")
+                   help=tr("trace the reference solution (it differs nowhere)"))
     p.set_defaults(run=trace)

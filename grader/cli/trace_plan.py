@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.locale import tr
 from grader.registry import Problem
 
 
@@ -24,3 +25,11 @@ class Plan:
     picked: bool = False  # the case was named with --case
     number: int = 1  # its place among the problem's fixed cases, from 1
     total: int = 1  # how many fixed cases the problem has
+
+
+def joined(names: tuple[str, ...]) -> str:
+    """The arguments a trace changed, as one phrase: "prompt and new_chars and seed"."""
+    said = names[0] if names else ""
+    for name in names[1:]:
+        said = tr("{names} and {name}", names=said, name=name)
+    return said

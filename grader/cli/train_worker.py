@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.cli.errors import UsageError
+from grader.locale import tr
 from grader.registry import Problem, find
 from grader.sandbox.harness_ref import harness_ref
 
@@ -34,6 +35,11 @@ class YourModel:
     # modern-model` took 0.28 s a step on a free 2-core machine and up to 0.8 s under
     # load, where the GPT's step takes about 0.05 s.
     step_cost: float = 1.0
+
+    @property
+    def said(self) -> str:
+        """Its name in the language in use, as messages say it."""
+        return tr("modern GPT") if self.modern else self.name
 
     def config(self, vocab_size: int) -> Any:
         """The sizes `gpt-kata train` gives this model for a vocabulary."""
@@ -67,7 +73,8 @@ def progress_columns(title: str) -> tuple:
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
     return (TextColumn(title), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), time_left_column())
+            TextColumn(tr("loss {task.fields[loss]}")), TimeElapsedColumn(),
+            time_left_column())
 
 
 def time_left_column() -> Any:
@@ -111,8 +118,8 @@ class Run:
         try:
             outcome = self.process.call(harness_ref(name), args, timeout=timeout)
         except Unencodable as exc:  # only a corpus can be this large
-            raise UsageError(f"the corpus is too large to hand to your code ({exc}); "
-                             "train --yours on a smaller --corpus") from None
+            raise UsageError(tr("the corpus is too large to hand to your code ({error}); "
+                                "train --yours on a smaller --corpus", error=exc)) from None
         if outcome.error:
             raise UsageError(f"{what}: {one_line(outcome.error)}")
         if name == "train_chunk":  # the other calls cost what no chunk does

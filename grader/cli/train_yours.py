@@ -34,6 +34,7 @@ from grader.cli.train_worker import (
     Run,
     YourModel,
 )
+from grader.locale import tr
 from grader.registry import Problem, find
 
 # The problems whose code trains, in the order a learner meets them.
@@ -48,12 +49,15 @@ CPU_SECONDS_BASE = 300
 
 def refuse(problem: Problem, state: str, model: YourModel = GPT_MODEL) -> UsageError:
     if model.modern:
-        how = ("your modern GPT with your train_loop (problem 30), or until it passes "
-               "with your get_batch and train_step")
-    else:
-        how = "your GPT with your get_batch and train_step"
-    return UsageError(f"--yours trains {how}, and your {problem.folder} {state}; finish "
-                      f"problem {problem.number} first (gpt-kata grade {problem.slug})")
+        return UsageError(tr(
+            "--yours trains your modern GPT with your train_loop (problem 30), or until it "
+            "passes with your get_batch and train_step, and your {folder} {state}; finish "
+            "problem {number} first (gpt-kata grade {slug})", folder=problem.folder,
+            state=state, number=problem.number, slug=problem.slug))
+    return UsageError(tr("--yours trains your GPT with your get_batch and train_step, and "
+                         "your {folder} {state}; finish problem {number} first "
+                         "(gpt-kata grade {slug})", folder=problem.folder, state=state,
+                         number=problem.number, slug=problem.slug))
 
 
 def needed(model: YourModel) -> tuple[str, ...]:
@@ -69,11 +73,12 @@ def check_passes(problem: Problem, pool: Any, regrade: Callable[[Problem, Any], 
         regrade(problem, pool)
         status = learner_status(problem)
     if status == "missing":
-        raise refuse(problem, f"has no solution.py ({problem.starter})", model)
+        raise refuse(problem, tr("has no solution.py ({starter})", starter=problem.starter),
+                     model)
     if status == "todo":
-        raise refuse(problem, "is still the starter", model)
+        raise refuse(problem, tr("is still the starter"), model)
     if status != "pass":
-        raise refuse(problem, "does not pass its grade", model)
+        raise refuse(problem, tr("does not pass its grade"), model)
 
 
 def check_finished(pool: Any, regrade: Callable[[Problem, Any], None],
@@ -92,24 +97,27 @@ def check_weights(received: Any, expected: dict[str, Any],
     shapes with finite float values; UsageError otherwise."""
     import torch
 
-    what = f"your trained {model.name}"
+    what = tr("your trained {model}", model=model.said)
     if not isinstance(received, dict) or not all(isinstance(v, torch.Tensor)
                                                  for v in received.values()):
-        raise UsageError(f"{what}'s weights did not come back as tensors by name")
+        raise UsageError(tr("{what}'s weights did not come back as tensors by name",
+                            what=what))
     missing = sorted(set(expected) - set(received))
     extra = sorted(set(received) - set(expected))
     if missing or extra:
-        raise UsageError(f"{what}'s parameters do not have the names the statement "
-                         f"of problem {find(model.slug).number} fixes (missing: "
-                         f"{', '.join(missing) or 'none'}; not expected: "
-                         f"{', '.join(extra) or 'none'})")
+        raise UsageError(tr("{what}'s parameters do not have the names the statement "
+                            "of problem {number} fixes (missing: {missing}; not expected: "
+                            "{extra})", what=what, number=find(model.slug).number,
+                            missing=", ".join(missing) or tr("none"),
+                            extra=", ".join(extra) or tr("none")))
     for name, tensor in received.items():
         if tuple(tensor.shape) != tuple(expected[name].shape):
-            raise UsageError(f"{what}'s {name} has shape {tuple(tensor.shape)}, "
-                             f"not {tuple(expected[name].shape)}")
+            raise UsageError(tr("{what}'s {name} has shape {shape}, not {expected}",
+                                what=what, name=name, shape=tuple(tensor.shape),
+                                expected=tuple(expected[name].shape)))
         if not tensor.is_floating_point() or not torch.isfinite(tensor).all():
-            raise UsageError(f"{what}'s {name} holds values that are not finite "
-                             "floats: training diverged")
+            raise UsageError(tr("{what}'s {name} holds values that are not finite "
+                                "floats: training diverged", what=what, name=name))
     return {name: received[name].to(expected[name].dtype) for name in expected}
 
 
@@ -122,8 +130,8 @@ def check_chunk(losses: Any, evaluation: Any, steps: int, evaluated: bool) -> No
 
     if not floats(losses, steps) or not (floats(evaluation, 2) if evaluated
                                          else evaluation is None):
-        raise UsageError("the training worker's reply cannot be read as losses (did your "
-                         "code write to the grader's channel?)")
+        raise UsageError(tr("the training worker's reply cannot be read as losses (did your "
+                            "code write to the grader's channel?)"))
 
 
 def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
@@ -134,7 +142,8 @@ def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
     if not (out / "loss_log.tsv").is_file():  # nothing was written: nothing to mark
         return reason if isinstance(reason, UsageError) else UsageError(reason)
     (out / FAILED).write_text(f"{reason}\n", encoding="utf-8")
-    return UsageError(f"{reason} (the run in {out} failed: it keeps only its loss_log.tsv)")
+    return UsageError(tr("{reason} (the run in {out} failed: it keeps only its loss_log.tsv)",
+                         reason=reason, out=out))
 
 
 def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
@@ -152,14 +161,15 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     from grader.sandbox.framing import MAX_FRAME
 
     if steps < 1:
-        raise UsageError(f"--steps {steps}: train at least one step")
+        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
     from grader.sandbox.policy import Policy
 
     # The sandbox limits the processes and threads a worker may start (where the
     # grader does not run as root); past it, torch could not start its threads.
     if Policy.max_processes is not None and threads > Policy.max_processes:
-        raise UsageError(f"--threads {threads}: --yours trains in the sandbox, which "
-                         f"allows at most {Policy.max_processes} threads")
+        raise UsageError(tr("--threads {threads}: --yours trains in the sandbox, which "
+                            "allows at most {most} threads", threads=threads,
+                            most=Policy.max_processes))
     settings = TrainSettings(steps=steps, seed=seed, threads=threads)
     try:
         int_to_char, train_data, val_data = split_corpus(
@@ -170,8 +180,9 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     # as int64, a third more in base64, under the protocol's frame limit.
     most = (MAX_FRAME - 2**20) * 3 // 4 // 8
     if len(text) > most:
-        raise UsageError(f"the corpus has {len(text)} characters, more than the {most} "
-                         "train --yours can hand to your code; use a smaller --corpus")
+        raise UsageError(tr("the corpus has {size} characters, more than the {most} "
+                            "train --yours can hand to your code; use a smaller --corpus",
+                            size=len(text), most=most))
     config = model.config(len(int_to_char))
     try:
         trained = train_in_worker(out, steps, seed, settings, config, int_to_char,
@@ -180,7 +191,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     except UsageError as exc:
         raise mark_failed(out, exc) from None
     except KeyboardInterrupt:
-        mark_failed(out, "training was interrupted")
+        mark_failed(out, tr("training was interrupted"))
         raise
     try:
         write_run(out, config, int_to_char, *trained, model=model)
@@ -210,7 +221,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
               * settings.threads * steps)
     with NoticedPool(sandbox=Limits(cpu_seconds=cpu)) as pool:
         from grader.cli.talk import regrade_quietly
-        from grader.cli.train_yours_loop import STEP_USED, loop_passes, train_with_loop
+        from grader.cli.train_yours_loop import loop_passes, step_used, train_with_loop
 
         regrade = regrade or regrade_quietly
         if model.modern:
@@ -224,7 +235,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
             if model.modern:  # a learner at problem 35 has met 30: name it, not 19 or 25
                 check_passes(find("train-loop"), pool, regrade, model)
             raise
-        print(STEP_USED, file=sys.stderr)
+        print(step_used(), file=sys.stderr)
         run = Run(problems, pool, model)
         log_file = None
         try:
@@ -249,13 +260,14 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                 if on_eval is not None:
                     on_eval(step, steps, losses[0], losses[1], elapsed)
 
-            columns = progress_columns(f"training your {model.name}")
+            columns = progress_columns(tr("training your {model}", model=model.said))
             with Progress(*columns, disable=not show_progress) as progress:
                 task = progress.add_task("train", total=steps, loss="-", per_step=None)
                 begun = run.call("train_begin", (
                     run.model_file, run.files["batches"], config.to_dict(), seed,
                     train_data, val_data, settings.batch_size, optimizer, settings.threads),
-                    FIRST_CHUNK_TIMEOUT, f"building your {model.name} for training failed")
+                    FIRST_CHUNK_TIMEOUT, tr("building your {model} for training failed",
+                                            model=model.said))
                 check_chunk([], begun, 0, True)
                 evaluated(0, begun)
                 first_step = time.perf_counter()  # the pace counts steps, not the start
@@ -272,8 +284,9 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     limit = run.chunk_timeout()
                     losses, evaluation = run.call(
                         "train_chunk", (rates, evaluate), limit,
-                        f"training failed within steps {first + 1}-{last} "
-                        f"(limit {limit:.0f} s for these steps)")
+                        tr("training failed within steps {first}-{last} "
+                           "(limit {limit:.0f} s for these steps)", first=first + 1,
+                           last=last, limit=limit))
                     check_chunk(losses, evaluation, len(rates), evaluate)
                     step_losses += losses
                     if evaluation is not None:
@@ -284,7 +297,8 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     if on_step is not None:
                         on_step(last, steps, now - first_step)
             weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
-                               f"handing back your trained {model.name}'s weights failed")
+                               tr("handing back your trained {model}'s weights failed",
+                                  model=model.said))
         finally:
             if log_file is not None:
                 log_file.close()
@@ -315,4 +329,5 @@ def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,
     with torch.no_grad():
         save_model(net, out)
     if not plot_losses(log, out / "loss_curve.png", len(int_to_char)):
-        print(f"(no loss curve; the losses are in {out / 'loss_log.tsv'})", file=sys.stderr)
+        print(tr("(no loss curve; the losses are in {log})", log=out / "loss_log.tsv"),
+              file=sys.stderr)

@@ -25,6 +25,7 @@ from typing import Any
 from grader.cli.errors import UsageError
 from grader.cli.status import learner_status
 from grader.cli.train_worker import GPT_MODEL, YourModel
+from grader.locale import tr
 from grader.registry import Problem, find
 
 LOOP = "train-loop"
@@ -39,13 +40,14 @@ MAX_NORM = 1.0  # as `train` clips
 
 # Notes, in parentheses as the notes of the grades run first are: a failed run
 # still ends in the one line that says why.
-STEP_USED = ("(train --yours: training with your train_step (problem 25) in the grader's "
-             "loop; once problem 30 passes (gpt-kata grade train-loop), your own loop runs)")
+def step_used() -> str:
+    return tr("(train --yours: training with your train_step (problem 25) in the grader's "
+              "loop; once problem 30 passes (gpt-kata grade train-loop), your own loop runs)")
 
 
 def loop_used(model: YourModel) -> str:
-    return (f"(train --yours: training with your train_loop (problem 30), on your "
-            f"{model.name} (problem {find(model.slug).number}))")
+    return tr("(train --yours: training with your train_loop (problem 30), on your "
+              "{model} (problem {number}))", model=model.said, number=find(model.slug).number)
 
 
 def needed(model: YourModel) -> tuple[str, str]:
@@ -86,8 +88,9 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
             and not isinstance(entry[0], bool) and last_step < entry[0] <= steps
             and all(isinstance(v, float) and math.isfinite(v) for v in entry[1:])):
         return entry
-    raise UsageError(f"your train_loop logged {entry!r} after step {last_step}, which is not "
-                     "(step, train_loss, val_loss) with finite losses")
+    raise UsageError(tr("your train_loop logged {entry!r} after step {step}, which is not "
+                        "(step, train_loss, val_loss) with finite losses", entry=entry,
+                        step=last_step))
 
 
 def loop_run(pool: Any, model: YourModel) -> Any:
@@ -122,15 +125,15 @@ def read_progress(reply: Any, last_step: int, steps: int) -> tuple[int, list[int
         taken, evaluated, entries, done = (reply["steps"], reply["evaluated"], reply["log"],
                                            reply["done"])
         if isinstance(taken, int) and not isinstance(taken, bool) and taken > steps:
-            raise UsageError(f"your train_loop took {taken} optimizer steps, more than the "
-                             f"run's {steps}")
+            raise UsageError(tr("your train_loop took {taken} optimizer steps, more than the "
+                                "run's {steps}", taken=taken, steps=steps))
         if (count(taken, last_step) and isinstance(evaluated, list)
                 and all(count(s, 0) and s <= taken for s in evaluated)
                 and evaluated == sorted(evaluated) and isinstance(entries, list)
                 and isinstance(done, bool)):
             return taken, evaluated, entries, done
-    raise UsageError("the training worker's reply cannot be read as progress (did your "
-                     "code write to the grader's channel?)")
+    raise UsageError(tr("the training worker's reply cannot be read as progress (did your "
+                        "code write to the grader's channel?)"))
 
 
 def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any,
@@ -157,20 +160,23 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     log_file = None
     try:
         started = time.perf_counter()
-        columns = progress_columns(f"training your {model.name} with your loop")
+        columns = progress_columns(tr("training your {model} with your loop",
+                                      model=model.said))
         with Progress(*columns, disable=not show_progress) as progress:
             task = progress.add_task("train", total=steps, loss="-", per_step=None)
             run.call("train_loop_begin", (
                 run.model_file, config.to_dict(), seed, train_data, val_data,
                 loop_arguments(steps, settings, config.context_length), settings.threads),
-                limit, f"building your {model.name} or starting your train_loop failed")
+                limit, tr("building your {model} or starting your train_loop failed",
+                          model=model.said))
             begun = time.perf_counter()  # the pace counts the loop's steps, not the start
             if on_step is not None:
                 on_step(0, steps, 0.0)
             taken, last, done = 0, -1, False
             ended: dict[int, float] = {}  # when each evaluation was heard to end, by step
             while not done:
-                reply = run.call("train_loop_progress", (), limit, "your train_loop failed")
+                reply = run.call("train_loop_progress", (), limit,
+                                 tr("your train_loop failed"))
                 now = time.perf_counter()
                 before = taken
                 taken, evaluated, entries, done = read_progress(reply, taken, steps)
@@ -198,10 +204,11 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
                     if on_step is not None:
                         on_step(taken, steps, now - begun)
         if last != steps:
-            raise UsageError(f"your train_loop's log ends at step {last}, not at the last "
-                             f"step, {steps}")
+            raise UsageError(tr("your train_loop's log ends at step {last}, not at the last "
+                                "step, {steps}", last=last, steps=steps))
         weights = run.call("train_weights", (), limit,
-                           f"handing back your trained {model.name}'s weights failed")
+                           tr("handing back your trained {model}'s weights failed",
+                              model=model.said))
     finally:
         if log_file is not None:
             log_file.close()

@@ -21,6 +21,7 @@ from grader.cli.errors import EXIT_PASS
 from grader.cli.options import select_problems
 from grader.cli.output import console
 from grader.cli.sandbox_notice import NoticedPool
+from grader.locale import tr
 from grader.registry import Problem, problems
 from grader.reuse import earlier_files
 from grader.sandbox.limits import Limits
@@ -136,15 +137,17 @@ class Watcher:
         if self.interactive:
             self.out.clear()
             render(report, self.out)
-            self.out.print(f"[dim]graded in {seconds:.1f} s; watching "
-                           f"problems/{self.problem.folder}/solution.py · "
-                           "h hint · l list · r re-run · n next · q quit[/]")
+            self.out.print("[dim]" + tr("graded in {seconds:.1f} s; watching "
+                                        "problems/{folder}/solution.py · "
+                                        "h hint · l list · r re-run · n next · q quit",
+                                        seconds=seconds, folder=self.problem.folder) + "[/]")
             # The screen was cleared: the pool's one line on stderr went with it.
             notice = getattr(self.pool, "notice", None)
             if notice:
                 self.out.print(f"[dim]{escape(notice)}[/]")
         else:
-            passed = f"{summary.passed}/{len(summary.results)} checks pass"
+            passed = tr("{passed}/{total} checks pass", passed=summary.passed,
+                        total=len(summary.results))
             print(f"{time.strftime('%H:%M:%S')} {self.problem.folder} {summary.status} "
                   f"({passed}, {seconds:.1f} s)", flush=True)
         return summary.status
@@ -156,7 +159,8 @@ class Watcher:
             if current != last:
                 last = current
                 if current is None:
-                    self.out.print(f"waiting for problems/{self.problem.folder}/solution.py")
+                    self.out.print(tr("waiting for problems/{folder}/solution.py",
+                                      folder=self.problem.folder))
                 elif self.grade() == "pass" and not self.stay and not self.advance():
                     return EXIT_PASS
                 last = self.watched()
@@ -177,11 +181,12 @@ class Watcher:
         """Move on, after a pass, to the first problem not passed; False when there is none."""
         following = status.first_unpassed()
         if following is None:
-            self.out.print("[green]every problem passes[/]: try `gpt-kata talk`")
+            self.out.print("[green]" + tr("every problem passes") + "[/]: "
+                           + tr("try `gpt-kata talk`"))
             return False
         if following != self.problem:
-            self.out.print(f"[green]✓ {self.problem.folder} passes[/]; next: "
-                           f"problems/{following.folder}/README.md")
+            self.out.print("[green]✓ " + tr("{folder} passes", folder=self.problem.folder)
+                           + "[/]; " + tr("next: {statement}", statement=statement(following)))
             self.problem = following
         return True
 
@@ -193,26 +198,43 @@ class Watcher:
         following = next((p for p in (*ordered[at + 1:], *ordered[:at])
                           if status.learner_status(p) != "pass"), None)
         if following is None:
-            self.out.print(f"every other problem passes; still watching "
-                           f"problems/{self.problem.folder}/solution.py")
+            self.out.print(tr("every other problem passes; still watching "
+                              "problems/{folder}/solution.py", folder=self.problem.folder))
             return False
-        self.out.print(f"skipped {self.problem.folder}; next: "
-                       f"problems/{following.folder}/README.md")
+        self.out.print(tr("skipped {folder}; next: {statement}", folder=self.problem.folder,
+                          statement=statement(following)))
         self.problem = following
         return True
 
     def show_hint(self) -> None:
         what, text = status.next_hint(self.problem)
-        self.out.print(f"{self.problem.folder}, {what}:")
+        self.out.print(tr("{folder}, {what}:", folder=self.problem.folder, what=what))
         for line in text.splitlines():
             self.out.print(f"  {line}", markup=False)
 
     def show_list(self) -> None:
+        from rich.cells import cell_len
+
         width = max(len(p.slug) for p in problems())  # the longest slug sets the column
         for p in problems():
-            here = "<- watching" if p == self.problem else ""
+            here = tr("<- watching") if p == self.problem else ""
+            word = status_word(status.learner_status(p))
+            # 11 columns of the console's cells: a Chinese character takes two
+            shown = word + " " * max(0, 11 - cell_len(word))
             self.out.print(f"  {p.number:>2}  {p.slug:<{width}}  "
-                           f"{status.learner_status(p):<11} {here}".rstrip(), markup=False)
+                           f"{shown} {here}".rstrip(), markup=False)
+
+
+def status_word(learner_status: str) -> str:
+    """A status as `list` says it, in the language in use."""
+    words = {"pass": tr("pass"), "fail": tr("fail"), "error": tr("error"),
+             "todo": tr("todo"), "not graded": tr("not graded"), "missing": tr("missing")}
+    return words.get(learner_status, learner_status)
+
+
+def statement(problem: Problem) -> str:
+    """Where a problem's statement is, in the language in use where it has one."""
+    return f"problems/{problem.folder}/{status.statement_of(problem).name}"
 
 
 def watch(args: argparse.Namespace) -> int:

@@ -59,6 +59,7 @@ from grader.grading.judges import expect_error
 from grader.grading.kata import Call, Judge, Kata
 from grader.grading.reference import fresh_args
 from grader.grading.strategies import GRADING
+from grader.locale import tr
 from grader.sandbox.harness_ref import harness_ref, run_harness
 from grader.sandbox.process import CallOutcome
 
@@ -247,11 +248,13 @@ class Contract:
             return list(answer) if self.iterate else answer
 
         if outcome_of(run_reference)[0] != "error":
-            raise GraderIntegrityError(f"the reference {self.method}() accepts {what}, which "
-                                       "a check expects it to refuse")
+            raise GraderIntegrityError(tr("the reference {method}() accepts {what}, which a "
+                                          "check expects it to refuse", method=self.method,
+                                          what=what))
         got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
         if got[0] == "value":
-            raise GradeFailure(f"{what} returned a value instead of raising ValueError: {why}",
+            raise GradeFailure(tr("{what} returned a value instead of raising ValueError: {why}",
+                                  what=what, why=why),
                                lambda: name_mistake(got, mistakes, args, self.matches,
                                                     memory=kata.diagnoses))
         expect_error(got, "ValueError", what, self.method)

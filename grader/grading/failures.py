@@ -140,7 +140,8 @@ class Diagnosis:
     @property
     def whole(self) -> str:
         """The text with each fix after its piece, as a traceback shows it."""
-        return "".join(p.text + (f" Hint: {p.hint}" if p.hint else "") for p in self.pieces)
+        return "".join(p.text + (" " + tr("Hint: {hint}", hint=translated(p.hint))
+                                 if p.hint else "") for p in self.pieces)
 
 
 def as_diagnosis(value: Diagnosis | str | None) -> Diagnosis:

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
@@ -23,13 +24,11 @@ VALUES_LIMIT = 24  # tensor entries shown in full; larger tensors are summarised
 STATE_SIZE = torch.Generator().get_state().numel()  # a CPU generator's state, in bytes
 
 
-CASE_HEADING = "the inputs of case "  # then the case id: a fixed case's inputs
-EXAMPLE_HEADING = "smallest failing input found:"  # a drawn example's, once shrunk
-
-
 def show_inputs(lines: list[str], case_id: str | None) -> str:
-    """The inputs of a failing call under their heading, one indented line each."""
-    heading = f"{CASE_HEADING}{case_id}:" if case_id else EXAMPLE_HEADING
+    """The inputs of a failing call under their heading, one indented line each: a
+    fixed case's under its id, a drawn example's once shrunk."""
+    heading = (tr("the inputs of case {case}:", case=case_id) if case_id
+               else tr("smallest failing input found:"))
     return "\n".join([heading, *(f"  {line}" for line in lines)])
 
 
@@ -55,7 +54,7 @@ def answer_of(outcome: tuple[str, Any]) -> str:
     """What the learner's call gave, described as its inputs are: its value (a
     tensor's dtype, shape and values, a text), or the error it raised."""
     kind, value = outcome
-    return f"raised {value}" if kind == "error" else shown(value, None)
+    return tr("raised {error}", error=value) if kind == "error" else shown(value, None)
 
 
 def shown(value: Any, vocab: dict[int, str] | None) -> str:
@@ -64,7 +63,7 @@ def shown(value: Any, vocab: dict[int, str] | None) -> str:
     try:
         return describe(value, vocab)
     except Exception:  # noqa: BLE001
-        return f"a {type(value).__name__}"
+        return tr("a {type}", type=type(value).__name__)
 
 
 def names_tokens(name: str) -> bool:
@@ -96,17 +95,20 @@ def describe_weights(spec: dict[str, Any]) -> str:
     the model by its state-dict prefix, and for one attention head its index."""
     model = spec["model"]
     if model.kind == "shipped":
-        model = "the shipped model"
+        model = tr("the shipped model")
     else:
         c = model.config
-        model = (f"a small GPT with random weights (vocab_size {c.get('vocab_size')}, "
-                 f"context_length {c.get('context_length')}, n_layer {c.get('n_layer')}, "
-                 f"n_head {c.get('n_head')}, n_embd {c.get('n_embd')}, seed {model.seed})")
+        model = tr("a small GPT with random weights (vocab_size {vocab_size}, context_length "
+                   "{context_length}, n_layer {n_layer}, n_head {n_head}, n_embd {n_embd}, seed "
+                   "{seed})", vocab_size=c.get("vocab_size"),
+                   context_length=c.get("context_length"), n_layer=c.get("n_layer"),
+                   n_head=c.get("n_head"), n_embd=c.get("n_embd"), seed=model.seed)
     part = spec["part"]
     if spec["head"] is not None:
-        return (f"attention head number {spec['head']} of {part} of {model} (its rows of "
-                "qkv as query, key and value)")
-    return f"the weights of {part} of {model}" if part else f"all the weights of {model}"
+        return tr("attention head number {head} of {part} of {model} (its rows of qkv as "
+                  "query, key and value)", head=spec["head"], part=part, model=model)
+    return (tr("the weights of {part} of {model}", part=part, model=model) if part
+            else tr("all the weights of {model}", model=model))
 
 
 @cache
@@ -117,17 +119,17 @@ def shipped_corpus() -> str:
 def describe_text(text: str) -> str:
     """A text argument: whole if short, else its start and its length in characters."""
     if len(text) > 1000 and text == shipped_corpus():
-        return f"the shipped corpus, data/corpus.txt ({len(text):,} characters)"
+        return tr("the shipped corpus, data/corpus.txt ({n:,} characters)", n=len(text))
     if len(shown := repr(text)) <= 200:
         return shown
-    return f"{text[:80]!r}... ({len(text):,} characters)"
+    return tr("{start}... ({n:,} characters)", start=repr(text[:80]), n=len(text))
 
 
 def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
     if isinstance(value, ModelSpec):
         return describe_model(value)
     if isinstance(value, torch.Generator):
-        return f"a torch.Generator seeded with {value.initial_seed()}"
+        return tr("a torch.Generator seeded with {seed}", seed=value.initial_seed())
     if isinstance(value, torch.Tensor):
         return describe_tensor(value, vocab)
     if isinstance(value, str):
@@ -137,7 +139,7 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
     if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
         return describe_vocab(value)
     if isinstance(value, int) and not isinstance(value, bool) and vocab and value in vocab:
-        return f"{value} (the character {vocab[value]!r})"
+        return tr("{value} (the character {char})", value=value, char=repr(vocab[value]))
     if isinstance(value, (list, tuple)) and vocab and value and all(
             isinstance(i, int) and not isinstance(i, bool) and i in vocab for i in value):
         return f"{short(repr(value))} = {spell(list(value), vocab)}"
@@ -146,26 +148,29 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
 
 def describe_model(spec: ModelSpec) -> str:
     if spec.kind == "shipped":
-        return "the shipped model"
+        return tr("the shipped model")
     if spec.kind == "hidden":  # grader/model/hidden.py
         from grader.model.hidden import declared
 
-        return (f"{describe_model(declared(spec))}, with noise on its weights that the "
-                "grader drew for this grade")
+        return tr("{model}, with noise on its weights that the grader drew for this grade",
+                  model=describe_model(declared(spec)))
     c = spec.config
-    return (f"a small untrained GPT (vocab_size {c.get('vocab_size')}, context_length "
-            f"{c.get('context_length')}, {c.get('n_layer')} layer(s), {c.get('n_head')} "
-            f"head(s), width {c.get('n_embd')}, weights seeded with {spec.seed})")
+    return tr("a small untrained GPT (vocab_size {vocab_size}, context_length "
+              "{context_length}, {n_layer} layer(s), {n_head} head(s), width {n_embd}, "
+              "weights seeded with {seed})", vocab_size=c.get("vocab_size"),
+              context_length=c.get("context_length"), n_layer=c.get("n_layer"),
+              n_head=c.get("n_head"), n_embd=c.get("n_embd"), seed=spec.seed)
 
 
 def describe_tensor(t: torch.Tensor, vocab: dict[int, str] | None) -> str:
-    kind = f"{str(t.dtype).removeprefix('torch.')} tensor of shape {tuple(t.shape)}"
+    kind = tr("{dtype} tensor of shape {shape}", dtype=str(t.dtype).removeprefix("torch."),
+              shape=tuple(t.shape))
     if t.dtype == torch.uint8 and t.numel() == STATE_SIZE:
-        return "a generator's state (a uint8 tensor from generator.get_state())"
+        return tr("a generator's state (a uint8 tensor from generator.get_state())")
     ids = t.flatten().tolist()
     if vocab and t.dtype == torch.long and ids and all(i in vocab for i in ids):
         rows = [spell(row, vocab) for row in t.tolist()] if t.dim() == 2 else [spell(ids, vocab)]
-        return f"{kind}, the text {' / '.join(rows)}"
+        return f"{kind}, " + tr("the text {text}", text=" / ".join(rows))
     if t.numel() <= VALUES_LIMIT:
         return f"{kind}: {values(t)}"
     one_row = t.dim() == 1 or (t.dim() == 2 and t.shape[0] == 1)
@@ -174,17 +179,21 @@ def describe_tensor(t: torch.Tensor, vocab: dict[int, str] | None) -> str:
             flat = t.flatten().tolist()
             head, tail = ", ".join(map(str, flat[:6])), ", ".join(map(str, flat[-6:]))
             return f"{kind}: [{head}, ..., {tail}]"
-        return f"{kind}, from {t.min().item()} to {t.max().item()}"
+        return f"{kind}, " + tr("from {low} to {high}", low=t.min().item(), high=t.max().item())
     finite = t[t.isfinite()]
-    spread = (f", from {finite.min().item():.4g} to {finite.max().item():.4g}"
-              if finite.numel() else "")
+    clauses = [kind]
+    if finite.numel():
+        clauses.append(tr("from {low:.4g} to {high:.4g}", low=finite.min().item(),
+                          high=finite.max().item()))
     infinite = int(t.isinf().sum())
-    largest = ""
+    if infinite:
+        clauses.append(tr("{n} of them -inf or inf", n=infinite))
     if one_row and finite.numel():
         top = t.flatten().nan_to_num(neginf=float("-inf")).topk(min(3, t.numel()))
-        largest = ", largest " + ", ".join(f"{v:.4g} at index {i}" for v, i in
-                                           zip(top.values.tolist(), top.indices.tolist()))
-    return kind + spread + (f", {infinite} of them -inf or inf" if infinite else "") + largest
+        clauses.append(tr("largest {values}", values=", ".join(
+            tr("{value:.4g} at index {index}", value=v, index=i)
+            for v, i in zip(top.values.tolist(), top.indices.tolist()))))
+    return ", ".join(clauses)
 
 
 def values(t: torch.Tensor) -> str:
@@ -199,15 +208,17 @@ def spell(ids: list[int], vocab: dict[int, str]) -> str:
     """The text the ids spell, its end only if long, with its length in tokens."""
     text = "".join(vocab[i] for i in ids)
     if len(text) > TEXT_LIMIT:
-        return f"...{text[-TEXT_LIMIT:]!r} ({len(ids)} tokens, the last {TEXT_LIMIT} shown)"
-    return f"{text!r} ({len(ids)} token{'s' if len(ids) != 1 else ''})"
+        return tr("...{text} ({n} tokens, the last {shown} shown)", text=repr(text[-TEXT_LIMIT:]),
+                  n=len(ids), shown=TEXT_LIMIT)
+    return (tr("{text} ({n} token)", text=repr(text), n=len(ids)) if len(ids) == 1
+            else tr("{text} ({n} tokens)", text=repr(text), n=len(ids)))
 
 
 def describe_vocab(vocab: dict[int, str]) -> str:
     if vocab == artifacts.shipped_vocab():
-        return f"the shipped vocabulary ({len(vocab)} characters)"
+        return tr("the shipped vocabulary ({n} characters)", n=len(vocab))
     return short(repr(vocab))
 
 
 def short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+    return text if len(text) <= limit else text[:limit] + tr("... ({n} characters)", n=len(text))

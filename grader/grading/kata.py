@@ -32,6 +32,7 @@ from grader.grading.failures import (
 from grader.grading.reference import fresh, fresh_args
 from grader.grading.sanitise import learner_error
 from grader.grading.worker_errors import one_line, unavailable_kind
+from grader.locale import tr
 from grader.model import artifacts
 from grader.registry import Problem
 from grader.sandbox.harness_ref import harness_name, run_harness
@@ -62,7 +63,7 @@ class Kata:
             iterate: bool = False, **kwargs: Any) -> Any:
         outcome = self.outcome(method, *args, arg_names=arg_names, iterate=iterate, **kwargs)
         if outcome[0] == "error":
-            raise GradeFailure(f"{method}() raised {outcome[1]}")
+            raise GradeFailure(tr("{method}() raised {error}", method=method, error=outcome[1]))
         return outcome[1]
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
@@ -113,7 +114,7 @@ class Kata:
             raise GradeFailure(error.get("message", ""))
         frames = error.get("frames") or []
         return ("error", ErrorText.of(str(kind), error.get("message", ""),
-                                      f"\n  at {frames[-1]}" if frames else ""))
+                                      tr("\n  at {frame}", frame=frames[-1]) if frames else ""))
 
     def _check_inputs_untouched(self, method: str, args: tuple, result: CallOutcome,
                                 names: tuple[str, ...]) -> None:
@@ -122,13 +123,14 @@ class Kata:
             if isinstance(before, torch.Generator):
                 continue  # a generator's state is meant to change; checks look at it
             if not unchanged(before, after):
-                name = names[i] if i < len(names) else f"argument {i + 1}"
+                name = names[i] if i < len(names) else tr("argument {n}", n=i + 1)
                 raise GradeFailure(
-                    f"{method}() changed its input `{name}` in place, and the caller still "
-                    "needs it as it was.",
-                    hint="work on a copy (.clone()) or build a new tensor")
+                    tr("{method}() changed its input `{name}` in place, and the caller still "
+                       "needs it as it was.", method=method, name=name),
+                    hint=tr("work on a copy (.clone()) or build a new tensor"))
         if result.model_changed:
-            raise GradeFailure(f"{method}() changed the model's weights; it must only read them")
+            raise GradeFailure(tr("{method}() changed the model's weights; it must only read "
+                                  "them", method=method))
 
     def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
                 iterate: bool = False, **kwargs: Any) -> tuple[tuple[str, Any], Any]:
@@ -183,10 +185,10 @@ class Kata:
         if golden is None:
             return live
         if not same(("value", golden), ("value", live)):
-            raise GraderIntegrityError(
-                f"the reference for {self.problem.slug}/{case_id} no longer reproduces the "
-                "shipped goldens: solutions/ or data/ were changed; restore them from git"
-            )
+            raise GraderIntegrityError(tr(
+                "the reference for {problem}/{case} no longer reproduces the shipped goldens: "
+                "solutions/ or data/ were changed; restore them from git",
+                problem=self.problem.slug, case=case_id))
         return golden
 
 

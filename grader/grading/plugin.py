@@ -26,6 +26,7 @@ from grader.grading.failures import (
 from grader.grading.kata import Kata
 from grader.grading.reference import load_reference
 from grader.grading.worker_errors import one_line, unavailable_kind
+from grader.locale import tr
 from grader.registry import Problem
 
 if sys.version_info < (3, 11):  # pragma: no cover
@@ -111,8 +112,8 @@ class GradingPlugin:
         if kata.unavailable:
             raise SubmissionUnavailable(kata.unavailable, kind=kata.unavailable_kind)
         if kata.submission.timed_out:
-            raise NotRun(f"not run: {kata.submission.timed_out}, in an earlier check of "
-                         "this problem")
+            raise NotRun(tr("not run: {reason}, in an earlier check of this problem",
+                            reason=kata.submission.timed_out))
         return kata
 
     @pytest.hookimpl(tryfirst=True)
@@ -176,7 +177,8 @@ class GradingPlugin:
         else:
             # A bug in the grader itself: never blame the learner for it.
             result.status, result.kind = "error", GRADER_ERROR
-            result.message = f"internal grader error: {type(exc).__name__}: {exc}"
+            result.message = tr("internal grader error: {kind}: {error}",
+                                kind=type(exc).__name__, error=exc)
             self.internal_errors.append(f"{item.nodeid}: {report.longreprtext}")
         if not result.alike:
             result.alike = result.message
@@ -234,9 +236,10 @@ def with_inputs(message: str, exc: BaseException) -> str:
     draws = [n for n in notes if n.startswith("Draw ")]
     example = [n for n in notes if n.startswith(("Failing test case", "Falsifying example"))]
     if draws:
-        message += "\nsmallest failing input found:\n  " + "\n  ".join(draws)
+        message += "\n" + tr("smallest failing input found:") + "\n  " + "\n  ".join(draws)
     elif example and "data=data(" not in example[0]:
-        message += "\nsmallest failing input found:\n  " + example[0].split(":", 1)[1].strip()
+        message += ("\n" + tr("smallest failing input found:") + "\n  "
+                    + example[0].split(":", 1)[1].strip())
     return message
 
 
@@ -287,7 +290,8 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     try:
         code = int(pytest.main(args, plugins=[plugin]))
         if code not in (0, 1):
-            plugin.internal_errors.append(f"the checks could not run (pytest exit code {code})")
+            plugin.internal_errors.append(tr("the checks could not run (pytest exit code "
+                                             "{code})", code=code))
         return code
     finally:
         # Forget the check modules so a second run in one process collects them afresh.

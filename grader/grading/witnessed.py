@@ -33,6 +33,7 @@ from grader.grading.inputs import inputs_of
 from grader.grading.judges import show
 from grader.grading.kata import Call, Judge, Kata
 from grader.grading.sampling_judges import sampled_choice
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.hidden import hide_args
 
@@ -124,12 +125,13 @@ def trace_tokens(tokens: list[int], prompt: list[int], context_length: int,
         found = seen.get(tuple(window), [])
         at = bisect.bisect_left(found, (start, -1))
         if at == len(found):
-            after = f" since call {start + 1}, the one that made the character before it," \
-                if step else ""
-            return Untraced(step, (
-                f"no model call{after} was given the window before it, "
-                f"{show(''.join(int_to_char.get(t, '?') for t in window))} "
-                f"({len(window)} tokens)"))
+            text = show("".join(int_to_char.get(t, "?") for t in window))
+            return Untraced(step, tr(
+                "no model call since call {call}, the one that made the character before it, "
+                "was given the window before it, {window} ({n} tokens)", call=start + 1,
+                window=text, n=len(window)) if step else tr(
+                "no model call was given the window before it, {window} ({n} tokens)",
+                window=text, n=len(window)))
         # The first after the pass that made the token before; that same pass only
         # if no later one saw this window (a loop may keep the logits of a window).
         after = bisect.bisect_left(found, (start + 1, -1)) if made else at
@@ -140,10 +142,10 @@ def trace_tokens(tokens: list[int], prompt: list[int], context_length: int,
             exponentials[size] = cases.seed_state(0)
         choice = sampled_choice(torch.softmax(logits.double(), dim=-1), exponentials[size])
         if not 0 <= token < size or not bool(choice.fair[token]):
-            return Untraced(step, (
-                f"model call {i + 1}, which was given the window before it, makes "
-                f"{int_to_char.get(choice.best, '?')!r} there (sampling with the generator "
-                "seeded with 0 and restored after every draw)"))
+            return Untraced(step, tr(
+                "model call {call}, which was given the window before it, makes {token!r} "
+                "there (sampling with the generator seeded with 0 and restored after every "
+                "draw)", call=i + 1, token=int_to_char.get(choice.best, "?")))
         made.append(i)
         ids.append(token)
         start = i
@@ -163,19 +165,22 @@ def text_tokens(text: str, int_to_char: dict[int, str]) -> list[int]:
 
 def untraced_message(text: str, untraced: Untraced) -> str:
     """Why text that is right did not come from the calls: the whole failure."""
-    return (f"{character(text, untraced.step)} did not come from the model calls the grader "
-            f"served: {untraced.reason}. Each character must be sampled from the logits of a "
-            "call of the model you were given, on the window before it")
+    return tr("{character} did not come from the model calls the grader served: {reason}. "
+              "Each character must be sampled from the logits of a call of the model you were "
+              "given, on the window before it", character=character(text, untraced.step),
+              reason=untraced.reason)
 
 
 def untraced_line(text: str, untraced: Untraced) -> str:
     """The first character the calls do not account for, and why: the evidence a
     failure about wrong text shows too (true of an honest mistake as well)."""
-    return f"{character(text, untraced.step)}: {untraced.reason}"
+    return tr("{character}: {reason}", character=character(text, untraced.step),
+              reason=untraced.reason)
 
 
 def character(text: str, step: int) -> str:
-    return f"new character {step + 1} ({text[step] if step < len(text) else ''!r})"
+    return tr("new character {position} ({char!r})", position=step + 1,
+              char=text[step] if step < len(text) else "")
 
 
 def trace_text(text: str, call: Call) -> list[int] | Untraced | None:
@@ -222,17 +227,19 @@ def expect_streamed_from_calls(pairs: list, made: list[int], slack: int) -> None
         end = position + len(chunk)
         for j in range(position, min(end, len(made))):
             if made[j] >= mark:
-                raise GradeFailure(
-                    f"chunk {k + 1} ({show(chunk)}) came out after {mark} model calls, but "
-                    f"its new character {j + 1} came from call {made[j] + 1}, made after it "
-                    "came out: yield a chunk once its characters are sampled, not before")
+                raise GradeFailure(tr(
+                    "chunk {chunk} ({text}) came out after {calls} model calls, but its new "
+                    "character {position} came from call {call}, made after it came out: "
+                    "yield a chunk once its characters are sampled, not before", chunk=k + 1,
+                    text=show(chunk), calls=mark, position=j + 1, call=made[j] + 1))
         first = later[min(end + slack, len(made))]
         if first != none and first < mark:
             j = next(j for j in range(end + slack, len(made)) if made[j] == first)
             raise GradeFailure(
-                f"chunk {k + 1} ({show(chunk)}) came out after {mark} model calls, but new "
-                f"character {j + 1}, after it, came from call {int(first) + 1}, so some of them "
-                "were made before it came out.",
-                hint="yield each chunk inside the loop, as soon as its last character is "
-                "sampled, instead of making the whole text first")
+                tr("chunk {chunk} ({text}) came out after {calls} model calls, but new "
+                   "character {position}, after it, came from call {call}, so some of them "
+                   "were made before it came out.", chunk=k + 1, text=show(chunk), calls=mark,
+                   position=j + 1, call=int(first) + 1),
+                hint=tr("yield each chunk inside the loop, as soon as its last character is "
+                        "sampled, instead of making the whole text first"))
         position = end

@@ -10,7 +10,7 @@ The texts, by catalog:
 - problems.po: each track's name, each problem's title and hints (registry.toml);
 - checks.po: each check's title (its test's docstring, in the check modules);
 - mistakes.po: each known mistake's name and fix (the check modules);
-- messages.po: each `tr("...")` literal in grader/.
+- messages.po: each `tr("...")` and `marked("...")` literal in grader/.
 """
 
 from __future__ import annotations
@@ -76,12 +76,13 @@ def check_texts() -> Iterator[Source]:
 
 
 def message_texts(root: Path = PACKAGE) -> Iterator[Source]:
-    """Each `tr("...")` whose first argument is a string literal, in grader/."""
+    """Each `tr("...")` or `marked("...")` whose first argument is a string literal, in
+    grader/."""
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id == "tr" and node.args
+                    and node.func.id in ("tr", "marked") and node.args
                     and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str)):
                 yield node.args[0].value, f"{path.relative_to(root.parent)}:{node.lineno}"

@@ -9,6 +9,7 @@ import socket
 import threading
 from typing import IO
 
+from grader.locale import tr
 from grader.sandbox.framing import HEADER, read_frame
 from grader.sandbox.protocol import ProtocolError
 
@@ -80,8 +81,8 @@ class Channel:
         threading.Thread(target=write, daemon=True).start()
         # Ended from here, the worker closes its end, and the write fails at once.
         if not done.wait(timeout):
-            raise SendTimeout(f"it read nothing of what the grader sent for {timeout:g} "
-                              "seconds (it stopped reading?)")
+            raise SendTimeout(tr("it read nothing of what the grader sent for {timeout:g} "
+                                 "seconds (it stopped reading?)", timeout=timeout))
         if failed:
             raise failed[0]
 

@@ -8,6 +8,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from grader.locale import tr
 from grader.sandbox.outcome import limit_message
 
 # Characters of an error's message that the worker sends.
@@ -29,7 +30,7 @@ def _text_of(exc: BaseException) -> str:
     try:
         return str(exc)
     except Exception:  # noqa: BLE001
-        return f"<{type(exc).__name__} whose message cannot be printed>"
+        return tr("<{type} whose message cannot be printed>", type=type(exc).__name__)
 
 
 def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[str, Any]:

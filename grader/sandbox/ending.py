@@ -19,56 +19,67 @@ import sys
 import time
 from typing import Any
 
+from grader.locale import tr
+
 WINDOWS = sys.platform == "win32"
 
-# NTSTATUS codes a crashed Windows process exits with, as Python reports them
-# (unsigned 32-bit numbers).
-WINDOWS_CRASHES = {
-    0xC0000005: "an access violation (a crash in native code)",
-    0xC00000FD: "a stack overflow (runaway recursion?)",
-    0xC0000409: "a stack buffer overrun or a fail-fast exit (a crash in native code)",
-    0xC0000374: "a corrupted heap (a crash in native code)",
-    0xC0000017: "running out of memory",
-    0xC000001D: "an illegal instruction",
-    0xC0000094: "an integer division by zero in native code",
-    0xC000013A: "Ctrl-C or the console closing",
-}
 
-# Why a POSIX process may have received each signal, for a learner's eyes.
-SIGNAL_CAUSES = {
-    "SIGKILL": "out of memory, a limit reached, or ended from outside",
-    "SIGSEGV": "a crash in native code",
-    "SIGBUS": "a crash in native code",
-    "SIGABRT": "an abort, often a failed check in native code",
-    "SIGFPE": "an arithmetic error in native code",
-    "SIGILL": "an illegal instruction",
-    "SIGXCPU": "the CPU time limit",
-    "SIGXFSZ": "the file size limit",
-    "SIGSYS": "a system call the sandbox forbids",
-    "SIGTERM": "ended from outside",
-    "SIGPIPE": "writing to a closed pipe",
-}
+def windows_crashes() -> dict[int, str]:
+    """NTSTATUS codes a crashed Windows process exits with, as Python reports them
+    (unsigned 32-bit numbers), each with what it is, in the language in use."""
+    return {
+        0xC0000005: tr("an access violation (a crash in native code)"),
+        0xC00000FD: tr("a stack overflow (runaway recursion?)"),
+        0xC0000409: tr("a stack buffer overrun or a fail-fast exit (a crash in native code)"),
+        0xC0000374: tr("a corrupted heap (a crash in native code)"),
+        0xC0000017: tr("running out of memory"),
+        0xC000001D: tr("an illegal instruction"),
+        0xC0000094: tr("an integer division by zero in native code"),
+        0xC000013A: tr("Ctrl-C or the console closing"),
+    }
+
+
+def signal_causes() -> dict[str, str]:
+    """Why a POSIX process may have received each signal, for a learner's eyes."""
+    return {
+        "SIGKILL": tr("out of memory, a limit reached, or ended from outside"),
+        "SIGSEGV": tr("a crash in native code"),
+        "SIGBUS": tr("a crash in native code"),
+        "SIGABRT": tr("an abort, often a failed check in native code"),
+        "SIGFPE": tr("an arithmetic error in native code"),
+        "SIGILL": tr("an illegal instruction"),
+        "SIGXCPU": tr("the CPU time limit"),
+        "SIGXFSZ": tr("the file size limit"),
+        "SIGSYS": tr("a system call the sandbox forbids"),
+        "SIGTERM": tr("ended from outside"),
+        "SIGPIPE": tr("writing to a closed pipe"),
+    }
 
 
 def describe_exit(code: int | None, platform: str = sys.platform) -> str:
     """How a worker ended, from its exit code as `subprocess` reports it there."""
     if code is None:
-        return "the worker stopped answering"
+        return tr("the worker stopped answering")
     if platform == "win32":
         status = code & 0xFFFFFFFF
-        if status in WINDOWS_CRASHES:
-            return (f"the process crashed with {WINDOWS_CRASHES[status]} "
-                    f"(exit status 0x{status:08X})")
+        crashes = windows_crashes()
+        if status in crashes:
+            return tr("the process crashed with {crash} (exit status 0x{status:08X})",
+                      crash=crashes[status], status=status)
         if status >= 0xC0000000:
-            return f"the process crashed (Windows exit status 0x{status:08X})"
+            return tr("the process crashed (Windows exit status 0x{status:08X})",
+                      status=status)
     elif code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
-            return f"the process was killed by signal {-code} (a crash, or out of memory)"
-        cause = SIGNAL_CAUSES.get(name, "a crash, or out of memory")
-        return f"the process was killed by signal {-code}, {name} ({cause})"
-    return f"the process exited with code {code} (sys.exit or os._exit in the submission?)"
+            return tr("the process was killed by signal {number} (a crash, or out of memory)",
+                      number=-code)
+        cause = signal_causes().get(name) or tr("a crash, or out of memory")
+        return tr("the process was killed by signal {number}, {name} ({cause})",
+                  number=-code, name=name, cause=cause)
+    return tr("the process exited with code {code} (sys.exit or os._exit in the submission?)",
+              code=code)
 
 
 def group_options() -> dict[str, Any]:

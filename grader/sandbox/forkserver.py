@@ -56,7 +56,10 @@ def preload() -> None:
     import grader.sandbox.isolation  # noqa: F401
     import grader.sandbox.witness  # noqa: F401
     import grader.sandbox.worker  # noqa: F401
+    from grader.locale import catalog, language
     from grader.model import artifacts
+
+    catalog(language())  # what the worker says, in the learner's language, read now
 
     # The shipped weights as tensors, read from data/ now: the worker may not read
     # them later, and a model is built from them only in a worker handed one.

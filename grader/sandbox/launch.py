@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from grader.locale import tr
+
 # Exit code of a process that found another `grader` than the one that started it.
 WRONG_GRADER = 78
 
@@ -68,6 +70,6 @@ def neutral_folder() -> str:
 def refusal(code: int | None) -> str | None:
     """What an exit code says about a process that refused to start, if it did."""
     if code == WRONG_GRADER:
-        return ("it refused to start: the `grader` it would import is not the installed "
-                "grader that started it (is there a folder named grader/ where it started?)")
+        return tr("it refused to start: the `grader` it would import is not the installed "
+                  "grader that started it (is there a folder named grader/ where it started?)")
     return None

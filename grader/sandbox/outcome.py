@@ -7,6 +7,7 @@ import errno
 import signal
 from typing import TYPE_CHECKING
 
+from grader.locale import tr
 from grader.sandbox.layers.seccomp import refused_call
 
 if TYPE_CHECKING:
@@ -33,22 +34,24 @@ def limit_message(policy: Policy, exc: BaseException | None = None,
         if policy.forbid_sockets and (refused := refused_call(exc)):
             return refused
         if out_of_memory(exc) and policy.memory_bytes is not None:
-            return f"the memory limit ({policy.memory_bytes // MB} MB) was reached"
+            return tr("the memory limit ({size} MB) was reached",
+                      size=policy.memory_bytes // MB)
         if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
             size = policy.max_file_bytes or 0
-            return f"the file size limit ({size // MB} MB) was reached"
+            return tr("the file size limit ({size} MB) was reached", size=size // MB)
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and policy.scratch_bytes:
-            return (f"the scratch folder's size limit ({policy.scratch_bytes // MB} MB) "
-                    "was reached")
+            return tr("the scratch folder's size limit ({size} MB) was reached",
+                      size=policy.scratch_bytes // MB)
         if isinstance(exc, BlockingIOError) and policy.max_processes is not None:
-            return f"the process limit ({policy.max_processes}) was reached"
+            return tr("the process limit ({count}) was reached", count=policy.max_processes)
         if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
             # A thread needs both a task slot and memory for its stack.
-            return "a thread could not start: the process or memory limit was reached"
+            return tr("a thread could not start: the process or memory limit was reached")
     if signum is not None:
         if signum == getattr(signal, "SIGXCPU", None) and policy.cpu_seconds is not None:
-            return f"the CPU time limit ({policy.cpu_seconds} s) was reached"
+            return tr("the CPU time limit ({seconds} s) was reached",
+                      seconds=policy.cpu_seconds)
         if signum == getattr(signal, "SIGXFSZ", None):
             size = policy.max_file_bytes or 0
-            return f"the file size limit ({size // MB} MB) was reached"
+            return tr("the file size limit ({size} MB) was reached", size=size // MB)
     return None

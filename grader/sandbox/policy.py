@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.locale import language
 from grader.sandbox.layers.readable import (
     grader_private_paths,
     inside,
@@ -35,6 +36,9 @@ def clean_environment(scratch: str | os.PathLike[str] | None = None,
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
+        # The learner's language, a code the kata speaks and nothing else: what the
+        # worker says of their code (a limit reached, a class missing) reads in it.
+        "GPT_KATA_LANG": language(),
     }
     env.update(extra or {})
     return env

@@ -14,13 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from grader.locale import tr
+
 
 def more(count: int) -> str:
     return f"{count} more line{'s' if count != 1 else ''}"
 
 
 def marker(count: int) -> str:
-    return f"… ({more(count)}; output truncated)"
+    if count == 1:
+        return tr("… ({count} more line; output truncated)", count=count)
+    return tr("… ({count} more lines; output truncated)", count=count)
 
 
 @dataclass(frozen=True)

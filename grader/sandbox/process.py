@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.sandbox.channel import WorkerDied
 from grader.sandbox.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT
@@ -112,7 +113,8 @@ class SubmissionProcess:
                     worker.send(load.request(), LOAD_TIMEOUT)
                 reply = worker.receive(LOAD_TIMEOUT)
             except WorkerDied as exc:
-                self.load_error = {"type": "LoadFailed", "message": f"loading failed: {exc}",
+                self.load_error = {"type": "LoadFailed",
+                                   "message": tr("loading failed: {error}", error=exc),
                                    "file": self.path, "line": None}
                 raise
             try:
@@ -186,8 +188,9 @@ class SubmissionProcess:
             self.spent += time.monotonic() - started
             budget = self.limits.problem_budget
             if exc.timed_out and self.spent >= budget:
-                exc = WorkerDied(f"the time budget for this problem ({budget:g} seconds "
-                                 "for all calls together) is spent", timed_out=True)
+                exc = WorkerDied(tr("the time budget for this problem ({budget:g} seconds "
+                                    "for all calls together) is spent", budget=budget),
+                                 timed_out=True)
             if exc.timed_out:
                 self.timed_out = f"{method}(): {exc}"
             return CallOutcome(error=with_limit_named({"type": "WorkerDied", "message": str(exc)},

@@ -24,6 +24,7 @@ import itertools
 import math
 from typing import Any
 
+from grader.locale import tr
 from grader.model.spec import ModelSpec
 
 # Limits on what one message may hold. Honest messages stay far below each one;
@@ -63,13 +64,13 @@ def _encode(value: Any, depth: int) -> Any:
     import torch  # only here, so that importing the protocol stays cheap
 
     if depth > MAX_DEPTH:
-        raise Unencodable(f"values nested more than {MAX_DEPTH} levels deep")
+        raise Unencodable(tr("values nested more than {depth} levels deep", depth=MAX_DEPTH))
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, str):
         if len(value) > MAX_STRING:
-            raise Unencodable(f"a str of {len(value)} characters (at most {MAX_STRING} "
-                              "can be sent)")
+            raise Unencodable(tr("a str of {size} characters (at most {most} can be sent)",
+                                 size=len(value), most=MAX_STRING))
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"__float__": repr(value)}
@@ -86,15 +87,16 @@ def _encode(value: Any, depth: int) -> Any:
         # islice: a list subclass may claim any length or iterate for ever.
         items = list(itertools.islice(value, MAX_ITEMS + 1))
         if len(items) > MAX_ITEMS:
-            raise Unencodable(f"a {type(value).__name__} of more than {MAX_ITEMS} items")
+            raise Unencodable(tr("a {type} of more than {most} items",
+                                 type=type(value).__name__, most=MAX_ITEMS))
         return {"__list__": [_encode(v, depth + 1) for v in items],
                 "tuple": isinstance(value, tuple)}
     if isinstance(value, dict):
         pairs = list(itertools.islice(value.items(), MAX_ITEMS + 1))
         if len(pairs) > MAX_ITEMS:
-            raise Unencodable(f"a dict of more than {MAX_ITEMS} items")
+            raise Unencodable(tr("a dict of more than {most} items", most=MAX_ITEMS))
         return {"__dict__": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in pairs]}
-    raise Unencodable(f"a value of type {type(value).__name__}")
+    raise Unencodable(tr("a value of type {type}", type=type(value).__name__))
 
 
 def _encode_tensor(value: Any) -> dict[str, Any]:
@@ -102,19 +104,22 @@ def _encode_tensor(value: Any) -> dict[str, Any]:
 
     dtype = str(value.dtype).removeprefix("torch.")
     if dtype not in TENSOR_DTYPES:
-        raise Unencodable(f"a tensor of dtype {dtype}")
+        raise Unencodable(tr("a tensor of dtype {dtype}", dtype=dtype))
     if value.layout != torch.strided:
-        raise Unencodable(f"a {str(value.layout).removeprefix('torch.')} tensor; "
-                          "call .to_dense() first")
+        raise Unencodable(tr("a {layout} tensor; call .to_dense() first",
+                             layout=str(value.layout).removeprefix("torch.")))
     if value.dim() > MAX_DIMS:
-        raise Unencodable(f"a tensor of {value.dim()} dimensions (at most {MAX_DIMS})")
+        raise Unencodable(tr("a tensor of {count} dimensions (at most {most})",
+                             count=value.dim(), most=MAX_DIMS))
     if value.numel() > MAX_ELEMENTS:
-        raise Unencodable(f"a tensor of {value.numel()} elements (at most {MAX_ELEMENTS})")
+        raise Unencodable(tr("a tensor of {count} elements (at most {most})",
+                             count=value.numel(), most=MAX_ELEMENTS))
     try:
         t = value.detach().cpu().contiguous()
         raw = t.reshape(-1).view(torch.uint8).numpy().tobytes()
     except Exception as exc:  # noqa: BLE001 - meta tensors, odd subclasses: all refused alike
-        raise Unencodable(f"a tensor whose data cannot be read ({type(exc).__name__})") from None
+        raise Unencodable(tr("a tensor whose data cannot be read ({error})",
+                             error=type(exc).__name__)) from None
     return {"dtype": dtype, "shape": list(t.shape), "data": base64.b64encode(raw).decode()}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.locale import tr
 from grader.sandbox.printed import Printed
 from grader.sandbox.protocol import (
     MAX_DIMS,
@@ -23,12 +24,13 @@ MAX_FRAMES = 20  # traceback lines in an error report
 MAX_MODEL_CALLS = 10_000  # forward passes recorded during one call
 MAX_CUT_LINES = 10**12  # lines of a call's output left out: more than any memory holds
 
+# How unreadable()'s message begins, in English.
 UNREADABLE = "the submission's process sent an unreadable reply"
 
 
 def unreadable(reason: object) -> str:
     """The learner's message for a reply that failed a check."""
-    return f"{UNREADABLE} ({reason})"
+    return tr("the submission's process sent an unreadable reply ({reason})", reason=reason)
 
 
 def read_error(error: Any) -> dict[str, Any]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+from grader.locale import tr
+
 # Shares of one core: above BUSY the call computed the whole time; the machine is
 # busy when its load per core reaches LOADED.
 BUSY = 0.75
@@ -39,17 +41,20 @@ def no_answer(limit: float, cpu: float | None, waited: float,
               load: float | None = None) -> str:
     """The time-out's message: `cpu` seconds of CPU used in the `waited` seconds of
     a call limited to `limit`, on a machine with `load` per core."""
-    said = f"no answer within {limit:g} seconds"
     if cpu is None or waited <= 0:
-        return f"{said} (an endless loop, or far slower than needed?)"
+        return tr("no answer within {limit:g} seconds (an endless loop, or far slower than "
+                  "needed?)", limit=limit)
     share = max(cpu, 0.0) / waited
-    used = f"{cpu:.1f} s of CPU in {waited:.1f} s"
+    used = tr("{cpu:.1f} s of CPU in {waited:.1f} s", cpu=cpu, waited=waited)
     if share >= BUSY:
-        return (f"{said}: it computed the whole time ({used}): an endless loop, or far "
-                "more work than the problem needs")
+        return tr("no answer within {limit:g} seconds: it computed the whole time ({used}): "
+                  "an endless loop, or far more work than the problem needs",
+                  limit=limit, used=used)
     if load is not None and load >= LOADED:
-        return (f"{said}: it got only {used}, the machine being busy (load {load:.1f} per "
-                f"core): it may only be slow here and now; grade again when it is "
-                f"quieter, or give it more time (--timeout {2 * limit:g})")
-    return (f"{said}: it was waiting, not computing ({used}, on a quiet machine): "
-            "blocked on input(), a sleep or a lock?")
+        return tr("no answer within {limit:g} seconds: it got only {used}, the machine being "
+                  "busy (load {load:.1f} per core): it may only be slow here and now; grade "
+                  "again when it is quieter, or give it more time (--timeout {longer:g})",
+                  limit=limit, used=used, load=load, longer=2 * limit)
+    return tr("no answer within {limit:g} seconds: it was waiting, not computing ({used}, on "
+              "a quiet machine): blocked on input(), a sleep or a lock?",
+              limit=limit, used=used)

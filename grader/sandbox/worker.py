@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-# Also before the sandbox: what the worker reads, describes and builds.
+# Also before the sandbox: what the worker reads, describes, builds and says.
+from grader.locale import tr
 from grader.sandbox.describe import describe_error
 from grader.sandbox.framing import read_frame, write_frame
 from grader.sandbox.harness_ref import harness_name, run_harness
@@ -100,13 +101,15 @@ class WorkerLoop:
         if not self.holds_models and (held := reference_code_held()):
             # The grader's own fault, said as such: grading here could be faked.
             return {"error": {"type": "LoadFailed", "file": None, "line": None,
-                              "message": "the grader's worker holds its reference code "
-                              f"({', '.join(held[:5])}), so this grade could be faked; "
-                              "it was not run (a bug of the grader's: report it)"}}
+                              "message": tr("the grader's worker holds its reference code "
+                                            "({held}), so this grade could be faked; it was "
+                                            "not run (a bug of the grader's: report it)",
+                                            held=", ".join(held[:5]))}}
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
             if spec is None or spec.loader is None:
-                return {"error": {"type": "ImportError", "message": f"cannot load {path}",
+                return {"error": {"type": "ImportError",
+                                  "message": tr("cannot load {path}", path=path),
                                   "file": path, "line": None}}
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
@@ -116,11 +119,13 @@ class WorkerLoop:
             cls = getattr(module, class_name, None)
             if cls is None:
                 return {"error": {"type": "MissingClass", "file": path, "line": None,
-                                  "message": f"no class {class_name} in {Path(path).name}"}}
+                                  "message": tr("no class {name} in {file}", name=class_name,
+                                                file=Path(path).name)}}
             for name in methods:
                 if not callable(getattr(cls, name, None)):
                     return {"error": {"type": "MissingMethod", "file": path, "line": None,
-                                      "message": f"class {class_name} has no method {name}()"}}
+                                      "message": tr("class {name} has no method {method}()",
+                                                    name=class_name, method=name)}}
             if nn_module:
                 from grader.model.parts import ModuleDriver
 
@@ -185,8 +190,9 @@ class WorkerLoop:
             after = {str(i): encode(args[i]) for i in watch if i < len(args)}
         except Unencodable as exc:
             return {"error": {"type": "BadResult", "file": None, "line": None,
-                              "message": f"{method}() returned {exc}, which the grader cannot "
-                                         "read; return a str, int, float, list or tensor"},
+                              "message": tr("{method}() returned {value}, which the grader "
+                                            "cannot read; return a str, int, float, list or "
+                                            "tensor", method=method, value=exc)},
                     **printed(captured.getvalue())}
         return {
             "ok": True,
@@ -224,7 +230,8 @@ class WorkerLoop:
             self.iterator = None
             return {"done": True}
         except Unencodable as exc:
-            return {"error": {"type": "BadResult", "message": f"yielded {exc}"}}
+            return {"error": {"type": "BadResult",
+                              "message": tr("yielded {value}", value=exc)}}
         except Exception as exc:  # noqa: BLE001
             return {"error": describe_error(exc, self.path or "", self.policy)}
 
@@ -243,7 +250,10 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     """
     import torch
 
+    from grader.locale import catalog, language
+
     torch.set_num_threads(1)
+    catalog(language())  # read before any submission runs (a fork server's is read already)
     worker = WorkerLoop(policy, models)
     worker.models.witness = witness
     if hosted:
@@ -284,8 +294,8 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             # 4300 digits): say so rather than end the worker.
             write_frame(proto_out, {"error": {
                 "type": "BadResult", "file": None, "line": None,
-                "message": f"the result could not be sent to the grader: {type(exc).__name__}: "
-                           f"{str(exc)[:200]}"}})
+                "message": tr("the result could not be sent to the grader: {error}",
+                              error=f"{type(exc).__name__}: {str(exc)[:200]}")}})
 
 
 def main() -> None:

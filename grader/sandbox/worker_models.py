@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
+from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.sandbox.describe import describe_error
 
@@ -121,10 +122,14 @@ class WorkerModels:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             error = describe_error(exc, spec.path, self.policy)
-            where = f" (line {error['line']})" if error.get("line") else ""
-            what = "modern GPT" if "n_kv_head" in spec.config else "GPT"
-            raise ModelRefused(f"your {what} in {Path(spec.path).parent.name}/solution.py "
-                               f"failed{where}: {error['type']}: {error['message']}") from None
+            what = tr("modern GPT") if "n_kv_head" in spec.config else "GPT"
+            said = dict(what=what, folder=Path(spec.path).parent.name, line=error.get("line"),
+                        error=f"{error['type']}: {error['message']}")
+            if error.get("line"):
+                raise ModelRefused(tr("your {what} in {folder}/solution.py failed (line "
+                                      "{line}): {error}", **said)) from None
+            raise ModelRefused(tr("your {what} in {folder}/solution.py failed: {error}",
+                                  **said)) from None
 
     def _record_calls(self, model: Any) -> None:
         """Log (new tokens, cached tokens) of every forward pass, as the witness does.

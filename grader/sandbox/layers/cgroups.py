@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from grader.locale import tr
 from grader.sandbox.scratch_folders import names_in
 
 MB = 1 << 20
@@ -325,15 +326,16 @@ class TreeLimits:
         self.seen.update(counts)
         words = []
         if "memory" in risen and self.memory_bytes is not None:
-            words.append(f"the memory limit ({self.memory_bytes // MB} MB for all of the "
-                         "submission's processes together) was reached, and the kernel "
-                         "ended one of them")
+            words.append(tr("the memory limit ({size} MB for all of the submission's "
+                            "processes together) was reached, and the kernel ended one of "
+                            "them", size=self.memory_bytes // MB))
         if "pids" in risen and self.max_processes is not None:
-            words.append(f"the process limit ({self.max_processes} processes and threads "
-                         "for the submission) was reached")
+            words.append(tr("the process limit ({count} processes and threads for the "
+                            "submission) was reached", count=self.max_processes))
         if "cpu" in risen and self.cpu_seconds is not None:
-            words.append(f"the CPU time limit ({self.cpu_seconds} s for all of the "
-                         "submission's processes together) was reached, and they were ended")
+            words.append(tr("the CPU time limit ({seconds} s for all of the submission's "
+                            "processes together) was reached, and they were ended",
+                            seconds=self.cpu_seconds))
         return "; ".join(words) or None
 
     def close(self) -> None:

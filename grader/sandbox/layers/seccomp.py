@@ -9,6 +9,7 @@ import errno
 import re
 import traceback
 
+from grader.locale import tr
 from grader.sandbox.layers import syscalls
 
 _SECCOMP_MODE_FILTER = 2
@@ -102,23 +103,30 @@ def apply() -> None:
     syscalls.prctl(syscalls.PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
 
 # The calls the seccomp filter refuses, by the names a call site gives them, and the
-# rule each group stands for. The filter answers EPERM, which says nothing about why:
-# without the rule named, a learner would look for the fault in their own code.
+# rule each group stands for (said by `_rule`). The filter answers EPERM, which says
+# nothing about why: without the rule named, a learner would look for the fault in
+# their own code.
 _SECCOMP_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("memfd_create", "memfd_secret", "shmget", "msgget", "semget"),
-     "no memfd files and no System V shared memory, message queues or semaphores, "
-     "whose memory no limit counts"),
+    (("memfd_create", "memfd_secret", "shmget", "msgget", "semget"), "memory"),
     (("setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
-      "initgroups", "setfsuid", "setfsgid"),
-     "no change of user or group id"),
+      "initgroups", "setfsuid", "setfsgid"), "ids"),
     (("chmod", "fchmod", "lchmod", "chown", "fchown", "lchown", "utime", "utimes",
-      "setxattr", "removexattr"),
-     "no change to a file's mode, owner, times or extended attributes"),
-    (("socket", "socketpair", "io_uring_setup"),
-     "no new sockets (the sandbox has no network)"),
+      "setxattr", "removexattr"), "metadata"),
+    (("socket", "socketpair", "io_uring_setup"), "sockets"),
 )
 _SECCOMP_CALL = re.compile(r"\b(" + "|".join(name for names, _ in _SECCOMP_RULES
                                               for name in names) + r")\b")
+
+
+def _rule(group: str) -> str:
+    """The rule a group of refused calls stands for, in the language in use."""
+    return {
+        "memory": tr("no memfd files and no System V shared memory, message queues or "
+                     "semaphores, whose memory no limit counts"),
+        "ids": tr("no change of user or group id"),
+        "metadata": tr("no change to a file's mode, owner, times or extended attributes"),
+        "sockets": tr("no new sockets (the sandbox has no network)"),
+    }[group]
 
 
 def refused_call(exc: BaseException) -> str | None:
@@ -131,5 +139,6 @@ def refused_call(exc: BaseException) -> str | None:
     if match is None:
         return None
     name = match.group(1)
-    rule = next(rule for names, rule in _SECCOMP_RULES if name in names)
-    return f"the sandbox refused {name}(): its seccomp filter allows {rule}"
+    group = next(group for names, group in _SECCOMP_RULES if name in names)
+    return tr("the sandbox refused {call}(): its seccomp filter allows {rule}", call=name,
+              rule=_rule(group))
