@@ -194,3 +194,33 @@ def test_the_worker_speaks_the_learners_language(tmp_path: Path,
     said = catalog_of("messages")["no class {name} in {file}"].format(
         name="Solution", file="solution.py")
     assert said in shown, shown
+
+
+def test_a_chinese_grade_of_every_starter_says_not_implemented_in_chinese(tmp_path: Path) -> None:
+    from learner import learner_kata
+
+    from grader.registry import problems
+
+    kata = learner_kata(tmp_path)
+    shown = kata_command("grade", cwd=kata)
+    said = catalog_of("messages")["not implemented yet (the starter still raises "
+                                  "NotImplementedError)"]
+    for problem in problems():
+        line = next(x for x in shown.splitlines() if problem.folder in x)
+        assert said in line, line
+    assert f"0/{len(problems())} 道题通过" in shown
+
+
+def test_talk_speaks_chinese(tmp_path: Path) -> None:
+    """Around the model's English text, talk's own words are Chinese: here, that it
+    grades the learner's sampler first, and whose sampler wrote the text."""
+    from learner import learner_kata
+
+    kata = learner_kata(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "grader", "talk", "--chars", "20", "--seed",
+                           "1"], cwd=kata, capture_output=True, text=True, encoding="utf-8",
+                          timeout=300, env={**_env(), "GPT_KATA_LANG": "zh"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Once upon a time,")  # the model's own words
+    said = done.stderr.strip().splitlines()  # talk's, on stderr: whose sampler wrote it
+    assert said and all(CHINESE.search(line) for line in said), done.stderr

@@ -29,3 +29,9 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-5000:]
     assert (tmp_path / "site" / "index.html").is_file()
+    # and in Chinese, under zh/: its home page and every statement's
+    zh = tmp_path / "site" / "zh"
+    assert '<html lang="zh"' in (zh / "index.html").read_text(encoding="utf-8")
+    statements = sorted((zh / "problems").glob("[0-9][0-9]-*/index.html"))
+    assert len(statements) == len(list((ROOT / "problems").glob("[0-9][0-9]-*/README.zh.md")))
+    assert "题" in statements[0].read_text(encoding="utf-8")

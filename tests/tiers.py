@@ -91,6 +91,7 @@ HEAVY = {
     ),
     # The learner's tools end to end: talk, trace and train through their own code.
     "tools": (
+        "test_chinese.py::test_talk_speaks_chinese",
         "test_talk_model.py",
         "test_talk_modern.py",
         "test_talk_run_yours.py",
