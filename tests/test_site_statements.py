@@ -151,3 +151,19 @@ def test_the_pictures_each_statement_shows_exist_and_belong_to_problems() -> Non
         name = Path(path).name
         drawn = name in figures.DRAWN
         assert drawn or (pages / path).resolve().is_file(), f"{path}: neither drawn nor in git"
+
+
+def test_the_chinese_site_names_every_statement_and_track_in_chinese() -> None:
+    entries = statements.entries()
+    names = statements.nav_translations_zh(entries)
+    section = statements.nav(entries)
+    shown = [name for track in section[1:] for name, items in track.items()]
+    shown += [title for track in section[1:] for items in track.values()
+              for item in items for title in item]
+    assert set(shown) == set(names), "a name of the statements' navigation has no Chinese"
+    assert all(re.search(r"[\u4e00-\u9fff]", names[n]) or names[n].endswith("RMSNorm")
+               for n in shown), [names[n] for n in shown]
+    figures = load("figures")
+    assert set(figures.CAPTIONS_ZH) == set(figures.PICTURE)
+    caption = statements.with_pictures("## x\n", [figures.markdown("model", "zh")])
+    assert figures.CAPTIONS_ZH["model"] in caption

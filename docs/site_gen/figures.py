@@ -79,9 +79,29 @@ PROBLEM_PICTURES = {
 }
 
 
-def markdown(name: str) -> str:
+# The captions on the Chinese site (the pictures are the same).
+CAPTIONS_ZH = {
+    "model": "随附的 GPT：从 token id 到 logits",
+    "loop": "生成循环，一步一步",
+    "kv-cache": "每一步喂给模型的内容：不用与使用 KV 缓存",
+    "attention": "因果掩码，以及随附 GPT 的一个注意力头给出的权重",
+    "filters": "随附 GPT 对下一个字符的概率，以及 top-k 和 top-p 保留的部分",
+    "trace": "对一个保留了上下文错误一端的 generate() 运行 gpt-kata trace --plot",
+    "loss": "按随附模型的方式训练的 GPT 的损失",
+}
+
+
+def markdown(name: str, language: str = "en") -> str:
     path, caption = PICTURE[name]
+    if language == "zh":
+        caption = CAPTIONS_ZH[name]
     return f"![{caption}]({path})\n/// caption\n{caption}\n///\n"
+
+
+def pictures_in(language: str) -> dict[str, list[str]]:
+    """The pictures of each problem's page, as markdown with captions in `language`."""
+    return {slug: [markdown(name, language) for name in names]
+            for slug, names in PROBLEM_PICTURES.items()}
 
 
 def pyplot():

@@ -31,7 +31,8 @@ AFTER = "Learners"
 def generate(pages: Path) -> list:
     """Draw the pictures, write the statements; the statements' navigation."""
     pictures = figures.write(pages)
-    return statements.nav(statements.write(pages, pictures))
+    entries = statements.write(pages, pictures, {"zh": figures.pictures_in("zh")})
+    return statements.nav(entries)
 
 
 def with_section(nav: list, section: list) -> list:
@@ -44,4 +45,17 @@ def with_section(nav: list, section: list) -> list:
 
 def on_config(config):
     config["nav"] = with_section(config["nav"], generate(Path(config["docs_dir"])))
+    translate_statements_nav(config)
     return config
+
+
+def translate_statements_nav(config) -> None:
+    """The Chinese site's names of the statements' tracks and pages, from the kata's
+    catalogs, added to the i18n plugin's translations of the navigation."""
+    plugin = config["plugins"].get("i18n") if hasattr(config["plugins"], "get") else None
+    if plugin is None:
+        return
+    for language in plugin.config["languages"]:
+        if language["locale"] == "zh":
+            language["nav_translations"] = {**statements.nav_translations_zh(),
+                                            **(language["nav_translations"] or {})}

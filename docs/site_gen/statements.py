@@ -221,7 +221,9 @@ def write_if_changed(path: Path, content: bytes) -> None:
         os.replace(hidden, path)
 
 
-def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
+def write(pages: Path, pictures: dict[str, list[str]],
+          pictures_by_language: dict[str, dict[str, list[str]]] | None = None
+          ) -> list[Entry]:
     """Every statement's page, and the index of them, under pages/problems/; what is
     there and no longer a statement's is removed."""
     all_entries = entries()
@@ -233,7 +235,8 @@ def write(pages: Path, pictures: dict[str, list[str]]) -> list[Entry]:
             if not (PROBLEMS / entry.folder / LANGUAGES[language][0]).is_file():
                 continue  # the Chinese site shows the English page instead
             target = pages / page_path(entry, language)
-            write_if_changed(target, page(entry, all_entries, pictures.get(entry.slug, []),
+            shown = (pictures_by_language or {}).get(language, pictures)
+            write_if_changed(target, page(entry, all_entries, shown.get(entry.slug, []),
                                           copies, language).encode("utf-8"))
             wanted.add(target)
         for source in copies:
@@ -262,3 +265,13 @@ def nav(all_entries: list[Entry]) -> list:
             section.append({e.track: []})
         section[-1][e.track].append({f"{e.number} · {e.title}": page_path(e)})
     return section
+
+
+def nav_translations_zh(all_entries: list[Entry] | None = None) -> dict[str, str]:
+    """The navigation's names of the statements in Chinese: each track's, and each
+    page's as nav() names it ("9 · Top-k filtering" → "9 · top-k 过滤")."""
+    found: dict[str, str] = {}
+    for e in all_entries or entries():
+        found[e.track] = e.track_zh
+        found[f"{e.number} · {e.title}"] = f"{e.number} · {e.title_zh}"
+    return found
