@@ -81,6 +81,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(slug)
 
 
+# The start of a `python -I -c` run in a learners' copy: its own `grader` (the
+# kata's runtime modules it holds, such as grader.reuse) is the one imported, never
+# the kata's installed here, so whatever the copy needs of the kata beyond them fails.
+COPY_ONLY = ("import os, sys; sys.path.insert(0, '.'); import grader; "
+             "assert os.path.dirname(os.path.abspath(grader.__file__)) == "
+             "os.path.abspath('grader'), 'not the copy s grader: ' + grader.__file__; ")
+
+
 def module_from(path: Path, name: str) -> ModuleType:
     """Import the Python file `path` as module `name` (registered, as dataclasses need)."""
     spec = importlib.util.spec_from_file_location(name, path)

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import SUBMISSIONS
+from conftest import COPY_ONLY, SUBMISSIONS
 from patches import apply
 
 from grader import paths
@@ -192,7 +192,7 @@ def test_the_copy_carries_both_languages(released: Path) -> None:
     catalogs = sorted(p.name for p in (released / "gpt_kata_practice" / "locale" / "zh")
                       .glob("*.po"))
     assert catalogs == ["checks.po", "messages.po", "mistakes.po", "problems.po"]
-    code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
+    code = (COPY_ONLY +
             "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
     listed = subprocess.run([sys.executable, "-I", "-B", "-c", code, "--lang", "zh", "list"],
                             cwd=released, capture_output=True, text=True, encoding="utf-8",
@@ -265,7 +265,7 @@ def test_no_statement_of_the_reference_code_is_in_the_copy(released: Path) -> No
 
 def practice_grade(copy: Path, *names: str) -> subprocess.CompletedProcess[str]:
     """The copy's grader, run as a learner runs it, with the kata's own grader out of reach."""
-    code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
+    code = (COPY_ONLY +
             "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
     # -B: no __pycache__ left in the copy, which the tests look through file by file.
     return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *names], cwd=copy,
@@ -291,6 +291,28 @@ def test_the_starters_fail_as_not_implemented(released: Path) -> None:
         line = next(x for x in lines if f" {by_slug[slug].folder}:" in x)
         assert "not implemented yet" in line, line
     assert "practice grade" in graded.stdout
+
+
+def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,
+                                                           tmp_path: Path) -> None:
+    """`from grader.reuse import solution_of`, as problem 11's statement shows it, works
+    in the copy: the copy holds the kata's own grader.reuse."""
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    by_slug = {p.slug: p for p in problems()}
+    for slug in ("top-k", "top-k-top-p"):
+        shutil.copyfile(by_slug[slug].reference,
+                        copy / "problems" / by_slug[slug].folder / "solution.py")
+    later = copy / "problems" / by_slug["top-k-top-p"].folder / "solution.py"
+    later.write_text(later.read_text(encoding="utf-8") + (
+        "\n\nfrom grader.reuse import solution_of\n\n"
+        "TopK = solution_of(\"top-k\")  # problems/09-top-k/solution.py's Solution\n"
+        "assert TopK().top_k_filter(torch.tensor([1.0, 2.0]), 1)[0] == float(\"-inf\")\n"),
+        encoding="utf-8")
+    graded = practice_grade(copy, "top-k-top-p")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert f"  ✓ {by_slug['top-k-top-p'].folder}:" in graded.stdout, graded.stdout
+    assert (copy / "grader" / "reuse.py").read_bytes() == (paths.PACKAGE / "reuse.py").read_bytes()
 
 
 def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:

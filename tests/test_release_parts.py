@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SUBMISSIONS
+from conftest import COPY_ONLY, SUBMISSIONS
 from patches import apply
 
 from grader.registry import problems
@@ -40,7 +40,7 @@ def mistaken(slug: str, name: str) -> str:
 
 def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The copy's grader as a learner runs it, with the kata's own grader out of reach."""
-    code = ("import sys; sys.modules['grader'] = None; sys.path.insert(0, '.'); "
+    code = (COPY_ONLY +
             "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *args], cwd=copy,
                           capture_output=True, text=True, encoding="utf-8", check=False)
@@ -232,3 +232,47 @@ def test_writing_the_copy_says_each_step(tmp_path: Path) -> None:
                   progress=steps.append)
     assert steps[:2] == ["practice cases 1/2: 03-softmax", "practice cases 2/2: 05-decode"]
     assert steps[-1].startswith("exporting the ") and steps[-1].endswith(" models the cases run")
+
+
+def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:
+    """`release --no-answer-hints`: no problem's last hint and no mistake's fix, in any
+    language, anywhere in the copy; the other hints and the mistakes' names stay."""
+    import polib
+
+    from grader.locale import catalog
+
+    copy = tmp_path / "graded"
+    write_release(copy, only=frozenset({"temperature"}), answer_hints=False)
+    registry = tomllib.loads((copy / "problems" / "registry.toml").read_text("utf-8"))
+    kept = {e["slug"]: e["hints"] for e in registry["problem"]}
+    answers = [p.hints[-1] for p in problems()]
+    zh = catalog("zh")
+    for p in problems():
+        assert kept[p.slug] == list(p.hints[:-1]), p.slug
+    cases = json.loads((copy / "gpt_kata_practice" / "cases.json").read_text("utf-8"))
+    named = [m for part in cases["problems"]["temperature"]["parts"]
+             for case in [*part["cases"].values(), *part["examples"].values()]
+             for m in case["mistakes"]]
+    assert named and all(m["name"] and not m["hint"] for m in named)
+    fixes = {m.hint for m in mistakes_of_temperature()}
+    text = "\n".join(f.read_text("utf-8") for f in copy.rglob("*")
+                     if f.is_file() and f.suffix in (".toml", ".json", ".po", ".md", ".py"))
+    for secret in [*answers, *fixes]:
+        assert secret not in text or secret in OPEN_TEXTS, secret
+        assert zh.get(secret, "\0") not in text, zh.get(secret)
+    names = {e.msgid for e in polib.pofile(str(copy / "gpt_kata_practice" / "locale" / "zh"
+                                               / "problems.po"))}
+    assert problems()[0].hints[0] in names and problems()[0].hints[-1] not in names
+
+
+def mistakes_of_temperature() -> list:
+    import importlib
+
+    from grader.grading.failures import Mistake
+    from grader.maintainer.catalogs import mistakes_in
+
+    return mistakes_in(importlib.import_module("grader.checks.check_temperature"), Mistake)
+
+
+# An answer hint a statement also says in full (it is then no secret): none today.
+OPEN_TEXTS: frozenset[str] = frozenset()

@@ -24,7 +24,8 @@ def release(args: argparse.Namespace) -> int:
                 pass  # a closed terminal or pipe: the copy is still written
 
     try:
-        written = write_release(out, progress=progress)
+        written = write_release(out, progress=progress,
+                                answer_hints=not args.no_answer_hints)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
@@ -38,4 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                        "practice grader, without the answers")
     p.add_argument("out", metavar="OUT", help="a new or empty folder to write it into")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p.add_argument("--no-answer-hints", action="store_true",
+                   help="for a graded class: leave out each problem's last hint (its answer "
+                        "in a line) and every named mistake's fix, in every language; the "
+                        "mistakes are still named")
     p.set_defaults(run=release)

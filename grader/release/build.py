@@ -24,7 +24,7 @@ from grader import paths
 from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
-from grader.release import examples, sources, ties
+from grader.release import answers, examples, sources, ties
 from grader.release.models import Models
 
 PRACTICE_SOURCE = Path(__file__).with_name("practice")
@@ -36,6 +36,9 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
               "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
 # The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
+# The modules of the kata's own package the copy holds as they are (grader/): the
+# ones a learner's code and the statements import that hold no answer.
+RUNTIME_FILES = ("__init__.py", "paths.py", "reuse.py")
 PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
                   "training.py")
 
@@ -53,11 +56,13 @@ class ReleaseError(Exception):
 
 
 def write_release(out: Path, only: frozenset[str] | None = None,
-                  progress: Callable[[str], None] | None = None) -> list[Path]:
+                  progress: Callable[[str], None] | None = None,
+                  answer_hints: bool = True) -> list[Path]:
     """Write the learners' copy into `out` (new or empty); the files written, sorted.
     `only` (slugs) leaves every other problem without practice cases: a smaller copy
-    for a test of a few problems. `progress` is told each step as it starts (writing
-    the copy takes minutes)."""
+    for a test of a few problems. Without `answer_hints`, the copy is a graded class's:
+    no problem's last hint, no mistake's fix (answers.py). `progress` is told each
+    step as it starts (writing the copy takes minutes)."""
     say = progress or (lambda _: None)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} is not an empty folder: the copy is written afresh")
@@ -79,7 +84,13 @@ def write_release(out: Path, only: frozenset[str] | None = None,
 
     put("README.md", (TEMPLATES / "README.md").read_bytes())
     put("pyproject.toml", (TEMPLATES / "pyproject.toml").read_bytes())
-    put("problems/registry.toml", paths.REGISTRY.read_bytes())
+    left_out: set[str] = set()  # the English of the hints a graded class's copy leaves out
+    if answer_hints:
+        put("problems/registry.toml", paths.REGISTRY.read_bytes())
+    else:
+        registry, left_out = answers.registry_without_answers(
+            paths.REGISTRY.read_text(encoding="utf-8"))
+        put("problems/registry.toml", registry)
     for problem in problems():
         put(f"problems/{problem.folder}/README.md",
             read(paths.ROOT / "problems" / problem.folder / "README.md"))
@@ -93,11 +104,14 @@ def write_release(out: Path, only: frozenset[str] | None = None,
         put(f"data/{name}", (paths.DATA / name).read_bytes())
     for name in PRACTICE_FILES:
         put(f"{PACKAGE}/{name}", (PRACTICE_SOURCE / name).read_bytes())
+    # The learner's runtime that holds no answer, the kata's own files as they are: a
+    # later problem's `from grader.reuse import solution_of` works in the copy too.
+    for name in RUNTIME_FILES:
+        put(f"grader/{name}", (paths.PACKAGE / name).read_bytes())
     # The kata's language module and its catalogs, as they are: the copy speaks the
     # same words as the kata, in the same languages.
     put(f"{PACKAGE}/locale/__init__.py", (CATALOGS / "__init__.py").read_bytes())
-    for catalog in sorted(CATALOGS.glob("*/*.po")):
-        put(f"{PACKAGE}/locale/{catalog.parent.name}/{catalog.name}", catalog.read_bytes())
+    catalogs = sorted(CATALOGS.glob("*/*.po"))  # written once the cases' fixes are known
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
@@ -106,7 +120,13 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
         sorted({part["harness"] for p in cases["problems"].values() for part in p["parts"]
                 if part["harness"]})))
+    if not answer_hints:
+        left_out |= answers.cases_without_fixes(cases) | answers.every_fix()
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
+    for catalog in catalogs:
+        text = catalog.read_bytes()
+        put(f"{PACKAGE}/locale/{catalog.parent.name}/{catalog.name}",
+            answers.catalog_without(text, left_out) if left_out else text)
     say(f"exporting the {len(models.specs) + len(models.trained)} models the cases run")
     for name, program in models.programs().items():
         put(f"{PACKAGE}/models/{name}.pt2", program)

@@ -1,0 +1,87 @@
+"""What a copy for a graded class leaves out: the hints that give the answer away.
+
+A problem's last hint is its answer in a line (registry.toml: "from a nudge to the
+answer"), and a named mistake's fix says what the right code does. Both help a
+learner practising alone; in a class whose grade counts, an instructor may hand
+out a copy without them (`gpt-kata release --no-answer-hints`): every hint but
+the last, no mistake's fix (the mistake is still named), and neither in the
+copy's translations either.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+HEADER = ("# Every problem, in the order a learner meets them. This copy was written for a\n"
+          "# graded class: each problem's last hint, the one that gives the answer, is left\n"
+          "# out.\n")
+
+
+def toml_value(value: Any) -> str:
+    """A TOML value of the registry's kinds: a JSON string is a TOML basic string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        return "[\n" + "".join(f"    {toml_value(v)},\n" for v in value) + "]"
+    raise TypeError(f"the registry holds no {type(value).__name__}")
+
+
+def registry_without_answers(text: str) -> tuple[bytes, set[str]]:
+    """The registry with every problem's last hint left out, and the hints left out."""
+    registry = tomllib.loads(text)
+    left_out: set[str] = set()
+    tables = []
+    for entry in registry["problem"]:
+        entry = dict(entry)
+        hints = list(entry.get("hints", [entry["hint"]] if "hint" in entry else []))
+        entry.pop("hint", None)
+        if hints:
+            left_out.add(hints[-1])
+            entry["hints"] = hints[:-1]
+        tables.append("[[problem]]\n" + "".join(
+            f"{key} = {toml_value(value)}\n" for key, value in entry.items()))
+    written = HEADER + "\n" + "\n".join(tables)
+    assert tomllib.loads(written)["problem"][0]["slug"] == registry["problem"][0]["slug"]
+    return written.encode("utf-8"), left_out
+
+
+def cases_without_fixes(cases: dict[str, Any]) -> set[str]:
+    """Blank every stored mistake's fix in `cases` (the practice cases); the fixes."""
+    fixes: set[str] = set()
+    for problem in cases["problems"].values():
+        for part in problem["parts"]:
+            for case in [*part["cases"].values(), *part["examples"].values()]:
+                for mistake in case.get("mistakes", []):
+                    if mistake.get("hint"):
+                        fixes.add(mistake["hint"])
+                        mistake["hint"] = ""
+    return fixes
+
+
+def every_fix() -> set[str]:
+    """Every known mistake's fix, of every problem, practised in the copy or not: the
+    translations hold them all."""
+    from grader.maintainer.catalogs import mistake_texts
+
+    return {text for text, where in mistake_texts() if where.endswith(", fix")}
+
+
+def catalog_without(catalog: bytes, texts: set[str]) -> bytes:
+    """A gettext catalog without the entries of `texts` (English msgids)."""
+    import polib
+
+    po = polib.pofile(catalog.decode("utf-8"), wrapwidth=0)
+    for entry in [e for e in po if e.msgid in texts]:
+        po.remove(entry)
+    return po.__unicode__().encode("utf-8")
