@@ -30,6 +30,7 @@ CHECK = (
     "test_gradescope_pins.py",
     "test_held_in_memory.py::test_a_problem_takes_a_model_exactly_when_its_checks_hand_one",
     "test_install_config.py::test_the_copy_and_the_workflows_install_the_same_way",
+    "test_learner_runtime.py",
     "test_line_endings.py",
     "test_lint_and_site.py",
     "test_mistake_ids.py",

@@ -20,11 +20,11 @@ from grader.grading.failures import (
     STUCK,
     GradeFailure,
     GraderIntegrityError,
-    NamedMistake,
     SubmissionUnavailable,
 )
 from grader.grading.kata import Kata
 from grader.grading.reference import load_reference
+from grader.grading.results import TestResult
 from grader.grading.worker_errors import one_line, unavailable_kind
 from grader.locale import tr
 from grader.registry import Problem
@@ -40,31 +40,6 @@ from grader.sandbox.process import SubmissionProcess
 # report cuts it at a line end to show it); the worker keeps CALL_OUTPUT_LIMIT
 # (grader/sandbox/worker.py) of each call.
 CHECK_OUTPUT_LIMIT = 20_000
-
-
-@dataclass
-class TestResult:
-    name: str
-    problem: Problem
-    status: str  # "pass", "fail" or "error"
-    message: str = ""
-    output: Printed | str = ""  # what the code printed; plain text: nothing was cut
-    test_code: str = ""
-    hint: str = ""  # the fixes `message` offers, shown only on request
-    kind: str = ""  # a failure's kind (grading/failures.py), "" for a pass
-    mistake: NamedMistake | None = None  # the known mistake the failure names
-    # The failing call as data, where a contract's check knows it: each argument by
-    # name with what it was (grader/grading/inputs.py), and what the call gave.
-    arguments: dict[str, str] | None = None
-    got: str | None = None
-    # Failures of fixed cases that differ only in the case's inputs are alike: the
-    # terminal shows one of them. The message without those inputs.
-    alike: str = ""
-    # "fixed" for a fixed case (whose inputs and answer the learners' copy holds),
-    # "drawn" for drawn examples (new to every learner under the instructor's seed),
-    # "" for any other check; scoring.py counts a classroom grade's fixed cases only
-    # once the problem's drawn examples pass.
-    cases: str = ""
 
 
 def cases_of(item: pytest.Item) -> str:

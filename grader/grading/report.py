@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.grading.failures import NOT_IMPLEMENTED
-from grader.grading.plugin import TestResult
 from grader.grading.provenance import provenance
+from grader.grading.results import TestResult
 from grader.grading.sanitise import visible
 from grader.grading.scoring import format_points, score_report
 from grader.locale import localised, tr, translated

@@ -1,0 +1,61 @@
+"""The learner's runtime holds no answer: what a learner runs imports and works with
+the answer modules absent, as a learners' copy will hold it.
+
+The answers are the modules tests/test_release.py's REFERENCE_CODE names (the
+grader's GPT, the judges, the knobbed mistakes, the check modules) and the modern
+decoder (problem 35's answer). The learner's runtime is what the statements import
+(grader.reuse), what `list`, `hint` and `reset` run, and what shows a grade
+(the report, its scores): none may import an answer when it loads. This is the
+first floor of one runtime for the kata and its learners' copy (the copy holds
+grader.reuse today; the rest is to follow).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSWERS = ("grader.model.gpt", "grader.model.llama", "grader.grading.transformer",
+           "grader.grading.mistakes", "grader.grading.judges",
+           "grader.grading.sampling_judges", "grader.grading.filter_judges", "grader.checks")
+RUNTIME = ("grader.paths", "grader.registry", "grader.reuse", "grader.locale",
+           "grader.wording", "grader.cli.main", "grader.cli.status", "grader.cli.grade",
+           "grader.grading.report", "grader.grading.results", "grader.grading.scoring",
+           "grader.grading.failures")
+BLOCK = ("import sys\n"
+         f"for name in {ANSWERS!r}:\n"
+         "    sys.modules[name] = None  # importing it now fails\n")
+
+
+def run(code: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", BLOCK + code], cwd=cwd, capture_output=True,
+                          text=True, encoding="utf-8", timeout=120)
+
+
+def test_the_learners_runtime_imports_without_the_answers() -> None:
+    done = run("import importlib\n"
+               f"for name in {RUNTIME!r}:\n"
+               "    importlib.import_module(name)\n"
+               "print('ok')\n")
+    assert done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+def test_the_block_holds() -> None:
+    done = run("import grader.model.gpt\n")
+    assert done.returncode != 0 and "grader.model.gpt" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["list"], ["hint", "top-k"], ["--lang", "zh", "list"]])
+def test_the_learners_commands_run_without_the_answers(command: list[str],
+                                                       tmp_path: Path) -> None:
+    from learner import learner_kata
+
+    kata = learner_kata(tmp_path)
+    done = run("from grader.cli.main import main\n"
+               f"sys.exit(main({command!r}))\n", cwd=kata)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "crop-context" in done.stdout or "09-top-k" in done.stdout, done.stdout
