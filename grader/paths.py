@@ -71,4 +71,8 @@ def _learner_root() -> Path:
 # The learner's kata folder: their solutions and the status of their last grades.
 KATA = _learner_root()
 PROBLEMS = KATA / "problems"
+if not REGISTRY.is_file() and (PROBLEMS / "registry.toml").is_file():
+    # A learners' copy installed as a package, not in place: its registry is the kata
+    # folder's own.
+    REGISTRY = PROBLEMS / "registry.toml"
 STATE = KATA / ".gpt-kata"

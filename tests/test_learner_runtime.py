@@ -59,3 +59,47 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
                f"sys.exit(main({command!r}))\n", cwd=kata)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "crop-context" in done.stdout or "09-top-k" in done.stdout, done.stdout
+
+
+# The instructor's side, which a learners' copy does not hold either.
+INSTRUCTOR = ("grader.cli.gradebook", "grader.cli.gradescope", "grader.cli.similarity",
+              "grader.cli.release", "grader.release", "grader.maintainer")
+# What a learner runs in a copy: its commands (their parsers built), a grade shown, and
+# what a statement imports.
+ENTRY_POINTS = ("grader.__main__", "grader.cli.main", "grader.cli.grade",
+                "grader.cli.practice", "grader.cli.status", "grader.cli.watch",
+                "grader.cli.trace", "grader.grading.report", "grader.grading.junit",
+                "grader.reuse", "grader.locale")
+
+
+def module_of(file: str) -> str:
+    name = "grader." + file.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def test_the_copy_holds_exactly_what_its_runtime_imports() -> None:
+    """grader/release/build.py's RUNTIME_FILES, the kata's modules a learners' copy holds,
+    are what the copy's commands import with the answers and the instructor's side
+    absent: a module they come to need is listed there, or the copy breaks."""
+    from grader.release.build import RUNTIME_FILES
+
+    blocked = ("import sys\n"
+               f"for name in {INSTRUCTOR!r}:\n"
+               "    sys.modules[name] = None\n")
+    done = run(blocked + "import importlib\n"
+               f"for name in {ENTRY_POINTS!r}:\n"
+               "    try:\n"
+               "        importlib.import_module(name)\n"
+               "    except SystemExit:\n"
+               "        pass  # grader.__main__ runs the command line, which wants a command\n"
+               "from grader.cli.main import build_parser\n"
+               "build_parser()\n"
+               "print(' '.join(sorted(k for k, v in sys.modules.items()\n"
+               "                      if k.startswith('grader') and v is not None)))\n")
+    assert done.returncode in (0, 2), done.stderr[-3000:]
+    # grader.__main__ ran the command line as it loaded: a module whose import ends in
+    # SystemExit is not kept in sys.modules, so it is counted as imported here.
+    imported = set(done.stdout.split()) | {"grader.__main__"}
+    listed = {module_of(f) for f in RUNTIME_FILES} | {"grader"}
+    assert imported == listed, (f"imported but not in the copy: {sorted(imported - listed)}; "
+                                f"in the copy but not imported: {sorted(listed - imported)}")

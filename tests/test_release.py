@@ -117,11 +117,11 @@ def test_every_problem_is_practised_or_says_why_in_one_line(released: Path) -> N
     by_slug = {p.slug: p for p in problems()}
     for slug, why in stored["not_practised"].items():
         said = [x for x in lines if f" {by_slug[slug].folder}:" in x]
-        assert said == [f"  ? {by_slug[slug].folder}: not practised here: {why}"], lines
+        assert said == [f"? {by_slug[slug].folder}: not practised here: {why}"], lines
         assert why and "\n" not in why
     for left in in_part.values():
         for method, why in left.items():
-            assert lines.count(f"    ? {method}() is not practised here: {why}") == 1, lines
+            assert lines.count(f"  ? {method}() is not practised here: {why}") == 1, lines
             assert why and "\n" not in why
 
 
@@ -189,11 +189,10 @@ def test_the_copy_carries_both_languages(released: Path) -> None:
         assert chinese.is_file(), f"{chinese.relative_to(released)} is missing"
         assert chinese.read_bytes() == (paths.ROOT / "problems" / statement.parent.name /
                                         "README.zh.md").read_bytes()
-    catalogs = sorted(p.name for p in (released / "gpt_kata_practice" / "locale" / "zh")
-                      .glob("*.po"))
+    catalogs = sorted(p.name for p in (released / "grader" / "locale" / "zh").glob("*.po"))
     assert catalogs == ["checks.po", "messages.po", "mistakes.po", "problems.po"]
     code = (COPY_ONLY +
-            "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))")
     listed = subprocess.run([sys.executable, "-I", "-B", "-c", code, "--lang", "zh", "list"],
                             cwd=released, capture_output=True, text=True, encoding="utf-8",
                             check=False)
@@ -266,7 +265,7 @@ def test_no_statement_of_the_reference_code_is_in_the_copy(released: Path) -> No
 def practice_grade(copy: Path, *names: str) -> subprocess.CompletedProcess[str]:
     """The copy's grader, run as a learner runs it, with the kata's own grader out of reach."""
     code = (COPY_ONLY +
-            "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))")
     # -B: no __pycache__ left in the copy, which the tests look through file by file.
     return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *names], cwd=copy,
                           capture_output=True, text=True, encoding="utf-8", check=False)
@@ -288,9 +287,36 @@ def test_the_starters_fail_as_not_implemented(released: Path) -> None:
     by_slug = {p.slug: p for p in problems()}
     assert len(practised(copy)) >= 15
     for slug in practised(copy):
-        line = next(x for x in lines if f" {by_slug[slug].folder}:" in x)
+        line = next(x for x in lines if x.startswith(f"✗ {by_slug[slug].folder} "))
         assert "not implemented yet" in line, line
+    assert f"0/{len(practised(copy))} problems pass" in graded.stdout, graded.stdout
+    assert "next: problems/01-crop-context/README.md" in graded.stdout, graded.stdout
     assert "practice grade" in graded.stdout
+
+
+LEARNER_COMMANDS = ("list", "grade", "watch", "hint", "reset", "trace", "talk", "train")
+
+
+def copy_command(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    code = COPY_ONLY + "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-I", "-B", "-c", code, *args], cwd=copy,
+                          capture_output=True, text=True, encoding="utf-8", check=False)
+
+
+def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
+    """The copy's gpt-kata is the kata's command line: each learner command with the
+    same options; those that run the reference code say in one line what they need."""
+    for command in LEARNER_COMMANDS:
+        copied = copy_command(released, command, "--help")
+        kata = subprocess.run([sys.executable, "-m", "grader", command, "--help"],
+                              capture_output=True, text=True, encoding="utf-8", check=False)
+        assert copied.returncode == kata.returncode == 0, copied.stderr
+        assert copied.stdout == kata.stdout, command
+    for command in ("talk", "trace generate", "train"):
+        refused = copy_command(released, *command.split())
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.count("\n") == 1 and "reference code" in refused.stderr
+    assert "gradebook" not in copy_command(released, "--help").stdout
 
 
 def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,
@@ -311,7 +337,7 @@ def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,
         encoding="utf-8")
     graded = practice_grade(copy, "top-k-top-p")
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    assert f"  ✓ {by_slug['top-k-top-p'].folder}:" in graded.stdout, graded.stdout
+    assert f"✓ {by_slug['top-k-top-p'].folder} " in graded.stdout, graded.stdout
     assert (copy / "grader" / "reuse.py").read_bytes() == (paths.PACKAGE / "reuse.py").read_bytes()
 
 
@@ -324,7 +350,7 @@ def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
     assert graded.returncode == 0, graded.stdout + graded.stderr
     by_slug = {p.slug: p for p in problems()}
     for slug in practised(copy):
-        assert any(line.startswith(f"  ✓ {by_slug[slug].folder}:")
+        assert any(line.startswith(f"✓ {by_slug[slug].folder} ")
                    for line in graded.stdout.splitlines()), graded.stdout
 
 
@@ -441,7 +467,7 @@ def test_the_instructor_grades_a_copy_as_the_full_kata(two_learners: Path,
                                     str(practice_json))
     assert practised_here.returncode == 1, practised_here.stdout + practised_here.stderr
     practice_report = json.loads(practice_json.read_text("utf-8"))
-    assert practice_report["practice"] is True
+    assert practice_report["mode"] == "practice"
     assert {p["problem"]: p["status"] for p in practice_report["problems"]} == statuses
     full_ids = {t["mistake"]["id"] for t in reports["copy"]["tests"] if t["mistake"]}
     practice_ids = {t["mistake"]["id"] for t in practice_report["tests"] if t["mistake"]}

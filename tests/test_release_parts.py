@@ -41,7 +41,7 @@ def mistaken(slug: str, name: str) -> str:
 def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The copy's grader as a learner runs it, with the kata's own grader out of reach."""
     code = (COPY_ONLY +
-            "from gpt_kata_practice.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", *args], cwd=copy,
                           capture_output=True, text=True, encoding="utf-8", check=False)
 
@@ -62,10 +62,10 @@ def learner(small_copy: Path, tmp_path: Path, files: dict[str, str]) -> Path:
     return copy
 
 
-def test_a_named_mistakes_fix_is_data_shown_only_by_the_text_grade(
+def test_a_named_mistakes_fix_is_data_shown_only_by_hint(
         small_copy: Path, tmp_path: Path) -> None:
     """The JSON report carries what a failure says and, apart, the mistake with its fix;
-    the text grade prints the fix on a line of its own after what it says."""
+    the grade names the mistake, and `hint` then gives its fix, as in the kata."""
     copy = learner(small_copy, tmp_path, {"temperature": mistaken("temperature", "multiply")})
     out = tmp_path / "grade.json"
     graded = practice_grade(copy, "temperature", "--json", str(out))
@@ -79,8 +79,14 @@ def test_a_named_mistakes_fix_is_data_shown_only_by_the_text_grade(
         assert "Hint:" not in test["message"], test
         assert test["message"].endswith(f"This is what happens when you "
                                         f"{test['mistake']['name']}."), test
-    lines = graded.stdout.splitlines()
-    assert f"        Hint: {named[0]['mistake']['hint']}" in lines, graded.stdout
+    assert named[0]["mistake"]["hint"] not in graded.stdout, graded.stdout
+    assert "stuck? `gpt-kata hint temperature`" in graded.stdout, graded.stdout
+    code = COPY_ONLY + "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    fix = subprocess.run([sys.executable, "-I", "-B", "-c", code, "hint", "temperature"],
+                         cwd=copy, capture_output=True, text=True, encoding="utf-8",
+                         check=False)
+    assert fix.returncode == 0, fix.stderr
+    assert f"Fix: {named[0]['mistake']['hint']}" in fix.stdout, fix.stdout
 
 
 def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path) -> None:
@@ -94,7 +100,7 @@ def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path)
     graded = practice_grade(copy, "bpe")
     assert graded.returncode == 0, graded.stdout + graded.stderr
     total = sum(len(p["cases"]) + len(p["examples"]) for p in parts)
-    assert f"{total}/{total} pass" in graded.stdout, graded.stdout
+    assert f"{total}/{total} checks pass" in graded.stdout, graded.stdout
     for name, method in (("encode_in_reverse", "encode"), ("decode_latin1", "decode")):
         (copy / "problems" / BY_SLUG["bpe"].folder / "solution.py").write_text(
             mistaken("bpe", name), "utf-8")
@@ -128,7 +134,7 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
     assert [p["method"] for p in problem["parts"]] == ["WordStreamer"]
     why = problem["not_practised"]["stream_generate"]
     assert why and "\n" not in why
-    note = f"    ? stream_generate() is not practised here: {why}"
+    note = f"  ? stream_generate() is not practised here: {why}"
     folder = BY_SLUG["stream"].folder
     for text in (BY_SLUG["stream"].reference.read_text("utf-8"),
                  (SUBMISSIONS / "stream" / "word_by_word_lookahead.py").read_text("utf-8")):
@@ -136,11 +142,13 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
         graded = practice_grade(copy, "stream")
         assert graded.returncode == 0, graded.stdout + graded.stderr
         total = sum(len(p["cases"]) + len(p["examples"]) for p in problem["parts"])
-        assert f"  ✓ {folder}: {total}/{total} pass" in graded.stdout, graded.stdout
+        assert any(line.startswith(f"✓ {folder}") and f"{total}/{total} checks pass" in line
+                   for line in graded.stdout.splitlines()), graded.stdout
         assert graded.stdout.splitlines().count(note) == 1, graded.stdout
     starter = practice_grade(stream_copy, "stream")
     assert starter.returncode == 1, starter.stdout + starter.stderr
-    assert f"  ✗ {folder}: not implemented yet" in starter.stdout, starter.stdout
+    assert any(line.startswith(f"✗ {folder}") and "not implemented yet" in line
+               for line in starter.stdout.splitlines()), starter.stdout
     assert note in starter.stdout.splitlines(), starter.stdout
     (copy / "problems" / folder / "solution.py").write_text(
         mistaken("stream", "streamer_spaces_only"), "utf-8")
@@ -150,7 +158,7 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
     report = json.loads(out.read_text("utf-8"))
     named = {t["mistake"]["id"] for t in report["tests"] if t["mistake"]}
     assert named == {spec_of("stream")["mistakes"]["streamer_spaces_only"]["mistake"]}, named
-    assert report["problems"][0]["not_practised"] == {"stream_generate": why}
+    assert report["mode"] == "practice" and report["problems"][0]["problem"] == "stream"
 
 
 # -- training, from exported GPTs -------------------------------------------------------------
@@ -260,7 +268,7 @@ def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:
     for secret in [*answers, *fixes]:
         assert secret not in text or secret in OPEN_TEXTS, secret
         assert zh.get(secret, "\0") not in text, zh.get(secret)
-    names = {e.msgid for e in polib.pofile(str(copy / "gpt_kata_practice" / "locale" / "zh"
+    names = {e.msgid for e in polib.pofile(str(copy / "grader" / "locale" / "zh"
                                                / "problems.po"))}
     assert problems()[0].hints[0] in names and problems()[0].hints[-1] not in names
 

@@ -25,16 +25,15 @@ from grader.cli.options import (
     select_problems,
 )
 from grader.cli.output import console
+from grader.cli.shown import show, write_reports
 from grader.grading.sanitise import visible
 from grader.locale import tr
 from grader.registry import Problem, problems
-from grader.sandbox.limits import Limits
-from grader.sandbox.pool import Load, WorkerPool
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
-    from grader.grading.report import Report
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import WorkerPool
 
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
@@ -107,6 +106,13 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
 
 def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
     """`gpt-kata grade`; `server_control` is a fork server the gradebook spawned for it."""
+    from grader.cli import practice
+
+    if practice.in_a_copy():  # a learners' copy: its stored answers judge
+        return practice.grade(args)
+    # Here, not at the top: a learners' copy grades without the sandbox, and holds none.
+    from grader.sandbox.pool import Load, WorkerPool
+
     submissions = resolve_submissions(args)
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
@@ -197,37 +203,3 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             out.print(f"[dim]{escape(missing_line)}[/]")
     grade_code = EXIT_PASS if report.status == "pass" else EXIT_FAIL
     return grade_code if written else EXIT_FAIL
-
-
-def write_reports(args: argparse.Namespace, report: Report) -> bool:
-    """--json and --junit; False, having said why in one line, if one could not be written."""
-    from grader.grading.junit import write_junit
-
-    written = True
-    for option, target, write in (
-            ("--json", args.json, report.write_json),
-            ("--junit", args.junit, lambda path: write_junit(report.to_json(), path))):
-        if not target:
-            continue
-        try:
-            write(Path(target))
-        except OSError as exc:
-            written = False
-            print("gpt-kata grade: " + tr("{option} {target} could not be written: {error}",
-                                          option=option, target=target, error=exc),
-                  file=sys.stderr)
-    return written
-
-
-def show(report: Report, out: Console, verbose: bool) -> None:
-    """The report on the terminal; an error in rendering is one line on stderr, not a
-    traceback, and changes neither the reports nor the exit code."""
-    from grader.grading.report import render
-
-    try:
-        render(report, out, verbose=verbose)
-    except Exception as exc:  # noqa: BLE001 - the grade is done and written; say so
-        print("gpt-kata grade: " + tr("the report could not be shown ({error}); it was "
-                                      "graded and every report was written",
-                                      error=f"{type(exc).__name__}: {visible(exc)}"),
-              file=sys.stderr)

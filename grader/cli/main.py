@@ -7,6 +7,7 @@ gradebook, watch, trace, talk); heavy imports (torch, pytest) happen inside them
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -291,21 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trace_parser(sub)
 
-    from grader.cli.gradebook.command import add_parser as add_gradebook_parser
-
-    add_gradebook_parser(sub)
-
-    from grader.cli.gradescope import add_parser as add_gradescope_parser
-
-    add_gradescope_parser(sub)
-
-    from grader.cli.similarity import add_parser as add_similarity_parser
-
-    add_similarity_parser(sub)
-
-    from grader.cli.release import add_parser as add_release_parser
-
-    add_release_parser(sub)
+    for module in INSTRUCTOR_COMMANDS:
+        try:
+            adding = importlib.import_module(module).add_parser
+        except ModuleNotFoundError as missing:
+            if not (missing.name or "").startswith("grader."):
+                raise
+            continue  # a learners' copy holds none of the instructor's commands
+        adding(sub)
 
     p = sub.add_parser("talk", help=tr("let a model continue your prompt, through your code"))
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
@@ -378,12 +372,25 @@ def main(argv: list[str] | None = None) -> int:
         use(chosen)  # before the parser is built: its help speaks the language too
     args = build_parser().parse_args(argv)
     try:
+        if args.command in NEEDS_REFERENCES:
+            from grader.cli import practice
+
+            if practice.in_a_copy():
+                raise practice.needs_the_full_kata(args.command)
         return args.run(args)
     except UsageError as exc:
         print(f"gpt-kata {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+# The instructor's commands, each in a module of its own that adds its parser.
+INSTRUCTOR_COMMANDS = ("grader.cli.gradebook.command", "grader.cli.gradescope",
+                       "grader.cli.similarity", "grader.cli.release")
+# The learner's commands that run the kata's reference code, which a learners' copy
+# does not hold (grader/cli/practice.py).
+NEEDS_REFERENCES = ("talk", "trace", "train")
 
 
 def language_asked(argv: list[str]) -> str | None:

@@ -406,7 +406,9 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
     if streamer is None:
         yield text
         return
-    lookup = {c: i for i, c in int_to_char.items()}
+    from grader.model.artifacts import char_to_int
+
+    lookup = char_to_int(int_to_char)
     try:
         pieces = [[lookup[c]] for c in text]
         calls = streamer.call(harness_ref("word_streamer"), int_to_char, pieces)

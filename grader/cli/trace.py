@@ -313,7 +313,9 @@ def as_text(result: Any) -> str | None:
 def text_ids(text: str | None, int_to_char: dict[int, str]) -> list[int] | None:
     if text is None:
         return None
-    lookup = {c: i for i, c in int_to_char.items()}
+    from grader.model.artifacts import char_to_int
+
+    lookup = char_to_int(int_to_char)
     if any(c not in lookup for c in text):
         return None
     return [lookup[c] for c in text]

@@ -15,17 +15,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from grader.cli import status
 from grader.cli.errors import EXIT_PASS
 from grader.cli.options import select_problems
 from grader.cli.output import console
-from grader.cli.sandbox_notice import NoticedPool
 from grader.locale import tr
 from grader.registry import Problem, problems
 from grader.reuse import earlier_files
-from grader.sandbox.limits import Limits
-from grader.sandbox.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from grader.sandbox.pool import WorkerPool
 
 POLL = 0.1  # seconds between looks at the file's modification time
 
@@ -102,7 +103,7 @@ def action_of(key: str | None) -> str | None:
 
 
 class Watcher:
-    def __init__(self, problem: Problem, pool: WorkerPool, interactive: bool,
+    def __init__(self, problem: Problem, pool: WorkerPool | None, interactive: bool,
                  stay: bool = False, keys: KeyReader | None = None) -> None:
         self.problem = problem
         self.stay = stay
@@ -126,11 +127,16 @@ class Watcher:
         """Grade the current problem's file; its status."""
         from rich.markup import escape
 
+        from grader.cli import practice
         from grader.grading.report import render
-        from grader.grading.session import grade_problems
 
         started = time.perf_counter()
-        report = grade_problems({self.problem: self.problem.starter}, self.pool)
+        if self.pool is None:  # a learners' copy: its stored answers judge
+            report = practice.practice_report([self.problem])
+        else:
+            from grader.grading.session import grade_problems
+
+            report = grade_problems({self.problem: self.problem.starter}, self.pool)
         status.record(report)
         summary = report.summaries[0]
         seconds = time.perf_counter() - started
@@ -243,7 +249,16 @@ def watch(args: argparse.Namespace) -> int:
     else:
         problem = status.first_unpassed() or problems()[-1]
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    with NoticedPool(sandbox=Limits()) as pool, single_keys(interactive):
+    from grader.cli import practice
+
+    if practice.in_a_copy():
+        graders: Any = contextlib.nullcontext(None)  # no sandbox: the copy grades in this process
+    else:
+        from grader.cli.sandbox_notice import NoticedPool
+        from grader.sandbox.limits import Limits
+
+        graders = NoticedPool(sandbox=Limits())
+    with graders as pool, single_keys(interactive):
         try:
             return Watcher(problem, pool, interactive, args.stay).run()
         except KeyboardInterrupt:

@@ -36,11 +36,24 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
               "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
 # The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
-# The modules of the kata's own package the copy holds as they are (grader/): the
-# ones a learner's code and the statements import that hold no answer.
-RUNTIME_FILES = ("__init__.py", "paths.py", "reuse.py")
-PRACTICE_FILES = ("__init__.py", "__main__.py", "cli.py", "codec.py", "grade.py", "judge.py",
-                  "training.py")
+# The kata's own package as the copy holds it (grader/), its files as they are: the
+# learner's runtime, which holds no answer. Its commands (list, grade, watch, hint,
+# reset, and talk, trace and train, which say they need the full kata), the report
+# and its statuses, grader.reuse for a later problem's solution_of, and the
+# language module; grading there is the stored answers' (grader/cli/practice.py).
+# tests/test_learner_runtime.py holds this list to what those modules import.
+RUNTIME_FILES = (
+    "__init__.py", "__main__.py", "paths.py", "registry.py", "reuse.py", "wording.py",
+    "locale/__init__.py",
+    "cli/__init__.py", "cli/errors.py", "cli/grade.py", "cli/main.py", "cli/options.py",
+    "cli/output.py", "cli/practice.py", "cli/shown.py", "cli/status.py", "cli/trace.py",
+    "cli/trace_plan.py", "cli/watch.py",
+    "grading/__init__.py", "grading/failures.py", "grading/junit.py", "grading/late.py",
+    "grading/provenance.py", "grading/report.py", "grading/results.py", "grading/sanitise.py",
+    "grading/scoring.py",
+    "sandbox/__init__.py", "sandbox/limits.py", "sandbox/printed.py",
+)
+PRACTICE_FILES = ("__init__.py", "codec.py", "grade.py", "judge.py", "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
@@ -108,9 +121,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     # later problem's `from grader.reuse import solution_of` works in the copy too.
     for name in RUNTIME_FILES:
         put(f"grader/{name}", (paths.PACKAGE / name).read_bytes())
-    # The kata's language module and its catalogs, as they are: the copy speaks the
-    # same words as the kata, in the same languages.
-    put(f"{PACKAGE}/locale/__init__.py", (CATALOGS / "__init__.py").read_bytes())
+    # The language's catalogs: the copy speaks the kata's words, in its languages.
     catalogs = sorted(CATALOGS.glob("*/*.po"))  # written once the cases' fixes are known
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
@@ -125,7 +136,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
     for catalog in catalogs:
         text = catalog.read_bytes()
-        put(f"{PACKAGE}/locale/{catalog.parent.name}/{catalog.name}",
+        put(f"grader/locale/{catalog.parent.name}/{catalog.name}",
             answers.catalog_without(text, left_out) if left_out else text)
     say(f"exporting the {len(models.specs) + len(models.trained)} models the cases run")
     for name, program in models.programs().items():

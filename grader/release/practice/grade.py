@@ -14,8 +14,9 @@ from typing import Any
 
 import torch
 from gpt_kata_practice import codec, judge
-from gpt_kata_practice.locale import tr, translated
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
+
+from grader.locale import tr, translated
 
 CASES = Path(__file__).with_name("cases.json")
 
@@ -171,7 +172,7 @@ def grade_problem(slug: str, path: Path) -> Result:
                        f"{judge.training_difference(got[1], want, part['judge'])}")
         else:
             message = (f"{part['method']}() returned {judge.describe(got[1])}; "
-                       f"expected {judge.describe(want)}")
+                       f"expected {judge.describe(want)}{judge.difference(got[1], want)}")
         failure = Failure(label, message)
         for mistake in case["mistakes"]:
             if judge.same_outcome(got, codec.decode(mistake["outcome"]), part["judge"], args):

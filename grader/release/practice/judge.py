@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from grader.locale import tr
+
 # The rules a problem's answers are judged by, as cases.json names them.
 RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
          "training-steps", "training-loop", "passed-on")
@@ -261,3 +263,25 @@ def describe(value: Any) -> str:
         return text
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def difference(got: Any, want: Any) -> str:
+    """Where two tensors of one shape differ, as the kata's grade says it: the first
+    entry that differs, with both values, and how many differ ("" when they do not
+    compare so)."""
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+            and got.shape == want.shape and got.numel()):
+        return ""
+    both = torch.isnan(got) & torch.isnan(want)
+    differs = ~((got == want) | both)
+    if got.is_floating_point() and want.is_floating_point():
+        close = torch.isclose(got.double(), want.double(), rtol=1e-5, atol=1e-6)
+        differs &= ~close
+    count = int(differs.sum())
+    if not count:
+        return ""
+    where = tuple(int(i) for i in differs.nonzero()[0])
+    shown = where if len(where) != 1 else f"({where[0]},)"
+    return tr("; entry {index} is {got}, expected {want} ({count} of {total} entries differ)",
+              index=shown, got=got[where].item(), want=want[where].item(), count=count,
+              total=got.numel())

@@ -1,3 +1,0 @@
-from gpt_kata_practice.cli import main
-
-raise SystemExit(main())
