@@ -312,11 +312,31 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
                               capture_output=True, text=True, encoding="utf-8", check=False)
         assert copied.returncode == kata.returncode == 0, copied.stderr
         assert copied.stdout == kata.stdout, command
-    for command in ("talk", "trace generate", "train"):
+    for command in ("trace generate", "train", "talk --yours"):
         refused = copy_command(released, *command.split())
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert refused.stderr.count("\n") == 1 and "reference code" in refused.stderr
     assert "gradebook" not in copy_command(released, "--help").stdout
+
+
+def test_talk_writes_through_the_learners_sampler_in_the_copy(released: Path,
+                                                               tmp_path: Path) -> None:
+    """In the copy, talk runs the learner's sample_text() (problem 16) on the shipped
+    GPT's exported program: refused, in one line, until it passes; then it writes."""
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    waiting = copy_command(copy, "talk")
+    assert waiting.returncode == 2 and "sample_text()" in waiting.stderr, waiting.stderr
+    sampler = next(p for p in problems() if p.slug == "sampler")
+    shutil.copyfile(sampler.reference, copy / "problems" / sampler.folder / "solution.py")
+    assert copy_command(copy, "grade", "sampler").returncode == 0
+    talked = copy_command(copy, "talk", "Once upon a time,", "--chars", "60", "--seed", "7")
+    assert talked.returncode == 0, talked.stderr
+    assert talked.stdout.startswith("Once upon a time,")
+    assert len(talked.stdout.rstrip("\n")) == len("Once upon a time,") + 60
+    assert f"your sample_text() from {sampler.folder}" in talked.stderr
+    again = copy_command(copy, "talk", "Once upon a time,", "--chars", "60", "--seed", "7")
+    assert again.stdout == talked.stdout  # one seed, one text
 
 
 def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,

@@ -376,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
             from grader.cli import practice
 
             if practice.in_a_copy():
+                if args.command == "talk":  # through the learner's own sampler
+                    return practice.talk(args)
                 raise practice.needs_the_full_kata(args.command)
         return args.run(args)
     except UsageError as exc:

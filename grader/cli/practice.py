@@ -128,3 +128,60 @@ def needs_the_full_kata(command: str) -> UsageError:
                          "copy does not hold: your instructor's copy of the kata has it.",
                          command=command))
 
+
+
+def talk(args: argparse.Namespace) -> int:
+    """`gpt-kata talk` in a copy: the shipped GPT, from its exported program, writes
+    through the learner's own sample_text() (problem 16), once it passes."""
+    import json
+
+    import torch
+
+    from grader.registry import find
+    from grader.reuse import solution_of
+
+    if args.model != "shipped" or args.yours or args.stream:
+        option = ("--model " + args.model if args.model != "shipped"
+                  else "--yours" if args.yours else "--stream")
+        raise UsageError(tr("{option} needs the reference code, which this learners' copy "
+                            "does not hold: here talk runs your sample_text() on the shipped "
+                            "model", option=option))
+    sampler = find("sampler")
+    if status.learner_status(sampler) != "pass":
+        raise UsageError(tr("talk runs your {folder}'s sample_text(), which has not passed "
+                            "its last grade: `gpt-kata grade {slug}` first",
+                            folder=sampler.folder, slug=sampler.slug))
+    from gpt_kata_practice.codec import stored_model
+
+    vocab = json.loads((paths.DATA / "vocab.json").read_text(encoding="utf-8"))
+    int_to_char = {int(i): c for i, c in vocab.items()}
+    lookup = {c: i for i, c in int_to_char.items()}
+    unknown = sorted(set(args.prompt) - set(lookup))
+    if unknown or not args.prompt:
+        raise UsageError(tr("give a prompt of at least one character") if not args.prompt
+                         else tr("{error}; {model} knows only {chars!r}",
+                                 error=f"characters not in the model's vocabulary: "
+                                       f"{''.join(unknown)!r}",
+                                 model="the shipped GPT", chars="".join(int_to_char.values())))
+    torch.set_num_threads(1)
+    model = stored_model("shipped")
+    context = torch.tensor([[lookup[c] for c in args.prompt]], dtype=torch.long)
+    sampling = any(getattr(args, name) is not None
+                   for name in ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed"))
+    import secrets
+
+    seed = (args.seed or 0) if sampling else secrets.randbelow(100_000)
+    label = tr("your {what} from {folder}", what="sample_text()", folder=sampler.folder)
+    note = "" if sampling else "; " + tr("seed {seed}: `--seed {seed}` gives this text again",
+                                        seed=seed)
+    print(f"[{label}{note}]", file=sys.stderr, flush=True)
+    with torch.no_grad():
+        text = solution_of(sampler.slug)().sample_text(
+            model, context, args.chars, model.context_length, int_to_char,
+            1.0 if args.temperature is None else args.temperature, args.top_k or 0,
+            1.0 if args.top_p is None else args.top_p, args.no_repeat_ngram or 0, None, seed)
+    if not isinstance(text, str):
+        raise UsageError(tr("sample_text() returned {type}, not str",
+                            type=type(text).__name__))
+    print(args.prompt + text)
+    return EXIT_PASS
