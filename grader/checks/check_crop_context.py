@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_tensor
-from grader.grading.kata import Call, Kata
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.kata import Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import token_contexts
-from grader.locale import tr
+from grader.locale import marked
 
 
 def keep_the_oldest_tokens_instead_of_the_newest(c, n):
@@ -51,11 +49,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return data.draw(token_contexts(50, max_length=3 * n), label="context"), n
 
 
-def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, tr("the cropped context"), exact=True)
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, marked("the cropped context"), exact=True))
 
 test_shipped_contexts, test_random_contexts = CONTRACT.tests(
     "The crop of a fixed context",

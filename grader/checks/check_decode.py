@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_text
-from grader.grading.kata import Call
+from grader.grading.judges import comparing, expect_text
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import vocab
-from grader.locale import tr
+from grader.locale import marked
 from grader.model import artifacts
 
 
@@ -46,11 +43,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return (torch.tensor([ids], dtype=torch.long) if as_tensor else ids), vocab(size)
 
 
-def judge(got: Any, expected: str, call: Call) -> None:
-    expect_text(got, expected, tr("the decoded text"))
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_text, marked("the decoded text")))
 
 test_shipped_vocab, test_random_ids = CONTRACT.tests(
     "Decoding with the shipped vocabulary",

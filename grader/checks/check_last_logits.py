@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from hypothesis import strategies as st
 
 from grader.grading.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_tensor
-from grader.grading.kata import Call
+from grader.grading.judges import comparing, expect_tensor
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import model_and_context
-from grader.locale import tr
+from grader.locale import marked
 from grader.wording import Plural
 
 
@@ -52,11 +49,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return model_and_context(data, windows=1)
 
 
-def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, Plural(tr("the last position's logits")))
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, Plural(marked("the last position's logits"))))
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The last logits of the shipped model for a fixed prompt",

@@ -17,11 +17,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import block_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_activations
-from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import judged_as_activations, shipped_config
-from grader.locale import tr
+from grader.locale import marked
 from grader.model import artifacts
 from grader.model.parts import given, state_dict
 
@@ -93,14 +91,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return config, random_gain(n_embd, seed + 1), x
 
 
-def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_activations(got, expected, tr("the normalised output"))
-
-
-# judged_as_activations' matching of mistakes and goldens, with a judge that names the
-# output in the learner's language.
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    **(judged_as_activations("the normalised output") | {"judge": judge}))
+                    **judged_as_activations(marked("the normalised output")))
 
 test_shipped_gains, test_random_rms_norms = CONTRACT.tests(
     "RMSNorm with the shipped LayerNorms' gains on the activations they see, random "

@@ -9,11 +9,11 @@ import torch
 
 from grader.grading.contract import Contract
 from grader.grading.failures import GradeFailure
-from grader.grading.judges import expect_tensor
-from grader.grading.kata import Call, Kata
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.kata import Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
-from grader.locale import tr
+from grader.locale import marked, tr
 from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
@@ -44,11 +44,9 @@ def cases() -> dict[str, tuple]:
     }
 
 
-def judge(got: object, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, Plural(tr("the probabilities")), same_dtype_as=tr("the logits"))
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, Plural(marked("the probabilities")),
+                                    same_dtype_as=marked("the logits")))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",

@@ -19,11 +19,9 @@ from hypothesis import strategies as st
 
 from grader.grading.cases import block_input, random_input
 from grader.grading.contract import Contract
-from grader.grading.judges import expect_activations
-from grader.grading.kata import Call
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.module_checks import judged_as_activations
-from grader.locale import tr
+from grader.locale import marked
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig
 from grader.model.parts import given, state_dict
@@ -125,14 +123,8 @@ def draw_example(data: st.DataObject) -> tuple:
             random_input((batch, length, n_embd), seed + 1))
 
 
-def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
-    expect_activations(got, expected, tr("the layer's output"))
-
-
-# judged_as_activations' matching of mistakes and goldens, with a judge that names the
-# output in the learner's language.
 CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    **(judged_as_activations("the layer's output") | {"judge": judge}))
+                    **judged_as_activations(marked("the layer's output")))
 
 test_shipped_inputs, test_random_layers = CONTRACT.tests(
     "SwiGLU on what the shipped model's MLPs read, with weights at a linear layer's scale "

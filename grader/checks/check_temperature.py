@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from grader.grading.cases import shipped_logits
 from grader.grading.contract import Contract
 from grader.grading.failures import Mistake
-from grader.grading.judges import expect_tensor
-from grader.grading.kata import Call, Kata
+from grader.grading.judges import comparing, expect_tensor
+from grader.grading.kata import Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import logits
-from grader.locale import tr
+from grader.locale import marked, tr
 from grader.wording import Plural
 
 
@@ -57,11 +57,9 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-def judge(got: object, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, Plural(tr("the scaled logits")), same_dtype_as=tr("the logits"))
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, Plural(marked("the scaled logits")),
+                                    same_dtype_as=marked("the logits")))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Fixed logits divided by a temperature",

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from grader.grading.cases import corpus_prefix
 from grader.grading.contract import Contract
 from grader.grading.failures import Diagnosis, GradeFailure
-from grader.grading.judges import expect_tensor
+from grader.grading.judges import comparing, expect_tensor
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.strategies import ALPHABET
-from grader.locale import tr
+from grader.locale import marked, tr
 from grader.model import artifacts
 
 
@@ -105,11 +105,8 @@ def fallback_hint(call: Call) -> str:
     return ""
 
 
-def judge(got: object, expected: torch.Tensor, call: Call) -> None:
-    expect_tensor(got, expected, tr("the encoded text"), exact=True)
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
+                    judge=comparing(expect_tensor, marked("the encoded text"), exact=True))
 
 test_shipped_corpus, test_random_corpora = CONTRACT.tests(
     "Encoding with the vocabulary of a fixed corpus",

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from grader.grading.cases import context_length, corpus_ids
 from grader.grading.contract import Contract
 from grader.grading.equality import same_pair
-from grader.grading.judges import expect_pair
-from grader.grading.kata import Call, Kata
+from grader.grading.judges import comparing, expect_pair
+from grader.grading.kata import Kata
 from grader.grading.mistakes_data import mistakes_of
-from grader.locale import tr
+from grader.locale import marked, tr
 
 
 def forget_to_shift_the_target(d, n, i):
@@ -63,12 +63,10 @@ def draw_example(data: st.DataObject) -> tuple:
     return torch.tensor(ids, dtype=torch.long), n, i
 
 
-def judge(got: object, expected: tuple, call: Call) -> None:
-    expect_pair(got, expected, "window", names=(tr("the input window x"),
-                                                tr("the target window y")))
-
-
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair, judge=judge)
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair,
+                    judge=comparing(expect_pair, "window",
+                                    names=(marked("the input window x"),
+                                           marked("the target window y"))))
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "The windows of a fixed stretch of the corpus",

@@ -126,6 +126,12 @@ class Run:
             self.slowest = max(self.slowest, time.monotonic() - started)
         return outcome.result
 
+    def trained_weights(self, timeout: float, model: YourModel) -> Any:
+        """The weights the learner's model ends its training with, handed back."""
+        return self.call("train_weights", (), timeout,
+                         tr("handing back your trained {model}'s weights failed",
+                            model=model.said))
+
     def chunk_timeout(self) -> float:
         if self.slowest == 0.0:
             return FIRST_CHUNK_TIMEOUT

@@ -296,9 +296,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                                     per_step=(now - first_step) / last, at=now)
                     if on_step is not None:
                         on_step(last, steps, now - first_step)
-            weights = run.call("train_weights", (), MIN_CHUNK_TIMEOUT,
-                               tr("handing back your trained {model}'s weights failed",
-                                  model=model.said))
+            weights = run.trained_weights(MIN_CHUNK_TIMEOUT, model)
         finally:
             if log_file is not None:
                 log_file.close()

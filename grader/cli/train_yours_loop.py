@@ -206,9 +206,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
         if last != steps:
             raise UsageError(tr("your train_loop's log ends at step {last}, not at the last "
                                 "step, {steps}", last=last, steps=steps))
-        weights = run.call("train_weights", (), limit,
-                           tr("handing back your trained {model}'s weights failed",
-                              model=model.said))
+        weights = run.trained_weights(limit, model)
     finally:
         if log_file is not None:
             log_file.close()
