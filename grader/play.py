@@ -27,8 +27,9 @@ from typing import Any
 
 import torch
 
+from grader.locale import tr
 from grader.model import artifacts, parts
-from grader.model.gpt import GPT, GPTConfig
+from grader.model.config import GPTConfig
 from grader.model.spec import ModelSpec
 from grader.registry import find
 from grader.reuse import solution_of
@@ -38,10 +39,28 @@ __all__ = ["context_length", "decode", "encode", "examples", "int_to_char", "loa
 
 # A copy of its own, without gradients: outputs print as plain tensors, as in the
 # statements, and nothing done to it here reaches the grader's copy.
-model: GPT = artifacts.load_model().requires_grad_(False)
+
+
+def _shipped_model() -> tuple[torch.nn.Module, bool]:
+    """The shipped GPT, and whether it is an exported program: the grader's own, or in a
+    learners' copy, which holds no GPT's code (problem 23's answer), the exported
+    program its practice grade runs."""
+    try:
+        return artifacts.load_model().requires_grad_(False), False
+    except ModuleNotFoundError as missing:
+        if missing.name != "grader.model.gpt":
+            raise
+    from gpt_kata_practice.codec import ExportedGPT
+
+    return ExportedGPT("shipped").requires_grad_(False), True
+
+
+model, _exported = _shipped_model()
+# The shipped GPT's sizes, from data/config.json, whichever model runs it.
+config: GPTConfig = artifacts.load_config()
 int_to_char: dict[int, str] = artifacts.shipped_vocab()
 vocab = int_to_char
-context_length: int = model.config.context_length
+context_length: int = config.context_length
 
 # The texts the statements' examples start from.
 ONCE = "Once upon a time,"
@@ -101,14 +120,14 @@ def shipped_weights(part: str = "", head: int | None = None) -> dict[str, torch.
     found = parts.state_dict(parts.weights(ModelSpec("shipped"), part, None))
     if not found:
         raise ValueError(f"the shipped model has no part {part!r}: its parts are '' (all), "
-                         f"'blocks.0' to 'blocks.{model.config.n_layer - 1}', and in each "
+                         f"'blocks.0' to 'blocks.{config.n_layer - 1}', and in each "
                          "block 'attn', 'mlp', 'ln_1', 'ln_2'")
     if head is None:
         return found
-    if "qkv.weight" not in found or not 0 <= head < model.config.n_head:
+    if "qkv.weight" not in found or not 0 <= head < config.n_head:
         raise ValueError(f"head={head} needs an attention layer ('blocks.N.attn') and a head "
-                         f"from 0 to {model.config.n_head - 1}")
-    return parts.head_slice(found, model.config, head)
+                         f"from 0 to {config.n_head - 1}")
+    return parts.head_slice(found, config, head)
 
 
 def _block_input(text: str) -> torch.Tensor:
@@ -121,12 +140,14 @@ def _training_inputs() -> dict[str, Any]:
     """Problem 25's example: a small fresh GPT, its AdamW, and five batches of the
     corpus drawn as problem 19 draws them."""
     data = encode(_corpus())[0]
+    from grader.model.gpt import GPT
+
     with torch.random.fork_rng():  # the caller's own random state is left alone
         torch.manual_seed(0)
         small = GPT(GPTConfig(vocab_size=len(int_to_char), context_length=8, n_layer=1,
                               n_head=2, n_embd=16))
     optimizer = torch.optim.AdamW(small.parameters(), lr=1e-2, weight_decay=0.01)
-    generator = torch.Generator().manual_seed(0)
+    generator = seeded(0)
     batches = []
     for _ in range(5):
         starts = torch.randint(len(data) - 8, (4,), generator=generator)
@@ -135,12 +156,17 @@ def _training_inputs() -> dict[str, Any]:
     return {"data": data, "model": small, "optimizer": optimizer, "batches": batches}
 
 
+def seeded(seed: int) -> torch.Generator:
+    """A generator of its own, seeded: the examples draw the same numbers each time."""
+    return torch.Generator().manual_seed(seed)
+
+
 def _corpus() -> str:
-    return artifacts.CORPUS.read_text(encoding="utf-8")
+    return artifacts.corpus_text()
 
 
 def _module_inputs(slug: str) -> dict[str, Any]:
-    names: dict[str, Any] = {"config": model.config, "weights": shipped_weights(*PARTS[slug])}
+    names: dict[str, Any] = {"config": config, "weights": shipped_weights(*PARTS[slug])}
     if slug == "gpt":
         names["context"] = encode(THERE_WAS_A)
     elif slug == "transformer-block":
@@ -170,7 +196,7 @@ def _clipping_inputs() -> dict[str, Any]:
 def _rms_norm_inputs() -> dict[str, Any]:
     """Problem 29's example: the shipped first LayerNorm's weight as the gain, on what
     the first block receives."""
-    return {"config": model.config, "weights": {"weight": shipped_weights("blocks.0.ln_1")[
+    return {"config": config, "weights": {"weight": shipped_weights("blocks.0.ln_1")[
         "weight"]}, "x": _block_input(THE_CAT), "ln_1": model.blocks[0].ln_1}
 
 
@@ -198,7 +224,7 @@ def _rope_inputs() -> dict[str, Any]:
     block = model.blocks[0]
     x = block.ln_1(_block_input(THE_CAT))
     B, T, C = x.shape
-    H = model.config.n_head
+    H = config.n_head
     q, k, _ = block.attn.qkv(x).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
     ones = torch.zeros(1, 1, 4, 4)
     ones[..., :2] = 1.0
@@ -218,7 +244,7 @@ def _swiglu_inputs() -> dict[str, Any]:
     """Problem 33's example: a SwiGLU's three projections drawn at a linear layer's
     scale (seed 0), on what the shipped first block's MLP reads for "The cat"."""
     config = _llama_config()
-    generator = torch.Generator().manual_seed(0)
+    generator = seeded(0)
     shapes = {"gate_proj.weight": (config.n_hidden, config.n_embd),
               "up_proj.weight": (config.n_hidden, config.n_embd),
               "down_proj.weight": (config.n_embd, config.n_hidden)}
@@ -261,8 +287,25 @@ def _modern_gpt_inputs() -> dict[str, Any]:
 TRAINING_INPUTS["modern-gpt"] = _modern_gpt_inputs
 
 
+# The statements whose examples need the grader's GPT itself: its parts (a block's
+# input, its attention, its MLP), a small GPT to train, or its KV cache. A learners'
+# copy runs its shipped model from an exported program, which has none of these.
+NEEDS_THE_GPT = frozenset({*PARTS, "kv-cache", "train-step", "clip-grad-norm", "rms-norm",
+                           "train-loop", "rope", "swiglu", "grouped-query-attention",
+                           "modern-gpt"})
+
+
+class NeedsTheKata(RuntimeError):
+    """A statement's examples that this copy of the kata cannot run; the message says why."""
+
+
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
+    if slug in NEEDS_THE_GPT and _exported:
+        raise NeedsTheKata(tr(
+            "the examples of {folder} build on the grader's own GPT, which this learners' "
+            "copy does not hold; your instructor's copy of the kata runs them",
+            folder=find(slug).folder))
     if slug in TRAINING_INPUTS:
         return TRAINING_INPUTS[slug]()
     if slug in PARTS:

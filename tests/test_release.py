@@ -298,7 +298,12 @@ LEARNER_COMMANDS = ("list", "grade", "watch", "hint", "reset", "trace", "talk", 
 
 
 def copy_command(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A command of the copy's, or with "-c-script FILE" a script, run in the copy with
+    its own grader."""
     code = COPY_ONLY + "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    if args[:1] == ("-c-script",):
+        code = COPY_ONLY + Path(args[1]).read_text(encoding="utf-8")
+        args = ()
     return subprocess.run([sys.executable, "-I", "-B", "-c", code, *args], cwd=copy,
                           capture_output=True, text=True, encoding="utf-8", check=False)
 
@@ -337,6 +342,32 @@ def test_talk_writes_through_the_learners_sampler_in_the_copy(released: Path,
     assert f"your sample_text() from {sampler.folder}" in talked.stderr
     again = copy_command(copy, "talk", "Once upon a time,", "--chars", "60", "--seed", "7")
     assert again.stdout == talked.stdout  # one seed, one text
+
+
+EXAMPLES = Path(__file__).with_name("copy_examples.py")
+
+
+def test_the_statements_examples_run_in_the_copy(released: Path, tmp_path: Path) -> None:
+    """`from grader.play import *` works in the copy, and every statement's session
+    whose inputs the shipped GPT's exported program can make gives the values the
+    statement shows (with the references as the learner's files); the others say in
+    one line that they need the kata's own GPT."""
+    from grader.play import NEEDS_THE_GPT
+
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    for problem in problems():
+        shutil.copyfile(problem.reference, copy / "problems" / problem.folder / "solution.py")
+    ran = copy_command(copy, "-c-script", str(EXAMPLES))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    results = json.loads(ran.stdout)
+    for slug, result in results.items():
+        if slug in NEEDS_THE_GPT:
+            assert "grader's own GPT" in result["needs"] and "\n" not in result["needs"]
+        else:
+            assert result["attempted"] > 0 and result["failed"] == 0, (slug, result["report"])
+    assert sum("needs" not in r for r in results.values()) == len(problems()) - len(
+        NEEDS_THE_GPT) == 22
 
 
 def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,

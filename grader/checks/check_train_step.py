@@ -40,7 +40,7 @@ DEEPER = {"vocab_size": 40, "context_length": 16, "n_layer": 2, "n_head": 4, "n_
 @cache
 def corpus() -> torch.Tensor:
     """The whole shipped corpus, encoded: what problem 19's batches are cut from."""
-    return prompt_ids(artifacts.CORPUS.read_text(encoding="utf-8"))[0]
+    return prompt_ids(artifacts.corpus_text())[0]
 
 
 def corpus_batches(steps: int, batch_size: int, context_length: int,

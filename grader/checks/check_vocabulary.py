@@ -56,7 +56,7 @@ MISTAKES = mistakes_of(globals())
 
 
 def shipped_corpus() -> str:
-    return artifacts.CORPUS.read_text(encoding="utf-8")
+    return artifacts.corpus_text()
 
 
 def cases() -> dict[str, tuple]:

@@ -133,8 +133,6 @@ def needs_the_full_kata(command: str) -> UsageError:
 def talk(args: argparse.Namespace) -> int:
     """`gpt-kata talk` in a copy: the shipped GPT, from its exported program, writes
     through the learner's own sample_text() (problem 16), once it passes."""
-    import json
-
     import torch
 
     from grader.registry import find
@@ -153,9 +151,10 @@ def talk(args: argparse.Namespace) -> int:
                             folder=sampler.folder, slug=sampler.slug))
     from gpt_kata_practice.codec import stored_model
 
-    vocab = json.loads((paths.DATA / "vocab.json").read_text(encoding="utf-8"))
-    int_to_char = {int(i): c for i, c in vocab.items()}
-    lookup = {c: i for i, c in int_to_char.items()}
+    from grader.model import artifacts
+
+    int_to_char = artifacts.load_vocab()
+    lookup = artifacts.char_to_int(int_to_char)
     unknown = sorted(set(args.prompt) - set(lookup))
     if unknown or not args.prompt:
         raise UsageError(tr("give a prompt of at least one character") if not args.prompt

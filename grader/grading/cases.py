@@ -25,7 +25,7 @@ def context_length() -> int:
 @cache
 def corpus_prefix(n: int) -> str:
     """The corpus' first n characters: a prompt the model has seen the like of."""
-    text = artifacts.CORPUS.read_text(encoding="utf-8")
+    text = artifacts.corpus_text()
     return text[:n]
 
 

@@ -113,7 +113,7 @@ def describe_weights(spec: dict[str, Any]) -> str:
 
 @cache
 def shipped_corpus() -> str:
-    return artifacts.CORPUS.read_text(encoding="utf-8")
+    return artifacts.corpus_text()
 
 
 def describe_text(text: str) -> str:

@@ -71,14 +71,14 @@ def make_corpus() -> None:
 
 def make_model() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        train(artifacts.CORPUS.read_text(encoding="utf-8"), Path(tmp), settings=TrainSettings())
+        train(artifacts.corpus_text(), Path(tmp), settings=TrainSettings())
         for name in ("model.safetensors", "config.json", "vocab.json"):
             shutil.copy(Path(tmp) / name, artifacts.DATA / name)
 
 
 def make_modern_model() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        train(artifacts.CORPUS.read_text(encoding="utf-8"), Path(tmp),
+        train(artifacts.corpus_text(), Path(tmp),
               config=LlamaConfig(vocab_size=2), settings=MODERN_SETTINGS)
         if artifacts.load_vocab(Path(tmp) / "vocab.json") != artifacts.load_vocab():
             raise SystemExit("make_data: the corpus' vocabulary is not data/vocab.json: "

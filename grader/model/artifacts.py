@@ -62,6 +62,11 @@ def save_vocab(int_to_char: dict[int, str], path: Path) -> None:
                     encoding="utf-8")
 
 
+def corpus_text() -> str:
+    """The shipped corpus, data/corpus.txt, as text."""
+    return CORPUS.read_text(encoding="utf-8")
+
+
 def load_vocab(path: Path = VOCAB) -> dict[int, str]:
     """`int_to_char` with integer keys (JSON object keys are always strings)."""
     raw = _read_json(path)

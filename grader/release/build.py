@@ -38,13 +38,17 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
 SHIPPED_SPEC = ModelSpec("shipped")
 # The kata's own package as the copy holds it (grader/), its files as they are: the
 # learner's runtime, which holds no answer. Its commands (list, grade, watch, hint,
-# reset, and talk, trace and train, which say they need the full kata), the report
-# and its statuses, grader.reuse for a later problem's solution_of, and the
-# language module; grading there is the stored answers' (grader/cli/practice.py).
+# reset, talk through the learner's sampler, and trace and train, which say they
+# need the full kata), the report and its statuses, grader.play and grader.reuse
+# for the statements' examples and a later problem's solution_of, and the language
+# module; grading there is the stored answers' (grader/cli/practice.py), and the
+# shipped GPT the exported program they run.
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
-    "__init__.py", "__main__.py", "paths.py", "registry.py", "reuse.py", "wording.py",
-    "locale/__init__.py",
+    "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
+    "wording.py", "locale/__init__.py",
+    "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
+    "model/spec.py",
     "cli/__init__.py", "cli/errors.py", "cli/grade.py", "cli/main.py", "cli/options.py",
     "cli/output.py", "cli/practice.py", "cli/shown.py", "cli/status.py", "cli/trace.py",
     "cli/trace_plan.py", "cli/watch.py",
