@@ -12,19 +12,13 @@ import pytest
 from conftest import module_from
 
 from grader.grading.failures import MISTAKE_ID, Mistake, kebab
+from grader.maintainer.catalogs import mistakes_in
 from grader.registry import Problem, problems
 
 
 def mistakes_of(module: object) -> list[Mistake]:
     """The module's contract's mistakes and every other it holds, alone or in a list."""
-    found: list[Mistake] = list(getattr(getattr(module, "CONTRACT", None), "mistakes", ()))
-    for value in vars(module).values():
-        if isinstance(value, Mistake):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, Mistake))
-    unique: dict[int, Mistake] = {id(m): m for m in found}
-    return list(unique.values())
+    return mistakes_in(module, Mistake)
 
 
 @pytest.mark.parametrize("problem", problems(), ids=lambda p: p.slug)

@@ -178,31 +178,29 @@ def page(entry: Entry, all_entries: list[Entry], pictures: list[str],
             f"{with_pictures(body, pictures)}")
 
 
+INDEX_HEADS = {
+    "en": ["# Every statement", "",
+           "Each page below is a problem's `README.md`, as `problems/` holds it, made into "
+           "a page each time the site is built. [The problems](../learners/problems.md) "
+           "says how they are numbered and scored.", ""],
+    "zh": ["# 全部题目说明", "",
+           "下面每一页都是一道题的 `README.zh.md`，即 `problems/` 中的中文题目说明，"
+           "每次构建网站时生成。", ""],
+}
+
+
 def index(all_entries: list[Entry], language: str = "en") -> str:
     """The problems, track by track, each linked to its statement."""
-    if language == "zh":
-        lines = ["# 全部题目说明", "",
-                 "下面每一页都是一道题的 `README.zh.md`，即 `problems/` 中的中文题目说明，"
-                 "每次构建网站时生成。", ""]
-        track = None
-        for e in all_entries:
-            if e.track_zh != track:
-                track = e.track_zh
-                # the English heading's anchor, which other pages link to
-                lines += ["", f"## {track} {{#{anchor_of(e.track)}}}", ""]
-            lines.append(f"{e.number}. [{e.title_zh}]({e.folder}/index.md) (`{e.slug}`)")
-        return "\n".join(lines) + "\n"
-    lines = ["# Every statement", "",
-             "Each page below is a problem's `README.md`, as `problems/` holds it, "
-             "made into a page each time the site is built. "
-             "[The problems](../learners/problems.md) says how they are numbered and "
-             "scored.", ""]
+    lines = list(INDEX_HEADS[language])
     track = None
     for e in all_entries:
         if e.track != track:
             track = e.track
-            lines += ["", f"## {track}", ""]
-        lines.append(f"{e.number}. [{e.title}]({e.folder}/index.md) (`{e.slug}`)")
+            # In Chinese, the English heading's anchor, which other pages link to.
+            lines += ["", f"## {track}" if language == "en"
+                      else f"## {e.track_zh} {{#{anchor_of(track)}}}", ""]
+        title = e.title if language == "en" else e.title_zh
+        lines.append(f"{e.number}. [{title}]({e.folder}/index.md) (`{e.slug}`)")
     return "\n".join(lines) + "\n"
 
 

@@ -54,7 +54,7 @@ def mistake_texts() -> Iterator[Source]:
 
 def mistakes_in(module: object, kind: type) -> list:
     """The mistakes a check module holds: its contract's, and any other, alone or in
-    a list (as tests/test_mistake_ids.py finds them)."""
+    a list (tests/test_mistake_ids.py holds each to a well-formed id)."""
     found = list(getattr(getattr(module, "CONTRACT", None), "mistakes", ()))
     for value in vars(module).values():
         if isinstance(value, kind):
