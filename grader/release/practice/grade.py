@@ -49,23 +49,9 @@ class Result:
     # Methods of a problem practised in part, with why this copy has no cases for them:
     # {"stream_generate": "its checks judge how your code calls the model, ..."}
     parts_not_practised: dict[str, str] = field(default_factory=dict)
-    examples: int = 0  # of the cases checked, how many are drawn examples
     # Each case checked, as the JSON report gives it: its label, "pass" or "fail", the
     # message and the mistake it names ({id, name, hint}, the ids the full grader uses).
     checks: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return self.passed + len(self.failures)
-
-    @property
-    def counted(self) -> str:
-        """How many pass, of what: "9/9 pass (6 fixed cases, 3 drawn examples)"."""
-        fixed = self.total - self.examples
-        what = f"{fixed} fixed case{'s' * (fixed != 1)}"
-        if self.examples:
-            what += f", {self.examples} drawn example{'s' * (self.examples != 1)}"
-        return f"{self.passed}/{self.total} pass ({what})"
 
     @property
     def ok(self) -> bool:
@@ -134,7 +120,6 @@ def grade_problem(slug: str, path: Path) -> Result:
                     for case_id, case in part["cases"].items()]
         checked += [(f"{named}drawn example {n}", part, case)
                     for n, case in part["examples"].items()]
-        result.examples += len(part["examples"])
     for label, part, case in checked:
         args = codec.decode(case["args"])
         try:
