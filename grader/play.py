@@ -27,9 +27,8 @@ from typing import Any
 
 import torch
 
-from grader.locale import tr
 from grader.model import artifacts, parts
-from grader.model.config import GPTConfig
+from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
 from grader.registry import find
 from grader.reuse import solution_of
@@ -44,15 +43,15 @@ __all__ = ["context_length", "decode", "encode", "examples", "int_to_char", "loa
 def _shipped_model() -> tuple[torch.nn.Module, bool]:
     """The shipped GPT, and whether it is an exported program: the grader's own, or in a
     learners' copy, which holds no GPT's code (problem 23's answer), the exported
-    program its practice grade runs."""
+    program its practice grade runs, with the parts the examples reach into."""
     try:
         return artifacts.load_model().requires_grad_(False), False
     except ModuleNotFoundError as missing:
         if missing.name != "grader.model.gpt":
             raise
-    from gpt_kata_practice.codec import ExportedGPT
+    from gpt_kata_practice.shipped import shipped_gpt
 
-    return ExportedGPT("shipped").requires_grad_(False), True
+    return shipped_gpt().requires_grad_(False), True
 
 
 model, _exported = _shipped_model()
@@ -136,16 +135,28 @@ def _block_input(text: str) -> torch.Tensor:
     return model.token_embedding(ids) + model.position_embedding(torch.arange(ids.shape[1]))
 
 
+# The small fresh GPT that the examples of problems 25, 28 and 30 train, and its seed.
+SMALL_GPT = {"vocab_size": len(int_to_char), "context_length": 8, "n_layer": 1, "n_head": 2,
+             "n_embd": 16}
+# What a release exports for them: a copy builds these GPTs from programs.
+TRAINED_IN_EXAMPLES = ((SMALL_GPT, 0),)
+
+
+def _trainable(config: dict[str, int], seed: int) -> torch.nn.Module:
+    """A fresh GPT drawn from `seed`, as the training problems' checks build theirs,
+    leaving the caller's random state alone; in a copy, from its exported program."""
+    if _exported:
+        from gpt_kata_practice.training import trainable_model
+
+        return trainable_model(config, seed)
+    return artifacts.trainable_model(config, seed)
+
+
 def _training_inputs() -> dict[str, Any]:
     """Problem 25's example: a small fresh GPT, its AdamW, and five batches of the
     corpus drawn as problem 19 draws them."""
     data = encode(_corpus())[0]
-    from grader.model.gpt import GPT
-
-    with torch.random.fork_rng():  # the caller's own random state is left alone
-        torch.manual_seed(0)
-        small = GPT(GPTConfig(vocab_size=len(int_to_char), context_length=8, n_layer=1,
-                              n_head=2, n_embd=16))
+    small = _trainable(SMALL_GPT, 0)
     optimizer = torch.optim.AdamW(small.parameters(), lr=1e-2, weight_decay=0.01)
     generator = seeded(0)
     batches = []
@@ -234,9 +245,7 @@ def _rope_inputs() -> dict[str, Any]:
 TRAINING_INPUTS["rope"] = _rope_inputs
 
 
-def _llama_config() -> Any:
-    from grader.model.llama import LlamaConfig
-
+def _llama_config() -> LlamaConfig:
     return LlamaConfig(vocab_size=len(int_to_char))
 
 
@@ -279,33 +288,28 @@ TRAINING_INPUTS["grouped-query-attention"] = _grouped_query_inputs
 def _modern_gpt_inputs() -> dict[str, Any]:
     """Problem 35's example: the shipped modern model's config and weights
     (data/llama.safetensors), the prompt of problem 23, and the modern model itself."""
-    modern = artifacts.load_llama().requires_grad_(False)
-    return {"config": modern.config, "weights": dict(modern.state_dict()),
-            "context": encode("Once upon a time, there was a "), "modern": modern}
+    if _exported:  # a stand-in that knows the modern model's logits on MODERN_PROMPTS
+        from gpt_kata_practice.shipped import modern_gpt
+
+        modern = modern_gpt()
+        weights = {k: v.clone() for k, v in (artifacts.shipped_weights()[1] or {}).items()}
+    else:
+        modern = artifacts.load_llama().requires_grad_(False)
+        weights = dict(modern.state_dict())
+    return {"config": modern.config, "weights": weights,
+            "context": encode(MODERN_PROMPTS[0]), "modern": modern}
+
+
+# The prompts problem 35's example runs the shipped modern model on: a release stores
+# its logits on them, for a copy holds no modern model (its graph is Track 4's answer).
+MODERN_PROMPTS = (THERE_WAS_A,)
 
 
 TRAINING_INPUTS["modern-gpt"] = _modern_gpt_inputs
 
 
-# The statements whose examples need the grader's GPT itself: its parts (a block's
-# input, its attention, its MLP), a small GPT to train, or its KV cache. A learners'
-# copy runs its shipped model from an exported program, which has none of these.
-NEEDS_THE_GPT = frozenset({*PARTS, "kv-cache", "train-step", "clip-grad-norm", "rms-norm",
-                           "train-loop", "rope", "swiglu", "grouped-query-attention",
-                           "modern-gpt"})
-
-
-class NeedsTheKata(RuntimeError):
-    """A statement's examples that this copy of the kata cannot run; the message says why."""
-
-
 def _inputs(slug: str) -> dict[str, Any]:
     """The named inputs of each statement's examples, built when asked for."""
-    if slug in NEEDS_THE_GPT and _exported:
-        raise NeedsTheKata(tr(
-            "the examples of {folder} build on the grader's own GPT, which this learners' "
-            "copy does not hold; your instructor's copy of the kata runs them",
-            folder=find(slug).folder))
     if slug in TRAINING_INPUTS:
         return TRAINING_INPUTS[slug]()
     if slug in PARTS:

@@ -64,12 +64,15 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
 # The instructor's side, which a learners' copy does not hold either.
 INSTRUCTOR = ("grader.cli.gradebook", "grader.cli.gradescope", "grader.cli.similarity",
               "grader.cli.release", "grader.release", "grader.maintainer")
-# What a learner runs in a copy: its commands (their parsers built), a grade shown, and
-# what a statement imports.
+# What a learner runs in a copy: its commands (their parsers built), a grade shown, what
+# a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.cli.grade",
-                "grader.cli.practice", "grader.cli.status", "grader.cli.watch",
-                "grader.cli.trace", "grader.grading.report", "grader.grading.junit",
-                "grader.reuse", "grader.locale")
+                "grader.cli.practice", "grader.cli.practice_talk",
+                "grader.cli.practice_trace", "grader.cli.trace_view", "grader.cli.trace_plot",
+                "grader.cli.status",
+                "grader.cli.watch", "grader.cli.trace", "grader.grading.report",
+                "grader.grading.junit",
+                "grader.reuse", "grader.locale", "grader.grading.cached_steps")
 
 
 def module_of(file: str) -> str:
@@ -87,10 +90,10 @@ def test_the_copy_holds_exactly_what_its_runtime_imports() -> None:
                f"for name in {INSTRUCTOR!r}:\n"
                "    sys.modules[name] = None\n"
                # the copy's stored answers, which grader.play runs the shipped GPT from
-               "codec = types.ModuleType('gpt_kata_practice.codec')\n"
-               "codec.ExportedGPT = lambda name: torch.nn.Identity()\n"
+               "shipped = types.ModuleType('gpt_kata_practice.shipped')\n"
+               "shipped.shipped_gpt = lambda: torch.nn.Identity()\n"
                "sys.modules['gpt_kata_practice'] = types.ModuleType('gpt_kata_practice')\n"
-               "sys.modules['gpt_kata_practice.codec'] = codec\n")
+               "sys.modules['gpt_kata_practice.shipped'] = shipped\n")
     done = run(blocked + "import importlib\n"
                f"for name in {ENTRY_POINTS!r}:\n"
                "    try:\n"

@@ -239,7 +239,8 @@ def test_writing_the_copy_says_each_step(tmp_path: Path) -> None:
     write_release(tmp_path / "copy", only=frozenset({"softmax", "decode"}),
                   progress=steps.append)
     assert steps[:2] == ["practice cases 1/2: 03-softmax", "practice cases 2/2: 05-decode"]
-    assert steps[-1].startswith("exporting the ") and steps[-1].endswith(" models the cases run")
+    assert steps[-1].startswith("exporting the ") and steps[-1].endswith(
+        " models the cases and the statements' examples run")
 
 
 def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:

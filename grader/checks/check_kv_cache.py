@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from grader.grading.cached_steps import WHOLE_CONTEXT, expect_one_token_per_step
 from grader.grading.cases import (
     SHIPPED,
     context_length,
@@ -14,13 +15,13 @@ from grader.grading.cases import (
     generation_prompts,
     prompt_ids,
 )
-from grader.grading.failures import Diagnosis, GradeFailure, Mistake
+from grader.grading.failures import Diagnosis
 from grader.grading.kata import Call, Kata
 from grader.grading.mistakes_data import mistakes_of
 from grader.grading.sampling_judges import judge_reset_sampling
 from grader.grading.strategies import generation_example, vocab
 from grader.grading.witnessed import WitnessedContract, judge_from_calls
-from grader.locale import tr, translated
+from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
@@ -64,6 +65,9 @@ def cached_loop(model, new_chars, context, context_length, int_to_char, *, full=
 
 
 MISTAKES = mistakes_of(globals(), cached_loop)
+# Seen in the model's calls, not in the text (grader/grading/cached_steps.py): one of this
+# problem's mistakes too, for its id, its fix and its translations.
+SEEN_IN_CALLS = (WHOLE_CONTEXT,)
 
 
 def fallback_hint(call: Call) -> Diagnosis | str:
@@ -73,12 +77,6 @@ def fallback_hint(call: Call) -> Diagnosis | str:
                                     "last context_length tokens and rebuild the cache from "
                                     "that window: forward_with_cache(window, None)"))
     return ""
-
-
-# Seen in the model's calls, not in the text: no run of a loop can show it.
-WHOLE_CONTEXT = Mistake("feed the whole context at every step",
-                        "feed only the new token, with the cache of the earlier ones: "
-                        "logits, cache = model.forward_with_cache(next_token, cache)")
 
 
 # Cached attention adds up in another order than full attention, so a float-noise
@@ -91,47 +89,14 @@ CONTRACT = WitnessedContract(
     witness_model_calls=True,  # test_one_token_per_step judges the calls
 )
 
+# A learners' copy stores this contract's cases too, and judges the calls its exported
+# model saw by the same rule (grader/release/build.py's CALL_RULES).
+PRACTICE_CALLS = "one-token-per-step"
+
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt on the shipped model, the same as generate()'s",
     "The text on small random models of other sizes, against the reference",
     generation_example)
-
-
-def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
-                              context_length: int) -> None:
-    """After the first call, [1 new token, past > 0 cached] while the window has room.
-
-    Step s (from 0) sees the prompt and s new tokens; they fit in the window while
-    prompt_length + s <= context_length. The first call may take the whole prompt
-    (or part of it); each later call of those steps must feed one token to a cache.
-    """
-    room = min(new_chars, max(0, context_length - prompt_length + 1))
-    if len(calls) < room:
-        # Each new token needs a forward pass of its own; fewer seen means the
-        # model was reached some other way than the one it was given.
-        raise GradeFailure(tr(
-            "the grader saw {calls} call(s) of the model it gave you for {new_chars} new "
-            "tokens; call that model object itself (model(...) or "
-            "model.forward_with_cache(...)) once per new token", calls=len(calls),
-            new_chars=new_chars))
-    for i in range(1, min(room, len(calls))):
-        new, past = calls[i]
-        if new == 1 and past > 0:
-            continue
-        shown = calls[:min(room, 8)]
-        named = Diagnosis()
-        if past == 0 and new > 1:
-            named = Diagnosis.of(
-                "\n" + tr("This is what happens when you {name}: the text is right, but "
-                          "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
-                translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
-        raise GradeFailure(tr(
-            "model call {call} fed {new} token(s) with {past} cached; while the text still "
-            "fits in the window (the first {room} steps here), every call after the first "
-            "must feed just the one new token, with the cache of all the tokens before it\n"
-            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1, new=new,
-            past=past, room=room, calls=shown, more=" ..." if room > len(shown) else ""),
-            lambda named=named: named)
 
 
 def one_token_cases() -> dict[str, tuple]:

@@ -376,8 +376,14 @@ def main(argv: list[str] | None = None) -> int:
             from grader.cli import practice
 
             if practice.in_a_copy():
-                if args.command == "talk":  # through the learner's own sampler
-                    return practice.talk(args)
+                if args.command == "talk":  # through the learner's own code
+                    from grader.cli.practice_talk import talk as talk_in_a_copy
+
+                    return talk_in_a_copy(args)
+                if args.command == "trace":  # beside the reference's stored runs
+                    from grader.cli.practice_trace import trace as trace_in_a_copy
+
+                    return trace_in_a_copy(args)
                 raise practice.needs_the_full_kata(args.command)
         return args.run(args)
     except UsageError as exc:

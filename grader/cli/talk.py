@@ -36,6 +36,7 @@ from typing import Any
 
 from grader.cli.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.cli.status import learner_status, record
+from grader.cli.talk_text import SAMPLING_OPTIONS, check_options, fresh_seed, sentences
 from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
@@ -222,9 +223,6 @@ def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
     record(grade_problems({problem: problem.starter}, pool))
 
 
-SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
-
-
 def talk(args: argparse.Namespace) -> int:
     import torch
 
@@ -307,19 +305,6 @@ def talk(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
-def check_options(args: argparse.Namespace) -> None:
-    if args.chars < 0:
-        raise UsageError(tr("--chars must be 0 or more"))
-    if args.temperature is not None and args.temperature < 0:
-        raise UsageError(tr("--temperature must be 0 (greedy) or more"))
-    if args.top_k is not None and args.top_k < 0:
-        raise UsageError(tr("--top-k must be 0 (off) or more"))
-    if args.top_p is not None and not 0.0 <= args.top_p <= 1.0:
-        raise UsageError(tr("--top-p must be between 0 and 1"))
-    if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
-        raise UsageError(tr("--no-repeat-ngram must be 0 (off) or more"))
-
-
 def announce(implementation: Implementation, talker: Talker, note: str = "") -> None:
     # One whole line, flushed, before the prompt is written: the text that follows
     # is then never split by it, on a terminal where both streams mix.
@@ -336,13 +321,6 @@ def passes(slug: str, pool: WorkerPool) -> bool:
     if learner_status(problem) == "not graded":
         regrade_quietly(problem, pool)
     return learner_status(problem) == "pass"
-
-
-def fresh_seed() -> int:
-    """A seed for a plain `talk`: another text each time, short enough to type again."""
-    import secrets
-
-    return secrets.randbelow(100_000)
 
 
 def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,
@@ -416,12 +394,3 @@ def sampled(args: argparse.Namespace, context: Any, talker: Talker,
             yield chunk
     finally:
         streamer.close()
-
-
-def sentences(text: str) -> list[str]:
-    """The text in pieces that end right after `.`, `!` or `?`, as problem 14's
-    stream_generate(unit="sentence") cuts them; the rest is the last piece, and no
-    piece is empty."""
-    import re
-
-    return [piece for piece in re.split(r"(?<=[.!?])", text) if piece]

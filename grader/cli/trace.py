@@ -17,7 +17,7 @@ import argparse
 import difflib
 import importlib.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,21 +169,30 @@ def trace(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(1)
+    with learner_worker(to_trace[0]) as process:
+        return show_first_difference(args, to_trace,
+                                     lambda the_plan: trace_case(the_plan, process, args))
+
+
+def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
+                          run: Callable[[Plan], tuple[Traced | None, str | None]]) -> int:
+    """Trace each case with `run` until one's runs differ, and show that one (or the
+    first, if none does); a learners' copy traces its cases in its own way
+    (grader/cli/practice_trace.py)."""
     out = console()
     first: Traced | None = None
     shown: Traced | None = None
     count = 0
-    with learner_worker(to_trace[0]) as process:
-        for the_plan in to_trace:
-            traced, failure = trace_case(the_plan, process, args)
-            if failure:
-                out.print(failure, markup=False)
-                return EXIT_FAIL
-            assert traced is not None
-            first, count = first or traced, count + 1
-            if traced.difference is not None:
-                shown = traced
-                break  # the first case that differs is the one shown: no need to run on
+    for the_plan in to_trace:
+        traced, failure = run(the_plan)
+        if failure:
+            out.print(failure, markup=False)
+            return EXIT_FAIL
+        assert traced is not None
+        first, count = first or traced, count + 1
+        if traced.difference is not None:
+            shown = traced
+            break  # the first case that differs is the one shown: no need to run on
     assert first is not None, "plans() gives at least one case"
     shown = shown or first
     from grader.cli.trace_view import render

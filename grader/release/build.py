@@ -25,7 +25,8 @@ from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import answers, examples, sources, ties
-from grader.release.models import Models
+from grader.release.models import Models, example_programs, model_name, modern_outputs
+from grader.release.traces import stored_traces
 
 PRACTICE_SOURCE = Path(__file__).with_name("practice")
 TEMPLATES = Path(__file__).with_name("templates")
@@ -50,22 +51,31 @@ RUNTIME_FILES = (
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/spec.py",
     "cli/__init__.py", "cli/errors.py", "cli/grade.py", "cli/main.py", "cli/options.py",
-    "cli/output.py", "cli/practice.py", "cli/shown.py", "cli/status.py", "cli/trace.py",
-    "cli/trace_plan.py", "cli/watch.py",
-    "grading/__init__.py", "grading/failures.py", "grading/junit.py", "grading/late.py",
-    "grading/provenance.py", "grading/report.py", "grading/results.py", "grading/sanitise.py",
-    "grading/scoring.py",
+    "cli/output.py", "cli/practice.py", "cli/practice_talk.py", "cli/practice_trace.py",
+    "cli/shown.py", "cli/status.py", "cli/talk_text.py", "cli/trace.py", "cli/trace_plan.py",
+    "cli/trace_plot.py", "cli/trace_steps.py", "cli/trace_view.py", "cli/watch.py",
+    "grading/__init__.py", "grading/cached_steps.py", "grading/cases.py",
+    "grading/failures.py", "grading/junit.py", "grading/late.py", "grading/provenance.py",
+    "grading/report.py", "grading/results.py", "grading/sanitise.py", "grading/scoring.py",
+    "grading/tolerances.py",
     "sandbox/__init__.py", "sandbox/limits.py", "sandbox/printed.py",
 )
-PRACTICE_FILES = ("__init__.py", "codec.py", "grade.py", "judge.py", "training.py")
+PRACTICE_FILES = ("__init__.py", "codec.py", "grade.py", "judge.py", "shipped.py",
+                  "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
+# The rules by which a copy judges how a learner's code calls its model (practice/grade.py).
+CALL_RULES = ("one-token-per-step",)
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
            "hold (a model it builds and trains)")
 NEEDS_MODEL = ("some of its cases run a model this copy cannot hold (a trained run, or your own "
                "GPT)")
 NO_CONTRACT = "its checks declare no contract of cases the copy could store"
 CANNOT_STORE = "some of its cases hold values this copy cannot store"
+
+
+# The drivers `talk` runs the learner's code through in a copy (cli/practice_talk.py).
+TALK_HARNESSES = {"word_streamer"}
 
 
 class ReleaseError(Exception):
@@ -130,11 +140,21 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
-    models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does
+    models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does,
+    models.cached.add(model_name(SHIPPED_SPEC))  # and problem 15's example its KV cache
+    from grader.play import TRAINED_IN_EXAMPLES
+
+    for config, seed in TRAINED_IN_EXAMPLES:  # and the statements' examples train their own
+        models.record_trained(config, seed)
     cases = practice_cases(models, only, say)
+    say("the reference's runs that trace shows")
+    cases["traces"] = stored_traces(models, only)
+    # The models those runs met too, each with the context length its program reads.
+    cases["models"] = {name: {"context_length": n}
+                       for name, n in models.context_lengths().items()}
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
         sorted({part["harness"] for p in cases["problems"].values() for part in p["parts"]
-                if part["harness"]})))
+                if part["harness"]} | TALK_HARNESSES)))
     if not answer_hints:
         left_out |= answers.cases_without_fixes(cases) | answers.every_fix()
     put(f"{PACKAGE}/cases.json", cases_json(cases).encode("utf-8"))
@@ -142,10 +162,23 @@ def write_release(out: Path, only: frozenset[str] | None = None,
         text = catalog.read_bytes()
         put(f"grader/locale/{catalog.parent.name}/{catalog.name}",
             answers.catalog_without(text, left_out) if left_out else text)
-    say(f"exporting the {len(models.specs) + len(models.trained)} models the cases run")
-    for name, program in models.programs().items():
+    say(f"exporting the {len(models.specs) + len(models.trained)} models the cases and the "
+        "statements' examples run")
+    for name, program in {**models.programs(), **example_programs()}.items():
         put(f"{PACKAGE}/models/{name}.pt2", program)
+    put(f"{PACKAGE}/modern.json", modern_json())
     return sorted(written)
+
+
+def modern_json() -> bytes:
+    """The shipped modern model's logits on the prompts problem 35's example gives it,
+    for the copy's stand-in (practice/shipped.py): the copy holds no modern model."""
+    from grader.play import MODERN_PROMPTS, encode
+    from grader.release.practice import codec
+
+    inputs = [encode(prompt) for prompt in MODERN_PROMPTS]
+    stored = {"inputs": inputs, "outputs": modern_outputs(inputs)}
+    return (json.dumps(codec.encode(stored), sort_keys=True) + "\n").encode("utf-8")
 
 
 def practice_cases_json(models: Models | None = None) -> str:
@@ -210,10 +243,12 @@ def contracts_of(module: Any) -> list[Any]:
     return found
 
 
-def practice_contract(contract: Any) -> Any:
+def practice_contract(module: Any, contract: Any) -> Any:
     """The contract, or NotPractised saying in one line why the copy cannot judge its
-    cases from stored answers."""
-    if contract.witness_model_calls:
+    cases from stored answers. A contract whose checks judge the model's calls is
+    practised where its module says by which rule the copy judges them too
+    (PRACTICE_CALLS; only kv-cache's today)."""
+    if contract.witness_model_calls and getattr(module, "PRACTICE_CALLS", None) not in CALL_RULES:
         raise NotPractised(WITNESSED)
     if contract.harness:
         try:  # the copy calls the code through the same driver, written from its source
@@ -270,7 +305,8 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     for contract in contracts:
         met = Models()
         try:
-            parts.append(contract_cases(problem, module, practice_contract(contract), met))
+            parts.append(contract_cases(problem, module, practice_contract(module, contract),
+                                        met))
         except NotPractised as why:
             left[contract.method] = str(why)
             continue
@@ -340,9 +376,13 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             continue  # an example whose values the copy cannot store; the cases still can
         if case is not None:
             drawn[str(len(drawn) + 1)] = case
+    calls = getattr(module, "PRACTICE_CALLS", "") if contract.witness_model_calls else ""
+    if calls:  # the copy runs these models' forward_with_cache, and judges their calls
+        models.cached |= set(models.specs)
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
-            "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn}
+            "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn,
+            **({"calls": calls} if calls else {})}
 
 
 def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, expected: Any,

@@ -50,6 +50,8 @@ class Models:
         self.specs: dict[str, Any] = {}
         # The trainable GPTs built so far, by name: (config, seed).
         self.trained: dict[str, tuple[dict[str, int], int]] = {}
+        # The models whose forward_with_cache the copy needs too (problem 15's loop).
+        self.cached: set[str] = set()
 
     def marker(self, spec: Any) -> StoredModel:
         name = model_name(spec)
@@ -60,6 +62,7 @@ class Models:
         for spec in other.specs.values():
             self.marker(spec)
         self.trained.update(other.trained)
+        self.cached |= other.cached
 
     @contextmanager
     def recording_trained(self) -> Iterator[None]:
@@ -69,7 +72,7 @@ class Models:
         build = artifacts.trainable_model
 
         def recorded(config: dict[str, int], seed: int) -> Any:
-            self.trained.setdefault(trained_name(config, seed), (dict(config), int(seed)))
+            self.record_trained(config, seed)
             return build(config, seed)
 
         artifacts.trainable_model = recorded
@@ -77,6 +80,10 @@ class Models:
             yield
         finally:
             artifacts.trainable_model = build
+
+    def record_trained(self, config: dict[str, int], seed: int) -> None:
+        """A trainable GPT the copy builds: a case's, or one a statement's example trains."""
+        self.trained.setdefault(trained_name(config, seed), (dict(config), int(seed)))
 
     def trainable(self) -> dict[str, str]:
         """Each trainable GPT's key (trained_key) and the name of its program."""
@@ -96,6 +103,8 @@ class Models:
         for name, (config, seed) in sorted(self.trained.items()):
             programs[name] = exported_program(artifacts.trainable_model(config, seed),
                                               trainable=True)
+        for name in sorted(self.cached):
+            programs.update(cached_programs(artifacts.build_model(self.specs[name]), name))
         return programs
 
 
@@ -115,33 +124,131 @@ LARGEST_BATCH = 4096
 
 def exported_program(model: Any, trainable: bool = False) -> bytes:
     """A GPT as a torch.export program: its computation as a graph of torch operations,
-    with no Python source. torch.export records the source line of each operation as it
-    traces; those are removed, so neither gpt.py nor a path is in it. A `trainable` one
-    is exported in training mode. Its batch size is free, as its length is."""
+    with no Python source. A `trainable` one is exported in training mode. Its batch
+    size is free, as its length is: the statements' examples run the shipped GPT on a
+    batch (problem 24's two windows), as the checks may."""
     import torch
 
-    import grader.model.gpt as gpt
-
     model = model.train() if trainable else model.eval()
+    return exported(model, torch.zeros(2, min(2, model.context_length), dtype=torch.long),
+                    model.context_length)
+
+
+def exported(module: Any, example: Any, longest: int) -> bytes:
+    """`module` on inputs shaped like `example`, (batch, length, ...), as a saved
+    torch.export program whose batch and length (up to `longest`) are free."""
+    import torch
+
+    shapes = {0: torch.export.Dim("B", min=1, max=LARGEST_BATCH)}
+    if longest > 1:  # torch.export cannot trace a dimension whose largest size is 1
+        shapes[1] = torch.export.Dim("T", min=1, max=longest)
+    with traceable_masks():
+        return saved(torch.export.export(module, (example,), dynamic_shapes=(shapes,)))
+
+
+@contextmanager
+def traceable_masks() -> Iterator[None]:
+    """The causal mask made afresh at each call while a program is traced: it is cached
+    by shape, and a traced shape cannot be a cache key."""
+    import grader.model.gpt as gpt
+    import grader.model.llama as llama
+
     cached = gpt.causal_mask
-    # The mask is cached by shape, and a traced shape cannot be a cache key.
-    gpt.causal_mask = getattr(cached, "__wrapped__", cached)
+    gpt.causal_mask = llama.causal_mask = getattr(cached, "__wrapped__", cached)
     try:
-        # torch.export cannot trace a dimension whose largest size is 1.
-        length = (torch.export.Dim("T", min=1, max=model.context_length)
-                  if model.context_length > 1 else None)
-        # The batch is free for every model: the statements' examples run the shipped
-        # GPT on a batch (problem 24's two windows), as the checks may.
-        example = torch.zeros(2, min(2, model.context_length), dtype=torch.long)
-        shapes = {0: torch.export.Dim("B", min=1, max=LARGEST_BATCH)}
-        if length:
-            shapes[1] = length
-        program = torch.export.export(model, (example,), dynamic_shapes=(shapes or None,))
+        yield
     finally:
-        gpt.causal_mask = cached
+        gpt.causal_mask = llama.causal_mask = cached
+
+
+def saved(program: Any) -> bytes:
+    """A program's bytes, without the source line torch.export records of each operation
+    as it traces: neither the model's code nor a path is in it."""
+    import torch
+
     for node in program.graph.nodes:
         for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
             node.meta.pop(key, None)
     buffer = io.BytesIO()
     torch.export.save(program, buffer)
     return buffer.getvalue()
+
+
+def example_programs() -> dict[str, bytes]:
+    """What the statements' examples run in a copy beside the whole shipped GPT: each
+    of its blocks' attention and MLP (the copy builds the embeddings and LayerNorms
+    from the shipped weights with torch's own layers). Never the modern model: its
+    graph would show Track 4's answers; its outputs on the examples' inputs are stored
+    instead (modern_outputs)."""
+    import torch
+
+    from grader.model import artifacts
+
+    gpt = artifacts.shipped_model()
+    x = torch.zeros(2, 2, gpt.config.n_embd)
+    return {f"{SHIPPED}.blocks.{i}.{name}": exported(getattr(block, name), x,
+                                                     gpt.context_length)
+            for i, block in enumerate(gpt.blocks) for name in ("attn", "mlp")}
+
+
+def modern_outputs(inputs: list[Any]) -> list[Any]:
+    """The shipped modern model's logits on each of `inputs` (token ids), which the
+    copy's stand-in for it gives back (practice/shipped.py)."""
+    import torch
+
+    from grader.model import artifacts
+
+    modern = artifacts.shipped_llama()
+    with torch.no_grad():
+        return [modern(ids) for ids in inputs]
+
+
+def cached_programs(model: Any, name: str) -> dict[str, bytes]:
+    """A GPT's forward_with_cache(context, cache) as programs, for a batch of one (the
+    KV cache's statement and checks use no other): one for the first call (no cache)
+    and one for the next, each for one new token and for several. torch.export cannot
+    make one program of a length that may be 1 and may not: a length of one broadcasts
+    where a longer one cannot. Each program's logits and cache equal the model's."""
+    import torch
+    import torch.fx.experimental._config as fx
+
+    class WithCache(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, context: Any, cache: Any = None) -> Any:
+            return self.model.forward_with_cache(context, cache)
+
+    config, longest = model.config, model.context_length
+    head_size = config.n_embd // config.n_head
+    programs = {}
+    # Traced at lengths of 2: a traced size of 1 would be taken for a constant.
+    for variant, (new, past) in CACHED_VARIANTS.items():
+        if max(new, 2) + past > longest:
+            continue  # a window too short for it
+        args: tuple = (torch.zeros(1, 2 if new else 1, dtype=torch.long),)
+        dims: tuple = ({1: torch.export.Dim("T", min=2, max=longest - past)} if new else None,)
+        if past:
+            cached = torch.export.Dim("P", min=1, max=longest - 1)
+            # Each its own tensor: tensors given twice would be traced as one.
+            args += ([(torch.zeros(1, config.n_head, 2, head_size),
+                       torch.zeros(1, config.n_head, 2, head_size))
+                      for _ in range(config.n_layer)],)
+            dims += ([({2: cached}, {2: cached})] * config.n_layer,)
+        # The length check is the copy's (codec.py), where the cache's length is known;
+        # sizes are taken for other than 1, as the variants keep a length of one apart.
+        model.context_length = 2 ** 31
+        try:
+            with traceable_masks(), fx.patch(backed_size_oblivious=True):
+                program = torch.export.export(WithCache(), args, dynamic_shapes=dims,
+                                              prefer_deferred_runtime_asserts_over_guards=True)
+        finally:
+            model.context_length = longest
+        programs[f"{name}.cached-{variant}"] = saved(program)
+    return programs
+
+
+# The programs of a GPT's forward_with_cache: (several new tokens, a cache given).
+CACHED_VARIANTS = {"first-one": (0, 0), "first-many": (1, 0), "next-one": (0, 1),
+                   "next-many": (1, 1)}

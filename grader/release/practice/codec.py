@@ -8,6 +8,9 @@ from __future__ import annotations
 import base64
 import json
 import math
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,32 +22,84 @@ MODELS = Path(__file__).with_name("models")
 
 class ExportedGPT(torch.nn.Module):
     """A GPT a case runs (the shipped one, or a seeded random one), from its exported
-    program (no Python source of it here), refusing what the model refuses with the
-    model's own kind of error."""
+    programs (no Python source of it here), refusing what the model refuses with the
+    model's own error. While `calls` is a list, each call adds to it the number of new
+    tokens and of cached ones, as the instructor's grader sees a model's calls."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, context_length: int | None = None) -> None:
         super().__init__()
-        self.program = torch.export.load(MODELS / f"{name}.pt2").module()
-        self.context_length = int(json.loads(Path(__file__).with_name("cases.json").read_text(
-            "utf-8"))["models"][name]["context_length"])
+        self.name = name
+        self.program = load_program(name)
+        self.context_length = context_length or int(json.loads(Path(__file__).with_name(
+            "cases.json").read_text("utf-8"))["models"][name]["context_length"])
+        self.calls: list[list[int]] | None = None
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
+        self.check(context, 0)
+        return self.program(context)
+
+    def forward_with_cache(self, context: torch.Tensor, cache: Any = None) -> tuple[Any, Any]:
+        """The logits of the new tokens in `context`, placed after the `cache`'s, and the
+        cache of them all: a list of one (keys, values) per layer."""
+        past = 0 if cache is None else int(cache[0][0].shape[2])
+        self.check(context, past)
+        if context.shape[0] != 1:
+            raise ValueError("this copy's model runs forward_with_cache on a batch of one, "
+                             f"(1, T), as problem 15 does; got a batch of {context.shape[0]}")
+        variant = (f"{'next' if cache is not None else 'first'}-"
+                   f"{'many' if context.shape[1] > 1 else 'one'}")
+        program = cached_program(self.name, variant)
+        logits, new_cache = (program(context) if cache is None
+                             else program(context, [tuple(pair) for pair in cache]))
+        return logits, [tuple(pair) for pair in new_cache]
+
+    def check(self, context: Any, past: int) -> None:
         if not isinstance(context, torch.Tensor) or context.dim() != 2 or (
                 context.dtype != torch.long):
             got = (f"{context.dtype} of shape {tuple(context.shape)}"
                    if isinstance(context, torch.Tensor) else type(context).__name__)
-            raise ValueError(f"the model takes token ids as a (B, T) LongTensor; got {got}")
-        if not 1 <= context.shape[1] <= self.context_length:
-            raise ValueError(f"the model reads 1 to context_length={self.context_length} "
-                             f"tokens, but got {context.shape[1]}: crop the context to its "
-                             f"last {self.context_length} tokens")
-        return self.program(context)
+            raise ValueError(f"the model takes token ids as a LongTensor of shape (B, T); "
+                             f"got {got}")
+        seen = past + context.shape[1]
+        if context.shape[1] < 1:
+            raise ValueError("the model reads at least one new token; got none")
+        if seen > self.context_length:
+            raise ValueError(f"the model sees at most context_length={self.context_length} "
+                             f"tokens, but got {seen}: crop the context to its last "
+                             f"{self.context_length} tokens")
+        if self.calls is not None:
+            self.calls.append([int(context.shape[1]), past])
 
     def train(self, mode: bool = True) -> ExportedGPT:
         # An exported program has no training mode (no dropout to switch): model.eval()
         # or model.train() only sets the flag.
         self.training = mode
         return self
+
+
+def load_program(name: str) -> torch.nn.Module:
+    """An exported program of the copy's, by name, as a module to call."""
+    with quietly():
+        return torch.export.load(MODELS / f"{name}.pt2").module()
+
+
+@cache
+def cached_program(name: str, variant: str) -> torch.nn.Module:
+    """One of a model's forward_with_cache programs (release/models.py's CACHED_VARIANTS),
+    loaded once."""
+    if not (MODELS / f"{name}.cached-{variant}.pt2").is_file():
+        raise ValueError(f"this copy holds no forward_with_cache of this model ({variant}): "
+                         "only the models of problem 15's cases have one")
+    return load_program(f"{name}.cached-{variant}")
+
+
+@contextmanager
+def quietly() -> Iterator[None]:
+    """Loading or copying a program, torch.export warns of its own deprecated internals
+    (its tree specs), which no learner can act on."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
 
 
 @cache

@@ -122,6 +122,7 @@ def grade_problem(slug: str, path: Path) -> Result:
                     for n, case in part["examples"].items()]
     for label, part, case in checked:
         args = codec.decode(case["args"])
+        models = watched(args) if part.get("calls") else []
         try:
             got: tuple[str, Any] = ("value", call(part, module, args))
         except NotImplementedError:
@@ -146,6 +147,11 @@ def grade_problem(slug: str, path: Path) -> Result:
         # A case on a model may have other right answers, where two picks tie.
         right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
         if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+            if models:
+                wrong = wrong_calls(part, args, models, slug)
+                if wrong is not None:
+                    fail(result, Failure(label, *wrong))
+                    continue
             result.passed += 1
             result.checks.append({"name": label, "status": "pass", "message": None,
                                   "mistake": None})
@@ -168,6 +174,39 @@ def grade_problem(slug: str, path: Path) -> Result:
                 break
         fail(result, failure)
     return result
+
+
+def watched(args: tuple) -> list[codec.ExportedGPT]:
+    """The models among a case's arguments, each now noting its calls afresh (a stored
+    model is shared by every case that runs it)."""
+    models = [a for a in args if isinstance(a, codec.ExportedGPT)]
+    for model in models:
+        model.calls = []
+    return models
+
+
+def wrong_calls(part: dict[str, Any], args: tuple, models: list[codec.ExportedGPT],
+                slug: str) -> tuple[str, str, dict[str, str] | None] | None:
+    """What is wrong with how the code called its model, by the part's rule (the one
+    problem 15's check judges by), as a failure's message, fix and mistake; None if
+    nothing is."""
+    from grader.grading.cached_steps import expect_one_token_per_step
+    from grader.grading.failures import GradeFailure
+
+    named = dict(zip(part["arg_names"], args))
+    calls, models[0].calls = models[0].calls or [], None
+    try:
+        expect_one_token_per_step(calls, named["context"].shape[1], named["new_chars"],
+                                  named["context_length"])
+    except GradeFailure as failure:
+        pieces = failure.diagnosis.pieces
+        mistake = next((p.mistake for p in pieces if p.mistake), None)
+        named_mistake = None if mistake is None else mistake.named(slug)
+        return (failure.diagnosis.says, next((p.hint for p in pieces if p.hint), ""),
+                None if named_mistake is None else {"id": named_mistake.id,
+                                                    "name": named_mistake.name,
+                                                    "hint": named_mistake.hint})
+    return None
 
 
 def fail(result: Result, failure: Failure) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gpt_kata_practice.codec import load_program, quietly
 
 HERE = Path(__file__).parent
 
@@ -28,7 +29,7 @@ def programs() -> dict[str, str]:
 @cache
 def loaded(name: str) -> torch.nn.Module:
     """A program, loaded once: each run trains a copy of it."""
-    return torch.export.load(HERE / "models" / f"{name}.pt2").module()
+    return load_program(name)
 
 
 def trainable_model(config: dict[str, int], seed: int) -> torch.nn.Module:
@@ -40,7 +41,9 @@ def trainable_model(config: dict[str, int], seed: int) -> torch.nn.Module:
     if name is None:
         raise LookupError(f"this copy holds no trained GPT of {key}: only the practice "
                           "cases' models")
-    return with_modes(copy.deepcopy(loaded(name))).train()
+    with quietly():
+        fresh = copy.deepcopy(loaded(name))
+    return with_modes(fresh).train()
 
 
 def with_modes(model: Any) -> Any:
