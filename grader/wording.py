@@ -8,6 +8,13 @@ from __future__ import annotations
 _PLURAL_OF = {"is": "are", "has": "have", "differs": "differ", "holds": "hold"}
 
 
+def tokens(n: int) -> str:
+    """"1 token", "3 tokens", in the language in use."""
+    from grader.locale import tr
+
+    return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and its noun, singular for exactly one: count(1, "token") is "1 token"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -150,7 +150,7 @@ def test_train_without_a_terminal_prints_progress_lines(tmp_path):
 
 def test_train_defaults_are_the_train_settings():
     from grader.cli.main import build_parser, train_steps_and_threads
-    from grader.model.training import MODERN_SETTINGS, TrainSettings
+    from grader.model.config import MODERN_SETTINGS, TrainSettings
 
     args = build_parser().parse_args(["train"])
     assert train_steps_and_threads(args) == (TrainSettings().steps, TrainSettings().threads)

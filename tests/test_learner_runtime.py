@@ -69,6 +69,7 @@ INSTRUCTOR = ("grader.cli.gradebook", "grader.cli.gradescope", "grader.cli.simil
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.cli.grade",
                 "grader.cli.practice", "grader.cli.practice_talk",
                 "grader.cli.practice_trace", "grader.cli.trace_view", "grader.cli.trace_plot",
+                "grader.cli.practice_train", "grader.model.runs",
                 "grader.cli.status",
                 "grader.cli.watch", "grader.cli.trace", "grader.grading.report",
                 "grader.grading.junit",

@@ -8,9 +8,10 @@ import torch
 from safetensors.torch import load_file
 
 from grader.model import artifacts
+from grader.model.config import MODERN_SETTINGS, TrainSettings
 from grader.model.corpus import generate_corpus, well_formed_fraction
 from grader.model.llama import Llama, LlamaConfig
-from grader.model.training import MODERN_SETTINGS, TrainSettings, train
+from grader.model.training import train
 
 
 def sample(model: torch.nn.Module, chars: int, seed: int = 0) -> str:

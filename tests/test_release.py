@@ -291,7 +291,7 @@ def test_the_starters_fail_as_not_implemented(released: Path) -> None:
     assert graded.returncode == 1, graded.stderr
     lines = graded.stdout.splitlines()
     by_slug = {p.slug: p for p in problems()}
-    assert len(practised(copy)) >= 15
+    assert len(practised(copy)) == len(by_slug) == 35
     for slug in practised(copy):
         line = next(x for x in lines if x.startswith(f"✗ {by_slug[slug].folder} "))
         assert "not implemented yet" in line, line
@@ -323,11 +323,8 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
                               capture_output=True, text=True, encoding="utf-8", check=False)
         assert copied.returncode == kata.returncode == 0, copied.stderr
         assert copied.stdout == kata.stdout, command
-    # (talk's refusals are tried on copies of the copy: talk grades the files it runs.)
-    for command in ("trace generate", "train"):
-        refused = copy_command(released, *command.split())
-        assert refused.returncode == 2, refused.stdout + refused.stderr
-        assert refused.stderr.count("\n") == 1 and "reference code" in refused.stderr
+    # (talk's, trace's and train's refusals are tried on copies of the copy and in tests
+    # of their own: those commands grade the files they run.)
     assert "gradebook" not in copy_command(released, "--help").stdout
 
 
@@ -378,7 +375,7 @@ def test_talk_yours_and_streamed_in_the_copy(released: Path, tmp_path: Path) -> 
     assert modern.stdout.startswith("Once upon a time,") and modern.stdout != plain.stdout
     assert "Warning" not in plain.stderr + yours.stderr + modern.stderr
     for refused, needed in ((("--model", "modern"), "--yours"),
-                            (("--model", str(tmp_path / "run")), "gpt-kata train")):
+                            (("--model", str(tmp_path / "run")), "add --yours")):
         said = copy_command(copy, *talk, *refused)
         assert said.returncode == 2 and needed in said.stderr, said.stderr
         assert len(said.stderr.strip().splitlines()) == 1, said.stderr
@@ -399,6 +396,59 @@ def test_the_copy_talks_as_the_kata_does(released: Path, tmp_path: Path) -> None
                           text=True, encoding="utf-8", check=False)
     assert copied.returncode == kata.returncode == 0, copied.stderr + kata.stderr
     assert copied.stdout == kata.stdout
+
+
+def test_trace_in_the_copy_is_the_kata_s(released: Path, tmp_path: Path) -> None:
+    """A learner's mistake traced in the copy, against the reference's stored runs, reads
+    as the kata's live trace of it, byte for byte; the options that would need the
+    reference to run again are refused in one line."""
+    spec = tomllib.loads((SUBMISSIONS / "kv-cache" / "expected.toml").read_text("utf-8"))
+    mistaken = tmp_path / "drop_oldest.py"
+    mistaken.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"], (
+        SUBMISSIONS / "kv-cache" / spec["base"]).read_text("utf-8")), encoding="utf-8")
+    traced = copy_command(released, "trace", "kv-cache", "--submission", str(mistaken))
+    kata = subprocess.run([sys.executable, "-m", "grader", "trace", "kv-cache",
+                           "--submission", str(mistaken)],
+                          cwd=learner_kata(tmp_path / "fresh"), capture_output=True,
+                          text=True, encoding="utf-8", check=False)
+    assert traced.returncode == kata.returncode == 1, traced.stderr + kata.stderr
+    assert "the first fixed case where the runs differ" in traced.stdout
+    assert traced.stdout == kata.stdout
+    starter = copy_command(released, "trace", "generate")
+    assert starter.returncode == 1 and "NotImplementedError" in starter.stdout
+    for refused in (("--reference",), ("The cat",), ("--steps", "5")):
+        said = copy_command(released, "trace", "generate", *refused)
+        assert said.returncode == 2 and said.stderr.count("\n") == 1, said.stderr
+
+
+def test_train_yours_in_the_copy_then_talk_with_it(released: Path, tmp_path: Path) -> None:
+    """In the copy, `train --yours` trains the learner's GPT with their train_loop and
+    writes a run that `talk --model RUN --yours` reads through their GPT; `train` alone,
+    the grader's GPT, is refused in one line."""
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    by_slug = {p.slug: p for p in problems()}
+    refused = copy_command(copy, "train", "--steps", "5")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "train --yours" in refused.stderr
+    waiting = copy_command(copy, "train", "--yours", "--steps", "5", "--out", "runs/r")
+    assert waiting.returncode == 2 and "gpt-kata grade gpt" in waiting.stderr, waiting.stderr
+    for slug in ("sampler", "gpt", "train-loop"):
+        shutil.copyfile(by_slug[slug].reference,
+                        copy / "problems" / by_slug[slug].folder / "solution.py")
+    trained = copy_command(copy, "train", "--yours", "--steps", "30", "--out", "runs/r")
+    assert trained.returncode == 0, trained.stderr
+    run = copy / "runs" / "r"
+    assert {p.name for p in run.iterdir()} == {"config.json", "vocab.json",
+                                               "model.safetensors", "loss_log.tsv"}
+    log = (run / "loss_log.tsv").read_text("utf-8").splitlines()
+    assert log[0].startswith("step\ttrain_loss") and log[-1].startswith("30\t"), log
+    talked = copy_command(copy, "talk", "The cat", "--model", "runs/r", "--yours",
+                          "--seed", "1", "--chars", "40")
+    assert talked.returncode == 0, talked.stderr
+    assert talked.stdout.startswith("The cat") and len(talked.stdout.rstrip("\n")) == 47
+    assert "the model trained in" in talked.stderr
+    assert "Warning" not in trained.stderr + talked.stderr
 
 
 EXAMPLES = Path(__file__).with_name("copy_examples.py")
@@ -452,10 +502,36 @@ def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
         shutil.copyfile(problem.reference, copy / "problems" / problem.folder / "solution.py")
     graded = practice_grade(copy)
     assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert "Warning" not in graded.stderr, graded.stderr
     by_slug = {p.slug: p for p in problems()}
+    assert sorted(practised(copy)) == sorted(by_slug)  # every problem, kv-cache too
     for slug in practised(copy):
         assert any(line.startswith(f"✓ {by_slug[slug].folder} ")
                    for line in graded.stdout.splitlines()), graded.stdout
+
+
+@pytest.mark.parametrize("mistake", ["no_bias_correction", "eps_inside_the_root"])
+def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
+        released: Path, tmp_path: Path, mistake: str) -> None:
+    """The same AdamW mistake graded by the copy and by the kata: the copy's report names
+    it as the kata's does, in no more lines (it once dumped every case's tensors)."""
+    spec = tomllib.loads((SUBMISSIONS / "adamw" / "expected.toml").read_text("utf-8"))
+    text = apply(spec["mistakes"][mistake]["patch"],
+                 (SUBMISSIONS / "adamw" / spec["base"]).read_text("utf-8"))
+    folder = next(p.folder for p in problems() if p.slug == "adamw")
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    (copy / "problems" / folder / "solution.py").write_text(text, encoding="utf-8")
+    kata = learner_kata(tmp_path / "fresh")
+    (kata / "problems" / folder / "solution.py").write_text(text, encoding="utf-8")
+    copied = practice_grade(copy, "adamw")
+    graded = subprocess.run([sys.executable, "-m", "grader", "grade", "adamw"], cwd=kata,
+                            capture_output=True, text=True, encoding="utf-8", check=False)
+    assert copied.returncode == graded.returncode == 1, copied.stderr + graded.stderr
+    named = spec["mistakes"][mistake]["says"]
+    assert named in copied.stdout and named in graded.stdout
+    assert len(copied.stdout.splitlines()) <= len(graded.stdout.splitlines()), (
+        copied.stdout)
 
 
 def submissions() -> list[Path]:

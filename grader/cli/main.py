@@ -143,7 +143,7 @@ TRAIN_STEPS = 3000
 # Torch threads of `train` and `train --yours` when --threads is not given, as
 # TrainSettings has it (grader.model.training imports torch, which the parser must not).
 TRAIN_THREADS = 2
-# With --model modern: the shipped modern model's settings (training.MODERN_SETTINGS).
+# With --model modern: the shipped modern model's settings (config.MODERN_SETTINGS).
 MODERN_STEPS = 2400
 MODERN_THREADS = 1
 
@@ -169,6 +169,15 @@ def train(args: argparse.Namespace) -> int:
     live = sys.stdout.isatty()
     modern = args.model == "modern"
     steps, threads = train_steps_and_threads(args)
+    from grader.cli.practice import in_a_copy
+
+    if args.yours and in_a_copy():  # the learner's own GPT and loop, here
+        from grader.cli.practice_train import train_yours as train_here
+
+        train_here(text, out, steps, args.seed, threads, modern, show_progress=live)
+        print(tr("wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv; "
+                 "talk with it: gpt-kata talk --model {out} --yours", out=out))
+        return EXIT_PASS
     if args.yours:
         from grader.cli.train_worker import GPT_MODEL, MODERN_MODEL
         from grader.cli.train_yours import train_yours
@@ -384,7 +393,11 @@ def main(argv: list[str] | None = None) -> int:
                     from grader.cli.practice_trace import trace as trace_in_a_copy
 
                     return trace_in_a_copy(args)
-                raise practice.needs_the_full_kata(args.command)
+                if not args.yours:  # train: the grader's GPT and loop, which it lacks
+                    raise UsageError(tr(
+                        "`gpt-kata train` trains the grader's GPT, whose code this learners' "
+                        "copy does not hold: `gpt-kata train --yours` trains your own GPT "
+                        "with your train_loop"))
         return args.run(args)
     except UsageError as exc:
         print(f"gpt-kata {args.command}: {exc}", file=sys.stderr)

@@ -10,6 +10,8 @@ must have passed its last practice grade (it is graded first if the file changed
 - `--yours`: the shipped weights through the learner's own GPT (problem 23) too;
 - `--model modern --yours`: the shipped modern weights through the learner's Llama
   (problem 35); the copy holds no modern model to talk without it;
+- `--model RUN --yours`: a run `train --yours` wrote, through the learner's GPT or
+  Llama, as the run's config says;
 - `--stream word` or `sentence`: the same text a word at a time through the
   learner's WordStreamer (problem 14), or a sentence at a time.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -40,27 +43,37 @@ def talk(args: argparse.Namespace) -> int:
     from grader.model import artifacts
 
     check_options(args)
+    run = None
     if args.model not in ("shipped", MODERN):
-        raise UsageError(tr("--model {name}: a run is written by `gpt-kata train`, which "
-                            "needs the reference code this learners' copy does not hold",
-                            name=args.model))
+        if not args.yours:
+            raise UsageError(tr("--model {name}: this learners' copy talks with a run "
+                                "through your own GPT: add --yours", name=args.model))
+        from grader.model.runs import RunError, run_files
+
+        try:
+            run = run_files(Path(args.model))
+        except RunError as exc:
+            raise UsageError(f"--model {exc}") from None
     if args.model == MODERN and not args.yours:
         raise UsageError(tr("this learners' copy holds the shipped modern model's weights, "
                             "not its code (problem 35's answer): `--model modern --yours` "
                             "runs them through your Llama"))
-    int_to_char = artifacts.load_vocab()
+    int_to_char = run[2] if run else artifacts.load_vocab()
+    named = (tr("the model trained in {folder}", folder=run[0]) if run
+             else tr("the shipped model"))
     try:
         context = artifacts.encode(args.prompt, int_to_char)
     except ValueError as exc:
-        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc,
-                            model=tr("the shipped model"),
+        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc, model=named,
                             chars="".join(int_to_char.values()))) from None
     if context.shape[1] == 0:
         raise UsageError(tr("give a prompt of at least one character"))
     torch.set_num_threads(1)
     sampler = passing("sampler")
-    model, label = ((your_model(args.model == MODERN, int_to_char), args.model) if args.yours
-                    else (shipped(), ""))
+    modern = args.model == MODERN or (run is not None and hasattr(run[1], "n_kv_head"))
+    model = (your_run(run) if run else your_model(modern, int_to_char) if args.yours
+             else shipped())
+    label = args.model if args.yours else ""
     streamer = passing("stream") if args.stream == "word" else None
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     seed = (args.seed or 0) if sampling else fresh_seed()
@@ -69,9 +82,11 @@ def talk(args: argparse.Namespace) -> int:
         notes.append(tr("seed {seed}: `--seed {seed}` gives this text again", seed=seed))
     said = tr("your {what} from {folder}", what="sample_text()", folder=sampler.folder)
     if label:
-        gpt = find("modern-gpt" if args.model == MODERN else "gpt")
+        gpt = find("modern-gpt" if modern else "gpt")
         said += ", " + tr("your {what} from {folder}", what=gpt.class_name,
                           folder=gpt.folder)
+        if run is not None:
+            said = tr("{label} with {model}", label=said, model=named)
     if streamer is not None:
         said += ", " + tr("your {what} from {folder}", what="WordStreamer",
                           folder=streamer.folder)
@@ -95,7 +110,7 @@ def talk(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
-def passing(slug: str) -> Problem:
+def passing(slug: str, command: str = "talk") -> Problem:
     """The problem, if the learner's file passes its practice grade (graded first if it
     changed since); else a UsageError that says what to do."""
     from grader.cli.practice import practice_report
@@ -105,8 +120,8 @@ def passing(slug: str) -> Problem:
         print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
         status.record(practice_report([problem]))
     if status.learner_status(problem) != "pass":
-        raise UsageError(tr("talk runs your {folder}'s {what}, which has not passed its "
-                            "last grade: `gpt-kata grade {slug}` first",
+        raise UsageError(tr("{command} runs your {folder}'s {what}, which has not passed "
+                            "its last grade: `gpt-kata grade {slug}` first", command=command,
                             folder=problem.folder, what=problem.methods[0] + "()"
                             if problem.methods else problem.class_name, slug=problem.slug))
     return problem
@@ -169,6 +184,31 @@ def your_model(modern: bool, int_to_char: dict[int, str]) -> Any:
                             "`gpt-kata grade {slug}` says where they differ",
                             what=problem.class_name, folder=problem.folder,
                             tokens=probe.shape[1], slug=problem.slug))
+    made.context_length = config.context_length
+    return made
+
+
+def your_run(run: tuple[Any, Any, dict[int, str]]) -> Any:
+    """The learner's GPT (or Llama, as the run's config says) with the run's weights: a
+    run `train --yours` wrote here, whose model is theirs."""
+    from grader.model import parts
+    from grader.model.runs import RunError, read_weights
+    from grader.reuse import solution_of
+
+    folder, config, _ = run
+    problem = passing("modern-gpt" if hasattr(config, "n_kv_head") else "gpt")
+    try:
+        weights = read_weights(folder / "model.safetensors")
+    except RunError as exc:
+        raise UsageError(f"--model {exc}") from None
+    try:
+        made = solution_of(problem.slug, name=problem.class_name)(config)
+        parts.load_known_weights(made, weights, problem.class_name)
+    except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
+        raise UsageError(tr("your {what} from {folder} failed: {error}",
+                            what=problem.class_name, folder=problem.folder,
+                            error=f"{type(exc).__name__}: {exc}")) from None
+    made.eval().requires_grad_(False)
     made.context_length = config.context_length
     return made
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from grader.cli.trace_plan import joined
 from grader.cli.trace_steps import Distributions, Run, Step, misled
 from grader.locale import tr
+from grader.wording import tokens
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,11 +46,6 @@ def right(text: str, width: int) -> str:
     from rich.cells import cell_len
 
     return " " * max(0, width - cell_len(text)) + text
-
-
-def tokens(n: int) -> str:
-    """"1 token", "3 tokens", in the language in use."""
-    return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
 
 
 def char(token: int | None, int_to_char: dict[int, str]) -> str:

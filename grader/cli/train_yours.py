@@ -157,7 +157,8 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     run folder then says it failed). `on_step(step, steps, seconds)` hears of the steps
     as they are taken, at least every tenth of them, with the seconds since the first
     began, as `gpt-kata train`'s does."""
-    from grader.model.training import TrainSettings, split_corpus
+    from grader.model.artifacts import split_corpus
+    from grader.model.config import TrainSettings
     from grader.sandbox.framing import MAX_FRAME
 
     if steps < 1:

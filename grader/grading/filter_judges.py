@@ -13,7 +13,7 @@ from grader.grading.failures import GradeFailure
 from grader.grading.judges import expect_type, named
 from grader.grading.tolerances import NUCLEUS_ATOL, TINY_PROB
 from grader.locale import tr
-from grader.wording import Plural
+from grader.wording import Plural, tokens
 
 
 def filtered() -> Plural:
@@ -33,10 +33,6 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _token_list(mask: torch.Tensor, limit: int = 12) -> str:
     ids = mask.nonzero().flatten().tolist()
     return str(ids if len(ids) <= limit else [*ids[:limit], "..."])
-
-
-def _count(n: int) -> str:
-    return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
 
 
 def _row_label(t: torch.Tensor, r: int) -> str:
@@ -106,7 +102,7 @@ def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
         mine, theirs = _kept(g, x, filter_value), _kept(e, x, filter_value)
         if torch.equal(mine, theirs):
             return None
-        return tr("{count} kept {kept}, expected {n} {expected}", count=_count(int(mine.sum())),
+        return tr("{count} kept {kept}, expected {n} {expected}", count=tokens(int(mine.sum())),
                   kept=_token_list(mine), n=int(theirs.sum()), expected=_token_list(theirs))
 
     _judge_filter_rows(got, logits, expected, what, filter_value, row_problem)
@@ -159,7 +155,7 @@ def _nucleus_problem(g: torch.Tensor, x: torch.Tensor, e: torch.Tensor, top_p: f
                          probability=probs[i].item(), total=totals[j].item())
                       for j, i in enumerate(order[:8].tolist()))
     return (tr("{count} kept {kept}, expected {n} {expected} for top_p={top_p}, "
-               "min_tokens_to_keep={min_tokens_to_keep}", count=_count(count),
+               "min_tokens_to_keep={min_tokens_to_keep}", count=tokens(count),
                kept=_token_list(kept), n=int(expected.sum()), expected=_token_list(expected),
                top_p=top_p, min_tokens_to_keep=min_tokens_to_keep)
             + "\n" + tr("  most likely first, token: probability (running total): {shown}",

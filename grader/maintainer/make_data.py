@@ -27,9 +27,10 @@ import torch
 
 from grader.grading.reference import load_reference
 from grader.model import artifacts
+from grader.model.config import MODERN_SETTINGS, TrainSettings
 from grader.model.corpus import generate_corpus
 from grader.model.llama import LlamaConfig
-from grader.model.training import MODERN_SETTINGS, TrainSettings, train
+from grader.model.training import train
 from grader.paths import STARTERS
 from grader.registry import Problem, problems
 from grader.reuse import unfinished_methods

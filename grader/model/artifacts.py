@@ -57,6 +57,24 @@ def vocab_from_text(text: str) -> dict[int, str]:
     return dict(enumerate(sorted(set(text))))
 
 
+def split_corpus(text: str, context_length: int
+                 ) -> tuple[dict[int, str], torch.Tensor, torch.Tensor]:
+    """The vocabulary of `text`, and its encoding split nine tenths for training, one
+    tenth for validation; ValueError if the text cannot train a model."""
+    if len(set(text)) < 2:
+        raise ValueError("the corpus needs at least two distinct characters")
+    int_to_char = vocab_from_text(text)
+    lookup = char_to_int(int_to_char)
+    data = torch.tensor([lookup[c] for c in text], dtype=torch.long)
+    split = int(0.9 * len(data))
+    if len(data) - split <= context_length + 1:
+        raise ValueError(
+            f"the corpus is too short: it needs more than {10 * (context_length + 2)} "
+            "characters so that a tenth of it can hold a validation window"
+        )
+    return int_to_char, data[:split], data[split:]
+
+
 def save_vocab(int_to_char: dict[int, str], path: Path) -> None:
     path.write_text(json.dumps({str(i): c for i, c in int_to_char.items()}, indent=1) + "\n",
                     encoding="utf-8")

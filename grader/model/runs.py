@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from grader.model.gpt import GPT, GPTConfig
-from grader.model.llama import Llama, LlamaConfig
+from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
+
+if TYPE_CHECKING:  # built where a run's model is, never imported for its files alone
+    from grader.model.gpt import GPT
+    from grader.model.llama import Llama
 
 FILES = ("config.json", "vocab.json", "model.safetensors")
 # Written instead of the model by a training run that failed, with the reason.
@@ -58,6 +62,14 @@ def sizes(config: GPTConfig | LlamaConfig) -> dict[str, int]:
 
 def load_run(folder: Path) -> Run:
     """The run in `folder`, every file checked; RunError says what is wrong."""
+    folder, config, int_to_char = run_files(folder)
+    return Run(folder, config, int_to_char, read_model(folder / "model.safetensors", config))
+
+
+def run_files(folder: Path) -> tuple[Path, GPTConfig | LlamaConfig, dict[int, str]]:
+    """The run's folder, config and vocabulary, each file checked against the others
+    but its weights, which are checked as they are loaded into a model (read_model, or
+    in a learners' copy, which holds neither model's code, the learner's own)."""
     folder = folder.resolve()
     if not folder.exists():
         raise RunError(f"{folder}: no such folder")
@@ -79,7 +91,7 @@ def load_run(folder: Path) -> Run:
     if len(int_to_char) != config.vocab_size:
         raise RunError(f"{folder}: vocab.json has {len(int_to_char)} characters but "
                        f"config.json says vocab_size {config.vocab_size}")
-    return Run(folder, config, int_to_char, read_model(folder / "model.safetensors", config))
+    return folder, config, int_to_char
 
 
 def _json(path: Path) -> object:
@@ -134,7 +146,8 @@ def read_vocab(path: Path) -> dict[int, str]:
     return {int(i): c for i, c in raw.items()}
 
 
-def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
+def read_weights(path: Path) -> dict[str, torch.Tensor]:
+    """A run's weights as saved, every one finite; RunError if not."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
@@ -143,6 +156,18 @@ def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
     except (OSError, SafetensorError, ValueError) as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise RunError(f"{path} is not a readable safetensors file ({reason})") from None
+    for name, got in weights.items():
+        if got.is_floating_point() and not bool(torch.isfinite(got).all()):
+            raise RunError(f"{path}: {name} holds NaN or infinite weights; the training "
+                           "diverged, train again (a lower learning rate or another seed)")
+    return weights
+
+
+def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
+    from grader.model.gpt import GPT
+    from grader.model.llama import Llama
+
+    weights = read_weights(path)
     model = Llama(config) if isinstance(config, LlamaConfig) else GPT(config)
     expected = model.state_dict()
     if set(weights) != set(expected):
@@ -155,9 +180,6 @@ def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
         if got.shape != tensor.shape or got.dtype != tensor.dtype:
             raise RunError(f"{path}: {name} is {_dtype(got)} {list(got.shape)} but config.json "
                            f"makes it {_dtype(tensor)} {list(tensor.shape)}")
-        if got.is_floating_point() and not bool(torch.isfinite(got).all()):
-            raise RunError(f"{path}: {name} holds NaN or infinite weights; the training "
-                           "diverged, train again (a lower learning rate or another seed)")
     model.load_state_dict(weights)
     return model.eval().requires_grad_(False)
 

@@ -6,35 +6,16 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.model.artifacts import save_model, save_vocab, vocab_from_text
+from grader.model.artifacts import save_model, save_vocab, split_corpus
+from grader.model.config import TrainSettings
 from grader.model.gpt import GPT, GPTConfig
 from grader.model.llama import Llama, LlamaConfig
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    steps: int = 3000
-    batch_size: int = 64
-    learning_rate: float = 3e-3
-    min_learning_rate: float = 3e-4
-    warmup_steps: int = 100
-    weight_decay: float = 0.01
-    eval_every: int = 100
-    seed: int = 0
-    threads: int = 2
-
-
-# The modern decoder's shipped checkpoint: fewer steps than the GPT's 3000 (1200 left it at 91%
-# well-formed sentences, short of the 95% bar), on one thread
-# (two threads on a loaded 2-core machine fight, and a step takes ten times as long).
-MODERN_SETTINGS = TrainSettings(steps=2400, threads=1)
 
 
 def learning_rate(step: int, s: TrainSettings) -> float:
@@ -113,24 +94,6 @@ def plot_losses(log: list[tuple[int, float, float]], path: Path,
     fig.savefig(path)
     plt.close(fig)
     return True
-
-
-def split_corpus(text: str, context_length: int
-                 ) -> tuple[dict[int, str], torch.Tensor, torch.Tensor]:
-    """The vocabulary of `text`, and its encoding split nine tenths for training, one
-    tenth for validation; ValueError if the text cannot train a model."""
-    if len(set(text)) < 2:
-        raise ValueError("the corpus needs at least two distinct characters")
-    int_to_char = vocab_from_text(text)
-    lookup = {c: i for i, c in int_to_char.items()}
-    data = torch.tensor([lookup[c] for c in text], dtype=torch.long)
-    split = int(0.9 * len(data))
-    if len(data) - split <= context_length + 1:
-        raise ValueError(
-            f"the corpus is too short: it needs more than {10 * (context_length + 2)} "
-            "characters so that a tenth of it can hold a validation window"
-        )
-    return int_to_char, data[:split], data[split:]
 
 
 def optimisation_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer,

@@ -39,19 +39,19 @@ DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
 SHIPPED_SPEC = ModelSpec("shipped")
 # The kata's own package as the copy holds it (grader/), its files as they are: the
 # learner's runtime, which holds no answer. Its commands (list, grade, watch, hint,
-# reset, talk through the learner's sampler, and trace and train, which say they
-# need the full kata), the report and its statuses, grader.play and grader.reuse
-# for the statements' examples and a later problem's solution_of, and the language
-# module; grading there is the stored answers' (grader/cli/practice.py), and the
-# shipped GPT the exported program they run.
+# reset; talk, trace and train --yours through the learner's own code), the report
+# and its statuses, grader.play and grader.reuse for the statements' examples and a
+# later problem's solution_of, and the language module; grading there is the stored
+# answers' (grader/cli/practice.py), and the shipped GPT the exported program they run.
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
     "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
     "wording.py", "locale/__init__.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
-    "model/spec.py",
+    "model/runs.py", "model/spec.py",
     "cli/__init__.py", "cli/errors.py", "cli/grade.py", "cli/main.py", "cli/options.py",
     "cli/output.py", "cli/practice.py", "cli/practice_talk.py", "cli/practice_trace.py",
+    "cli/practice_train.py",
     "cli/shown.py", "cli/status.py", "cli/talk_text.py", "cli/trace.py", "cli/trace_plan.py",
     "cli/trace_plot.py", "cli/trace_steps.py", "cli/trace_view.py", "cli/watch.py",
     "grading/__init__.py", "grading/cached_steps.py", "grading/cases.py",

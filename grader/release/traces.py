@@ -24,7 +24,7 @@ def stored_traces(models: Models, only: frozenset[str] | None = None) -> dict[st
 
     from grader.cli.trace import generation_method, load_contract, reference_run
     from grader.cli.trace_plan import Plan
-    from grader.release.build import resolve
+    from grader.model.spec import ModelSpec
     from grader.release.practice import codec
 
     stored: dict[str, Any] = {}
@@ -42,7 +42,9 @@ def stored_traces(models: Models, only: frozenset[str] | None = None) -> dict[st
                         len(contract.case_args))
             with torch.no_grad():
                 run = reference_run(plan)
-            cases[case_id] = {"args": codec.encode(resolve(problem, args, met)),
+            # Each model a marker for its exported program.
+            shown = tuple(met.marker(a) if isinstance(a, ModelSpec) else a for a in args)
+            cases[case_id] = {"args": codec.encode(shown),
                               "passes": passes_of(run), "text": run.text}
         models.merge(met)
         models.cached |= set(met.specs)
