@@ -25,7 +25,8 @@ import tiers
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+TESTS = Path(__file__).resolve().parent
+SUBMISSIONS = TESTS / "submissions"
 
 WITHOUT_XDIST = ("pytest-xdist is not installed (or -p no:xdist): the suite runs in one "
                  "process; `pip install -e '.[dev]'` spreads it over every core")
@@ -68,9 +69,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{slug}: the tests of problem {slug}")
 
 
+# Every test id this session collected, before `-m` deselected any, when it collected
+# the whole suite: tests/test_tiers.py reads it instead of collecting the suite again.
+WHOLE_SUITE = pytest.StashKey[list[str]]()
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its tier and its problems, from tests/tiers.py."""
+    if [Path(arg).resolve() for arg in config.args] in ([], [TESTS]):
+        config.stash[WHOLE_SUITE] = [item.nodeid for item in items]
     slugs, folders = _registry()
     for item in items:
         test_id = item.nodeid.removeprefix("tests/")

@@ -49,6 +49,11 @@ HEAVY = {
     # Every learner-style submission of tests/submissions/ graded end to end.
     "submissions": (
         "test_submissions.py::test_submissions_grade_as_expected",
+        # Learner-style answers built on earlier ones (solution_of), graded end to end;
+        # test_reuse.py's stay in the default tier as the smoke of that path.
+        "test_gqa_reuse.py::test_an_attention_built_on_the_learners_rope_passes",
+        "test_track3_reuse.py::test_a_block_and_a_gpt_built_on_the_earlier_classes_pass",
+        "test_train_loop_reuse.py::test_a_loop_built_on_the_earlier_solutions_passes",
     ),
     # Classes: the gradebook, its rosters and shards, the Gradescope bundle,
     # Classroom50, every report format of a class, and a class of twenty.
@@ -73,6 +78,7 @@ HEAVY = {
     ),
     # The spawned-worker path of macOS and Windows, forced on Linux.
     "spawned": (
+        "test_launch_platforms.py::test_a_gradebook_of_spawned_grades_grades_every_learner",
         "test_launch_spawned.py",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
@@ -82,6 +88,8 @@ HEAVY = {
         "test_launch_host.py",
         "test_launch_server_stopped.py",
         "test_limits_tree.py",
+        # A loop and a wait of seconds each, their CPU and wall time measured apart.
+        "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
         "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",
         "test_unsandboxed_notice.py::test_under_the_full_sandbox_a_command_says_nothing_of_it",
     ),
@@ -93,6 +101,7 @@ HEAVY = {
     # The learner's tools end to end: talk, trace and train through their own code.
     "tools": (
         "test_chinese.py::test_talk_speaks_chinese",
+        "test_cli_usage.py::test_train_without_a_terminal_prints_progress_lines",
         "test_talk_model.py",
         "test_talk_modern.py",
         "test_talk_run_yours.py",
@@ -100,6 +109,8 @@ HEAVY = {
         "test_talk_yours.py",
         "test_trace.py",
         "test_train_modern.py",
+        "test_train_progress.py::test_train_yours_with_a_loop_that_returns_its_log_shows_"
+        "every_tenth_as_it_goes",
         "test_train_yours.py",
         "test_train_yours_loop.py",
     ),
