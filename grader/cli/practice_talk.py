@@ -135,9 +135,29 @@ def learners(problem: Problem, method: str, *args: Any) -> Any:
     try:
         return getattr(solution_of(problem.slug)(), method)(*args)
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        raise UsageError(tr("your {what} from {folder} failed: {error}",
-                            what=f"{method}()", folder=problem.folder,
-                            error=f"{type(exc).__name__}: {exc}")) from None
+        raise failed(f"{method}()", problem, exc) from None
+
+
+def failed(what: str, problem: Problem, exc: Exception) -> UsageError:
+    """The learner's code raised `exc`: said in one line, never as a traceback."""
+    return UsageError(tr("your {what} from {folder} failed: {error}", what=what,
+                         folder=problem.folder, error=f"{type(exc).__name__}: {exc}"))
+
+
+def loaded(problem: Problem, config: Any, weights: dict[str, Any]) -> Any:
+    """The learner's class of the problem (GPT or Llama) built from `config`, with
+    `weights` loaded by name, in evaluation mode and without gradients."""
+    from grader.model import parts
+    from grader.reuse import solution_of
+
+    try:
+        made = solution_of(problem.slug, name=problem.class_name)(config)
+        parts.load_known_weights(made, dict(weights), problem.class_name)
+    except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
+        raise failed(problem.class_name, problem, exc) from None
+    made.eval().requires_grad_(False)
+    made.context_length = config.context_length  # what talk hands sample_text()
+    return made
 
 
 def shipped() -> Any:
@@ -152,8 +172,7 @@ def your_model(modern: bool, int_to_char: dict[int, str]) -> Any:
     import torch
     from gpt_kata_practice import judge
 
-    from grader.model import artifacts, parts
-    from grader.reuse import solution_of
+    from grader.model import artifacts
 
     problem = passing("modern-gpt" if modern else "gpt")
     if modern:
@@ -168,32 +187,25 @@ def your_model(modern: bool, int_to_char: dict[int, str]) -> Any:
         probe = artifacts.encode(artifacts.corpus_text()[:config.context_length], int_to_char)
         with torch.no_grad():
             expected = shipped()(probe)
+    made = loaded(problem, config, weights)
     try:
-        made = solution_of(problem.slug, name=problem.class_name)(config)
-        parts.load_known_weights(made, dict(weights), problem.class_name)
-        made.eval()
         with torch.no_grad():
             got = made(probe)
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        raise UsageError(tr("your {what} from {folder} failed: {error}",
-                            what=problem.class_name, folder=problem.folder,
-                            error=f"{type(exc).__name__}: {exc}")) from None
+        raise failed(problem.class_name, problem, exc) from None
     if not judge.same(got, expected, activations=True):
         raise UsageError(tr("--yours talks through your {what} from {folder}, whose logits "
                             "on a probe of {tokens} tokens are not the shipped model's; "
                             "`gpt-kata grade {slug}` says where they differ",
                             what=problem.class_name, folder=problem.folder,
                             tokens=probe.shape[1], slug=problem.slug))
-    made.context_length = config.context_length
     return made
 
 
 def your_run(run: tuple[Any, Any, dict[int, str]]) -> Any:
     """The learner's GPT (or Llama, as the run's config says) with the run's weights: a
     run `train --yours` wrote here, whose model is theirs."""
-    from grader.model import parts
     from grader.model.runs import RunError, read_weights
-    from grader.reuse import solution_of
 
     folder, config, _ = run
     problem = passing("modern-gpt" if hasattr(config, "n_kv_head") else "gpt")
@@ -201,16 +213,7 @@ def your_run(run: tuple[Any, Any, dict[int, str]]) -> Any:
         weights = read_weights(folder / "model.safetensors")
     except RunError as exc:
         raise UsageError(f"--model {exc}") from None
-    try:
-        made = solution_of(problem.slug, name=problem.class_name)(config)
-        parts.load_known_weights(made, weights, problem.class_name)
-    except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        raise UsageError(tr("your {what} from {folder} failed: {error}",
-                            what=problem.class_name, folder=problem.folder,
-                            error=f"{type(exc).__name__}: {exc}")) from None
-    made.eval().requires_grad_(False)
-    made.context_length = config.context_length
-    return made
+    return loaded(problem, config, weights)
 
 
 def pieces(text: str, stream: str | None, streamer: Problem | None,
@@ -232,7 +235,5 @@ def pieces(text: str, stream: str | None, streamer: Problem | None,
     try:
         passed_on = harnesses.word_streamer(yours, int_to_char, [[lookup[c]] for c in text])
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        raise UsageError(tr("your {what} from {folder} failed: {error}",
-                            what="WordStreamer", folder=streamer.folder,
-                            error=f"{type(exc).__name__}: {exc}")) from None
+        raise failed("WordStreamer", streamer, exc) from None
     return [chunk for _when, chunk in passed_on]

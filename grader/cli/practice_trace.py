@@ -25,6 +25,7 @@ from grader.cli.trace import (
     as_text,
     case_named,
     check_plot_target,
+    failed_on_case,
     show_first_difference,
     text_ids,
 )
@@ -121,15 +122,8 @@ def learner_run(the_plan: Plan) -> tuple[Any, str | None]:
             if the_plan.iterate:
                 result = list(result)
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        said = dict(label=label, case=the_plan.case_id, passes=len(model.passes),
-                    error=f"{type(exc).__name__}: {exc}")
-        if len(model.passes) == 1:
-            return None, tr("{label} failed on case [{case}] after {passes} model call: "
-                            "{error}", **said)
-        if model.passes:
-            return None, tr("{label} failed on case [{case}] after {passes} model calls: "
-                            "{error}", **said)
-        return None, tr("{label} failed on case [{case}]: {error}", **said)
+        return None, failed_on_case(label, the_plan.case_id, len(model.passes),
+                                    f"{type(exc).__name__}: {exc}")
     text = as_text(result)
     return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
                         model.told),

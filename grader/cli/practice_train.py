@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from grader.cli.errors import UsageError
-from grader.cli.practice_talk import passing
+from grader.cli.practice_talk import failed, passing
 from grader.locale import tr
 
 # As `train` evaluates and clips (grader/cli/train_yours_loop.py says the same).
@@ -84,9 +84,7 @@ def built(problem: Any, config: Any, seed: int) -> Any:
         if not isinstance(net, torch.nn.Module):
             raise TypeError(f"{problem.class_name} is not a torch.nn.Module")
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-        raise UsageError(tr("your {what} from {folder} failed: {error}",
-                            what=problem.class_name, folder=problem.folder,
-                            error=f"{type(exc).__name__}: {exc}")) from None
+        raise failed(problem.class_name, problem, exc) from None
     return net.train()
 
 
@@ -122,9 +120,7 @@ def run_loop(loop: Any, net: Any, optimizer: Any, train_data: Any, val_data: Any
                 # returns it, at its end.
                 entries = [(entry, time.perf_counter() - started) for entry in result]
         except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
-            raise UsageError(tr("your {what} from {folder} failed: {error}",
-                                what="train_loop()", folder=loop.folder,
-                                error=f"{type(exc).__name__}: {exc}")) from None
+            raise failed("train_loop()", loop, exc) from None
     log = []
     for entry, elapsed in entries:
         if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], int)

@@ -256,16 +256,8 @@ def learner_run(the_plan: Plan, process: Any,
         return None, tr("trace cannot see {label}'s model calls here: that needs the grader "
                         "to serve them, which it does on Linux only", label=label)
     if outcome.error:
-        passes = len(outcome.model_passes or [])
-        said = dict(label=label, case=the_plan.case_id, passes=passes,
-                    error=one_line(outcome.error))
-        if passes == 1:
-            return None, tr("{label} failed on case [{case}] after {passes} model call: "
-                            "{error}", **said)
-        if passes:
-            return None, tr("{label} failed on case [{case}] after {passes} model calls: "
-                            "{error}", **said)
-        return None, tr("{label} failed on case [{case}]: {error}", **said)
+        return None, failed_on_case(label, the_plan.case_id, len(outcome.model_passes or []),
+                                    one_line(outcome.error))
     result = outcome.result
     if the_plan.iterate and isinstance(result, list):
         result = [chunk for chunk, _count in result]
@@ -276,6 +268,17 @@ def learner_run(the_plan: Plan, process: Any,
     return Run(steps_of(passes, text_ids(text, the_plan.args["int_to_char"]), told),
                text if text is not None else tr("({type}, not text)",
                                                 type=type(result).__name__)), None
+
+
+def failed_on_case(label: str, case: str, passes: int, error: str) -> str:
+    """A run that raised, in one line, with how many model calls it made first."""
+    said = dict(label=label, case=case, passes=passes, error=error)
+    if passes == 1:
+        return tr("{label} failed on case [{case}] after {passes} model call: {error}", **said)
+    if passes:
+        return tr("{label} failed on case [{case}] after {passes} model calls: {error}",
+                  **said)
+    return tr("{label} failed on case [{case}]: {error}", **said)
 
 
 def reference_run(the_plan: Plan) -> Any:
