@@ -36,6 +36,9 @@ class Problem:
     # Whether its checks hand the learner's code one of the grader's models (the
     # shipped GPT, say, or a GPT to train): only then does its worker hold their code.
     takes_model: bool = False
+    # Whether its checks build a torch optimizer in the worker (a training harness):
+    # the fork server then imports what that needs once, before forking its worker.
+    trains: bool = False
 
     @property
     def class_name(self) -> str:
@@ -82,6 +85,7 @@ def problems() -> tuple[Problem, ...]:
             module=entry.get("module"),
             points=int(entry.get("points", DEFAULT_POINTS)),
             takes_model=bool(entry.get("takes_model", False)),
+            trains=bool(entry.get("trains", False)),
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )

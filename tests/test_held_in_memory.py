@@ -119,6 +119,30 @@ def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> No
         "hand the learner a model")
 
 
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.folder)
+def test_a_problem_trains_exactly_when_a_training_harness_grades_it(problem) -> None:
+    """The registry's `trains` has the fork server import an optimizer's modules before
+    forking the problem's worker: a problem that trains and does not say so pays for
+    that import in every worker; one that says so needlessly makes its grade wait."""
+    import importlib
+
+    from grader.release.build import contracts_of
+    from grader.sandbox.harnesses import TRAINING
+
+    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    trains = any(c.harness in TRAINING for c in contracts_of(module))
+    assert trains == problem.trains, (
+        f"{problem.slug}: its checks {'do' if trains else 'do not'} train through a "
+        f"harness of grader/sandbox/harnesses.py's TRAINING; say trains = "
+        f"{'true' if trains else 'false'} in problems/registry.toml")
+
+
+def test_the_training_harnesses_exist() -> None:
+    from grader.sandbox import harnesses
+
+    assert all(callable(getattr(harnesses, name, None)) for name in harnesses.TRAINING)
+
+
 @pytest.mark.skipif(not LINUX_SANDBOX, reason="classroom mode needs Linux with Landlock")
 def test_a_gradebook_gives_the_memory_attack_nothing(tmp_path: Path) -> None:
     """The gradebook grades each learner with `grade --classroom`: the same workers."""

@@ -132,7 +132,8 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
         raise UsageError("classroom mode grades inside the sandbox, and its fork server "
                          "could not start here; grade on a machine where it can, or pass "
                          "--allow-unisolated to grade without it")
-    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None, p.takes_model)
+    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None, p.takes_model,
+                          p.trains)
                   for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
     try:
         return grade_with(args, submissions, pool, limits)

@@ -106,7 +106,8 @@ class Run:
         step = find("train-step")
         # No budget for all calls together: each chunk has a limit of its own.
         self.process = SubmissionProcess(self.files["train-step"], step.class_name,
-                                         list(step.methods), pool, Limits(problem_budget=math.inf))
+                                         list(step.methods), pool, Limits(problem_budget=math.inf),
+                                         trains=step.trains)
         self.slowest = 0.0
 
     def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:

@@ -106,7 +106,7 @@ def loop_run(pool: Any, model: YourModel) -> Any:
             self.model_file = self.files[model.slug]
             self.process = SubmissionProcess(self.files[LOOP], loop.class_name,
                                              list(loop.methods), pool,
-                                             Limits(problem_budget=math.inf))
+                                             Limits(problem_budget=math.inf), trains=loop.trains)
             self.slowest = 0.0
 
     return LoopRun()

@@ -70,7 +70,7 @@ class GradingPlugin:
             process = SubmissionProcess(str(self.submissions[slug]), problem.class_name,
                                         list(problem.methods), self.pool, self.limits, witnessed,
                                         module=problem.module is not None,
-                                        models=problem.takes_model)
+                                        models=problem.takes_model, trains=problem.trains)
             kata = Kata(problem, process, load_reference(problem))
             error = process.load()
             if error:

@@ -115,12 +115,15 @@ class ForkServerClient:
             return ""
         return f": {why}" if why else ""
 
-    def fork(self, submission: str, models: bool = True) -> ForkedWorker:
+    def fork(self, submission: str, models: bool = True, trains: bool = False) -> ForkedWorker:
         """A worker for `submission`; with `models`, it loads the grader's models before
-        its sandbox is set up, and without them it never holds their code."""
+        its sandbox is set up, and without them it never holds their code. With
+        `trains`, the server first imports what a torch optimizer's first use imports,
+        once: the worker and every later one inherit it."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models}
+        request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models,
+                                   "trains": trains}
         scratch = None
         limits: TreeLimits | None = None
         if self.sandbox is not None:

@@ -7,6 +7,11 @@ each receives is the submission's module.
 
 from __future__ import annotations
 
+# The harnesses that build a torch optimizer, whose construction imports torch._dynamo:
+# a problem graded through one says `trains = true` in problems/registry.toml, so that
+# the fork server imports it once for all such workers.
+TRAINING = frozenset({"train_steps", "train_begin", "train_loop_run", "train_loop_begin"})
+
 
 def greedy_with_fixed_logits(module, logits, new_chars, context, context_length, int_to_char):
     """`greedy()` on a stand-in model whose logits are `logits` at every position.

@@ -60,12 +60,13 @@ class WorkerPool:
             except OSError:
                 self.use_fork = False
 
-    def take(self, submission: str, models: bool = True) -> WorkerHandle:
-        """A worker for `submission`; with `models`, one that holds the grader's models."""
+    def take(self, submission: str, models: bool = True, trains: bool = False) -> WorkerHandle:
+        """A worker for `submission`; with `models`, one that holds the grader's models,
+        and with `trains`, one forked after the server imported what training needs."""
         self.start()
         if self.server is None and self.hosting:
             return HostedWorker(self._host())
-        worker = (self.server.fork(submission, models) if self.server is not None
+        worker = (self.server.fork(submission, models, trains) if self.server is not None
                   else SpawnedWorker(self.debug, self._spawned_scratch()))
         with self._lock:
             self.workers = [w for w in self.workers if w.alive] + [worker]
@@ -115,7 +116,7 @@ class WorkerPool:
     def _prepare(self, server: ForkServerClient, slots: dict[Load, queue.Queue]) -> None:
         for load, slot in slots.items():
             try:
-                worker = server.fork(load.path, load.models)
+                worker = server.fork(load.path, load.models, load.trains)
                 with self._lock:
                     closed = self.server is not server
                     if not closed:
@@ -188,11 +189,13 @@ class Load:
     # Whether the worker gets the grader's models (the problem hands the learner a
     # model); without them, none of the reference models' code is in its memory.
     models: bool = True
+    # Whether it trains (builds a torch optimizer): see ForkServerClient.fork.
+    trains: bool = False
 
     @classmethod
     def of(cls, path: str, class_name: str, methods: list[str] | tuple[str, ...],
-           module: bool = False, models: bool = True) -> Load:
-        return cls(os.path.abspath(path), class_name, tuple(methods), module, models)
+           module: bool = False, models: bool = True, trains: bool = False) -> Load:
+        return cls(os.path.abspath(path), class_name, tuple(methods), module, models, trains)
 
     def request(self) -> dict:
         return {"op": "load", "path": self.path, "class": self.class_name,

@@ -72,12 +72,12 @@ class SubmissionProcess:
 
     def __init__(self, path: str, class_name: str, methods: list[str], pool: WorkerPool,
                  limits: Limits = DEFAULTS, witnessed: bool = False,
-                 module: bool = False, models: bool = True) -> None:
+                 module: bool = False, models: bool = True, trains: bool = False) -> None:
         self.path = os.path.abspath(path)  # a sandboxed worker runs in its scratch folder
         # module: the class is a torch.nn.Module, built by each call (grader/model/parts.py).
         # models: the worker is handed the grader's models (the problem takes a model);
-        # without them it holds none of their code.
-        self.load_spec = Load.of(self.path, class_name, methods, module, models)
+        # without them it holds none of their code. trains: it builds a torch optimizer.
+        self.load_spec = Load.of(self.path, class_name, methods, module, models, trains)
         self.pool = pool
         # The problem's budget is for all calls together: calls that each stay just
         # under the per-call limit must not stretch one problem's grade without end.
@@ -99,7 +99,7 @@ class SubmissionProcess:
             prepared = self.pool.claim(load)
             try:
                 if prepared is None:
-                    worker = self.pool.take(self.path, load.models)
+                    worker = self.pool.take(self.path, load.models, load.trains)
                     hello = worker.receive(STARTUP_TIMEOUT)
                 else:
                     worker, hello = prepared
