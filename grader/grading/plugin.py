@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +64,11 @@ class GradingPlugin:
     results: list[TestResult] = field(default_factory=list)
     katas: dict[str, Kata] = field(default_factory=dict)
     internal_errors: list[str] = field(default_factory=list)
+    # Workers of problems whose checks are done, ended in the background: ending one
+    # takes the fork server about 10 ms (its PID namespace torn down), which the
+    # grader spends on the next problem instead of waiting.
+    _ender: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
+    _ending: dict[str, Future] = field(default_factory=dict)
 
     def kata_for(self, slug: str, witnessed: bool = False) -> Kata:
         if slug not in self.katas:
@@ -169,9 +175,23 @@ class GradingPlugin:
             self.internal_errors.append(f"could not load checks {report.nodeid}: "
                                         f"{report.longreprtext}")
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        # One check module per problem, run in turn: once the next test is another
+        # module's (or there is none), this problem's worker is not called again.
+        if nextitem is not None and nextitem.module is item.module:
+            return
+        slug = item.module.CONTRACT.problem
+        if slug in self.katas and slug not in self._ending:
+            self._ending[slug] = self._ender.submit(self.katas[slug].submission.close)
+
     def pytest_sessionfinish(self) -> None:
-        for kata in self.katas.values():
-            kata.submission.close()
+        for slug, kata in self.katas.items():
+            if slug not in self._ending:
+                kata.submission.close()
+        self._ender.shutdown(wait=True)
+        for ending in self._ending.values():
+            ending.result()  # a failure to end one is the grader's, and is not hidden
 
 
 class NotRun(GradeFailure):
