@@ -181,6 +181,8 @@ class GradingPlugin:
         # module's (or there is none), this problem's worker is not called again.
         if nextitem is not None and nextitem.module is item.module:
             return
+        if self.pool.hosting:
+            return  # one spawned host serves every problem: it goes with the pool
         slug = item.module.CONTRACT.problem
         if slug in self.katas and slug not in self._ending:
             self._ending[slug] = self._ender.submit(self.katas[slug].submission.close)
