@@ -188,7 +188,7 @@ def test_every_file_of_a_problem_is_there(problem: Problem):
 
 
 def mistakes_file(problem: Problem) -> Path:
-    """Where a problem's known mistakes are written (grader/grading/mistakes_data.py)."""
+    """Where a problem's known mistakes are written (grader/grading/subject/mistakes_data.py)."""
     return CHECKS / "mistakes" / f"{problem.slug}.toml"
 
 
@@ -264,7 +264,7 @@ def test_the_statement_shows_the_reference_signatures(problem: Problem):
 def test_the_check_module_declares_the_registry_entry(problem: Problem):
     # A contract's problem is derived from its file's name unless declared; which
     # methods its contracts grade is validated when the module is collected
-    # (grader/grading/contract_validation.py, and test_contract for every module).
+    # (grader/grading/contracts/contract_validation.py, and test_contract for every module).
     declared_problem, _ = declared_contract(parse(problem.checks))
     assert declared_problem in (None, problem.slug), (
         f"{problem.checks} declares problem {declared_problem!r}, not {problem.slug!r}")

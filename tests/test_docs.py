@@ -249,7 +249,7 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "problems/NN-slug/README.zh.md": has_file("problems/{folder}/README.zh.md"),
     "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
     "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
-    "grader/checks/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
+    "grader/checks/<track>/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
     "grader/checks/mistakes/<slug>.toml": has_its_mistakes,
     "grader/play.py": statement_runs_its_examples,
     "tests/submissions/<slug>/expected.toml": has_submissions,

@@ -16,8 +16,8 @@ else:  # pragma: no cover
 
 import pytest
 
-from grader.grading import mistakes_data
-from grader.grading.mistakes_data import MistakesDataError, mistakes_of
+from grader.grading.subject import mistakes_data
+from grader.grading.subject.mistakes_data import MistakesDataError, mistakes_of
 from grader.registry import problems
 
 

@@ -41,7 +41,7 @@ def problem_texts() -> Iterator[Source]:
 
 
 def mistake_texts() -> Iterator[Source]:
-    from grader.grading.failures import Mistake
+    from grader.grading.values.failures import Mistake
 
     for problem in problems():
         module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
@@ -66,7 +66,7 @@ def mistakes_in(module: object, kind: type) -> list:
 
 def check_texts() -> Iterator[Source]:
     """Each check's title: the first line of its test's docstring, as reports name it
-    (grader/grading/plugin.py's test_name)."""
+    (grader/grading/engine/plugin.py's test_name)."""
     for problem in problems():
         module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
         for name, value in vars(module).items():
