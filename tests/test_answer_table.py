@@ -15,8 +15,8 @@ import torch
 from conftest import ROOT, reference_solution
 
 from grader.checks.make_gpt_talk_back import check_softmax
-from grader.reports.scoring import score_report
 from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.reports.scoring import score_report
 
 TABLE_SUBMISSION = '''\
 import hashlib

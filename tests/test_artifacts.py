@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from grader.grading.values.equality import same_outcome
 from grader.grading.subject.reference import load_reference
+from grader.grading.values.equality import same_outcome
 from grader.maintainer.make_data import check_module
 from grader.model import artifacts
 from grader.registry import problems

@@ -9,14 +9,14 @@ from __future__ import annotations
 import torch
 from conftest import module_from
 
+from grader.grading.engine.plugin import with_inputs
 from grader.grading.subject.cases import SHIPPED, prompt_ids
 from grader.grading.subject.diagnosis import Diagnoses, find_mistake
-from grader.grading.values.failures import GradeFailure, Mistake
 from grader.grading.subject.inputs import describe_inputs
-from grader.grading.engine.plugin import with_inputs
-from grader.reports.report import cut_output
+from grader.grading.values.failures import GradeFailure, Mistake
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
+from grader.reports.report import cut_output
 
 
 def test_a_shipped_call_shows_its_prompt_text_and_no_grader_objects():

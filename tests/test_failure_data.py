@@ -44,11 +44,11 @@ def test_the_answer_is_described_as_the_inputs_are() -> None:
 
 
 def test_the_report_cuts_and_escapes_the_call(tmp_path) -> None:
-    from grader.grading.values.failures import WRONG
     from grader.grading.engine.plugin import TestResult
-    from grader.reports.report import INPUT_LIMIT, ProblemSummary, Report
     from grader.grading.engine.session import safe
+    from grader.grading.values.failures import WRONG
     from grader.registry import find
+    from grader.reports.report import INPUT_LIMIT, ProblemSummary, Report
 
     problem = find("crop-context")
     long = "x" * (INPUT_LIMIT + 50)

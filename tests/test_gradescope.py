@@ -300,8 +300,8 @@ def test_a_submissions_lateness_is_read_from_gradescopes_metadata() -> None:
 
 def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.classroom.gradescope_bundle import run_script
     from grader.classroom import gradescope_autograder as gradescope
+    from grader.classroom.gradescope_bundle import run_script
     from grader.reports.late import parse_penalty
 
     script = run_script(False, late=parse_penalty("10%/h", most=50))

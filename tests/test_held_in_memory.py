@@ -106,7 +106,7 @@ def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> No
 
     from grader.release.build import contracts_of
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     contracts = contracts_of(module)
     handed = any(holds_a_model(args) for c in contracts for args in c.case_args.values())
     if problem.module is not None:
@@ -129,7 +129,7 @@ def test_a_problem_trains_exactly_when_a_training_harness_grades_it(problem) -> 
     from grader.release.build import contracts_of
     from grader.sandbox.worker.harnesses import TRAINING
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     trains = any(c.harness in TRAINING for c in contracts_of(module))
     assert trains == problem.trains, (
         f"{problem.slug}: its checks {'do' if trains else 'do not'} train through a "

@@ -78,9 +78,9 @@ def test_hint_without_a_name_picks_the_first_problem_not_passed(tmp_path):
 
 def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     from grader import paths
-    from grader.learner import status
-    from grader.grading.values.failures import NamedMistake
     from grader.grading.engine.plugin import TestResult
+    from grader.grading.values.failures import NamedMistake
+    from grader.learner import status
     from grader.reports.report import ProblemSummary, Report
 
     monkeypatch.setattr(paths, "STATE", tmp_path / "state")

@@ -29,10 +29,10 @@ from conftest import ROOT, SUBMISSIONS
 from filelock import FileLock  # a dependency of torch
 
 from grader.registry import find
-from grader.sandbox.wire.frames import read_frame
-from grader.sandbox.worker.machine import probe
 from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError, decode
+from grader.sandbox.wire.frames import read_frame
 from grader.sandbox.wire.replies import read_call_reply, unreadable
+from grader.sandbox.worker.machine import probe
 
 HOSTILE = SUBMISSIONS / "hostile"
 UNREADABLE = "the submission's process sent an unreadable reply"

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from grader.sandbox.worker.layers import readable
+from grader.sandbox.worker.layers.policy import MB, Policy, clean_environment
 from grader.sandbox.worker.machine import Isolation, launcher_prefix, probe
 from grader.sandbox.worker.outcome import limit_message, out_of_memory
-from grader.sandbox.worker.layers.policy import MB, Policy, clean_environment
 
 ISO = probe()
 LINUX = sys.platform.startswith("linux")

@@ -22,9 +22,9 @@ import pytest
 
 from grader import paths
 from grader.classroom.gradebook.grade_process import GradeProcess
-from grader.sandbox.wire.limits import Limits
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SIGSTOP, and the fork server's scratch, are POSIX/Linux")

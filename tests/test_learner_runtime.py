@@ -21,7 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ("grader.model.gpt", "grader.model.llama", "grader.grading.subject.transformer",
            "grader.grading.subject.mistakes", "grader.grading.judging.any_result",
-           "grader.grading.judging.generated_text", "grader.grading.judging.filtered_logits", "grader.checks")
+           "grader.grading.judging.generated_text", "grader.grading.judging.filtered_logits",
+           "grader.checks")
 RUNTIME = ("grader.paths", "grader.registry", "grader.reuse", "grader.locale",
            "grader.wording", "grader.cli.main", "grader.learner.status", "grader.learner.grade",
            "grader.reports.report", "grader.reports.results", "grader.reports.scoring",
@@ -62,17 +63,15 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
 
 
 # The instructor's side, which a learners' copy does not hold either.
-INSTRUCTOR = ("grader.classroom.gradebook", "grader.classroom.gradescope_bundle", "grader.classroom.similarity",
-              "grader.release.command", "grader.release", "grader.maintainer")
+INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
 # a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
-                "grader.learner.practice", "grader.learner.tools.practice_talk",
-                "grader.learner.tools.practice_trace", "grader.learner.tools.trace_view", "grader.learner.tools.trace_plot",
-                "grader.learner.tools.practice_train", "grader.model.runs",
-                "grader.learner.status",
-                "grader.learner.watch", "grader.learner.tools.trace", "grader.reports.report",
-                "grader.reports.junit",
+                "grader.learner.practice", "grader.learner.status", "grader.learner.watch",
+                "grader.learner.tools.practice_talk", "grader.learner.tools.practice_trace",
+                "grader.learner.tools.practice_train", "grader.learner.tools.trace",
+                "grader.learner.tools.trace_view", "grader.learner.tools.trace_plot",
+                "grader.model.runs", "grader.reports.report", "grader.reports.junit",
                 "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps")
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.host.channel import WorkerDied
-from grader.sandbox.wire.limits import Limits
-from grader.sandbox.worker.machine import probe
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.machine import probe
 
 MB = 1 << 20
 ISO = probe()

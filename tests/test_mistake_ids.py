@@ -45,6 +45,7 @@ def test_an_id_is_the_name_in_kebab_case_unless_given() -> None:
 
 
 def test_a_failure_says_what_kind_it_is() -> None:
+    from grader.grading.engine.plugin import NotRun
     from grader.grading.values.failures import (
         NOT_IMPLEMENTED,
         STUCK,
@@ -53,7 +54,6 @@ def test_a_failure_says_what_kind_it_is() -> None:
         GradeFailure,
         SubmissionUnavailable,
     )
-    from grader.grading.engine.plugin import NotRun
     from grader.grading.values.worker_errors import unavailable_kind
 
     assert GradeFailure("wrong token").kind == WRONG
@@ -64,10 +64,10 @@ def test_a_failure_says_what_kind_it_is() -> None:
 
 
 def test_the_json_report_names_the_mistake_by_id(tmp_path) -> None:
-    from grader.grading.values.failures import NOT_IMPLEMENTED, WRONG, NamedMistake
     from grader.grading.engine.plugin import TestResult
-    from grader.reports.report import ProblemSummary, Report
+    from grader.grading.values.failures import NOT_IMPLEMENTED, WRONG, NamedMistake
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report
 
     problem = find("generate")
     named = NamedMistake("generate/do-not-crop-the-context", "do not crop the context",
@@ -93,8 +93,8 @@ def test_cases_failing_alike_are_shown_once(tmp_path) -> None:
     from rich.console import Console
 
     from grader.grading.engine.plugin import TestResult
-    from grader.reports.report import ProblemSummary, Report, render
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report, render
 
     problem = find("generate")
     results = [TestResult(f"case {c}", problem, "fail", f"differs\nthe inputs of case {c}",

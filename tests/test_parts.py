@@ -12,11 +12,11 @@ import pytest
 import torch
 from torch import nn
 
+from grader.grading.judging.any_result import expect_activations
 from grader.grading.subject import transformer
 from grader.grading.subject.cases import SHIPPED, attention_input, block_input, prompt_ids
-from grader.grading.values.failures import GradeFailure
-from grader.grading.judging.any_result import expect_activations
 from grader.grading.subject.reference import load_reference
+from grader.grading.values.failures import GradeFailure
 from grader.model import artifacts, parts
 from grader.model.gpt import GPTConfig
 from grader.model.spec import ModelSpec

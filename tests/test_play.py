@@ -61,7 +61,8 @@ def test_play_loads_neither_pytest_nor_the_sandbox() -> None:
     probe = ("import sys, grader.play\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('pytest', 'hypothesis') or m in ('grader.sandbox.host.process', "
-             "'grader.sandbox.worker.isolation', 'grader.sandbox.worker.serve', 'grader.sandbox.host.forkserver')))")
+             "'grader.sandbox.worker.isolation', 'grader.sandbox.worker.serve', "
+             "'grader.sandbox.host.forkserver')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"

@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 import torch
 
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.filtered_logits import expect_filtered
+from grader.grading.values.failures import GradeFailure
 
 
 def test_the_filtered_logits_take_a_plural_verb() -> None:

@@ -42,7 +42,7 @@ REFERENCE_CODE = sorted(
      paths.PACKAGE / "grading" / "judging" / "any_result.py",
      paths.PACKAGE / "grading" / "judging" / "generated_text.py",
      paths.PACKAGE / "grading" / "judging" / "filtered_logits.py",
-     *paths.CHECKS.glob("*.py")])
+     *paths.CHECKS.rglob("*.py")])
 # Rules of judging that the practice grader states again on purpose: they say how
 # close is close enough, not what the answer is.
 SHIPPED_RULES = {"activation_atol"}
@@ -148,7 +148,7 @@ def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
     by_slug = {p.slug: p for p in problems()}
     seen = 0
     for slug, stored in cases_of(released)["problems"].items():
-        module = importlib.import_module(f"grader.checks.{by_slug[slug].checks.stem}")
+        module = importlib.import_module(by_slug[slug].checks_module)
         ids = {m.named(slug).id: m.name for c in contracts_of(module) for m in c.mistakes}
         for case in [case for part in stored["parts"]
                      for case in [*part["cases"].values(), *part["examples"].values()]]:
@@ -542,9 +542,9 @@ def submissions() -> list[Path]:
 def practice(released: Path):  # noqa: ANN201 - the copy's own module
     sys.path.insert(0, str(released))
     try:
-        from gpt_kata_practice import grade
+        from gpt_kata_practice import practice_grade
 
-        yield grade
+        yield practice_grade
     finally:
         sys.path.remove(str(released))
 

@@ -280,7 +280,8 @@ def mistakes_of_temperature() -> list:
     from grader.grading.values.failures import Mistake
     from grader.maintainer.catalogs import mistakes_in
 
-    return mistakes_in(importlib.import_module("grader.checks.decoding_strategies.check_temperature"), Mistake)
+    module = importlib.import_module("grader.checks.decoding_strategies.check_temperature")
+    return mistakes_in(module, Mistake)
 
 
 # An answer hint a statement also says in full (it is then no secret): none today.

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from grader.learner.errors import UsageError
 from grader.classroom.gradebook.repositories import (
     Entry,
     Policy,
@@ -30,6 +29,7 @@ from grader.classroom.gradebook.repositories import (
     read_roster,
     shown_url,
 )
+from grader.learner.errors import UsageError
 
 CROP = "01-crop-context"
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)

@@ -20,11 +20,11 @@ from conftest import ROOT
 from gradebooks import finished_gradebook, merge_without_dependencies
 
 from grader.classroom.gradescope_autograder import to_gradescope
-from grader.reports.junit import junit_tree
 from grader.grading.engine.plugin import TestResult as Result
+from grader.registry import find
+from grader.reports.junit import junit_tree
 from grader.reports.report import ProblemSummary, Report, cut_output
 from grader.reports.scoring import problem_score, score_report
-from grader.registry import find
 
 jsonschema = pytest.importorskip("jsonschema")
 yaml = pytest.importorskip("yaml")
@@ -339,8 +339,8 @@ def test_canvas_and_moodle_exports_follow_their_import_formats(tmp_path: Path) -
 
 
 def test_a_mapping_without_a_learner_column_is_refused(tmp_path: Path) -> None:
-    from grader.learner.errors import UsageError
     from grader.classroom.gradebook.lms_export import read_ids
+    from grader.learner.errors import UsageError
 
     bad = tmp_path / "ids.csv"
     bad.write_text("name,email\nada,a@b\n", encoding="utf-8")

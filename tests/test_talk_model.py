@@ -152,8 +152,8 @@ def test_your_passing_sampler_talks_with_a_run_served_by_the_grader(run, tmp_pat
 def test_a_streamed_learner_generator_is_served_live(run):
     from grader.learner.tools.talk import Implementation, choose_model, streamed
     from grader.model import artifacts
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
@@ -166,11 +166,11 @@ def test_a_streamed_learner_generator_is_served_live(run):
 
 
 def test_your_sample_text_samples_a_run_served_by_the_grader(run):
-    from grader.learner.tools.talk import Implementation, choose_model, sampled
     from grader.grading.subject.reference import load_reference
+    from grader.learner.tools.talk import Implementation, choose_model, sampled
     from grader.model import artifacts
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
@@ -218,9 +218,9 @@ def test_the_sandboxed_code_is_given_the_runs_model_calls_but_cannot_read_its_we
         run, tmp_path):
     from grader.learner.tools.talk import choose_model
     from grader.model import artifacts
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.pool import WorkerPool
     from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     peek = tmp_path / "peek" / "solution.py"

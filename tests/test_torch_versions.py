@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from grader.checks.decoding_strategies.check_sampler import exponentials_after
-from grader.grading.subject.cases import seed_state
 from grader.grading.judging.generated_text import exponentials, sampled_choice
+from grader.grading.subject.cases import seed_state
 
 
 def probabilities(size: int, seed: int) -> torch.Tensor:

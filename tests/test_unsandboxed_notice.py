@@ -22,9 +22,9 @@ from conftest import ROOT
 from test_train_yours import record_passing_references
 
 from grader.learner.sandbox_notice import missing_layers, sandbox_notice
+from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
 from grader.sandbox.wire.limits import Limits
 from grader.sandbox.worker.machine import probe
-from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
 
 LINUX = sys.platform.startswith("linux")
 pytestmark = pytest.mark.skipif(not LINUX, reason="forces Linux off its sandbox")
@@ -193,8 +193,8 @@ def test_interactive_watch_shows_the_line_again_under_each_screen_it_draws(monke
 
     import grader.grading.engine.session as session
     from grader.learner import status, watch
-    from grader.reports.report import ProblemSummary, Report
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report
 
     problem = find("generate")
     graded = Report([ProblemSummary(problem, problem.starter)], "exact", {})

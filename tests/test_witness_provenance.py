@@ -10,14 +10,19 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader.grading.contracts.text_from_calls import (
+    Untraced,
+    expect_streamed_from_calls,
+    trace_tokens,
+)
+from grader.grading.judging.generated_text import sampled_choice
 from grader.grading.subject import cases
 from grader.grading.values.failures import GradeFailure
-from grader.grading.judging.generated_text import sampled_choice
-from grader.grading.contracts.text_from_calls import Untraced, expect_streamed_from_calls, trace_tokens
-from grader.model import artifacts, hidden_weights as hidden
+from grader.model import artifacts
+from grader.model import hidden_weights as hidden
 from grader.model.spec import ModelSpec
-from grader.sandbox.wire.encoding import decode, encode
 from grader.sandbox.host.witness import Pass
+from grader.sandbox.wire.encoding import decode, encode
 from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
 
 VOCAB = dict(enumerate("ab c."))
@@ -152,8 +157,8 @@ def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
 
 
 def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls_differ():
-    from grader.grading.subject.kata import Call
     from grader.grading.contracts.text_from_calls import judge_from_calls
+    from grader.grading.subject.kata import Call
     from grader.sandbox.host.process import CallOutcome
 
     prompt, tokens = [0, 1], [2, 0, 3]

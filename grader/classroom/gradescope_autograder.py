@@ -27,9 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from textwrap import indent
 
+from grader.grading.values.sanitise import markdown_cell, visible
 from grader.reports.late import describe, parse_penalty, parse_percent
 from grader.reports.provenance import provenance
-from grader.grading.values.sanitise import markdown_cell, visible
 from grader.reports.scoring import format_points, score_report
 from grader.sandbox.host.launch import grader_command, neutral_folder
 

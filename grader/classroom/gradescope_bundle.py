@@ -32,9 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import paths
+from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
-from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.reports.late import LatePenalty
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
@@ -114,7 +114,10 @@ def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None 
     """run_autograder (or, with `self_test`, the bundle's self_test): with `seed`, the
     checks draw their examples from it on Gradescope as they do wherever the
     instructor grades with it set; with `late`, a late submission loses its share."""
-    from grader.classroom.gradescope_autograder import LATE_PENALTY_MAX_VARIABLE, LATE_PENALTY_VARIABLE
+    from grader.classroom.gradescope_autograder import (
+        LATE_PENALTY_MAX_VARIABLE,
+        LATE_PENALTY_VARIABLE,
+    )
     from grader.grading.subject.strategies import SEED_VARIABLE
 
     lines = SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""

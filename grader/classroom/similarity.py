@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import paths
-from grader.learner.errors import EXIT_PASS, UsageError
 from grader.classroom.gradebook.outputs import report_stem
 from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.grading.values.sanitise import cell, markdown_cell, visible
+from grader.learner.errors import EXIT_PASS, UsageError
 from grader.registry import Problem
 
 INSTALL = 'pip install "gpt-kata[class]" (or pip install copydetect)'

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import paths
+from grader.grading.values.sanitise import visible
 from grader.learner import status
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import (
@@ -26,14 +27,13 @@ from grader.learner.options import (
 )
 from grader.learner.output import console
 from grader.learner.shown import show, write_reports
-from grader.grading.values.sanitise import visible
 from grader.locale import tr
 from grader.registry import Problem, problems
 
 if TYPE_CHECKING:
 
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
@@ -163,8 +163,8 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool, limits: Limits) -> int:
     from rich.markup import escape
 
-    from grader.learner.sandbox_notice import layers_line, unsandboxed
     from grader.grading.engine.session import goldens_mode, grade_problems
+    from grader.learner.sandbox_notice import layers_line, unsandboxed
 
     out = console(stderr=args.quiet)
     if not args.quiet:

@@ -260,11 +260,11 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 
 
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
+    from grader.grading.engine.session import grade_problems
     from grader.learner.sandbox_notice import unsandboxed
     from grader.reports.report import render
-    from grader.grading.engine.session import grade_problems
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
     with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
         file = _stage(problem, text, Path(tmp))

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from grader.learner.errors import UsageError
-from grader.reports.late import LatePenalty, parse_penalty, parse_percent
 from grader.locale import tr
 from grader.registry import Problem, find, problems
+from grader.reports.late import LatePenalty, parse_penalty, parse_percent
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,

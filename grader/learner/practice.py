@@ -16,16 +16,16 @@ import sys
 from typing import Any
 
 from grader import paths
+from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE, WRONG, NamedMistake
 from grader.learner import status
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import check_report_target, select_problems
 from grader.learner.output import console
 from grader.learner.shown import show, write_reports
-from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE, WRONG, NamedMistake
-from grader.reports.report import ProblemSummary, Report
-from grader.reports.results import TestResult
 from grader.locale import marked, tr, translated
 from grader.registry import Problem
+from grader.reports.report import ProblemSummary, Report
+from grader.reports.results import TestResult
 
 # What the practice grade stands on: the copy's stored answers.
 STORED_ANSWERS = "gpt_kata_practice"
@@ -68,7 +68,7 @@ def grade(args: argparse.Namespace) -> int:
 def practice_report(chosen: list[Problem], out: Any = None) -> Report:
     """The practice grade of the learner's files of `chosen`, as the kata's report; a
     problem this copy cannot practise is left out of it, and said on `out`."""
-    from gpt_kata_practice.grade import grade_problem
+    from gpt_kata_practice.practice_grade import grade_problem
 
     summaries = []
     for problem in chosen:

@@ -15,8 +15,8 @@ import shutil
 import sys
 import threading
 
-from grader.sandbox.worker.machine import missing_tree_layers
 from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
+from grader.sandbox.worker.machine import missing_tree_layers
 
 # Layers a worker reports (a prefix of its names) that every Linux sandbox has where the
 # kernel offers them, and how the notice names them when they did not run. The layers

@@ -49,22 +49,30 @@ RUNTIME_FILES = (
     "wording.py", "locale/__init__.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/runs.py", "model/spec.py",
-    "cli/__init__.py", "learner/errors.py", "learner/grade.py", "cli/main.py", "learner/options.py",
-    "learner/output.py", "learner/practice.py", "learner/tools/practice_talk.py", "learner/tools/practice_trace.py",
-    "learner/tools/practice_train.py",
-    "learner/shown.py", "learner/status.py", "learner/tools/talk_text.py", "learner/tools/trace.py", "learner/tools/trace_plan.py",
-    "learner/tools/trace_plot.py", "learner/tools/trace_steps.py", "learner/tools/trace_view.py", "learner/watch.py",
-    "grading/__init__.py", "grading/judging/cached_steps.py", "grading/subject/cases.py",
-    "grading/values/failures.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
-    "reports/report.py", "reports/results.py", "grading/values/sanitise.py", "reports/scoring.py",
+    "cli/__init__.py", "cli/main.py",
+    "learner/__init__.py", "learner/errors.py", "learner/grade.py", "learner/options.py",
+    "learner/output.py", "learner/practice.py", "learner/shown.py", "learner/status.py",
+    "learner/watch.py",
+    "learner/tools/__init__.py", "learner/tools/practice_talk.py",
+    "learner/tools/practice_trace.py", "learner/tools/practice_train.py",
+    "learner/tools/talk_text.py", "learner/tools/trace.py", "learner/tools/trace_plan.py",
+    "learner/tools/trace_plot.py", "learner/tools/trace_steps.py", "learner/tools/trace_view.py",
+    "grading/__init__.py",
+    "grading/values/__init__.py", "grading/values/failures.py", "grading/values/sanitise.py",
     "grading/values/tolerances.py",
-    "sandbox/__init__.py", "sandbox/wire/limits.py", "sandbox/wire/printed.py",
+    "grading/subject/__init__.py", "grading/subject/cases.py",
+    "grading/judging/__init__.py", "grading/judging/cached_steps.py",
+    "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
+    "reports/report.py", "reports/results.py", "reports/scoring.py",
+    "sandbox/__init__.py", "sandbox/wire/__init__.py", "sandbox/wire/limits.py",
+    "sandbox/wire/printed.py",
 )
-PRACTICE_FILES = ("__init__.py", "codec.py", "grade.py", "judge.py", "shipped.py",
+PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "shipped.py",
                   "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
-# The rules by which a copy judges how a learner's code calls its model (practice/grade.py).
+# The rules by which a copy judges how a learner's code calls its model
+# (practice/practice_grade.py).
 CALL_RULES = ("one-token-per-step",)
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
            "hold (a model it builds and trains)")
@@ -278,8 +286,8 @@ def practice_rule(module: Any, contract: Any) -> str:
     a module's outputs carry rounding errors of the tensor's scale; a streamer may
     pass on what one call completes in one callback or several."""
     from grader.checks.decoding_strategies.stream_word_streamer import same_passed_on
-    from grader.grading.values.equality import same_activations
     from grader.grading.judging.filtered_logits import same_filtering
+    from grader.grading.values.equality import same_activations
     from grader.release.practice.judge import RULES
 
     declared = getattr(module, "PRACTICE_RULE", None)
@@ -298,7 +306,7 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     NotPractised, saying why of the first, if none can be; one that cannot is left to
     the instructor's grade, and `not_practised` says why (stream's stream_generate(),
     judged by how it calls the model, beside its WordStreamer, practised here)."""
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     contracts = contracts_of(module)
     parts = []
     left: dict[str, str] = {}
@@ -320,8 +328,8 @@ def live_answer(contract: Any, method: Any, args: tuple) -> tuple[str, Any]:
     """The reference's outcome on `args`, a list for a method that yields."""
     import torch
 
-    from grader.grading.values.equality import outcome_of
     from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
 
     with torch.no_grad():
         answer = outcome_of(method, *fresh_args(args))
@@ -392,8 +400,8 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     float rounding moves a tie), and each known mistake's answer that differs."""
     import torch
 
-    from grader.grading.values.equality import outcome_of, same_outcome
     from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of, same_outcome
 
     # The practice package's codec and judge, as the copy will run them.
     from grader.release.practice import codec, judge

@@ -22,12 +22,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.grading.values.failures import NOT_IMPLEMENTED
-from grader.reports.provenance import provenance
-from grader.reports.results import TestResult
 from grader.grading.values.sanitise import visible
-from grader.reports.scoring import format_points, score_report
 from grader.locale import localised, tr, translated
 from grader.registry import Problem
+from grader.reports.provenance import provenance
+from grader.reports.results import TestResult
+from grader.reports.scoring import format_points, score_report
 from grader.sandbox.wire.printed import Printed, after, as_printed, marker, more
 from grader.sandbox.wire.printed import line as shown_line
 from grader.wording import glyph

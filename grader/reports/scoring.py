@@ -27,8 +27,8 @@ Gradescope's results.json, the JUnit properties and Classroom50's result.
 
 from __future__ import annotations
 
-from grader.reports.late import apply_late
 from grader.registry import DEFAULT_POINTS, problems
+from grader.reports.late import apply_late
 
 DIGITS = 2  # places a per-check share or a hand-made score is shown with
 

@@ -8,9 +8,9 @@ the inputs that attention really sees, and random weights and inputs.
 
 from __future__ import annotations
 
+from grader.grading.contracts.module_checks import LayerChecks, attention_mistakes
 from grader.grading.subject import transformer
 from grader.grading.subject.cases import attention_input
-from grader.grading.contracts.module_checks import LayerChecks, attention_mistakes
 from grader.locale import marked
 
 MISTAKES = attention_mistakes(

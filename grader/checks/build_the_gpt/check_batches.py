@@ -7,14 +7,14 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import context_length, corpus_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import same_pair
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_pair
+from grader.grading.subject.cases import context_length, corpus_ids
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh
+from grader.grading.values.equality import same_pair
+from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
+from grader.grading.contracts.module_checks import drawn_contexts, module_tests, shipped_config
 from grader.grading.subject import transformer
 from grader.grading.subject.cases import SHIPPED, model_contexts
 from grader.grading.subject.mistakes_data import mistakes_of
-from grader.grading.contracts.module_checks import drawn_contexts, module_tests, shipped_config
 from grader.grading.subject.strategies import random_models
 from grader.locale import marked
 from grader.model.parts import weights

@@ -8,12 +8,12 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_tensor
+from grader.grading.subject.cases import context_length, corpus_prefix, prompt_ids
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 from grader.model import artifacts
 

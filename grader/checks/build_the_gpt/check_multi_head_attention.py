@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from grader.grading.subject import transformer
-from grader.grading.subject.cases import attention_input
-from grader.grading.values.failures import Mistake
 from grader.grading.contracts.module_checks import (
          LayerChecks,
          attention_mistakes,
          qkv_order_mistake,
 )
+from grader.grading.subject import transformer
+from grader.grading.subject.cases import attention_input
+from grader.grading.values.failures import Mistake
 from grader.locale import marked
 
 SPLIT = ("view (B, T, C) as (B, T, n_head, head_size), then .transpose(1, 2): head h owns "

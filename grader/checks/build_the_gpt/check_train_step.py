@@ -23,11 +23,11 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import prompt_ids
 from grader.grading.contracts.contract import Contract
+from grader.grading.subject.cases import prompt_ids
+from grader.grading.subject.kata import Call
 from grader.grading.values.equality import Outcome
 from grader.grading.values.failures import GradeFailure, Mistake
-from grader.grading.subject.kata import Call
 from grader.grading.values.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.model import artifacts

@@ -5,13 +5,13 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import corpus_prefix
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import Diagnosis, GradeFailure
 from grader.grading.judging.any_result import comparing, expect_tensor
+from grader.grading.subject.cases import corpus_prefix
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import ALPHABET
+from grader.grading.values.failures import Diagnosis, GradeFailure
 from grader.locale import marked, tr
 from grader.model import artifacts
 

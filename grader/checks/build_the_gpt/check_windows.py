@@ -5,12 +5,12 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import context_length, corpus_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import same_pair
 from grader.grading.judging.any_result import comparing, expect_pair
+from grader.grading.subject.cases import context_length, corpus_ids
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.equality import same_pair
 from grader.locale import marked, tr
 
 

@@ -9,15 +9,15 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_type
+from grader.grading.judging.generated_text import Choice, divergence_report, reset_sampling_choice
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh, fresh_args
-from grader.grading.judging.generated_text import Choice, divergence_report, reset_sampling_choice
 from grader.grading.subject.strategies import model_and_context, vocab
+from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec

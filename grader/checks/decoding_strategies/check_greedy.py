@@ -7,17 +7,17 @@ from typing import Any
 import pytest
 import torch
 
-from grader.grading.subject.cases import generation_cases, generation_prompts
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import raised
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_text
+from grader.grading.judging.generated_text import Choice, judge_steps
+from grader.grading.subject.cases import generation_cases, generation_prompts
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes import generation_loop
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh_args
-from grader.grading.judging.generated_text import Choice, judge_steps
 from grader.grading.subject.strategies import generation_example, vocab
+from grader.grading.values.equality import raised
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import TIE_RTOL
 from grader.locale import tr
 

@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from grader.grading.contracts.text_from_calls import WitnessedContract, judge_from_calls
 from grader.grading.judging.cached_steps import WHOLE_CONTEXT, expect_one_token_per_step
+from grader.grading.judging.generated_text import judge_reset_sampling
 from grader.grading.subject.cases import (
     SHIPPED,
     context_length,
@@ -15,12 +17,10 @@ from grader.grading.subject.cases import (
     generation_prompts,
     prompt_ids,
 )
-from grader.grading.values.failures import Diagnosis
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
-from grader.grading.judging.generated_text import judge_reset_sampling
 from grader.grading.subject.strategies import generation_example, vocab
-from grader.grading.contracts.text_from_calls import WitnessedContract, judge_from_calls
+from grader.grading.values.failures import Diagnosis
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec

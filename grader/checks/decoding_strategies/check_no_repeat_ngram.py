@@ -7,14 +7,14 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import corpus_prefix, prompt_ids, shipped_logits
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.filtered_logits import expect_like_logits
+from grader.grading.subject.cases import corpus_prefix, prompt_ids, shipped_logits
 from grader.grading.subject.filter_rules import ngram_bans
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits
+from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 
 

@@ -9,16 +9,16 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
-from grader.grading.subject.filter_rules import ngram_bans, running_totals, top_k, top_p
 from grader.grading.judging.any_result import expect_type
+from grader.grading.judging.generated_text import divergence_report, exponentials, sampling_scores
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.subject.filter_rules import ngram_bans, running_totals, top_k, top_p
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh_args
-from grader.grading.judging.generated_text import divergence_report, exponentials, sampling_scores
 from grader.grading.subject.strategies import model_and_context, vocab
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import NUCLEUS_ATOL, TIE_RTOL
 from grader.locale import tr
 from grader.model import artifacts

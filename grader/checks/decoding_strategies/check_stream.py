@@ -26,16 +26,7 @@ from grader.checks.decoding_strategies.stream_word_streamer import (
     streamer_cases,
     streamer_lines,
 )
-from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import Outcome, same_outcome
-from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
-from grader.grading.judging.any_result import show
-from grader.grading.subject.kata import Call, Kata
-from grader.grading.subject.mistakes import NOT_RESTORED, generation_loop
-from grader.grading.subject.reference import fresh_args
-from grader.grading.judging.generated_text import judge_reset_sampled_text
-from grader.grading.subject.strategies import model_and_context
 from grader.grading.contracts.text_from_calls import (
     Untraced,
     WitnessedContract,
@@ -44,6 +35,15 @@ from grader.grading.contracts.text_from_calls import (
     untraced_line,
     untraced_message,
 )
+from grader.grading.judging.any_result import show
+from grader.grading.judging.generated_text import judge_reset_sampled_text
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
+from grader.grading.subject.kata import Call, Kata
+from grader.grading.subject.mistakes import NOT_RESTORED, generation_loop
+from grader.grading.subject.reference import fresh_args
+from grader.grading.subject.strategies import model_and_context
+from grader.grading.values.equality import Outcome, same_outcome
+from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec

@@ -6,13 +6,13 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import shipped_logits
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import Mistake
 from grader.grading.judging.any_result import comparing, expect_tensor
+from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits
+from grader.grading.values.failures import Mistake
 from grader.locale import marked, tr
 from grader.wording import Plural
 

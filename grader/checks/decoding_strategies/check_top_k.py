@@ -8,9 +8,9 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import shipped_logits
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.filtered_logits import expect_filtered, same_filtering
+from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import kth_largest as kth
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of

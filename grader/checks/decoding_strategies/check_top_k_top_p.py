@@ -9,15 +9,15 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.grading.contracts.contract import Contract
+from grader.grading.judging.filtered_logits import expect_filtered, judge_top_p, same_filtering
 from grader.grading.subject import filter_rules as filters
 from grader.grading.subject.cases import shipped_logits
-from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
-from grader.grading.judging.filtered_logits import expect_filtered, judge_top_p, same_filtering
 from grader.grading.subject.filter_rules import nucleus_mask as top_p_mask
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import exact_nucleus_rows, logits_example
+from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 
 INF = float("-inf")

@@ -10,9 +10,9 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import shipped_logits
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.filtered_logits import judge_top_p, same_filtering
+from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import nucleus_mask, sorted_totals
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of

@@ -14,12 +14,12 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.grading.judging.any_result import expect_text, show
 from grader.grading.subject.cases import prompt_ids
+from grader.grading.subject.inputs import describe, short
+from grader.grading.subject.kata import Call
 from grader.grading.values.equality import Outcome, same_outcome
 from grader.grading.values.failures import GradeFailure
-from grader.grading.subject.inputs import describe, short
-from grader.grading.judging.any_result import expect_text, show
-from grader.grading.subject.kata import Call
 from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox.worker import harnesses

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from grader.grading.subject.cases import generation_cases
 from grader.grading.contracts.contract import Contract
+from grader.grading.judging.generated_text import judge_reset_sampling
+from grader.grading.subject.cases import generation_cases
 from grader.grading.subject.mistakes import generation_loop
 from grader.grading.subject.mistakes_data import mistakes_of
-from grader.grading.judging.generated_text import judge_reset_sampling
 from grader.grading.subject.strategies import generation_example
 
 MISTAKES = mistakes_of(globals(), generation_loop)

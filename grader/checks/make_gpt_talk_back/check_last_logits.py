@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import comparing, expect_tensor
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import model_and_context
 from grader.locale import marked

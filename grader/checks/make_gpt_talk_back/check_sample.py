@@ -7,12 +7,12 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import shipped_logits
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake, naming
 from grader.grading.judging.any_result import expect_tensor
+from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.kata import Call
 from grader.grading.subject.strategies import logits
+from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake, naming
 from grader.locale import tr
 
 

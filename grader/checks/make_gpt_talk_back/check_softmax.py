@@ -8,11 +8,11 @@ from pathlib import Path
 import torch
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import comparing, expect_tensor
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits
+from grader.grading.values.failures import GradeFailure
 from grader.locale import marked, tr
 from grader.wording import Plural
 

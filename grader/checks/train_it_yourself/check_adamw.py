@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from torch.optim import adamw as torch_adamw
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_tensor
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import ATOL, RTOL
 from grader.locale import tr
 

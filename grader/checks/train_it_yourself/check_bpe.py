@@ -18,12 +18,19 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.checks.train_it_yourself.bpe_tokenizer import BYTES, Pair, decode, encode, token_bytes, train
-from grader.grading.subject.cases import corpus_prefix
+from grader.checks.train_it_yourself.bpe_tokenizer import (
+    BYTES,
+    Pair,
+    decode,
+    encode,
+    token_bytes,
+    train,
+)
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.grading.judging.any_result import expect_text
+from grader.grading.subject.cases import corpus_prefix
 from grader.grading.subject.kata import Call, Judge, Kata
+from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import tr
 
 # -- mistakes --------------------------------------------------------------------------------

@@ -15,11 +15,11 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import Outcome, outcome_of
-from grader.grading.values.failures import Diagnosis, GradeFailure, naming
 from grader.grading.judging.any_result import expect_tensor
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.equality import Outcome, outcome_of
+from grader.grading.values.failures import Diagnosis, GradeFailure, naming
 from grader.grading.values.tolerances import RTOL
 from grader.locale import tr
 

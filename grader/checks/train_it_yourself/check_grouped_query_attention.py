@@ -23,14 +23,14 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import attention_input, corpus_prefix, random_input
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import Outcome, outcome_of, same_activations
-from grader.grading.values.failures import GradeFailure, naming
 from grader.grading.judging.any_result import expect_activations
+from grader.grading.subject.cases import attention_input, corpus_prefix, random_input
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh_args
+from grader.grading.values.equality import Outcome, outcome_of, same_activations
+from grader.grading.values.failures import GradeFailure, naming
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig

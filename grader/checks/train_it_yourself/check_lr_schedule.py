@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import RTOL
 from grader.locale import tr
 

@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
+from grader.grading.contracts.module_checks import drawn_contexts, module_tests
 from grader.grading.subject.cases import model_contexts
 from grader.grading.subject.mistakes_data import mistakes_of
-from grader.grading.contracts.module_checks import drawn_contexts, module_tests
 from grader.locale import marked
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig

@@ -15,10 +15,10 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import block_input, random_input
 from grader.grading.contracts.contract import Contract
-from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.contracts.module_checks import judged_as_activations, shipped_config
+from grader.grading.subject.cases import block_input, random_input
+from grader.grading.subject.mistakes_data import mistakes_of
 from grader.locale import marked
 from grader.model import artifacts
 from grader.model.parts import given, state_dict

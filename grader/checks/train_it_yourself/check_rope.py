@@ -15,12 +15,12 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import attention_input, random_input
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_tensor
+from grader.grading.subject.cases import attention_input, random_input
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import ATOL, RTOL
 from grader.locale import tr
 from grader.model import artifacts

@@ -34,9 +34,9 @@ from grader.checks.build_the_gpt.check_train_step import (
 )
 from grader.checks.build_the_gpt.check_train_step import flat_loss as loss_of
 from grader.grading.contracts.contract import Contract
+from grader.grading.subject.kata import Call
 from grader.grading.values.equality import Outcome
 from grader.grading.values.failures import GradeFailure, Mistake
-from grader.grading.subject.kata import Call
 from grader.grading.values.tolerances import TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.sandbox.worker import harnesses

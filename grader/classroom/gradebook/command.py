@@ -17,9 +17,8 @@ import os
 import sys
 from pathlib import Path
 
-from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.classroom.gradebook.grade_process import forking, warm_up
 from grader.classroom.gradebook import shards
+from grader.classroom.gradebook.grade_process import forking, warm_up
 from grader.classroom.gradebook.grading import grade_all, start_servers
 from grader.classroom.gradebook.lms_export import add_arguments as add_lms_arguments
 from grader.classroom.gradebook.lms_export import read_ids, write_asked
@@ -50,13 +49,14 @@ from grader.classroom.gradebook.state import (
     sandbox_offered,
     seed_digest,
 )
+from grader.grading.values.sanitise import visible
+from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import (
     positive_count,
     positive_megabytes,
     positive_seconds,
     require_isolation,
 )
-from grader.grading.values.sanitise import visible
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,

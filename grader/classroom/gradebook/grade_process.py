@@ -40,8 +40,8 @@ def warm_up() -> None:
 
     # No thread pool exists yet; with one thread none will, so forking stays safe.
     torch.set_num_threads(1)
-    import grader.reports.junit  # noqa: F401
     import grader.grading.engine.session  # noqa: F401
+    import grader.reports.junit  # noqa: F401
 
 
 class GradeProcess:

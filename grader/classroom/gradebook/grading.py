@@ -22,8 +22,8 @@ from grader.classroom.gradebook.outputs import Row, failed_report, hand_in_of, r
 from grader.classroom.gradebook.roster import Learner
 from grader.classroom.gradebook.state import save_state
 from grader.grading.values.sanitise import visible
-from grader.reports.scoring import score_report
 from grader.registry import Problem
+from grader.reports.scoring import score_report
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.forkserver_client import ForkServerClient
 from grader.sandbox.wire.limits import Limits

@@ -26,9 +26,9 @@ import argparse
 import csv
 from pathlib import Path
 
-from grader.learner.errors import UsageError
 from grader.classroom.gradebook.outputs import trailing, write_csv
 from grader.grading.values.sanitise import cell, uncell, visible
+from grader.learner.errors import UsageError
 from grader.reports.scoring import format_points
 
 ID_COLUMNS = ("name", "canvas_id", "sis_user_id", "sis_login_id", "section", "username",

@@ -10,7 +10,6 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.classroom.gradebook import shards
 from grader.classroom.gradebook.lms_export import write_asked
 from grader.classroom.gradebook.outputs import (
@@ -25,8 +24,9 @@ from grader.classroom.gradebook.outputs import (
 from grader.classroom.gradebook.roster_csv import read_roster
 from grader.classroom.gradebook.state import load_state, save_state
 from grader.grading.values.sanitise import cell, uncell, visible
-from grader.reports.scoring import format_points
+from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.registry import problems as registry_problems
+from grader.reports.scoring import format_points
 
 
 def merge(args: argparse.Namespace) -> int:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.reports.late import describe
 from grader.grading.values.sanitise import cell, visible
-from grader.reports.scoring import format_points, score_report
 from grader.registry import Problem
+from grader.reports.late import describe
+from grader.reports.scoring import format_points, score_report
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -39,12 +39,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.classroom.gradebook import layouts
-from grader.learner.errors import EXIT_FAIL, UsageError
 from grader.classroom.gradebook.roster_csv import Entry, read_roster
 from grader.classroom.gradebook.sightings import Sightings, iso
+from grader.grading.values.sanitise import visible
+from grader.learner.errors import EXIT_FAIL, UsageError
 from grader.learner.options import add_late_penalty_options
 from grader.reports.late import LatePenalty
-from grader.grading.values.sanitise import visible
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
 GIT_MAX_FILE_BYTES = 500_000_000  # no file git writes (a pack) may be larger

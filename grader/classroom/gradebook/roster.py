@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.classroom.gradebook import layouts
-from grader.learner.errors import UsageError
 from grader.grading.values.sanitise import folder_name
+from grader.learner.errors import UsageError
 from grader.registry import Problem
 from grader.registry import problems as all_problems
 
@@ -83,7 +83,7 @@ def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     out = out.resolve()
     # Each learner is known by their folder's name made safe (grading/values/sanitise.py):
     # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
-    # A zip file is a learner too, known by its name without .zip (grader/classroom/gradebook/layouts.py).
+    # A zip file is a learner too, known by its name without .zip (layouts.py).
     entries = sorted((e for e in roster.iterdir() if layouts.is_hand_in(e) and e.resolve() != out),
                      key=lambda e: not e.is_dir())  # folders claim their names first
     found: dict[str, Path] = {}

@@ -25,8 +25,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.learner.errors import UsageError
 from grader.grading.values.sanitise import visible
+from grader.learner.errors import UsageError
 
 NAME_COLUMNS = ("learner", "github_username", "username", "login")
 URL_COLUMNS = ("repository", "repository_url", "repo", "url", "clone_url")

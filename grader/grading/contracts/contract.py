@@ -45,7 +45,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.contracts.contract_derivation import declaring_problem, derive
+from grader.grading.judging.any_result import expect_error
 from grader.grading.subject.diagnosis import name_mistake
+from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
+from grader.grading.subject.kata import Call, Judge, Kata
+from grader.grading.subject.reference import fresh_args
+from grader.grading.subject.strategies import GRADING
 from grader.grading.values.equality import Outcome, outcome_of, raised, same_outcome
 from grader.grading.values.failures import (
     Diagnosis,
@@ -54,14 +59,9 @@ from grader.grading.values.failures import (
     Mistake,
     SubmissionUnavailable,
 )
-from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
-from grader.grading.judging.any_result import expect_error
-from grader.grading.subject.kata import Call, Judge, Kata
-from grader.grading.subject.reference import fresh_args
-from grader.grading.subject.strategies import GRADING
 from grader.locale import tr
-from grader.sandbox.worker.harness_ref import harness_ref, run_harness
 from grader.sandbox.host.process import CallOutcome
+from grader.sandbox.worker.harness_ref import harness_ref, run_harness
 
 # The arguments of one example, drawn with a label for each part (the labels
 # name the parts of the smallest failing input in the learner's report).

@@ -11,11 +11,25 @@ from types import ModuleType
 
 import pytest
 
+from grader import paths
 from grader.grading.contracts.contract import Contract
-from grader.grading.contracts.contract_derivation import ContractError, Signature, reference_signature
+from grader.grading.contracts.contract_derivation import (
+    ContractError,
+    Signature,
+    reference_signature,
+)
 from grader.grading.values.failures import Mistake
 from grader.model import artifacts
 from grader.registry import problems
+
+
+def shown_path(path: Path) -> str:
+    """A check module's path as a contributor finds it in the kata: a problem's own
+    checks by where the registry keeps them (in their track's folder)."""
+    registered = {p.checks.name: p.checks for p in problems()}.get(path.name)
+    if registered is None:
+        return f"grader/checks/{path.name}"
+    return registered.relative_to(paths.PACKAGE.parent).as_posix()
 
 
 def validate(module: ModuleType) -> Contract:
@@ -28,10 +42,11 @@ def validate(module: ModuleType) -> Contract:
     contract = getattr(module, "CONTRACT", None)
 
     def wrong(what: str) -> ContractError:
-        return ContractError(f"grader/checks/{path.name}: {what}")
+        return ContractError(f"{shown_path(path)}: {what}")
 
     if not isinstance(contract, Contract):
-        raise wrong("declares no CONTRACT = Contract(...) (see grader/grading/contracts/contract.py)")
+        raise wrong("declares no CONTRACT = Contract(...) "
+                    "(see grader/grading/contracts/contract.py)")
     for name, other in vars(module).items():
         if isinstance(other, Contract) and other is not contract:
             validate_contract(other, path, lambda what, n=name: wrong(f"{n}: {what}"),

@@ -19,14 +19,14 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, random_input
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.equality import same_activations
-from grader.grading.values.failures import GradeFailure, Mistake
 from grader.grading.judging.any_result import comparing, expect_activations
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, random_input
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.mistakes_data import shared
 from grader.grading.subject.strategies import random_models, token_contexts
+from grader.grading.values.equality import same_activations
+from grader.grading.values.failures import GradeFailure, Mistake
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.parts import weights

@@ -26,13 +26,13 @@ from typing import Any
 
 import torch
 
-from grader.grading.subject import cases
 from grader.grading.contracts.contract import Contract
-from grader.grading.values.failures import GradeFailure, Mistake, SubmissionUnavailable
-from grader.grading.subject.inputs import inputs_of
 from grader.grading.judging.any_result import show
-from grader.grading.subject.kata import Call, Judge, Kata
 from grader.grading.judging.generated_text import sampled_choice
+from grader.grading.subject import cases
+from grader.grading.subject.inputs import inputs_of
+from grader.grading.subject.kata import Call, Judge, Kata
+from grader.grading.values.failures import GradeFailure, Mistake, SubmissionUnavailable
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.hidden_weights import hide_args

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from grader import paths
 from grader.grading.contracts.contract_validation import CheckModule
+from grader.grading.subject.kata import Kata
+from grader.grading.subject.reference import load_reference
 from grader.grading.values.failures import (
     GRADER_ERROR,
     STUCK,
@@ -23,19 +26,17 @@ from grader.grading.values.failures import (
     GraderIntegrityError,
     SubmissionUnavailable,
 )
-from grader.grading.subject.kata import Kata
-from grader.grading.subject.reference import load_reference
-from grader.reports.results import TestResult
 from grader.grading.values.worker_errors import one_line, unavailable_kind
 from grader.locale import tr
 from grader.registry import Problem
+from grader.reports.results import TestResult
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
-from grader.sandbox.wire.limits import DEFAULTS, Limits
 from grader.sandbox.host.pool import WorkerPool
-from grader.sandbox.wire.printed import Printed, clip, joined
 from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import DEFAULTS, Limits
+from grader.sandbox.wire.printed import Printed, clip, joined
 
 # What one check's calls printed, kept whole up to this many characters (the
 # report cuts it at a line end to show it); the worker keeps CALL_OUTPUT_LIMIT
@@ -272,10 +273,12 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     # timeouts...) must not change a grade.
     # pytest's unraisable- and thread-exception plugins end every session with
     # several full garbage collections, longer than a passing problem's checks.
+    # The rootdir and ini are the checks' common folder: one grade may run the
+    # checks of several tracks, each in a folder of its own.
     args += ["--disable-plugin-autoload", "-p", "no:cacheprovider", "-p", "no:terminal",
              "-p", "no:warnings", "-p", "no:logging", "-p", "no:unraisableexception",
-             "-p", "no:threadexception", "--rootdir", str(problems[0].checks.parent),
-             "-c", str(problems[0].checks.parent / "pytest.ini"), "--capture=sys",
+             "-p", "no:threadexception", "--rootdir", str(paths.CHECKS),
+             "-c", str(paths.CHECKS / "pytest.ini"), "--capture=sys",
              "--assert=plain"]
     import torch
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader.grading.engine.plugin import GradingPlugin, TestResult, run_checks
-from grader.reports.report import ProblemSummary, Report
 from grader.grading.values.sanitise import visible, visible_or_none
 from grader.model import artifacts
 from grader.registry import Problem
-from grader.sandbox.wire.limits import DEFAULTS, Limits
+from grader.reports.report import ProblemSummary, Report
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.wire.limits import DEFAULTS, Limits
 from grader.sandbox.wire.printed import as_printed
 
 __all__ = ["Limits", "goldens_mode", "grade_problems", "safe"]

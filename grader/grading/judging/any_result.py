@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
+from grader.grading.subject.kata import Call, Judge
 from grader.grading.values.equality import raised
 from grader.grading.values.failures import GradeFailure
-from grader.grading.subject.kata import Call, Judge
 from grader.grading.values.tolerances import ATOL, RTOL, activation_atol
 from grader.locale import tr, translated
 from grader.wording import Plural

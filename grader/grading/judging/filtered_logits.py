@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_type, named
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import NUCLEUS_ATOL, TINY_PROB
 from grader.locale import tr
 from grader.wording import Plural, tokens

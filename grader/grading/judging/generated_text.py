@@ -14,11 +14,11 @@ from typing import Any
 
 import torch
 
-from grader.grading.subject import cases
-from grader.grading.values.failures import GradeFailure
 from grader.grading.judging.any_result import expect_type, result_of, side_by_side
+from grader.grading.subject import cases
 from grader.grading.subject.kata import Call
 from grader.grading.subject.reference import fresh_args
+from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import TIE_RTOL
 from grader.locale import tr
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from grader.grading.subject.reference import fresh_args
 from grader.grading.values.equality import Outcome, outcome_of, same_outcome
 from grader.grading.values.failures import Diagnosis, Mistake, naming
-from grader.grading.subject.reference import fresh_args
 
 
 @dataclass

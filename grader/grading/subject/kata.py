@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from grader.grading.subject.diagnosis import Diagnoses
+from grader.grading.subject.reference import fresh, fresh_args
 from grader.grading.values.equality import ErrorText, Outcome, same_outcome, unchanged
 from grader.grading.values.failures import (
     STUCK,
@@ -29,16 +30,15 @@ from grader.grading.values.failures import (
     GraderIntegrityError,
     SubmissionUnavailable,
 )
-from grader.grading.subject.reference import fresh, fresh_args
 from grader.grading.values.sanitise import learner_error
 from grader.grading.values.worker_errors import one_line, unavailable_kind
 from grader.locale import tr
 from grader.model import artifacts
 from grader.registry import Problem
-from grader.sandbox.worker.harness_ref import harness_name, run_harness
-from grader.sandbox.wire.printed import Printed
 from grader.sandbox.host.process import CallOutcome, SubmissionProcess
 from grader.sandbox.wire.encoding import decode
+from grader.sandbox.wire.printed import Printed
+from grader.sandbox.worker.harness_ref import harness_name, run_harness
 
 
 @dataclass

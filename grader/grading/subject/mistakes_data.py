@@ -38,9 +38,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader import paths
 from grader.grading.values.failures import Mistake
 
-MISTAKES = Path(__file__).resolve().parent.parent / "checks" / "mistakes"
+MISTAKES = paths.CHECKS / "mistakes"
 SHARED = MISTAKES / "shared"
 
 MISTAKE_KEYS = {"name", "fix", "id", "knobs", "of", "runs"}

@@ -35,7 +35,7 @@ from grader.locale import tr
 
 @cache
 def stored() -> dict[str, Any]:
-    from gpt_kata_practice.grade import stored as cases
+    from gpt_kata_practice.practice_grade import stored as cases
 
     return cases().get("traces", {})
 
@@ -108,7 +108,7 @@ def learner_run(the_plan: Plan) -> tuple[Any, str | None]:
     """The learner's run of one case, here, on a model that notes its forward passes;
     or a one-line reason it has none."""
     import torch
-    from gpt_kata_practice.grade import load
+    from gpt_kata_practice.practice_grade import load
 
     from grader.learner.tools.trace_steps import RecordingModel, Run, steps_of
 

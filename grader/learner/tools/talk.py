@@ -41,10 +41,10 @@ from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
 from grader.sandbox.host.channel import WorkerDied
-from grader.sandbox.worker.harness_ref import harness_name, harness_ref, run_harness
-from grader.sandbox.wire.limits import Limits
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.harness_ref import harness_name, harness_ref, run_harness
 
 
 @dataclass(frozen=True)

@@ -145,9 +145,9 @@ def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str
     it is), and the loading code's own message where it has one of several lines."""
     import torch
 
+    from grader.grading.judging.any_result import expect_activations
     from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
     from grader.grading.values.failures import GradeFailure
-    from grader.grading.judging.any_result import expect_activations
     from grader.grading.values.worker_errors import one_line
     from grader.model import artifacts
     from grader.model.parts import given, weights

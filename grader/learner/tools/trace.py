@@ -230,8 +230,8 @@ def trace_case(the_plan: Plan, process: Any,
 def learner_worker(the_plan: Plan) -> Iterator[Any]:
     """One sandboxed worker for the learner's file, kept for every case traced."""
     from grader.learner.sandbox_notice import NoticedPool
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
 
     with NoticedPool(sandbox=Limits()) as pool:
         process = SubmissionProcess(str(the_plan.submission), "Solution",
@@ -245,8 +245,8 @@ def learner_worker(the_plan: Plan) -> Iterator[Any]:
 def learner_run(the_plan: Plan, process: Any,
                 args: argparse.Namespace) -> tuple[Any, str | None]:
     """The learner's run of one case in the worker, or a one-line reason it has none."""
-    from grader.learner.tools.trace_steps import Run, steps_of
     from grader.grading.values.worker_errors import one_line
+    from grader.learner.tools.trace_steps import Run, steps_of
 
     label = (tr("the reference's {method}()", method=the_plan.method) if args.reference
              else tr("your {method}()", method=the_plan.method))
@@ -284,8 +284,8 @@ def failed_on_case(label: str, case: str, passes: int, error: str) -> str:
 def reference_run(the_plan: Plan) -> Any:
     import torch
 
-    from grader.learner.tools.trace_steps import RecordingModel, Run, steps_of
     from grader.grading.subject.reference import fresh, load_reference
+    from grader.learner.tools.trace_steps import RecordingModel, Run, steps_of
 
     reference = load_reference(the_plan.problem)
     model = RecordingModel(fresh(the_plan.args["model"]))

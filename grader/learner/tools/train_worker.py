@@ -98,8 +98,8 @@ class Run:
 
     def __init__(self, problems: list[Problem], pool: Any,
                  model: YourModel = GPT_MODEL) -> None:
-        from grader.sandbox.wire.limits import Limits
         from grader.sandbox.host.process import SubmissionProcess
+        from grader.sandbox.wire.limits import Limits
 
         self.files = {p.slug: str(p.starter.resolve()) for p in problems}
         self.model_file = self.files[model.slug]

@@ -96,8 +96,8 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
 def loop_run(pool: Any, model: YourModel) -> Any:
     """train_worker.Run, on the learner's train-loop file instead of their train-step."""
     from grader.learner.tools.train_worker import Run
-    from grader.sandbox.wire.limits import Limits
     from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
 
     class LoopRun(Run):
         def __init__(self) -> None:  # noqa: D107 - Run's, with the loop's file

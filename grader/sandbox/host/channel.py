@@ -10,8 +10,8 @@ import threading
 from typing import IO
 
 from grader.locale import tr
-from grader.sandbox.wire.frames import HEADER, read_frame
 from grader.sandbox.wire.encoding import ProtocolError
+from grader.sandbox.wire.frames import HEADER, read_frame
 
 # Frames up to this size are written directly; larger ones under a deadline.
 SMALL_FRAME = 4096

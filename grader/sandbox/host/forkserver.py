@@ -54,7 +54,7 @@ def preload() -> None:
     import grader.reuse  # noqa: F401 - a submission may use the learner's earlier solutions
     import grader.sandbox.worker.harnesses  # noqa: F401
     import grader.sandbox.worker.isolation  # noqa: F401
-    import grader.sandbox.host.witness  # noqa: F401
+    import grader.sandbox.worker.remote_model  # noqa: F401 - a witnessed check's model
     import grader.sandbox.worker.serve  # noqa: F401
     from grader.locale import catalog, language
     from grader.model import artifacts
@@ -324,8 +324,8 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):
         from grader.sandbox.worker.isolation import isolate
-        from grader.sandbox.worker.machine import tree_options
         from grader.sandbox.worker.layers.policy import Policy
+        from grader.sandbox.worker.machine import tree_options
 
         # A training run asks for more CPU time than grading allows.
         cpu = {"cpu_seconds": request["cpu_seconds"]} if "cpu_seconds" in request else {}

@@ -16,10 +16,10 @@ from typing import Any
 from grader.sandbox.host.channel import Channel, WorkerDied, close_quietly
 from grader.sandbox.host.handles import EXIT_GRACE, WorkerHandle, worker_environment
 from grader.sandbox.host.launch import grader_command, refusal
-from grader.sandbox.worker.layers.cgroups import TreeLimits
-from grader.sandbox.wire.limits import Limits
 from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree
 from grader.sandbox.host.witness import Witness
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.layers.cgroups import TreeLimits
 
 STARTUP_TIMEOUT = 120.0
 LOAD_TIMEOUT = 30.0
@@ -66,8 +66,8 @@ class ForkServerClient:
         prefix: list[str] = []
         env = worker_environment()  # its workers inherit it
         if self.sandbox is not None:
-            from grader.sandbox.worker.machine import launcher_prefix
             from grader.sandbox.worker.layers.policy import clean_environment
+            from grader.sandbox.worker.machine import launcher_prefix
 
             prefix = launcher_prefix()
             keep = {k: os.environ[k] for k in ("PYTHONPATH", "GPT_KATA_DEBUG")

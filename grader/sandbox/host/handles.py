@@ -13,11 +13,11 @@ import time
 from grader.sandbox.host.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.host.ending import describe_exit, start_group, wait_then_kill
 from grader.sandbox.host.launch import grader_command, refusal
-from grader.sandbox.wire.encoding import ProtocolError
-from grader.sandbox.wire.replies import unreadable
 from grader.sandbox.host.scratch_folders import empty_folder, remove_tree
 from grader.sandbox.host.slow_or_endless import machine_load, no_answer
 from grader.sandbox.host.witness import Witness
+from grader.sandbox.wire.encoding import ProtocolError
+from grader.sandbox.wire.replies import unreadable
 
 EXIT_GRACE = 2.0  # seconds a worker that closed its channel gets to finish exiting
 KILLED_WAIT = 5.0  # seconds a killed worker gets to be reaped

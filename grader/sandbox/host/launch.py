@@ -46,8 +46,9 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def package_path() -> str:
-    """The folder of the grader package this process runs."""
-    return str(Path(__file__).resolve().parent.parent)
+    """The folder of the grader package this process runs (grader/sandbox/host/launch.py
+    is two folders below it)."""
+    return str(Path(__file__).resolve().parents[2])
 
 
 def python_flags() -> list[str]:

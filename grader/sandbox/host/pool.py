@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT, ForkServerClient
 from grader.sandbox.host.handles import HostedWorker, SpawnedWorker, SpawnHost, WorkerHandle
-from grader.sandbox.wire.limits import Limits
 from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree
+from grader.sandbox.wire.limits import Limits
 
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
 

@@ -26,13 +26,18 @@ from grader.model.spec import ModelSpec
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT
 from grader.sandbox.host.handles import WorkerHandle
-from grader.sandbox.worker.layers.cgroups import with_limit_named
-from grader.sandbox.wire.limits import DEFAULTS, Limits
 from grader.sandbox.host.pool import Load, WorkerPool
-from grader.sandbox.wire.printed import Printed
-from grader.sandbox.wire.encoding import ProtocolError, encode
-from grader.sandbox.wire.replies import read_call_reply, read_item_reply, read_load_reply, unreadable
 from grader.sandbox.host.witness import Witness
+from grader.sandbox.wire.encoding import ProtocolError, encode
+from grader.sandbox.wire.limits import DEFAULTS, Limits
+from grader.sandbox.wire.printed import Printed
+from grader.sandbox.wire.replies import (
+    read_call_reply,
+    read_item_reply,
+    read_load_reply,
+    unreadable,
+)
+from grader.sandbox.worker.layers.cgroups import with_limit_named
 
 
 @dataclass

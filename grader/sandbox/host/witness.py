@@ -4,9 +4,10 @@ Some checks judge how the learner's code uses the model: streaming must yield
 each chunk before the characters after it are made, a KV cache must feed one
 new token per step. A record kept inside the worker could be rewritten by the
 code it is meant to observe. So, for those checks, the worker holds no model:
-it holds a `RemoteModel` whose forward passes run in the grader (the
-`Witness`), which keeps the log. A chunk that comes out of a generator is
-announced to the witness too, so it can say how many calls came before it.
+it holds a `RemoteModel` (grader/sandbox/worker/remote_model.py) whose forward
+passes run in the grader (the `Witness`), which keeps the log. A chunk that comes
+out of a generator is announced to the witness too, so it can say how many calls
+came before it.
 
 The log says which windows each pass saw, so a check can tell whether the text
 came from those passes (grader/grading/contracts/text_from_calls.py). For that to mean
@@ -30,11 +31,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from grader.model.spec import ModelSpec
-from grader.sandbox.wire.frames import Oversized, read_frame, write_frame
 from grader.sandbox.wire.encoding import ProtocolError, decode, encode
+from grader.sandbox.wire.frames import Oversized, read_frame, write_frame
+from grader.sandbox.worker.remote_model import ERRORS
 
 MAX_BATCH = 64  # rows in one forward pass the witness will run for a submission
 # Rows of forward passes logged during one call of the learner's code (an honest
@@ -42,60 +44,6 @@ MAX_BATCH = 64  # rows in one forward pass the witness will run for a submission
 MAX_ROWS = 10_000
 MEMO_ELEMENTS = 2_000_000  # floats the witness's own memo of a model holds (8 MB)
 KEPT_MODELS = 8  # models built for earlier calls, kept for the next ones
-ERRORS: dict[str, type[Exception]] = {error.__name__: error for error in (
-    ValueError, RuntimeError, IndexError, TypeError, AssertionError, KeyError)}
-
-
-class RemoteModel:
-    """Stands in for a GPT inside the worker: `model(ids)` and `forward_with_cache`."""
-
-    def __init__(self, spec: ModelSpec, reader: IO[bytes], writer: IO[bytes],
-                 context_length: int) -> None:
-        self._spec, self._reader, self._writer = spec, reader, writer
-        self.context_length = context_length
-
-    def _ask(self, message: dict) -> Any:
-        write_frame(self._writer, {**message, "model": encode(self._spec)})
-        reply = read_frame(self._reader)
-        if reply is None:
-            raise RuntimeError("the grader stopped answering model calls")
-        error = reply.get("error")
-        if isinstance(error, dict):
-            # The model's own error, as the learner would get from a real GPT.
-            kind = ERRORS.get(str(error.get("type")), RuntimeError)
-            raise kind(str(error.get("message", "")))
-        return decode(reply["value"])
-
-    def __call__(self, context: Any) -> Any:
-        return self.forward(context)
-
-    def forward(self, context: Any) -> Any:
-        return self._ask({"op": "forward", "context": encode(context)})
-
-    def forward_with_cache(self, context: Any, cache: Any = None) -> Any:
-        logits, new_cache = self._ask({"op": "forward_with_cache", "context": encode(context),
-                                       "cache": encode(cache)})
-        return logits, [tuple(layer) for layer in new_cache]
-
-    def eval(self) -> RemoteModel:
-        return self
-
-    def train(self, mode: bool = True) -> RemoteModel:
-        return self
-
-    def __repr__(self) -> str:
-        return f"GPT({self._spec!r})"
-
-
-def announce_chunk(reader: IO[bytes], writer: IO[bytes]) -> None:
-    """Tell the witness a chunk has just come out of the learner's generator.
-
-    It waits for the answer, so that the mark is counted before the worker's
-    reply can reach the grader.
-    """
-    write_frame(writer, {"op": "mark"})
-    if read_frame(reader) is None:
-        raise RuntimeError("the grader stopped answering")
 
 
 @dataclass

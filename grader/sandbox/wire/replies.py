@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from grader.locale import tr
-from grader.sandbox.wire.printed import Printed
 from grader.sandbox.wire.encoding import (
     MAX_DIMS,
     MAX_ELEMENTS,
@@ -18,6 +17,7 @@ from grader.sandbox.wire.encoding import (
     checked_text,
     decode,
 )
+from grader.sandbox.wire.printed import Printed
 
 MAX_MESSAGE = 16_000  # characters of an error message or captured output
 MAX_FRAMES = 20  # traceback lines in an error report

@@ -43,7 +43,8 @@ def _trusted_roots() -> tuple[str, ...]:
     installed packages and the grader itself (their state is covered above)."""
     paths = sysconfig.get_paths()
     roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # grader/
+    here = os.path.abspath(__file__)  # grader/sandbox/worker/baseline.py
+    roots.add(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(here)))))
     return tuple(os.path.normcase(os.path.realpath(r)) + os.sep for r in roots)
 
 

@@ -11,7 +11,8 @@ import sys
 # is handed no model imports none of them (grader/sandbox/host/forkserver.py's preload).
 REFERENCE_MODULES = ("grader.model.gpt", "grader.model.llama", "grader.model.memo",
                      "grader.model.yours", "grader.model.hidden_weights", "grader.checks",
-                     "grader.grading", "grader.release", "grader.cli")
+                     "grader.grading", "grader.reports", "grader.release", "grader.learner",
+                     "grader.classroom", "grader.cli")
 
 
 def reference_code_held() -> list[str]:

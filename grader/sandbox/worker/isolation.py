@@ -65,9 +65,18 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader.sandbox.worker.layers import capabilities, cgroups, landlock, namespaces, rlimits, scratch, seccomp, syscalls
-from grader.sandbox.worker.machine import Isolation, missing_tree_layers
+from grader.sandbox.worker.layers import (
+    capabilities,
+    cgroups,
+    landlock,
+    namespaces,
+    rlimits,
+    scratch,
+    seccomp,
+    syscalls,
+)
 from grader.sandbox.worker.layers.policy import Policy
+from grader.sandbox.worker.machine import Isolation, missing_tree_layers
 
 
 # --- applying it ----------------------------------------------------------------------

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from grader.sandbox.wire.limits import DEFAULTS
 from grader.sandbox.worker.layers import cgroups, landlock, namespaces, rlimits, seccomp, syscalls
 from grader.sandbox.worker.layers.cgroups import TreeLimits
-from grader.sandbox.wire.limits import DEFAULTS
 from grader.sandbox.worker.layers.policy import Policy
 
 

@@ -20,12 +20,12 @@ from typing import IO, Any
 
 # Also before the sandbox: what the worker reads, describes, builds and says.
 from grader.locale import tr
-from grader.sandbox.worker.describe import describe_error
+from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.wire.frames import read_frame, write_frame
+from grader.sandbox.wire.printed import Printed, clip
+from grader.sandbox.worker.describe import describe_error
 from grader.sandbox.worker.harness_ref import harness_name, run_harness
 from grader.sandbox.worker.held import reference_code_held
-from grader.sandbox.wire.printed import Printed, clip
-from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
 
 # Characters of what one call printed that the worker sends.
@@ -145,7 +145,7 @@ class WorkerLoop:
     ) -> dict[str, Any]:
         import torch
 
-        from grader.sandbox.host.witness import announce_chunk
+        from grader.sandbox.worker.remote_model import announce_chunk
 
         witness = self.models.witness if witnessed else None
         try:

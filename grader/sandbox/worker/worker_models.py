@@ -58,7 +58,7 @@ class WorkerModels:
 
     def remote(self, spec: Any) -> Any:
         """A model whose forward passes run in the grader, which logs them."""
-        from grader.sandbox.host.witness import RemoteModel
+        from grader.sandbox.worker.remote_model import RemoteModel
 
         assert self.witness is not None
         if spec.kind in ("run", "hidden"):

@@ -37,7 +37,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from grader.locale import tr
-from grader.sandbox.host.scratch_folders import names_in
 
 MB = 1 << 20
 # Headroom for the worker's own pages beyond the learner's budget: copies of the
@@ -177,9 +176,18 @@ def hierarchies() -> tuple[Hierarchy, ...]:
 _OURS = re.compile(r"gpt-kata-(\d+)-\d+")
 
 
+def _names_in(folder: str) -> list[str]:
+    """The names in a folder; none if it cannot be read (gone, or never made). The
+    host's scratch_folders has the same: a layer imports nothing of the host's."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
 def _remove_stale(base: str) -> None:
     """Remove the groups of graders that are gone (killed before they could)."""
-    for name in names_in(base):
+    for name in _names_in(base):
         match = _OURS.fullmatch(name)
         if match is None or int(match.group(1)) == os.getpid():
             continue

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.locale import language
+from grader.sandbox.wire.limits import DEFAULTS, MB
 from grader.sandbox.worker.layers.readable import (
     grader_private_paths,
     inside,
     learner_problems_folder,
     readable_paths_for_python,
 )
-from grader.sandbox.wire.limits import DEFAULTS, MB
 
 
 def clean_environment(scratch: str | os.PathLike[str] | None = None,
