@@ -447,7 +447,7 @@ def test_an_optimizer_steps_in_a_child_forked_after_import(tmp_path: Path) -> No
     script = f"""
 import json, os, types
 import torch, torch.nn.functional as F
-from grader.sandbox import harnesses
+from grader.sandbox.worker import harnesses
 from grader.sandbox.host.forkserver import preload, preload_models
 from grader.sandbox.worker.isolation import isolate
 from grader.sandbox.wire.limits import DEFAULT_MEMORY_MB

@@ -45,7 +45,7 @@ if force == "darwin":  # for the grader's own modules: the libraries stay on Lin
 
     grader.sandbox.host.pool.sys = grader.learner.sandbox_notice.sys = Darwin()
 elif force == "no-cgroups":
-    from grader.sandbox import machine
+    from grader.sandbox.worker import machine
     from grader.sandbox.worker.layers.cgroups import TreeLimits
 
     def without_groups(memory_bytes, scratch_bytes=None, **_):

@@ -1,5 +1,5 @@
-"""A model named rather than sent: what crosses the worker protocol (grader/sandbox/
-protocol.py) and what the grader and a worker each build a model from.
+"""A model named rather than sent: what crosses the worker protocol
+(grader/sandbox/wire/encoding.py) and what the grader and a worker each build a model from.
 
 Here, on the model's floor, since every side uses it: the checks and the grading
 engine to name the model a case runs, the sandbox to carry and validate it, the

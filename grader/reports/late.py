@@ -12,7 +12,7 @@ The penalty travels in the JSON report as `late` (`minutes`, `policy`,
 which adds `score_before` and `points` (the points lost). How late a hand-in is
 comes from where it was handed in: the commit the gradebook graded
 (classroom/gradebook/repositories.py), or Gradescope's submission time
-(grading/gradescope_late.py).
+(classroom/gradescope_autograder.py).
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 (`launcher_prefix()`), and each worker's limits over its whole tree (`worker_limits()`,
 read back in the worker by `tree_options()`). The layers themselves are applied in the
 worker by `grader.sandbox.worker.isolation.isolate`.
+
+It sits on the worker's side although `probe()` runs in the grader: it is the
+catalogue of the worker's layers, read on both sides, and the worker never imports
+the grader's side of the sandbox.
 """
 
 from __future__ import annotations
