@@ -183,8 +183,14 @@ class GradingPlugin:
         if nextitem is not None and nextitem.module is item.module:
             return
         slug = item.module.CONTRACT.problem
-        if slug in self.katas and slug not in self._ending:
-            self._ending[slug] = self._ender.submit(self.katas[slug].submission.close)
+        if slug not in self.katas or slug in self._ending:
+            return
+        submission = self.katas[slug].submission
+        # A host that serves every problem in turn (the spawned path) is not ended:
+        # the next problem takes it over as it is, and the session's end ends it.
+        # Ended here, it would be killed under the next problem's load.
+        if not submission.shares_its_worker:
+            self._ending[slug] = self._ender.submit(submission.close)
 
     def pytest_sessionfinish(self) -> None:
         for slug, kata in self.katas.items():

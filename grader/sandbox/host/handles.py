@@ -102,6 +102,11 @@ class WorkerHandle:
         self.kill()
 
     @property
+    def shared(self) -> bool:
+        """Whether its process goes on to serve the grade's next submissions."""
+        return False
+
+    @property
     def alive(self) -> bool:
         raise NotImplementedError
 
@@ -206,6 +211,10 @@ class HostedWorker(WorkerHandle):
             self.greeted = True
             return self.host.hello
         return super().receive(timeout)
+
+    @property
+    def shared(self) -> bool:
+        return True
 
     @property
     def alive(self) -> bool:

@@ -259,6 +259,11 @@ class SubmissionProcess:
             raise WorkerDied(unreadable(exc)) from None
         raise RuntimeError(f"{error.get('type', 'Error')}: {error.get('message', '')}")
 
+    @property
+    def shares_its_worker(self) -> bool:
+        """Whether its worker serves the grade's next submissions too (a SpawnHost's)."""
+        return self._worker is not None and self._worker.shared
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.kill()
