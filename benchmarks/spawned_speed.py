@@ -2,7 +2,7 @@
 
 The spawned path is the one macOS and Windows take (forced here with
 GPT_KATA_SPAWN_WORKERS=1): one spawned Python imports torch and serves every
-problem of the grade in turn (grader.sandbox.process.SpawnHost). The forked
+problem of the grade in turn (grader.sandbox.host.process.SpawnHost). The forked
 path's time is shown for comparison. Runs alternate, and medians are
 compared. The goal (issue 19): the spawned grade at most 4x a torch import.
 

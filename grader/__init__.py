@@ -11,7 +11,7 @@ def __getattr__(name: str) -> Any:
     # `from grader import check` loads the grading machinery only when asked for:
     # every command imports this package, and most never grade from a notebook.
     if name == "check":
-        from grader.notebook import check
+        from grader.learner.notebook import check
 
         return check
     raise AttributeError(f"module 'grader' has no attribute {name!r}")

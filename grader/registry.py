@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -68,7 +69,19 @@ class Problem:
 
     @property
     def checks(self) -> Path:
-        return CHECKS / f"check_{self.slug.replace('-', '_')}.py"
+        return CHECKS / track_folder(self.track) / f"check_{self.slug.replace('-', '_')}.py"
+
+    @property
+    def checks_module(self) -> str:
+        """The check module's dotted name, for importing it outside a grade."""
+        return f"grader.checks.{track_folder(self.track)}.{self.checks.stem}"
+
+
+def track_folder(track: str) -> str:
+    """The folder of grader/checks/ that holds a track's check modules: its title,
+    lowered, with each run of other characters than letters and digits made `_`
+    ("Make GPT talk back" -> make_gpt_talk_back)."""
+    return re.sub(r"\W+", "_", track.lower()).strip("_")
 
 
 @cache

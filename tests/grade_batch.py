@@ -17,10 +17,10 @@ import os
 import sys
 from pathlib import Path
 
-from grader.grading.session import grade_problems
+from grader.grading.engine.session import grade_problems
 from grader.registry import find
-from grader.sandbox.limits import DEFAULT_CALL_TIMEOUT, Limits
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.wire.limits import DEFAULT_CALL_TIMEOUT, Limits
 
 
 def grade_all(jobs: list[dict], pool: WorkerPool) -> list[dict]:

@@ -14,9 +14,9 @@ from pathlib import Path
 import torch
 from conftest import ROOT, reference_solution
 
-from grader.checks import check_softmax
-from grader.grading.scoring import score_report
-from grader.grading.strategies import SEED_VARIABLE
+from grader.checks.make_gpt_talk_back import check_softmax
+from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.reports.scoring import score_report
 
 TABLE_SUBMISSION = '''\
 import hashlib

@@ -7,12 +7,12 @@ import json
 import pytest
 import torch
 
-from grader.grading.equality import same_outcome
-from grader.grading.reference import load_reference
+from grader.grading.subject.reference import load_reference
+from grader.grading.values.equality import same_outcome
 from grader.maintainer.make_data import check_module
 from grader.model import artifacts
 from grader.registry import problems
-from grader.sandbox.protocol import decode
+from grader.sandbox.wire.encoding import decode
 
 
 def test_manifest_lists_every_shipped_file_with_its_sha256():

@@ -193,7 +193,7 @@ def test_the_worker_speaks_the_learners_language(tmp_path: Path,
     code, and nothing else of the grader's."""
     from learner import learner_kata
 
-    from grader.sandbox.policy import clean_environment
+    from grader.sandbox.worker.layers.policy import clean_environment
 
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
     assert clean_environment()["GPT_KATA_LANG"] == "zh"

@@ -16,7 +16,7 @@ from pathlib import Path
 from conftest import ROOT
 from test_roster import CROP, DEADLINE, commit
 
-from grader.grading.gradescope import to_gradescope
+from grader.classroom.gradescope_autograder import to_gradescope
 
 SOLVED = (ROOT / "solutions" / CROP / "solution.py").read_text()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import ROOT
 
 from grader.maintainer.synthetic_class import PROBLEMS, make_roster
-from grader.sandbox.machine import probe
+from grader.sandbox.worker.machine import probe
 
 
 def test_a_class_of_twenty(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 from test_held_in_memory import attack_for
 
-from grader.grading.classroom50 import to_classroom50, whole_points
+from grader.classroom.classroom50 import to_classroom50, whole_points
 from grader.registry import problems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,12 +113,12 @@ def test_the_template_installs_only_the_instructors_grader() -> None:
 
 def test_the_template_grades_every_problem_from_outside_the_checkout() -> None:
     tree = ast.parse(TEMPLATE.read_text(encoding="utf-8"))
-    [grade] = calls_with(functions(tree)["main"], "grader.grading.classroom50")
+    [grade] = calls_with(functions(tree)["main"], "grader.classroom.classroom50")
     text = ast.unparse(grade)
     assert "cwd=work" in text
     # No problem is named: the grader grades every problem of its own registry.
     arguments = [c.value for c in ast.walk(grade.args[0]) if isinstance(c, ast.Constant)]
-    assert arguments == ["-m", "grader.grading.classroom50", "--submission", "--result",
+    assert arguments == ["-m", "grader.classroom.classroom50", "--submission", "--result",
                          "result.json"]
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SUBMISSIONS
 
-from grader.sandbox.machine import probe
-from grader.sandbox.pool import SPAWN_VARIABLE
+from grader.sandbox.host.pool import SPAWN_VARIABLE
+from grader.sandbox.worker.machine import probe
 
 READS_THE_REFERENCE = SUBMISSIONS / "hostile" / "reads_private_files.py"
 pytestmark = pytest.mark.skipif(

@@ -64,7 +64,7 @@ def test_json_report_has_the_documented_shape(grade):
     assert run.code == 0
     report = run.report
     assert report["version"] == 3 and report["status"] == "pass"
-    # Every check passes: the problem's full points (grading/scoring.py), 10 by default.
+    # Every check passes: the problem's full points (reports/scoring.py), 10 by default.
     assert report["score"] == report["max_score"] == 10 and report["tests"]
     for test in report["tests"]:
         assert set(test) >= {"name", "problem", "task_id", "status", "message", "output",

@@ -107,7 +107,7 @@ def test_every_option_that_takes_a_value_shows_its_default():
 
 def test_output_is_not_wrapped_when_it_is_not_a_terminal():
     words = " ".join(f"word{i}" for i in range(60))
-    done = subprocess.run([sys.executable, "-c", "from grader.cli.output import console; "
+    done = subprocess.run([sys.executable, "-c", "from grader.learner.output import console; "
                            f"console().print({words!r})"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "COLUMNS": "80"})

@@ -188,7 +188,7 @@ def test_every_file_of_a_problem_is_there(problem: Problem):
 
 
 def mistakes_file(problem: Problem) -> Path:
-    """Where a problem's known mistakes are written (grader/grading/mistakes_data.py)."""
+    """Where a problem's known mistakes are written (grader/grading/subject/mistakes_data.py)."""
     return CHECKS / "mistakes" / f"{problem.slug}.toml"
 
 
@@ -215,9 +215,12 @@ def test_folders_mirror_the_registry(root: Path):
 
 
 def test_every_check_module_belongs_to_a_problem():
-    expected = {p.checks.name for p in problems()}
-    found = {p.name for p in CHECKS.glob("check_*.py")}
-    assert not found - expected, f"check modules of no problem: {sorted(found - expected)}"
+    # Each in its track's folder: one left at the top, or in another track's folder,
+    # would never be run.
+    expected = {p.checks for p in problems()}
+    found = {*CHECKS.glob("check_*.py"), *CHECKS.glob("*/check_*.py")}
+    stray = sorted(str(p.relative_to(CHECKS)) for p in found - expected)
+    assert not stray, f"check modules of no problem, or out of their track's folder: {stray}"
 
 
 @PROBLEMS_BY_FOLDER
@@ -264,7 +267,7 @@ def test_the_statement_shows_the_reference_signatures(problem: Problem):
 def test_the_check_module_declares_the_registry_entry(problem: Problem):
     # A contract's problem is derived from its file's name unless declared; which
     # methods its contracts grade is validated when the module is collected
-    # (grader/grading/contract_validation.py, and test_contract for every module).
+    # (grader/grading/contracts/contract_validation.py, and test_contract for every module).
     declared_problem, _ = declared_contract(parse(problem.checks))
     assert declared_problem in (None, problem.slug), (
         f"{problem.checks} declares problem {declared_problem!r}, not {problem.slug!r}")

@@ -8,9 +8,9 @@ from types import ModuleType
 import pytest
 from conftest import module_from
 
-from grader.grading.contract import Contract
-from grader.grading.contract_derivation import ContractError
-from grader.grading.contract_validation import validate
+from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract_derivation import ContractError
+from grader.grading.contracts.contract_validation import validate
 from grader.registry import find, problems
 
 
@@ -49,7 +49,7 @@ def test_every_check_module_is_valid(problem):
 def test_a_contract_that_disagrees_is_named(top_k, changes, says):
     with pytest.raises(ContractError) as error:
         validate(with_contract(top_k, **changes))
-    assert "grader/checks/check_top_k.py" in str(error.value)
+    assert "grader/checks/decoding_strategies/check_top_k.py" in str(error.value)
     assert says in str(error.value)
 
 
@@ -89,7 +89,7 @@ def test_a_contract_judged_live_has_no_goldens(top_k):
 
 
 MINIMAL = """
-from grader.grading.contract import Contract
+from grader.grading.contracts.contract import Contract
 
 CONTRACT = Contract(cases=lambda: {}, judge=lambda got, expected, call: None<declared>)
 """
@@ -117,7 +117,7 @@ def test_a_contract_takes_what_the_registry_and_the_reference_say(tmp_path, slug
 
 def test_a_contract_built_by_another_check_modules_helper_is_its_callers(tmp_path):
     helper = tmp_path / find("top-p").checks.name
-    helper.write_text("from grader.grading.contract import Contract\n\n\n"
+    helper.write_text("from grader.grading.contracts.contract import Contract\n\n\n"
                       "def build():\n"
                       "    return Contract(cases=lambda: {}, judge=lambda *a: None)\n",
                       encoding="utf-8")

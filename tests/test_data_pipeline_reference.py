@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import reference_solution
 
-from grader.grading.equality import same_outcome
+from grader.grading.values.equality import same_outcome
 from grader.model import artifacts
 
 VOCABULARY, WINDOWS, BATCHES = (reference_solution(f) for f in

@@ -9,14 +9,14 @@ from __future__ import annotations
 import torch
 from conftest import module_from
 
-from grader.grading.cases import SHIPPED, prompt_ids
-from grader.grading.diagnosis import Diagnoses, find_mistake
-from grader.grading.failures import GradeFailure, Mistake
-from grader.grading.inputs import describe_inputs
-from grader.grading.plugin import with_inputs
-from grader.grading.report import cut_output
+from grader.grading.engine.plugin import with_inputs
+from grader.grading.subject.cases import SHIPPED, prompt_ids
+from grader.grading.subject.diagnosis import Diagnoses, find_mistake
+from grader.grading.subject.inputs import describe_inputs
+from grader.grading.values.failures import GradeFailure, Mistake
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
+from grader.reports.report import cut_output
 
 
 def test_a_shipped_call_shows_its_prompt_text_and_no_grader_objects():
@@ -128,7 +128,7 @@ def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
 def test_every_case_of_every_check_can_be_shown():
     """A failure's inputs are rendered while it is reported: no argument of any check
     may break that, or show up as a grader object."""
-    from grader.grading.contract_derivation import reference_signature
+    from grader.grading.contracts.contract_derivation import reference_signature
     from grader.registry import problems
 
     for problem in problems():
@@ -141,7 +141,7 @@ def test_every_case_of_every_check_can_be_shown():
 
 
 def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
-    from grader.checks.check_sample import PROBE_SEEDS, probe_probs
+    from grader.checks.make_gpt_talk_back.check_sample import PROBE_SEEDS, probe_probs
 
     probs = probe_probs()
     assert int(probs.argmax()) == 0 and int((probs == probs.max()).sum()) == 1

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.registry import track_folder
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -188,7 +190,8 @@ WITHOUT_SUBMISSIONS = {"crop-context", "softmax", "decode"}
 def has_file(template: str) -> Callable[[dict], str | None]:
     def check(entry: dict) -> str | None:
         path = ROOT / template.format(folder=folder(entry), slug=entry["slug"],
-                                      module=entry["slug"].replace("-", "_"))
+                                      module=entry["slug"].replace("-", "_"),
+                                      track=track_folder(entry["track"]))
         return None if path.is_file() else f"no {path.relative_to(ROOT)}"
     return check
 
@@ -197,7 +200,8 @@ def has_its_mistakes(entry: dict) -> str | None:
     # A check module that reads its known mistakes from data must have the file; the
     # few whose tables are still built in Python (train-step's, say) have none.
     module = entry["slug"].replace("-", "_")
-    check = (ROOT / f"grader/checks/check_{module}.py").read_text(encoding="utf-8")
+    track = track_folder(entry["track"])
+    check = (ROOT / f"grader/checks/{track}/check_{module}.py").read_text(encoding="utf-8")
     if "mistakes_of(" not in check:
         return None
     path = ROOT / f"grader/checks/mistakes/{entry['slug']}.toml"
@@ -229,7 +233,8 @@ def golden_problems() -> frozenset[str]:
 
 
 def has_goldens(entry: dict) -> str | None:
-    checks = ROOT / "grader" / "checks" / f"check_{entry['slug'].replace('-', '_')}.py"
+    checks = (ROOT / "grader" / "checks" / track_folder(entry["track"])
+              / f"check_{entry['slug'].replace('-', '_')}.py")
     live_only = checks.is_file() and "goldens=False" in text(checks)
     if live_only or entry["slug"] in golden_problems():
         return None
@@ -249,7 +254,7 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "problems/NN-slug/README.zh.md": has_file("problems/{folder}/README.zh.md"),
     "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
     "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
-    "grader/checks/check_<slug>.py": has_file("grader/checks/check_{module}.py"),
+    "grader/checks/<track>/check_<slug>.py": has_file("grader/checks/{track}/check_{module}.py"),
     "grader/checks/mistakes/<slug>.toml": has_its_mistakes,
     "grader/play.py": statement_runs_its_examples,
     "tests/submissions/<slug>/expected.toml": has_submissions,

@@ -36,7 +36,7 @@ def test_a_failed_check_carries_its_inputs_and_answer(grade, tmp_path) -> None:
 
 
 def test_the_answer_is_described_as_the_inputs_are() -> None:
-    from grader.grading.inputs import answer_of, describe
+    from grader.grading.subject.inputs import answer_of, describe
 
     value = torch.tensor([[3, 1, 2]])
     assert answer_of(("value", value)) == describe(value)
@@ -44,11 +44,11 @@ def test_the_answer_is_described_as_the_inputs_are() -> None:
 
 
 def test_the_report_cuts_and_escapes_the_call(tmp_path) -> None:
-    from grader.grading.failures import WRONG
-    from grader.grading.plugin import TestResult
-    from grader.grading.report import INPUT_LIMIT, ProblemSummary, Report
-    from grader.grading.session import safe
+    from grader.grading.engine.plugin import TestResult
+    from grader.grading.engine.session import safe
+    from grader.grading.values.failures import WRONG
     from grader.registry import find
+    from grader.reports.report import INPUT_LIMIT, ProblemSummary, Report
 
     problem = find("crop-context")
     long = "x" * (INPUT_LIMIT + 50)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.registry import find
-from grader.sandbox import machine
+from grader.sandbox.worker import machine
 from tests.conftest import messages, run_grade
 
 needs_landlock = pytest.mark.skipif(machine.probe().landlock_abi < 1,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from grader.grading.junit import junit_tree
-from grader.sandbox.machine import probe
+from grader.reports.junit import junit_tree
+from grader.sandbox.worker.machine import probe
 
 STARTERS = ROOT / "data" / "starters"
 SOLUTIONS = ROOT / "solutions"
@@ -191,7 +191,7 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) ->
     import secrets
     import threading
 
-    from grader.cli.gradebook.grading import run_grader, spawn_server, start_servers
+    from grader.classroom.gradebook.grading import run_grader, spawn_server, start_servers
 
     servers = start_servers(argparse.Namespace(memory=1024))
     assert servers is not None and servers.process is not None

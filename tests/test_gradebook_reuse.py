@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.cli.gradebook import command, grading
+from grader.classroom.gradebook import command, grading
 from grader.cli.main import main
-from grader.grading.strategies import SEED_VARIABLE
+from grader.grading.subject.strategies import SEED_VARIABLE
 from grader.registry import find
 
 SEED = "the instructor's own seed 8c1f"
@@ -93,7 +93,7 @@ def test_allowed_to_grade_unisolated_an_unisolated_report_is_kept(gradebook) -> 
 
 
 def test_another_sandbox_offered_grades_again(gradebook, monkeypatch) -> None:
-    from grader.cli.gradebook import state
+    from grader.classroom.gradebook import state
 
     assert gradebook() == 1
     offered = state.sandbox_offered()

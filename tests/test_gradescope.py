@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from test_held_in_memory import attack_for
 
-from grader.grading.gradescope import to_gradescope
+from grader.classroom.gradescope_autograder import to_gradescope
 from grader.registry import problems
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -207,7 +207,7 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
 
 
 def test_the_submission_is_found_in_either_layout(tmp_path: Path) -> None:
-    from grader.grading.gradescope import submission_root
+    from grader.classroom.gradescope_autograder import submission_root
 
     clone = tmp_path / "clone" / "gpt-kata-main"
     (clone / "problems" / "05-decode").mkdir(parents=True)
@@ -237,7 +237,7 @@ def test_the_bundle_is_the_same_byte_for_byte_from_one_commit(tmp_path: Path) ->
     import hashlib
     import io
 
-    from grader.cli.gradescope import build_bundle
+    from grader.classroom.gradescope_bundle import build_bundle
 
     first = clone_at_head(tmp_path / "first")
     second = clone_at_head(tmp_path / "second", mtime=1_000_000_000.0)
@@ -282,7 +282,7 @@ METADATA = {"id": 1, "created_at": "2026-12-02T01:30:00.123456+01:00",
 
 
 def test_a_submissions_lateness_is_read_from_gradescopes_metadata() -> None:
-    from grader.grading.gradescope import minutes_late
+    from grader.classroom.gradescope_autograder import minutes_late
 
     # 00:30 UTC against 23:00 UTC: 90 minutes and a fraction, so 91 begun.
     assert minutes_late(METADATA) == 91
@@ -300,9 +300,9 @@ def test_a_submissions_lateness_is_read_from_gradescopes_metadata() -> None:
 
 def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.cli.gradescope import run_script
-    from grader.grading import gradescope
-    from grader.grading.late import parse_penalty
+    from grader.classroom import gradescope_autograder as gradescope
+    from grader.classroom.gradescope_bundle import run_script
+    from grader.reports.late import parse_penalty
 
     script = run_script(False, late=parse_penalty("10%/h", most=50))
     assert "export GPT_KATA_LATE_PENALTY=10%/h" in script
@@ -337,8 +337,8 @@ def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
 
 def test_the_self_test_says_when_every_submission_would_score_nothing(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from grader.grading import gradescope_check
-    from grader.sandbox import machine
+    from grader.classroom import gradescope_check
+    from grader.sandbox.worker import machine
 
     monkeypatch.setattr(machine, "probe", lambda: machine.Isolation(platform="linux"))
     refused = {"message": "the grader could not run: classroom mode needs Linux with Landlock",

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 from packaging.utils import canonicalize_name
 
-from grader.cli.gradescope_pins import PINS, needed, read_pins, target_environment
+from grader.classroom.gradescope_pins import PINS, needed, read_pins, target_environment
 
 if sys.version_info >= (3, 11):
     import tomllib

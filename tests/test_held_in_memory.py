@@ -17,9 +17,9 @@ import pytest
 from conftest import ROOT, SUBMISSIONS
 
 from grader.registry import find, problems
-from grader.sandbox.held import reference_code_held
-from grader.sandbox.machine import probe
-from grader.sandbox.worker import WorkerLoop
+from grader.sandbox.worker.held import reference_code_held
+from grader.sandbox.worker.machine import probe
+from grader.sandbox.worker.serve import WorkerLoop
 
 ATTACK = (SUBMISSIONS / "hostile" / "reexports_reference.py").read_text(encoding="utf-8")
 # Each problem the attack once got full marks on, and the grader's class (or, for rope,
@@ -47,8 +47,8 @@ def test_no_problem_without_a_model_takes_one_and_modules_never_do() -> None:
 def test_the_fork_servers_preload_holds_no_reference_code() -> None:
     # In a fresh process: this test process has imported the models itself.
     done = subprocess.run(
-        [sys.executable, "-c", "from grader.sandbox.forkserver import preload; preload(); "
-         "from grader.sandbox.held import reference_code_held; "
+        [sys.executable, "-c", "from grader.sandbox.host.forkserver import preload; preload(); "
+         "from grader.sandbox.worker.held import reference_code_held; "
          "print(reference_code_held())"], capture_output=True, text=True, cwd=ROOT,
         timeout=120)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
@@ -106,7 +106,7 @@ def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> No
 
     from grader.release.build import contracts_of
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     contracts = contracts_of(module)
     handed = any(holds_a_model(args) for c in contracts for args in c.case_args.values())
     if problem.module is not None:
@@ -127,18 +127,18 @@ def test_a_problem_trains_exactly_when_a_training_harness_grades_it(problem) -> 
     import importlib
 
     from grader.release.build import contracts_of
-    from grader.sandbox.harnesses import TRAINING
+    from grader.sandbox.worker.harnesses import TRAINING
 
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     trains = any(c.harness in TRAINING for c in contracts_of(module))
     assert trains == problem.trains, (
         f"{problem.slug}: its checks {'do' if trains else 'do not'} train through a "
-        f"harness of grader/sandbox/harnesses.py's TRAINING; say trains = "
+        f"harness of grader/sandbox/worker/harnesses.py's TRAINING; say trains = "
         f"{'true' if trains else 'false'} in problems/registry.toml")
 
 
 def test_the_training_harnesses_exist() -> None:
-    from grader.sandbox import harnesses
+    from grader.sandbox.worker import harnesses
 
     assert all(callable(getattr(harnesses, name, None)) for name in harnesses.TRAINING)
 

@@ -32,7 +32,7 @@ def test_every_problem_has_graded_hints(problem):
 
 
 def test_a_named_mistake_keeps_its_fix_aside():
-    from grader.grading.failures import GradeFailure, Mistake, naming
+    from grader.grading.values.failures import GradeFailure, Mistake, naming
 
     mistake = Mistake("do not crop the context", "crop it first", print)
     diagnosis = GradeFailure("new character 1 differs", lambda: naming(mistake)).diagnosis
@@ -78,10 +78,10 @@ def test_hint_without_a_name_picks_the_first_problem_not_passed(tmp_path):
 
 def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
     from grader import paths
-    from grader.cli import status
-    from grader.grading.failures import NamedMistake
-    from grader.grading.plugin import TestResult
-    from grader.grading.report import ProblemSummary, Report
+    from grader.grading.engine.plugin import TestResult
+    from grader.grading.values.failures import NamedMistake
+    from grader.learner import status
+    from grader.reports.report import ProblemSummary, Report
 
     monkeypatch.setattr(paths, "STATE", tmp_path / "state")
     problem = find("generate")
@@ -110,7 +110,7 @@ def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
 
 def test_a_named_mistake_of_01_is_fixed_without_the_answer():
     # 01's answer is one slice; a grade's fix that shows it leaves no hint to give
-    from grader.checks.check_crop_context import MISTAKES
+    from grader.checks.make_gpt_talk_back.check_crop_context import MISTAKES
 
     answer = "-context_length:]"
     assert answer in find("crop-context").hint

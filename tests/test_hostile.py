@@ -29,10 +29,10 @@ from conftest import ROOT, SUBMISSIONS
 from filelock import FileLock  # a dependency of torch
 
 from grader.registry import find
-from grader.sandbox.framing import read_frame
-from grader.sandbox.machine import probe
-from grader.sandbox.protocol import MAX_DEPTH, ProtocolError, decode
-from grader.sandbox.replies import read_call_reply, unreadable
+from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError, decode
+from grader.sandbox.wire.frames import read_frame
+from grader.sandbox.wire.replies import read_call_reply, unreadable
+from grader.sandbox.worker.machine import probe
 
 HOSTILE = SUBMISSIONS / "hostile"
 UNREADABLE = "the submission's process sent an unreadable reply"
@@ -460,7 +460,7 @@ def test_the_lines_a_worker_left_out_come_as_a_count_beside_what_it_kept():
 def test_honest_values_still_decode():
     import torch
 
-    from grader.sandbox.protocol import encode
+    from grader.sandbox.wire.encoding import encode
 
     generator = torch.Generator().manual_seed(3)
     nested: object = 1

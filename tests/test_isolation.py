@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox.layers import readable
-from grader.sandbox.machine import Isolation, launcher_prefix, probe
-from grader.sandbox.outcome import limit_message, out_of_memory
-from grader.sandbox.policy import MB, Policy, clean_environment
+from grader.sandbox.worker.layers import readable
+from grader.sandbox.worker.layers.policy import MB, Policy, clean_environment
+from grader.sandbox.worker.machine import Isolation, launcher_prefix, probe
+from grader.sandbox.worker.outcome import limit_message, out_of_memory
 
 ISO = probe()
 LINUX = sys.platform.startswith("linux")
@@ -41,10 +41,10 @@ needs_namespaces = pytest.mark.skipif(
 # Runs in the sandboxed interpreter: isolate, then the test's body, then report.
 CHILD = """
 import json, os, sys
-from grader.sandbox.isolation import isolate
-from grader.sandbox.machine import Isolation
-from grader.sandbox.outcome import limit_message, out_of_memory
-from grader.sandbox.policy import Policy
+from grader.sandbox.worker.isolation import isolate
+from grader.sandbox.worker.machine import Isolation
+from grader.sandbox.worker.outcome import limit_message, out_of_memory
+from grader.sandbox.worker.layers.policy import Policy
 args = json.loads(sys.argv[1])
 policy = Policy(**args["policy"])
 machine = Isolation(**args["isolation"]) if args["isolation"] else None
@@ -375,7 +375,7 @@ def test_detached_processes_die_with_the_namespace(tmp_path: Path, ending: str) 
     # the death signal unshare arms for the command, which then arms its own.
     script = """
 import os, sys, time
-from grader.sandbox.layers.namespaces import die_with_launcher
+from grader.sandbox.worker.layers.namespaces import die_with_launcher
 die_with_launcher()
 if os.fork() == 0:
     os.setsid()
@@ -408,9 +408,9 @@ def test_torch_runs_in_a_child_forked_after_import(tmp_path: Path) -> None:
     script = f"""
 import json, os, sys, tempfile
 import torch
-from grader.sandbox.isolation import isolate
-from grader.sandbox.outcome import out_of_memory
-from grader.sandbox.policy import Policy
+from grader.sandbox.worker.isolation import isolate
+from grader.sandbox.worker.outcome import out_of_memory
+from grader.sandbox.worker.layers.policy import Policy
 scratch = {str(tmp_path / "scratch")!r}
 os.makedirs(scratch, exist_ok=True)
 read, write = os.pipe()
@@ -447,11 +447,11 @@ def test_an_optimizer_steps_in_a_child_forked_after_import(tmp_path: Path) -> No
     script = f"""
 import json, os, types
 import torch, torch.nn.functional as F
-from grader.sandbox import harnesses
-from grader.sandbox.forkserver import preload, preload_models
-from grader.sandbox.isolation import isolate
-from grader.sandbox.limits import DEFAULT_MEMORY_MB
-from grader.sandbox.policy import Policy
+from grader.sandbox.worker import harnesses
+from grader.sandbox.host.forkserver import preload, preload_models
+from grader.sandbox.worker.isolation import isolate
+from grader.sandbox.wire.limits import DEFAULT_MEMORY_MB
+from grader.sandbox.worker.layers.policy import Policy
 preload()  # what the fork server has loaded before it forks a worker
 scratch = {str(tmp_path / "scratch")!r}
 os.makedirs(scratch, exist_ok=True)
@@ -501,7 +501,7 @@ def _nobody_can_run_python() -> bool:
         return False
     probe = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-         "import grader.sandbox.isolation"], capture_output=True, timeout=60, cwd="/")
+         "import grader.sandbox.worker.isolation"], capture_output=True, timeout=60, cwd="/")
     return probe.returncode == 0 and _open_to_nobody() is not None
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.layers import cgroups
-from grader.sandbox.layers.cgroups import TreeLimits
-from grader.sandbox.machine import Isolation, missing_tree_layers
+from grader.sandbox.worker.layers import cgroups
+from grader.sandbox.worker.layers.cgroups import TreeLimits
+from grader.sandbox.worker.machine import Isolation, missing_tree_layers
 
 
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, controllers: list[str],

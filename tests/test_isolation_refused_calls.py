@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from test_isolation import ISO, run_isolated
 
-from grader.sandbox.layers.seccomp import refused_call
-from grader.sandbox.limits import Limits
-from grader.sandbox.outcome import limit_message
-from grader.sandbox.policy import Policy
-from grader.sandbox.pool import WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.layers.policy import Policy
+from grader.sandbox.worker.layers.seccomp import refused_call
+from grader.sandbox.worker.outcome import limit_message
 
 needs_seccomp = pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
 

@@ -6,12 +6,13 @@ import pytest
 import torch
 from conftest import ROOT, module_from, reference_solution
 
-from grader.grading import cases
+from grader.grading.subject import cases
 from grader.model import artifacts
 
 reference = reference_solution("15-kv-cache")
 generate = reference_solution("06-generate")
-checks = module_from(ROOT / "grader/checks/check_kv_cache.py", "kv_cache_checks")
+checks = module_from(ROOT / "grader/checks/decoding_strategies/check_kv_cache.py",
+                     "kv_cache_checks")
 
 ITC = dict(enumerate("abcde"))
 

@@ -1,4 +1,4 @@
-"""A late penalty (grading/late.py): its rate as an instructor writes it, the share a
+"""A late penalty (reports/late.py): its rate as an instructor writes it, the share a
 hand-in loses by how late it is, and the score every output then reads."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from grader.grading.junit import junit_tree
-from grader.grading.late import parse_penalty, parse_percent, points_lost
-from grader.grading.scoring import score_report
+from grader.reports.junit import junit_tree
+from grader.reports.late import parse_penalty, parse_percent, points_lost
+from grader.reports.scoring import score_report
 
 
 @pytest.mark.parametrize(("text", "percent", "unit_minutes"), [

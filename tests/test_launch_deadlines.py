@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from grader import paths
-from grader.cli.grade_process import GradeProcess
-from grader.sandbox.limits import Limits
-from grader.sandbox.pool import WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.classroom.gradebook.grade_process import GradeProcess
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SIGSTOP, and the fork server's scratch, are POSIX/Linux")

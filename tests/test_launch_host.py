@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.sandbox.pool import WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
 
 # Changes every piece of global state the host puts back, at import and in a call.
 MESSY = '''

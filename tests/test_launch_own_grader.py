@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from grader import paths
-from grader.cli.gradescope import run_script
-from grader.sandbox.launch import WRONG_GRADER, grader_command
+from grader.classroom.gradescope_bundle import run_script
+from grader.sandbox.host.launch import WRONG_GRADER, grader_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="grades in classroom mode, which needs Linux's sandbox")
@@ -40,12 +40,12 @@ def fake_clone(folder: Path) -> Path:
     shutil.copy(paths.STARTERS / PROBLEM / "solution.py", folder / "problems" / PROBLEM)
     fake = folder / "grader"
     shutil.copytree(paths.PACKAGE, fake, ignore=shutil.ignore_patterns("__pycache__", "_kata"))
-    patched(fake / "sandbox" / "worker.py", '        self.path = path\n',
+    patched(fake / "sandbox" / "worker" / "serve.py", '        self.path = path\n',
             f'        path = {str(paths.SOLUTIONS)!r} + "/" + Path(path).parent.name'
             ' + "/solution.py"\n        self.path = path\n')
-    patched(fake / "sandbox" / "forkserver.py",
-            '\n    if request.get("isolate"):\n        from grader.sandbox.isolation',
-            '\n    if False:\n        from grader.sandbox.isolation')
+    patched(fake / "sandbox" / "host" / "forkserver.py",
+            '\n    if request.get("isolate"):\n        from grader.sandbox.worker.isolation',
+            '\n    if False:\n        from grader.sandbox.worker.isolation')
     # A clone holds the kata's files too; here they are the checkout's.
     patched(fake / "paths.py", 'ROOT = _SHIPPED if INSTALLED else PACKAGE.parent\n',
             f'ROOT = Path({str(paths.ROOT)!r})\n')
@@ -115,8 +115,8 @@ def test_the_bootstrap_refuses_another_grader_package(tmp_path: Path) -> None:
     """Started with another `grader` first on its path, it says so and exits."""
     fake_clone(tmp_path / "clone")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "clone")}
-    done = subprocess.run(grader_command("grader.sandbox.worker"), env=env, cwd=tmp_path,
+    done = subprocess.run(grader_command("grader.sandbox.worker.serve"), env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == WRONG_GRADER
-    assert "refusing to start grader.sandbox.worker" in done.stderr
+    assert "refusing to start grader.sandbox.worker.serve" in done.stderr
     assert str(tmp_path / "clone" / "grader") in done.stderr

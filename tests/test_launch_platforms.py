@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from grader import paths
-from grader.sandbox.ending import describe_exit
-from grader.sandbox.pool import SPAWN_VARIABLE
+from grader.sandbox.host.ending import describe_exit
+from grader.sandbox.host.pool import SPAWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -45,7 +45,7 @@ def is_server(pid: int) -> bool:
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return False
-    return b"grader.sandbox.forkserver" in line and comm.startswith("python")
+    return b"grader.sandbox.host.forkserver" in line and comm.startswith("python")
 
 
 def the_server(grade: int) -> int | None:

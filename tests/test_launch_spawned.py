@@ -1,7 +1,7 @@
 """The spawned-worker path (macOS, Windows) grades what the fork server's path grades.
 
 Forced on Linux with GPT_KATA_SPAWN_WORKERS=1: every worker is a fresh
-`python -m grader.sandbox.worker`, with no fork server and no witness, so the
+`python -m grader.sandbox.worker.serve`, with no fork server and no witness, so the
 worker counts the model calls itself. A spawned worker costs a torch import, so
 the batches are a few problems each, to spread over the cores; `gpt-kata grade`
 itself has one such worker serve all its problems in turn (SpawnHost).
@@ -30,7 +30,7 @@ from conftest import ROOT
 from test_submissions import Expectation, expectations
 
 from grader.registry import problems
-from grader.sandbox.pool import SPAWN_VARIABLE
+from grader.sandbox.host.pool import SPAWN_VARIABLE
 
 BATCH = 5  # problems or files per grading process
 COUNTED = {"stream", "kv-cache"}  # judged by the model calls the worker reports

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.cli import layouts
-from grader.cli.gradebook.roster import collect, roster_folders
+from grader.classroom.gradebook import layouts
+from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.registry import find
 
 CROP, DECODE = "01-crop-context", "05-decode"
@@ -133,7 +133,7 @@ def test_nothing_found_says_what_was_looked_for_and_what_is_near(tmp_path: Path)
 def test_the_table_shows_how_a_hand_in_was_read(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from grader.cli.gradebook.outputs import row_from_report, show_table
+    from grader.classroom.gradebook.outputs import row_from_report, show_table
 
     report = {"score": 0, "max_score": 3, "problems": [{"problem": "crop-context",
               "status": "missing"}], "notes": ["no NN-slug/solution.py in hal\x1b[2J"]}
@@ -178,7 +178,7 @@ def test_a_hand_in_that_is_itself_a_link(tmp_path: Path) -> None:
 
 
 def test_gradescope_finds_the_kata_as_the_gradebook_does(tmp_path: Path) -> None:
-    from grader.grading.gradescope import submission_root
+    from grader.classroom.gradescope_autograder import submission_root
 
     submission = tmp_path / "submission"
     (submission / "__MACOSX" / "gpt-kata-main").mkdir(parents=True)

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ANSWERS = ("grader.model.gpt", "grader.model.llama", "grader.grading.transformer",
-           "grader.grading.mistakes", "grader.grading.judges",
-           "grader.grading.sampling_judges", "grader.grading.filter_judges", "grader.checks")
+ANSWERS = ("grader.model.gpt", "grader.model.llama", "grader.grading.subject.transformer",
+           "grader.grading.subject.mistakes", "grader.grading.judging.any_result",
+           "grader.grading.judging.generated_text", "grader.grading.judging.filtered_logits",
+           "grader.checks")
 RUNTIME = ("grader.paths", "grader.registry", "grader.reuse", "grader.locale",
-           "grader.wording", "grader.cli.main", "grader.cli.status", "grader.cli.grade",
-           "grader.grading.report", "grader.grading.results", "grader.grading.scoring",
-           "grader.grading.failures")
+           "grader.wording", "grader.cli.main", "grader.learner.status", "grader.learner.grade",
+           "grader.reports.report", "grader.reports.results", "grader.reports.scoring",
+           "grader.grading.values.failures")
 BLOCK = ("import sys\n"
          f"for name in {ANSWERS!r}:\n"
          "    sys.modules[name] = None  # importing it now fails\n")
@@ -62,18 +63,16 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
 
 
 # The instructor's side, which a learners' copy does not hold either.
-INSTRUCTOR = ("grader.cli.gradebook", "grader.cli.gradescope", "grader.cli.similarity",
-              "grader.cli.release", "grader.release", "grader.maintainer")
+INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
 # a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
-ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.cli.grade",
-                "grader.cli.practice", "grader.cli.practice_talk",
-                "grader.cli.practice_trace", "grader.cli.trace_view", "grader.cli.trace_plot",
-                "grader.cli.practice_train", "grader.model.runs",
-                "grader.cli.status",
-                "grader.cli.watch", "grader.cli.trace", "grader.grading.report",
-                "grader.grading.junit",
-                "grader.reuse", "grader.locale", "grader.grading.cached_steps")
+ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
+                "grader.learner.practice", "grader.learner.status", "grader.learner.watch",
+                "grader.learner.tools.practice_talk", "grader.learner.tools.practice_trace",
+                "grader.learner.tools.practice_train", "grader.learner.tools.trace",
+                "grader.learner.tools.trace_view", "grader.learner.tools.trace_plot",
+                "grader.model.runs", "grader.reports.report", "grader.reports.junit",
+                "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps")
 
 
 def module_of(file: str) -> str:

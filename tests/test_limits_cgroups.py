@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.sandbox.layers import cgroups
-from grader.sandbox.layers.cgroups import ALLOWANCE, MB, Hierarchy, TreeLimits, with_limit_named
+from grader.sandbox.worker.layers import cgroups
+from grader.sandbox.worker.layers.cgroups import (
+    ALLOWANCE,
+    MB,
+    Hierarchy,
+    TreeLimits,
+    with_limit_named,
+)
 
 
 def made(base: Path) -> Path:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.channel import WorkerDied
-from grader.sandbox.limits import Limits
-from grader.sandbox.machine import probe
-from grader.sandbox.pool import WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.sandbox.host.channel import WorkerDied
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.machine import probe
 
 MB = 1 << 20
 ISO = probe()
@@ -337,8 +337,8 @@ def test_the_report_lists_the_tree_layers_that_ran(grade) -> None:
 
 
 def test_the_report_names_a_missing_cgroup(grade, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.sandbox import machine
-    from grader.sandbox.layers.cgroups import TreeLimits
+    from grader.sandbox.worker import machine
+    from grader.sandbox.worker.layers.cgroups import TreeLimits
 
     def without_groups(memory_bytes: int | None, scratch_bytes: int | None = None,
                        **_: object) -> TreeLimits:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from conftest import module_from
 
-from grader.grading.failures import MISTAKE_ID, Mistake, kebab
+from grader.grading.values.failures import MISTAKE_ID, Mistake, kebab
 from grader.maintainer.catalogs import mistakes_in
 from grader.registry import Problem, problems
 
@@ -45,7 +45,8 @@ def test_an_id_is_the_name_in_kebab_case_unless_given() -> None:
 
 
 def test_a_failure_says_what_kind_it_is() -> None:
-    from grader.grading.failures import (
+    from grader.grading.engine.plugin import NotRun
+    from grader.grading.values.failures import (
         NOT_IMPLEMENTED,
         STUCK,
         UNAVAILABLE,
@@ -53,8 +54,7 @@ def test_a_failure_says_what_kind_it_is() -> None:
         GradeFailure,
         SubmissionUnavailable,
     )
-    from grader.grading.plugin import NotRun
-    from grader.grading.worker_errors import unavailable_kind
+    from grader.grading.values.worker_errors import unavailable_kind
 
     assert GradeFailure("wrong token").kind == WRONG
     assert SubmissionUnavailable("SyntaxError: invalid syntax").kind == UNAVAILABLE
@@ -64,10 +64,10 @@ def test_a_failure_says_what_kind_it_is() -> None:
 
 
 def test_the_json_report_names_the_mistake_by_id(tmp_path) -> None:
-    from grader.grading.failures import NOT_IMPLEMENTED, WRONG, NamedMistake
-    from grader.grading.plugin import TestResult
-    from grader.grading.report import ProblemSummary, Report
+    from grader.grading.engine.plugin import TestResult
+    from grader.grading.values.failures import NOT_IMPLEMENTED, WRONG, NamedMistake
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report
 
     problem = find("generate")
     named = NamedMistake("generate/do-not-crop-the-context", "do not crop the context",
@@ -92,9 +92,9 @@ def test_cases_failing_alike_are_shown_once(tmp_path) -> None:
 
     from rich.console import Console
 
-    from grader.grading.plugin import TestResult
-    from grader.grading.report import ProblemSummary, Report, render
+    from grader.grading.engine.plugin import TestResult
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report, render
 
     problem = find("generate")
     results = [TestResult(f"case {c}", problem, "fail", f"differs\nthe inputs of case {c}",

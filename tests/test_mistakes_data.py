@@ -16,14 +16,14 @@ else:  # pragma: no cover
 
 import pytest
 
-from grader.grading import mistakes_data
-from grader.grading.mistakes_data import MistakesDataError, mistakes_of
+from grader.grading.subject import mistakes_data
+from grader.grading.subject.mistakes_data import MistakesDataError, mistakes_of
 from grader.registry import problems
 
 
 def test_every_table_of_every_mistakes_file_is_read_by_its_check_module() -> None:
     for problem in problems():
-        importlib.import_module(f"grader.checks.{problem.checks.stem}")
+        importlib.import_module(problem.checks_module)
     tables = {(path, name) for path in mistakes_data.MISTAKES.rglob("*.toml")
               for name in tomllib.loads(path.read_text(encoding="utf-8"))}
     assert tables - mistakes_data.READ == set()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_reuse import TOP_K_TOP_P
 
-from grader.notebook import CheckError, solution_file
+from grader.learner.notebook import CheckError, solution_file
 from grader.registry import find
 from tests.conftest import ROOT, module_from
 
@@ -71,10 +71,10 @@ def report_lines(stdout: str) -> list[str]:
 
 def test_importing_grader_stays_light() -> None:
     done = python("-c", "import sys, grader\n"
-                        "print(sorted(m for m in ('torch', 'pytest', 'grader.notebook') "
+                        "print(sorted(m for m in ('torch', 'pytest', 'grader.learner.notebook') "
                         "if m in sys.modules))\n"
                         "from grader import check\nprint(check.__module__)")
-    assert done.stdout.split("\n")[:2] == ["[]", "grader.notebook"], done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "grader.learner.notebook"], done.stderr
 
 
 @pytest.mark.parametrize("name, passes", [("MyDecoder", True), ("FirstRowOnly", False)])

@@ -59,7 +59,7 @@ def check_wheel_contents(wheel: Path) -> None:
     for p in problems():
         shipped += [f"grader/_kata/solutions/{p.folder}/solution.py",
                     f"grader/_kata/data/starters/{p.folder}/solution.py",
-                    f"grader/checks/{p.checks.name}"]
+                    f"grader/checks/{p.checks.parent.name}/{p.checks.name}"]
     shipped += [f"grader/checks/mistakes/{f.relative_to(ROOT / 'grader/checks/mistakes')}"
                 for f in (ROOT / "grader/checks/mistakes").rglob("*.toml")]
     assert not [n for n in shipped if n not in names]

@@ -12,11 +12,11 @@ import pytest
 import torch
 from torch import nn
 
-from grader.grading import transformer
-from grader.grading.cases import SHIPPED, attention_input, block_input, prompt_ids
-from grader.grading.failures import GradeFailure
-from grader.grading.judges import expect_activations
-from grader.grading.reference import load_reference
+from grader.grading.judging.any_result import expect_activations
+from grader.grading.subject import transformer
+from grader.grading.subject.cases import SHIPPED, attention_input, block_input, prompt_ids
+from grader.grading.subject.reference import load_reference
+from grader.grading.values.failures import GradeFailure
 from grader.model import artifacts, parts
 from grader.model.gpt import GPTConfig
 from grader.model.spec import ModelSpec
@@ -202,7 +202,7 @@ def test_module_outputs_are_judged_at_their_own_scale() -> None:
 
 
 def test_the_worker_builds_a_module_only_for_a_module_problem() -> None:
-    from grader.sandbox.worker import WorkerLoop
+    from grader.sandbox.worker.serve import WorkerLoop
 
     solution, module = find("loss"), find("attention-head")
     plain = WorkerLoop()

@@ -60,8 +60,9 @@ def test_the_statements_session_gives_the_values_it_shows(problem: Problem) -> N
 def test_play_loads_neither_pytest_nor_the_sandbox() -> None:
     probe = ("import sys, grader.play\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('pytest', 'hypothesis') or m in ('grader.sandbox.process', "
-             "'grader.sandbox.isolation', 'grader.sandbox.worker', 'grader.sandbox.forkserver')))")
+             "('pytest', 'hypothesis') or m in ('grader.sandbox.host.process', "
+             "'grader.sandbox.worker.isolation', 'grader.sandbox.worker.serve', "
+             "'grader.sandbox.host.forkserver')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from grader.registry import problems
-from grader.sandbox.pool import Load, WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.sandbox.host.pool import Load, WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="workers are forked, and so prepared, on Linux only")
@@ -61,9 +61,9 @@ def test_closing_the_pool_ends_workers_nobody_claimed():
 
 def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
     """How a gradebook gives each learner's grade a fork server without a torch import."""
-    from grader.sandbox.forkserver_client import ForkServerClient
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.machine import probe
+    from grader.sandbox.host.forkserver_client import ForkServerClient
+    from grader.sandbox.wire.limits import Limits
+    from grader.sandbox.worker.machine import probe
 
     parent = ForkServerClient(sandbox=Limits())
     try:
@@ -85,9 +85,9 @@ def test_a_spawned_server_serves_one_pool_and_ends_when_it_closes():
 def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
     """/proc shows one grade's processes only, as it did with a server per grade; what the
     sandbox counts there (its process limit) then counts no other learner's."""
-    from grader.sandbox.forkserver_client import ForkServerClient
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.machine import probe
+    from grader.sandbox.host.forkserver_client import ForkServerClient
+    from grader.sandbox.wire.limits import Limits
+    from grader.sandbox.worker.machine import probe
 
     if not probe().namespaces:
         pytest.skip("no namespaces on this system")

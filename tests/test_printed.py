@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader.grading.report import cut_output
-from grader.sandbox.printed import Printed, clip, joined
-from grader.sandbox.worker import CALL_OUTPUT_LIMIT, WorkerLoop
+from grader.reports.report import cut_output
+from grader.sandbox.wire.printed import Printed, clip, joined
+from grader.sandbox.worker.serve import CALL_OUTPUT_LIMIT, WorkerLoop
 
 LOOKALIKE = "… (1000 more lines; output truncated)\n"
 

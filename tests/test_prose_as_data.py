@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 import torch
 
-from grader.grading.failures import GradeFailure
-from grader.grading.filter_judges import expect_filtered
+from grader.grading.judging.filtered_logits import expect_filtered
+from grader.grading.values.failures import GradeFailure
 
 
 def test_the_filtered_logits_take_a_plural_verb() -> None:
@@ -23,7 +23,7 @@ def test_the_filtered_logits_take_a_plural_verb() -> None:
 def test_a_report_carries_each_check_s_own_name(tmp_path) -> None:
     from test_scores_formats import a_report
 
-    from grader.grading.junit import junit_tree
+    from grader.reports.junit import junit_tree
 
     report = a_report(tmp_path, {"decode": ["pass", "fail"]}).to_json()
     assert [t["check"] for t in report["tests"]] == ["check 0", "check 1"]
@@ -36,7 +36,7 @@ def test_a_report_carries_each_check_s_own_name(tmp_path) -> None:
 
 
 def test_a_harness_is_named_and_read_in_one_place() -> None:
-    from grader.sandbox.harness_ref import harness_name, harness_ref
+    from grader.sandbox.worker.harness_ref import harness_name, harness_ref
 
     assert harness_name(harness_ref("loss_backward")) == "loss_backward"
     assert harness_name("greedy") is None  # a method of the submission's
@@ -49,7 +49,7 @@ def test_a_harness_is_named_and_read_in_one_place() -> None:
 
 
 def test_a_contract_s_misspelt_harness_fails_where_it_is_named() -> None:
-    from grader.checks.check_clip_grad_norm import CONTRACT
+    from grader.checks.train_it_yourself.check_clip_grad_norm import CONTRACT
 
     assert CONTRACT.harness and CONTRACT.called == f"harness:{CONTRACT.harness}"
     with pytest.raises(ValueError, match="no harness called 'clip_gradient'"):

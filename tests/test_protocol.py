@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.model.spec import ModelSpec
-from grader.sandbox.framing import (
+from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError, decode, encode
+from grader.sandbox.wire.frames import (
     MAX_FRAME,
     MAX_JSON_DEPTH,
     TOO_DEEP,
@@ -20,7 +21,6 @@ from grader.sandbox.framing import (
     read_frame,
     write_frame,
 )
-from grader.sandbox.protocol import MAX_DEPTH, ProtocolError, decode, encode
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
           torch.int32, torch.uint8, torch.bool]

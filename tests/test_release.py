@@ -21,7 +21,7 @@ from learner import learner_kata
 from patches import apply
 
 from grader import paths
-from grader.grading.strategies import SEED_VARIABLE
+from grader.grading.subject.strategies import SEED_VARIABLE
 from grader.registry import problems
 from grader.release.build import PACKAGE, contracts_of, write_release
 
@@ -37,12 +37,12 @@ except ModuleNotFoundError:  # Python 3.10
 REFERENCE_CODE = sorted(
     [*paths.SOLUTIONS.glob("*/solution.py"),
      paths.PACKAGE / "model" / "gpt.py",
-     paths.PACKAGE / "grading" / "transformer.py",
-     paths.PACKAGE / "grading" / "mistakes.py",
-     paths.PACKAGE / "grading" / "judges.py",
-     paths.PACKAGE / "grading" / "sampling_judges.py",
-     paths.PACKAGE / "grading" / "filter_judges.py",
-     *paths.CHECKS.glob("*.py")])
+     paths.PACKAGE / "grading" / "subject" / "transformer.py",
+     paths.PACKAGE / "grading" / "subject" / "mistakes.py",
+     paths.PACKAGE / "grading" / "judging" / "any_result.py",
+     paths.PACKAGE / "grading" / "judging" / "generated_text.py",
+     paths.PACKAGE / "grading" / "judging" / "filtered_logits.py",
+     *paths.CHECKS.rglob("*.py")])
 # Rules of judging that the practice grader states again on purpose: they say how
 # close is close enough, not what the answer is.
 SHIPPED_RULES = {"activation_atol"}
@@ -143,12 +143,12 @@ def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
     (<slug>/<its name in kebab case>), so a practice report names it alike."""
     import importlib
 
-    from grader.grading.failures import MISTAKE_ID
+    from grader.grading.values.failures import MISTAKE_ID
 
     by_slug = {p.slug: p for p in problems()}
     seen = 0
     for slug, stored in cases_of(released)["problems"].items():
-        module = importlib.import_module(f"grader.checks.{by_slug[slug].checks.stem}")
+        module = importlib.import_module(by_slug[slug].checks_module)
         ids = {m.named(slug).id: m.name for c in contracts_of(module) for m in c.mistakes}
         for case in [case for part in stored["parts"]
                      for case in [*part["cases"].values(), *part["examples"].values()]]:
@@ -542,9 +542,9 @@ def submissions() -> list[Path]:
 def practice(released: Path):  # noqa: ANN201 - the copy's own module
     sys.path.insert(0, str(released))
     try:
-        from gpt_kata_practice import grade
+        from gpt_kata_practice import practice_grade
 
-        yield grade
+        yield practice_grade
     finally:
         sys.path.remove(str(released))
 
@@ -659,7 +659,7 @@ def test_the_instructor_grades_a_copy_as_the_full_kata(two_learners: Path,
 
 def test_the_gradebook_and_gradescope_take_a_copy_as_a_clone(two_learners: Path,
                                                            tmp_path: Path) -> None:
-    from grader.grading.gradescope import submission_root
+    from grader.classroom.gradescope_autograder import submission_root
 
     out = tmp_path / "out"
     graded = instructor("gradebook", str(two_learners), SOLVED, MISTAKEN, "--out", str(out),
@@ -755,10 +755,10 @@ def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
 
 def test_the_practice_tolerances_are_the_full_graders() -> None:
     """The practice judge restates the full grader's tolerances of equality
-    (grader/grading/tolerances.py); they must judge the same."""
+    (grader/grading/values/tolerances.py); they must judge the same."""
     import torch
 
-    from grader.grading import equality, tolerances
+    from grader.grading.values import equality, tolerances
     from grader.release.practice import judge
 
     assert (judge.RTOL, judge.ATOL) == (tolerances.RTOL, tolerances.ATOL)

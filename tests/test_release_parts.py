@@ -277,10 +277,11 @@ def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:
 def mistakes_of_temperature() -> list:
     import importlib
 
-    from grader.grading.failures import Mistake
+    from grader.grading.values.failures import Mistake
     from grader.maintainer.catalogs import mistakes_in
 
-    return mistakes_in(importlib.import_module("grader.checks.check_temperature"), Mistake)
+    module = importlib.import_module("grader.checks.decoding_strategies.check_temperature")
+    return mistakes_in(module, Mistake)
 
 
 # An answer hint a statement also says in full (it is then no secret): none today.

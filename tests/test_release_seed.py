@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import strategies
-from grader.grading.strategies import SEED_VARIABLE
+from grader.grading.subject import strategies
+from grader.grading.subject.strategies import SEED_VARIABLE
 
 
 def draws(description: str = "a check's examples") -> list[int]:
@@ -72,7 +72,7 @@ def autograder_sees(script: str, tmp_path: Path, environment: dict[str, str]) ->
 
 
 def test_a_bundle_built_with_a_seed_grades_with_it(tmp_path: Path) -> None:
-    from grader.cli.gradescope import run_script
+    from grader.classroom.gradescope_bundle import run_script
 
     seed = "it's $HOME; `no` \"code\""  # quoted in the script, never run as shell
     assert autograder_sees(run_script(False, seed), tmp_path, {}) == seed
@@ -84,7 +84,7 @@ def test_a_bundle_built_with_a_seed_grades_with_it(tmp_path: Path) -> None:
 def test_the_bundle_takes_the_seed_set_where_it_is_built(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from grader.cli import gradescope
+    from grader.classroom import gradescope_bundle as gradescope
 
     built: list[str] = []
 

@@ -118,7 +118,7 @@ def test_grade_piped_into_head(tmp_path):
 def test_a_rendering_error_is_one_line_and_keeps_the_grade(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from grader.cli.shown import show
+    from grader.learner.shown import show
 
     broken = SimpleNamespace(summaries=None)  # render cannot read it
     show(broken, None, verbose=False)  # type: ignore[arg-type]

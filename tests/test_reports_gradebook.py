@@ -19,10 +19,10 @@ import pytest
 from conftest import ROOT
 from gradebooks import finished_gradebook
 
-from grader.cli.gradebook import command, grading
-from grader.cli.gradebook.outputs import report_stem
-from grader.cli.gradebook.roster import Learner
-from grader.cli.gradebook.summary import markdown_table
+from grader.classroom.gradebook import command, grading
+from grader.classroom.gradebook.outputs import report_stem
+from grader.classroom.gradebook.roster import Learner
+from grader.classroom.summary import markdown_table
 from grader.cli.main import main
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"

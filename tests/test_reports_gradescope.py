@@ -8,7 +8,7 @@ import re
 
 from test_reports_console import EVIL, RAW
 
-from grader.grading import gradescope
+from grader.classroom import gradescope_autograder as gradescope
 
 
 def test_results_of_a_hostile_submission_are_clean(tmp_path, monkeypatch):

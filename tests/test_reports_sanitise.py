@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from grader.cli.gradebook.summary import markdown_table
-from grader.grading.sanitise import (
+from grader.classroom.summary import markdown_table
+from grader.grading.values.sanitise import (
     cell,
     folder_name,
     learner_error,
@@ -17,7 +17,7 @@ from grader.grading.sanitise import (
     uncell,
     visible,
 )
-from grader.grading.worker_errors import one_line
+from grader.grading.values.worker_errors import one_line
 
 # What must never reach a terminal or a file raw: C0 (but newline and tab in blocks),
 # DEL, C1, bidi controls, line separators, lone surrogates.

@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 from grader import paths
-from grader.cli import status
+from grader.learner import status
 
 
 @pytest.fixture

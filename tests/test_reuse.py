@@ -14,8 +14,8 @@ import pytest
 from grader import paths
 from grader.registry import find
 from grader.reuse import ReuseError, earlier_files, solution_of
-from grader.sandbox import machine
-from grader.sandbox.policy import Policy
+from grader.sandbox.worker import machine
+from grader.sandbox.worker.layers.policy import Policy
 from tests.conftest import messages, run_grade
 
 HAS_LANDLOCK = machine.probe().landlock_abi >= 1
@@ -213,8 +213,8 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
 
 
 def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) -> None:
-    from grader.cli.gradebook.roster import collect
-    from grader.cli.gradebook.state import inputs_key
+    from grader.classroom.gradebook.roster import collect
+    from grader.classroom.gradebook.state import inputs_key
 
     kata(tmp_path / "ada")
     chosen = [find("top-k-top-p")]
@@ -247,7 +247,7 @@ def test_earlier_files_are_read_from_the_solution_of_calls_and_theirs(tmp_path: 
 def test_a_status_is_kept_for_the_file_and_the_earlier_solutions_it_uses(tmp_path: Path) -> None:
     import hashlib
 
-    from grader.cli.status import solution_hash
+    from grader.learner.status import solution_hash
 
     problems = tmp_path / "problems"
     for folder in ("09-top-k", "10-top-p", "11-top-k-top-p"):

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from grader.cli.errors import UsageError
-from grader.cli.gradebook.repositories import (
+from grader.classroom.gradebook.repositories import (
     Entry,
     Policy,
     check_url,
@@ -30,6 +29,7 @@ from grader.cli.gradebook.repositories import (
     read_roster,
     shown_url,
 )
+from grader.learner.errors import UsageError
 
 CROP = "01-crop-context"
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
@@ -296,7 +296,7 @@ def test_a_learner_with_no_repository_gets_an_error_row(tmp_path: Path) -> None:
 
 
 def test_what_git_said_is_kept_whole_on_one_line() -> None:
-    from grader.cli.gradebook.repositories import GIT_SAID_CHARS, git_says
+    from grader.classroom.gradebook.repositories import GIT_SAID_CHARS, git_says
 
     said = (b"hint: Using 'master' as the name for the initial branch.\n"
             b"fatal: Could not read from remote repository.\n\n"

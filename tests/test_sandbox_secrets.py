@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.strategies import SEED_VARIABLE
-from grader.sandbox.handles import GRADER_SECRETS
-from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
-from grader.sandbox.process import SubmissionProcess
+from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.sandbox.host.handles import GRADER_SECRETS
+from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
+from grader.sandbox.host.process import SubmissionProcess
 
 LINUX = sys.platform.startswith("linux")
 

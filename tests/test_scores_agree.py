@@ -16,8 +16,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from grader.grading.classroom50 import to_classroom50
-from grader.grading.gradescope import to_gradescope
+from grader.classroom.classroom50 import to_classroom50
+from grader.classroom.gradescope_autograder import to_gradescope
 from grader.registry import problems
 
 DONE, UNTOUCHED = problems()[:6], problems()[6:8]

@@ -19,12 +19,12 @@ import pytest
 from conftest import ROOT
 from gradebooks import finished_gradebook, merge_without_dependencies
 
-from grader.grading.gradescope import to_gradescope
-from grader.grading.junit import junit_tree
-from grader.grading.plugin import TestResult as Result
-from grader.grading.report import ProblemSummary, Report, cut_output
-from grader.grading.scoring import problem_score, score_report
+from grader.classroom.gradescope_autograder import to_gradescope
+from grader.grading.engine.plugin import TestResult as Result
 from grader.registry import find
+from grader.reports.junit import junit_tree
+from grader.reports.report import ProblemSummary, Report, cut_output
+from grader.reports.scoring import problem_score, score_report
 
 jsonschema = pytest.importorskip("jsonschema")
 yaml = pytest.importorskip("yaml")
@@ -184,7 +184,7 @@ def test_every_json_report_has_provenance(tmp_path: Path) -> None:
 def test_the_commit_is_the_grader_s_own(tmp_path: Path) -> None:
     """Graded from inside another git repository (a learner's clone), the commit named
     is still the grader checkout's."""
-    from grader.grading import provenance
+    from grader.reports import provenance
 
     if not (ROOT / ".git").exists():
         pytest.skip("the grader is not a git checkout here")
@@ -194,7 +194,7 @@ def test_the_commit_is_the_grader_s_own(tmp_path: Path) -> None:
     learner.mkdir()
     subprocess.run(["git", "init", "-q", str(learner)], check=True)
     code = ("import os, sys; os.chdir(sys.argv[1]); "
-            "from grader.grading.provenance import grader_commit; print(grader_commit())")
+            "from grader.reports.provenance import grader_commit; print(grader_commit())")
     env = {"GIT_DIR": str(learner / ".git"), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", code, str(learner)], capture_output=True,
                           text=True, env=env)
@@ -271,7 +271,7 @@ def test_gradescope_output_is_markdown_that_keeps_the_table(tmp_path: Path) -> N
 
 
 def test_an_installed_bundle_names_the_commit_it_was_built_from(tmp_path: Path) -> None:
-    from grader.grading.gradescope import name_bundle_commit
+    from grader.classroom.gradescope_autograder import name_bundle_commit
 
     version = tmp_path / "COMMIT"
     commit = "0123456789abcdef0123456789abcdef01234567"
@@ -293,7 +293,7 @@ def test_an_installed_bundle_names_the_commit_it_was_built_from(tmp_path: Path) 
 
 
 def test_a_learner_the_gradebook_could_not_grade_has_provenance_too() -> None:
-    from grader.cli.gradebook.outputs import failed_report
+    from grader.classroom.gradebook.outputs import failed_report
 
     report = failed_report("grading took too long")
     jsonschema.validate(report, EXERCISM_SCHEMA)
@@ -314,7 +314,7 @@ def read(path: Path) -> list[list[str]]:
 
 
 def test_canvas_and_moodle_exports_follow_their_import_formats(tmp_path: Path) -> None:
-    from grader.cli.gradebook.lms_export import write_exports
+    from grader.classroom.gradebook.lms_export import write_exports
 
     table = tmp_path / "gradebook.csv"
     table.write_text(GRADEBOOK, encoding="utf-8")
@@ -339,8 +339,8 @@ def test_canvas_and_moodle_exports_follow_their_import_formats(tmp_path: Path) -
 
 
 def test_a_mapping_without_a_learner_column_is_refused(tmp_path: Path) -> None:
-    from grader.cli.errors import UsageError
-    from grader.cli.gradebook.lms_export import read_ids
+    from grader.classroom.gradebook.lms_export import read_ids
+    from grader.learner.errors import UsageError
 
     bad = tmp_path / "ids.csv"
     bad.write_text("name,email\nada,a@b\n", encoding="utf-8")

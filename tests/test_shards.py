@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 from gradebooks import finished_gradebook
 
-from grader.cli.gradebook.shards import SHARD_FILE, shard_of, shard_spec
+from grader.classroom.gradebook.shards import SHARD_FILE, shard_of, shard_spec
 
 CROP = "01-crop-context"
 
@@ -134,7 +134,7 @@ def test_shards_of_different_splits_do_not_merge(shares: tuple, tmp_path: Path) 
 
 
 def test_a_shard_run_records_its_share(tmp_path: Path) -> None:
-    from grader.cli.gradebook.shards import record, recorded
+    from grader.classroom.gradebook.shards import record, recorded
 
     record(tmp_path, (2, 5))
     assert recorded(tmp_path) == (2, 5)

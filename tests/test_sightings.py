@@ -13,8 +13,8 @@ from pathlib import Path
 
 from test_roster import CROP, DEADLINE, EARLY, LATE, commit, two_commits
 
-from grader.cli.gradebook.repositories import Entry, Policy, fetch
-from grader.cli.gradebook.sightings import SIGHTINGS_FILE, Sightings
+from grader.classroom.gradebook.repositories import Entry, Policy, fetch
+from grader.classroom.gradebook.sightings import SIGHTINGS_FILE, Sightings
 from grader.cli.main import main
 
 BACKDATED = "class Solution:\n    backdated = True\n"

@@ -1,6 +1,6 @@
 """A call that gives no answer in time is told apart by what was measured: the CPU
 time the worker used while the grader waited, and how busy the machine was
-(grader/sandbox/slow_or_endless.py)."""
+(grader/sandbox/host/slow_or_endless.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import run_grade
 
-from grader.sandbox.slow_or_endless import no_answer
+from grader.sandbox.host.slow_or_endless import no_answer
 
 
 def test_the_message_goes_by_the_share_of_a_core_and_the_load() -> None:
@@ -59,7 +59,7 @@ def test_a_spawned_workers_tree_is_measured_with_its_children() -> None:
 
     import psutil
 
-    from grader.sandbox.handles import process_tree_cpu
+    from grader.sandbox.host.handles import process_tree_cpu
 
     # A parent that waits on a child that spins: the CPU is the child's.
     parent = subprocess.Popen([sys.executable, "-c", (

@@ -19,7 +19,7 @@ import pytest
 from conftest import SUBMISSIONS, grade_batch, messages
 from patches import PatchError, apply
 
-from grader.grading.failures import MISTAKE_ID
+from grader.grading.values.failures import MISTAKE_ID
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -28,7 +28,7 @@ from grader.model.gpt import GPT, GPTConfig
 from grader.model.spec import ModelSpec
 from grader.model.training import TrainSettings, train
 from grader.registry import find
-from grader.sandbox.protocol import ProtocolError, decode, encode
+from grader.sandbox.wire.encoding import ProtocolError, decode, encode
 
 # A corpus of its own, so the run's vocabulary is not the shipped one: no 'A', no 'z'.
 TEXT = "Tom had a red ball. Lily saw the cat. The dog ran home.\n" * 60
@@ -48,7 +48,7 @@ def run(tmp_path_factory) -> Path:
 
 def expected_text(folder: Path, prompt: str, chars: int) -> str:
     """The reference generate() on the run's model, built here from its files."""
-    from grader.grading.reference import load_reference
+    from grader.grading.subject.reference import load_reference
 
     config = GPTConfig(**json.loads((folder / "config.json").read_text()))
     model = GPT(config)
@@ -65,7 +65,7 @@ def expected_text(folder: Path, prompt: str, chars: int) -> str:
 def sampled_text(folder: Path, prompt: str, chars: int, seed: int) -> str:
     """The reference sample_text() with talk's defaults (temperature 1, no filters)
     and `seed`, on the run's model built here from its files."""
-    from grader.grading.reference import load_reference
+    from grader.grading.subject.reference import load_reference
 
     config = GPTConfig(**json.loads((folder / "config.json").read_text()))
     model = GPT(config)
@@ -150,10 +150,10 @@ def test_your_passing_sampler_talks_with_a_run_served_by_the_grader(run, tmp_pat
 
 
 def test_a_streamed_learner_generator_is_served_live(run):
-    from grader.cli.talk import Implementation, choose_model, streamed
+    from grader.learner.tools.talk import Implementation, choose_model, streamed
     from grader.model import artifacts
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.pool import WorkerPool
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
@@ -166,11 +166,11 @@ def test_a_streamed_learner_generator_is_served_live(run):
 
 
 def test_your_sample_text_samples_a_run_served_by_the_grader(run):
-    from grader.cli.talk import Implementation, choose_model, sampled
-    from grader.grading.reference import load_reference
+    from grader.grading.subject.reference import load_reference
+    from grader.learner.tools.talk import Implementation, choose_model, sampled
     from grader.model import artifacts
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.pool import WorkerPool
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     context = artifacts.encode("Tom", talker.int_to_char)
@@ -192,8 +192,8 @@ def test_your_sample_text_samples_a_run_served_by_the_grader(run):
 def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
         run, monkeypatch, capsys):
     """A worker started on its own has no witness: it could only read the run itself."""
-    import grader.cli.talk as talk
-    from grader.sandbox.pool import WorkerPool
+    import grader.learner.tools.talk as talk
+    from grader.sandbox.host.pool import WorkerPool
 
     monkeypatch.setattr(talk, "learner_status", lambda problem: "pass")
     pool = WorkerPool(fork=False)
@@ -216,11 +216,11 @@ class Solution:
 
 def test_the_sandboxed_code_is_given_the_runs_model_calls_but_cannot_read_its_weights(
         run, tmp_path):
-    from grader.cli.talk import choose_model
+    from grader.learner.tools.talk import choose_model
     from grader.model import artifacts
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.pool import WorkerPool
-    from grader.sandbox.process import SubmissionProcess
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
 
     talker = choose_model(str(run))
     peek = tmp_path / "peek" / "solution.py"
@@ -240,9 +240,9 @@ def test_the_sandboxed_code_is_given_the_runs_model_calls_but_cannot_read_its_we
 
 def test_a_worker_refuses_to_build_a_run(run):
     """Only the grader reads a run's weights; asked to build one, a worker says so."""
-    from grader.cli.talk import choose_model
+    from grader.learner.tools.talk import choose_model
     from grader.model import artifacts
-    from grader.sandbox.worker import WorkerLoop
+    from grader.sandbox.worker.serve import WorkerLoop
 
     talker = choose_model(str(run))
     worker = WorkerLoop()

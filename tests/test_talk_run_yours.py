@@ -113,9 +113,9 @@ def test_a_worker_that_does_not_keep_the_weights_as_handed_is_not_talked_with():
     the grader's stops talk before any text."""
     import torch
 
-    from grader.cli.talk import Implementation
+    from grader.learner.tools.talk import Implementation
     from grader.registry import find
-    from grader.sandbox.process import CallOutcome
+    from grader.sandbox.host.process import CallOutcome
 
     class Forging:
         def call(self, method, args):

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from learner import learner_kata
 
-from grader.cli.talk import Implementation, choose_model, sampled, sentences
+from grader.learner.tools.talk import Implementation, choose_model, sampled, sentences
 from grader.model import artifacts
 from grader.registry import find
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 
 SEED = re.compile(r"; seed (\d+): `--seed \1` gives this text again\]$", re.MULTILINE)
 PROMPT = "Once upon a time,"
@@ -73,7 +73,7 @@ def test_sentences_end_right_after_a_full_stop_an_exclamation_or_a_question_mark
 
 def pieces(unit: str, chars: int, seed: int) -> tuple[list[str], str]:
     """What `sampled` yields with the references, and sample_text's whole text."""
-    from grader.grading.reference import load_reference
+    from grader.grading.subject.reference import load_reference
 
     talker = choose_model("shipped")
     context = artifacts.encode(PROMPT, talker.int_to_char)

@@ -6,8 +6,8 @@ import pytest
 import torch
 from conftest import reference_solution
 
-from grader.grading.failures import GradeFailure
-from grader.grading.filter_judges import judge_top_p
+from grader.grading.judging.filtered_logits import judge_top_p
+from grader.grading.values.failures import GradeFailure
 
 INF = float("-inf")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.checks.check_sampler import exponentials_after
-from grader.grading.cases import seed_state
-from grader.grading.sampling_judges import exponentials, sampled_choice
+from grader.checks.decoding_strategies.check_sampler import exponentials_after
+from grader.grading.judging.generated_text import exponentials, sampled_choice
+from grader.grading.subject.cases import seed_state
 
 
 def probabilities(size: int, seed: int) -> torch.Tensor:

@@ -21,10 +21,10 @@ from conftest import ROOT, SUBMISSIONS, run_grade
 from patches import apply
 
 from grader.cli.main import main
-from grader.cli.trace import load_contract
-from grader.cli.trace_steps import first_difference, steps_of, windows
-from grader.grading.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
-from grader.grading.reference import load_reference
+from grader.grading.subject.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
+from grader.grading.subject.reference import load_reference
+from grader.learner.tools.trace import load_contract
+from grader.learner.tools.trace_steps import first_difference, steps_of, windows
 from grader.model import artifacts
 from grader.registry import find
 

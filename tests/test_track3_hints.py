@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from grader import paths
-from grader.cli import status
-from grader.grading.failures import NamedMistake
+from grader.grading.values.failures import NamedMistake
+from grader.learner import status
 from grader.registry import find
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.grading.inputs import describe_inputs
+from grader.grading.subject.inputs import describe_inputs
 from grader.model import artifacts
 from grader.model.parts import weights
 from grader.model.spec import ModelSpec
@@ -47,7 +47,7 @@ def test_a_module_problem_binds_its_inputs_under_the_contract_s_names() -> None:
     """Not `inputs: (tensor(...),)`, the driver's *inputs, but the statement's name."""
     from types import SimpleNamespace
 
-    from grader.checks.check_gpt import CONTRACT
+    from grader.checks.build_the_gpt.check_gpt import CONTRACT
     from grader.model.gpt import GPT
     from grader.model.parts import ModuleDriver
 

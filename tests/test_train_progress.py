@@ -20,12 +20,12 @@ from conftest import ROOT, module_from
 from test_train_yours import gpt_kata
 from test_train_yours_loop import with_loop
 
-from grader.cli.errors import UsageError
 from grader.cli.main import TenthLines
-from grader.cli.train_yours_loop import loop_arguments, read_progress
+from grader.learner.errors import UsageError
+from grader.learner.tools.train_yours_loop import loop_arguments, read_progress
 from grader.model.gpt import GPTConfig
 from grader.model.training import TrainSettings
-from grader.sandbox import harnesses
+from grader.sandbox.worker import harnesses
 
 STEPS = 40
 LINE = re.compile(r"step (\d+)/(\d+)  (\d+):(\d\d) since the first step  ETA \d+:\d\d")

@@ -15,13 +15,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.checks import check_train_step as checks
-from grader.grading.equality import outcome_of
-from grader.grading.reference import load_reference
+from grader.checks.build_the_gpt import check_train_step as checks
+from grader.grading.subject.reference import load_reference
+from grader.grading.values.equality import outcome_of
 from grader.model import artifacts
 from grader.model.gpt import GPT, GPTConfig
 from grader.registry import find
-from grader.sandbox import harnesses
+from grader.sandbox.worker import harnesses
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Every command that runs a learner's code says once, in one line on stderr, when that
-code runs without the sandbox or with layers missing (grader/cli/sandbox_notice.py).
+code runs without the sandbox or with layers missing (grader/learner/sandbox_notice.py).
 
 Each command runs as a learner runs it, in a kata folder of references recorded as
 passed, through a small driver that forces what the test needs first: macOS (the
@@ -21,10 +21,10 @@ import pytest
 from conftest import ROOT
 from test_train_yours import record_passing_references
 
-from grader.cli.sandbox_notice import missing_layers, sandbox_notice
-from grader.sandbox.limits import Limits
-from grader.sandbox.machine import probe
-from grader.sandbox.pool import SPAWN_VARIABLE, WorkerPool
+from grader.learner.sandbox_notice import missing_layers, sandbox_notice
+from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
+from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.machine import probe
 
 LINUX = sys.platform.startswith("linux")
 pytestmark = pytest.mark.skipif(not LINUX, reason="forces Linux off its sandbox")
@@ -34,8 +34,8 @@ import sys
 
 force, argv = sys.argv[1], sys.argv[2:]
 if force == "darwin":  # for the grader's own modules: the libraries stay on Linux
-    import grader.cli.sandbox_notice
-    import grader.sandbox.pool
+    import grader.learner.sandbox_notice
+    import grader.sandbox.host.pool
 
     class Darwin:
         platform = "darwin"
@@ -43,17 +43,17 @@ if force == "darwin":  # for the grader's own modules: the libraries stay on Lin
         def __getattr__(self, name):
             return getattr(sys, name)
 
-    grader.sandbox.pool.sys = grader.cli.sandbox_notice.sys = Darwin()
+    grader.sandbox.host.pool.sys = grader.learner.sandbox_notice.sys = Darwin()
 elif force == "no-cgroups":
-    from grader.sandbox import machine
-    from grader.sandbox.layers.cgroups import TreeLimits
+    from grader.sandbox.worker import machine
+    from grader.sandbox.worker.layers.cgroups import TreeLimits
 
     def without_groups(memory_bytes, scratch_bytes=None, **_):
         return TreeLimits(memory_bytes, 16, extra={"scratch_bytes": scratch_bytes})
 
     machine.worker_limits = without_groups
 if "watch" in argv:  # one grade, then the key that quits
-    import grader.cli.watch as watch
+    import grader.learner.watch as watch
 
     watch.key_reader = lambda enabled: (lambda: "q")
 from grader.cli.main import main
@@ -136,7 +136,7 @@ def test_under_the_full_sandbox_a_command_says_nothing_of_it(kata, tmp_path, com
     assert notices(done.stderr) == [], done.stderr
 
 
-# The layers a worker under the full sandbox reports (grader/sandbox/isolation.py).
+# The layers a worker under the full sandbox reports (grader/sandbox/worker/isolation.py).
 FULL = ["user-namespace", "network-namespace", "pid-namespace", "memory-cgroup-v2",
         "pids-cgroup-v2", "cpu-cgroup-v2", "new-session", "scratch-tmpfs", "unprivileged-uid",
         "clean-env", "rlimits", "no-new-privs", "landlock-abi4", "seccomp-no-sockets"]
@@ -191,10 +191,10 @@ def test_interactive_watch_shows_the_line_again_under_each_screen_it_draws(monke
 
     from rich.console import Console
 
-    import grader.grading.session as session
-    from grader.cli import status, watch
-    from grader.grading.report import ProblemSummary, Report
+    import grader.grading.engine.session as session
+    from grader.learner import status, watch
     from grader.registry import find
+    from grader.reports.report import ProblemSummary, Report
 
     problem = find("generate")
     graded = Report([ProblemSummary(problem, problem.starter)], "exact", {})

@@ -80,7 +80,7 @@ class Graded:
 
         from rich.console import Console
 
-        from grader.cli import status, watch
+        from grader.learner import status, watch
         from grader.registry import find, problems
 
         everything = {p.slug: "pass" for p in problems()} | statuses
@@ -128,7 +128,7 @@ def test_the_list_keeps_one_column_for_the_longest_slug(monkeypatch) -> None:
 def test_windows_keys_come_from_msvcrt(monkeypatch) -> None:
     import types
 
-    from grader.cli import watch
+    from grader.learner import watch
 
     codes = ["\xe0", "H", "n", "\x00", ";", "Q"]  # up arrow, n, F1, Q
     fake = types.SimpleNamespace(kbhit=lambda: bool(codes), getwch=lambda: codes.pop(0))

@@ -10,15 +10,20 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.grading import cases
-from grader.grading.failures import GradeFailure
-from grader.grading.sampling_judges import sampled_choice
-from grader.grading.witnessed import Untraced, expect_streamed_from_calls, trace_tokens
-from grader.model import artifacts, hidden
+from grader.grading.contracts.text_from_calls import (
+    Untraced,
+    expect_streamed_from_calls,
+    trace_tokens,
+)
+from grader.grading.judging.generated_text import sampled_choice
+from grader.grading.subject import cases
+from grader.grading.values.failures import GradeFailure
+from grader.model import artifacts
+from grader.model import hidden_weights as hidden
 from grader.model.spec import ModelSpec
-from grader.sandbox.protocol import decode, encode
-from grader.sandbox.witness import Pass
-from grader.sandbox.worker_models import ModelRefused, WorkerModels
+from grader.sandbox.host.witness import Pass
+from grader.sandbox.wire.encoding import decode, encode
+from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
 
 VOCAB = dict(enumerate("ab c."))
 
@@ -135,8 +140,8 @@ def test_a_worker_cannot_build_a_hidden_model():
 
 
 def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
-    from grader.grading.reference import fresh
-    from grader.sandbox.witness import own_instance
+    from grader.grading.subject.reference import fresh
+    from grader.sandbox.host.witness import own_instance
 
     stand_in = hide(ModelSpec("shipped"))
     reference, witnessed = fresh(stand_in), own_instance(stand_in)
@@ -152,9 +157,9 @@ def test_the_witness_serves_from_an_instance_the_reference_does_not_share():
 
 
 def test_right_text_that_no_call_made_fails_and_wrong_text_shows_where_the_calls_differ():
-    from grader.grading.kata import Call
-    from grader.grading.witnessed import judge_from_calls
-    from grader.sandbox.process import CallOutcome
+    from grader.grading.contracts.text_from_calls import judge_from_calls
+    from grader.grading.subject.kata import Call
+    from grader.sandbox.host.process import CallOutcome
 
     prompt, tokens = [0, 1], [2, 0, 3]
     text = "".join(VOCAB[t] for t in tokens)
@@ -193,7 +198,7 @@ def test_a_worker_handed_a_hidden_model_lets_go_of_the_preloaded_shipped_one():
 
 
 def test_the_reference_may_read_what_the_witness_computed_never_the_other_way():
-    from grader.sandbox.witness import own_instance
+    from grader.sandbox.host.witness import own_instance
 
     stand_in = hide(ModelSpec("random", {"vocab_size": 6, "context_length": 5,
                                                 "n_layer": 1, "n_head": 1, "n_embd": 4}, 9))

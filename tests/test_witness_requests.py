@@ -20,10 +20,10 @@ import torch
 
 from grader.model.artifacts import random_model
 from grader.model.spec import ModelSpec
-from grader.sandbox import witness as witness_module
-from grader.sandbox.framing import read_frame, write_frame
-from grader.sandbox.protocol import decode, encode
-from grader.sandbox.witness import Witness, request_limit
+from grader.sandbox.host import witness as witness_module
+from grader.sandbox.host.witness import Witness, request_limit
+from grader.sandbox.wire.encoding import decode, encode
+from grader.sandbox.wire.frames import read_frame, write_frame
 
 CONFIG = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
 SPEC = ModelSpec("random", CONFIG, 3)

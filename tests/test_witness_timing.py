@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.grading.kata import Kata
+from grader.grading.subject.kata import Kata
 from grader.registry import find
-from grader.sandbox.process import CallOutcome
+from grader.sandbox.host.process import CallOutcome
 
 
 class Recording:

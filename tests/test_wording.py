@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.grading.failures import GradeFailure
-from grader.grading.judges import expect_tensor
+from grader.grading.judging.any_result import expect_tensor
+from grader.grading.values.failures import GradeFailure
 from grader.wording import Plural, agree, count, one_of
 
 

@@ -12,7 +12,7 @@ the checkout, never from the learner's files: their grader/ folder, pyproject.to
 or anything else in their repository is never installed, imported or run. Their
 problems/NN-slug/solution.py files are graded as data in classroom mode (inside
 the sandbox), every problem in the grader's registry, by
-`python -m grader.grading.classroom50`, which writes result.json: one test per
+`python -m grader.classroom.classroom50`, which writes result.json: one test per
 problem, worth its points, passed when every check passes; a missing problem
 scores 0 out of its points. Exit 0 when it graded; anything else is an
 infrastructure error, shown as such by Classroom50 (the learner keeps their last
@@ -74,7 +74,7 @@ def main() -> int:
         python = Path(given) if given else install(work)
         allow_user_namespaces()
         # From a folder of its own, so that only the installed grader is imported.
-        graded = subprocess.run([str(python), "-m", "grader.grading.classroom50",
+        graded = subprocess.run([str(python), "-m", "grader.classroom.classroom50",
                                  "--submission", str(checkout),
                                  "--result", str(checkout / "result.json")], cwd=work)
         return graded.returncode

@@ -251,7 +251,8 @@ DRAWN = {
 # (`mkdocs serve` rebuilds at every save).
 INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           ROOT / TRACED[1], ROOT / "solutions" / "06-generate" / "solution.py",
-          ROOT / "grader" / "cli" / "trace_plot.py", ROOT / "grader" / "model" / "training.py"]
+          ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
+          ROOT / "grader" / "model" / "training.py"]
 
 
 def write(pages: Path) -> dict[str, list[str]]:

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 from grader import paths
-from grader.cli import status
-from grader.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
-from grader.cli.grade import add_grade_arguments, grade
-from grader.cli.options import KataParser, positive_count, select_problems
-from grader.cli.output import clock, console, exit_now
+from grader.learner import status
+from grader.learner.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
+from grader.learner.grade import add_grade_arguments, grade
+from grader.learner.options import KataParser, positive_count, select_problems
+from grader.learner.output import clock, console, exit_now
 from grader.locale import LANGUAGES, code_of, tr, translated, use
 from grader.registry import problems
 
@@ -129,7 +129,7 @@ def reset(args: argparse.Namespace) -> int:
 # -- talk ------------------------------------------------------------------------------
 
 def talk(args: argparse.Namespace) -> int:
-    from grader.cli.talk import talk as run_talk
+    from grader.learner.tools.talk import talk as run_talk
 
     return run_talk(args)
 
@@ -169,18 +169,18 @@ def train(args: argparse.Namespace) -> int:
     live = sys.stdout.isatty()
     modern = args.model == "modern"
     steps, threads = train_steps_and_threads(args)
-    from grader.cli.practice import in_a_copy
+    from grader.learner.practice import in_a_copy
 
     if args.yours and in_a_copy():  # the learner's own GPT and loop, here
-        from grader.cli.practice_train import train_yours as train_here
+        from grader.learner.tools.practice_train import train_yours as train_here
 
         train_here(text, out, steps, args.seed, threads, modern, show_progress=live)
         print(tr("wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv; "
                  "talk with it: gpt-kata talk --model {out} --yours", out=out))
         return EXIT_PASS
     if args.yours:
-        from grader.cli.train_worker import GPT_MODEL, MODERN_MODEL
-        from grader.cli.train_yours import train_yours
+        from grader.learner.tools.train_worker import GPT_MODEL, MODERN_MODEL
+        from grader.learner.tools.train_yours import train_yours
 
         train_yours(text, out, steps, args.seed, threads, show_progress=live,
                     on_eval=None if live else progress_line,
@@ -253,7 +253,7 @@ class TenthLines:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    from grader.cli.watch import watch
+    from grader.learner.watch import watch
 
     return watch(args)
 
@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=tr("do not ask for confirmation (needed without a terminal)"))
     p.set_defaults(run=reset)
 
-    from grader.cli.trace import add_parser as add_trace_parser
+    from grader.learner.tools.trace import add_parser as add_trace_parser
 
     add_trace_parser(sub)
 
@@ -382,15 +382,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command in NEEDS_REFERENCES:
-            from grader.cli import practice
+            from grader.learner import practice
 
             if practice.in_a_copy():
                 if args.command == "talk":  # through the learner's own code
-                    from grader.cli.practice_talk import talk as talk_in_a_copy
+                    from grader.learner.tools.practice_talk import talk as talk_in_a_copy
 
                     return talk_in_a_copy(args)
                 if args.command == "trace":  # beside the reference's stored runs
-                    from grader.cli.practice_trace import trace as trace_in_a_copy
+                    from grader.learner.tools.practice_trace import trace as trace_in_a_copy
 
                     return trace_in_a_copy(args)
                 if not args.yours:  # train: the grader's GPT and loop, which it lacks
@@ -407,10 +407,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # The instructor's commands, each in a module of its own that adds its parser.
-INSTRUCTOR_COMMANDS = ("grader.cli.gradebook.command", "grader.cli.gradescope",
-                       "grader.cli.similarity", "grader.cli.release")
+INSTRUCTOR_COMMANDS = ("grader.classroom.gradebook.command", "grader.classroom.gradescope_bundle",
+                       "grader.classroom.similarity", "grader.release.command")
 # The learner's commands that run the kata's reference code, which a learners' copy
-# does not hold (grader/cli/practice.py).
+# does not hold (grader/learner/practice.py).
 NEEDS_REFERENCES = ("talk", "trace", "train")
 
 

@@ -41,10 +41,10 @@ def problem_texts() -> Iterator[Source]:
 
 
 def mistake_texts() -> Iterator[Source]:
-    from grader.grading.failures import Mistake
+    from grader.grading.values.failures import Mistake
 
     for problem in problems():
-        module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+        module = importlib.import_module(problem.checks_module)
         for mistake in mistakes_in(module, Mistake):
             where = f"{mistake.named(problem.slug).id}"
             yield mistake.name, f"{where}, name"
@@ -66,9 +66,9 @@ def mistakes_in(module: object, kind: type) -> list:
 
 def check_texts() -> Iterator[Source]:
     """Each check's title: the first line of its test's docstring, as reports name it
-    (grader/grading/plugin.py's test_name)."""
+    (grader/grading/engine/plugin.py's test_name)."""
     for problem in problems():
-        module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+        module = importlib.import_module(problem.checks_module)
         for name, value in vars(module).items():
             doc = (getattr(value, "__doc__", None) or "").strip().splitlines()
             if name.startswith("test") and callable(value) and doc:

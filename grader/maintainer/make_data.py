@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from grader.grading.reference import load_reference
+from grader.grading.subject.reference import load_reference
 from grader.model import artifacts
 from grader.model.config import MODERN_SETTINGS, TrainSettings
 from grader.model.corpus import generate_corpus
@@ -34,7 +34,7 @@ from grader.model.training import train
 from grader.paths import STARTERS
 from grader.registry import Problem, problems
 from grader.reuse import unfinished_methods
-from grader.sandbox.protocol import encode
+from grader.sandbox.wire.encoding import encode
 
 
 def check_module(problem: Problem):

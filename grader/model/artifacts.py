@@ -291,7 +291,7 @@ def build_model(spec: ModelSpec) -> GPT | Llama:
         return random_model(spec.config, spec.seed)
     if spec.kind == "hidden":
         # Drawn by this grader; a worker refuses (Worker.model).
-        from grader.model.hidden import hidden_model
+        from grader.model.hidden_weights import hidden_model
 
         return hidden_model(spec)
     if spec.kind == "run":

@@ -4,7 +4,7 @@ they compute.
 A module problem hands the learner's class a config (`SwiGLU(config)`), so the config's
 class is the one piece of the grader's model code a learner's worker holds. It lives
 here, apart from the models: from an instance of it, nothing leads to the reference
-GPT's or Llama's code (grader/sandbox/worker.py checks that none is in the worker).
+GPT's or Llama's code (grader/sandbox/worker/serve.py checks that none is in the worker).
 """
 
 from __future__ import annotations

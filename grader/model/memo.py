@@ -8,7 +8,7 @@ failing one, on both sides of the pipe. A model whose weights never change gives
 logits for the same token ids, so the second time they are looked up.
 
 A memo is one model instance's own. The witness serves a submission's calls
-from an instance of its own (grader/sandbox/witness.py): were it the one the
+from an instance of its own (grader/sandbox/host/witness.py): were it the one the
 reference runs on, how fast the witness answered would tell the submission
 which windows the reference had just read.
 """

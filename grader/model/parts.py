@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 # Only the configs: a module problem's worker runs this file and must hold none of the
-# reference models' code (grader/sandbox/worker.py checks it), so the weights a
+# reference models' code (grader/sandbox/worker/serve.py checks it), so the weights a
 # description stands for are made in the grader (`resolved`), where the models are.
 from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec

@@ -1,5 +1,5 @@
-"""A model named rather than sent: what crosses the worker protocol (grader/sandbox/
-protocol.py) and what the grader and a worker each build a model from.
+"""A model named rather than sent: what crosses the worker protocol
+(grader/sandbox/wire/encoding.py) and what the grader and a worker each build a model from.
 
 Here, on the model's floor, since every side uses it: the checks and the grading
 engine to name the model a case runs, the sandbox to carry and validate it, the
@@ -28,7 +28,7 @@ class ModelSpec:
     model (`kind="hidden"`, `config` its sizes, `seed` a handle, not its weights'
     seed) stands in for a shipped or random one in the checks that judge how the
     model is used: its weights are drawn by the grader and never leave it
-    (grader/model/hidden.py), so the witness serves its forward passes as a run's.
+    (grader/model/hidden_weights.py), so the witness serves its forward passes as a run's.
     The shipped modern model (`kind="modern"`, data/llama.safetensors) is built by each
     side for itself, as the shipped one is; the learner's modern GPT is `kind="yours"`
     with the modern model's sizes (`n_kv_head` among them).

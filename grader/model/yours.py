@@ -14,7 +14,7 @@ names them by their handle (`handle_of`), which it carries as its seed.
 
 For `train --yours`, `initial_model` gives the weights `gpt-kata train` starts from,
 which the worker loads into the learner's model by name. It lives here because the
-worker may import only what the fork server preloaded (grader/sandbox/forkserver.py).
+worker may import only what the fork server preloaded (grader/sandbox/host/forkserver.py).
 """
 
 from __future__ import annotations

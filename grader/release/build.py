@@ -35,36 +35,44 @@ PACKAGE = "gpt_kata_practice"
 # manifest.json: the practice cases carry what is needed of the goldens.
 DATA_FILES = ("corpus.txt", "vocab.json", "config.json", "model.safetensors",
               "llama-config.json", "llama.safetensors")  # the modern model: 35, talk
-# The shipped GPT, as a check names it (grader/grading/cases.py's SHIPPED).
+# The shipped GPT, as a check names it (grader/grading/subject/cases.py's SHIPPED).
 SHIPPED_SPEC = ModelSpec("shipped")
 # The kata's own package as the copy holds it (grader/), its files as they are: the
 # learner's runtime, which holds no answer. Its commands (list, grade, watch, hint,
 # reset; talk, trace and train --yours through the learner's own code), the report
 # and its statuses, grader.play and grader.reuse for the statements' examples and a
 # later problem's solution_of, and the language module; grading there is the stored
-# answers' (grader/cli/practice.py), and the shipped GPT the exported program they run.
+# answers' (grader/learner/practice.py), and the shipped GPT the exported program they run.
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
     "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
     "wording.py", "locale/__init__.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/runs.py", "model/spec.py",
-    "cli/__init__.py", "cli/errors.py", "cli/grade.py", "cli/main.py", "cli/options.py",
-    "cli/output.py", "cli/practice.py", "cli/practice_talk.py", "cli/practice_trace.py",
-    "cli/practice_train.py",
-    "cli/shown.py", "cli/status.py", "cli/talk_text.py", "cli/trace.py", "cli/trace_plan.py",
-    "cli/trace_plot.py", "cli/trace_steps.py", "cli/trace_view.py", "cli/watch.py",
-    "grading/__init__.py", "grading/cached_steps.py", "grading/cases.py",
-    "grading/failures.py", "grading/junit.py", "grading/late.py", "grading/provenance.py",
-    "grading/report.py", "grading/results.py", "grading/sanitise.py", "grading/scoring.py",
-    "grading/tolerances.py",
-    "sandbox/__init__.py", "sandbox/limits.py", "sandbox/printed.py",
+    "cli/__init__.py", "cli/main.py",
+    "learner/__init__.py", "learner/errors.py", "learner/grade.py", "learner/options.py",
+    "learner/output.py", "learner/practice.py", "learner/shown.py", "learner/status.py",
+    "learner/watch.py",
+    "learner/tools/__init__.py", "learner/tools/practice_talk.py",
+    "learner/tools/practice_trace.py", "learner/tools/practice_train.py",
+    "learner/tools/talk_text.py", "learner/tools/trace.py", "learner/tools/trace_plan.py",
+    "learner/tools/trace_plot.py", "learner/tools/trace_steps.py", "learner/tools/trace_view.py",
+    "grading/__init__.py",
+    "grading/values/__init__.py", "grading/values/failures.py", "grading/values/sanitise.py",
+    "grading/values/tolerances.py",
+    "grading/subject/__init__.py", "grading/subject/cases.py",
+    "grading/judging/__init__.py", "grading/judging/cached_steps.py",
+    "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
+    "reports/report.py", "reports/results.py", "reports/scoring.py",
+    "sandbox/__init__.py", "sandbox/wire/__init__.py", "sandbox/wire/limits.py",
+    "sandbox/wire/printed.py",
 )
-PRACTICE_FILES = ("__init__.py", "codec.py", "grade.py", "judge.py", "shipped.py",
+PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "shipped.py",
                   "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
-# The rules by which a copy judges how a learner's code calls its model (practice/grade.py).
+# The rules by which a copy judges how a learner's code calls its model
+# (practice/practice_grade.py).
 CALL_RULES = ("one-token-per-step",)
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
            "hold (a model it builds and trains)")
@@ -74,7 +82,7 @@ NO_CONTRACT = "its checks declare no contract of cases the copy could store"
 CANNOT_STORE = "some of its cases hold values this copy cannot store"
 
 
-# The drivers `talk` runs the learner's code through in a copy (cli/practice_talk.py).
+# The drivers `talk` runs the learner's code through in a copy (learner/tools/practice_talk.py).
 TALK_HARNESSES = {"word_streamer"}
 
 
@@ -231,7 +239,7 @@ class NotPractised(Exception):
 def contracts_of(module: Any) -> list[Any]:
     """The contracts a check module grades by: CONTRACT first, then any other of its
     own (bpe's encode and decode), in the order the module defines them."""
-    from grader.grading.contract import Contract
+    from grader.grading.contracts.contract import Contract
 
     first = getattr(module, "CONTRACT", None)
     if not isinstance(first, Contract):
@@ -263,7 +271,7 @@ def reference_call(contract: Any, reference: Any) -> Any:
     through the check's harness if it has one."""
     import sys
 
-    from grader.grading.reference import run_harness
+    from grader.grading.subject.reference import run_harness
 
     if contract.harness:
         module = sys.modules[type(reference).__module__]
@@ -277,9 +285,9 @@ def practice_rule(module: Any, contract: Any) -> str:
     of its own), else as its contract judges. Filters keep tied tokens in any order;
     a module's outputs carry rounding errors of the tensor's scale; a streamer may
     pass on what one call completes in one callback or several."""
-    from grader.checks.stream_word_streamer import same_passed_on
-    from grader.grading.equality import same_activations
-    from grader.grading.filter_judges import same_filtering
+    from grader.checks.decoding_strategies.stream_word_streamer import same_passed_on
+    from grader.grading.judging.filtered_logits import same_filtering
+    from grader.grading.values.equality import same_activations
     from grader.release.practice.judge import RULES
 
     declared = getattr(module, "PRACTICE_RULE", None)
@@ -298,7 +306,7 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     NotPractised, saying why of the first, if none can be; one that cannot is left to
     the instructor's grade, and `not_practised` says why (stream's stream_generate(),
     judged by how it calls the model, beside its WordStreamer, practised here)."""
-    module = importlib.import_module(f"grader.checks.{problem.checks.stem}")
+    module = importlib.import_module(problem.checks_module)
     contracts = contracts_of(module)
     parts = []
     left: dict[str, str] = {}
@@ -320,8 +328,8 @@ def live_answer(contract: Any, method: Any, args: tuple) -> tuple[str, Any]:
     """The reference's outcome on `args`, a list for a method that yields."""
     import torch
 
-    from grader.grading.equality import outcome_of
-    from grader.grading.reference import fresh_args
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
 
     with torch.no_grad():
         answer = outcome_of(method, *fresh_args(args))
@@ -335,9 +343,9 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     """The contract's fixed cases and a few drawn examples, each with the reference's
     answer on this machine (a fixed case's golden where that is not a value), with the
     other right answers and the known mistakes'."""
-    from grader.grading.reference import load_reference
+    from grader.grading.subject.reference import load_reference
     from grader.model import artifacts
-    from grader.sandbox.protocol import decode
+    from grader.sandbox.wire.encoding import decode
 
     reference = load_reference(problem)  # the mistakes' helpers may look it up by name
     rule = practice_rule(module, contract)
@@ -392,8 +400,8 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     float rounding moves a tie), and each known mistake's answer that differs."""
     import torch
 
-    from grader.grading.equality import outcome_of, same_outcome
-    from grader.grading.reference import fresh_args
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of, same_outcome
 
     # The practice package's codec and judge, as the copy will run them.
     from grader.release.practice import codec, judge

@@ -3,7 +3,7 @@
 Each check module's example test draws its arguments with a function of its own
 (`Contract.example_test(description, draw)`); the release finds that function in
 the test and draws a few examples with it, from hypothesis's fixed derandomised
-seed and never from the instructor's (grader/grading/strategies.py's
+seed and never from the instructor's (grader/grading/subject/strategies.py's
 SEED_VARIABLE), so the copy is the same wherever it is built, and the
 instructor's grade, given a seed, draws other examples than the copy holds.
 """

@@ -102,7 +102,7 @@ def definitions(path: Path, wanted: tuple[str, ...]) -> str:
 
 HARNESSES_HEADER = '''"""The drivers of the problems whose code is not one method call.
 
-Written by `gpt-kata release` from the instructor's grader (grader/sandbox/harnesses.py),
+Written by `gpt-kata release` from the instructor's grader (grader/sandbox/worker/harnesses.py),
 so that your code is called here as it is there.
 """
 
@@ -114,7 +114,7 @@ def harness_source(names: list[str]) -> str:
     """The drivers "harness:<name>" of `names`, from the grader's own source, with
     what of their module they use; a SourceError for one that needs the grader (a
     model it builds, say), which the copy does not hold."""
-    from grader.sandbox import harnesses
+    from grader.sandbox.worker import harnesses
 
     by_file: dict[Path, list[str]] = {}
     for name in names:

@@ -47,10 +47,10 @@ def other_answers(contract: Any, reference: Any, args: tuple, expected: Any,
     """The answers, other than `expected`, that the reference gives on rounded copies of
     the case's models and that the check's judge accepts; [] for a case without a model.
     `same(a, b)` says whether the practice judge already takes a for b."""
-    from grader.grading.equality import outcome_of
-    from grader.grading.failures import GradeFailure
-    from grader.grading.kata import Call
-    from grader.grading.reference import fresh_args
+    from grader.grading.subject.kata import Call
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
+    from grader.grading.values.failures import GradeFailure
     from grader.model.spec import ModelSpec
 
     if not any(isinstance(a, ModelSpec) for a in args):

@@ -5,7 +5,7 @@ generates text. A copy holds no reference: the release runs it here on those cas
 and stores what trace reads of a run, the window the model read at each step and
 its text, with the case's arguments, each model among them a marker for its
 exported program. The copy rebuilds the steps from them as the kata does
-(grader/cli/trace_steps.py).
+(grader/learner/tools/trace_steps.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def stored_traces(models: Models, only: frozenset[str] | None = None) -> dict[st
     added to `models` (with their KV cache, which kv-cache's reference uses)."""
     import torch
 
-    from grader.cli.trace import generation_method, load_contract, reference_run
-    from grader.cli.trace_plan import Plan
+    from grader.learner.tools.trace import generation_method, load_contract, reference_run
+    from grader.learner.tools.trace_plan import Plan
     from grader.model.spec import ModelSpec
     from grader.release.practice import codec
 

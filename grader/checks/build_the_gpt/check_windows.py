@@ -1,0 +1,98 @@
+"""Checks for problem 18, windows: an input window and its target, shifted by one."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract import Contract
+from grader.grading.judging.any_result import comparing, expect_pair
+from grader.grading.subject.cases import context_length, corpus_ids
+from grader.grading.subject.kata import Kata
+from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.equality import same_pair
+from grader.locale import marked, tr
+
+
+def forget_to_shift_the_target(d, n, i):
+    return (d[i:i + n], d[i:i + n])
+
+
+def shift_the_target_the_wrong_way(d, n, i):
+    return (d[i:i + n], d[i - 1:i + n - 1])
+
+
+def swap_the_input_and_the_target(d, n, i):
+    return (d[i + 1:i + n + 1], d[i:i + n])
+
+
+def make_the_windows_one_token_short(d, n, i):
+    return (d[i:i + n - 1], d[i + 1:i + n])
+
+
+def make_the_windows_one_token_long(d, n, i):
+    return (d[i:i + n + 1], d[i + 1:i + n + 2])
+
+
+MISTAKES = mistakes_of(globals())
+
+def count_one_window_too_many(d, n, i):
+    return (d[i:i + n], d[i + 1:i + n + 1])
+
+
+# Counting len(data) - context_length + 1 windows: the last one's target is short.
+COUNT_ONE_TOO_MANY = mistakes_of(globals(), table="count-one-too-many")
+
+
+def cases() -> dict[str, tuple]:
+    data = corpus_ids(200)
+    n = context_length()
+    return {
+        "first-window": (data, n, 0),
+        "a-middle-window": (data, n, 57),
+        "last-window": (data, n, len(data) - n - 1),
+        "one-token-windows": (data, 1, 10),
+        "the-only-window": (corpus_ids(n + 1), n, 0),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    n = data.draw(st.integers(1, 12), label="context_length")
+    ids = data.draw(st.lists(st.integers(0, 39), min_size=n + 1, max_size=n + 30), label="data")
+    i = data.draw(st.integers(0, len(ids) - n - 1), label="i")
+    return torch.tensor(ids, dtype=torch.long), n, i
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair,
+                    judge=comparing(expect_pair, "window",
+                                    names=(marked("the input window x"),
+                                           marked("the target window y"))))
+
+test_shipped_corpus, test_random_data = CONTRACT.tests(
+    "The windows of a fixed stretch of the corpus",
+    "Windows of random data and context lengths, against the reference",
+    draw_example)
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: window 2 of 0..9 with 3 tokens is (2, 3, 4) and (3, 4, 5)"""
+    got = kata.run(CONTRACT.method, torch.arange(10), 3, 2, arg_names=CONTRACT.arg_names)
+    expect_pair(got, (torch.tensor([2, 3, 4]), torch.tensor([3, 4, 5])), "window",
+                (tr("x of {call}", call="window(arange(10), 3, 2)"),
+                 tr("y of {call}", call="window(arange(10), 3, 2)")))
+
+
+def test_one_past_the_last_window(kata: Kata) -> None:
+    """There are len(data) - context_length windows: the next one is refused"""
+    data = torch.arange(10)
+    CONTRACT.expect_refusal(kata, (data, 3, 7), "window(arange(10), 3, i=7)",
+                            tr("window 7's target would end at index 10, past the last of "
+                               "10 tokens (index 9)"),
+                            mistakes=COUNT_ONE_TOO_MANY)
+
+
+def test_negative_start(kata: Kata) -> None:
+    """A negative window number is refused"""
+    CONTRACT.expect_refusal(kata, (torch.arange(10), 3, -1), "window(arange(10), 3, i=-1)",
+                            tr("windows are numbered from 0; a negative slice start counts "
+                               "from the end and cuts a window that does not exist"))

@@ -1,0 +1,65 @@
+"""Checks for problem 1, crop-context: keep the last context_length tokens."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract import Contract
+from grader.grading.judging.any_result import comparing, expect_tensor
+from grader.grading.subject.cases import context_length, corpus_prefix, prompt_ids
+from grader.grading.subject.kata import Kata
+from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.subject.strategies import token_contexts
+from grader.locale import marked
+
+
+def keep_the_oldest_tokens_instead_of_the_newest(c, n):
+    return c[:, :n]
+
+
+def drop_the_batch_dimension(c, n):
+    return c[0, -n:]
+
+
+def keep_one_token_too_few(c, n):
+    return c[:, -(n - 1):] if n > 1 else c[:, :0]
+
+
+def keep_one_token_too_many(c, n):
+    return c[:, -(n + 1):]
+
+
+MISTAKES = mistakes_of(globals())
+
+
+def cases() -> dict[str, tuple]:
+    n = context_length()
+    return {
+        "shorter": (prompt_ids("Tom ran."), n),
+        "one-token": (prompt_ids("T"), n),
+        "exactly-context-length": (prompt_ids(corpus_prefix(n)), n),
+        "one-longer": (prompt_ids(corpus_prefix(n + 1)), n),
+        "much-longer": (prompt_ids(corpus_prefix(3 * n + 5)), n),
+    }
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    n = data.draw(st.integers(1, 20), label="context_length")
+    return data.draw(token_contexts(50, max_length=3 * n), label="context"), n
+
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+                    judge=comparing(expect_tensor, marked("the cropped context"), exact=True))
+
+test_shipped_contexts, test_random_contexts = CONTRACT.tests(
+    "The crop of a fixed context",
+    "The crop of random contexts and context lengths, against the reference",
+    draw_example)
+
+
+def test_worked_example(kata: Kata) -> None:
+    """A worked example: the last 3 of the tokens 0..4 are 2, 3, 4"""
+    got = kata.run(CONTRACT.method, torch.arange(5).view(1, 5), 3, arg_names=CONTRACT.arg_names)
+    expect_tensor(got, torch.tensor([[2, 3, 4]]), "crop_context(arange(5).view(1, 5), 3)",
+                  exact=True)

@@ -1,0 +1,104 @@
+"""Checks for problem 27, lr-schedule: linear warm-up, then cosine decay to a floor.
+
+The schedule is the one `gpt-kata train` follows (grader/model/training.py's
+learning_rate), so the fixed cases include its whole default run's landmarks.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract import Contract
+from grader.grading.subject.kata import Call
+from grader.grading.subject.mistakes_data import mistakes_of
+from grader.grading.values.failures import GradeFailure
+from grader.grading.values.tolerances import RTOL
+from grader.locale import tr
+
+# A rate is judged relative to itself (RTOL); a rate near zero, to the run's peak.
+PEAK_ATOL = 1e-9
+
+
+def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: int, *,
+             late_end: bool = False, from_zero: bool = False, one_more: bool = False,
+             clamped: bool = True, span: str = "after the warm-up") -> float:
+    """The schedule, or one of its known mistakes: `late_end` keeps climbing one step
+    longer (step <= warmup_steps), `from_zero` starts the line at 0, `one_more`
+    divides it by warmup_steps + 1 (nanoGPT's train.py), `clamped=False`
+    lets the cosine run on past the last step, and `span` says what the cosine is
+    spread over ("the whole run": step / steps)."""
+    if step < warmup_steps + late_end:
+        return max_lr * (step + (not from_zero)) / (warmup_steps + one_more)
+    if span == "the whole run":
+        progress = step / max(1, steps)
+    else:
+        progress = (step - warmup_steps) / max(1, steps - warmup_steps)
+    if clamped:
+        progress = min(1.0, progress)
+    return min_lr + 0.5 * (max_lr - min_lr) * (1 + math.cos(math.pi * progress))
+
+
+MISTAKES = mistakes_of(globals(), schedule)
+
+
+def cases() -> dict[str, tuple]:
+    train = (3e-3, 3e-4, 100, 3000)  # gpt-kata train's defaults (TrainSettings)
+    landmarks = {"first": 0, "second": 1, "last-of-the-warm-up": 99, "first-after-it": 100,
+                 "middle-of-the-decay": 1550, "last": 2999, "at-steps": 3000,
+                 "past-the-end": 4000}
+    found = {f"train-{name}-step": (step, *train) for name, step in landmarks.items()}
+    found.update({
+        "no-warm-up": (0, 1e-3, 1e-4, 0, 10),
+        "no-warm-up-later": (4, 1e-3, 1e-4, 0, 10),
+        "a-floor-of-zero-at-the-end": (20, 1e-2, 0.0, 5, 20),
+        "one-step-of-warm-up": (0, 1e-2, 1e-3, 1, 50),
+        "a-short-run": (7, 1.0, 0.1, 3, 9),
+    })
+    return found
+
+
+def draw_example(data: st.DataObject) -> tuple:
+    warmup_steps = data.draw(st.integers(0, 20), label="warmup_steps")
+    steps = data.draw(st.integers(warmup_steps + 1, 200), label="steps")
+    step = data.draw(st.integers(0, steps + 20), label="step")
+    max_lr = data.draw(st.sampled_from([1e-4, 3e-3, 1e-2, 1.0]), label="max_lr")
+    min_lr = max_lr * data.draw(st.sampled_from([0.0, 0.01, 0.1, 0.5]), label="min_lr / max_lr")
+    return step, max_lr, min_lr, warmup_steps, steps
+
+
+def same_rate(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    """Whether two outcomes are the same rate (a mistake's match): within the judge's
+    tolerance, since different orders of the same sums round differently."""
+    if a[0] != "value" or b[0] != "value":
+        return a == b
+    return is_number(a[1]) and is_number(b[1]) and close(a[1], b[1], b[1])
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def close(got: float, want: float, peak: float) -> bool:
+    return abs(got - want) <= RTOL * abs(want) + PEAK_ATOL * abs(peak)
+
+
+def judge(got: Any, expected: float, call: Call) -> None:
+    step, max_lr, *_ = call.args
+    if not is_number(got):
+        raise GradeFailure(tr("learning_rate() returned a {kind}, not a float",
+                              kind=type(got).__name__))
+    if not math.isfinite(got) or not close(got, expected, max_lr):
+        raise GradeFailure(tr("the learning rate at step {step} is {got}, expected {expected}",
+                              step=step, got=repr(got), expected=repr(expected)))
+
+
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rate,
+                    same_as_golden=same_rate)
+
+test_fixed_steps, test_random_steps = CONTRACT.tests(
+    "The rate at landmarks of gpt-kata train's schedule and of short runs",
+    "The rate at random steps of random schedules, against the reference",
+    draw_example)

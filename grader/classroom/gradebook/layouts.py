@@ -1,0 +1,246 @@
+"""Finding a learner's kata in what they handed in: a folder, a zip, or a tree of
+files read out of a git commit.
+
+Learners hand in many shapes: a clone (its `problems/`), a folder laid out like
+`problems/`, GitHub's "Download ZIP" (`gpt-kata-main/problems/`), a Finder zip
+(`__MACOSX/` beside the folder), a `src/` around it all, or a folder holding only
+their zip. `opened(entry)` finds the folder of `NN-slug/` folders in any of them,
+and says what it did (notes) or, when it finds none, what it looked for and the
+names nearest to it.
+
+A zip (and a git commit, grader/classroom/gradebook/repositories.py) is never unpacked as it stands:
+only its `solution.py` files (regular files, the size a solution may be) and
+the folders that hold things are written, below a fresh private folder, with no
+path that climbs out (`..`, absolute names), no links, at most MAX_ENTRIES
+entries and MAX_TOTAL_BYTES in all, so neither a crafted zip nor a zip bomb can
+reach beyond it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+# Solutions are a few kilobytes; these bound what reading one hand-in may cost.
+MAX_SOLUTION_BYTES = 1_000_000
+MAX_ENTRIES = 20_000
+MAX_TOTAL_BYTES = 50_000_000
+MAX_DEPTH = 4  # folders looked into below the hand-in, for the kata
+PROBLEM_FOLDER = re.compile(r"\d\d-[a-z0-9-]+")
+IGNORED = "__MACOSX"  # the resource forks macOS's Finder adds to a zip
+WRAPPERS = ("problems", "src")  # folders a kata is often found in
+
+
+@dataclass
+class Found:
+    folder: Path  # where the NN-slug/solution.py files are (or would be)
+    inside: Path  # no solution may be a link out of this folder
+    shown: str  # what reports call that folder
+    notes: list[str] = field(default_factory=list)
+    looked_for: str = ""  # when nothing was found: what was looked for, and what is near
+
+
+@dataclass
+class Member:
+    """One entry of an archive: a path inside it, its kind, and its bytes on demand."""
+    name: str
+    kind: str  # "file", "dir", "link" or "other"
+    read: Callable[[int], bytes] = lambda limit: b""
+
+
+def is_hand_in(entry: Path) -> bool:
+    """A learner's entry in a roster folder: a folder, or a zip file."""
+    if entry.name.startswith("."):
+        return False
+    if entry.is_dir():
+        return True
+    return entry.suffix.lower() == ".zip" and entry.is_file() and not entry.is_symlink()
+
+
+def learner_name(entry: Path, taken: set[str]) -> str:
+    """A zip is known by its name without `.zip`, unless a folder has that name."""
+    if entry.is_dir():
+        return entry.name
+    stem = entry.name[:-len(".zip")]
+    return stem if stem and stem not in taken else entry.name
+
+
+def has_problems(folder: Path) -> bool:
+    try:
+        return any(PROBLEM_FOLDER.fullmatch(e.name) and e.is_dir() for e in folder.iterdir())
+    except OSError:
+        return False
+
+
+@contextmanager
+def opened(entry: Path, wanted: list[str]) -> Iterator[Found]:
+    """The kata in a learner's hand-in (a folder or a zip), for as long as the
+    context lasts: an unpacked zip is removed after."""
+    if entry.is_dir():
+        found = find(entry, entry.resolve(), str(entry), wanted)
+        inner = [e for e in children(found.folder) if e.suffix.lower() == ".zip"]
+        if found.looked_for and len(inner) == 1 and inner[0].is_file() \
+                and not inner[0].is_symlink():
+            # A folder holding only their zip.
+            with opened_zip(inner[0], str(inner[0]), wanted) as zipped:
+                zipped.notes.insert(0, f"graded the zip {inner[0].name} in the folder")
+                yield zipped
+            return
+        yield found
+        return
+    with opened_zip(entry, str(entry), wanted) as found:
+        yield found
+
+
+@contextmanager
+def opened_zip(path: Path, shown: str, wanted: list[str]) -> Iterator[Found]:
+    with tempfile.TemporaryDirectory(prefix="gpt-kata-hand-in-") as tmp:
+        root = Path(tmp) / "unpacked"
+        root.mkdir()
+        try:
+            with zipfile.ZipFile(path) as archive:
+                notes = unpack(zip_members(archive), root)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as exc:
+            found = Found(root, root.resolve(), shown,
+                          looked_for=f"{shown} is not a zip that can be read ({exc})")
+            yield found
+            return
+        found = find(root, root.resolve(), shown, wanted)
+        found.notes[:0] = notes
+        yield found
+
+
+def zip_members(archive: zipfile.ZipFile) -> Iterator[Member]:
+    infos = archive.infolist()
+    if len(infos) > MAX_ENTRIES:
+        raise ValueError(f"more than {MAX_ENTRIES} entries")
+    for info in infos:
+        mode = info.external_attr >> 16
+        kind = ("dir" if info.is_dir() else "link" if stat.S_ISLNK(mode)
+                else "other" if info.flag_bits & 0x1 else "file")  # 0x1: encrypted
+
+        def read(limit: int, info: zipfile.ZipInfo = info) -> bytes:
+            # Never the size the header claims: as many bytes as the limit, inflated.
+            with archive.open(info) as handle:
+                return handle.read(limit)
+        yield Member(info.filename, kind, read)
+
+
+def safe_parts(name: str) -> tuple[str, ...] | None:
+    """The path's parts, or None for a name that would climb out or is no path."""
+    text = name.replace("\\", "/")  # zips made on Windows
+    if text.startswith("/") or re.match(r"[A-Za-z]:", text) or "\x00" in text:
+        return None
+    parts = tuple(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    if not parts or ".." in parts:
+        return None
+    return parts
+
+
+def unpack(members: Iterable[Member], root: Path) -> list[str]:
+    """Write the hand-in's folders and solution.py files below `root`; the notes say
+    what was left out. Only regular files named solution.py are read at all."""
+    skipped: dict[str, int] = {}
+    total = 0
+    for count, member in enumerate(members, 1):
+        if count > MAX_ENTRIES:
+            raise ValueError(f"more than {MAX_ENTRIES} entries")
+        parts = safe_parts(member.name)
+        if parts is None:
+            skipped["a path out of the archive"] = skipped.get("a path out of the archive", 0) + 1
+            continue
+        if parts[0] == IGNORED or any(p.startswith(".") for p in parts):
+            label = f"{IGNORED}/" if parts[0] == IGNORED else "hidden (dot) entries"
+            skipped[label] = skipped.get(label, 0) + 1
+            continue
+        if len(parts) > MAX_DEPTH + 3:
+            continue  # deeper than any kata is looked for
+        target = root.joinpath(*parts)
+        try:
+            if member.kind == "dir":
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):  # a file and a folder of one name
+            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
+            continue
+        if parts[-1] != "solution.py":
+            continue  # the folder is kept, so the finder sees the shape; the file is not
+        if member.kind != "file":
+            label = "links" if member.kind == "link" else "entries that are not regular files"
+            skipped[label] = skipped.get(label, 0) + 1
+            continue
+        # One byte over the limit is kept, so that the file is refused as too large.
+        content = member.read(MAX_SOLUTION_BYTES + 1)
+        total += len(content)
+        if total > MAX_TOTAL_BYTES:
+            raise ValueError(f"more than {MAX_TOTAL_BYTES} bytes of solutions")
+        try:
+            with open(target, "xb") as handle:  # never through a link, never twice
+                handle.write(content)
+        except (FileExistsError, IsADirectoryError):
+            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
+    return [f"ignored {n} {label}" for label, n in skipped.items()]
+
+
+def children(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
+    """The folder below `root` that holds NN-slug folders: `root` itself, its
+    `problems/`, or, through a lone folder (or a `src/`), one further down."""
+    folder, path, notes = root, [], []
+    for _ in range(MAX_DEPTH):
+        for name in ("problems", ""):
+            # The hand-in itself may be a link (Gradescope's submission is); none inside it.
+            candidate = folder / name if name else folder
+            if (not (name and candidate.is_symlink()) and candidate.is_dir()
+                    and has_problems(candidate)):
+                where = "/".join([*path, name] if name else path)
+                if where:
+                    notes.append(f"found the problems in {where}/")
+                return Found(candidate, inside, "/".join([shown, where]) if where else shown,
+                             notes)
+        entries = children(folder)
+        ignored = [e.name for e in entries if e.name == IGNORED or e.name.startswith(".")]
+        if ignored:
+            where = f" in {'/'.join(path)}/" if path else ""
+            notes.append(f"ignored {', '.join(ignored)}{where}")
+        # Never through a link: it could lead to the grader's own reference solutions.
+        inner = [e for e in entries if e.name not in ignored and e.is_dir()
+                 and not e.is_symlink()]
+        wrapper = [e for e in inner if e.name in WRAPPERS]
+        step = inner[0] if len(inner) == 1 else wrapper[0] if len(wrapper) == 1 else None
+        if step is None:
+            break
+        folder, path = step, [*path, step.name]
+    return Found(root, inside, shown, notes, looked_for=looked_for(root, shown, wanted))
+
+
+def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
+    """What the finder looked for, and the names in the hand-in closest to it."""
+    names: set[str] = set()
+    for depth, (_folder, dirs, files) in enumerate(os.walk(root)):
+        if depth > 200 or len(names) > 2000:
+            break
+        names.update(dirs + files)
+    near: list[str] = []
+    for name in (*wanted, "problems", "solution.py"):
+        near += [n for n in difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+                 if n not in near and n != name]
+    example = wanted[0] if wanted else "01-crop-context"
+    text = (f"no NN-slug/solution.py (such as {example}/solution.py) in {shown}, "
+            f"its problems/, or a lone folder (or src/) inside it")
+    return text + (f"; nearest names found: {', '.join(sorted(near)[:5])}" if near else "")

@@ -1,0 +1,94 @@
+"""Reading a roster folder: one learner per folder or zip, and each learner's
+solution files, read as data.
+
+A learner's files are only read here, never imported or run: each is taken if it is
+a regular file of sane size inside the learner's folder (a link may not lead out of
+it, to the references, say), and graded later from a private staging folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.classroom.gradebook import layouts
+from grader.grading.values.sanitise import folder_name
+from grader.learner.errors import UsageError
+from grader.registry import Problem
+from grader.registry import problems as all_problems
+
+# Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
+MAX_SOLUTION_BYTES = 1_000_000
+
+
+@dataclass
+class Learner:
+    name: str
+    folder: Path  # where their NN-slug/solution.py files are
+    files: dict[str, bytes | None]  # problem folder -> the file's bytes, None if not taken
+    # The learner's solutions to the problems not graded now: staged beside the graded
+    # ones, only so that a solution can use an earlier one (grader.reuse.solution_of).
+    others: dict[str, bytes] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # why a file was not taken
+    notes: list[str] = field(default_factory=list)  # how their kata was found
+
+
+def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
+    """The file's bytes, or None and why not: links may not lead out of the learner's
+    folder (to the references, say), and only regular files of sane size count."""
+    if not path.exists() and not path.is_symlink():
+        return None, "no such file"
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None, "a broken link"
+    if not real.is_relative_to(inside):
+        return None, "a link out of the learner's folder"
+    if not real.is_file():
+        return None, "not a regular file"
+    try:
+        with real.open("rb") as handle:
+            content = handle.read(MAX_SOLUTION_BYTES + 1)
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    if len(content) > MAX_SOLUTION_BYTES:
+        return None, f"larger than {MAX_SOLUTION_BYTES} bytes"
+    return content, ""
+
+
+def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
+    # Where the kata is in their folder or zip (grader/classroom/gradebook/layouts.py); a zip is
+    # unpacked only while its solutions are read.
+    with layouts.opened(root, [p.folder for p in chosen]) as found:
+        inside, folder = found.inside, found.folder
+        # Nothing found: the report and the table say what was looked for.
+        notes = [*found.notes, *([found.looked_for] if found.looked_for else [])]
+        learner = Learner(name, Path(found.shown), {}, notes=notes)
+        for p in chosen:
+            content, reason = read_solution(folder / p.folder / "solution.py", inside)
+            learner.files[p.folder] = content
+            if content is None:
+                learner.reasons[p.folder] = found.looked_for or reason
+        for p in all_problems():
+            if p.folder not in learner.files:
+                content, _reason = read_solution(folder / p.folder / "solution.py", inside)
+                if content is not None:
+                    learner.others[p.folder] = content
+    return learner
+
+
+def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
+    if not roster.is_dir():
+        raise UsageError(f"{roster}: no such folder (ROSTER holds one folder per learner)")
+    out = out.resolve()
+    # Each learner is known by their folder's name made safe (grading/values/sanitise.py):
+    # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
+    # A zip file is a learner too, known by its name without .zip (layouts.py).
+    entries = sorted((e for e in roster.iterdir() if layouts.is_hand_in(e) and e.resolve() != out),
+                     key=lambda e: not e.is_dir())  # folders claim their names first
+    found: dict[str, Path] = {}
+    for entry in entries:
+        found[folder_name(layouts.learner_name(entry, set(found)))] = entry
+    if not found:
+        raise UsageError(f"{roster} holds no learner folders")
+    return dict(sorted(found.items()))

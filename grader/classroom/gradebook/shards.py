@@ -1,0 +1,95 @@
+"""Which share of a class a gradebook holds, so that a merge can tell a whole class
+from one with a shard missing.
+
+`gradebook --shard K/N` writes `K/N` to DIR/.gradebook-shard.json; an unsharded run
+removes it. `gradebook --merge` then refuses a set of shards that is not every K of
+one N (a runner that failed uploads nothing, and its learners would silently have
+no row), unless told `--allow-partial`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from grader.learner.errors import UsageError
+
+SHARD_FILE = ".gradebook-shard.json"
+
+
+def record(out: Path, shard: tuple[int, int] | None) -> None:
+    """Say which share `out` holds (none: the whole roster)."""
+    path = out / SHARD_FILE
+    if shard is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = out / f"{SHARD_FILE}.tmp"
+    tmp.write_text(json.dumps({"shard": f"{shard[0]}/{shard[1]}"}) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def recorded(folder: Path) -> tuple[int, int] | None:
+    """The K/N a gradebook folder holds, None for a whole roster."""
+    try:
+        text = json.loads((folder / SHARD_FILE).read_text(encoding="utf-8"))["shard"]
+        k_text, _, n_text = str(text).partition("/")
+        k, n = int(k_text), int(n_text)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise UsageError(f"{folder / SHARD_FILE}: not a shard record") from None
+    if not 1 <= k <= n:
+        raise UsageError(f"{folder / SHARD_FILE}: {k}/{n} is not a shard")
+    return k, n
+
+
+def check_complete(folders: list[Path], allow_partial: bool) -> list[str]:
+    """The shards missing from `folders` (as "K/N"); a usage error when some are
+    missing and that is not allowed, or when the folders are shards of different
+    splits of the class."""
+    shares = [(folder, recorded(folder)) for folder in folders]  # a folder given twice counts twice
+    sharded = [(folder, share) for folder, share in shares if share is not None]
+    if not sharded:
+        return []
+    whole = [str(folder) for folder, share in shares if share is None]
+    if whole:
+        raise UsageError(f"{', '.join(whole)} holds a whole roster, the others shards of one")
+    counts = {n for _, (_, n) in sharded}
+    if len(counts) > 1:
+        raise UsageError("these are shards of different splits: "
+                         + ", ".join(f"{folder} is {k}/{n}" for folder, (k, n) in sharded))
+    (n,) = counts
+    seen: dict[int, Path] = {}
+    for folder, (k, _) in sharded:
+        if k in seen:
+            raise UsageError(f"shard {k}/{n} is both {seen[k]} and {folder}")
+        seen[k] = folder
+    missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in seen]
+    if missing and not allow_partial:
+        raise UsageError(f"shard(s) {', '.join(missing)} missing: their learners would have "
+                         "no row (grade them, or merge with --allow-partial)")
+    if missing:
+        print(f"gpt-kata gradebook: merging without shard(s) {', '.join(missing)}: their "
+              "learners have no row", file=sys.stderr)
+    return missing
+
+
+def shard_of(learners: dict[str, Path], k: int, n: int) -> dict[str, Path]:
+    """Every n-th learner in name order, from the k-th: dealt like cards, so the
+    shards stay within one learner of each other in size, whatever the names."""
+    names = list(learners)[k - 1::n]
+    return {name: learners[name] for name in names}
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """An argparse type: K/N with 1 <= K <= N."""
+    k_text, slash, n_text = text.partition("/")
+    try:
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        k = n = 0
+    if not slash or not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 1 <= K <= N, e.g. 2/4")
+    return k, n

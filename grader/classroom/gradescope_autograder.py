@@ -1,0 +1,240 @@
+"""Gradescope's autograder: a report turned into its results.json, and the run itself.
+
+`run_autograder` in a bundle from `gpt-kata gradescope` runs
+`python -m grader.classroom.gradescope_autograder`, which finds the submission under the
+autograder root (`/autograder`, or `$GPT_KATA_AUTOGRADER_ROOT`), grades it
+with `gpt-kata gradebook` as a class of one (its solution files copied out as
+data and graded by `grade --classroom` in a process of its own) and writes
+`results/results.json` in Gradescope's format: one test per problem, worth its
+whole points (reports/scoring.py), its checks listed in its output, with the
+report's provenance in `extra_data`. A bundle built with `--late-penalty` applies
+it (reports/late.py) by the submission's time in Gradescope's
+submission_metadata.json.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from textwrap import indent
+
+from grader.grading.values.sanitise import markdown_cell, visible
+from grader.reports.late import describe, parse_penalty, parse_percent
+from grader.reports.provenance import provenance
+from grader.reports.scoring import format_points, score_report
+from grader.sandbox.host.launch import grader_command, neutral_folder
+
+ROOT_VARIABLE = "GPT_KATA_AUTOGRADER_ROOT"
+# Set to 1 by a bundle built with --allow-unisolated.
+UNISOLATED_VARIABLE = "GPT_KATA_ALLOW_UNISOLATED"
+# The bundle's file that holds the commit it was built from, alone on its line.
+BUNDLE_COMMIT = "COMMIT"
+# Set by a bundle built with --late-penalty: its rate, and its cap in percent.
+LATE_PENALTY_VARIABLE = "GPT_KATA_LATE_PENALTY"
+LATE_PENALTY_MAX_VARIABLE = "GPT_KATA_LATE_PENALTY_MAX"
+
+
+def to_gradescope(report: dict, execution_time: float) -> dict:
+    """The report of `grade --json` as Gradescope's results.json: one test per problem,
+    worth its whole points, with its checks in its output; a late penalty is a test
+    of its own whose negative score the page shows, so the tests add up to the score."""
+    report = score_report(copy.deepcopy(report))
+    checks: dict[object, list[dict]] = {}
+    for test in report.get("tests", []):
+        checks.setdefault(test.get("problem"), []).append(test)
+    tests = [problem_test(entry, checks.get(entry.get("problem"), []))
+             for entry in report.get("problems", [])]
+    late = report.get("late")
+    if isinstance(late, dict) and late.get("points"):
+        tests.append({"name": "late penalty", "score": -late["points"], "max_score": 0,
+                      "status": "failed", "output": describe(late), "visibility": "visible"})
+    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<22} {p.get('status', '?'):<7} "
+            f"{p.get('passed', 0):>2}/{p.get('total', 0):<2} checks "
+            f"{format_points(p['score']):>6}/{format_points(p['max_score'])} points"
+            for p in report.get("problems", [])]
+    # Markdown, with the table in a code block: Gradescope shows it in a fixed-width
+    # font with its columns lined up (as plain text its spaces would collapse).
+    parts = ["```text\n" + "\n".join(rows) + "\n```"] if rows else []
+    parts.append(f"score {format_points(report['score'])}/{format_points(report['max_score'])}")
+    if describe(late):
+        parts.append(describe(late))
+    if report.get("message"):
+        parts.append(f"grader: {markdown_cell(report['message'])}")
+    # A report the grader could not write has none: then at least what ran here.
+    extra = {"max_score": report["max_score"],
+             "provenance": report.get("provenance") or provenance({}, [], "classroom")}
+    return {
+        "score": report["score"],
+        "execution_time": round(execution_time, 3),
+        "output": "\n\n".join(parts) if rows or report.get("message") else "nothing was graded",
+        "output_format": "md",
+        "visibility": "visible",
+        "extra_data": extra,
+        "tests": tests,
+    }
+
+
+def problem_test(entry: dict, checks: list[dict]) -> dict:
+    """One problem as one Gradescope test: its whole points, and each check on a line
+    of its output, a failure's message (and what the code printed) under it."""
+    lines = []
+    for check in checks:
+        passed = check.get("status") == "pass"
+        name = check.get("check") or check.get("name", "?")
+        lines.append(f"{'passed' if passed else check.get('status', 'failed')}: {name}")
+        if not passed and check.get("message"):
+            lines.append(indent(str(check["message"]), "    "))
+        if not passed and check.get("output"):
+            lines.append(indent(f"your code printed:\n{check['output']}", "    "))
+    if entry.get("fixed_counted") is False:
+        lines.append("the fixed cases do not count until the drawn examples pass")
+    if not checks:
+        lines.append(entry.get("status") or "not graded")
+    number = entry.get("number", 0)
+    return {
+        "name": f"{number:02d}-{entry.get('problem', '?')}" if isinstance(number, int)
+                else str(entry.get("problem", "?")),
+        "score": entry["score"],
+        "max_score": entry["max_score"],
+        "status": "passed" if entry.get("status") == "pass" else "failed",
+        "output": "\n".join(lines),
+        "visibility": "visible",
+    }
+
+
+def submission_root(submission: Path) -> Path:
+    """Where the kata is in the submission, found as the gradebook finds a learner's
+    (grader/classroom/gradebook/layouts.py): an upload of a zipped folder arrives as that folder,
+    perhaps beside __MACOSX/, so a lone folder (or src/) is looked into, never a link."""
+    from grader.classroom.gradebook.layouts import find
+
+    found = find(submission, submission.resolve(), str(submission), [])
+    if found.looked_for:
+        return submission  # the gradebook looks again (into a zip too) and says what it sought
+    folder = found.folder
+    return folder.parent if folder.name == "problems" and folder != submission else folder
+
+
+def grade(submission: Path, work: Path) -> dict:
+    """The submission's report: graded as the one learner of a class, so that it is
+    graded as data in classroom mode and a missing problem still counts its checks."""
+    roster = work / "roster"
+    roster.mkdir()
+    (roster / "submission").symlink_to(submission_root(submission).resolve(),
+                                       target_is_directory=True)
+    unisolated = os.environ.get(UNISOLATED_VARIABLE) == "1"
+    command = grader_command("grader", "gradebook", str(roster), "--out", str(work / "out"),
+                             "--jobs", "1", "-q", *(["--allow-unisolated"] if unisolated else []))
+    # This grader's gradebook, whatever the submission holds (a grader/ folder of its own).
+    done = subprocess.run(command, capture_output=True, text=True, cwd=neutral_folder())
+    try:
+        return json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        # whatever the grader's stderr held is shown, never obeyed
+        return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
+
+
+def name_bundle_commit(graded: dict, commit_file: Path) -> None:
+    """An installed grader knows no commit; the bundle's BUNDLE_COMMIT file holds the
+    one it was built from, and nothing else."""
+    grader = graded["extra_data"]["provenance"].setdefault("grader", {})
+    if grader.get("commit"):
+        return
+    try:
+        commit = commit_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    if re.fullmatch("[0-9a-f]{40}", commit):
+        grader["commit"] = commit
+
+
+def minutes_late(metadata: dict) -> int:
+    """How late Gradescope's submission is, in whole minutes begun (0 if on time),
+    from its submission_metadata.json: `created_at` against the due date, a
+    submitter's own (an extension Gradescope records for them) before the
+    assignment's. ValueError if the file does not say."""
+    submitted = when(metadata.get("created_at"))
+    own = [when(user["assignment"]["due_date"]) for user in metadata.get("users") or []
+           if isinstance(user, dict) and isinstance(user.get("assignment"), dict)
+           and user["assignment"].get("due_date")]
+    assignment = metadata.get("assignment")
+    due = max(own) if own else when(assignment.get("due_date")
+                                    if isinstance(assignment, dict) else None)
+    late = (submitted - due).total_seconds()
+    return math.ceil(late / 60) if late > 0 else 0
+
+
+def when(text: object) -> datetime:
+    if not isinstance(text, str):
+        raise ValueError("no time given")
+    read = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+    moment = datetime.fromisoformat(read)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return moment
+
+
+def late_penalty_of(root: Path, report: dict) -> tuple[dict | None, str]:
+    """The report's `late` entry under the bundle's late penalty (none without one),
+    and what to say if the submission's time could not be read."""
+    rate = os.environ.get(LATE_PENALTY_VARIABLE, "")
+    if not rate or not report.get("problems"):
+        return None, ""
+    try:
+        penalty = parse_penalty(rate, parse_percent(
+            os.environ.get(LATE_PENALTY_MAX_VARIABLE) or "100"))
+        metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        minutes = minutes_late(metadata if isinstance(metadata, dict) else {})
+    except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
+        return None, f"no late penalty was applied: the submission's time is unknown ({exc})"
+    return (penalty.entry(minutes) if minutes else None), ""
+
+
+def run(root: Path) -> int:
+    started = time.monotonic()
+    results = root / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    submission = root / "submission"
+    if not submission.is_dir():
+        report = {"message": f"no submission folder at {submission}", "tests": []}
+    else:
+        with tempfile.TemporaryDirectory(prefix="gpt-kata-gradescope-") as work:
+            report = grade(submission, Path(work))
+    late, trouble = late_penalty_of(root, report)
+    if late is not None:
+        report["late"] = late
+    graded = to_gradescope(report, time.monotonic() - started)
+    if trouble:
+        graded["output"] += f"\n\n{visible(trouble)}"
+    name_bundle_commit(graded, root / "source" / BUNDLE_COMMIT)
+    # Written last and whole, after every process that ran the submission has ended.
+    tmp = results.with_suffix(".tmp")
+    tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(results)
+    print(graded["output"])
+    print(f"score {format_points(graded['score'])}/"
+          f"{format_points(graded['extra_data']['max_score'])}")
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1:] == ["--self-test"]:
+        from grader.classroom.gradescope_check import self_test
+
+        return self_test(grade, os.environ.get(UNISOLATED_VARIABLE) == "1")
+    root = Path(os.environ.get(ROOT_VARIABLE) or "/autograder")
+    return run(root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""The bundle's self-test: what an instructor runs before publishing, to learn what
+the grade of every learner's submission will be made under.
+
+`bash self_test` in an unpacked bundle (on Gradescope's image, under "Debug via
+SSH", or locally in `gradescope/autograder-base`), and the last lines of
+`setup.sh` when Gradescope builds the image, run `python -m
+grader.classroom.gradescope_autograder --self-test`. It says which sandbox layers the container
+gives and which it lacks, whether classroom grading will be refused there (every
+submission would then score 0), and grades the grader's own reference of the first
+problem as a submission, end to end, through the very path `run_autograder` takes.
+Exit 0 only if that grade earned its full points in the sandbox (or unisolated,
+where the bundle allows it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.reports.scoring import format_points
+
+
+def self_test(grade: Callable[[Path, Path], dict], allowed: bool) -> int:
+    """Say what grades are made under here, grading a reference with `grade` (the one
+    run_autograder uses); `allowed`: the bundle allows grading without the sandbox."""
+    from grader.registry import problems
+    from grader.sandbox.worker.machine import probe
+
+    isolation = probe()
+    print(f"platform: {isolation.platform}")
+    print(f"sandbox layers this container gives: {', '.join(isolation.summary()) or 'none'}")
+    print(f"layers it lacks: {', '.join(isolation.missing()) or 'none'}")
+    refused = not isolation.landlock_abi and not allowed
+    if refused:
+        print("classroom grading will be REFUSED here: there is no Landlock (Linux 5.13 or "
+              "newer), so every submission would score 0 with that reason. Grade where the "
+              "kernel has it, or rebuild the bundle with --allow-unisolated to grade "
+              "without the sandbox.")
+    elif not isolation.landlock_abi:
+        print("grading WITHOUT the sandbox: the bundle was built with --allow-unisolated")
+
+    first = problems()[0]
+    with tempfile.TemporaryDirectory(prefix="gpt-kata-self-test-") as tmp:
+        submission = Path(tmp) / "submission" / "problems" / first.folder
+        submission.mkdir(parents=True)
+        shutil.copy(first.reference, submission / "solution.py")
+        work = Path(tmp) / "work"
+        work.mkdir()
+        report = grade(submission.parent.parent, work)
+    entry = next((p for p in report.get("problems") or [] if p.get("problem") == first.slug),
+                 None)
+    earned = entry is not None and entry.get("score") == entry.get("max_score")
+    layers = (report.get("provenance") or {}).get("isolation") or []
+    isolated = ", ".join(map(str, layers)) if isinstance(layers, list) else ""
+    print(f"graded the reference of {first.folder} as a submission: "
+          f"{format_points(entry['score']) if entry else 0}/"
+          f"{format_points(entry['max_score']) if entry else first.points} points"
+          + (f", under {isolated}" if isolated else ""))
+    if report.get("message"):
+        print(f"grader: {report['message']}")
+    ok = earned and not refused
+    print("self-test passed: submissions will be graded as shown" if ok
+          else "self-test FAILED: fix the above before learners submit")
+    return 0 if ok else 1

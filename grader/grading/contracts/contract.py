@@ -1,0 +1,288 @@
+"""What a check module grades, declared once; the checks and tests built from it.
+
+Every grader/checks/<track>/check_<slug>.py declares one contract, with only what is new
+about its problem:
+
+    CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
+
+Its problem is the one whose checks file declares it (problems/registry.toml),
+its method that problem's only method, its argument names the reference
+method's parameters and whether it yields (`iterate`) what the reference does.
+Any of them may be declared instead: a problem of several methods names the one
+each contract grades, and a contract driven by a harness may grade something
+that is not a method at all (its arg_names are then the harness's). The module
+then gets the check of one call (`CONTRACT.check`), its two usual tests
+(`CONTRACT.tests`: the fixed cases against the goldens, drawn examples against
+the reference; or one at a time, `case_test` and `example_test`) and the check
+that bad arguments are refused (`CONTRACT.expect_refusal`). A module writes only
+what is new about its problem.
+
+The vocabulary: a *case* is a named set of arguments fixed in the module; the
+reference's outputs for the cases are the goldens (data/goldens.json, keyed by
+problem and case id). An *example* is a set of arguments hypothesis draws. A
+*judge* decides whether the learner's answer is right; a *mistake* is a known
+wrong answer, named when the learner's answer equals it.
+
+What the registry and the reference say is read in
+grader/grading/contracts/contract_derivation.py. The grader validates each contract when
+it collects the module (grader/grading/contracts/contract_validation.py), so a slug,
+method or argument name that does not fit the registry or the reference stops
+grading with a clear error instead of grading the wrong thing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property, partial
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract_derivation import declaring_problem, derive
+from grader.grading.judging.any_result import expect_error
+from grader.grading.subject.diagnosis import name_mistake
+from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
+from grader.grading.subject.kata import Call, Judge, Kata
+from grader.grading.subject.reference import fresh_args
+from grader.grading.subject.strategies import GRADING
+from grader.grading.values.equality import Outcome, outcome_of, raised, same_outcome
+from grader.grading.values.failures import (
+    Diagnosis,
+    GradeFailure,
+    GraderIntegrityError,
+    Mistake,
+    SubmissionUnavailable,
+)
+from grader.locale import tr
+from grader.sandbox.host.process import CallOutcome
+from grader.sandbox.worker.harness_ref import harness_ref, run_harness
+
+# The arguments of one example, drawn with a label for each part (the labels
+# name the parts of the smallest failing input in the learner's report).
+Draw = Callable[[st.DataObject], tuple]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contract:
+    """What a check module grades: one method of one problem, its cases and its mistakes."""
+
+    cases: Callable[[], dict[str, tuple]]  # case id -> arguments
+    judge: Judge
+    # By default the problem whose checks file declares the contract, its only
+    # method, and that method's parameters as the reference names them.
+    problem: str = ""  # the slug in problems/registry.toml
+    method: str = ""  # one of that problem's `methods`
+    arg_names: tuple[str, ...] = ()
+    mistakes: Sequence[Mistake] = ()
+    # When the learner's outcome "is" a mistake's. Filters keep tied tokens in
+    # any order, so they compare otherwise than bit for bit.
+    matches: Callable[[Outcome, Outcome], bool] = same_outcome
+    # When the live reference agrees with a golden recorded on the goldens'
+    # platform; module outputs carry rounding errors of the tensor's scale.
+    same_as_golden: Callable[[Outcome, Outcome], bool] = same_outcome
+    # A diagnosis for wrong answers that no mistake reproduces, e.g. from the
+    # error a call raised.
+    fallback_hint: Callable[[Call], Diagnosis | str] | None = None
+    # The method yields: its answer is the list of what it yields. By default,
+    # whether the reference's yields.
+    iterate: bool | None = None
+    # The checks judge how the model is used, so its calls must be observed by the
+    # grader, out of the submission's reach (grader/sandbox/host/witness.py).
+    witness_model_calls: bool = False
+    # The method is driven by trusted code, the function of that name in
+    # grader/sandbox/worker/harnesses.py, given the module and a case's arguments: in the
+    # worker for the submission, here for the reference.
+    harness: str = ""
+    # Whether the cases have goldens. A result that float rounding on another
+    # machine can move beyond the tolerances (the weights after several training
+    # steps) is judged against the live reference only.
+    goldens: bool = True
+    # The judge is given the calls that raised too (as `call.outcome`), to say
+    # what an error means; otherwise the contract reports it as raised.
+    judges_errors: bool = False
+    # The lines that show a failing call's arguments, by name.
+    describe: Callable[[dict[str, Any]], list[str]] = describe_inputs
+
+    def __post_init__(self) -> None:
+        # What the registry and the reference already say is not declared again.
+        derived = derive(self.problem or declaring_problem(), self.method)
+        for name, value in zip(("problem", "method"), derived[:2]):
+            object.__setattr__(self, name, value)
+        signature = derived[2]
+        if signature is None:  # no method of the registry's: nothing to derive from
+            object.__setattr__(self, "iterate", bool(self.iterate))
+            return
+        if not self.arg_names:
+            object.__setattr__(self, "arg_names", signature.names)
+        if self.iterate is None:
+            object.__setattr__(self, "iterate", signature.yields)
+
+    @cached_property
+    def case_args(self) -> dict[str, tuple]:
+        """The cases, built once: most run the shipped model, and checks only read them."""
+        return self.cases()
+
+    # -- checking one call ---------------------------------------------------------------
+    def check(self, kata: Kata, args: tuple, case_id: str | None = None, *,
+              judge: Judge | None = None) -> Call:
+        """Call the learner's method and the reference on `args`, and judge the answer.
+
+        A case is judged against its golden; an example against the live
+        reference. On failure the message names the mistake the learner's answer
+        reproduces, if any; that diagnosis runs only when the message is read.
+        """
+        before = kata.last
+        try:
+            got, live = kata.compare(self.called, *args, arg_names=self.arg_names,
+                                     iterate=self.iterate)
+        except SubmissionUnavailable:
+            raise
+        except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
+            if failure.inputs is None:
+                failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
+                failure.arguments = inputs_of(self.bind(kata, args))
+                failure.case_id = case_id
+            if failure.output is None and kata.last is not before and kata.last is not None:
+                failure.output = kata.last.output
+            raise
+        call = Call(self.method, args, self.bind(kata, args), got, self.record(kata), case_id,
+                    again=partial(self.call_again, kata))
+        expected = (kata.expected(case_id, live, self.same_as_golden)
+                    if case_id and self.goldens else live)
+        try:
+            if got[0] == "error" and not self.judges_errors:
+                raise GradeFailure(raised(self.method, got))
+            (judge or self.judge)(got[1], expected, call)
+        except GradeFailure as failure:
+            message, hint, inner = failure.message, failure.hint, failure.explain
+        else:
+            return call
+        # Raised outside the except block, so every wrong answer fails at this one
+        # line: hypothesis then sees one failure to shrink, not one per message.
+        wrong = GradeFailure(message, lambda: (inner() if inner else "")
+                             + self.diagnose(kata, call, ("value", expected)), hint=hint)
+        wrong.inputs = self.show_inputs(call.named, call.case_id)
+        wrong.arguments, wrong.got = inputs_of(call.named), answer_of(call.outcome)
+        wrong.case_id = call.case_id
+        wrong.output = call.record.output
+        raise wrong
+
+    def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
+        named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
+                             kata.diagnoses)
+        if named or not self.fallback_hint:
+            return named
+        return self.fallback_hint(call)
+
+    @property
+    def called(self) -> str:
+        """What the worker is asked to run: the method, or the harness that drives it."""
+        return harness_ref(self.harness) if self.harness else self.method
+
+    def show_inputs(self, named: dict[str, Any], case_id: str | None) -> str:
+        """A failing call's arguments as the learner's method received them."""
+        return show_inputs(self.describe(named), case_id)
+
+    def call_again(self, kata: Kata, *args: Any) -> Outcome:
+        """The learner's outcome on other arguments, leaving the failing call's record
+        (what it printed, what it changed) as the report will show it."""
+        last, outputs = kata.last, list(kata.outputs)
+        try:
+            return kata.outcome(self.called, *args, arg_names=self.arg_names,
+                                iterate=self.iterate)
+        finally:
+            kata.last, kata.outputs[:] = last, outputs
+
+    @staticmethod
+    def record(kata: Kata) -> CallOutcome:
+        assert kata.last is not None, "the worker records every call"
+        return kata.last
+
+    def bind(self, kata: Kata, args: tuple) -> dict[str, Any]:
+        method = getattr(kata.reference, self.method, None)
+        signature = inspect.signature(method) if method is not None else None
+        if signature is None or (any(p.kind is p.VAR_POSITIONAL
+                                     for p in signature.parameters.values())
+                                 and len(args) == len(self.arg_names)):
+            # A module's driver takes forward(config, weights, *inputs), and a harness
+            # may drive what is no method: the contract's names say what each input is.
+            return dict(zip(self.arg_names, args, strict=True))
+        bound = signature.bind(*args)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def reference_answers(self, reference: Any) -> dict[str, Any]:
+        """The reference's answer to every case: what the goldens record."""
+        if not self.goldens:
+            return {}
+        method = getattr(reference, self.method)
+        if self.harness:
+            module = sys.modules[type(reference).__module__]
+            method = partial(run_harness, self.harness, module)
+        answers = {}
+        with torch.no_grad():
+            for case_id, args in self.case_args.items():
+                answer = method(*fresh_args(args))
+                answers[case_id] = list(answer) if self.iterate else answer
+        return answers
+
+    def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
+                       mistakes: Sequence[Mistake] = ()) -> None:
+        """Arguments the reference refuses: the learner's method must raise ValueError too.
+
+        `what` shows the call in the message and `why` says why it cannot return
+        a value; what the error says is the learner's own. `mistakes` are the
+        ways of returning a value instead that can be named (the contract's own
+        are for answers to valid arguments).
+        """
+        reference = getattr(kata.reference, self.method)
+
+        def run_reference() -> Any:
+            answer = reference(*fresh_args(args))
+            return list(answer) if self.iterate else answer
+
+        if outcome_of(run_reference)[0] != "error":
+            raise GraderIntegrityError(tr("the reference {method}() accepts {what}, which a "
+                                          "check expects it to refuse", method=self.method,
+                                          what=what))
+        got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
+        if got[0] == "value":
+            raise GradeFailure(tr("{what} returned a value instead of raising ValueError: {why}",
+                                  what=what, why=why),
+                               lambda: name_mistake(got, mistakes, args, self.matches,
+                                                    memory=kata.diagnoses))
+        expect_error(got, "ValueError", what, self.method)
+
+    # -- tests ---------------------------------------------------------------------------
+    # The report names a test by its docstring's first line (and a case by its id),
+    # so each test is given its description as its docstring.
+    def tests(self, cases: str, examples: str,
+              draw: Draw) -> tuple[Callable[..., None], Callable[..., None]]:
+        """The two tests every check module has: its cases, and drawn examples."""
+        return self.case_test(cases), self.example_test(examples, draw)
+
+    def case_test(self, description: str) -> Callable[..., None]:
+        """A test of each case, against its golden."""
+
+        def test(kata: Kata, case_id: str) -> None:
+            self.check(kata, self.case_args[case_id], case_id)
+
+        test.__doc__ = description
+        return pytest.mark.parametrize("case_id", list(self.case_args))(test)
+
+    def example_test(self, description: str, draw: Draw,
+                     judge: Judge | None = None) -> Callable[..., None]:
+        """A test of examples drawn by `draw`, against the reference (judged by
+        `judge` instead of the contract's own, if given)."""
+
+        def test(kata: Kata, data: st.DataObject) -> None:
+            self.check(kata, draw(data), judge=judge)
+
+        test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
+        return GRADING(given(data=st.data())(test))

@@ -1,0 +1,208 @@
+"""What the checks of the model's modules share (attention-head,
+multi-head-attention, transformer-block, gpt).
+
+Each of them loads the learner's module with known weights and calls it: the
+shipped model's own layers on the activations they really see, then small
+random models. The fixed cases, the drawn examples, the judging of a module's
+output and the attention's known mistakes are the same logic for all of them,
+written once here; a check module names only its part of the model and what is
+new about its problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract import Contract
+from grader.grading.judging.any_result import comparing, expect_activations
+from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, random_input
+from grader.grading.subject.kata import Kata
+from grader.grading.subject.mistakes_data import shared
+from grader.grading.subject.strategies import random_models, token_contexts
+from grader.grading.values.equality import same_activations
+from grader.grading.values.failures import GradeFailure, Mistake
+from grader.locale import tr
+from grader.model import artifacts
+from grader.model.parts import weights
+from grader.model.spec import ModelSpec
+
+# A config small enough to read, for the fixed case with random weights.
+SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 8}
+SMALL_RANDOM = ModelSpec("random", SMALL, 7)
+
+MASK = "query t may see keys 0 to t: mask the scores where torch.tril(torch.ones(T, T)) is 0"
+# The attention pasted into a block or a GPT may miss its mask as it did alone.
+MASK_AS_BEFORE = ("mask the scores of later positions with -inf before the softmax, as in "
+                  "multi-head-attention")
+
+
+def qkv_order_mistake(made: Callable[..., torch.Tensor]) -> Mistake:
+    """Splitting qkv's output into q, k and v in another order, made by `made`
+    with the `order` knob (grader/grading/subject/transformer.py's layer)."""
+    (mistake,) = shared("qkv-order", made)
+    return mistake
+
+
+def judged_as_activations(what: str) -> dict[str, Any]:
+    """The Contract fields of a module's output: compared, and matched with a
+    mistake or a golden, within a tolerance of the tensor's scale."""
+    return {"matches": same_activations, "same_as_golden": same_activations,
+            "judge": comparing(expect_activations, what)}
+
+
+def shipped_config() -> dict[str, int]:
+    return artifacts.load_config().to_dict()
+
+
+@dataclass(frozen=True)
+class LayerChecks:
+    """The fixed cases and drawn examples (config, weights, x) of a part of a
+    block, and the Contract fields that grade its output.
+
+    `part` is the part's path with `{}` for the block's index ("blocks.{}.attn");
+    `input_at(prompt, layer)` is what that part of block `layer` receives;
+    `last` names the case of the last block; `output` is what the answer is
+    called in a failure. With `one_head` the weights are those of one head, a
+    different one in most cases.
+    """
+
+    part: str
+    input_at: Callable[[str, int], torch.Tensor]
+    last: str
+    output: str
+    one_head: bool = False
+    one_token_layer: int = 0
+
+    def contract_fields(self) -> dict[str, Any]:
+        return {"cases": self.cases, **judged_as_activations(self.output)}
+
+    def checks(self, mistakes: Sequence[Mistake], shipped: str, drawn: str) -> ModuleTests:
+        """The part's contract and its three tests (see module_tests)."""
+        return module_tests(self.cases, mistakes, self.draw, output=self.output,
+                            shipped=shipped, drawn=drawn)
+
+    def weights(self, model: ModelSpec, layer: int, head: int | None) -> dict[str, Any]:
+        return weights(model, self.part.format(layer), head if self.one_head else None)
+
+    def cases(self) -> dict[str, tuple]:
+        config, input_at = shipped_config(), self.input_at
+
+        def case(layer: int, head: int, prompt: str) -> tuple:
+            return config, self.weights(SHIPPED, layer, head), input_at(prompt, layer)
+
+        return {
+            "a-sentence": case(0, 0, "Once upon a time, there was a"),
+            self.last: case(2, 3, "Tom and his dog ran"),
+            "one-token": case(self.one_token_layer, 1, "\n"),
+            "full-window": case(1, 2, corpus_prefix(context_length())),
+            "batch-of-two": (config, self.weights(SHIPPED, 0, 0),
+                             torch.cat([input_at("The cat", 0), input_at("Tom ran", 0)])),
+            "random-weights": (SMALL, self.weights(SMALL_RANDOM, 0, 1),
+                               random_input((2, 8, 8), seed=1)),
+        }
+
+    def draw(self, data: st.DataObject) -> tuple:
+        """The part of a random GPT's first block (one random head of it, with
+        `one_head`), with random weights, on random activations."""
+        spec = data.draw(random_models(), label="model")
+        config = spec.config
+        head = (data.draw(st.integers(0, config["n_head"] - 1), label="head")
+                if self.one_head else None)
+        batch = data.draw(st.integers(1, 2), label="B")
+        length = data.draw(st.integers(1, config["context_length"]), label="T")
+        seed = data.draw(st.integers(0, 2**16), label="seed of x")
+        return (dict(config), self.weights(spec, 0, head),
+                random_input((batch, length, config["n_embd"]), seed))
+
+
+# A module's contract, then its tests of the shipped model, of random models, and of
+# the same output twice.
+ModuleTests = tuple[Contract, Callable[..., None], Callable[..., None], Callable[[Kata], None]]
+
+
+def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mistake],
+                 draw: Callable[[st.DataObject], tuple], *, output: str, shipped: str,
+                 drawn: str) -> ModuleTests:
+    """The contract of a module whose output is activations (`output` names it in a
+    failure), and its three tests: the fixed `cases` (described by `shipped`), examples
+    drawn by `draw` (by `drawn`), and the same output twice."""
+    contract = Contract(cases=cases, mistakes=list(mistakes), **judged_as_activations(output))
+    return (contract, *contract.tests(shipped, drawn, draw), repeatable(contract))
+
+
+def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:
+    """One row of random token ids that fits the model's window, or two of one length."""
+    rows = [data.draw(token_contexts(config["vocab_size"], max_length=config["context_length"]),
+                      label="context")]
+    if data.draw(st.booleans(), label="a second row"):
+        length = rows[0].shape[1]
+        rows.append(data.draw(token_contexts(config["vocab_size"], length, length),
+                              label="second row"))
+    return torch.cat(rows)
+
+
+def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, by_embd: str,
+                       softmax: tuple[str, str], own: Sequence[Mistake] = ()) -> list[Mistake]:
+    """The known mistakes of causal attention, made by `attention` with one knob
+    changed (grader/grading/subject/transformer.py), in the order they are looked for.
+
+    The hints of the scaling and of the softmax speak of the problem's own
+    shapes, so the problem gives them: `by_size` and `by_embd` for dividing by
+    head_size and by sqrt(n_embd), `softmax` the (name, hint) of the wrong
+    dimension. `own` are the problem's other mistakes, looked for before
+    masking after the softmax.
+    """
+    def knob(**changed: Any) -> Callable[..., torch.Tensor]:
+        return partial(attention, **changed)
+
+    return [
+        Mistake("leave out the causal mask",
+                "set the scores of later positions to -inf before the softmax; " + MASK,
+                knob(diagonal=None)),
+        Mistake("put the mask's diagonal one off",
+                "each position sees itself too, and nothing after it; " + MASK,
+                knob(diagonal=1), knob(diagonal=-1)),
+        Mistake("divide the scores by head_size instead of its square root", by_size,
+                knob(scale="size")),
+        Mistake("divide the scores by the square root of n_embd instead of head_size", by_embd,
+                knob(scale="embd")),
+        Mistake("leave the scores unscaled",
+                "divide q @ k.transpose(-2, -1) by sqrt(head_size) before the softmax",
+                knob(scale="none")),
+        Mistake(*softmax, knob(softmax_dim=-2), knob(softmax_dim=1)),
+        *own,
+        Mistake("mask after the softmax",
+                "mask the scores with -inf before the softmax, so that each row of weights "
+                "still adds up to 1",
+                knob(mask_after_softmax=True)),
+    ]
+
+
+def repeatable(contract: Contract, case: str = "a-sentence") -> Callable[[Kata], None]:
+    """A check that the module gives the same output twice on the same weights and
+    input: in evaluation mode nothing in it is random, so an output that changes
+    is a dropout left active (F.dropout's training=True is its default)."""
+    def test_the_same_output_twice(kata: Kata) -> None:
+        """The same weights and input give the same output twice (no dropout in evaluation mode)"""
+        args = contract.cases()[case]
+        first, second = (kata.outcome(contract.method, *args, arg_names=contract.arg_names)
+                         for _ in range(2))
+        if first[0] != "value" or second[0] != "value":
+            return  # an error, or no tensor, is the other checks' to report
+        a, b = first[1], second[1]
+        if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and a.shape == b.shape and not torch.equal(a, b)):
+            raise GradeFailure(tr(
+                "called twice on case {case} with the same weights and input, the module "
+                "gave two different outputs: is a dropout left active? The grader calls it "
+                "in evaluation mode (module.eval()), where nn.Dropout does nothing, but "
+                "F.dropout(x, p) drops unless given training=self.training; use nn.Dropout, "
+                "or leave dropout out", case=case))
+
+    return test_the_same_output_twice

@@ -1,0 +1,5 @@
+"""The engine that turns submissions into a report.
+
+The pytest plugin that runs the check modules (plugin.py) and grade_problems()
+(session.py), the one entry point.
+"""

@@ -1,0 +1,5 @@
+"""Judging a learner's answer against the expected one.
+
+Any result (any_result.py), filtered logits (filtered_logits.py), generated text step by
+step (generated_text.py), a KV cache's model calls (cached_steps.py).
+"""

@@ -1,0 +1,53 @@
+"""How a generation loop with a KV cache must call its model, judged from the calls.
+
+No text can show it: a loop that feeds the whole context at every step writes the
+same text as one that feeds one token to a cache. Problem 15's check judges the
+calls its hidden models saw, and a learners' copy the calls its exported model
+saw, both by expect_one_token_per_step, so they say the same.
+"""
+
+from __future__ import annotations
+
+from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
+from grader.locale import tr, translated
+
+WHOLE_CONTEXT = Mistake("feed the whole context at every step",
+                        "feed only the new token, with the cache of the earlier ones: "
+                        "logits, cache = model.forward_with_cache(next_token, cache)")
+
+
+def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
+                              context_length: int) -> None:
+    """After the first call, [1 new token, past > 0 cached] while the window has room.
+
+    Step s (from 0) sees the prompt and s new tokens; they fit in the window while
+    prompt_length + s <= context_length. The first call may take the whole prompt
+    (or part of it); each later call of those steps must feed one token to a cache.
+    """
+    room = min(new_chars, max(0, context_length - prompt_length + 1))
+    if len(calls) < room:
+        # Each new token needs a forward pass of its own; fewer seen means the
+        # model was reached some other way than the one it was given.
+        raise GradeFailure(tr(
+            "the grader saw {calls} call(s) of the model it gave you for {new_chars} new "
+            "tokens; call that model object itself (model(...) or "
+            "model.forward_with_cache(...)) once per new token", calls=len(calls),
+            new_chars=new_chars))
+    for i in range(1, min(room, len(calls))):
+        new, past = calls[i]
+        if new == 1 and past > 0:
+            continue
+        shown = calls[:min(room, 8)]
+        named = Diagnosis()
+        if past == 0 and new > 1:
+            named = Diagnosis.of(
+                "\n" + tr("This is what happens when you {name}: the text is right, but "
+                          "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
+                translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
+        raise GradeFailure(tr(
+            "model call {call} fed {new} token(s) with {past} cached; while the text still "
+            "fits in the window (the first {room} steps here), every call after the first "
+            "must feed just the one new token, with the cache of all the tokens before it\n"
+            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1, new=new,
+            past=past, room=room, calls=shown, more=" ..." if room > len(shown) else ""),
+            lambda named=named: named)

@@ -1,0 +1,70 @@
+"""Naming the known mistake a wrong answer is: each mistake is run on the failing
+call's arguments, and one whose outcome is the learner's is named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from grader.grading.subject.reference import fresh_args
+from grader.grading.values.equality import Outcome, outcome_of, same_outcome
+from grader.grading.values.failures import Diagnosis, Mistake, naming
+
+
+@dataclass
+class Diagnoses:
+    """What the diagnoses of one problem's failures have found so far.
+
+    A small input can fit two mistakes at once (with n = 1, say, several
+    off-by-ones ban the same tokens), and the smallest input hypothesis finds
+    often is one. So that one bug gets one name in every check, a mistake
+    already named for this submission is tried first, and one that an earlier
+    failure showed the learner is not making is tried last.
+    """
+
+    named: list[str] = field(default_factory=list)
+    ruled_out: set[str] = field(default_factory=set)
+
+    def order(self, mistakes: Sequence[Mistake]) -> list[Mistake]:
+        def rank(mistake: Mistake) -> int:
+            if mistake.name in self.named:
+                return 0
+            return 2 if mistake.name in self.ruled_out else 1
+        return sorted(mistakes, key=rank)  # stable: otherwise in the check's own order
+
+
+def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
+                 matches: Callable[[Outcome, Outcome], bool] = same_outcome,
+                 expected: Outcome | None = None,
+                 memory: Diagnoses | None = None) -> Mistake | None:
+    """The known mistake whose outcome on `args` matches the learner's, if any.
+
+    A mistake that gives the `expected` outcome on these arguments is no
+    explanation of a failure, whatever else failed (a stream that was not
+    streamed, say), so it is passed over.
+    """
+    memory = memory if memory is not None else Diagnoses()
+    for mistake in memory.order(mistakes):
+        silent = False  # a way of making it that these arguments cannot show
+        for run in mistake.runs:
+            outcome = outcome_of(run, *fresh_args(args))
+            if expected and same_outcome(expected, outcome):
+                silent = True
+            elif matches(got, outcome):
+                if mistake.name not in memory.named:
+                    memory.named.append(mistake.name)
+                return mistake
+            elif outcome[0] == "error" or outcome[1] is None:
+                silent = True  # this way of making it does not apply to these arguments
+        if not silent:
+            memory.ruled_out.add(mistake.name)
+    return None
+
+
+def name_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
+                 matches: Callable[[Outcome, Outcome], bool] = same_outcome,
+                 expected: Outcome | None = None,
+                 memory: Diagnoses | None = None) -> Diagnosis:
+    """The diagnosis naming the mistake `find_mistake` finds, if any."""
+    mistake = find_mistake(got, mistakes, args, matches, expected, memory)
+    return naming(mistake) if mistake else Diagnosis()

@@ -1,0 +1,212 @@
+"""The one seam between submissions and checks: the `Kata` of one problem's grade.
+
+A check module (`grader/checks/<track>/check_<slug>.py`) receives a `Kata` through the
+`kata` fixture. `kata.run(...)` calls the learner's method in the worker and
+returns its result, turning every way a call can go wrong into a `GradeFailure`
+with a message a learner can act on. `kata.reference` is the reference
+`Solution`, imported in the grader's own process (it is trusted code). A judge
+sees each call as a `Call`.
+
+What a check module grades is declared in grader/grading/contracts/contract.py, which
+builds on this seam.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from grader.grading.subject.diagnosis import Diagnoses
+from grader.grading.subject.reference import fresh, fresh_args
+from grader.grading.values.equality import ErrorText, Outcome, same_outcome, unchanged
+from grader.grading.values.failures import (
+    STUCK,
+    UNAVAILABLE,
+    GradeFailure,
+    GraderIntegrityError,
+    SubmissionUnavailable,
+)
+from grader.grading.values.sanitise import learner_error
+from grader.grading.values.worker_errors import one_line, unavailable_kind
+from grader.locale import tr
+from grader.model import artifacts
+from grader.registry import Problem
+from grader.sandbox.host.process import CallOutcome, SubmissionProcess
+from grader.sandbox.wire.encoding import decode
+from grader.sandbox.wire.printed import Printed
+from grader.sandbox.worker.harness_ref import harness_name, run_harness
+
+
+@dataclass
+class Kata:
+    problem: Problem
+    submission: SubmissionProcess
+    reference: Any
+    unavailable: str | None = None
+    unavailable_kind: str = UNAVAILABLE  # or NOT_IMPLEMENTED, for a starter
+    # A crash or time-out ends the current check: hypothesis would otherwise
+    # retry the same hang over and over while it shrinks.
+    stuck: str | None = None
+    outputs: list[Printed] = field(default_factory=list)
+    last: CallOutcome | None = None  # the worker's record of the latest call
+    diagnoses: Diagnoses = field(default_factory=Diagnoses)
+
+    def __repr__(self) -> str:  # shown in hypothesis' failing examples
+        return "kata"
+
+    # -- calling the learner's code -------------------------------------------------
+    def run(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+            iterate: bool = False, **kwargs: Any) -> Any:
+        outcome = self.outcome(method, *args, arg_names=arg_names, iterate=iterate, **kwargs)
+        if outcome[0] == "error":
+            raise GradeFailure(tr("{method}() raised {error}", method=method, error=outcome[1]))
+        return outcome[1]
+
+    def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+                iterate: bool = False, while_waiting: Callable[[], None] | None = None,
+                **kwargs: Any) -> tuple[str, Any]:
+        """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
+        if self.unavailable:
+            raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
+        if self.stuck:
+            self._fail_stuck()
+        watch = tuple(i for i, a in enumerate(args)
+                      if isinstance(a, (torch.Tensor, dict, list, torch.Generator)))
+        result = self.submission.call(method, args, kwargs, watch=watch, iterate=iterate,
+                                      while_waiting=while_waiting)
+        self.last = result
+        if result.output:
+            self.outputs.append(result.output)
+        if result.error is not None:
+            return self._error(method, result)
+        self._check_inputs_untouched(method, args, result, arg_names)
+        return ("value", result.result)
+
+    def _fail_stuck(self) -> None:
+        # One raise site, so hypothesis sees the same failure when it replays.
+        raise GradeFailure(self.stuck or "", kind=STUCK)
+
+    def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
+        error = learner_error(result.error or {})
+        kind = error.get("type")
+        if kind == "NotImplementedError" or self.submission.load_error:
+            self.unavailable = one_line(error)
+            self.unavailable_kind = unavailable_kind(error)
+            raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
+        if kind == "WorkerDied":
+            self.stuck = f"{method}(): {error.get('message')}"
+            self._fail_stuck()
+        if kind == "BadResult":
+            raise GradeFailure(f"{method}(): {error.get('message')}")
+        if kind == "ParameterNamesError":
+            # Every check loads its weights through the same names: one message
+            # for the whole problem, not the same one under every check.
+            self.unavailable = error.get("message", "")
+            self.unavailable_kind = UNAVAILABLE
+            raise SubmissionUnavailable(self.unavailable)
+        if kind == "KnownWeightsError":
+            # The module could not be loaded with the check's weights, so forward()
+            # never ran: the message lists what was expected and what was found.
+            raise GradeFailure(error.get("message", ""))
+        frames = error.get("frames") or []
+        return ("error", ErrorText.of(str(kind), error.get("message", ""),
+                                      tr("\n  at {frame}", frame=frames[-1]) if frames else ""))
+
+    def _check_inputs_untouched(self, method: str, args: tuple, result: CallOutcome,
+                                names: tuple[str, ...]) -> None:
+        for i, after in (result.after or {}).items():
+            before = args[i]
+            if isinstance(before, torch.Generator):
+                continue  # a generator's state is meant to change; checks look at it
+            if not unchanged(before, after):
+                name = names[i] if i < len(names) else tr("argument {n}", n=i + 1)
+                raise GradeFailure(
+                    tr("{method}() changed its input `{name}` in place, and the caller still "
+                       "needs it as it was.", method=method, name=name),
+                    hint=tr("work on a copy (.clone()) or build a new tensor"))
+        if result.model_changed:
+            raise GradeFailure(tr("{method}() changed the model's weights; it must only read "
+                                  "them", method=method))
+
+    def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
+                iterate: bool = False, **kwargs: Any) -> tuple[tuple[str, Any], Any]:
+        """The learner's outcome and the reference's value for the same call.
+
+        The reference runs here while the worker runs the submission, so the two
+        processes share the machine's cores instead of taking turns.
+        """
+        live: list[Any] = []
+
+        def reference() -> None:
+            with torch.no_grad():
+                value = self.reference_call(method, args, kwargs)
+                live.append(list(value) if iterate else value)
+
+        # The first call of a submission runs alone: if it only raises
+        # NotImplementedError (a starter), the reference's run would be wasted.
+        # A witnessed call always does: timed against the reference's work, the
+        # witness's answers could tell the submission what the reference reads.
+        alone = self.submission.calls == 0 or self.submission.witnessed
+        got = self.outcome(method, *args, arg_names=arg_names,
+                           while_waiting=None if alone else reference, iterate=iterate,
+                           **kwargs)
+        if not live:
+            reference()
+        return got, live[0]
+
+    def reference_call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """The reference's answer: its method, or a harness driving the module it is from."""
+        fresh_kwargs = {k: fresh(v) for k, v in kwargs.items()}
+        if (harness := harness_name(method)) is not None:
+            return run_harness(harness, sys.modules[type(self.reference).__module__],
+                               *fresh_args(args), **fresh_kwargs)
+        return getattr(self.reference, method)(*fresh_args(args), **fresh_kwargs)
+
+    # -- expected values -------------------------------------------------------------
+    def golden(self, case_id: str) -> Any:
+        """The committed golden output for a fixed case, or None off its platform."""
+        if not artifacts.goldens_platform_matches():
+            return None
+        table = artifacts.load_goldens().get(self.problem.slug, {})
+        return decode(table[case_id]) if case_id in table else None
+
+    def expected(self, case_id: str, live: Any,
+                 same: Callable[[Outcome, Outcome], bool] = same_outcome) -> Any:
+        """The golden value where this platform made the goldens, else the live reference.
+
+        Where both exist they must agree (as `same` judges); if not, the shipped
+        reference or model was changed, and no grade from this install can be trusted.
+        """
+        golden = self.golden(case_id)
+        if golden is None:
+            return live
+        if not same(("value", golden), ("value", live)):
+            raise GraderIntegrityError(tr(
+                "the reference for {problem}/{case} no longer reproduces the shipped goldens: "
+                "solutions/ or data/ were changed; restore them from git",
+                problem=self.problem.slug, case=case_id))
+        return golden
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the learner's method, as a judge or a diagnosis sees it."""
+
+    method: str
+    args: tuple  # as the check built them: models are ModelSpecs, see reference.fresh
+    named: dict[str, Any]  # every parameter by name, defaults filled in
+    outcome: Outcome
+    record: CallOutcome  # the worker's: the arguments after the call, the model's calls
+    case_id: str | None = None  # None for a drawn example
+    # Calls the learner's method again on other arguments, for a diagnosis that one
+    # call cannot settle; None where the call cannot be repeated. It raises
+    # GradeFailure if that call goes wrong in the worker.
+    again: Callable[..., Outcome] | None = field(default=None, compare=False, repr=False)
+
+
+# judge(got, expected, call) raises GradeFailure when `got` is wrong.
+Judge = Callable[[Any, Any, Call], None]

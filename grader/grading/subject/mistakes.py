@@ -1,0 +1,78 @@
+"""Known mistakes that several generation problems share.
+
+A mistake is diagnosed by running it on the learner's arguments and comparing
+its answer with theirs, so each is a run of one generation loop, written once,
+with a knob for the mistake.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from grader.grading.values.failures import Mistake
+
+# The same forgotten step in every loop that rewinds its generator.
+NOT_RESTORED = ("do not restore the generator after each draw",
+                "call generator.set_state(initial_state) right after torch.multinomial")
+
+
+def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tensor,
+                    context_length: int, int_to_char: dict[int, str], *, pick: str = "sample",
+                    restore: bool = True, crop: str = "last", position: int = -1,
+                    softmax_dim: int = -1, keep_row: int | None = None,
+                    whole: bool = False) -> str:
+    """Track 1's generate(), with one knob per known mistake.
+
+    `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
+    "argmin". With `keep_row`, every position's distribution is sampled and
+    that row's token kept.
+    """
+    generator = torch.Generator().manual_seed(0)  # the draws of torch.manual_seed(0)
+    initial_state = generator.get_state()
+    new = []
+    with torch.no_grad():
+        for _ in range(new_chars):
+            if crop == "last" and context.shape[1] > context_length:
+                context = context[:, -context_length:]
+            elif crop == "first" and context.shape[1] > context_length:
+                context = context[:, :context_length]
+            logits = model(context)
+            logits = logits[0] if keep_row is not None else logits[:, position, :]
+            if pick == "argmax":
+                next_token = logits.argmax(dim=-1, keepdim=True)
+            elif pick == "argmin":
+                next_token = logits.argmin(dim=-1, keepdim=True)
+            else:
+                probs = F.softmax(logits, dim=-1 if keep_row is not None else softmax_dim)
+                next_token = torch.multinomial(probs, 1, generator=generator)
+            if keep_row is not None:
+                next_token = next_token[keep_row].view(1, 1)
+            if restore:
+                generator.set_state(initial_state)
+            context = torch.cat((context, next_token), dim=1)
+            new.append(int(next_token))
+    kept = context[0].tolist() if whole else new
+    return "".join(int_to_char[i] for i in kept)
+
+
+def window_mistakes(**base: Any) -> list[Mistake]:
+    """The mistakes of any loop that crops a window and reads the last position,
+    run on generation_loop with the `base` knobs of the problem's own loop."""
+    return [
+        Mistake("crop the wrong end of the context (keep the oldest tokens)",
+                "keep the most recent tokens: context[:, -context_length:]",
+                partial(generation_loop, **base, crop="first")),
+        Mistake("do not crop the context",
+                "crop to the last context_length tokens before every forward pass",
+                partial(generation_loop, **base, crop="none")),
+        Mistake("use the first position's logits instead of the last",
+                "the next token is predicted at the last position: logits[:, -1, :]",
+                partial(generation_loop, **base, position=0)),
+        Mistake("return the prompt as well as the new characters",
+                "return only the new_chars characters you generated",
+                partial(generation_loop, **base, whole=True)),
+    ]

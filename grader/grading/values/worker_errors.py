@@ -1,0 +1,39 @@
+"""An error the worker reports from the learner's code, as the learner reads it:
+one plain line with its file and line, and the kind of failure it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE
+from grader.grading.values.sanitise import learner_error
+from grader.locale import tr
+
+
+def where(error: dict) -> str:
+    file, line = error.get("file"), error.get("line")
+    if file and line:
+        return f"{Path(file).name}:{line}: "
+    if file:
+        return f"{Path(file).name}: "
+    return ""
+
+
+def one_line(error: dict) -> str:
+    """A learner's error in one plain line, with file and line."""
+    error = learner_error(error)
+    kind, message = error.get("type", "Error"), error.get("message", "")
+    if kind == "NotImplementedError":
+        return where(error) + tr("not implemented yet (the starter still raises "
+                                 "NotImplementedError)")
+    if kind == "SyntaxError":
+        return f"{where(error)}SyntaxError: {message}"
+    if kind in ("MissingClass", "MissingMethod", "LoadFailed", "WorkerDied", "BadResult"):
+        return f"{where(error)}{message}"
+    return f"{where(error)}{kind}: {message}".rstrip(": ")
+
+
+def unavailable_kind(error: dict) -> str:
+    """Whether an error that stops a whole problem is the starter's or a real failure."""
+    kind = learner_error(error).get("type")
+    return NOT_IMPLEMENTED if kind == "NotImplementedError" else UNAVAILABLE

@@ -1,0 +1,206 @@
+"""`gpt-kata grade`: the learner's files (or any folder, or the references) graded.
+
+Heavy imports (torch, pytest) happen inside `grade_with`, after the fork server
+has been started, so that both processes load torch at the same time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader import paths
+from grader.grading.values.sanitise import visible
+from grader.learner import status
+from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.learner.options import (
+    KataParser,
+    add_limit_options,
+    check_report_target,
+    limits_from,
+    require_isolation,
+    select_problems,
+)
+from grader.learner.output import console
+from grader.learner.shown import show, write_reports
+from grader.locale import tr
+from grader.registry import Problem, problems
+
+if TYPE_CHECKING:
+
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
+
+
+def add_grade_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problems", nargs="*", metavar="PROBLEM",
+                   help=tr("slug, number, folder or path, e.g. generate, 6, 06-generate or "
+                           "problems/06-generate/ (default: every problem)"))
+    p.add_argument("--submission", metavar="PATH",
+                   help=tr("grade this file (one problem) or folder laid out like problems/ "
+                           "(default: your problems/)"))
+    p.add_argument("--reference", action="store_true",
+                   help=tr("grade the reference solutions"))
+    p.add_argument("--json", metavar="FILE", help=tr("also write a JSON report to FILE"))
+    p.add_argument("--junit", metavar="FILE", help=tr("also write a JUnit XML report to FILE"))
+    add_limit_options(p)
+    p.add_argument("--classroom", action="store_true",
+                   help=tr("grade files you do not trust: refuse to run without a sandbox"))
+    p.add_argument("--allow-unisolated", action="store_true",
+                   help=tr("with --classroom, grade even where no sandbox is available"))
+    p.add_argument("--no-sandbox", action="store_true",
+                   help=tr("run your code without the sandbox (your own code only)"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help=tr("show every failing check"))
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    """`gpt-kata grade`'s own parser, for a grade run without the whole command line."""
+    parser = KataParser(prog="gpt-kata grade")
+    add_grade_arguments(parser)
+    return parser
+
+
+def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
+    chosen = select_problems(args.problems)
+    if args.reference and args.submission:
+        raise UsageError(tr("use either --reference or --submission, not both"))
+    if args.reference:
+        return {p: p.reference for p in chosen}
+    if args.submission is None:
+        if not any(p.starter.is_file() for p in chosen):
+            raise UsageError(tr("no problems/NN-slug/solution.py in {kata}: run gpt-kata "
+                                "in your kata folder, or name one with --submission",
+                                kata=paths.KATA))
+        return {p: p.starter for p in chosen}
+    target = Path(args.submission)
+    if target.is_file():
+        if not args.problems:
+            by_folder = [p for p in problems() if p.folder == target.resolve().parent.name]
+            if not by_folder:
+                raise UsageError(tr("which problem is {target} for? name it: "
+                                    "gpt-kata grade PROBLEM --submission {target}",
+                                    target=target))
+            chosen = by_folder
+        if len(chosen) != 1:
+            raise UsageError(tr("--submission FILE grades one problem; name exactly one"))
+        return {chosen[0]: target}
+    if target.is_dir():
+        found = {p: target / p.folder / "solution.py" for p in chosen}
+        found = {p: f for p, f in found.items() if f.is_file()}
+        if not found:
+            raise UsageError(tr("{target} holds no NN-slug/solution.py files like problems/",
+                                target=target))
+        if args.problems and len(found) < len(chosen):
+            missing = ", ".join(p.folder for p in chosen if p not in found)
+            raise UsageError(tr("{target} has no solution.py for {missing}", target=target,
+                                missing=missing))
+        return found
+    raise UsageError(tr("--submission {target}: no such file or folder", target=target))
+
+
+def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
+    """`gpt-kata grade`; `server_control` is a fork server the gradebook spawned for it."""
+    from grader.learner import practice
+
+    if practice.in_a_copy():  # a learners' copy: its stored answers judge
+        return practice.grade(args)
+    # Here, not at the top: a learners' copy grades without the sandbox, and holds none.
+    from grader.sandbox.host.pool import Load, WorkerPool
+
+    submissions = resolve_submissions(args)
+    check_report_target("--json", args.json)
+    check_report_target("--junit", args.junit)
+    require_isolation(args)
+    limits = limits_from(args)
+    # A classroom grade is sandboxed whatever the environment says: the switch that
+    # takes macOS's and Windows's spawned path on Linux (for the tests) is the
+    # learner's to set in Classroom50, and must not turn the sandbox off.
+    sandboxed_only = sandbox_required(args)
+    pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
+                      fork=True if sandboxed_only else None,
+                      sandbox=None if args.no_sandbox else limits,
+                      server_control=server_control)
+    pool.start()  # the fork server imports torch while this process does the same
+    if sandboxed_only and pool.server is None:
+        pool.close()
+        raise UsageError("classroom mode grades inside the sandbox, and its fork server "
+                         "could not start here; grade on a machine where it can, or pass "
+                         "--allow-unisolated to grade without it")
+    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None, p.takes_model,
+                          p.trains)
+                  for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
+    try:
+        return grade_with(args, submissions, pool, limits)
+    finally:
+        pool.close()
+
+
+def sandbox_required(args: argparse.Namespace) -> bool:
+    """Whether this grade must run in the sandbox: in classroom mode on Linux, unless
+    the instructor allowed otherwise (require_isolation has refused other systems)."""
+    return (args.classroom and not args.allow_unisolated and not args.no_sandbox
+            and sys.platform.startswith("linux"))
+
+
+def unisolated_because(args: argparse.Namespace, pool: WorkerPool) -> str:
+    """Why a classroom grade ran without the sandbox, for its report."""
+    if args.no_sandbox:
+        return "--no-sandbox"
+    if not sys.platform.startswith("linux"):
+        return f"--allow-unisolated on {sys.platform}, which has no sandbox"
+    if not pool.use_fork:
+        return "--allow-unisolated, and the workers were spawned without the sandbox"
+    return "--allow-unisolated, and no worker reported a layer"
+
+
+def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
+               pool: WorkerPool, limits: Limits) -> int:
+    from rich.markup import escape
+
+    from grader.grading.engine.session import goldens_mode, grade_problems
+    from grader.learner.sandbox_notice import layers_line, unsandboxed
+
+    out = console(stderr=args.quiet)
+    if not args.quiet:
+        source = tr("the reference solutions") if args.reference else (
+            args.submission or "problems/")
+        out.print("[bold]gpt-kata[/] " + escape(tr("grading {count} problem(s) from {source}",
+                                                   count=len(submissions),
+                                                   source=visible(source))))
+        if goldens_mode() == "live-only" and args.verbose:
+            out.print("[dim]" + tr("this machine's torch or CPU differs from the one the "
+                                   "goldens were made on, so answers are compared with the "
+                                   "reference run here") + "[/]")
+        if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
+            out.print(f"[dim]{escape(unsandboxed_line)}[/]")
+    report = grade_problems(submissions, pool, limits)
+    report.mode = "classroom" if args.classroom else "practice"
+    if args.classroom and not report.isolation:
+        # A classroom report never hides that nothing isolated the code.
+        report.isolation = [f"unisolated:{unisolated_because(args, pool)}"]
+    if pool.server_failed:
+        # The grader's own machinery failed, not the code: no problem is reported as
+        # failed, and a gradebook shows the learner as not graded, to grade again.
+        report.summaries = []
+        report.internal_errors.append(tr(
+            "the grader's fork server stopped answering during this grade (it was "
+            "stopped or ended from outside), so nothing was graded: grade again"))
+    pool.close()  # every worker is gone before anything is written
+    # The reports and the status first: whatever happens to the terminal (a closed
+    # pipe, an encoding, a bug in rendering), what was graded is kept.
+    written = write_reports(args, report)
+    if not args.reference and args.submission is None:
+        status.record(report)
+    if not args.quiet:
+        show(report, out, args.verbose)
+        # The layers the workers said they could not set up (none when unsandboxed).
+        if missing_line := layers_line(report.isolation):
+            out.print(f"[dim]{escape(missing_line)}[/]")
+    grade_code = EXIT_PASS if report.status == "pass" else EXIT_FAIL
+    return grade_code if written else EXIT_FAIL

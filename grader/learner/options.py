@@ -1,0 +1,222 @@
+"""What several commands share: the parser, option types, problem names, report
+targets, the limits, the classroom rule."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from grader.learner.errors import UsageError
+from grader.locale import tr
+from grader.registry import Problem, find, problems
+from grader.reports.late import LatePenalty, parse_penalty, parse_percent
+from grader.sandbox.wire.limits import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROBLEM_BUDGET,
+    DEFAULT_SCRATCH_MB,
+    MB,
+    Limits,
+)
+from grader.wording import one_of
+
+T = TypeVar("T", int, float)
+
+
+def select_problems(names: list[str]) -> list[Problem]:
+    chosen = [find_problem(n) for n in names] if names else list(problems())
+    return sorted(set(chosen), key=lambda p: p.number)
+
+
+def find_problem(name: str) -> Problem:
+    """A problem by any of its names; else a usage error that suggests the problems
+    whose names hold the one given ("crop": crop-context), or the nearest spellings."""
+    try:
+        return find(name)
+    except LookupError as exc:
+        holding = problems_holding(name)
+        if not holding:
+            raise UsageError(str(exc)) from None
+        raise UsageError(tr("no problem called {name!r}; did you mean {slugs}?", name=name,
+                            slugs=one_of([p.slug for p in holding]))) from None
+
+
+def problems_holding(name: str, most: int = 4) -> list[Problem]:
+    """The problems with a word of their slug or folder starting with `name` (3
+    characters or more; "top" is not eos-stop), read as find reads a name: the last
+    part of a path, any case, _ for -."""
+    key = name.strip().replace("\\", "/").rstrip("/")
+    if key.endswith((".py", ".md")):
+        key = key.rsplit("/", 1)[0] if "/" in key else ""
+    key = key.rsplit("/", 1)[-1].lower().replace("_", "-")
+    if len(key) < 3:
+        return []
+    holding = [p for p in problems() if f"-{key}" in f"-{p.slug}" or p.folder.startswith(key)]
+    return holding if len(holding) <= most else []
+
+
+def _read(text: str, convert: Callable[[str], T], refusal: Callable[[], str]) -> T:
+    """`text` converted; else argparse's error, saying `refusal()`."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(refusal()) from None
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero."""
+    value = _read(text, float, lambda: tr("{text!r} is not a number of seconds", text=text))
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(tr("{text!r}: give a finite number of seconds "
+                                            "above 0", text=text))
+    return value
+
+
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number, at least 1 (jobs, threads)."""
+    value = _read(text, int, lambda: tr("{text!r} is not a whole number", text=text))
+    if value < 1:
+        raise argparse.ArgumentTypeError(tr("{text!r}: at least 1", text=text))
+    return value
+
+
+def positive_megabytes(text: str) -> float:
+    """An argparse type: a finite number of megabytes, at least 1."""
+    value = _read(text, float, lambda: tr("{text!r} is not a number of megabytes", text=text))
+    if not math.isfinite(value) or value < 1:
+        raise argparse.ArgumentTypeError(tr("{text!r}: give a finite number of megabytes, "
+                                            "at least 1", text=text))
+    return value
+
+
+def penalty_spec(text: str) -> LatePenalty:
+    """An argparse type: a late penalty's rate, e.g. 10%/day (reports/late.py)."""
+    try:
+        return parse_penalty(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def percent_spec(text: str) -> int:
+    """An argparse type: a whole percent, e.g. 50%."""
+    try:
+        return parse_percent(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_late_penalty_options(p: argparse.ArgumentParser, late: str) -> None:
+    """--late-penalty and its cap; `late`: what is late, as the command's help says it
+    (e.g. "a late submission's points for each unit begun after its due date")."""
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
+                   help=f"take RATE of {late}, e.g. 10%%/day, 2%%/h (default: none)")
+    p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
+                   help="the most a late penalty takes (default: %(default)s%%)")
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """The options that set a grade's limits; `limits_from` makes them one `Limits`."""
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
+                   metavar="SECONDS",
+                   help=tr("wall-clock limit for each call of your code (default: "
+                           "%(default)g)"))
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
+                   metavar="SECONDS",
+                   help=tr("wall-clock limit for all calls of one problem together "
+                           "(default: %(default)g)"))
+    p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
+                   help=tr("memory your code may use beyond the worker's own, on Linux "
+                           "(default: %(default)g)"))
+    p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
+                   metavar="MB", help=tr("size of the scratch folder your code may write in, "
+                                         "where the sandbox gives it a tmpfs of its own "
+                                         "(default: %(default)g)"))
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    """The one `Limits` a command's limit options make, passed down whole from here."""
+    return Limits(call_timeout=args.timeout, problem_budget=args.budget,
+                  memory_bytes=int(args.memory * MB), scratch_bytes=int(args.scratch_mb * MB))
+
+
+def require_isolation(args: argparse.Namespace) -> None:
+    """Classroom mode grades code nobody vouches for: only inside a sandbox."""
+    if not args.classroom or args.allow_unisolated:
+        return
+    if getattr(args, "no_sandbox", False):
+        raise UsageError("--classroom grades inside the sandbox; drop --no-sandbox, or add "
+                         "--allow-unisolated to grade without it")
+    from grader.sandbox.worker.machine import probe
+
+    if not probe().landlock_abi:
+        raise UsageError(
+            "classroom mode needs Linux with Landlock (5.13 or newer) so that submissions "
+            "cannot read the references or touch the grader, and this system has none; "
+            "grade on such a machine, or pass --allow-unisolated to grade anyway")
+
+
+def check_report_target(option: str, target: str | None) -> None:
+    """Refuse a report path that could not be written, before minutes of grading."""
+    if target is None:
+        return
+    path = Path(target)
+    if target.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(tr("{option} {target} is a folder; name a file to write",
+                            option=option, target=target))
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(tr("{option} {target}: there is no folder {parent}", option=option,
+                            target=target, parent=parent))
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise UsageError(tr("{option} {target}: not allowed to write there", option=option,
+                            target=target))
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Every option that takes a value says what it is when not given."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        # A help in another language says its default in its own words (默认).
+        if (not action.option_strings or action.nargs == 0 or "default" in text
+                or tr("default") in text):
+            return text
+        shown = tr("none") if action.default is None else "%(default)s"
+        return tr("{text} (default: {shown})", text=text, shown=shown).lstrip()
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None
+                  ) -> None:
+        super().add_usage(usage, actions, groups, tr("usage: ") if prefix is None else prefix)
+
+
+class KataParser(argparse.ArgumentParser):
+    """A command's parser. With `intermixed`, its options may also come between or
+    before its positionals: argparse alone takes all of a command's positionals in
+    one go, so `trace generate --steps 5 "Tom"` would leave "Tom" unrecognised."""
+
+    def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        super().__init__(*args, **kwargs)
+        # argparse's own words, in the language in use (its messages stay its own)
+        self._positionals.title = tr("positional arguments")
+        self._optionals.title = tr("options")
+        for action in self._actions:
+            if isinstance(action, argparse._HelpAction):
+                action.help = tr("show this help message and exit")
+        self.intermixed = intermixed
+        self._parsing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if not self.intermixed or self._parsing:
+            return super().parse_known_args(args, namespace)
+        # parse_known_intermixed_args parses in two passes through parse_known_args,
+        # which must then be argparse's own.
+        self._parsing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._parsing = False

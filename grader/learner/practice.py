@@ -1,0 +1,129 @@
+"""`gpt-kata grade` in a learners' copy: the practice grade, shown as the kata shows one.
+
+A copy written by `gpt-kata release` holds no checks and no references: its
+stored answers (the package gpt_kata_practice) judge each problem's fixed cases
+and a few drawn examples. Their results become the kata's own results here, so the
+report, the statuses `list` shows, the fix `hint` offers, the summary, `next:`
+and the JSON are the kata's, in the same words and languages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import platform
+import sys
+from typing import Any
+
+from grader import paths
+from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE, WRONG, NamedMistake
+from grader.learner import status
+from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.learner.options import check_report_target, select_problems
+from grader.learner.output import console
+from grader.learner.shown import show, write_reports
+from grader.locale import marked, tr, translated
+from grader.registry import Problem
+from grader.reports.report import ProblemSummary, Report
+from grader.reports.results import TestResult
+
+# What the practice grade stands on: the copy's stored answers.
+STORED_ANSWERS = "gpt_kata_practice"
+# Options of the kata's grade that a copy cannot honour, each with why.
+REFUSED = {
+    "reference": marked("the copy holds no reference solutions"),
+    "submission": marked("the copy grades your problems/ folder only"),
+    "classroom": marked("a classroom grade runs the full checks, which the copy does not "
+                        "hold"),
+    "junit": marked("a report for CI comes from the full grader, which the copy does not "
+                    "hold"),
+}
+
+
+def in_a_copy() -> bool:
+    """A learners' copy: stored answers, and none of the kata's checks."""
+    return (not paths.CHECKS.is_dir()
+            and importlib.util.find_spec(STORED_ANSWERS) is not None)
+
+
+def grade(args: argparse.Namespace) -> int:
+    for option, why in REFUSED.items():
+        if getattr(args, option, None):
+            raise UsageError(tr("--{option} is not available in a learners' copy: {why}",
+                                option=option, why=translated(why)))
+    check_report_target("--json", args.json)
+    from grader.registry import problems
+
+    chosen = select_problems(args.problems) if args.problems else list(problems())
+    out = console()
+    report = practice_report(chosen, None if args.quiet else out)
+    status.record(report)
+    if not args.quiet:
+        show(report, out, args.verbose)
+        out.print("[dim]" + practice_note() + "[/]", highlight=False)
+    written = write_reports(args, report)
+    return EXIT_PASS if report.status == "pass" and written else EXIT_FAIL
+
+
+def practice_report(chosen: list[Problem], out: Any = None) -> Report:
+    """The practice grade of the learner's files of `chosen`, as the kata's report; a
+    problem this copy cannot practise is left out of it, and said on `out`."""
+    from gpt_kata_practice.practice_grade import grade_problem
+
+    summaries = []
+    for problem in chosen:
+        submission = problem.starter
+        if not submission.is_file():
+            raise UsageError(tr("{path} is missing; `gpt-kata reset {slug}` puts the "
+                                "starter back", path=submission, slug=problem.slug))
+        result = grade_problem(problem.slug, submission)
+        if result.not_practised:
+            if out is not None:
+                out.print(f"[yellow]?[/] {problem.folder}: " + tr(
+                    "not practised here: {why}", why=result.not_practised), highlight=False)
+            continue
+        summaries.append(ProblemSummary(problem, submission, results_of(problem, result)))
+        if out is not None:
+            for method, why in result.parts_not_practised.items():
+                out.print("  [dim]? " + tr("{method}() is not practised here: {why}",
+                                            method=method, why=why) + "[/]", highlight=False)
+    return Report(summaries, goldens="stored", platform={
+        "python": platform.python_version(), "system": sys.platform}, mode="practice")
+
+
+def practice_note() -> str:
+    return tr("This is a practice grade: the fixed cases and a few drawn examples, judged "
+              "against stored answers. Your instructor's grade runs the full checks, with "
+              "examples this copy does not hold.")
+
+
+def results_of(problem: Problem, result: Any) -> list[TestResult]:
+    """The kata's results of a practice grade: one a case, or one for a file that
+    could not be graded at all."""
+    if result.unavailable:
+        kind = result.kind or UNAVAILABLE
+        message = (tr("not implemented yet (the starter still raises NotImplementedError)")
+                   if kind == NOT_IMPLEMENTED else result.unavailable)
+        return [TestResult(tr("loading solution.py"), problem, "error", message, kind=kind)]
+    results = []
+    for check in result.checks:
+        named = check.get("mistake")
+        mistake = (NamedMistake(named["id"], named["name"], named.get("hint", ""))
+                   if named else None)
+        results.append(TestResult(
+            check["name"], problem, check["status"], check["message"] or "",
+            hint=(mistake.hint if mistake else "") or hint_of(result, check["name"]),
+            kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
+            alike=check["message"] or ""))
+    return results
+
+
+def hint_of(result: Any, label: str) -> str:
+    """A failure's own fix where it names no mistake (an input changed in place)."""
+    return next((f.hint for f in result.failures if f.label == label), "")
+
+
+def needs_the_full_kata(command: str) -> UsageError:
+    return UsageError(tr("`gpt-kata {command}` needs the reference code, which this learners' "
+                         "copy does not hold: your instructor's copy of the kata has it.",
+                         command=command))

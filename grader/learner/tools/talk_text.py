@@ -1,0 +1,41 @@
+"""What `gpt-kata talk` does the same in the kata and in a learners' copy: its options
+checked, a fresh seed, and a text cut into sentences."""
+
+from __future__ import annotations
+
+import argparse
+
+from grader.learner.errors import UsageError
+from grader.locale import tr
+
+# The options that make talk sample as asked, with seed 0 unless --seed says otherwise.
+SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.chars < 0:
+        raise UsageError(tr("--chars must be 0 or more"))
+    if args.temperature is not None and args.temperature < 0:
+        raise UsageError(tr("--temperature must be 0 (greedy) or more"))
+    if args.top_k is not None and args.top_k < 0:
+        raise UsageError(tr("--top-k must be 0 (off) or more"))
+    if args.top_p is not None and not 0.0 <= args.top_p <= 1.0:
+        raise UsageError(tr("--top-p must be between 0 and 1"))
+    if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
+        raise UsageError(tr("--no-repeat-ngram must be 0 (off) or more"))
+
+
+def fresh_seed() -> int:
+    """A seed for a plain `talk`: another text each time, short enough to type again."""
+    import secrets
+
+    return secrets.randbelow(100_000)
+
+
+def sentences(text: str) -> list[str]:
+    """The text in pieces that end right after `.`, `!` or `?`, as problem 14's
+    stream_generate(unit="sentence") cuts them; the rest is the last piece, and no
+    piece is empty."""
+    import re
+
+    return [piece for piece in re.split(r"(?<=[.!?])", text) if piece]

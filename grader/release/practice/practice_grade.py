@@ -1,0 +1,215 @@
+"""The practice grade: the fixed cases and drawn examples, judged against stored answers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import torch
+from gpt_kata_practice import codec, judge
+from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
+
+from grader.locale import tr, translated
+
+CASES = Path(__file__).with_name("cases.json")
+
+
+@cache
+def stored() -> dict[str, Any]:
+    return json.loads(CASES.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A case that failed, as data: what the grade says of it, the fix it offers and the
+    mistake it names. Its text is made only where it is shown (cli.py): the JSON report
+    carries what it says and the mistake, fix included, apart."""
+
+    label: str  # "case 3", "drawn example 1"
+    says: str
+    hint: str = ""
+    mistake: dict[str, str] | None = None  # {id, name, hint}, the full grader's ids
+
+
+@dataclass
+class Result:
+    slug: str
+    passed: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    unavailable: str = ""  # the file cannot be graded: not written yet, or it does not load
+    kind: str = ""  # why it is unavailable: "not-implemented" or "unavailable"
+    not_practised: str = ""  # this copy has no practice cases for the problem
+    # Methods of a problem practised in part, with why this copy has no cases for them:
+    # {"stream_generate": "its checks judge how your code calls the model, ..."}
+    parts_not_practised: dict[str, str] = field(default_factory=dict)
+    # Each case checked, as the JSON report gives it: its label, "pass" or "fail", the
+    # message and the mistake it names ({id, name, hint}, the ids the full grader uses).
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failures or self.unavailable or self.not_practised) and self.passed > 0
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"gpt_kata_yours_{path.parent.name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def where(exc: BaseException, path: Path) -> str:
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if Path(frame.filename).resolve() == path.resolve():
+            return f"{path.name}:{frame.lineno}: "
+    return ""
+
+
+def call(part: dict[str, Any], module: ModuleType, args: tuple) -> Any:
+    if part["module"]:
+        # A module problem: build the class from the config, load the known weights, run it.
+        config, weights, *inputs = args
+        made = getattr(module, part["module"])(SimpleNamespace(**config))
+        if not isinstance(made, torch.nn.Module):
+            raise TypeError(f"{part['module']} is not a torch.nn.Module")
+        load_known_weights(made, weights, part["module"])
+        made.eval()
+        with torch.no_grad():
+            return made(*inputs)
+    if part.get("harness"):
+        # Code that is not one method call, driven as the instructor's grader drives it.
+        from gpt_kata_practice import harnesses
+
+        return getattr(harnesses, part["harness"])(module, *args)
+    answer = getattr(module.Solution(), part["method"])(*args)
+    return list(answer) if part["iterate"] else answer
+
+
+def grade_problem(slug: str, path: Path) -> Result:
+    result = Result(slug)
+    problem = stored()["problems"].get(slug)
+    if problem is None:
+        result.not_practised = stored()["not_practised"].get(
+            slug, "this copy has no practice cases for it")
+        return result
+    parts = problem["parts"]  # one per method the checks call (bpe: train, encode, decode)
+    result.parts_not_practised = dict(problem.get("not_practised", {}))
+    wanted = parts[0]["module"] or "Solution"
+    try:
+        module = load(path)
+        if not hasattr(module, wanted):
+            result.unavailable = f"{path.name} defines no class {wanted}"
+            return result
+    except Exception as exc:  # noqa: BLE001 - any failure to load is the learner's to fix
+        result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
+        return result
+    checked = []
+    for part in parts:
+        # With several methods, a label says whose case it is.
+        named = f"{part['method']}() " if len(parts) > 1 else ""
+        checked += [(f"{named}case {case_id}", part, case)
+                    for case_id, case in part["cases"].items()]
+        checked += [(f"{named}drawn example {n}", part, case)
+                    for n, case in part["examples"].items()]
+    for label, part, case in checked:
+        args = codec.decode(case["args"])
+        models = watched(args) if part.get("calls") else []
+        try:
+            got: tuple[str, Any] = ("value", call(part, module, args))
+        except NotImplementedError:
+            result.unavailable = ("not implemented yet "
+                                  "(the starter still raises NotImplementedError)")
+            result.kind = "not-implemented"
+            return result
+        except KnownWeightsError as exc:
+            result.unavailable = str(exc)
+            result.kind = "unavailable"
+            return result
+        except Exception as exc:  # noqa: BLE001 - a wrong answer, to compare with the mistakes'
+            got = ("error", f"{type(exc).__name__}: {exc}")
+            shown = f"{where(exc, path)}{got[1]}"
+        want = codec.decode(case["expected"])
+        changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
+        if changed:
+            fail(result, Failure(label, f"{part['method']}() changed its input `{changed}` "
+                                 "in place, and the caller still needs it as it was.",
+                                 hint="work on a copy (.clone()) or build a new tensor"))
+            continue
+        # A case on a model may have other right answers, where two picks tie.
+        right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
+        if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+            if models:
+                wrong = wrong_calls(part, args, models, slug)
+                if wrong is not None:
+                    fail(result, Failure(label, *wrong))
+                    continue
+            result.passed += 1
+            result.checks.append({"name": label, "status": "pass", "message": None,
+                                  "mistake": None})
+            continue
+        if got[0] == "error":
+            message = f"{part['method']}() raised {shown}"
+        elif part["judge"] in ("training-steps", "training-loop"):
+            message = (f"{part['method']}(): "
+                       f"{judge.training_difference(got[1], want, part['judge'])}")
+        else:
+            message = (f"{part['method']}() returned {judge.describe(got[1])}; "
+                       f"expected {judge.describe(want)}{judge.difference(got[1], want)}")
+        failure = Failure(label, message)
+        for mistake in case["mistakes"]:
+            if judge.same_outcome(got, codec.decode(mistake["outcome"]), part["judge"], args):
+                said = tr("This is what happens when you {name}.",
+                          name=translated(mistake["name"]))
+                failure = Failure(label, f"{message}\n{said}", mistake["hint"],
+                                  {k: mistake[k] for k in ("id", "name", "hint")})
+                break
+        fail(result, failure)
+    return result
+
+
+def watched(args: tuple) -> list[codec.ExportedGPT]:
+    """The models among a case's arguments, each now noting its calls afresh (a stored
+    model is shared by every case that runs it)."""
+    models = [a for a in args if isinstance(a, codec.ExportedGPT)]
+    for model in models:
+        model.calls = []
+    return models
+
+
+def wrong_calls(part: dict[str, Any], args: tuple, models: list[codec.ExportedGPT],
+                slug: str) -> tuple[str, str, dict[str, str] | None] | None:
+    """What is wrong with how the code called its model, by the part's rule (the one
+    problem 15's check judges by), as a failure's message, fix and mistake; None if
+    nothing is."""
+    from grader.grading.judging.cached_steps import expect_one_token_per_step
+    from grader.grading.values.failures import GradeFailure
+
+    named = dict(zip(part["arg_names"], args))
+    calls, models[0].calls = models[0].calls or [], None
+    try:
+        expect_one_token_per_step(calls, named["context"].shape[1], named["new_chars"],
+                                  named["context_length"])
+    except GradeFailure as failure:
+        pieces = failure.diagnosis.pieces
+        mistake = next((p.mistake for p in pieces if p.mistake), None)
+        named_mistake = None if mistake is None else mistake.named(slug)
+        return (failure.diagnosis.says, next((p.hint for p in pieces if p.hint), ""),
+                None if named_mistake is None else {"id": named_mistake.id,
+                                                    "name": named_mistake.name,
+                                                    "hint": named_mistake.hint})
+    return None
+
+
+def fail(result: Result, failure: Failure) -> None:
+    result.failures.append(failure)
+    result.checks.append({"name": failure.label, "status": "fail", "message": failure.says,
+                          "mistake": failure.mistake})

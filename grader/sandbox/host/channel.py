@@ -1,0 +1,94 @@
+"""The grader's end of one worker's channel: length-prefixed JSON frames, with time
+limits on sending and on replies."""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import threading
+from typing import IO
+
+from grader.locale import tr
+from grader.sandbox.wire.encoding import ProtocolError
+from grader.sandbox.wire.frames import HEADER, read_frame
+
+# Frames up to this size are written directly; larger ones under a deadline.
+SMALL_FRAME = 4096
+
+
+class SendTimeout(Exception):
+    """A frame was not taken by the worker in time."""
+
+
+class WorkerDied(Exception):
+    """The worker stopped answering: it exited, crashed or ran out of time."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+def close_quietly(*ends: IO[bytes] | socket.socket) -> None:
+    """Close each of `ends` in turn: one that is already broken must not keep the
+    others open."""
+    for end in ends:
+        try:
+            end.close()
+        except OSError:
+            pass
+
+
+class Channel:
+    """Length-prefixed JSON frames to and from one worker, with time limits on replies."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
+        self.reader, self.writer = reader, writer
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message = read_frame(self.reader)
+                self.replies.put(message)
+                if message is None:
+                    return
+        except (ProtocolError, OSError, ValueError) as exc:
+            self.replies.put(exc)
+
+    def send(self, message: dict, timeout: float) -> None:
+        """Write one frame, or raise SendTimeout if the worker has not taken it all
+        within `timeout` seconds (a worker that stops reading must not hang the grader)."""
+        data = json.dumps(message, allow_nan=False).encode()
+        frame = HEADER.pack(len(data)) + data
+        if len(frame) <= SMALL_FRAME:
+            # The protocol is one request, then its reply: the worker has read all
+            # that came before, so a frame this small fits in the empty buffer.
+            self._write(frame)
+            return
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                self._write(frame)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                failed.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=write, daemon=True).start()
+        # Ended from here, the worker closes its end, and the write fails at once.
+        if not done.wait(timeout):
+            raise SendTimeout(tr("it read nothing of what the grader sent for {timeout:g} "
+                                 "seconds (it stopped reading?)", timeout=timeout))
+        if failed:
+            raise failed[0]
+
+    def _write(self, frame: bytes) -> None:
+        self.writer.write(frame)
+        self.writer.flush()
+
+    def close(self) -> None:
+        close_quietly(self.writer, self.reader)

@@ -1,0 +1,76 @@
+"""Starting a Python process that runs this grader, whatever folder it starts in.
+
+`python -m grader...` puts the working folder first on `sys.path`: started from
+inside a learner's clone, it would import the clone's own `grader/` package, and
+the process trusted to run the sandbox would be the learner's. So every process
+the grader starts (the fork server, a spawned worker, a gradebook's grade, the
+Gradescope run) is started by `grader_command`: with `-P` where Python has it
+(3.11+), and in any case through a short bootstrap, given on the command line
+itself so that nothing on disk can replace it, which drops the working folder
+from `sys.path`, checks where `grader` would be imported from before importing
+it, and refuses to start, with exit code WRONG_GRADER and a message, unless it
+is the very package that started it. It is best started in a folder nobody
+else writes to (`neutral_folder`) as well.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grader.locale import tr
+
+# Exit code of a process that found another `grader` than the one that started it.
+WRONG_GRADER = 78
+
+# Kept to the standard library: nothing of the grader may be imported before the check.
+BOOTSTRAP = """\
+import importlib.util, os, sys
+expected, module = sys.argv[1], sys.argv[2]
+if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+spec = importlib.util.find_spec("grader")
+found = os.path.dirname(os.path.realpath(spec.origin)) if spec and spec.origin else None
+if found != os.path.realpath(expected):
+    sys.stderr.write(f"gpt-kata: refusing to start {module}: the grader package here is "
+                     f"{found or 'missing'}, not {expected}, the grader that started it "
+                     "(a folder named grader/ on its path?)\\n")
+    sys.exit(WRONG_GRADER)
+import grader
+if os.path.dirname(os.path.realpath(grader.__file__)) != os.path.realpath(expected):
+    sys.exit(WRONG_GRADER)
+sys.argv = [module, *sys.argv[3:]]
+import runpy
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+""".replace("WRONG_GRADER", str(WRONG_GRADER))
+
+
+def package_path() -> str:
+    """The folder of the grader package this process runs (grader/sandbox/host/launch.py
+    is two folders below it)."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def python_flags() -> list[str]:
+    # -P: no script or working folder on sys.path (3.11+); the bootstrap covers 3.10.
+    return ["-P"] if sys.version_info >= (3, 11) else []
+
+
+def grader_command(module: str, *args: str, python: str | None = None) -> list[str]:
+    """The argv that runs `python -m module args`, with `module` taken from this grader."""
+    return [python or sys.executable, *python_flags(), "-c", BOOTSTRAP, package_path(),
+            module, *args]
+
+
+def neutral_folder() -> str:
+    """A folder to start processes in that no learner can write to: this grader's own
+    package's parent (the checkout, or site-packages), whose `grader` is this one."""
+    return str(Path(package_path()).parent)
+
+
+def refusal(code: int | None) -> str | None:
+    """What an exit code says about a process that refused to start, if it did."""
+    if code == WRONG_GRADER:
+        return tr("it refused to start: the `grader` it would import is not the installed "
+                  "grader that started it (is there a folder named grader/ where it started?)")
+    return None

@@ -1,0 +1,202 @@
+"""The pool that hands out fresh workers, forked from a fork server where the
+system allows, and starts them ahead of their first call."""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from grader.sandbox.host.channel import WorkerDied
+from grader.sandbox.host.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT, ForkServerClient
+from grader.sandbox.host.handles import HostedWorker, SpawnedWorker, SpawnHost, WorkerHandle
+from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree
+from grader.sandbox.wire.limits import Limits
+
+SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
+
+
+class WorkerPool:
+    """Hands out fresh workers, forked from a fork server where the system allows.
+
+    `sandbox` isolates each worker with every layer the system offers (Linux
+    only); `layers` then says which ones ran.
+    """
+
+    def __init__(self, debug: bool = False, fork: bool | None = None,
+                 sandbox: Limits | None = None,
+                 server_control: socket.socket | None = None) -> None:
+        """`server_control`: a fork server spawned for this pool (`ForkServerClient.spawn`)."""
+        self.debug = debug
+        self.server_control = server_control
+        linux = sys.platform.startswith("linux")
+        if fork is None:
+            # SPAWN_VARIABLE=1 takes the path other systems take, to test it on Linux.
+            fork = linux and os.environ.get(SPAWN_VARIABLE) != "1"
+        self.use_fork = fork
+        self.scratch_root: str | None = None  # spawned workers' scratch folders
+        self.sandbox = sandbox if linux else None
+        self.server: ForkServerClient | None = None
+        self.workers: list[WorkerHandle] = []
+        self.layers: list[str] = []
+        self._lock = threading.Lock()
+        self._generation = 0  # closes so far: what was prepared before one is not claimed
+        # Workers started ahead of their first call, by submission path.
+        self._prepared: dict[Load, queue.Queue] = {}
+        # Set by `prepare` on the spawned path: one process serves all of a grade's
+        # problems in turn (see SpawnHost).
+        self.hosting = False
+        self.host: SpawnHost | None = None
+
+    def start(self) -> None:
+        """Start the fork server now, so its imports overlap with the grader's."""
+        if self.use_fork and self.server is None:
+            try:
+                self.server = ForkServerClient(self.debug, self.sandbox, self.server_control)
+            except OSError:
+                self.use_fork = False
+
+    def take(self, submission: str, models: bool = True, trains: bool = False) -> WorkerHandle:
+        """A worker for `submission`; with `models`, one that holds the grader's models,
+        and with `trains`, one forked after the server imported what training needs."""
+        self.start()
+        if self.server is None and self.hosting:
+            return HostedWorker(self._host())
+        worker = (self.server.fork(submission, models, trains) if self.server is not None
+                  else SpawnedWorker(self.debug, self._spawned_scratch()))
+        with self._lock:
+            self.workers = [w for w in self.workers if w.alive] + [worker]
+        return worker
+
+    def _spawned_scratch(self, generation: int | None = None) -> str:
+        with self._lock:
+            if generation is not None and generation != self._generation:
+                raise OSError("the pool was closed")
+            if self.scratch_root is None:
+                self.scratch_root = new_scratch_root()
+            return tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
+
+    def prepare(self, loads: list[Load]) -> None:
+        """Start a worker for each submission and have it load, in the background.
+
+        The grader imports torch and pytest meanwhile, so by the first check each
+        submission is loaded: a grade of sixteen problems no longer waits for
+        sixteen loads in turn. On the spawned path one host process is started
+        instead, which imports torch while the grader does and then serves every
+        problem of the grade in turn (SpawnHost): a torch import per grade, not
+        per problem.
+        """
+        slots: dict[Load, queue.Queue] = {load: queue.Queue(1) for load in loads}
+        if self.server is not None:
+            self._prepared.update(slots)
+            threading.Thread(target=self._prepare, args=(self.server, slots),
+                             daemon=True).start()
+        elif not self.use_fork:
+            self.hosting = True
+            self._host()
+
+    def _host(self) -> SpawnHost:
+        """The host for the next submission: the current one, or a new one if it
+        crashed, ran out of time or was ended."""
+        with self._lock:
+            host = self.host
+        if host is not None and host.usable:
+            return host
+        worker = SpawnedWorker(self.debug, self._spawned_scratch())
+        host = SpawnHost(worker)
+        with self._lock:
+            self.host = host
+            self.workers = [w for w in self.workers if w.alive] + [worker]
+        return host
+
+    def _prepare(self, server: ForkServerClient, slots: dict[Load, queue.Queue]) -> None:
+        for load, slot in slots.items():
+            try:
+                worker = server.fork(load.path, load.models, load.trains)
+                with self._lock:
+                    closed = self.server is not server
+                    if not closed:
+                        self.workers.append(worker)
+                if closed:  # the pool closed meanwhile: nobody will claim it
+                    worker.kill()
+                    return
+                hello = worker.receive(STARTUP_TIMEOUT)
+                if not isinstance(hello.get("error"), dict):
+                    worker.send(load.request(), LOAD_TIMEOUT)
+                slot.put((worker, hello))
+            except (WorkerDied, OSError, ValueError):
+                slot.put(None)  # the first call starts one the usual way
+
+    def claim(self, load: Load) -> tuple[WorkerHandle, dict] | None:
+        """A prepared worker for this submission, already asked to load it, if any."""
+        slot = self._prepared.pop(load, None)
+        if slot is None:
+            return None
+        try:
+            return slot.get(timeout=STARTUP_TIMEOUT + LOAD_TIMEOUT)
+        except queue.Empty:
+            return None
+
+    @property
+    def server_failed(self) -> bool:
+        """Whether the fork server stopped answering or exited while in use: then what
+        its workers were graded on says nothing about the code (it can be stopped
+        from outside the sandbox, by a process of the same real uid), and the grade
+        must not count."""
+        server = self.server
+        return server is not None and (server.broken or not server.alive)
+
+    def welcome(self, hello: dict) -> None:
+        """Note which sandbox layers a new worker reports."""
+        self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
+
+    def close(self) -> None:
+        self._prepared.clear()
+        with self._lock:
+            self._generation += 1
+            workers, self.workers = self.workers, []
+            server, self.server = self.server, None
+            self.host = None
+        for worker in workers:
+            worker.kill()
+        if server is not None:
+            server.close()
+        if self.scratch_root is not None:
+            remove_tree(self.scratch_root)
+            self.scratch_root = None
+
+    def __enter__(self) -> WorkerPool:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a worker loads: a submission file's class, and how it is called."""
+
+    path: str  # absolute
+    class_name: str
+    methods: tuple[str, ...]
+    module: bool = False  # an nn.Module the grader builds, instead of a Solution
+    # Whether the worker gets the grader's models (the problem hands the learner a
+    # model); without them, none of the reference models' code is in its memory.
+    models: bool = True
+    # Whether it trains (builds a torch optimizer): see ForkServerClient.fork.
+    trains: bool = False
+
+    @classmethod
+    def of(cls, path: str, class_name: str, methods: list[str] | tuple[str, ...],
+           module: bool = False, models: bool = True, trains: bool = False) -> Load:
+        return cls(os.path.abspath(path), class_name, tuple(methods), module, models, trains)
+
+    def request(self) -> dict:
+        return {"op": "load", "path": self.path, "class": self.class_name,
+                "methods": list(self.methods), "module": self.module}

@@ -1,0 +1,132 @@
+"""What a submission printed, kept within a size without losing count of its lines.
+
+Output is cut in three places on its way to a report: by the worker for each call,
+by the grader for each check, and by the report (Exercism's 500 characters, the
+terminal's ten lines). Each cut ends at a line end and keeps, as a number among the
+lines, how many lines it left out there; a later cut that drops an earlier one adds
+its count, so the count a reader sees is of every line printed. The marker line
+that says so ("… (N more lines; output truncated)") is made only where output is
+shown (`Printed.text`, grader/reports/report.py): no cut reads one back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from grader.locale import tr
+
+
+def more(count: int) -> str:
+    return f"{count} more line{'s' if count != 1 else ''}"
+
+
+def marker(count: int) -> str:
+    if count == 1:
+        return tr("… ({count} more line; output truncated)", count=count)
+    return tr("… ({count} more lines; output truncated)", count=count)
+
+
+@dataclass(frozen=True)
+class Printed:
+    """Printed lines (each with its line end; the last may have none) and, among them,
+    the counts of the lines cut out there."""
+
+    items: tuple[str | int, ...] = ()
+
+    @classmethod
+    def of(cls, text: str, cut: int = 0) -> Printed:
+        """`text` as printed, then `cut` lines left out."""
+        return cls(tuple(text.splitlines(keepends=True)) + ((cut,) if cut else ()))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    @property
+    def text(self) -> str:
+        """As it is shown: each cut a marker line."""
+        return "".join(line(item) for item in self.items)
+
+    def kept(self) -> tuple[str, int]:
+        """The lines kept, as one text, and the count of lines cut after them: how a
+        worker sends a call's output, which it cuts once, at its end."""
+        if any(isinstance(item, int) for item in self.items[:-1]):
+            raise ValueError("lines were cut before the end")
+        if self.items and isinstance(self.items[-1], int):
+            return "".join(self.items[:-1]), self.items[-1]  # type: ignore[arg-type]
+        return "".join(self.items), 0  # type: ignore[arg-type]
+
+    def each_line(self, change: Callable[[str], str]) -> Printed:
+        """The same output with `change` applied to each printed line (not to the cuts);
+        the lines are then split again, where `change` took a line end away (an escaped
+        "\\r") or made one."""
+        changed = (change(item) if isinstance(item, str) else item for item in self.items)
+        return joined(Printed.of(item) if isinstance(item, str) else Printed((item,))
+                      for item in changed)
+
+
+def as_printed(output: Printed | str | None) -> Printed:
+    """`output` as Printed: plain text is output of which nothing was cut."""
+    if isinstance(output, Printed):
+        return output
+    return Printed.of(output or "")
+
+
+def joined(outputs: Iterable[Printed | str]) -> Printed:
+    """What several calls printed, one after another, as if printed at once: a last
+    line without its end runs on into the next call's first."""
+    items: list[str | int] = []
+    for output in outputs:
+        more_items = list(as_printed(output).items)
+        if items and more_items and isinstance(items[-1], str) and isinstance(more_items[0], str):
+            # Split again: the two may make one line, or end one ("\r" then "\n").
+            items[-1:] = (items[-1] + more_items.pop(0)).splitlines(keepends=True)
+        items.extend(more_items)
+    return Printed(tuple(items))
+
+
+def line(item: str | int) -> str:
+    """One item as it is shown: a printed line, or a cut's marker line."""
+    return item if isinstance(item, str) else marker(item) + "\n"
+
+
+def weights(items: tuple[str | int, ...]) -> list[int]:
+    """How many printed lines each item stands for: a cut stands for its count."""
+    return [1 if isinstance(item, str) else item for item in items]
+
+
+def after(items: tuple[str | int, ...]) -> list[int]:
+    """For each index i, how many printed lines come after items[i] (and one more
+    entry, for before the first item: all of them)."""
+    counts = weights(items)
+    rest = [0] * (len(items) + 1)
+    for i in range(len(items) - 1, -1, -1):
+        rest[i] = rest[i + 1] + counts[i]
+    # rest[i] counts items[i:]; what follows items[i] is rest[i + 1].
+    return rest
+
+
+def clip(output: Printed | str, limit: int) -> Printed:
+    """`output` if it is shown in `limit` characters, else its first lines that are
+    shown in them together with a marker saying how many printed lines were left out."""
+    printed = as_printed(output)
+    items = printed.items
+    if len(printed.text) <= limit:
+        return printed
+    rest = after(items)
+    kept = 0
+    size = 0
+    for index, item in enumerate(items):
+        if size + len(line(item)) + len(marker(rest[index + 1])) + 1 > limit:
+            break
+        kept, size = index + 1, size + len(line(item))
+    if not kept:  # even the first line is too long: it is cut inside, and says so
+        end = "…\n"
+        room = limit - len(end) - (len(marker(rest[1])) + 1 if rest[1] else 0)
+        first = line(items[0]).rstrip("\n")[:max(room, 0)] + end
+        return Printed((first,) + ((rest[1],) if rest[1] else ()))
+    head = list(items[:kept])
+    last = head[-1]
+    if isinstance(last, str) and not last.endswith("\n"):
+        head[-1] = last + "\n"
+    return Printed((*head, rest[kept]))
