@@ -182,8 +182,6 @@ class GradingPlugin:
         # module's (or there is none), this problem's worker is not called again.
         if nextitem is not None and nextitem.module is item.module:
             return
-        if self.pool.hosting:
-            return  # one spawned host serves every problem: it goes with the pool
         slug = item.module.CONTRACT.problem
         if slug not in self.katas or slug in self._ending:
             return
