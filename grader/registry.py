@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -68,20 +67,23 @@ class Problem:
         return SOLUTIONS / self.folder / "solution.py"
 
     @property
+    def grading_folder(self) -> Path:
+        """Its grading files' one folder, grader/checks/<slug with _ for ->: its check
+        module, its known mistakes (mistakes.toml) and any helper only its checks use."""
+        return CHECKS / self.slug.replace("-", "_")
+
+    @property
     def checks(self) -> Path:
-        return CHECKS / track_folder(self.track) / f"check_{self.slug.replace('-', '_')}.py"
+        return self.grading_folder / f"check_{self.grading_folder.name}.py"
+
+    @property
+    def mistakes(self) -> Path:
+        return self.grading_folder / "mistakes.toml"
 
     @property
     def checks_module(self) -> str:
         """The check module's dotted name, for importing it outside a grade."""
-        return f"grader.checks.{track_folder(self.track)}.{self.checks.stem}"
-
-
-def track_folder(track: str) -> str:
-    """The folder of grader/checks/ that holds a track's check modules: its title,
-    lowered, with each run of other characters than letters and digits made `_`
-    ("Make GPT talk back" -> make_gpt_talk_back)."""
-    return re.sub(r"\W+", "_", track.lower()).strip("_")
+        return f"grader.checks.{self.grading_folder.name}.{self.checks.stem}"
 
 
 @cache

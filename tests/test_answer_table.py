@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from conftest import ROOT, reference_solution
 
-from grader.checks.make_gpt_talk_back import check_softmax
+from grader.checks.softmax import check_softmax
 from grader.grading.subject.strategies import SEED_VARIABLE
 from grader.reports.scoring import score_report
 

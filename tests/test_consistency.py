@@ -189,7 +189,7 @@ def test_every_file_of_a_problem_is_there(problem: Problem):
 
 def mistakes_file(problem: Problem) -> Path:
     """Where a problem's known mistakes are written (grader/grading/subject/mistakes_data.py)."""
-    return CHECKS / "mistakes" / f"{problem.slug}.toml"
+    return problem.grading_folder / "mistakes.toml"
 
 
 @PROBLEMS_BY_FOLDER
@@ -201,9 +201,12 @@ def test_a_check_module_reading_its_mistakes_has_their_file(problem: Problem):
 
 
 def test_every_mistakes_file_belongs_to_a_problem():
-    expected = {mistakes_file(p).name for p in problems()}
-    found = {p.name for p in (CHECKS / "mistakes").glob("*.toml")}
-    assert not found - expected, f"mistakes files of no problem: {sorted(found - expected)}"
+    # A problem's mistakes are read from its grading folder, and the shared ones by
+    # name from shared_mistakes/: a TOML file anywhere else would never be read.
+    expected = {mistakes_file(p) for p in problems()}
+    found = {p for p in CHECKS.rglob("*.toml") if p.parent.name != "shared_mistakes"}
+    stray = sorted(str(p.relative_to(CHECKS)) for p in found - expected)
+    assert not stray, f"mistakes files of no problem, or out of its grading folder: {stray}"
 
 
 @pytest.mark.parametrize("root", [PROBLEMS, SOLUTIONS, STARTERS], ids=lambda r: r.name)
@@ -215,12 +218,20 @@ def test_folders_mirror_the_registry(root: Path):
 
 
 def test_every_check_module_belongs_to_a_problem():
-    # Each in its track's folder: one left at the top, or in another track's folder,
-    # would never be run.
+    # Each in its problem's grading folder: one anywhere else would never be run.
     expected = {p.checks for p in problems()}
-    found = {*CHECKS.glob("check_*.py"), *CHECKS.glob("*/check_*.py")}
+    found = set(CHECKS.rglob("check_*.py"))
     stray = sorted(str(p.relative_to(CHECKS)) for p in found - expected)
-    assert not stray, f"check modules of no problem, or out of their track's folder: {stray}"
+    assert not stray, f"check modules of no problem, or out of their grading folder: {stray}"
+
+
+def test_a_grading_folder_is_one_problem_s():
+    # The folders of grader/checks/ are the problems' and the shared mistakes': a
+    # folder of no problem (a slug renamed, say) would hold files nothing reads.
+    folders = {p.name for p in CHECKS.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    expected = {p.grading_folder.name for p in problems()} | {"shared_mistakes"}
+    assert folders == expected, f"unexpected {sorted(folders - expected)}, missing " \
+                                f"{sorted(expected - folders)}"
 
 
 @PROBLEMS_BY_FOLDER

@@ -49,7 +49,7 @@ def test_every_check_module_is_valid(problem):
 def test_a_contract_that_disagrees_is_named(top_k, changes, says):
     with pytest.raises(ContractError) as error:
         validate(with_contract(top_k, **changes))
-    assert "grader/checks/decoding_strategies/check_top_k.py" in str(error.value)
+    assert "grader/checks/top_k/check_top_k.py" in str(error.value)
     assert says in str(error.value)
 
 

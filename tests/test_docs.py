@@ -21,8 +21,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.registry import track_folder
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -190,8 +188,7 @@ WITHOUT_SUBMISSIONS = {"crop-context", "softmax", "decode"}
 def has_file(template: str) -> Callable[[dict], str | None]:
     def check(entry: dict) -> str | None:
         path = ROOT / template.format(folder=folder(entry), slug=entry["slug"],
-                                      module=entry["slug"].replace("-", "_"),
-                                      track=track_folder(entry["track"]))
+                                      module=entry["slug"].replace("-", "_"))
         return None if path.is_file() else f"no {path.relative_to(ROOT)}"
     return check
 
@@ -200,11 +197,10 @@ def has_its_mistakes(entry: dict) -> str | None:
     # A check module that reads its known mistakes from data must have the file; the
     # few whose tables are still built in Python (train-step's, say) have none.
     module = entry["slug"].replace("-", "_")
-    track = track_folder(entry["track"])
-    check = (ROOT / f"grader/checks/{track}/check_{module}.py").read_text(encoding="utf-8")
+    check = (ROOT / f"grader/checks/{module}/check_{module}.py").read_text(encoding="utf-8")
     if "mistakes_of(" not in check:
         return None
-    path = ROOT / f"grader/checks/mistakes/{entry['slug']}.toml"
+    path = ROOT / f"grader/checks/{module}/mistakes.toml"
     return None if path.is_file() else f"no {path.relative_to(ROOT)}"
 
 
@@ -233,8 +229,8 @@ def golden_problems() -> frozenset[str]:
 
 
 def has_goldens(entry: dict) -> str | None:
-    checks = (ROOT / "grader" / "checks" / track_folder(entry["track"])
-              / f"check_{entry['slug'].replace('-', '_')}.py")
+    module = entry["slug"].replace("-", "_")
+    checks = ROOT / "grader" / "checks" / module / f"check_{module}.py"
     live_only = checks.is_file() and "goldens=False" in text(checks)
     if live_only or entry["slug"] in golden_problems():
         return None
@@ -254,8 +250,8 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "problems/NN-slug/README.zh.md": has_file("problems/{folder}/README.zh.md"),
     "problems/NN-slug/solution.py": has_file("problems/{folder}/solution.py"),
     "solutions/NN-slug/solution.py": has_file("solutions/{folder}/solution.py"),
-    "grader/checks/<track>/check_<slug>.py": has_file("grader/checks/{track}/check_{module}.py"),
-    "grader/checks/mistakes/<slug>.toml": has_its_mistakes,
+    "grader/checks/<slug>/check_<slug>.py": has_file("grader/checks/{module}/check_{module}.py"),
+    "grader/checks/<slug>/mistakes.toml": has_its_mistakes,
     "grader/play.py": statement_runs_its_examples,
     "tests/submissions/<slug>/expected.toml": has_submissions,
     "data/starters/NN-slug/solution.py": has_file("data/starters/{folder}/solution.py"),

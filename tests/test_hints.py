@@ -110,7 +110,7 @@ def test_recording_a_grade_keeps_the_fix_for_later(tmp_path, monkeypatch):
 
 def test_a_named_mistake_of_01_is_fixed_without_the_answer():
     # 01's answer is one slice; a grade's fix that shows it leaves no hint to give
-    from grader.checks.make_gpt_talk_back.check_crop_context import MISTAKES
+    from grader.checks.crop_context.check_crop_context import MISTAKES
 
     answer = "-context_length:]"
     assert answer in find("crop-context").hint

@@ -11,7 +11,7 @@ from grader.model import artifacts
 
 reference = reference_solution("15-kv-cache")
 generate = reference_solution("06-generate")
-checks = module_from(ROOT / "grader/checks/decoding_strategies/check_kv_cache.py",
+checks = module_from(ROOT / "grader/checks/kv_cache/check_kv_cache.py",
                      "kv_cache_checks")
 
 ITC = dict(enumerate("abcde"))

@@ -16,6 +16,7 @@ else:  # pragma: no cover
 
 import pytest
 
+from grader import paths
 from grader.grading.subject import mistakes_data
 from grader.grading.subject.mistakes_data import MistakesDataError, mistakes_of
 from grader.registry import problems
@@ -24,9 +25,12 @@ from grader.registry import problems
 def test_every_table_of_every_mistakes_file_is_read_by_its_check_module() -> None:
     for problem in problems():
         importlib.import_module(problem.checks_module)
-    tables = {(path, name) for path in mistakes_data.MISTAKES.rglob("*.toml")
+    files = [path.resolve() for path in paths.CHECKS.rglob("*.toml")]
+    assert len(files) > len(problems()) // 2  # each problem's mistakes.toml, and the shared
+    tables = {(path, name) for path in files
               for name in tomllib.loads(path.read_text(encoding="utf-8"))}
-    assert tables - mistakes_data.READ == set()
+    read = {(path.resolve(), name) for path, name in mistakes_data.READ}
+    assert tables - read == set()
 
 
 def made(x: int, *, knob: Any = "right", other: Any = 0) -> tuple:
@@ -40,14 +44,13 @@ def by_hand(x: int) -> int:
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "shared").mkdir()
-    monkeypatch.setattr(mistakes_data, "MISTAKES", tmp_path)
     monkeypatch.setattr(mistakes_data, "SHARED", tmp_path / "shared")
     return tmp_path
 
 
 def load(folder: Path, text: str, computation: Any = made) -> list:
-    (folder / "toy.toml").write_text(text, encoding="utf-8")
-    names = {"__file__": "check_toy.py", "made": made, "by_hand": by_hand,
+    (folder / "mistakes.toml").write_text(text, encoding="utf-8")
+    names = {"__file__": str(folder / "check_toy.py"), "made": made, "by_hand": by_hand,
              "tools": type("Tools", (), {"made": staticmethod(by_hand)})}
     return mistakes_of(names, computation)
 
@@ -109,7 +112,7 @@ def test_a_table_that_cannot_be_made_fails_naming_the_file_and_the_table(
         load(folder, f'[[mistake]]\nname = "fine"\nfix = "f"\nknobs = [{{}}]\n\n'
                      f'[[mistake]]\n{table}\n')
     message = str(raised.value)
-    assert "toy.toml" in message and "number 2" in message and says in message
+    assert "mistakes.toml" in message and "number 2" in message and says in message
 
 
 def test_knobs_need_a_function(folder: Path) -> None:

@@ -60,8 +60,7 @@ def check_wheel_contents(wheel: Path) -> None:
         shipped += [f"grader/_kata/solutions/{p.folder}/solution.py",
                     f"grader/_kata/data/starters/{p.folder}/solution.py",
                     f"grader/checks/{p.checks.parent.name}/{p.checks.name}"]
-    shipped += [f"grader/checks/mistakes/{f.relative_to(ROOT / 'grader/checks/mistakes')}"
-                for f in (ROOT / "grader/checks/mistakes").rglob("*.toml")]
+    shipped += [f.relative_to(ROOT).as_posix() for f in (ROOT / "grader/checks").rglob("*.toml")]
     assert not [n for n in shipped if n not in names]
     # The learner's own files are never shipped: they come from the kata folder.
     assert not [n for n in names if n.startswith("grader/_kata/problems/")

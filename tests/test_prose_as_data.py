@@ -49,7 +49,7 @@ def test_a_harness_is_named_and_read_in_one_place() -> None:
 
 
 def test_a_contract_s_misspelt_harness_fails_where_it_is_named() -> None:
-    from grader.checks.train_it_yourself.check_clip_grad_norm import CONTRACT
+    from grader.checks.clip_grad_norm.check_clip_grad_norm import CONTRACT
 
     assert CONTRACT.harness and CONTRACT.called == f"harness:{CONTRACT.harness}"
     with pytest.raises(ValueError, match="no harness called 'clip_gradient'"):

@@ -280,7 +280,7 @@ def mistakes_of_temperature() -> list:
     from grader.grading.values.failures import Mistake
     from grader.maintainer.catalogs import mistakes_in
 
-    module = importlib.import_module("grader.checks.decoding_strategies.check_temperature")
+    module = importlib.import_module("grader.checks.temperature.check_temperature")
     return mistakes_in(module, Mistake)
 
 

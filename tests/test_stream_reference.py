@@ -7,7 +7,7 @@ import torch
 from conftest import ROOT, module_from, reference_module
 
 reference = reference_module("14-stream")
-checks = module_from(ROOT / "grader/checks/decoding_strategies/check_stream.py", "stream_checks")
+checks = module_from(ROOT / "grader/checks/stream/check_stream.py", "stream_checks")
 
 ITC = {0: "a", 1: " ", 2: "b", 3: ".", 4: "\n"}
 NEXT = {0: 1, 1: 2, 2: 3, 3: 4, 4: 0}  # "a b.\na b.\n..."

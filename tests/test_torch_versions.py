@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.checks.decoding_strategies.check_sampler import exponentials_after
+from grader.checks.sampler.check_sampler import exponentials_after
 from grader.grading.judging.generated_text import exponentials, sampled_choice
 from grader.grading.subject.cases import seed_state
 

@@ -47,7 +47,7 @@ def test_a_module_problem_binds_its_inputs_under_the_contract_s_names() -> None:
     """Not `inputs: (tensor(...),)`, the driver's *inputs, but the statement's name."""
     from types import SimpleNamespace
 
-    from grader.checks.build_the_gpt.check_gpt import CONTRACT
+    from grader.checks.gpt.check_gpt import CONTRACT
     from grader.model.gpt import GPT
     from grader.model.parts import ModuleDriver
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.checks.train_it_yourself import check_adamw
+from grader.checks.adamw import check_adamw
 from grader.model.training import TrainSettings, learning_rate
 from tests.conftest import reference_module, reference_solution
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.checks.build_the_gpt import check_train_step as checks
+from grader.checks.train_step import check_train_step as checks
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.equality import outcome_of
 from grader.model import artifacts

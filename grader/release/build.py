@@ -285,7 +285,7 @@ def practice_rule(module: Any, contract: Any) -> str:
     of its own), else as its contract judges. Filters keep tied tokens in any order;
     a module's outputs carry rounding errors of the tensor's scale; a streamer may
     pass on what one call completes in one callback or several."""
-    from grader.checks.decoding_strategies.stream_word_streamer import same_passed_on
+    from grader.checks.stream.stream_word_streamer import same_passed_on
     from grader.grading.judging.filtered_logits import same_filtering
     from grader.grading.values.equality import same_activations
     from grader.release.practice.judge import RULES

@@ -1,6 +1,6 @@
 """What a check module grades, declared once; the checks and tests built from it.
 
-Every grader/checks/<track>/check_<slug>.py declares one contract, with only what is new
+Every grader/checks/<slug>/check_<slug>.py declares one contract, with only what is new
 about its problem:
 
     CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)

@@ -25,7 +25,7 @@ from grader.registry import problems
 
 def shown_path(path: Path) -> str:
     """A check module's path as a contributor finds it in the kata: a problem's own
-    checks by where the registry keeps them (in their track's folder)."""
+    checks by where the registry keeps them (in the problem's grading folder)."""
     registered = {p.checks.name: p.checks for p in problems()}.get(path.name)
     if registered is None:
         return f"grader/checks/{path.name}"

@@ -1,6 +1,6 @@
 """The one seam between submissions and checks: the `Kata` of one problem's grade.
 
-A check module (`grader/checks/<track>/check_<slug>.py`) receives a `Kata` through the
+A check module (`grader/checks/<slug>/check_<slug>.py`) receives a `Kata` through the
 `kata` fixture. `kata.run(...)` calls the learner's method in the worker and
 returns its result, turning every way a call can go wrong into a `GradeFailure`
 with a message a learner can act on. `kata.reference` is the reference

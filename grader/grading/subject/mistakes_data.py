@@ -1,9 +1,9 @@
 """A problem's known mistakes, read from its TOML file.
 
 A mistake's words (its name, its fix, its stable id) are prose for the learner,
-so they live in grader/checks/mistakes/<slug>.toml, one `[[mistake]]` table
-each, in the order they are looked for; the check module keeps only the code
-that makes them. A table says how its mistake is made:
+so they live beside the check module, in grader/checks/<slug>/mistakes.toml,
+one `[[mistake]]` table each, in the order they are looked for; the check
+module keeps only the code that makes them. A table says how its mistake is made:
 
     [[mistake]]
     name = "add eps under the square root"
@@ -15,7 +15,7 @@ that makes them. A table says how its mistake is made:
 
 TOML has no null, so a knob set to None is listed by name in the run's `none`
 (`{none = ["mask"]}`); arrays are passed as tuples. A table may instead include
-mistakes several problems share, from grader/checks/mistakes/shared/<name>.toml:
+mistakes several problems share, from grader/checks/shared_mistakes/<name>.toml:
 `include = "window"`, with optional `with` knobs added to each of their runs,
 `of`, and, for a file of one mistake, its own `name` and `id`.
 
@@ -41,8 +41,8 @@ else:  # pragma: no cover
 from grader import paths
 from grader.grading.values.failures import Mistake
 
-MISTAKES = paths.CHECKS / "mistakes"
-SHARED = MISTAKES / "shared"
+MISTAKES_FILE = "mistakes.toml"
+SHARED = paths.CHECKS / "shared_mistakes"
 
 MISTAKE_KEYS = {"name", "fix", "id", "knobs", "of", "runs"}
 INCLUDE_KEYS = {"include", "with", "of", "name", "id"}
@@ -64,14 +64,13 @@ def mistakes_of(namespace: ModuleType | Mapping[str, Any],
     in file order. Knobs are knobs of `computation` unless a table names another
     function with `of`; `table` is the name of the file's array of tables."""
     names = vars(namespace) if isinstance(namespace, ModuleType) else namespace
-    stem = Path(names["__file__"]).stem
-    slug = stem.removeprefix("check_").replace("_", "-")
-    path = MISTAKES / f"{slug}.toml"
+    # A problem's mistakes sit beside its check module, in its grading folder.
+    path = Path(names["__file__"]).resolve().parent / MISTAKES_FILE
     return _read(path, table, names, computation)
 
 
 def shared(name: str, computation: Callable[..., Any], **base: Any) -> list[Mistake]:
-    """The mistakes of grader/checks/mistakes/shared/<name>.toml, made by knobbing
+    """The mistakes of grader/checks/shared_mistakes/<name>.toml, made by knobbing
     `computation`, with the `base` knobs added to each run: for Python that builds a
     table of mistakes of its own."""
     return _read(SHARED / f"{name}.toml", "mistake", {}, computation, base)

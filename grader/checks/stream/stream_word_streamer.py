@@ -1,5 +1,5 @@
 """WordStreamer, the first half of problem 14 (stream): its cases, its judge, and
-the streamers that make its known mistakes. grader/checks/decoding_strategies/check_stream.py
+the streamers that make its known mistakes. grader/checks/stream/check_stream.py
 declares its contract with these, and its mistakes.
 
 The harness (grader/sandbox/worker/harnesses.word_streamer) builds the class, puts

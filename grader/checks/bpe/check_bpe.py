@@ -5,7 +5,7 @@ and decode take merges as an argument, so their cases are judged against the
 live reference (goldens=False), and so are every method's drawn examples.
 
 The check's own tokenizer, with knobs for the known mistakes, is in
-grader/checks/train_it_yourself/bpe_tokenizer.py: it makes the mistakes' answers and the merges
+grader/checks/bpe/bpe_tokenizer.py: it makes the mistakes' answers and the merges
 the encode and decode cases use.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.checks.train_it_yourself.bpe_tokenizer import (
+from grader.checks.bpe.bpe_tokenizer import (
     BYTES,
     Pair,
     decode,

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.decoding_strategies.stream_word_streamer import (
+from grader.checks.stream.stream_word_streamer import (
     POOL,
     Everything,
     FirstWordOnly,

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.build_the_gpt.check_train_step import (
+from grader.checks.train_step.check_train_step import (
     DEEPER,
     SMALL,
     close,
@@ -32,7 +32,7 @@ from grader.checks.build_the_gpt.check_train_step import (
     get_batch,
     never_moved,
 )
-from grader.checks.build_the_gpt.check_train_step import flat_loss as loss_of
+from grader.checks.train_step.check_train_step import flat_loss as loss_of
 from grader.grading.contracts.contract import Contract
 from grader.grading.subject.kata import Call
 from grader.grading.values.equality import Outcome

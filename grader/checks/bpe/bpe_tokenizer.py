@@ -1,6 +1,6 @@
 """The bpe check's own byte-pair tokenizer, with knobs for the known mistakes.
 
-It makes the mistakes' answers (grader/checks/train_it_yourself/check_bpe.py) and the merges the
+It makes the mistakes' answers (grader/checks/bpe/check_bpe.py) and the merges the
 encode and decode cases use. The learner is judged against the reference, never
 against it.
 """
