@@ -67,7 +67,7 @@ def train(text: str, vocab_size: int, *, ties: str = "first", overlapping: bool 
     if vocab_size < BYTES:
         raise ValueError(f"vocab_size {vocab_size} < {BYTES}")
     ids = first_ids(text, code_points)
-    if overlapping and not counts_kept:
+    if overlapping and not counts_kept and ties == "first":
         return _train_as_text(ids, vocab_size - BYTES + extra)
     merges: list[Pair] = []
     counts = count_pairs(ids, overlapping)
