@@ -115,6 +115,7 @@ FLOORS = {
     "grader.maintainer": 14, "grader.release.practice": 14,
     "grader.learner": 15,
     "grader.learner.tools": 16,
+    "grader.learner.training": 17,  # it uses talk's helpers (tools)
     "grader.classroom.gradebook": 17,
     "grader.classroom": 18, "grader.release": 18,
     "grader.cli": 19,

@@ -149,7 +149,8 @@ def test_train_without_a_terminal_prints_progress_lines(tmp_path):
 
 
 def test_train_defaults_are_the_train_settings():
-    from grader.cli.main import build_parser, train_steps_and_threads
+    from grader.cli.main import build_parser
+    from grader.learner.training.command import train_steps_and_threads
     from grader.model.config import MODERN_SETTINGS, TrainSettings
 
     args = build_parser().parse_args(["train"])

@@ -67,9 +67,10 @@ INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
 # a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
+                "grader.learner.commands", "grader.learner.training.command",
                 "grader.learner.practice", "grader.learner.status", "grader.learner.watch",
                 "grader.learner.tools.practice_talk", "grader.learner.tools.practice_trace",
-                "grader.learner.tools.practice_train", "grader.learner.tools.trace",
+                "grader.learner.training.practice_train", "grader.learner.tools.trace",
                 "grader.learner.tools.trace_view", "grader.learner.tools.trace_plot",
                 "grader.model.runs", "grader.reports.report", "grader.reports.junit",
                 "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps")

@@ -12,7 +12,7 @@ import time
 from rich.console import Console
 from rich.progress import Progress
 
-from grader.learner.tools.train_worker import time_left, time_left_column
+from grader.learner.training.train_worker import time_left, time_left_column
 
 
 def test_the_time_left_counts_down_from_the_pace_so_far() -> None:

@@ -20,9 +20,9 @@ from conftest import ROOT, module_from
 from test_train_yours import gpt_kata
 from test_train_yours_loop import with_loop
 
-from grader.cli.main import TenthLines
 from grader.learner.errors import UsageError
-from grader.learner.tools.train_yours_loop import loop_arguments, read_progress
+from grader.learner.training.command import TenthLines
+from grader.learner.training.train_yours_loop import loop_arguments, read_progress
 from grader.model.gpt import GPTConfig
 from grader.model.training import TrainSettings
 from grader.sandbox.worker import harnesses

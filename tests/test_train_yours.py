@@ -169,7 +169,7 @@ def test_an_unfinished_training_step_is_refused_in_one_line(tmp_path):
 
 def test_weights_that_are_not_the_gpts_are_refused_before_anything_is_written():
     from grader.learner.errors import UsageError
-    from grader.learner.tools.train_yours import check_weights
+    from grader.learner.training.train_yours import check_weights
 
     expected = GPT(GPTConfig(vocab_size=5, context_length=4, n_layer=1, n_head=1,
                              n_embd=4)).state_dict()
@@ -188,7 +188,7 @@ def test_weights_that_are_not_the_gpts_are_refused_before_anything_is_written():
 
 def test_a_chunk_reply_that_is_not_losses_is_refused():
     from grader.learner.errors import UsageError
-    from grader.learner.tools.train_yours import check_chunk
+    from grader.learner.training.train_yours import check_chunk
 
     check_chunk([2.5, 2.4], [2.3, 2.35], 2, True)
     check_chunk([2.5], None, 1, False)

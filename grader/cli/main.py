@@ -1,7 +1,9 @@
 """`gpt-kata`: list, grade, watch, hint, reset, trace, talk, train.
 
-Each command lives in a function here or in a module of its own (grade,
-gradebook, watch, trace, talk); heavy imports (torch, pytest) happen inside them.
+The parser and the dispatch only: each command lives in a module of its own
+(grader/learner/, grader/learner/tools/, grader/learner/training/, and the
+instructor's in grader/classroom/ and grader/release/); heavy imports (torch,
+pytest) happen inside them, when the command runs.
 """
 
 from __future__ import annotations
@@ -9,124 +11,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from pathlib import Path
 
-from grader import paths
-from grader.learner import status
-from grader.learner.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, UsageError
+from grader.learner.commands import hint, list_problems, reset
+from grader.learner.errors import EXIT_USAGE, UsageError
 from grader.learner.grade import add_grade_arguments, grade
-from grader.learner.options import KataParser, positive_count, select_problems
-from grader.learner.output import clock, console, exit_now
-from grader.locale import LANGUAGES, code_of, tr, translated, use
-from grader.registry import problems
+from grader.learner.options import KataParser, positive_count
+from grader.learner.output import exit_now
+from grader.learner.training.command import (
+    MODERN_STEPS,
+    MODERN_THREADS,
+    TRAIN_STEPS,
+    TRAIN_THREADS,
+)
+from grader.locale import LANGUAGES, code_of, tr, use
 
-# -- list ------------------------------------------------------------------------------
-
-def list_problems(args: argparse.Namespace) -> int:
-    from rich.cells import cell_len
-
-    out = console()
-    marks = {"pass": ("green", "✓", tr("pass")), "fail": ("red", "✗", tr("fail")),
-             "error": ("red", "✗", tr("fail")), "todo": ("dim", "·", tr("todo")),
-             "not graded": ("yellow", "?", tr("not graded")),
-             "missing": ("red", "!", tr("missing"))}
-    # The status column as wide as its widest word in this language, in the
-    # console's cells: a Chinese character takes two.
-    width = max(cell_len(f"{mark} {word}") for _, mark, word in marks.values())
-    track = None
-    w = max([16, *(len(p.slug) for p in problems())])  # the slugs' column
-    for p in problems():
-        if p.track != track:
-            track = p.track
-            out.print(f"[bold]{translated(track)}[/]")
-        colour, mark, word = marks.get(status.learner_status(p), ("red", "!", "?"))
-        shown = f"{mark} {word}"
-        pad = " " * (width - cell_len(shown))
-        out.print(f"  {p.number:>2}  {p.slug:<{w}} [{colour}]{shown}[/]{pad} "
-                  f"{translated(p.title)}")
-    out.print("[dim]" + tr("statuses come from your last `gpt-kata grade`; read a problem "
-                           "in {statement}", statement=statement_pattern()) + "[/]")
-    return EXIT_PASS
-
-
-def statement_pattern() -> str:
-    """Where a problem's statement is, in the language in use."""
-    from grader.locale import language
-
-    return ("problems/NN-slug/README.md" if language() == "en"
-            else f"problems/NN-slug/README.{language()}.md")
-
-
-# -- hint ------------------------------------------------------------------------------
-
-def hint(args: argparse.Namespace) -> int:
-    if args.problem:
-        problem = select_problems([args.problem])[0]
-    else:
-        problem = status.first_unpassed()
-        if problem is None:
-            print(tr("every problem passes its last grade; name one for its hints: "
-                     "gpt-kata hint PROBLEM"))
-            return EXIT_PASS
-    what, text = status.next_hint(problem)
-    print(tr("{folder}, {what}:", folder=problem.folder, what=what))
-    for line in text.splitlines():
-        print(f"  {line}")
-    shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
-    if shown < len(problem.hints):
-        print(tr("(`gpt-kata hint {slug}` again for a stronger hint)", slug=problem.slug))
-    return EXIT_PASS
-
-
-# -- reset -----------------------------------------------------------------------------
-
-def backup_path(file: Path) -> Path:
-    """A new name next to `file` that says when it was put aside."""
-    import time
-
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
-    candidate = file.with_name(f"{file.name}.{stamp}.bak")
-    n = 2
-    while candidate.exists():  # two resets within a second keep both files
-        candidate = file.with_name(f"{file.name}.{stamp}-{n}.bak")
-        n += 1
-    return candidate
-
-
-def reset(args: argparse.Namespace) -> int:
-    problem = select_problems([args.problem])[0]
-    starter = paths.STARTERS / problem.folder / "solution.py"
-    if not starter.is_file():
-        raise UsageError(tr("no starter for {folder} in {where}", folder=problem.folder,
-                            where=starter.parent))
-    target = problem.starter
-    pristine = starter.read_bytes()
-    if target.is_file() and target.read_bytes() == pristine:
-        print(tr("{target} is already the starter; nothing to do", target=target))
-        return EXIT_PASS
-    backup = backup_path(target) if target.exists() else None
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise UsageError(tr("reset replaces {target}; there is no terminal to ask on, "
-                                "so pass --yes to confirm", target=target))
-        question = (tr("Put the starter back in {target} (yours is kept as {backup})? [y/N] ",
-                       target=target, backup=backup.name) if backup
-                    else tr("Put the starter back in {target}? [y/N] ", target=target))
-        answer = input(question)
-        if answer.strip().lower() not in ("y", "yes"):
-            print(tr("nothing changed"))
-            return EXIT_FAIL
-    if backup is not None:
-        # a learner's work is never deleted: it moves aside before the starter goes in
-        target.rename(backup)
-        print(tr("kept your file as {backup}", backup=backup))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(pristine)
-    print(tr("{target} is the starter again", target=target))
-    return EXIT_PASS
-
-
-# -- talk ------------------------------------------------------------------------------
 
 def talk(args: argparse.Namespace) -> int:
     from grader.learner.tools.talk import talk as run_talk
@@ -134,122 +32,10 @@ def talk(args: argparse.Namespace) -> int:
     return run_talk(args)
 
 
-# -- train -----------------------------------------------------------------------------
-
-# Steps of `train`, and of `train --yours`, when --steps is not given: fewer left the
-# reference solutions' GPT short of 95% well-formed sentences (README.md, "Train
-# your own GPT").
-TRAIN_STEPS = 3000
-# Torch threads of `train` and `train --yours` when --threads is not given, as
-# TrainSettings has it (grader.model.training imports torch, which the parser must not).
-TRAIN_THREADS = 2
-# With --model modern: the shipped modern model's settings (config.MODERN_SETTINGS).
-MODERN_STEPS = 2400
-MODERN_THREADS = 1
-
-
 def train(args: argparse.Namespace) -> int:
-    corpus = Path(args.corpus) if args.corpus else paths.DATA / "corpus.txt"
-    try:
-        text = corpus.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(tr("--corpus {corpus}: no such file", corpus=corpus)) from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(tr("--corpus {corpus} is not UTF-8 text ({reason} at byte "
-                            "{byte})", corpus=corpus, reason=exc.reason,
-                            byte=exc.start)) from None
-    out = Path(args.out) if args.out else None
-    if out is None:
-        import time
+    from grader.learner.training.command import train as run_train
 
-        out = paths.KATA / "runs" / time.strftime("%Y%m%d-%H%M%S")
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(tr("{out} is not empty; choose a new --out so no earlier run is "
-                            "lost", out=out))
-    live = sys.stdout.isatty()
-    modern = args.model == "modern"
-    steps, threads = train_steps_and_threads(args)
-    from grader.learner.practice import in_a_copy
-
-    if args.yours and in_a_copy():  # the learner's own GPT and loop, here
-        from grader.learner.tools.practice_train import train_yours as train_here
-
-        train_here(text, out, steps, args.seed, threads, modern, show_progress=live)
-        print(tr("wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv; "
-                 "talk with it: gpt-kata talk --model {out} --yours", out=out))
-        return EXIT_PASS
-    if args.yours:
-        from grader.learner.tools.train_worker import GPT_MODEL, MODERN_MODEL
-        from grader.learner.tools.train_yours import train_yours
-
-        train_yours(text, out, steps, args.seed, threads, show_progress=live,
-                    on_eval=None if live else progress_line,
-                    model=MODERN_MODEL if modern else GPT_MODEL,
-                    on_step=None if live else TenthLines())
-        print(tr("wrote {out}/model.safetensors, config.json, vocab.json, loss_log.tsv, "
-                 "step_losses.tsv{curve}; talk with it: gpt-kata talk --model {out}",
-                 out=out, curve=curve_of(out)))
-        return EXIT_PASS
-    from grader.model.training import TrainSettings
-    from grader.model.training import train as run_train
-
-    settings = TrainSettings(steps=steps, seed=args.seed, threads=threads)
-    config = None
-    if modern:
-        from grader.model.llama import LlamaConfig
-
-        config = LlamaConfig(vocab_size=2)  # the corpus's vocabulary replaces it
-    try:
-        run_train(text, out, config=config, settings=settings, show_progress=live,
-                  on_eval=None if live else progress_line,
-                  on_step=None if live else TenthLines())
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    print(tr("wrote {out}/model.safetensors, config.json, vocab.json, "
-             "loss_log.tsv{curve}; talk with it: gpt-kata talk --model {out}",
-             out=out, curve=curve_of(out)))
-    return EXIT_PASS
-
-
-def train_steps_and_threads(args: argparse.Namespace) -> tuple[int, int]:
-    """--steps and --threads, or their defaults for the model --model names."""
-    modern = args.model == "modern"
-    steps = args.steps if args.steps is not None else MODERN_STEPS if modern else TRAIN_STEPS
-    threads = args.threads or (MODERN_THREADS if modern else TRAIN_THREADS)
-    return steps, threads
-
-
-def curve_of(out: Path) -> str:
-    return ", loss_curve.png" if (out / "loss_curve.png").exists() else ""
-
-
-def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
-                  elapsed: float) -> None:
-    """One plain line per evaluation: a log or a pipe shows no live progress bar."""
-    left = elapsed / step * (steps - step) if step else None
-    eta = clock(left) if left is not None else "?"
-    print(tr("step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
-             "elapsed {elapsed}  ETA {eta}", step=step, steps=steps, train_loss=train_loss,
-             val_loss=val_loss, elapsed=clock(elapsed), eta=eta), flush=True)
-
-
-class TenthLines:
-    """One plain line each time another tenth of the steps is done, with the time since
-    the first step and the time left at the pace of the steps so far: evaluations can
-    be far apart (a run of 3000 steps evaluates every 100; one of 50, only at the end)."""
-
-    def __init__(self) -> None:
-        self.tenths = 0
-
-    def __call__(self, step: int, steps: int, seconds: float) -> None:
-        tenths = step * 10 // steps
-        if tenths <= self.tenths:
-            return
-        self.tenths = tenths
-        left = seconds / step * (steps - step)
-        print(tr("step {step}/{steps}  {seconds} since the first step  ETA {eta}",
-                 step=step, steps=steps, seconds=clock(seconds), eta=clock(left)),
-              flush=True)
+    return run_train(args)
 
 
 def run_watch(args: argparse.Namespace) -> int:

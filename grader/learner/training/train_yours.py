@@ -13,7 +13,7 @@ checks every name, shape and value against the grader's model, and writes a run
 folder that `gpt-kata talk --model RUN` reads like any other. The names are checked
 before the first step too: the worker loads the seeded weights `train` starts from
 into the learner's model by name (harnesses._learner_net). With the learner's loop
-(problem 30) the run is theirs: grader/learner/tools/train_yours_loop.py.
+(problem 30) the run is theirs: grader/learner/training/train_yours_loop.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from grader.learner.errors import UsageError
 from grader.learner.status import learner_status
-from grader.learner.tools.train_worker import (
+from grader.learner.training.train_worker import (
     FIRST_CHUNK_TIMEOUT,
     GPT_MODEL,
     MIN_CHUNK_TIMEOUT,
@@ -214,7 +214,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
     from rich.progress import Progress
 
     from grader.learner.sandbox_notice import NoticedPool
-    from grader.learner.tools.train_worker import progress_columns
+    from grader.learner.training.train_worker import progress_columns
     from grader.model.training import learning_rate
     from grader.sandbox.wire.limits import Limits
 
@@ -222,7 +222,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
               * settings.threads * steps)
     with NoticedPool(sandbox=Limits(cpu_seconds=cpu)) as pool:
         from grader.learner.tools.talk import regrade_quietly
-        from grader.learner.tools.train_yours_loop import loop_passes, step_used, train_with_loop
+        from grader.learner.training.train_yours_loop import loop_passes, step_used, train_with_loop
 
         regrade = regrade or regrade_quietly
         if model.modern:

@@ -8,7 +8,7 @@ with `train`'s seeded weights, hears from the worker of the loop's steps and
 evaluations as they happen (the loop runs in a thread of the worker, watched
 through its optimizer's step and its model's forward passes, so a loop that
 returns its log shows its progress as well as one that yields it), and checks and
-writes the weights as for the learner's step (grader/learner/tools/train_yours.py).
+writes the weights as for the learner's step (grader/learner/training/train_yours.py).
 Otherwise `train --yours` trains with the learner's step in the grader's loop, as
 before, and says so.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 from grader.learner.errors import UsageError
 from grader.learner.status import learner_status
-from grader.learner.tools.train_worker import GPT_MODEL, YourModel
+from grader.learner.training.train_worker import GPT_MODEL, YourModel
 from grader.locale import tr
 from grader.registry import Problem, find
 
@@ -95,7 +95,7 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
 
 def loop_run(pool: Any, model: YourModel) -> Any:
     """train_worker.Run, on the learner's train-loop file instead of their train-step."""
-    from grader.learner.tools.train_worker import Run
+    from grader.learner.training.train_worker import Run
     from grader.sandbox.host.process import SubmissionProcess
     from grader.sandbox.wire.limits import Limits
 
@@ -150,7 +150,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
     loss_log.tsv is when the grader heard that it ended, not when its log entry came."""
     from rich.progress import Progress
 
-    from grader.learner.tools.train_worker import progress_columns
+    from grader.learner.training.train_worker import progress_columns
 
 
     print(loop_used(model), file=sys.stderr)

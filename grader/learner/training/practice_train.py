@@ -24,7 +24,7 @@ from grader.learner.errors import UsageError
 from grader.learner.tools.practice_talk import failed, passing
 from grader.locale import tr
 
-# As `train` evaluates and clips (grader/learner/tools/train_yours_loop.py says the same).
+# As `train` evaluates and clips (grader/learner/training/train_yours_loop.py says the same).
 EVAL_BATCHES = 8
 MAX_NORM = 1.0
 
