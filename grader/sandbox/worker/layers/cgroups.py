@@ -176,18 +176,13 @@ def hierarchies() -> tuple[Hierarchy, ...]:
 _OURS = re.compile(r"gpt-kata-(\d+)-\d+")
 
 
-def _names_in(folder: str) -> list[str]:
-    """The names in a folder; none if it cannot be read (gone, or never made). The
-    host's scratch_folders has the same: a layer imports nothing of the host's."""
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
-
 def _remove_stale(base: str) -> None:
     """Remove the groups of graders that are gone (killed before they could)."""
-    for name in _names_in(base):
+    try:
+        names = os.listdir(base)
+    except OSError:  # gone, or never made
+        return
+    for name in names:
         match = _OURS.fullmatch(name)
         if match is None or int(match.group(1)) == os.getpid():
             continue
