@@ -5,7 +5,7 @@ turn, so that load on a shared machine hits them alike; the figures are
 medians. Each scenario's outcome is checked too (a fast wrong grade is not a
 result).
 
-    python benchmarks/grade_speed.py [--runs 5] [--only pass fail ...]
+    python benchmarks/grade_speed.py [--runs 5] [--only pass fail ...] [--jobs 1|2]
 """
 
 from __future__ import annotations
@@ -90,9 +90,9 @@ def timed(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - started, done.returncode
 
 
-def grade_command(scenario: Scenario, report: Path) -> list[str]:
+def grade_command(scenario: Scenario, report: Path, jobs: int | None = None) -> list[str]:
     return [sys.executable, "-m", "grader", "grade", *scenario.args, "-q",
-            "--json", str(report)]
+            "--json", str(report), *([] if jobs is None else ["--jobs", str(jobs)])]
 
 
 def check_outcome(scenario: Scenario, code: int, report: Path) -> str | None:
@@ -114,6 +114,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", nargs="*", choices=[s.name for s in SCENARIOS])
+    parser.add_argument("--jobs", type=int, choices=(1, 2),
+                        help="grade in this many processes (default: grade's own default)")
     args = parser.parse_args()
     chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     baseline_cmd = [sys.executable, "-c", "import torch"]
@@ -125,14 +127,14 @@ def main() -> int:
         for _ in range(args.runs):
             baseline.append(timed(baseline_cmd)[0])
             for scenario in chosen:
-                seconds, code = timed(grade_command(scenario, report))
+                seconds, code = timed(grade_command(scenario, report, args.jobs))
                 problem = check_outcome(scenario, code, report)
                 if problem:
                     print(f"{scenario.name}: {problem}; fix that before timing it")
                     return 1
                 times[scenario.name].append(seconds - scenario.allowance)
                 if scenario.name in bare:
-                    command = [*grade_command(scenario, report), "--no-sandbox"]
+                    command = [*grade_command(scenario, report, args.jobs), "--no-sandbox"]
                     bare[scenario.name].append(timed(command)[0])
     base = statistics.median(baseline)
     print(f"machine: {platform.machine()}, {platform.system()}, Python "

@@ -48,6 +48,10 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help=tr("also write a JSON report to FILE"))
     p.add_argument("--junit", metavar="FILE", help=tr("also write a JUnit XML report to FILE"))
     add_limit_options(p)
+    p.add_argument("--jobs", type=int, choices=(1, 2), default=default_jobs(),
+                   help=tr("2: grade four problems or more in two processes at once, "
+                           "where the system forks (Linux); 1: in one (default: "
+                           "%(default)s, 2 where two cores are free)"))
     p.add_argument("--classroom", action="store_true",
                    help=tr("grade files you do not trust: refuse to run without a sandbox"))
     p.add_argument("--allow-unisolated", action="store_true",
@@ -57,6 +61,13 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.add_argument("-v", "--verbose", action="store_true",
                    help=tr("show every failing check"))
+
+
+def default_jobs() -> int:
+    """Two processes where two cores are free to this one: a grade's time is mostly
+    the grader's own, one core's worth (grader/grading/engine/helpers.py)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(2, cores or 1))
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -111,7 +122,8 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     if practice.in_a_copy():  # a learners' copy: its stored answers judge
         return practice.grade(args)
     # Here, not at the top: a learners' copy grades without the sandbox, and holds none.
-    from grader.sandbox.host.pool import Load, WorkerPool
+    from grader.grading.engine.helpers import can_share, prepare
+    from grader.sandbox.host.pool import WorkerPool
 
     submissions = resolve_submissions(args)
     check_report_target("--json", args.json)
@@ -132,11 +144,16 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
         raise UsageError("classroom mode grades inside the sandbox, and its fork server "
                          "could not start here; grade on a machine where it can, or pass "
                          "--allow-unisolated to grade without it")
-    pool.prepare([Load.of(str(f), p.class_name, p.methods, p.module is not None, p.takes_model,
-                          p.trains)
-                  for p, f in sorted(submissions.items(), key=lambda item: item[0].number)])
+    # A grade of many problems is shared with helper processes where it can be
+    # (grader/grading/engine/helpers.py); they are forked before any thread starts,
+    # so only a grade in one process has its workers started now.
+    # A gradebook grades its learners side by side already: each grade in one process.
+    processes = 1 if server_control is not None else getattr(args, "jobs", 1)
+    sharing = can_share(pool, submissions, processes)
+    if not sharing:
+        prepare(pool, submissions)
     try:
-        return grade_with(args, submissions, pool, limits)
+        return grade_with(args, submissions, pool, limits, processes if sharing else 1)
     finally:
         pool.close()
 
@@ -160,9 +177,10 @@ def unisolated_because(args: argparse.Namespace, pool: WorkerPool) -> str:
 
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
-               pool: WorkerPool, limits: Limits) -> int:
+               pool: WorkerPool, limits: Limits, processes: int = 1) -> int:
     from rich.markup import escape
 
+    from grader.grading.engine.helpers import grade_shared
     from grader.grading.engine.session import goldens_mode, grade_problems
     from grader.learner.sandbox_notice import layers_line, unsandboxed
 
@@ -179,12 +197,16 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                                    "reference run here") + "[/]")
         if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
             out.print(f"[dim]{escape(unsandboxed_line)}[/]")
-    report = grade_problems(submissions, pool, limits)
+    if processes > 1:
+        report, server_failed = grade_shared(submissions, pool, limits)
+    else:
+        report = grade_problems(submissions, pool, limits)
+        server_failed = pool.server_failed
     report.mode = "classroom" if args.classroom else "practice"
     if args.classroom and not report.isolation:
         # A classroom report never hides that nothing isolated the code.
         report.isolation = [f"unisolated:{unisolated_because(args, pool)}"]
-    if pool.server_failed:
+    if server_failed:
         # The grader's own machinery failed, not the code: no problem is reported as
         # failed, and a gradebook shows the learner as not graded, to grade again.
         report.summaries = []

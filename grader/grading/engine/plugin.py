@@ -12,6 +12,7 @@ import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -70,6 +71,11 @@ class GradingPlugin:
     # grader spends on the next problem instead of waiting.
     _ender: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
     _ending: dict[str, Future] = field(default_factory=dict)
+    # A grade shared with a helper process (grader/grading/engine/helpers.py): each
+    # problem is graded by whichever process claims it first, this one from the
+    # kata's start or, `backwards`, from its end. None grades every problem.
+    share: Share | None = None
+    claimed: dict[str, bool] = field(default_factory=dict)  # slug -> graded here
 
     def kata_for(self, slug: str, witnessed: bool = False) -> Kata:
         if slug not in self.katas:
@@ -97,6 +103,25 @@ class GradingPlugin:
             raise NotRun(tr("not run: {reason}, in an earlier check of this problem",
                             reason=kata.submission.timed_out))
         return kata
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if self.share is not None and self.share.backwards:
+            # Each module's checks in their own order, the modules from the last problem.
+            number = {slug: p.number for slug, p in self.problems.items()}
+            items.sort(key=lambda item: -number[item.module.CONTRACT.problem])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        """Skip the checks of a problem the other process of a shared grade claimed."""
+        if self.share is None:
+            return None
+        slug = item.module.CONTRACT.problem
+        if slug not in self.claimed:
+            self.claimed[slug] = self.share.claim(slug)
+        return None if self.claimed[slug] else True
+
+    def graded_here(self, slug: str) -> bool:
+        return self.share is None or self.claimed.get(slug, False)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
@@ -199,6 +224,15 @@ class GradingPlugin:
         self._ender.shutdown(wait=True)
         for ending in self._ending.values():
             ending.result()  # a failure to end one is the grader's, and is not hidden
+
+
+class Share(Protocol):
+    """This process's part of a shared grade (grader/grading/engine/helpers.py)."""
+
+    backwards: bool  # claims from the last problem down
+
+    def claim(self, slug: str) -> bool:
+        """Whether this process grades the problem, asked once per problem, in order."""
 
 
 class NotRun(GradeFailure):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from grader.grading.engine.plugin import GradingPlugin, TestResult, run_checks
+from grader.grading.engine.plugin import GradingPlugin, Share, TestResult, run_checks
 from grader.grading.values.sanitise import visible, visible_or_none
 from grader.model import artifacts
 from grader.registry import Problem
@@ -26,15 +26,16 @@ def goldens_mode() -> str:
 
 
 def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
-                   limits: Limits = DEFAULTS) -> Report:
-    """Grade each problem's submission file with that problem's checks."""
+                   limits: Limits = DEFAULTS, share: Share | None = None) -> Report:
+    """Grade each problem's submission file with that problem's checks; with `share`,
+    only the problems it claims for this process (the report holds only those)."""
     ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
     plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
-                           {p.slug: p for p in ordered}, pool, limits)
+                           {p.slug: p for p in ordered}, pool, limits, share=share)
     run_checks(plugin, list(ordered))
     results = [safe(r) for r in plugin.results]
     summaries = [ProblemSummary(p, f, [r for r in results if r.problem == p])
-                 for p, f in ordered.items()]
+                 for p, f in ordered.items() if plugin.graded_here(p.slug)]
     return Report(summaries, goldens_mode(), artifacts.this_platform(),
                   [visible(e, lines=True) for e in plugin.internal_errors],
                   isolation=list(pool.layers))
