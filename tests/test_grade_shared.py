@@ -31,11 +31,12 @@ def counted(*args, **kwargs):
 helpers.start_helper = counted
 if sys.argv[1] == "dies-at-once":
     helpers._help = lambda *args, **kwargs: os._exit(3)
-if sys.argv[1] == "dies-midway":  # after grading one problem, with the next one taken
+if sys.argv[1] == "dies-midway":  # after grading the problems it took, two at most
     take = helpers.OneEnd.claim
     def claim(self, slug):
-        if self.backwards and len(self.mine) >= 2:
+        if self.backwards and getattr(self, "asked", 0) >= 2:
             os._exit(3)
+        self.asked = getattr(self, "asked", 0) + 1
         return take(self, slug)
     helpers.OneEnd.claim = claim
 from grader.cli.main import main
@@ -70,13 +71,14 @@ def class_folder(tmp_path_factory) -> Path:
     return folder
 
 
-def graded(folder: Path, jobs: int, tmp_path: Path, helper: str = "works") -> tuple[dict, str]:
+def graded(folder: Path, jobs: int, tmp_path: Path, helper: str = "works",
+           problems: tuple[str, ...] | list[str] = ()) -> tuple[dict, str]:
     report = tmp_path / f"report-{jobs}-{helper}.json"
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, helper, "grade", "--submission", str(folder), "-q",
-         "--jobs", str(jobs), "--json", str(report)],
+        [sys.executable, "-c", SCRIPT, helper, "grade", *problems, "--submission", str(folder),
+         "-q", "--jobs", str(jobs), "--json", str(report)],
         capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert done.returncode == 1, done.stderr  # the mistakes fail the grade
+    assert done.returncode == 1, done.stderr  # every grade here has failures
     whole = json.loads(report.read_text(encoding="utf-8"))
     return {key: whole[key] for key in GRADE_KEYS}, done.stderr
 
@@ -105,6 +107,14 @@ def test_a_helper_that_dies_costs_time_not_the_grade(class_folder, alone, tmp_pa
     shared, said = graded(class_folder, 2, tmp_path, helper=helper)
     assert "helper started: True" in said
     assert shared == alone
+
+
+def test_a_grade_of_starters_stays_in_one_process(tmp_path):
+    # Untouched starters are graded in milliseconds: a helper would cost more.
+    starters = ROOT / "data" / "starters"
+    report, said = graded(starters, 2, tmp_path, problems=["1", "2", "3", "4", "5"])
+    assert "helper started" not in said
+    assert {p["status"] for p in report["problems"]} == {"error"}  # not implemented
 
 
 @pytest.mark.parametrize("first, other, claimed", [

@@ -49,9 +49,9 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit", metavar="FILE", help=tr("also write a JUnit XML report to FILE"))
     add_limit_options(p)
     p.add_argument("--jobs", type=int, choices=(1, 2), default=default_jobs(),
-                   help=tr("2: grade four problems or more in two processes at once, "
-                           "where the system forks (Linux); 1: in one (default: "
-                           "%(default)s, 2 where two cores are free)"))
+                   help=tr("2: grade four problems or more (untouched starters aside) in "
+                           "two processes at once, where the system forks (Linux); 1: in "
+                           "one (default: %(default)s, 2 where two cores are free)"))
     p.add_argument("--classroom", action="store_true",
                    help=tr("grade files you do not trust: refuse to run without a sandbox"))
     p.add_argument("--allow-unisolated", action="store_true",
