@@ -29,6 +29,7 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     (["grade", "generate", "--timeout", "nan"], "give a finite number of seconds above 0"),
     (["grade", "generate", "--budget", "-1"], "give a finite number of seconds above 0"),
     (["grade", "generate", "--memory", "0"], "at least 1"),
+    (["grade", "--jobs", "3"], "argument --jobs: invalid choice"),
     (["grade", "generate", "--classroom", "--no-sandbox"], "drop --no-sandbox"),
     (["talk", "caf\u00e9"], "not in the model's vocabulary"),
     (["train", "--corpus", "does/not/exist.txt"], "no such file"),
