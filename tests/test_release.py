@@ -172,6 +172,16 @@ def test_the_copy_holds_statements_starters_and_data(released: Path) -> None:
     assert "practice grade" in (copy / "README.md").read_text(encoding="utf-8")
 
 
+def test_every_folder_of_the_copy_with_code_is_packaged(released: Path) -> None:
+    # A folder left out installs in editable mode (its parent's path is searched) and
+    # is missing from `pip install .`: the command it holds then fails to import.
+    config = tomllib.loads((released / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    with_code = {".".join(p.parent.relative_to(released).parts)
+                 for top in ("grader", PACKAGE) for p in (released / top).rglob("*.py")}
+    assert with_code <= listed, f"add to the copy's packages: {with_code - listed}"
+
+
 def test_no_file_of_the_references_is_in_the_copy(released: Path) -> None:
     copy = released
     answers = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in REFERENCE_CODE}
