@@ -14,7 +14,7 @@ warm: it imports nothing.
 Which process grades a problem changes nothing in its grade: each problem has
 its own worker and reference, and every drawn example is derandomized per check.
 A helper that fails in any way is made good by grading its problems here, after
-the grader's own: a grade can be slower, never lost.
+the grader's own: a grade can be slower, never lost. Ctrl-C stops both.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import NoReturn
 
 from grader.paths import STARTERS
 from grader.registry import Problem
-from grader.reports.report import ProblemSummary, Report
+from grader.reports.report import Report
 from grader.sandbox.host.channel import WorkerDied, close_quietly
 from grader.sandbox.host.pool import Load, WorkerPool
 from grader.sandbox.wire.limits import Limits
@@ -213,22 +213,14 @@ def grade_shared(submissions: dict[Problem, Path], pool: WorkerPool,
         if pool.server is not None:
             pool.server.end(helper.server_pid, SERVER_GRACE)
         helpers_part = dict(order[claims.taken_from_the_end():])
+        if outcome is None and helper.interrupted:
+            raise KeyboardInterrupt  # Ctrl-C reached the helper first: the grade stops
         if outcome is None and not helpers_part:
-            outcome = not_graded(report, {}), False  # it died before it took any
-        elif outcome is None and helper.interrupted:
-            # Ctrl-C stops the whole grade: the helper's problems were not graded,
-            # as those a grade in one process had not reached.
-            outcome = not_graded(report, helpers_part), False
+            outcome = replace(report, summaries=[], internal_errors=[]), False  # none taken
         elif outcome is None:
             # Graded here instead, by the same checks: nothing is lost.
             outcome = grade_problems(helpers_part, pool, limits), pool.server_failed
-        report = merged(report, outcome[0])
-        # Problems neither process reached (the grade was stopped) are listed, ungraded.
-        graded = {summary.problem.number for summary in report.summaries}
-        missing = {p: f for p, f in order if p.number not in graded}
-        if missing:
-            report = merged(report, not_graded(report, missing))
-        return report, server_failed or outcome[1]
+        return merged(report, outcome[0]), server_failed or outcome[1]
     finally:
         helper.end()
 
@@ -293,12 +285,6 @@ def _help(claims: Claims, order: list[tuple[Problem, Path]], control: socket.soc
         if payload[0] == "crash" and payload[1]:
             sys.stderr.write(f"gpt-kata: a grading helper failed:\n{payload[1]}")
         os._exit(0)
-
-
-def not_graded(like: Report, submissions: dict[Problem, Path]) -> Report:
-    """A report of these problems with no check run."""
-    return replace(like, summaries=[ProblemSummary(p, f, []) for p, f in submissions.items()],
-                   internal_errors=[], isolation=[])
 
 
 def merged(first: Report, other: Report) -> Report:

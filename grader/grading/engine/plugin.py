@@ -76,6 +76,7 @@ class GradingPlugin:
     # kata's start or, `backwards`, from its end. None grades every problem.
     share: Share | None = None
     claimed: dict[str, bool] = field(default_factory=dict)  # slug -> graded here
+    interrupted: bool = False  # Ctrl-C stopped the checks
 
     def kata_for(self, slug: str, witnessed: bool = False) -> Kata:
         if slug not in self.katas:
@@ -217,6 +218,10 @@ class GradingPlugin:
         if not submission.shares_its_worker:
             self._ending[slug] = self._ender.submit(submission.close)
 
+    def pytest_keyboard_interrupt(self) -> None:
+        # pytest ends the session on Ctrl-C and returns; the grade must stop as well.
+        self.interrupted = True
+
     def pytest_sessionfinish(self) -> None:
         for slug, kata in self.katas.items():
             if slug not in self._ending:
@@ -327,6 +332,9 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     old_modules = set(sys.modules)
     try:
         code = int(pytest.main(args, plugins=[plugin]))
+        if plugin.interrupted:
+            # Stopped by the learner: no grade, not a grader error (the CLI exits 130).
+            raise KeyboardInterrupt
         if code not in (0, 1):
             plugin.internal_errors.append(tr("the checks could not run (pytest exit code "
                                              "{code})", code=code))
