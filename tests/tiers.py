@@ -87,6 +87,8 @@ HEAVY = {
         "test_launch_deadlines.py",
         "test_launch_host.py",
         "test_launch_server_stopped.py",
+        # A grade's helper process dying before or halfway through its share.
+        "test_grade_shared.py::test_a_helper_that_dies_costs_time_not_the_grade",
         "test_limits_tree.py",
         # A loop and a wait of seconds each, their CPU and wall time measured apart.
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
