@@ -70,6 +70,11 @@ def test_a_test_goes_by_its_most_specific_entry() -> None:
     assert tiers.tier_of("test_submissions.py::test_submissions_grade_as_expected[top-k-0]") \
         == ""
     assert tiers.tier_of("test_wording.py::test_anything") == ""
+    # One case of a parametrized test may sit apart from the others.
+    assert tiers.tier_of("test_cli.py::test_ctrl_c_stops_a_grade_without_a_grader_error[1]") \
+        == "sandbox"
+    assert tiers.tier_of("test_cli.py::test_ctrl_c_stops_a_grade_without_a_grader_error[2]") \
+        == ""
 
 
 SLUGS = ["top-k", "top-p", "top-k-top-p", "generate", "swiglu", "grouped-query-attention"]

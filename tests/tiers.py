@@ -6,8 +6,9 @@ are left out of it; `-m NAME` runs one alone, `-m check` only the static checks.
 tests/conftest.py marks every collected test from this table; the tiers' markers and
 their descriptions are listed in pyproject.toml.
 
-A test goes by its most specific entry: a test function's (`file::test_name`) before
-its file's. A few tests of a heavy tier stay in the default tier as its smoke
+A test goes by its most specific entry: one parametrized case's
+(`file::test_name[params]`) before its function's (`file::test_name`), and that
+before its file's. A few tests of a heavy tier stay in the default tier as its smoke
 (SMOKE): they run with every `python -m pytest`, and not again in the tier.
 """
 
@@ -89,6 +90,8 @@ HEAVY = {
         "test_launch_server_stopped.py",
         # A grade's helper process dying before or halfway through its share.
         "test_grade_shared.py::test_a_helper_that_dies_costs_time_not_the_grade",
+        # Ctrl-C in a grade of one process (the default tier stops a shared one).
+        "test_cli.py::test_ctrl_c_stops_a_grade_without_a_grader_error[1]",
         "test_limits_tree.py",
         # A loop and a wait of seconds each, their CPU and wall time measured apart.
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
@@ -100,16 +103,19 @@ HEAVY = {
     "site": (
         "test_site_browser.py",
     ),
-    # The learner's tools end to end: talk, trace and train through their own code.
+    # The learner's tools end to end: talk, trace and train through their own code,
+    # and the shipped models' sentences (6,000 characters sampled from each).
     "tools": (
         "test_chinese.py::test_talk_speaks_chinese",
         "test_cli_usage.py::test_train_without_a_terminal_prints_progress_lines",
+        "test_llama_checkpoint.py::test_the_shipped_modern_model_writes_well_formed_sentences",
         "test_talk_model.py",
         "test_talk_modern.py",
         "test_talk_run_yours.py",
         "test_talk_stream.py",
         "test_talk_yours.py",
         "test_trace.py",
+        "test_train.py::test_shipped_model_writes_well_formed_sentences",
         "test_train_modern.py",
         "test_train_progress.py::test_train_yours_with_a_loop_that_returns_its_log_shows_"
         "every_tenth_as_it_goes",
@@ -159,7 +165,7 @@ def tier_of(test_id: str) -> str:
         return ""
     name, _ = _name_and_params(test_id)
     file = name.partition("::")[0]
-    for wanted in (name, file):
+    for wanted in (test_id, name, file):
         if wanted in CHECK:
             return "check"
         for tier, entries in HEAVY.items():
