@@ -7,9 +7,9 @@ import json
 import pytest
 import torch
 
+from grader.grading.contracts.declaring import load_check_module
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.equality import same_outcome
-from grader.maintainer.make_data import check_module
 from grader.model import artifacts
 from grader.registry import problems
 from grader.sandbox.wire.encoding import decode
@@ -48,7 +48,7 @@ def test_goldens_reproduce_on_their_platform():
     goldens = json.loads(artifacts.GOLDENS.read_text())
     checked = 0
     for problem in problems():
-        contract = check_module(problem).CONTRACT
+        contract = load_check_module(problem).CONTRACT
         for case_id, live in contract.reference_answers(load_reference(problem)).items():
             golden = decode(goldens[problem.slug][case_id])
             assert same_outcome(("value", golden), ("value", live)), (problem.slug, case_id)

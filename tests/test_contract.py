@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
+import sys
 from types import ModuleType
 
 import pytest
@@ -11,12 +14,24 @@ from conftest import module_from
 from grader.grading.contracts.contract import Contract
 from grader.grading.contracts.contract_derivation import ContractError
 from grader.grading.contracts.contract_validation import validate
+from grader.grading.contracts.declaring import DECLARING, _Declaring
 from grader.registry import find, problems
 
 
 def load(slug: str) -> ModuleType:
+    """A fresh copy of a problem's check module, to change without touching the real one."""
     problem = find(slug)
-    return module_from(problem.checks, f"contract_test_{problem.checks.stem}")
+    return declared(slug, problem.checks, f"contract_test_{problem.checks.stem}")
+
+
+def declared(slug: str, path, name: str) -> ModuleType:
+    """The file imported as module `name`, its top level run as a check module of
+    `slug` is run (grader/grading/contracts/declaring.py)."""
+    token = DECLARING.set(slug)
+    try:
+        return module_from(path, name)
+    finally:
+        DECLARING.reset(token)
 
 
 def with_contract(module: ModuleType, **changes: object) -> ModuleType:
@@ -99,7 +114,7 @@ def minimal_check(tmp_path, slug: str, declared: str = "") -> ModuleType:
     """A check module of `slug` that declares only its cases and judge (and `declared`)."""
     path = tmp_path / find(slug).checks.name
     path.write_text(MINIMAL.replace("<declared>", declared), encoding="utf-8")
-    return module_from(path, f"minimal_{path.stem}")
+    return globals()["declared"](slug, path, f"minimal_{path.stem}")
 
 
 @pytest.mark.parametrize(("slug", "method", "arg_names", "iterate"), [
@@ -115,17 +130,47 @@ def test_a_contract_takes_what_the_registry_and_the_reference_say(tmp_path, slug
     assert (contract.arg_names, contract.iterate) == (arg_names, iterate)
 
 
-def test_a_contract_built_by_another_check_modules_helper_is_its_callers(tmp_path):
-    helper = tmp_path / find("top-p").checks.name
+def test_a_check_module_is_handed_its_problem_under_either_name(monkeypatch):
+    # As a tool imports it, and as a grade's pytest does: by its folder, as check_<slug>.
+    from grader.checks.top_k import check_top_k
+
+    assert check_top_k.CONTRACT.problem == "top-k"
+    monkeypatch.syspath_prepend(str(find("top-p").grading_folder))
+    monkeypatch.delitem(sys.modules, "check_top_p", raising=False)
+    assert importlib.import_module("check_top_p").CONTRACT.problem == "top-p"
+    monkeypatch.delitem(sys.modules, "check_top_p")
+
+
+def test_a_check_module_importing_anothers_gives_each_its_own_problem(monkeypatch):
+    # check_train_loop imports check_train_step's helpers as it loads.
+    for name in ("grader.checks.train_loop.check_train_loop",
+                 "grader.checks.train_step.check_train_step"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    loop = importlib.import_module("grader.checks.train_loop.check_train_loop")
+    step = sys.modules["grader.checks.train_step.check_train_step"]
+    assert (loop.CONTRACT.problem, step.CONTRACT.problem) == ("train-loop", "train-step")
+    assert DECLARING.get() == ""  # nothing is left declared once they are loaded
+
+
+def test_a_contract_built_by_a_helper_is_its_check_modules(tmp_path, monkeypatch):
+    helper = tmp_path / "contract_helper.py"
     helper.write_text("from grader.grading.contracts.contract import Contract\n\n\n"
                       "def build():\n"
                       "    return Contract(cases=lambda: {}, judge=lambda *a: None)\n",
                       encoding="utf-8")
-    module_from(helper, "helper_check_top_p")
-    user = tmp_path / find("top-k").checks.name
-    user.write_text("from helper_check_top_p import build\n\nCONTRACT = build()\n",
+    user = tmp_path / "user_of_the_helper.py"
+    user.write_text("from contract_helper import build\n\nCONTRACT = build()\n",
                     encoding="utf-8")
-    assert module_from(user, "user_check_top_k").CONTRACT.problem == "top-k"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location("user_of_the_helper", user)
+    assert spec is not None and spec.loader is not None
+    spec.loader = _Declaring(spec.loader, "top-k")  # as the finder loads a check module
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.CONTRACT.problem == "top-k"
+    # The same file outside a check module's loading is no check module.
+    monkeypatch.delitem(sys.modules, "contract_helper")
+    assert module_from(user, "plain_user").CONTRACT.problem == ""
 
 
 def test_what_a_contract_declares_is_kept(tmp_path):

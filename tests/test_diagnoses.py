@@ -7,8 +7,8 @@ The diagnoses themselves are graded end to end from tests/submissions/.
 from __future__ import annotations
 
 import torch
-from conftest import module_from
 
+from grader.grading.contracts.declaring import load_check_module
 from grader.grading.engine.plugin import with_inputs
 from grader.grading.subject.cases import SHIPPED, prompt_ids
 from grader.grading.subject.diagnosis import Diagnoses, find_mistake
@@ -132,7 +132,7 @@ def test_every_case_of_every_check_can_be_shown():
     from grader.registry import problems
 
     for problem in problems():
-        contract = module_from(problem.checks, f"shown_{problem.checks.stem}").CONTRACT
+        contract = load_check_module(problem).CONTRACT
         names = reference_signature(problem, contract.method).names
         for case_id, args in contract.case_args.items():
             text = "\n".join(describe_inputs(dict(zip(names, args))))

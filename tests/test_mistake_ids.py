@@ -9,8 +9,8 @@ must read as "<problem slug>/<kebab-case words>".
 from __future__ import annotations
 
 import pytest
-from conftest import module_from
 
+from grader.grading.contracts.declaring import load_check_module
 from grader.grading.values.failures import MISTAKE_ID, Mistake, kebab
 from grader.maintainer.catalogs import mistakes_in
 from grader.registry import Problem, problems
@@ -23,7 +23,7 @@ def mistakes_of(module: object) -> list[Mistake]:
 
 @pytest.mark.parametrize("problem", problems(), ids=lambda p: p.slug)
 def test_each_mistake_id_is_well_formed_and_names_one_mistake(problem: Problem) -> None:
-    module = module_from(problem.checks, f"ids_{problem.checks.stem}")
+    module = load_check_module(problem)
     by_id: dict[str, str] = {}
     for mistake in mistakes_of(module):
         named = mistake.named(problem.slug)

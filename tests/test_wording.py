@@ -42,11 +42,10 @@ def test_a_wrong_shape_of_logits_is_said_in_the_plural():
 def test_the_checks_declare_their_plural_outputs():
     """The plural is said where a check names its output: the last-logits check's
     judge speaks of its logits in the plural."""
-    from conftest import module_from
-
+    from grader.grading.contracts.declaring import load_check_module
     from grader.registry import find
 
-    module = module_from(find("last-logits").checks, "wording_test_last_logits")
+    module = load_check_module(find("last-logits"))
     call = None
     with pytest.raises(GradeFailure, match=r"^the last position's logits have shape"):
         module.CONTRACT.judge(torch.zeros(1, 3), torch.zeros(1, 4), call)

@@ -16,11 +16,11 @@ The texts, by catalog:
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from grader.grading.contracts.declaring import load_check_module
 from grader.locale import CATALOGS
 from grader.paths import PACKAGE
 from grader.registry import problems
@@ -44,7 +44,7 @@ def mistake_texts() -> Iterator[Source]:
     from grader.grading.values.failures import Mistake
 
     for problem in problems():
-        module = importlib.import_module(problem.checks_module)
+        module = load_check_module(problem)
         for mistake in mistakes_in(module, Mistake):
             where = f"{mistake.named(problem.slug).id}"
             yield mistake.name, f"{where}, name"
@@ -68,7 +68,7 @@ def check_texts() -> Iterator[Source]:
     """Each check's title: the first line of its test's docstring, as reports name it
     (grader/grading/engine/plugin.py's test_name)."""
     for problem in problems():
-        module = importlib.import_module(problem.checks_module)
+        module = load_check_module(problem)
         for name, value in vars(module).items():
             doc = (getattr(value, "__doc__", None) or "").strip().splitlines()
             if name.startswith("test") and callable(value) and doc:

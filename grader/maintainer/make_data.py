@@ -16,7 +16,6 @@ tracked by git: review the diff before committing.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from grader.grading.contracts.declaring import load_check_module
 from grader.grading.subject.reference import load_reference
 from grader.model import artifacts
 from grader.model.config import MODERN_SETTINGS, TrainSettings
@@ -35,15 +35,6 @@ from grader.paths import STARTERS
 from grader.registry import Problem, problems
 from grader.reuse import unfinished_methods
 from grader.sandbox.wire.encoding import encode
-
-
-def check_module(problem: Problem):
-    spec = importlib.util.spec_from_file_location(f"check_{problem.slug}", problem.checks)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses in a check module look themselves up here
-    spec.loader.exec_module(module)
-    return module
 
 
 def make_starters() -> None:
@@ -95,7 +86,7 @@ def make_modern_model() -> None:
 
 @torch.no_grad()
 def goldens_of(problem: Problem) -> dict:
-    answers = check_module(problem).CONTRACT.reference_answers(load_reference(problem))
+    answers = load_check_module(problem).CONTRACT.reference_answers(load_reference(problem))
     return {case_id: encode(a) for case_id, a in answers.items()}
 
 

@@ -14,13 +14,13 @@ seed is set.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from grader import paths
+from grader.grading.contracts.declaring import load_check_module
 from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
@@ -308,7 +308,7 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     NotPractised, saying why of the first, if none can be; one that cannot is left to
     the instructor's grade, and `not_practised` says why (stream's stream_generate(),
     judged by how it calls the model, beside its WordStreamer, practised here)."""
-    module = importlib.import_module(problem.checks_module)
+    module = load_check_module(problem)
     contracts = contracts_of(module)
     parts = []
     left: dict[str, str] = {}

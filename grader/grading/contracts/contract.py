@@ -5,7 +5,8 @@ about its problem:
 
     CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
 
-Its problem is the one whose checks file declares it (problems/registry.toml),
+Its problem is the one whose check module declares it, handed to the module as
+it loads (grader/grading/contracts/declaring.py),
 its method that problem's only method, its argument names the reference
 method's parameters and whether it yields (`iterate`) what the reference does.
 Any of them may be declared instead: a problem of several methods names the one
@@ -44,7 +45,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract_derivation import declaring_problem, derive
+from grader.grading.contracts.contract_derivation import derive
+from grader.grading.contracts.declaring import DECLARING
 from grader.grading.judging.any_result import expect_error
 from grader.grading.subject.diagnosis import name_mistake
 from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
@@ -111,7 +113,7 @@ class Contract:
 
     def __post_init__(self) -> None:
         # What the registry and the reference already say is not declared again.
-        derived = derive(self.problem or declaring_problem(), self.method)
+        derived = derive(self.problem or DECLARING.get(), self.method)
         for name, value in zip(("problem", "method"), derived[:2]):
             object.__setattr__(self, name, value)
         signature = derived[2]

@@ -1,6 +1,7 @@
 """What the registry and the reference say of a contract, so its module need not.
 
-A contract's problem is the one whose checks file declares it, its method that
+A contract's problem is the one whose check module declares it (handed to the module
+as it loads: grader/grading/contracts/declaring.py), its method that
 problem's only method, its argument names the reference method's parameters, and
 whether it yields what the reference does (grader/grading/contracts/contract.py). The
 reference is read from its source, not run: collecting a check module must not
@@ -10,10 +11,8 @@ import the learner-facing code it grades.
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from grader.registry import Problem, problems
 
@@ -29,20 +28,6 @@ class Signature:
     names: tuple[str, ...]
     required: int
     yields: bool
-
-
-def declaring_problem() -> str:
-    """The problem of the check module (check_<slug>.py) whose top level is running the
-    declaration, or "" outside one. Its top level, not a helper it calls: a check module
-    may build its contract with another's helper, and import another while it runs."""
-    by_file = {p.checks.name: p.slug for p in problems()}
-    frame = sys._getframe(1)
-    while frame is not None:
-        name = Path(frame.f_globals.get("__file__") or "").name
-        if frame.f_code.co_name == "<module>" and name.startswith("check_"):
-            return by_file.get(name, "")
-        frame = frame.f_back
-    return ""
 
 
 def derive(slug: str, method: str) -> tuple[str, str, Signature | None]:

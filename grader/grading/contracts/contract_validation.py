@@ -71,8 +71,9 @@ def validate_contract(contract: Contract, path: Path, wrong: Callable[[str], Con
                       goldens: bool = True) -> None:
     by_slug = {p.slug: p for p in problems()}
     if not contract.problem:
-        raise wrong("names no problem: declare Contract(problem=...), or name the file "
-                    "check_<slug>.py after its problem's slug")
+        raise wrong("names no problem: declare Contract(problem=...), or declare it in "
+                    "its problem's check module, grader/checks/<slug>/check_<slug>.py (a "
+                    "- in the slug becomes _), imported as a module")
     problem = by_slug.get(contract.problem)
     if problem is None:
         raise wrong(f"problem {contract.problem!r} is not in problems/registry.toml; "
