@@ -77,6 +77,21 @@ runs = ["tools.made"]
     assert second.key == "kept-id" and [r(2) for r in second.runs] == [-2]
 
 
+def test_a_table_without_knobs_or_runs_is_made_by_the_function_named_after_its_id(
+        folder: Path) -> None:
+    by_name, by_id = load(folder, '''
+[[mistake]]
+name = "by hand (the aside is no part of the id)"
+fix = "f"
+
+[[mistake]]
+name = "worded otherwise now"
+id = "by-hand"
+fix = "f"
+''')
+    assert by_name.runs == (by_hand,) and by_id.runs == (by_hand,)
+
+
 def test_an_included_file_takes_the_includers_function_and_base_knobs(folder: Path) -> None:
     (folder / "shared" / "common.toml").write_text('''
 [[mistake]]

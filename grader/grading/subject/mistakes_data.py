@@ -13,6 +13,11 @@ module keeps only the code that makes them. A table says how its mistake is made
     of = "other_function"           # optional: knob this function instead of the default
     runs = ["by_hand"]              # runs that are whole functions of the check module
 
+A table with neither knobs nor runs is made by the check module's function named
+after the mistake's id, in snake case: "add eps under the square root" by
+add_eps_under_the_square_root. Its name then says what it is once, for the
+learner, the report's id and the code alike.
+
 TOML has no null, so a knob set to None is listed by name in the run's `none`
 (`{none = ["mask"]}`); arrays are passed as tuples. A table may instead include
 mistakes several problems share, from grader/checks/shared_mistakes/<name>.toml:
@@ -39,7 +44,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from grader import paths
-from grader.grading.values.failures import Mistake
+from grader.grading.values.failures import Mistake, kebab, without_asides
 
 MISTAKES_FILE = "mistakes.toml"
 SHARED = paths.CHECKS / "shared_mistakes"
@@ -127,8 +132,15 @@ def _mistake(entry: dict[str, Any], where: str, names: Mapping[str, Any],
         raise MistakesDataError(f"{where}: runs must be a list of function names")
     runs += [_function(run, where, names) for run in listed]
     if not runs:
-        raise MistakesDataError(f"{where}: no knobs and no runs, so no way to make it")
+        # Made by the check module's function named as the mistake is identified.
+        runs = [_function(run_named_after(name, key), where, names, by_its_id=True)]
     return Mistake(name, fix, *runs, id=key)
+
+
+def run_named_after(name: str, key: str | None) -> str:
+    """The function that makes a mistake given no knobs and no runs: its id, in snake
+    case ("feed-the-last-token" is made by feed_the_last_token)."""
+    return (key or kebab(without_asides(name))).replace("-", "_")
 
 
 def _included(entry: dict[str, Any], where: str, names: Mapping[str, Any],
@@ -190,12 +202,17 @@ def _check_knobs(made: Callable[..., Any], knobs: Mapping[str, Any], where: str)
         raise MistakesDataError(f"{where}: {name} has no knob {sorted(unknown)}")
 
 
-def _function(dotted: Any, where: str, names: Mapping[str, Any]) -> Callable[..., Any]:
+def _function(dotted: Any, where: str, names: Mapping[str, Any],
+              by_its_id: bool = False) -> Callable[..., Any]:
     """The check module's callable named `dotted` ("looping", "transformer.gpt")."""
     if not isinstance(dotted, str):
         raise MistakesDataError(f"{where}: {dotted!r} is not a function's name")
     first, *rest = dotted.split(".")
     if first not in names:
+        if by_its_id:
+            raise MistakesDataError(f"{where}: no knobs and no runs, and the check module "
+                                    f"has no {first!r}, the function named after the "
+                                    "mistake's id, to make it")
         raise MistakesDataError(f"{where}: the check module has no {first!r}")
     found = names[first]
     for part in rest:
