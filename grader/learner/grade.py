@@ -144,8 +144,8 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
         raise UsageError("classroom mode grades inside the sandbox, and its fork server "
                          "could not start here; grade on a machine where it can, or pass "
                          "--allow-unisolated to grade without it")
-    # A grade of many problems is shared with helper processes where it can be
-    # (grader/grading/engine/helpers.py); they are forked before any thread starts,
+    # A grade of many problems is shared with a helper process where it can be
+    # (grader/grading/engine/helpers.py); it is forked before any thread starts,
     # so only a grade in one process has its workers started now.
     # A gradebook grades its learners side by side already: each grade in one process.
     processes = 1 if server_control is not None else getattr(args, "jobs", 1)
@@ -153,7 +153,7 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     if not sharing:
         prepare(pool, submissions)
     try:
-        return grade_with(args, submissions, pool, limits, processes if sharing else 1)
+        return grade_with(args, submissions, pool, limits, shared=sharing)
     finally:
         pool.close()
 
@@ -177,7 +177,7 @@ def unisolated_because(args: argparse.Namespace, pool: WorkerPool) -> str:
 
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
-               pool: WorkerPool, limits: Limits, processes: int = 1) -> int:
+               pool: WorkerPool, limits: Limits, shared: bool = False) -> int:
     from rich.markup import escape
 
     from grader.grading.engine.helpers import grade_shared
@@ -197,7 +197,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                                    "reference run here") + "[/]")
         if not args.no_sandbox and (unsandboxed_line := unsandboxed(pool)):
             out.print(f"[dim]{escape(unsandboxed_line)}[/]")
-    if processes > 1:
+    if shared:
         report, server_failed = grade_shared(submissions, pool, limits)
     else:
         report = grade_problems(submissions, pool, limits)

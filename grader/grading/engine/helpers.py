@@ -128,12 +128,16 @@ class OneEnd:
     pool: WorkerPool
     backwards: bool
     prepared: set[int] = field(default_factory=set)
+    index: dict[str, int] = field(init=False)  # slug -> its place in `order`
+
+    def __post_init__(self) -> None:
+        self.index = {problem.slug: i for i, (problem, _) in enumerate(self.order)}
 
     def start(self) -> None:
         self._prepare(len(self.order) - 1 if self.backwards else 0)
 
     def claim(self, slug: str) -> bool:
-        index = next(i for i, (p, _) in enumerate(self.order) if p.slug == slug)
+        index = self.index[slug]
         if not self.claims.take(index, self.backwards):
             return False  # the other process took it
         self._prepare(index)  # started already, unless the other took the one before
