@@ -19,7 +19,10 @@ from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grader.registry import Problem
 
 # The slug of the problem whose check module's top level is running, or "".
 DECLARING: ContextVar[str] = ContextVar("declaring_problem", default="")
@@ -49,6 +52,8 @@ class _Declaring(Loader):
             DECLARING.reset(token)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "loader":  # not set yet (a copy being made): no lookup of itself
+            raise AttributeError(name)
         return getattr(self.loader, name)  # get_source for tracebacks, and the like
 
 
@@ -73,7 +78,7 @@ def install() -> None:
         sys.meta_path.insert(0, CheckModuleFinder())
 
 
-def load_check_module(problem: Any) -> ModuleType:
+def load_check_module(problem: Problem) -> ModuleType:
     """A problem's check module, for a tool that reads its contract outside a grade."""
     return importlib.import_module(problem.checks_module)
 
