@@ -133,7 +133,12 @@ def _mistake(entry: dict[str, Any], where: str, names: Mapping[str, Any],
     runs += [_function(run, where, names) for run in listed]
     if not runs:
         # Made by the check module's function named as the mistake is identified.
-        runs = [_function(run_named_after(name, key), where, names, by_its_id=True)]
+        run = run_named_after(name, key)
+        if run not in names:
+            raise MistakesDataError(f"{where}: no knobs and no runs, and the check module "
+                                    f"has no {run!r}, the function named after the "
+                                    "mistake's id, to make it")
+        runs = [_function(run, where, names)]
     return Mistake(name, fix, *runs, id=key)
 
 
@@ -202,17 +207,12 @@ def _check_knobs(made: Callable[..., Any], knobs: Mapping[str, Any], where: str)
         raise MistakesDataError(f"{where}: {name} has no knob {sorted(unknown)}")
 
 
-def _function(dotted: Any, where: str, names: Mapping[str, Any],
-              by_its_id: bool = False) -> Callable[..., Any]:
+def _function(dotted: Any, where: str, names: Mapping[str, Any]) -> Callable[..., Any]:
     """The check module's callable named `dotted` ("looping", "transformer.gpt")."""
     if not isinstance(dotted, str):
         raise MistakesDataError(f"{where}: {dotted!r} is not a function's name")
     first, *rest = dotted.split(".")
     if first not in names:
-        if by_its_id:
-            raise MistakesDataError(f"{where}: no knobs and no runs, and the check module "
-                                    f"has no {first!r}, the function named after the "
-                                    "mistake's id, to make it")
         raise MistakesDataError(f"{where}: the check module has no {first!r}")
     found = names[first]
     for part in rest:
