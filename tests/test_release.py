@@ -564,8 +564,10 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
     """Every equivalent style passes the practice checks, and of the mistakes that fail
     them, at least one is named as the instructor's grade names it."""
     spec = tomllib.loads((folder / "expected.toml").read_text(encoding="utf-8"))
-    if spec["problem"] not in practice.stored()["problems"]:
-        pytest.skip(f"{spec['problem']} has no practice cases")
+    stored = practice.stored()
+    if spec["problem"] not in stored["problems"]:
+        why = stored["not_practised"].get(spec["problem"], "?")
+        pytest.skip(f"{spec['problem']} has no practice cases: {why}")
     base = (folder / spec["base"]).read_text(encoding="utf-8") if "base" in spec else ""
     for name, style in spec.get("equivalent", {}).items():
         path = folder / name
