@@ -128,28 +128,3 @@ def test_spawned_workers_are_one_host_started_ahead_and_ended_with_the_pool(tmp_
     pool.close()
     assert not host.worker.alive
     assert pool.scratch_root is None
-
-
-def test_workers_that_train_come_from_a_training_server_of_their_own(tmp_path):
-    """A grade with a problem that trains spawns a training server at its start, which
-    imports what an optimizer needs while the first server goes on forking the other
-    problems' workers: those never wait for that import, nor hold it."""
-    probe = ("import sys\n\n\nclass Solution:\n"
-             "    def crop_context(self, context, context_length):\n"
-             "        return 'torch._dynamo' in sys.modules\n")
-    trains, plain = tmp_path / "trains.py", tmp_path / "plain.py"
-    trains.write_text(probe)
-    plain.write_text(probe)
-    context = (torch.tensor([[1]]), 1)
-    with WorkerPool() as pool:
-        pool.prepare([Load.of(str(trains), "Solution", ["crop_context"], trains=True),
-                      Load.of(str(plain), "Solution", ["crop_context"])])
-        assert SubmissionProcess(str(trains), "Solution", ["crop_context"], pool,
-                                 trains=True).call("crop_context", context).result is True
-        assert SubmissionProcess(str(plain), "Solution", ["crop_context"], pool
-                                 ).call("crop_context", context).result is False
-        trainer = pool.server.trainer if pool.server is not None else None
-        assert trainer is not None and trainer is not pool.server
-        # A worker that trains, started after a crash, comes from the same server.
-        assert pool.take(str(trains), trains=True).server is trainer
-    assert not trainer.alive  # closed with the pool

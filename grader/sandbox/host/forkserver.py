@@ -16,10 +16,6 @@ it to `spawn` a server per learner: a fork of this one, with nothing in it but
 what `preload` loaded, in user, PID, network and mount namespaces of its own
 (with a /proc of its own) where the system allows, so that everything it forked
 ends when it does.
-
-A grade with problems that train asks its server to `spawn` a training server
-too, at its start: a fork that imports what a torch optimizer needs (over half
-a second) while this one goes on forking the other problems' workers.
 """
 
 from __future__ import annotations
@@ -132,8 +128,7 @@ class ForkServer:
             if op == "fork" and len(fds) == 2:
                 self.reply({"pid": self.fork(fds[0], fds[1], request)})
             elif op == "spawn" and len(fds) == 1:
-                self.reply({"pid": self.spawn(fds[0], bool(request.get("isolate")),
-                                              bool(request.get("trains")))})
+                self.reply({"pid": self.spawn(fds[0], bool(request.get("isolate")))})
             elif op == "end":
                 self.reply({"status": self.end(int(request["pid"]),
                                                float(request.get("grace", 0)))})
@@ -166,9 +161,8 @@ class ForkServer:
             self.isolated.add(pid)
         return pid
 
-    def spawn(self, control_fd: int, isolate: bool, trains: bool = False) -> int:
-        """Fork a fork server of its own for one grader, served over `control_fd`;
-        with `trains`, one that imports what training needs before it answers."""
+    def spawn(self, control_fd: int, isolate: bool) -> int:
+        """Fork a fork server of its own for one grader, served over `control_fd`."""
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -183,8 +177,6 @@ class ForkServer:
                     else:
                         (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
                          or own_pid_namespace(keep_ids=True))
-                if trains:
-                    preload_training()
                 ForkServer(socket.socket(fileno=control_fd)).serve()
                 code = 0
             except BaseException:  # noqa: BLE001 - shown with GPT_KATA_DEBUG, then exit 1

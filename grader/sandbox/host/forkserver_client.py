@@ -40,9 +40,9 @@ class ForkServerClient:
     """
 
     def __init__(self, debug: bool = False, sandbox: Limits | None = None,
-                 control: socket.socket | None = None, trains: bool = False) -> None:
+                 control: socket.socket | None = None) -> None:
         """Start a fork server, or with `control`, talk to one that another server
-        spawned for this grader (see `spawn`); `trains`: one spawned to train."""
+        spawned for this grader (see `spawn`)."""
         self.debug = debug
         self.sandbox = sandbox
         self.process: subprocess.Popen[bytes] | None = None
@@ -60,11 +60,6 @@ class ForkServerClient:
         self.lock = threading.Lock()
         self.ready = False
         self.broken = False
-        self.closed = False
-        # The server this one spawned for the workers that train (see `expect_training`).
-        self.trainer: ForkServerClient | None = None
-        self.trains = trains
-        self._trainer_lock = threading.Lock()
 
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -90,28 +85,7 @@ class ForkServerClient:
 
     @property
     def alive(self) -> bool:
-        running = self.process is None or self.process.poll() is None
-        return (running and not self.broken and not self.closed
-                and (self.trainer is None or self.trainer.alive))
-
-    def expect_training(self) -> ForkServerClient | None:
-        """The server that forks the workers that train: spawned from this one on the
-        first call, it imports what a torch optimizer needs (over half a second) while
-        this one forks the other problems' workers, instead of holding them up. None if
-        it could not be spawned: this server then imports it itself, on the first
-        worker that trains."""
-        if self.trains:
-            return self
-        with self._trainer_lock:
-            if self.trainer is None:
-                try:
-                    control, _pid = self.spawn(trains=True)
-                except (WorkerDied, OSError):
-                    return None
-                # Ended by this server, as any spawned one is, and on `close`.
-                self.trainer = ForkServerClient(self.debug, self.sandbox, control=control,
-                                                trains=True)
-            return self.trainer
+        return not self.broken and (self.process is None or self.process.poll() is None)
 
     def _reply(self, timeout: float) -> dict:
         # After one failed exchange, a late reply could be taken for the next one's:
@@ -144,10 +118,8 @@ class ForkServerClient:
     def fork(self, submission: str, models: bool = True, trains: bool = False) -> ForkedWorker:
         """A worker for `submission`; with `models`, it loads the grader's models before
         its sandbox is set up, and without them it never holds their code. With
-        `trains`, it is forked by the training server (`expect_training`)."""
-        trainer = self.expect_training() if trains else None
-        if trainer is not None and trainer is not self:
-            return trainer.fork(submission, models, trains)
+        `trains`, the server first imports what a torch optimizer's first use imports,
+        once: the worker and every later one inherit it."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models,
@@ -192,18 +164,15 @@ class ForkServerClient:
                 self.broken = True
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
 
-    def spawn(self, trains: bool = False) -> tuple[socket.socket, int]:
+    def spawn(self) -> tuple[socket.socket, int]:
         """A fork server of its own for another grader: the socket to hand that grader
         (`ForkServerClient(control=...)`), and the pid to `end` once it is done.
 
         It is forked from this one, so it costs milliseconds instead of a torch
-        import, and holds nothing but what this server preloaded. With `trains`, it is
-        this grader's own training server, in this server's namespaces, which imports
-        what training needs before it answers.
+        import, and holds nothing but what this server preloaded.
         """
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request = {"op": "spawn", "isolate": self.sandbox is not None and not trains,
-                   "trains": trains}
+        request = {"op": "spawn", "isolate": self.sandbox is not None}
         try:
             pid = self._new_process(request, theirs)
         except BaseException:
@@ -223,9 +192,6 @@ class ForkServerClient:
                 return None
 
     def close(self) -> None:
-        self.closed = True
-        if self.trainer is not None:
-            self.trainer.close()
         # The server exits when its control socket closes (the reader made by
         # makefile() holds the socket open too, so it is closed first).
         close_quietly(self.replies, self.control)

@@ -93,14 +93,8 @@ class WorkerPool:
         slots: dict[Load, queue.Queue] = {load: queue.Queue(1) for load in loads}
         if self.server is not None:
             self._prepared.update(slots)
-            # The workers that train come from a training server of their own, which
-            # imports what training needs first (ForkServerClient.expect_training):
-            # prepared beside the others, which never wait for that import.
-            for trains in (True, False):
-                part = {load: slot for load, slot in slots.items() if load.trains == trains}
-                if part:
-                    threading.Thread(target=self._prepare, args=(self.server, part),
-                                     daemon=True).start()
+            threading.Thread(target=self._prepare, args=(self.server, slots),
+                             daemon=True).start()
         elif not self.use_fork:
             self.hosting = True
             self._host()
