@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBMISSIONS = ROOT / "tests" / "submissions"
+CROP_FIRST = ROOT / "grader" / "checks" / "generate" / "examples" / "crop_first.py"
+HOSTILE = ROOT / "tests" / "hostile"
 HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
 # The goals: one passing problem 1.2x, the first sixteen references 5x, all 35
 # starters 3x and all 35 references 8x a bare torch import; the first sixteen
@@ -54,11 +55,11 @@ SCENARIOS = [
     Scenario("pass", "a passing grade of one problem (generate, reference)",
              ["generate", "--reference"], 0, 1.2),
     Scenario("fail", "a failing grade with a known mistake (generate crops the wrong end)",
-             ["generate", "--submission", str(SUBMISSIONS / "generate" / "crop_first.py")],
+             ["generate", "--submission", str(CROP_FIRST)],
              1, 2.0, says="crop the wrong end of the context"),
     Scenario("hang", f"an endless loop (crop-context, --timeout {HANG_TIMEOUT:g}), "
                      "beyond its time limit",
-             ["crop-context", "--submission", str(SUBMISSIONS / "hostile" / "hang.py"),
+             ["crop-context", "--submission", str(HOSTILE / "hang.py"),
               "--timeout", str(HANG_TIMEOUT)],
              1, 1.5, says="not run:", allowance=HANG_TIMEOUT),
     Scenario("starters", "the 16 untouched starters of the first two tracks",

@@ -26,7 +26,20 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
-SUBMISSIONS = TESTS / "submissions"
+# Attacks on the grader, each a submission of its own (tests/test_hostile.py).
+HOSTILE = TESTS / "hostile"
+CHECKS = ROOT / "grader" / "checks"
+
+
+def examples(slug: str) -> Path:
+    """A problem's learner-style submissions, beside its check module: each a right
+    answer written another way or a known mistake, said by its expected.toml."""
+    return CHECKS / slug.replace("-", "_") / "examples"
+
+
+def example_folders() -> list[Path]:
+    """Every problem's examples folder that says what its submissions are expected to get."""
+    return sorted(path.parent for path in CHECKS.glob("*/examples/expected.toml"))
 
 WITHOUT_XDIST = ("pytest-xdist is not installed (or -p no:xdist): the suite runs in one "
                  "process; `pip install -e '.[dev]'` spreads it over every core")

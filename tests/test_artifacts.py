@@ -9,7 +9,6 @@ import torch
 
 from grader.grading.contracts.declaring import load_check_module
 from grader.grading.subject.reference import load_reference
-from grader.grading.values.equality import same_outcome
 from grader.model import artifacts
 from grader.registry import problems
 from grader.sandbox.wire.encoding import decode
@@ -51,6 +50,11 @@ def test_goldens_reproduce_on_their_platform():
         contract = load_check_module(problem).CONTRACT
         for case_id, live in contract.reference_answers(load_reference(problem)).items():
             golden = decode(goldens[problem.slug][case_id])
-            assert same_outcome(("value", golden), ("value", live)), (problem.slug, case_id)
+            # As the grade compares them (Kata.expected): a module's activations within
+            # their rounding. A CPU of the goldens' capability may still sum in another
+            # order: on an AMD EPYC (AVX2), nine cases of five module problems differed
+            # from the goldens by at most 7e-6.
+            assert contract.same_as_golden(("value", golden), ("value", live)), (
+                problem.slug, case_id)
             checked += 1
     assert checked >= 3 * len(problems())

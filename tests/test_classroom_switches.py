@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import HOSTILE, ROOT
 
 from grader.sandbox.host.pool import SPAWN_VARIABLE
 from grader.sandbox.worker.machine import probe
 
-READS_THE_REFERENCE = SUBMISSIONS / "hostile" / "reads_private_files.py"
+READS_THE_REFERENCE = HOSTILE / "reads_private_files.py"
 pytestmark = pytest.mark.skipif(
     not (sys.platform.startswith("linux") and probe().landlock_abi),
     reason="classroom mode's sandbox needs Linux with Landlock")

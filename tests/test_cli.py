@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import HOSTILE, ROOT, examples
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -23,10 +23,10 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     (["grade", "no-such-problem"], "no problem called 'no-such-problem'"),
     (["grade", "--reference", "--submission", "x.py"], "either --reference or --submission"),
     (["grade", "--submission", "does/not/exist.py"], "no such file or folder"),
-    (["grade", "--submission", str(SUBMISSIONS / "hostile" / "hang.py")], "which problem"),
+    (["grade", "--submission", str(HOSTILE / "hang.py")], "which problem"),
     (["grade", "generate", "decode", "--submission",
-      str(SUBMISSIONS / "generate" / "well_known_style.py")], "name exactly one"),
-    (["grade", "--submission", str(SUBMISSIONS)], "holds no NN-slug/solution.py"),
+      str(examples("generate") / "well_known_style.py")], "name exactly one"),
+    (["grade", "--submission", str(HOSTILE)], "holds no NN-slug/solution.py"),
     (["grade", "generate", "--timeout", "0"], "give a finite number of seconds above 0"),
     (["grade", "generate", "--timeout", "inf"], "give a finite number of seconds above 0"),
     (["grade", "generate", "--timeout", "nan"], "give a finite number of seconds above 0"),
@@ -78,7 +78,7 @@ def test_json_report_has_the_documented_shape(grade):
 
 
 def test_a_failing_submission_exits_1_and_says_where(grade):
-    run = grade("generate", "--submission", SUBMISSIONS / "generate" / "crop_first.py")
+    run = grade("generate", "--submission", examples("generate") / "crop_first.py")
     assert run.code == 1
     assert run.report["status"] == "fail"
     failed = [t for t in run.report["tests"] if t["status"] == "fail"]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import ROOT, examples
 from learner import learner_kata
 
 
@@ -36,7 +36,7 @@ def refused(done: subprocess.CompletedProcess, words: str) -> None:
 def test_a_problem_is_found_by_any_of_its_names(name):
     # two problems for one file: refused only after both names were found
     done = cli("grade", name, "decode", "--submission",
-               str(SUBMISSIONS / "generate" / "well_known_style.py"))
+               str(examples("generate") / "well_known_style.py"))
     refused(done, "name exactly one")
 
 

@@ -202,9 +202,11 @@ def test_a_check_module_reading_its_mistakes_has_their_file(problem: Problem):
 
 def test_every_mistakes_file_belongs_to_a_problem():
     # A problem's mistakes are read from its grading folder, and the shared ones by
-    # name from shared_mistakes/: a TOML file anywhere else would never be read.
+    # name from shared_mistakes/: a TOML file anywhere else would never be read (an
+    # examples/ folder's expected.toml is the suite's, tests/test_submissions.py).
     expected = {mistakes_file(p) for p in problems()}
-    found = {p for p in CHECKS.rglob("*.toml") if p.parent.name != "shared_mistakes"}
+    found = {p for p in CHECKS.rglob("*.toml")
+             if p.parent.name not in ("shared_mistakes", "examples")}
     stray = sorted(str(p.relative_to(CHECKS)) for p in found - expected)
     assert not stray, f"mistakes files of no problem, or out of its grading folder: {stray}"
 

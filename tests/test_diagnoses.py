@@ -1,7 +1,8 @@
 """The parts of a diagnosis that need no grading run: inputs shown in the learner's
 terms, printed output cut at a line end, one name for one bug across checks.
 
-The diagnoses themselves are graded end to end from tests/submissions/.
+The diagnoses themselves are graded end to end from each problem's examples/
+(grader/checks/<slug>/examples/).
 """
 
 from __future__ import annotations

@@ -217,10 +217,11 @@ def statement_runs_its_examples(entry: dict) -> str | None:
 
 
 def has_submissions(entry: dict) -> str | None:
-    found = (ROOT / "tests" / "submissions" / entry["slug"] / "expected.toml").is_file()
+    examples = ROOT / "grader" / "checks" / entry["slug"].replace("-", "_") / "examples"
+    found = (examples / "expected.toml").is_file()
     if entry["slug"] in WITHOUT_SUBMISSIONS:
         return "has submissions now: take it out of WITHOUT_SUBMISSIONS" if found else None
-    return None if found else f"no tests/submissions/{entry['slug']}/expected.toml"
+    return None if found else f"no {(examples / 'expected.toml').relative_to(ROOT)}"
 
 
 @cache
@@ -253,7 +254,7 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "grader/checks/<slug>/check_<slug>.py": has_file("grader/checks/{module}/check_{module}.py"),
     "grader/checks/<slug>/mistakes.toml": has_its_mistakes,
     "grader/play.py": statement_runs_its_examples,
-    "tests/submissions/<slug>/expected.toml": has_submissions,
+    "grader/checks/<slug>/examples/expected.toml": has_submissions,
     "data/starters/NN-slug/solution.py": has_file("data/starters/{folder}/solution.py"),
     "data/goldens.json": has_goldens,
     "docs/pages/learners/problems.md": has_a_row,

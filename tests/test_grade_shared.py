@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import HOSTILE, ROOT, examples
 
 from grader.grading.engine.helpers import common
 from grader.registry import find
@@ -48,8 +48,8 @@ FOLDER = {
     "crop-context": "reference",
     "last-logits": "starter",  # as shipped: problems/ may be solved where this runs
     "sample": "reference",
-    "generate": SUBMISSIONS / "generate" / "crop_first.py",
-    "greedy": SUBMISSIONS / "hostile" / "os_exit.py",
+    "generate": examples("generate") / "crop_first.py",
+    "greedy": HOSTILE / "os_exit.py",
 }
 # What a report says of the grade (not of when or where it ran).
 GRADE_KEYS = ("status", "message", "score", "max_score", "problems", "tests", "isolation",

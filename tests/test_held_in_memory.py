@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import HOSTILE, ROOT
 
 from grader.registry import find, problems
 from grader.sandbox.worker.held import reference_code_held
 from grader.sandbox.worker.machine import probe
 from grader.sandbox.worker.serve import WorkerLoop
 
-ATTACK = (SUBMISSIONS / "hostile" / "reexports_reference.py").read_text(encoding="utf-8")
+ATTACK = (HOSTILE / "reexports_reference.py").read_text(encoding="utf-8")
 # Each problem the attack once got full marks on, and the grader's class (or, for rope,
 # function) that it hands back.
 TARGETS = {"multi-head-attention": "CausalSelfAttention", "transformer-block": "Block",

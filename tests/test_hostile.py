@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import HOSTILE, ROOT
 from filelock import FileLock  # a dependency of torch
 
 from grader.registry import find
@@ -34,7 +34,7 @@ from grader.sandbox.wire.frames import read_frame
 from grader.sandbox.wire.replies import read_call_reply, unreadable
 from grader.sandbox.worker.machine import probe
 
-HOSTILE = SUBMISSIONS / "hostile"
+HOSTILE = HOSTILE
 UNREADABLE = "the submission's process sent an unreadable reply"
 
 # Problems whose checks call one Solution method, so any hostile file can stand in;
@@ -63,7 +63,7 @@ LAYERS = {
 @dataclass
 class Attack:
     name: str  # the test id
-    file: str  # in tests/submissions/hostile
+    file: str  # in tests/hostile
     expect: list[str]  # words the learner must see in this problem's messages
     settings: dict[str, object] = field(default_factory=dict)  # module constants to set
     slot: str | None = None  # a problem of its own, where the file needs that one

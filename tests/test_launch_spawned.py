@@ -13,7 +13,7 @@ disagreed, must get the verdict their expected.toml gives, which is the forked
 path's (test_submissions.py), and name the same mistake. Where a witness
 serves a model the worker never sees (noise drawn for the grade), single checks
 may differ; the verdicts may not. GPT_KATA_SPAWNED_ALL=1 grades every folder
-of tests/submissions/ so (minutes: about two hundred torch imports);
+of grader/checks/*/examples/ so (minutes: about two hundred torch imports);
 GPT_KATA_SPAWN_WORKERS=1 runs the whole suite on the spawned path.
 """
 

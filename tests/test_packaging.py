@@ -30,8 +30,10 @@ else:  # pragma: no cover
 def test_every_grader_folder_with_code_is_packaged() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     listed = set(config["tool"]["setuptools"]["packages"])
+    # Each problem's examples/ (learner-style submissions) is the suite's, not the package's.
     with_code = {".".join(p.parent.relative_to(ROOT).parts)
-                 for p in (ROOT / "grader").rglob("*.py") if "__pycache__" not in p.parts}
+                 for p in (ROOT / "grader").rglob("*.py")
+                 if "__pycache__" not in p.parts and "examples" not in p.parts}
     assert with_code <= listed, f"add to [tool.setuptools] packages: {with_code - listed}"
 
 
@@ -60,8 +62,11 @@ def check_wheel_contents(wheel: Path) -> None:
         shipped += [f"grader/_kata/solutions/{p.folder}/solution.py",
                     f"grader/_kata/data/starters/{p.folder}/solution.py",
                     f"grader/checks/{p.checks.parent.name}/{p.checks.name}"]
-    shipped += [f.relative_to(ROOT).as_posix() for f in (ROOT / "grader/checks").rglob("*.toml")]
+    shipped += [f.relative_to(ROOT).as_posix() for f in (ROOT / "grader/checks").rglob("*.toml")
+                if "examples" not in f.parts]
     assert not [n for n in shipped if n not in names]
+    # Nor the suite's learner-style submissions, some of them right answers written otherwise.
+    assert not [n for n in names if n.startswith("grader/checks/") and "/examples/" in n]
     # The learner's own files are never shipped: they come from the kata folder.
     assert not [n for n in names if n.startswith("grader/_kata/problems/")
                 and not n.endswith("registry.toml")]

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import COPY_ONLY, SUBMISSIONS
+from conftest import COPY_ONLY, example_folders, examples
 from learner import learner_kata
 from patches import apply
 
@@ -412,10 +412,10 @@ def test_trace_in_the_copy_is_the_kata_s(released: Path, tmp_path: Path) -> None
     """A learner's mistake traced in the copy, against the reference's stored runs, reads
     as the kata's live trace of it, byte for byte; the options that would need the
     reference to run again are refused in one line."""
-    spec = tomllib.loads((SUBMISSIONS / "kv-cache" / "expected.toml").read_text("utf-8"))
+    spec = tomllib.loads((examples("kv-cache") / "expected.toml").read_text("utf-8"))
     mistaken = tmp_path / "drop_oldest.py"
     mistaken.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"], (
-        SUBMISSIONS / "kv-cache" / spec["base"]).read_text("utf-8")), encoding="utf-8")
+        examples("kv-cache") / spec["base"]).read_text("utf-8")), encoding="utf-8")
     traced = copy_command(released, "trace", "kv-cache", "--submission", str(mistaken))
     kata = subprocess.run([sys.executable, "-m", "grader", "trace", "kv-cache",
                            "--submission", str(mistaken)],
@@ -525,9 +525,9 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
         released: Path, tmp_path: Path, mistake: str) -> None:
     """The same AdamW mistake graded by the copy and by the kata: the copy's report names
     it as the kata's does, in no more lines (it once dumped every case's tensors)."""
-    spec = tomllib.loads((SUBMISSIONS / "adamw" / "expected.toml").read_text("utf-8"))
+    spec = tomllib.loads((examples("adamw") / "expected.toml").read_text("utf-8"))
     text = apply(spec["mistakes"][mistake]["patch"],
-                 (SUBMISSIONS / "adamw" / spec["base"]).read_text("utf-8"))
+                 (examples("adamw") / spec["base"]).read_text("utf-8"))
     folder = next(p.folder for p in problems() if p.slug == "adamw")
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)
@@ -544,8 +544,6 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
         copied.stdout)
 
 
-def submissions() -> list[Path]:
-    return sorted(p for p in SUBMISSIONS.iterdir() if (p / "expected.toml").is_file())
 
 
 @pytest.fixture(scope="module")
@@ -559,7 +557,8 @@ def practice(released: Path):  # noqa: ANN201 - the copy's own module
         sys.path.remove(str(released))
 
 
-@pytest.mark.parametrize("folder", submissions(), ids=lambda p: p.name)
+@pytest.mark.parametrize("folder", example_folders(),
+                         ids=lambda p: p.parent.name.replace("_", "-"))
 def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Path) -> None:  # noqa: ANN001
     """Every equivalent style passes the practice checks, and of the mistakes that fail
     them, at least one is named as the instructor's grade names it."""
@@ -607,8 +606,8 @@ SOLVED, MISTAKEN = "crop-context", "temperature"
 
 
 def learner_files(tmp_path: Path) -> dict[str, str]:
-    spec = tomllib.loads((SUBMISSIONS / MISTAKEN / "expected.toml").read_text("utf-8"))
-    base = (SUBMISSIONS / MISTAKEN / spec["base"]).read_text("utf-8")
+    spec = tomllib.loads((examples(MISTAKEN) / "expected.toml").read_text("utf-8"))
+    base = (examples(MISTAKEN) / spec["base"]).read_text("utf-8")
     by_slug = {p.slug: p for p in problems()}
     return {by_slug[SOLVED].folder: by_slug[SOLVED].reference.read_text("utf-8"),
             by_slug[MISTAKEN].folder: apply(spec["mistakes"]["multiply"]["patch"], base)}
@@ -652,7 +651,7 @@ def test_the_instructor_grades_a_copy_as_the_full_kata(two_learners: Path,
     assert verdicts(reports["copy"]) == verdicts(reports["clone"])
     statuses = {p["problem"]: p["status"] for p in reports["copy"]["problems"]}
     assert statuses == {SOLVED: "pass", MISTAKEN: "fail"}
-    spec = tomllib.loads((SUBMISSIONS / MISTAKEN / "expected.toml").read_text("utf-8"))
+    spec = tomllib.loads((examples(MISTAKEN) / "expected.toml").read_text("utf-8"))
     says = spec["mistakes"]["multiply"]["says"]
     named = [(t["mistake"] or {}).get("name") or "" for t in reports["copy"]["tests"]]
     assert any(says in name for name in named), named

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import COPY_ONLY, SUBMISSIONS
+from conftest import COPY_ONLY, examples
 from patches import apply
 
 from grader.registry import problems
@@ -26,7 +26,7 @@ BY_SLUG = {p.slug: p for p in problems()}
 
 
 def spec_of(slug: str) -> dict:
-    return tomllib.loads((SUBMISSIONS / slug / "expected.toml").read_text("utf-8"))
+    return tomllib.loads((examples(slug) / "expected.toml").read_text("utf-8"))
 
 
 def mistaken(slug: str, name: str) -> str:
@@ -34,8 +34,8 @@ def mistaken(slug: str, name: str) -> str:
     spec = spec_of(slug)
     mistake = spec["mistakes"][name]
     if "file" in mistake:
-        return (SUBMISSIONS / slug / mistake["file"]).read_text("utf-8")
-    return apply(mistake["patch"], (SUBMISSIONS / slug / spec["base"]).read_text("utf-8"))
+        return (examples(slug) / mistake["file"]).read_text("utf-8")
+    return apply(mistake["patch"], (examples(slug) / spec["base"]).read_text("utf-8"))
 
 
 def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -137,7 +137,7 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
     note = f"  ? stream_generate() is not practised here: {why}"
     folder = BY_SLUG["stream"].folder
     for text in (BY_SLUG["stream"].reference.read_text("utf-8"),
-                 (SUBMISSIONS / "stream" / "word_by_word_lookahead.py").read_text("utf-8")):
+                 (examples("stream") / "word_by_word_lookahead.py").read_text("utf-8")):
         copy = learner(stream_copy, tmp_path / str(len(text)), {"stream": text})
         graded = practice_grade(copy, "stream")
         assert graded.returncode == 0, graded.stdout + graded.stderr

@@ -1,7 +1,8 @@
 """Learner-style submissions, graded end to end: equivalent styles pass, mistakes are named.
 
-Each folder under tests/submissions/ holds submissions for one problem and an
-`expected.toml` saying what each must get. An equivalent style is a whole file
+Each problem's grading folder holds, beside its check module, an `examples/`
+folder of learner-style submissions and an `expected.toml` saying what each must
+get. An equivalent style is a whole file
 or, where it differs from the folder's base file in a few lines, a patch of it;
 a mistake is mostly such a patch (see tests/patches.py). A patch is written out
 under its name, so a report reads `argmax.py`, and graded like any file. The
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import SUBMISSIONS, grade_batch, messages
+from conftest import example_folders, examples, grade_batch, messages
 from patches import PatchError, apply
 
 from grader.grading.values.failures import MISTAKE_ID
@@ -51,7 +52,7 @@ class Expectation:
     @property
     def id(self) -> str:
         # A mistake is graded as <name>.py: the id names that file.
-        return f"{self.folder.name}/{self.file_name}"
+        return f"{self.problem}/{self.file_name}"
 
     @property
     def file_name(self) -> str:
@@ -70,9 +71,9 @@ class Expectation:
             text = apply(self.patch, base.read_text(encoding="utf-8"))
         except PatchError as error:
             what = "style" if self.passes else "mistake"
-            raise PatchError(f"{self.folder.name}/expected.toml: {what} {self.name!r} no "
+            raise PatchError(f"{self.problem}/expected.toml: {what} {self.name!r} no "
                              f"longer applies to {self.base}: {error}") from None
-        out = tmp_path / self.folder.name / self.file_name
+        out = tmp_path / self.problem / self.file_name
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         return out
@@ -80,7 +81,7 @@ class Expectation:
 
 def specs() -> dict[Path, dict]:
     return {table.parent: tomllib.loads(table.read_text(encoding="utf-8"))
-            for table in sorted(SUBMISSIONS.glob("*/expected.toml"))}
+            for table in (folder / "expected.toml" for folder in example_folders())}
 
 
 def expectations() -> list[Expectation]:
@@ -93,7 +94,7 @@ def expectations() -> list[Expectation]:
                                      base=base if patch is not None else None))
         for name, mistake in spec.get("mistakes", {}).items():
             if not isinstance(mistake, dict):
-                raise TypeError(f"{folder.name}/expected.toml: write mistake {name!r} as a "
+                raise TypeError(f"{problem}/expected.toml: write mistake {name!r} as a "
                                 "table with `says` and a `patch` or a `file`")
             found.append(Expectation(folder, problem, name, passes=False,
                                      says=mistake.get("says", ""), never=mistake.get("never", ""),
@@ -118,8 +119,9 @@ PATCHED = [e for e in expectations() if e.patch is not None]
 
 def test_every_submission_file_has_an_expectation() -> None:
     for folder, spec in specs().items():
-        where = f"{folder.name}/expected.toml"
-        assert folder.name == spec["problem"], f"{where}: name the folder {spec['problem']}"
+        where = f"{folder.relative_to(folder.parents[2])}/expected.toml"
+        assert folder == examples(spec["problem"]), \
+            f"{where}: its problem is {spec['problem']!r}, whose examples are elsewhere"
         styles = spec.get("equivalent", {})
         equivalent = {name for name, style in styles.items() if not isinstance(style, dict)}
         whole, patched = set(), []
@@ -155,7 +157,7 @@ def test_every_submission_file_has_an_expectation() -> None:
             # The patched file is written out as <name>.py: a file of that name here
             # would be a leftover, or make reports ambiguous.
             assert not (folder / f"{name}.py").exists(), \
-                f"{folder.name}/{name}.py is also a patch in {where}"
+                f"{folder / name}.py is also a patch in {where}"
 
 
 @pytest.mark.parametrize("mistake", PATCHED, ids=[e.id for e in PATCHED])
@@ -172,7 +174,7 @@ def chunk_ids() -> list[str]:
     seen: dict[str, int] = {}
     ids = []
     for group in CHUNKS:
-        folder = group[0].folder.name
+        folder = group[0].problem
         ids.append(f"{folder}-{seen.get(folder, 0)}")
         seen[folder] = seen.get(folder, 0) + 1
     return ids

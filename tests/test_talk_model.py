@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SUBMISSIONS
+from conftest import examples
 from learner import learner_kata
 from safetensors.torch import load_file, save_file
 
@@ -34,8 +34,8 @@ from grader.sandbox.wire.encoding import ProtocolError, decode, encode
 TEXT = "Tom had a red ball. Lily saw the cat. The dog ran home.\n" * 60
 TINY = GPTConfig(vocab_size=0, context_length=16, n_layer=1, n_head=2, n_embd=16)
 QUICK = TrainSettings(steps=20, batch_size=8, eval_every=10, threads=1)
-LEARNER = SUBMISSIONS / "generate" / "well_known_style.py"
-LEARNER_SAMPLER = SUBMISSIONS / "sampler" / "float64_descending.py"
+LEARNER = examples("generate") / "well_known_style.py"
+LEARNER_SAMPLER = examples("sampler") / "float64_descending.py"
 SEED = re.compile(r"; seed (\d+): `--seed \1` gives this text again\]$")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT, module_from
+from conftest import ROOT, examples, module_from
 from learner import learner_kata
 from safetensors.torch import load_file
 
@@ -89,7 +89,7 @@ def kata_with(tmp_path: Path, llama_source: str) -> Path:
 
 
 def test_your_modern_gpt_and_your_sampler_talk_the_shipped_modern_models_text(tmp_path):
-    source = (ROOT / "tests" / "submissions" / "modern-gpt" / "hf_style.py").read_text()
+    source = (examples("modern-gpt") / "hf_style.py").read_text()
     folder = kata_with(tmp_path, source)
     done = cli(folder, "talk", PROMPT, "--model", "modern", "--yours", "--chars", "80",
                "--seed", "5")

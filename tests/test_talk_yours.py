@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT, module_from
+from conftest import ROOT, examples, module_from
 from safetensors.torch import load_file
 
 from grader.cli.main import main
@@ -81,7 +81,7 @@ def test_your_gpt_talks_exactly_as_the_shipped_model_through_your_generate(tmp_p
 def test_your_gpt_samples_exactly_as_the_shipped_model_through_your_sampler(tmp_path):
     folder = kata(tmp_path, reference_gpt())
     (folder / "problems" / "16-sampler").mkdir()
-    shutil.copy(ROOT / "tests" / "submissions" / "sampler" / "float64_descending.py",
+    shutil.copy(examples("sampler") / "float64_descending.py",
                 folder / "problems" / "16-sampler" / "solution.py")
     default = talk(folder, PROMPT, "--chars", str(CHARS), "--seed", "7")
     yours = talk(folder, PROMPT, "--chars", str(CHARS), "--seed", "7", "--yours")

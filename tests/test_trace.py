@@ -17,7 +17,7 @@ else:  # pragma: no cover
 
 import pytest
 import torch
-from conftest import ROOT, SUBMISSIONS, run_grade
+from conftest import ROOT, examples, run_grade
 from patches import apply
 
 from grader.cli.main import main
@@ -28,7 +28,7 @@ from grader.learner.tools.trace_steps import first_difference, steps_of, windows
 from grader.model import artifacts
 from grader.registry import find
 
-GENERATE = SUBMISSIONS / "generate"
+GENERATE = examples("generate")
 CONTEXT_LENGTH = artifacts.load_config().context_length
 
 
@@ -155,7 +155,7 @@ def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tm
 def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
     # Dropping the oldest cached entry keeps the right tokens but keys made at their
     # old positions: the windows and the first picks agree, the model's answers do not.
-    folder = SUBMISSIONS / "kv-cache"
+    folder = examples("kv-cache")
     spec = tomllib.loads((folder / "expected.toml").read_text())
     wrong = tmp_path / "solution.py"
     wrong.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],

@@ -47,7 +47,7 @@ CHECK = (
 
 # The heavy tiers, left out of `python -m pytest`; .ci/run runs each of them.
 HEAVY = {
-    # Every learner-style submission of tests/submissions/ graded end to end.
+    # Every learner-style submission (grader/checks/<slug>/examples/) graded end to end.
     "submissions": (
         "test_submissions.py::test_submissions_grade_as_expected",
         # Learner-style answers built on earlier ones (solution_of), graded end to end;

@@ -9,7 +9,7 @@ they show what the code does today:
 - the sampling filters: the shipped GPT's next-character probabilities, and
   what top-k and top-p keep of them;
 - a trace: `gpt-kata trace --plot` on a learner-style submission of problem 06
-  (tests/submissions/), its picture and its report;
+  (grader/checks/<slug>/examples/), its picture and its report;
 - a loss curve: the loss log of a `gpt-kata train` run with the shipped GPT's
   settings (docs/data/loss_log.tsv), drawn by `gpt-kata train`'s own plot_losses.
 
@@ -36,7 +36,7 @@ PROMPT = "Once upon a time, there was a "
 ATTENTION_PROMPT = "Once upon a time,"
 TOP_K, TOP_P = 5, 0.9
 # The learner-style submission traced: it crops the wrong end of the context.
-TRACED = ("generate", "tests/submissions/generate/crop_first.py")
+TRACED = ("generate", "grader/checks/generate/examples/crop_first.py")
 PLOT = "trace-crop-first.png"
 
 # Each picture, as the statements show it (the path is relative to a statement's

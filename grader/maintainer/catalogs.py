@@ -79,6 +79,8 @@ def message_texts(root: Path = PACKAGE) -> Iterator[Source]:
     """Each `tr("...")` or `marked("...")` whose first argument is a string literal, in
     grader/."""
     for path in sorted(root.rglob("*.py")):
+        if "examples" in path.relative_to(root).parts:
+            continue  # learner-style submissions (each problem's examples/), not the grader's
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
