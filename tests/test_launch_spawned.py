@@ -89,7 +89,7 @@ SUBMISSION_BATCHES = submission_batches()
 
 
 @pytest.mark.parametrize("batch", SUBMISSION_BATCHES,
-                         ids=[f"{b[0].folder.name}-{i}" for i, b in
+                         ids=[f"{b[0].problem}-{i}" for i, b in
                               enumerate(SUBMISSION_BATCHES)])
 def test_learner_style_submissions_get_their_verdicts_on_the_spawned_path(batch: list[Expectation],
                                                              tmp_path: Path) -> None:
