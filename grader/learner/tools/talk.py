@@ -43,8 +43,21 @@ from grader.registry import Problem, find
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
-from grader.sandbox.wire.limits import Limits
+from grader.sandbox.wire.limits import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET, Limits
 from grader.sandbox.worker.harness_ref import harness_name, harness_ref, run_harness
+
+# Seconds a character: talk generates as many as it is asked for, each a forward pass of
+# the model (served from another process for a run), so its time limits grow with them.
+# A trained run's 6,000 characters through the learner's sampler took over 20 s on a
+# slow machine beside a training run: a long text must not be taken for a hang.
+SECONDS_A_CHARACTER = 0.01
+
+
+def talk_limits(chars: int) -> Limits:
+    """The limits on the learner's code while it talks: a grade's, and time for `chars`."""
+    more = max(chars, 0) * SECONDS_A_CHARACTER
+    return Limits(call_timeout=DEFAULT_CALL_TIMEOUT + more,
+                  problem_budget=DEFAULT_PROBLEM_BUDGET + more)
 
 
 @dataclass(frozen=True)
@@ -98,8 +111,9 @@ class Implementation:
 
     def __init__(self, problem: Problem, use_learner: bool, pool: WorkerPool,
                  witnessed: bool = False, path: Path | None = None,
-                 weights: dict[str, Any] | None = None) -> None:
+                 weights: dict[str, Any] | None = None, limits: Limits | None = None) -> None:
         self.problem = problem
+        self.limits = limits or Limits()
         self.use_learner = use_learner
         self.pool = pool
         # A trained run's forward passes are served by the grader (see the module).
@@ -131,7 +145,7 @@ class Implementation:
         if self._process is None:
             self._process = SubmissionProcess(str(self.path), "Solution",
                                               list(self.problem.methods), self.pool,
-                                              witnessed=self.witnessed)
+                                              self.limits, witnessed=self.witnessed)
         return self._process
 
     def start(self) -> None:
@@ -183,9 +197,10 @@ class Implementation:
             self._process.close()
 
 
-def choose(slug: str, pool: WorkerPool, talker: Talker,
+def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
            calls_model: bool = True) -> Implementation:
-    """The learner's answer if its last grade (of the file as it is now) passed.
+    """The learner's answer if its last grade (of the file as it is now) passed, given
+    time to generate `chars` characters.
 
     `calls_model` is False for WordStreamer, which is handed text, not the model.
     """
@@ -213,7 +228,8 @@ def choose(slug: str, pool: WorkerPool, talker: Talker,
                  folder=problem.folder), file=sys.stderr)
         use_learner = False
     return Implementation(problem, use_learner, pool, witnessed=talker.served,
-                          weights=talker.weights if calls_model else None)
+                          weights=talker.weights if calls_model else None,
+                          limits=talk_limits(chars))
 
 
 def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
@@ -270,7 +286,7 @@ def talk(args: argparse.Namespace) -> int:
                 plain = False
             if sampling or plain:
                 seed = fresh_seed() if plain else args.seed or 0
-                sampler = choose("sampler", pool, talker)
+                sampler = choose("sampler", pool, talker, args.chars)
                 # The seed's note last: what it says is the text, however it is shown.
                 notes = [tr("a sentence at a time")] if args.stream == "sentence" else []
                 if plain:
@@ -280,13 +296,14 @@ def talk(args: argparse.Namespace) -> int:
                 started = [sampler]
                 streamer = None
                 if args.stream == "word":
-                    streamer = choose("stream", pool, talker, calls_model=False)
+                    streamer = choose("stream", pool, talker, args.chars, calls_model=False)
                     streamer.what = "WordStreamer"
                     announce(streamer, talker)
                     started.append(streamer)
                 chunks = sampled(args, context, talker, sampler, streamer, seed)
             else:
-                implementation = choose("stream" if args.stream else "generate", pool, talker)
+                implementation = choose("stream" if args.stream else "generate", pool, talker,
+                                        args.chars)
                 announce(implementation, talker)
                 started = [implementation]
                 run = streamed if args.stream else char_by_char

@@ -1,0 +1,26 @@
+"""How long the learner's code may take while it talks: a grade's limits, and time for
+each character asked for, so that a long text through a served model is not a hang."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.learner.tools.talk import SECONDS_A_CHARACTER, Implementation, talk_limits
+from grader.registry import find
+from grader.sandbox.wire.limits import DEFAULTS
+
+
+def test_a_long_talk_gets_more_time_than_a_grade_and_nothing_else() -> None:
+    short, long = talk_limits(200), talk_limits(6000)
+    assert DEFAULTS.call_timeout <= short.call_timeout < long.call_timeout
+    assert DEFAULTS.problem_budget <= short.problem_budget < long.problem_budget
+    assert long.call_timeout - short.call_timeout == pytest.approx(5800 * SECONDS_A_CHARACTER)
+    # Only time grows: the memory, CPU and scratch limits stay a grade's.
+    assert (long.memory_bytes, long.cpu_seconds, long.scratch_bytes) == (
+        DEFAULTS.memory_bytes, DEFAULTS.cpu_seconds, DEFAULTS.scratch_bytes)
+
+
+def test_the_learners_worker_is_held_to_the_talks_limits() -> None:
+    implementation = Implementation(find("sampler"), True, pool=None,  # type: ignore[arg-type]
+                                    limits=talk_limits(6000))
+    assert implementation.process.limits == talk_limits(6000)
