@@ -197,9 +197,9 @@ def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
 
     monkeypatch.setattr(talk, "learner_status", lambda problem: "pass")
     pool = WorkerPool(fork=False)
-    chosen = talk.choose("generate", pool, talk.choose_model(str(run)))
+    chosen = talk.choose("generate", pool, talk.choose_model(str(run)), 200)
     assert not chosen.use_learner and "on Linux" in capsys.readouterr().err
-    assert talk.choose("generate", pool, talk.choose_model("shipped")).use_learner
+    assert talk.choose("generate", pool, talk.choose_model("shipped"), 200).use_learner
 
 
 PEEKS = """
