@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import examples
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -217,11 +218,11 @@ def statement_runs_its_examples(entry: dict) -> str | None:
 
 
 def has_submissions(entry: dict) -> str | None:
-    examples = ROOT / "grader" / "checks" / entry["slug"].replace("-", "_") / "examples"
-    found = (examples / "expected.toml").is_file()
+    folder = examples(entry["slug"])
+    found = (folder / "expected.toml").is_file()
     if entry["slug"] in WITHOUT_SUBMISSIONS:
         return "has submissions now: take it out of WITHOUT_SUBMISSIONS" if found else None
-    return None if found else f"no {(examples / 'expected.toml').relative_to(ROOT)}"
+    return None if found else f"no {(folder / 'expected.toml').relative_to(ROOT)}"
 
 
 @cache
