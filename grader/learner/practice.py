@@ -121,9 +121,3 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
 def hint_of(result: Any, label: str) -> str:
     """A failure's own fix where it names no mistake (an input changed in place)."""
     return next((f.hint for f in result.failures if f.label == label), "")
-
-
-def needs_the_full_kata(command: str) -> UsageError:
-    return UsageError(tr("`gpt-kata {command}` needs the reference code, which this learners' "
-                         "copy does not hold: your instructor's copy of the kata has it.",
-                         command=command))

@@ -191,10 +191,6 @@ def modern_json() -> bytes:
     return (json.dumps(codec.encode(stored), sort_keys=True) + "\n").encode("utf-8")
 
 
-def practice_cases_json(models: Models | None = None) -> str:
-    return cases_json(practice_cases(models if models is not None else Models()))
-
-
 def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 

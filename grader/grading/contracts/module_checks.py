@@ -79,9 +79,6 @@ class LayerChecks:
     one_head: bool = False
     one_token_layer: int = 0
 
-    def contract_fields(self) -> dict[str, Any]:
-        return {"cases": self.cases, **judged_as_activations(self.output)}
-
     def checks(self, mistakes: Sequence[Mistake], shipped: str, drawn: str) -> ModuleTests:
         """The part's contract and its three tests (see module_tests)."""
         return module_tests(self.cases, mistakes, self.draw, output=self.output,

@@ -7,13 +7,8 @@ with a knob for the mistake.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 import torch
 import torch.nn.functional as F
-
-from grader.grading.values.failures import Mistake
 
 # The same forgotten step in every loop that rewinds its generator.
 NOT_RESTORED = ("do not restore the generator after each draw",
@@ -57,22 +52,3 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
             new.append(int(next_token))
     kept = context[0].tolist() if whole else new
     return "".join(int_to_char[i] for i in kept)
-
-
-def window_mistakes(**base: Any) -> list[Mistake]:
-    """The mistakes of any loop that crops a window and reads the last position,
-    run on generation_loop with the `base` knobs of the problem's own loop."""
-    return [
-        Mistake("crop the wrong end of the context (keep the oldest tokens)",
-                "keep the most recent tokens: context[:, -context_length:]",
-                partial(generation_loop, **base, crop="first")),
-        Mistake("do not crop the context",
-                "crop to the last context_length tokens before every forward pass",
-                partial(generation_loop, **base, crop="none")),
-        Mistake("use the first position's logits instead of the last",
-                "the next token is predicted at the last position: logits[:, -1, :]",
-                partial(generation_loop, **base, position=0)),
-        Mistake("return the prompt as well as the new characters",
-                "return only the new_chars characters you generated",
-                partial(generation_loop, **base, whole=True)),
-    ]
