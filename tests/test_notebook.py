@@ -13,11 +13,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import psutil
 import pytest
 from test_reuse import TOP_K_TOP_P
 
 from grader.learner.notebook import CheckError, solution_file
 from grader.registry import find
+from grader.sandbox.host.pool import SPAWN_VARIABLE
 from tests.conftest import ROOT, module_from
 
 # A decode written the way a learner might in a notebook: a helper in another
@@ -55,10 +57,12 @@ print("RESULT", check("decode", getattr(cells, sys.argv[2])))
 '''
 
 
-def python(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def python(*args: str, cwd: Path = ROOT, spawn: bool = False) -> subprocess.CompletedProcess[str]:
     # This checkout first; whatever else the caller's path holds (IPython, say) after it.
     extra = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *extra])}
+    if spawn:  # the path of macOS and Windows, taken on Linux
+        env[SPAWN_VARIABLE] = "1"
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
                           env=env)
 
@@ -203,3 +207,48 @@ def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
         ''')
     done = python("-c", script, cwd=tmp_path)
     assert "RESULT True" in done.stdout, done.stdout + done.stderr
+
+
+SESSION = '''\
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("cells", sys.argv[1])
+cells = importlib.util.module_from_spec(spec)
+sys.modules["cells"] = cells
+spec.loader.exec_module(cells)
+from grader import check
+from grader.learner import notebook
+
+first = check("decode", cells.MyDecoder)
+pool = notebook.kernel_pool()
+server = pool.server.process if pool.server else None
+second = check("decode", cells.FirstRowOnly)
+kept = notebook.kernel_pool() is pool and not pool.workers
+if server is not None:
+    server.kill()  # the fork server dies between two cells
+    server.wait()
+third = check("decode", cells.MyDecoder)
+again = server is None or notebook.kernel_pool().server.process.pid != server.pid
+print("RESULT", first, second, kept, third, again)
+print("SERVER", server.pid if server else notebook.kernel_pool().server)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forcing a path is Linux's")
+@pytest.mark.parametrize("spawned", [False, True], ids=["fork-server", "spawned"])
+def test_a_session_grades_each_check_with_one_pool(tmp_path: Path, spawned: bool) -> None:
+    # A check after the first forks its worker from the server the first one started
+    # (seconds sooner), grades its own class, and leaves no worker behind; a server
+    # that died between cells is started again. The spawned path (macOS, Windows)
+    # spawns a worker for each check from the same pool.
+    cells = tmp_path / "cells.py"
+    cells.write_text(CELLS)
+    done = python("-c", SESSION, str(cells), spawn=spawned)
+    assert "RESULT True False True True True" in done.stdout, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    server = done.stdout.split("SERVER ")[1].split()[0]
+    if spawned:
+        assert server == "None"
+        return
+    # The session's end ends its server: nothing of the grader outlives the kernel.
+    pid = int(server)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

@@ -13,10 +13,12 @@ are copied beside it, so that `solution_of` finds them there.
 from __future__ import annotations
 
 import ast
+import atexit
 import builtins
 import importlib
 import inspect
 import linecache
+import os
 import shutil
 import sys
 import sysconfig
@@ -24,11 +26,14 @@ import tempfile
 import textwrap
 import types
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader import paths
 from grader.registry import Problem, find
 from grader.reuse import PROBLEM_FOLDER
+
+if TYPE_CHECKING:
+    from grader.sandbox.host.pool import WorkerPool
 
 NO_SOURCE = (
     "check() grades the source of your class, and Python cannot find the source of {name}: "
@@ -263,19 +268,55 @@ def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
     from grader.grading.engine.session import grade_problems
     from grader.learner.sandbox_notice import unsandboxed
     from grader.reports.report import render
-    from grader.sandbox.host.pool import WorkerPool
     from grader.sandbox.wire.limits import Limits
 
     with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
         file = _stage(problem, text, Path(tmp))
-        pool = WorkerPool(sandbox=Limits())
+        pool = kernel_pool()
         out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
         if unsandboxed_line := unsandboxed(pool):
             out.print(f"[dim]{unsandboxed_line}[/]")
         try:
-            pool.start()
             report = grade_problems({problem: file}, pool, Limits())
-        finally:
-            pool.close()
+        except BaseException:  # Ctrl-C in the cell, say: nothing of this grade lives on
+            close_kernel_pool()
+            raise
+        pool.end_workers()
     render(report, out, verbose=verbose)
     return report.status == "pass"
+
+
+# One pool for the whole session (a notebook's kernel): on Linux its fork server
+# imports torch and the grader's models once, so every check() after the first forks
+# its worker at once instead of waiting seconds for a new server. Each grade's
+# workers still end with it (on macOS and Windows each check spawns its own, as
+# before: a worker kept between cells would keep whatever the learner's code left
+# running); the server ends with the session (at exit, or when this process dies
+# and its control socket closes).
+_pool: WorkerPool | None = None
+_pool_owner = 0  # the process that started it: a forked child must not share it
+
+
+def kernel_pool() -> WorkerPool:
+    """The session's pool, started on first use, and again if its fork server died."""
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
+
+    global _pool, _pool_owner
+    if _pool is not None and _pool_owner == os.getpid():
+        if _pool.usable():
+            return _pool
+        _pool.close()
+    _pool, _pool_owner = WorkerPool(sandbox=Limits()), os.getpid()
+    _pool.start()
+    return _pool
+
+
+def close_kernel_pool() -> None:
+    global _pool
+    if _pool is not None and _pool_owner == os.getpid():
+        _pool.close()
+    _pool = None
+
+
+atexit.register(close_kernel_pool)

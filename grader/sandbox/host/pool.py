@@ -175,6 +175,19 @@ class WorkerPool:
         """Note which sandbox layers a new worker reports."""
         self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
 
+    def usable(self) -> bool:
+        """Whether the pool can hand out workers still: its fork server, if it started
+        one, has not died."""
+        return self.server is None or self.server.alive
+
+    def end_workers(self) -> None:
+        """End every worker handed out so far, and keep the fork server for the next grade."""
+        with self._lock:
+            workers, self.workers = self.workers, []
+            self.host = None
+        for worker in workers:
+            worker.kill()
+
     def close(self) -> None:
         self._prepared.clear()
         with self._lock:
