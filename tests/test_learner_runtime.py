@@ -67,7 +67,8 @@ INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
 # a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
-                "grader.learner.commands", "grader.learner.training.command",
+                "grader.learner.commands", "grader.learner.notebook",
+                "grader.learner.training.command",
                 "grader.learner.practice", "grader.learner.status", "grader.learner.watch",
                 "grader.learner.tools.practice_talk", "grader.learner.tools.practice_trace",
                 "grader.learner.training.practice_train", "grader.learner.tools.trace",

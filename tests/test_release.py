@@ -505,6 +505,39 @@ def test_a_later_problem_reuses_an_earlier_one_in_the_copy(released: Path,
     assert (copy / "grader" / "reuse.py").read_bytes() == (paths.PACKAGE / "reuse.py").read_bytes()
 
 
+NOTEBOOK = """\
+import linecache, types
+cell = '''
+import torch
+
+class Solution:
+    def decode(self, ids, int_to_char):
+        return "".join(int_to_char[int(i)] for i in torch.as_tensor(ids).reshape(-1).tolist())
+
+class FirstOnly:
+    def decode(self, ids, int_to_char):
+        return int_to_char[int(torch.as_tensor(ids).reshape(-1)[0])]
+'''
+linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
+main = types.ModuleType("cell_main")
+sys.modules["cell_main"] = main
+exec(compile(cell, "<cell>", "exec"), main.__dict__)
+from grader import check
+print("RESULT", check("decode", main.Solution), check("decode", main.FirstOnly))
+"""
+
+
+def test_check_grades_a_notebook_class_in_the_copy(released: Path, tmp_path: Path) -> None:
+    """`from grader import check` in a learners' copy: the copy's stored answers judge
+    the class, as its `gpt-kata grade` judges a file, and the report says so."""
+    script = tmp_path / "notebook.py"
+    script.write_text(NOTEBOOK, encoding="utf-8")
+    ran = copy_command(released, "-c-script", str(script))
+    assert ran.returncode == 0 and "RESULT True False" in ran.stdout, ran.stdout + ran.stderr
+    assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
+    assert "practice grade" in ran.stdout and "05-decode" in ran.stdout, ran.stdout
+
+
 def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)

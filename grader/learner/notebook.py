@@ -265,23 +265,45 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 
 
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
+    from grader.learner import practice
+
+    with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
+        file = _stage(problem, text, Path(tmp))
+        out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
+        if practice.in_a_copy():
+            return _practise(problem, file, verbose, out)
+        return _grade_in_the_sandbox(problem, file, verbose, out)
+
+
+def _practise(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
+    """A learners' copy holds no checks and no sandbox: its stored answers judge the
+    class, in this process, as the copy's `gpt-kata grade` judges a file."""
+    from grader.learner.practice import practice_note, practice_report
+    from grader.learner.shown import show
+
+    report = practice_report([problem], out, files={problem: file})
+    if not report.summaries:  # not practised here: practice_report said why
+        return False
+    show(report, out, verbose)
+    out.print("[dim]" + practice_note() + "[/]", highlight=False)
+    return report.status == "pass"
+
+
+def _grade_in_the_sandbox(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
     from grader.grading.engine.session import grade_problems
     from grader.learner.sandbox_notice import unsandboxed
     from grader.reports.report import render
     from grader.sandbox.wire.limits import Limits
 
-    with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
-        file = _stage(problem, text, Path(tmp))
-        pool = kernel_pool()
-        out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
-        if unsandboxed_line := unsandboxed(pool):
-            out.print(f"[dim]{unsandboxed_line}[/]")
-        try:
-            report = grade_problems({problem: file}, pool, Limits())
-        except BaseException:  # Ctrl-C in the cell, say: nothing of this grade lives on
-            close_kernel_pool()
-            raise
-        pool.end_workers()
+    pool = kernel_pool()
+    if unsandboxed_line := unsandboxed(pool):
+        out.print(f"[dim]{unsandboxed_line}[/]")
+    try:
+        report = grade_problems({problem: file}, pool, Limits())
+    except BaseException:  # Ctrl-C in the cell, say: nothing of this grade lives on
+        close_kernel_pool()
+        raise
+    pool.end_workers()
     render(report, out, verbose=verbose)
     return report.status == "pass"
 

@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 from grader import paths
@@ -65,14 +66,16 @@ def grade(args: argparse.Namespace) -> int:
     return EXIT_PASS if report.status == "pass" and written else EXIT_FAIL
 
 
-def practice_report(chosen: list[Problem], out: Any = None) -> Report:
-    """The practice grade of the learner's files of `chosen`, as the kata's report; a
-    problem this copy cannot practise is left out of it, and said on `out`."""
+def practice_report(chosen: list[Problem], out: Any = None,
+                    files: dict[Problem, Path] | None = None) -> Report:
+    """The practice grade of the learner's files of `chosen` (or of `files`, a class
+    from a notebook written out), as the kata's report; a problem this copy cannot
+    practise is left out of it, and said on `out`."""
     from gpt_kata_practice.practice_grade import grade_problem
 
     summaries = []
     for problem in chosen:
-        submission = problem.starter
+        submission = (files or {}).get(problem, problem.starter)
         if not submission.is_file():
             raise UsageError(tr("{path} is missing; `gpt-kata reset {slug}` puts the "
                                 "starter back", path=submission, slug=problem.slug))

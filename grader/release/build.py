@@ -41,8 +41,9 @@ SHIPPED_SPEC = ModelSpec("shipped")
 # learner's runtime, which holds no answer. Its commands (list, grade, watch, hint,
 # reset; talk, trace and train --yours through the learner's own code), the report
 # and its statuses, grader.play and grader.reuse for the statements' examples and a
-# later problem's solution_of, and the language module; grading there is the stored
-# answers' (grader/learner/practice.py), and the shipped GPT the exported program they run.
+# later problem's solution_of, check() for a class in a notebook, and the language
+# module; grading there is the stored answers' (grader/learner/practice.py), and the
+# shipped GPT the exported program they run.
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
     "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
@@ -51,7 +52,8 @@ RUNTIME_FILES = (
     "model/runs.py", "model/spec.py",
     "cli/__init__.py", "cli/main.py",
     "learner/__init__.py", "learner/commands.py", "learner/errors.py", "learner/grade.py",
-    "learner/options.py", "learner/output.py", "learner/practice.py", "learner/shown.py",
+    "learner/notebook.py", "learner/options.py", "learner/output.py", "learner/practice.py",
+    "learner/shown.py",
     "learner/status.py", "learner/watch.py",
     "learner/training/__init__.py", "learner/training/command.py",
     "learner/training/practice_train.py",
