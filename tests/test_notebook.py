@@ -46,16 +46,6 @@ class FirstRowOnly:
         return "".join(int_to_char[int(i)] for i in as_list(ids))
 '''
 
-SCRIPT = '''\
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("cells", sys.argv[1])
-cells = importlib.util.module_from_spec(spec)
-sys.modules["cells"] = cells
-spec.loader.exec_module(cells)
-from grader import check
-print("RESULT", check("decode", getattr(cells, sys.argv[2])))
-'''
-
 
 def python(*args: str, cwd: Path = ROOT, spawn: bool = False) -> subprocess.CompletedProcess[str]:
     # This checkout first; whatever else the caller's path holds (IPython, say) after it.
@@ -81,15 +71,25 @@ def test_importing_grader_stays_light() -> None:
     assert done.stdout.split("\n")[:2] == ["[]", "grader.learner.notebook"], done.stderr
 
 
-@pytest.mark.parametrize("name, passes", [("MyDecoder", True), ("FirstRowOnly", False)])
-def test_a_class_from_a_notebook_gets_the_report_grade_prints(tmp_path: Path, name: str,
-                                                              passes: bool) -> None:
-    cells = tmp_path / "cells.py"
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """One notebook session (SESSION below), as this system grades: its checks' reports
+    in turn, each after a line `=== CHECK`."""
+    cells = tmp_path_factory.mktemp("session") / "cells.py"
     cells.write_text(CELLS)
-    checked = python("-c", SCRIPT, str(cells), name)
-    assert f"RESULT {passes}" in checked.stdout, checked.stdout + checked.stderr
+    return python("-c", SESSION, str(cells))
+
+
+@pytest.mark.parametrize("name, passes, nth", [("MyDecoder", True, 0),
+                                               ("FirstRowOnly", False, 1)])
+def test_a_class_from_a_notebook_gets_the_report_grade_prints(
+        session: subprocess.CompletedProcess[str], tmp_path: Path, name: str, passes: bool,
+        nth: int) -> None:
+    checked = session.stdout.split("=== CHECK\n")[1:][nth]
 
     # The same class saved as a solution file and graded by the command line.
+    cells = tmp_path / "cells.py"
+    cells.write_text(CELLS)
     problem = find("decode")
     file = tmp_path / "problems" / problem.folder / "solution.py"
     file.parent.mkdir(parents=True)
@@ -97,8 +97,8 @@ def test_a_class_from_a_notebook_gets_the_report_grade_prints(tmp_path: Path, na
     file.write_text(solution_file(problem, getattr(module, name), vars(module)))
     graded = python("-m", "grader", "grade", "decode", "--submission", str(file))
     assert graded.returncode == (0 if passes else 1), graded.stderr
-    assert report_lines(checked.stdout) == report_lines(graded.stdout)
-    assert ("5/5 checks pass" in checked.stdout) is passes
+    assert report_lines(checked) == report_lines(graded.stdout), session.stderr[-3000:]
+    assert ("5/5 checks pass" in checked) is passes
 
 
 def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:
@@ -218,31 +218,42 @@ spec.loader.exec_module(cells)
 from grader import check
 from grader.learner import notebook
 
-first = check("decode", cells.MyDecoder)
+def checked(solution):
+    print("=== CHECK", flush=True)
+    return check("decode", solution)
+
+first = checked(cells.MyDecoder)
 pool = notebook.kernel_pool()
 server = pool.server.process if pool.server else None
-second = check("decode", cells.FirstRowOnly)
+second = checked(cells.FirstRowOnly)
 kept = notebook.kernel_pool() is pool and not pool.workers
 if server is not None:
     server.kill()  # the fork server dies between two cells
     server.wait()
-third = check("decode", cells.MyDecoder)
+third = checked(cells.MyDecoder)
 again = server is None or notebook.kernel_pool().server.process.pid != server.pid
 print("RESULT", first, second, kept, third, again)
 print("SERVER", server.pid if server else notebook.kernel_pool().server)
 '''
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forcing a path is Linux's")
-@pytest.mark.parametrize("spawned", [False, True], ids=["fork-server", "spawned"])
-def test_a_session_grades_each_check_with_one_pool(tmp_path: Path, spawned: bool) -> None:
+def test_a_session_grades_each_check_with_one_pool(
+        session: subprocess.CompletedProcess[str]) -> None:
     # A check after the first forks its worker from the server the first one started
     # (seconds sooner), grades its own class, and leaves no worker behind; a server
-    # that died between cells is started again. The spawned path (macOS, Windows)
-    # spawns a worker for each check from the same pool.
+    # that died between cells is started again. Where workers are spawned (macOS,
+    # Windows) each check spawns one from the same pool.
+    assert_one_pool(session, spawned=not sys.platform.startswith("linux"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forcing a path is Linux's")
+def test_a_session_on_the_spawned_path_grades_each_check(tmp_path: Path) -> None:
     cells = tmp_path / "cells.py"
     cells.write_text(CELLS)
-    done = python("-c", SESSION, str(cells), spawn=spawned)
+    assert_one_pool(python("-c", SESSION, str(cells), spawn=True), spawned=True)
+
+
+def assert_one_pool(done: subprocess.CompletedProcess[str], spawned: bool) -> None:
     assert "RESULT True False True True True" in done.stdout, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     server = done.stdout.split("SERVER ")[1].split()[0]

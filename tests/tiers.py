@@ -82,7 +82,7 @@ HEAVY = {
         "test_launch_platforms.py::test_a_gradebook_of_spawned_grades_grades_every_learner",
         "test_launch_spawned.py",
         # Checks from one notebook session, each with a worker spawned for it.
-        "test_notebook.py::test_a_session_grades_each_check_with_one_pool[spawned]",
+        "test_notebook.py::test_a_session_on_the_spawned_path_grades_each_check",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
     # stopped mid-grade, workers that stop reading, trees of processes at the limits.
