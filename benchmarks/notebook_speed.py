@@ -18,8 +18,9 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.5
@@ -40,12 +41,6 @@ for _ in range(int(sys.argv[3])):
         sys.exit("the reference did not pass")
 print(json.dumps(times), file=sys.__stderr__)
 """
-
-
-def timed(command: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
 
 
 def main() -> int:

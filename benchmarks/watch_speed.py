@@ -21,14 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import timed
+
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.5
-
-
-def timed(command: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
 
 
 def main() -> int:
