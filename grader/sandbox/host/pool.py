@@ -192,11 +192,8 @@ class WorkerPool:
         self._prepared.clear()
         with self._lock:
             self._generation += 1
-            workers, self.workers = self.workers, []
             server, self.server = self.server, None
-            self.host = None
-        for worker in workers:
-            worker.kill()
+        self.end_workers()
         if server is not None:
             server.close()
         if self.scratch_root is not None:
