@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HOSTILE, ROOT
-from filelock import FileLock  # a dependency of torch
+from filelock import FileLock
 
 from grader.registry import find
 from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError, decode

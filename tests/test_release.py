@@ -17,6 +17,7 @@ from types import ModuleType
 
 import pytest
 from conftest import COPY_ONLY, example_folders, examples
+from filelock import FileLock
 from learner import learner_kata
 from patches import apply
 
@@ -63,20 +64,44 @@ NOT_PRACTISED_IN_PART = {"stream": {"stream_generate"}}
 
 
 @pytest.fixture(scope="session")
-def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The learners' copy, written once for every test, with an instructor's seed set:
-    the copy must neither hold it nor change with it."""
-    copy = tmp_path_factory.mktemp("released")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The learners' copy as written, with an instructor's seed set (the copy must
+    neither hold it nor change with it); nothing runs in it. Under pytest-xdist the
+    test processes share it, as writing it takes minutes: the first to need it writes
+    it while the others wait."""
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist every worker has a folder of its own inside one for the whole run.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    copy = shared / "written"
+    with FileLock(str(shared / "written.lock")):
+        if not copy.is_dir():
+            # Written aside and renamed once whole: a process that failed halfway
+            # leaves the next one nothing half written to take for the copy.
+            partial = written_copy(tmp_path_factory.mktemp("writing"))
+            partial.rename(copy)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def released(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The copy this test process's tests run commands in: a grade there remembers its
+    status in the copy (.gpt-kata/), as a learner's does, which no other process sees."""
+    copy = tmp_path_factory.mktemp("released") / "copy"
+    shutil.copytree(written, copy)
+    return copy
+
+
+def written_copy(folder: Path) -> Path:
     before = os.environ.get(SEED_VARIABLE)
     os.environ[SEED_VARIABLE] = INSTRUCTOR_SEED
     try:
-        write_release(copy)
+        write_release(folder)
     finally:
         if before is None:
             del os.environ[SEED_VARIABLE]
         else:
             os.environ[SEED_VARIABLE] = before
-    return copy
+    return folder
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -84,7 +109,8 @@ def digests(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-def test_two_releases_are_the_same_byte_for_byte(released: Path, tmp_path: Path) -> None:
+def test_two_releases_are_the_same_byte_for_byte(request: pytest.FixtureRequest,
+                                                 tmp_path: Path) -> None:
     """The first was written with an instructor's seed set, this one by `gpt-kata release`
     without: the copy does not change with it, so its drawn examples are not the ones that
     seed draws."""
@@ -93,12 +119,15 @@ def test_two_releases_are_the_same_byte_for_byte(released: Path, tmp_path: Path)
     done = subprocess.run([sys.executable, "-m", "grader", "release", str(again), "-q"],
                           cwd=paths.ROOT, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert digests(again) == digests(released)
-    assert f"{PACKAGE}/cases.json" in digests(released)
+    # Asked for only now: another test process may be writing it meanwhile, instead of
+    # this one waiting for it before writing its own.
+    written = request.getfixturevalue("written")
+    assert digests(again) == digests(written)
+    assert f"{PACKAGE}/cases.json" in digests(written)
 
 
-def test_the_copy_holds_no_instructor_seed(released: Path) -> None:
-    for path in sorted(released.rglob("*")):
+def test_the_copy_holds_no_instructor_seed(written: Path) -> None:
+    for path in sorted(written.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
             assert INSTRUCTOR_SEED.encode() not in data, path
