@@ -286,3 +286,29 @@ def mistakes_of_temperature() -> list:
 
 # An answer hint a statement also says in full (it is then no secret): none today.
 OPEN_TEXTS: frozenset[str] = frozenset()
+
+
+def test_a_trainable_gpt_of_a_config_traced_already_is_its_own_trace_byte_for_byte(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release traces each trainable GPT's architecture once and gives a GPT of the
+    same config from another seed that program with its own weights: it is the program
+    tracing that GPT itself writes, and another config is traced afresh."""
+    from grader.model import artifacts
+    from grader.release import models
+    from grader.release.models import exported_program, trainable_program
+
+    traces = []
+    trace = models.gpt_program
+    monkeypatch.setattr(models, "gpt_program",
+                        lambda model, trainable: traces.append(model) or trace(model, trainable))
+    small = {"vocab_size": 6, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 8}
+    wider = {**small, "n_embd": 16}
+    traced: dict = {}
+    first = trainable_program(artifacts.trainable_model(small, 0), small, traced)
+    second = trainable_program(artifacts.trainable_model(small, 1), small, traced)
+    other = trainable_program(artifacts.trainable_model(wider, 1), wider, traced)
+    assert len(traces) == 2  # one a config
+    monkeypatch.undo()
+    assert first != second  # the weights differ
+    assert second == exported_program(artifacts.trainable_model(small, 1), trainable=True)
+    assert other == exported_program(artifacts.trainable_model(wider, 1), trainable=True)

@@ -100,9 +100,10 @@ class Models:
 
         programs = {name: exported_program(artifacts.build_model(spec))
                     for name, spec in sorted(self.specs.items())}
+        traced: dict[str, Any] = {}  # a trainable GPT's program, by its config
         for name, (config, seed) in sorted(self.trained.items()):
-            programs[name] = exported_program(artifacts.trainable_model(config, seed),
-                                              trainable=True)
+            programs[name] = trainable_program(artifacts.trainable_model(config, seed),
+                                               config, traced)
         for name in sorted(self.cached):
             programs.update(cached_programs(artifacts.build_model(self.specs[name]), name))
         return programs
@@ -127,23 +128,49 @@ def exported_program(model: Any, trainable: bool = False) -> bytes:
     with no Python source. A `trainable` one is exported in training mode. Its batch
     size is free, as its length is: the statements' examples run the shipped GPT on a
     batch (problem 24's two windows), as the checks may."""
+    return saved(gpt_program(model, trainable))
+
+
+def gpt_program(model: Any, trainable: bool = False) -> Any:
     import torch
 
     model = model.train() if trainable else model.eval()
-    return exported(model, torch.zeros(2, min(2, model.context_length), dtype=torch.long),
-                    model.context_length)
+    return export(model, torch.zeros(2, min(2, model.context_length), dtype=torch.long),
+                  model.context_length)
+
+
+def trainable_program(model: Any, config: dict[str, int], traced: dict[str, Any]) -> bytes:
+    """A trainable GPT's program, its architecture traced once: tracing takes a second
+    or more, and the checks train many GPTs of one config from other seeds. A GPT of a
+    config traced already gets that program with its own weights, which is byte for
+    byte the program its own trace gives (the graph holds no weight)."""
+    key = json.dumps(config, sort_keys=True)
+    program = traced.get(key)
+    weights = model.state_dict(keep_vars=True)
+    if program is None or program.state_dict.keys() != weights.keys() or program.constants:
+        program = traced[key] = gpt_program(model, trainable=True)
+    for name in program.state_dict:
+        program.state_dict[name] = weights[name]
+    if any(program.state_dict[name] is not weights[name] for name in weights):
+        # A torch whose program hands out a copy of its weights: traced afresh.
+        program = traced[key] = gpt_program(model, trainable=True)
+    return saved(program)
 
 
 def exported(module: Any, example: Any, longest: int) -> bytes:
     """`module` on inputs shaped like `example`, (batch, length, ...), as a saved
     torch.export program whose batch and length (up to `longest`) are free."""
+    return saved(export(module, example, longest))
+
+
+def export(module: Any, example: Any, longest: int) -> Any:
     import torch
 
     shapes = {0: torch.export.Dim("B", min=1, max=LARGEST_BATCH)}
     if longest > 1:  # torch.export cannot trace a dimension whose largest size is 1
         shapes[1] = torch.export.Dim("T", min=1, max=longest)
     with traceable_masks():
-        return saved(torch.export.export(module, (example,), dynamic_shapes=(shapes,)))
+        return torch.export.export(module, (example,), dynamic_shapes=(shapes,))
 
 
 @contextmanager
