@@ -100,15 +100,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
         for slug in tiers.problems_of(test_id, slugs, folders):
             item.add_marker(slug)
-    trains_first(items)
-
-
-def trains_first(items: list[pytest.Item]) -> None:
-    """The tests that train for many minutes first, the rest in their order: started last,
-    one would keep a core busy long after the other ran out of tests; started first,
-    pytest-xdist hands the other core everything else meanwhile. Every worker sorts
-    alike, as xdist requires."""
-    items.sort(key=lambda item: item.get_closest_marker(tiers.TRAINS) is None)
 
 
 # The start of a `python -I -c` run in a learners' copy: its own `grader` (the

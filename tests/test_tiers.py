@@ -130,19 +130,3 @@ def test_the_platform_matrix_runs_every_tier_but_trains() -> None:
             selected += [w for w in words[words.index("-m", 3) + 1].split() if w != "or"]
     assert "python -m pytest" in runs
     assert sorted(selected) == sorted(tiers.HEAVY), selected
-
-
-def test_the_tests_that_train_run_first_and_the_rest_keep_their_order() -> None:
-    from conftest import trains_first
-
-    class Item:
-        def __init__(self, name: str, *marks: str) -> None:
-            self.name, self.marks = name, marks
-
-        def get_closest_marker(self, mark: str) -> object:
-            return mark if mark in self.marks else None
-
-    items = [Item("a", "tools"), Item("b", tiers.TRAINS), Item("c"), Item("d", tiers.TRAINS),
-             Item("e", "release")]
-    trains_first(items)  # type: ignore[arg-type]
-    assert [item.name for item in items] == ["b", "d", "a", "c", "e"]

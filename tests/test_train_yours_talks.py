@@ -4,7 +4,7 @@
 minutes on 2 cores), then `gpt-kata talk --model RUN` samples a long text
 through the learner's own sampler, and the corpus' grammar checks it. Marked
 `trains`: the suite leaves it out, and it runs on its own,
-`python -m pytest -m trains`; CI runs it with the other heavy tiers, first.
+`python -m pytest -m trains`, as CI does after the suite.
 """
 
 from __future__ import annotations
