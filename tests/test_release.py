@@ -19,6 +19,7 @@ import pytest
 from conftest import COPY_ONLY, example_folders, examples
 from filelock import FileLock
 from learner import learner_kata
+from learner_examples import example, text_of
 from patches import apply
 
 from grader import paths
@@ -443,8 +444,8 @@ def test_trace_in_the_copy_is_the_kata_s(released: Path, tmp_path: Path) -> None
     reference to run again are refused in one line."""
     spec = tomllib.loads((examples("kv-cache") / "expected.toml").read_text("utf-8"))
     mistaken = tmp_path / "drop_oldest.py"
-    mistaken.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"], (
-        examples("kv-cache") / spec["base"]).read_text("utf-8")), encoding="utf-8")
+    mistaken.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],
+        text_of(examples("kv-cache"), spec["base"])), encoding="utf-8")
     traced = copy_command(released, "trace", "kv-cache", "--submission", str(mistaken))
     kata = subprocess.run([sys.executable, "-m", "grader", "trace", "kv-cache",
                            "--submission", str(mistaken)],
@@ -589,7 +590,7 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
     it as the kata's does, in no more lines (it once dumped every case's tensors)."""
     spec = tomllib.loads((examples("adamw") / "expected.toml").read_text("utf-8"))
     text = apply(spec["mistakes"][mistake]["patch"],
-                 (examples("adamw") / spec["base"]).read_text("utf-8"))
+                 text_of(examples("adamw"), spec["base"]))
     folder = next(p.folder for p in problems() if p.slug == "adamw")
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)
@@ -629,12 +630,9 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
     if spec["problem"] not in stored["problems"]:
         why = stored["not_practised"].get(spec["problem"], "?")
         pytest.skip(f"{spec['problem']} has no practice cases: {why}")
-    base = (folder / spec["base"]).read_text(encoding="utf-8") if "base" in spec else ""
-    for name, style in spec.get("equivalent", {}).items():
-        path = folder / name
-        if isinstance(style, dict):  # a patch of the base, named with or without .py
-            path = tmp_path / f"{Path(name).stem}.py"
-            path.write_text(apply(style["patch"], base), encoding="utf-8")
+    base = text_of(folder, spec["base"]) if "base" in spec else ""
+    for name in spec.get("equivalent", {}):
+        path = example(spec["problem"], name, tmp_path)
         result = practice.grade_problem(spec["problem"], path)
         assert result.ok, (name, result.unavailable, result.failures)
     named, failed = [], []
@@ -669,7 +667,7 @@ SOLVED, MISTAKEN = "crop-context", "temperature"
 
 def learner_files(tmp_path: Path) -> dict[str, str]:
     spec = tomllib.loads((examples(MISTAKEN) / "expected.toml").read_text("utf-8"))
-    base = (examples(MISTAKEN) / spec["base"]).read_text("utf-8")
+    base = text_of(examples(MISTAKEN), spec["base"])
     by_slug = {p.slug: p for p in problems()}
     return {by_slug[SOLVED].folder: by_slug[SOLVED].reference.read_text("utf-8"),
             by_slug[MISTAKEN].folder: apply(spec["mistakes"]["multiply"]["patch"], base)}

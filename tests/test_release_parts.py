@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import COPY_ONLY, examples
+from learner_examples import text_of
 from patches import apply
 
 from grader.registry import problems
@@ -35,7 +36,7 @@ def mistaken(slug: str, name: str) -> str:
     mistake = spec["mistakes"][name]
     if "file" in mistake:
         return (examples(slug) / mistake["file"]).read_text("utf-8")
-    return apply(mistake["patch"], (examples(slug) / spec["base"]).read_text("utf-8"))
+    return apply(mistake["patch"], text_of(examples(slug), spec["base"]))
 
 
 def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:

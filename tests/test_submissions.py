@@ -2,9 +2,9 @@
 
 Each problem's grading folder holds, beside its check module, an `examples/`
 folder of learner-style submissions and an `expected.toml` saying what each must
-get. An equivalent style is a whole file
-or, where it differs from the folder's base file in a few lines, a patch of it;
-a mistake is mostly such a patch (see tests/patches.py). A patch is written out
+get. An equivalent style is a whole file or a patch of another submission,
+the folder's base or another problem's (tests/learner_examples.py); a mistake
+is mostly a patch of the base (see tests/patches.py). A patch is written out
 under its name, so a report reads `argmax.py`, and graded like any file. The
 folder's submissions are graded in a few grading processes (a few files each),
 as `gpt-kata grade` would grade them, and every file is then checked on its own.
@@ -12,27 +12,22 @@ as `gpt-kata grade` would grade them, and every file is then checked on its own.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import example_folders, examples, grade_batch, messages
+from conftest import examples, grade_batch, messages
+from learner_examples import specs, text_of
 from patches import PatchError, apply
 
 from grader.grading.values.failures import MISTAKE_ID
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
 MISTAKE_KEYS = {"says", "never", "patch", "file", "status", "mistake"}
 # A mistake fails its grade; one that leaves no check gradable at all (every check an
 # error, such as parameters under other names) is the run status `error` instead.
 MISTAKE_STATUSES = {"fail", "error"}
-STYLE_KEYS = {"style", "patch"}
+STYLE_KEYS = {"style", "patch", "of"}
 
 
 @dataclass(frozen=True)
@@ -66,22 +61,19 @@ class Expectation:
         """
         if self.patch is None:
             return self.folder / (self.file or self.name)
-        base = self.folder / str(self.base)
-        try:
-            text = apply(self.patch, base.read_text(encoding="utf-8"))
-        except PatchError as error:
-            what = "style" if self.passes else "mistake"
-            raise PatchError(f"{self.problem}/expected.toml: {what} {self.name!r} no "
-                             f"longer applies to {self.base}: {error}") from None
+        if self.passes:
+            text = text_of(self.folder, self.name)
+        else:
+            base = text_of(self.folder, str(self.base))
+            try:
+                text = apply(self.patch, base)
+            except PatchError as error:
+                raise PatchError(f"{self.problem}/expected.toml: mistake {self.name!r} no "
+                                 f"longer applies to {self.base}: {error}") from None
         out = tmp_path / self.problem / self.file_name
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         return out
-
-
-def specs() -> dict[Path, dict]:
-    return {table.parent: tomllib.loads(table.read_text(encoding="utf-8"))
-            for table in (folder / "expected.toml" for folder in example_folders())}
 
 
 def expectations() -> list[Expectation]:
@@ -128,7 +120,8 @@ def test_every_submission_file_has_an_expectation() -> None:
         for name, style in styles.items():
             if isinstance(style, dict):
                 assert set(style) <= STYLE_KEYS and "patch" in style, \
-                    f"{where}: style {name!r} needs a patch (and may say its style)"
+                    f"{where}: style {name!r} needs a patch (and may say its style, " \
+                    "and which submission it patches with `of`)"
                 patched.append(name.removesuffix(".py"))
         for name, mistake in spec.get("mistakes", {}).items():
             assert set(mistake) <= MISTAKE_KEYS, f"{where}: {name!r} has unknown keys"
@@ -146,9 +139,16 @@ def test_every_submission_file_has_an_expectation() -> None:
             else:
                 patched.append(name)
         if patched:
-            assert spec.get("base") in equivalent, \
+            assert spec.get("base") in styles, \
                 f"{where}: the base of {patched} must be one of the equivalent styles"
-        listed = equivalent | whole | set(spec.get("elsewhere", {}))
+        for name, partial in spec.get("elsewhere", {}).items():
+            if isinstance(partial, dict):
+                assert set(partial) <= STYLE_KEYS and "patch" in partial, \
+                    f"{where}: partial submission {name!r} needs a patch"
+                patched.append(name.removesuffix(".py"))
+            else:
+                whole.add(name)
+        listed = equivalent | whole
         for file in listed:
             assert (folder / file).is_file(), f"{where} lists missing {file}"
         for file in folder.glob("*.py"):

@@ -18,6 +18,7 @@ else:  # pragma: no cover
 import pytest
 import torch
 from conftest import ROOT, examples, run_grade
+from learner_examples import text_of
 from patches import apply
 
 from grader.cli.main import main
@@ -159,7 +160,7 @@ def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp
     spec = tomllib.loads((folder / "expected.toml").read_text())
     wrong = tmp_path / "solution.py"
     wrong.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],
-                           (folder / spec["base"]).read_text()))
+                           text_of(folder, spec["base"])))
     prompt = corpus_prefix(CONTEXT_LENGTH - 2)
     # Steps 1 to 3 read 46, 47 and 48 tokens; step 4 is the first whose cache was cut.
     done = trace("kv-cache", prompt, "--submission", wrong, "--steps", "6")

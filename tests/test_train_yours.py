@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT, examples, module_from
+from conftest import ROOT, module_from
+from learner_examples import example
 from safetensors.torch import load_file
 
 from grader.model.gpt import GPT, GPTConfig
@@ -247,9 +248,9 @@ def test_a_step_that_diverges_while_training_stops_the_run_in_one_line(tmp_path)
 
 def test_a_gpt_with_a_mask_buffer_trains_to_the_end_and_talks(tmp_path):
     """A GPT that keeps its causal mask with register_buffer, as statements 20 and 21
-    allow and problem 23 passes (grader/checks/gpt/examples/nanogpt_style.py): the buffer
+    allow and problem 23 passes (the gpt examples' nanogpt_style.py): the buffer
     is its own, so the run ends with a model, and talk talks with it."""
-    gpt = examples("gpt") / "nanogpt_style.py"
+    gpt = example("gpt", "nanogpt_style.py", tmp_path)
     assert "register_buffer" in gpt.read_text()
     folder = kata(tmp_path)
     shutil.copy(gpt, folder / "problems" / "23-gpt" / "solution.py")

@@ -1,0 +1,81 @@
+"""The learner-style submissions' texts: whole files, or patches of another submission.
+
+Each problem's `grader/checks/<slug>/examples/expected.toml` lists its equivalent
+styles. A style is a whole file of the folder, or a patch (tests/patches.py) of
+the folder's base file, or, with `of = "<problem>/<file>"`, of another problem's
+submission: the transformer block written in the GPT-2 style is the multi-head
+attention of that style with an MLP and a Block added, as a learner builds one
+problem on the one before. A patched style may itself be the base of others, so
+each text is written once and every file that grows from it follows its fixes.
+The partial submissions other tests grade (`elsewhere`) may be patches too.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+from conftest import example_folders, examples
+from patches import PatchError, apply
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@functools.cache
+def specs() -> dict[Path, dict]:
+    return {table.parent: tomllib.loads(table.read_text(encoding="utf-8"))
+            for table in (folder / "expected.toml" for folder in example_folders())}
+
+
+def style_of(folder: Path, name: str) -> dict | None:
+    """The table of a patched style, or of a patched partial submission (`elsewhere`);
+    None where the submission is a whole file."""
+    spec = specs()[folder]
+    style = spec.get("equivalent", {}).get(name) or spec.get("elsewhere", {}).get(name)
+    return style if isinstance(style, dict) else None
+
+
+def patched_from(folder: Path, style: dict) -> tuple[Path, str]:
+    """The folder and the file a patched style applies to."""
+    if "of" not in style:
+        return folder, specs()[folder]["base"]
+    problem, _, file = style["of"].partition("/")
+    return examples(problem), file
+
+
+def text_of(folder: Path, name: str, seen: tuple[str, ...] = ()) -> str:
+    """A submission's text: the whole file, or its patch applied to what it grows from.
+
+    A patch that no longer fits, or a chain of styles that comes back to itself,
+    raises `PatchError` naming the style.
+    """
+    here = f"{folder.parent.name}/{name}"
+    if here in seen:
+        raise PatchError(f"styles patch each other in a circle: {' -> '.join(seen + (here,))}")
+    style = style_of(folder, name)
+    if style is None:
+        return (folder / name).read_text(encoding="utf-8")
+    base_folder, base = patched_from(folder, style)
+    if base_folder not in specs():
+        raise PatchError(f"{here}: `of` names {style['of']!r}, not a problem with examples")
+    try:
+        return apply(style["patch"], text_of(base_folder, base, seen + (here,)))
+    except PatchError as error:
+        raise PatchError(f"{folder.parent.name}/expected.toml: style {name!r} no longer "
+                         f"applies to {base_folder.parent.name}/{base}: {error}") from None
+
+
+def example(problem: str, name: str, out: Path) -> Path:
+    """One submission of a problem as a file to grade: the file itself where it is
+    whole, else written out under `out` by its name."""
+    folder = examples(problem)
+    if style_of(folder, name) is None:
+        return folder / name
+    written = out / folder.parent.name / name
+    written.parent.mkdir(parents=True, exist_ok=True)
+    written.write_text(text_of(folder, name), encoding="utf-8")
+    return written
