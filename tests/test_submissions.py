@@ -214,3 +214,20 @@ def test_submissions_grade_as_expected(group: list[Expectation], tmp_path: Path,
 def mistake_ids(report: dict) -> set[str]:
     """The ids of the known mistakes a JSON report names."""
     return {t["mistake"]["id"] for t in report.get("tests", []) if t.get("mistake")}
+
+
+def test_styles_that_patch_each_other_in_a_circle_are_refused_by_name(monkeypatch) -> None:
+    import learner_examples
+    folders = {slug: Path(f"/nowhere/{slug}/examples") for slug in ("a", "b")}
+    one_line = " return x\n+# changed\n"
+    monkeypatch.setattr(learner_examples, "examples",
+                        lambda slug: Path(f"/nowhere/{slug}/examples"))
+    monkeypatch.setattr(learner_examples, "specs", lambda: {
+        folders["a"]: {"equivalent": {"x.py": {"patch": one_line, "of": "b/y.py"}}},
+        folders["b"]: {"equivalent": {"y.py": {"patch": one_line, "of": "a/x.py"}}}})
+    with pytest.raises(PatchError, match=r"in a circle: a/x.py -> b/y.py -> a/x.py"):
+        learner_examples.text_of(folders["a"], "x.py")
+    monkeypatch.setattr(learner_examples, "specs", lambda: {
+        folders["a"]: {"equivalent": {"x.py": {"patch": one_line, "of": "c/z.py"}}}})
+    with pytest.raises(PatchError, match=r"`of` names 'c/z.py', not a problem with examples"):
+        learner_examples.text_of(folders["a"], "x.py")
