@@ -71,11 +71,12 @@ def text_of(folder: Path, name: str, seen: tuple[str, ...] = ()) -> str:
 
 def example(problem: str, name: str, out: Path) -> Path:
     """One submission of a problem as a file to grade: the file itself where it is
-    whole, else written out under `out` by its name."""
+    whole, else written out under `out` by its name (a style may be named without
+    `.py`; the file has it, or it could not be imported)."""
     folder = examples(problem)
     if style_of(folder, name) is None:
         return folder / name
-    written = out / folder.parent.name / name
+    written = out / folder.parent.name / f"{name.removesuffix('.py')}.py"
     written.parent.mkdir(parents=True, exist_ok=True)
     written.write_text(text_of(folder, name), encoding="utf-8")
     return written

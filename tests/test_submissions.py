@@ -231,3 +231,14 @@ def test_styles_that_patch_each_other_in_a_circle_are_refused_by_name(monkeypatc
         folders["a"]: {"equivalent": {"x.py": {"patch": one_line, "of": "c/z.py"}}}})
     with pytest.raises(PatchError, match=r"`of` names 'c/z.py', not a problem with examples"):
         learner_examples.text_of(folders["a"], "x.py")
+
+
+def test_a_patched_style_named_without_py_is_written_out_as_a_py_file(tmp_path) -> None:
+    from learner_examples import example
+    for spec in specs().values():
+        for name, style in spec.get("equivalent", {}).items():
+            if isinstance(style, dict) and not name.endswith(".py"):
+                written = example(spec["problem"], name, tmp_path)
+                assert written.name == f"{name}.py" and written.is_file(), written
+                return
+    pytest.fail("no patched style is named without .py: this test checks nothing")
