@@ -215,6 +215,19 @@ def messages(report: dict) -> str:
 
 
 @pytest.fixture
+def grade_here(tmp_path: Path):
+    """Grade one problem's file in this test process's grading process (`grade_batch`),
+    sandboxed as `gpt-kata grade` grades: the report its `--json` writes, without a
+    command's start-up (torch imported twice, by the command and by its fork server).
+    For what a grade reports; what the command itself does is tested through `grade`."""
+    def _grade(problem: str, file: str | Path) -> dict:
+        [report] = grade_batch([{"problem": problem, "file": file, "sandbox": True}], tmp_path)
+        return report
+
+    return _grade
+
+
+@pytest.fixture
 def grade(tmp_path: Path):
     def _grade(*args: str | Path) -> GradeRun:
         return run_grade(*args, tmp_path=tmp_path)

@@ -1,8 +1,10 @@
 """Grade many submissions in one process, each as `gpt-kata grade --json` would.
 
 `python tests/grade_batch.py JOBS.json OUT.json`: JOBS is a list of
-{"problem": slug, "file": path, "timeout": seconds?}; OUT gets one report per
-job, in the same shape as the CLI's JSON report.
+{"problem": slug, "file": path, "timeout": seconds?, "sandbox": bool?}; OUT gets
+one report per job, in the same shape as the CLI's JSON report. A job with
+"sandbox" is graded under every layer of the sandbox, as `gpt-kata grade` grades;
+the others without it (the learner-style submissions: only their grade matters).
 
 `python tests/grade_batch.py --serve`: the same, for batch after batch. Each
 line on stdin is a JOBS list; each line written back is its reports. One
@@ -23,19 +25,41 @@ from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.wire.limits import DEFAULT_CALL_TIMEOUT, Limits
 
 
-def grade_all(jobs: list[dict], pool: WorkerPool) -> list[dict]:
+class Pools:
+    """A pool without the sandbox and one with it, each started on first use (each has
+    a fork server of its own, which imports torch)."""
+
+    def __init__(self) -> None:
+        self.started: dict[bool, WorkerPool] = {}
+
+    def __getitem__(self, sandboxed: bool) -> WorkerPool:
+        if sandboxed not in self.started:
+            # The sandbox's limits as `gpt-kata grade` sets them by default.
+            self.started[sandboxed] = WorkerPool(sandbox=Limits() if sandboxed else None)
+        return self.started[sandboxed]
+
+    def close(self) -> None:
+        for pool in self.started.values():
+            pool.close()
+
+
+def grade_all(jobs: list[dict], pools: Pools) -> list[dict]:
     reports = []
     for job in jobs:
         limits = Limits(call_timeout=job.get("timeout", DEFAULT_CALL_TIMEOUT))
-        report = grade_problems({find(job["problem"]): Path(job["file"])}, pool, limits)
+        report = grade_problems({find(job["problem"]): Path(job["file"])},
+                                pools[bool(job.get("sandbox"))], limits)
         reports.append(report.to_json())
     return reports
 
 
 def main(jobs_file: str, out_file: str) -> None:
     jobs = json.loads(Path(jobs_file).read_text())
-    with WorkerPool() as pool:
-        Path(out_file).write_text(json.dumps(grade_all(jobs, pool)))
+    pools = Pools()
+    try:
+        Path(out_file).write_text(json.dumps(grade_all(jobs, pools)))
+    finally:
+        pools.close()
 
 
 def serve() -> None:
@@ -43,10 +67,13 @@ def serve() -> None:
     # nothing else printed can be taken for a reply.
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    with WorkerPool() as pool:
+    pools = Pools()
+    try:
         for line in sys.stdin:
-            replies.write(json.dumps(grade_all(json.loads(line), pool)) + "\n")
+            replies.write(json.dumps(grade_all(json.loads(line), pools)) + "\n")
             replies.flush()
+    finally:
+        pools.close()
 
 
 if __name__ == "__main__":

@@ -62,11 +62,29 @@ def text_of(folder: Path, name: str, seen: tuple[str, ...] = ()) -> str:
     base_folder, base = patched_from(folder, style)
     if base_folder not in specs():
         raise PatchError(f"{here}: `of` names {style['of']!r}, not a problem with examples")
+    # The base's own errors pass through as they are: the message names the one
+    # style whose patch no longer fits, however long the chain above it.
+    base_text = text_of(base_folder, base, seen + (here,))
     try:
-        return apply(style["patch"], text_of(base_folder, base, seen + (here,)))
+        return apply(style["patch"], base_text)
     except PatchError as error:
         raise PatchError(f"{folder.parent.name}/expected.toml: style {name!r} no longer "
                          f"applies to {base_folder.parent.name}/{base}: {error}") from None
+
+
+def mistake_text(folder: Path, name: str) -> str:
+    """A named mistake's text: its whole file (`file`), or its patch applied to the
+    folder's base; a patch that no longer fits raises `PatchError` naming it."""
+    spec = specs()[folder]
+    mistake = spec["mistakes"][name]
+    if "file" in mistake:
+        return (folder / mistake["file"]).read_text(encoding="utf-8")
+    base_text = text_of(folder, spec["base"])
+    try:
+        return apply(mistake["patch"], base_text)
+    except PatchError as error:
+        raise PatchError(f"{folder.parent.name}/expected.toml: mistake {name!r} no longer "
+                         f"applies to {spec['base']}: {error}") from None
 
 
 def example(problem: str, name: str, out: Path) -> Path:

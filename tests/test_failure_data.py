@@ -5,6 +5,7 @@ read the message for them."""
 from __future__ import annotations
 
 import torch
+from conftest import messages
 
 # Keeps the oldest tokens instead of the most recent: a wrong answer on every case that
 # needs cropping, with a known mistake's name.
@@ -15,15 +16,15 @@ class Solution:
 '''
 
 
-def test_a_failed_check_carries_its_inputs_and_answer(grade, tmp_path) -> None:
+def test_a_failed_check_carries_its_inputs_and_answer(grade_here, tmp_path) -> None:
     submission = tmp_path / "solution.py"
     submission.write_text(WRONG_END, encoding="utf-8")
-    run = grade("crop-context", "--submission", submission)
+    report = grade_here("crop-context", submission)
     # The contract's checks: its fixed cases and its drawn examples (a check module's
     # own test of a worked example has no contract to describe its call).
-    failed = [t for t in run.report["tests"] if t["status"] == "fail"
+    failed = [t for t in report["tests"] if t["status"] == "fail"
               and t["name"].startswith("01-crop-context: The crop of")]
-    assert len(failed) >= 3, run.messages()
+    assert len(failed) >= 3, messages(report)
     for test in failed:
         inputs = test["inputs"]
         assert list(inputs) == ["context", "context_length"], test
@@ -31,7 +32,7 @@ def test_a_failed_check_carries_its_inputs_and_answer(grade, tmp_path) -> None:
         for name, what in inputs.items():
             assert f"  {name}: {what}" in test["message"], (name, test["message"])
         assert test["got"].startswith("int64 tensor of shape (1, "), test
-    passed = [t for t in run.report["tests"] if t["status"] == "pass"]
+    passed = [t for t in report["tests"] if t["status"] == "pass"]
     assert all(t["inputs"] is None and t["got"] is None for t in passed)
 
 

@@ -1,32 +1,43 @@
-"""The reference solutions pass every check; the untouched starters fail as not implemented."""
+"""Every reference passes every check, and every untouched starter is "not implemented".
+
+Both are graded in this test process's grading process (conftest.grade_batch), in the
+sandbox, one report a problem as `gpt-kata grade --json` writes it; the command's own
+grade of many problems is tested in test_cli.py and test_grade_shared.py.
+"""
 
 from __future__ import annotations
+
+from conftest import grade_batch, messages
 
 from grader.paths import STARTERS
 from grader.registry import problems
 
 
-def test_reference_solutions_pass_every_check(grade):
-    run = grade("--reference")
-    assert run.code == 0, run.messages()
-    assert run.report["status"] == "pass"
-    graded = {p["problem"] for p in run.report["problems"]}
-    assert graded == {p.slug for p in problems()}
-    assert all(t["status"] == "pass" for t in run.report["tests"])
-    assert run.report["max_score"] >= 5 * len(graded)  # several checks per problem
+def test_reference_solutions_pass_every_check(tmp_path):
+    everyone = problems()
+    reports = grade_batch([{"problem": p.slug, "file": p.reference, "sandbox": True}
+                           for p in everyone],
+                          tmp_path)
+    for problem, report in zip(everyone, reports, strict=True):
+        assert [s["problem"] for s in report["problems"]] == [problem.slug]
+        assert report["status"] == "pass", (problem.slug, messages(report))
+        assert all(t["status"] == "pass" for t in report["tests"]), problem.slug
+        assert report["max_score"] >= 5, problem.slug  # several checks per problem
 
 
-def test_untouched_starters_fail_as_not_implemented(grade):
+def test_untouched_starters_fail_as_not_implemented(tmp_path):
     # The snapshot, not problems/: a learner's solved problems must not fail this.
-    run = grade("--submission", STARTERS)
-    assert run.code == 1
-    # Every check errored (nothing is implemented): Exercism's run status for that is error.
-    assert run.report["status"] == "error" and run.report["message"]
-    for summary in run.report["problems"]:
-        assert summary["status"] == "error", summary
-        assert summary["passed"] == 0
-    for test in run.report["tests"]:
-        assert "not implemented yet" in test["message"], test
-        assert test["kind"] == "not-implemented" and test["mistake"] is None, test
-        assert "\n" not in test["message"]
-    assert "Traceback" not in run.stdout + run.stderr
+    everyone = problems()
+    reports = grade_batch([{"problem": p.slug, "file": STARTERS / p.folder / "solution.py",
+                            "sandbox": True} for p in everyone], tmp_path)
+    for problem, report in zip(everyone, reports, strict=True):
+        # Every check errored (nothing is implemented): Exercism's run status for that
+        # is error.
+        assert report["status"] == "error" and report["message"], problem.slug
+        [summary] = report["problems"]
+        assert summary["status"] == "error" and summary["passed"] == 0, summary
+        assert report["tests"], problem.slug
+        for test in report["tests"]:
+            assert "not implemented yet" in test["message"], test
+            assert test["kind"] == "not-implemented" and test["mistake"] is None, test
+            assert "\n" not in test["message"]

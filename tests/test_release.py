@@ -19,8 +19,7 @@ import pytest
 from conftest import COPY_ONLY, example_folders, examples
 from filelock import FileLock
 from learner import learner_kata
-from learner_examples import example, text_of
-from patches import apply
+from learner_examples import example, mistake_text, specs
 
 from grader import paths
 from grader.grading.subject.strategies import SEED_VARIABLE
@@ -442,10 +441,8 @@ def test_trace_in_the_copy_is_the_kata_s(released: Path, tmp_path: Path) -> None
     """A learner's mistake traced in the copy, against the reference's stored runs, reads
     as the kata's live trace of it, byte for byte; the options that would need the
     reference to run again are refused in one line."""
-    spec = tomllib.loads((examples("kv-cache") / "expected.toml").read_text("utf-8"))
     mistaken = tmp_path / "drop_oldest.py"
-    mistaken.write_text(apply(spec["mistakes"]["drop_oldest"]["patch"],
-        text_of(examples("kv-cache"), spec["base"])), encoding="utf-8")
+    mistaken.write_text(mistake_text(examples("kv-cache"), "drop_oldest"), encoding="utf-8")
     traced = copy_command(released, "trace", "kv-cache", "--submission", str(mistaken))
     kata = subprocess.run([sys.executable, "-m", "grader", "trace", "kv-cache",
                            "--submission", str(mistaken)],
@@ -588,9 +585,7 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
         released: Path, tmp_path: Path, mistake: str) -> None:
     """The same AdamW mistake graded by the copy and by the kata: the copy's report names
     it as the kata's does, in no more lines (it once dumped every case's tensors)."""
-    spec = tomllib.loads((examples("adamw") / "expected.toml").read_text("utf-8"))
-    text = apply(spec["mistakes"][mistake]["patch"],
-                 text_of(examples("adamw"), spec["base"]))
+    text = mistake_text(examples("adamw"), mistake)
     folder = next(p.folder for p in problems() if p.slug == "adamw")
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)
@@ -601,7 +596,7 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
     graded = subprocess.run([sys.executable, "-m", "grader", "grade", "adamw"], cwd=kata,
                             capture_output=True, text=True, encoding="utf-8", check=False)
     assert copied.returncode == graded.returncode == 1, copied.stderr + graded.stderr
-    named = spec["mistakes"][mistake]["says"]
+    named = specs()[examples("adamw")]["mistakes"][mistake]["says"]
     assert named in copied.stdout and named in graded.stdout
     assert len(copied.stdout.splitlines()) <= len(graded.stdout.splitlines()), (
         copied.stdout)
@@ -630,17 +625,14 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
     if spec["problem"] not in stored["problems"]:
         why = stored["not_practised"].get(spec["problem"], "?")
         pytest.skip(f"{spec['problem']} has no practice cases: {why}")
-    base = text_of(folder, spec["base"]) if "base" in spec else ""
     for name in spec.get("equivalent", {}):
         path = example(spec["problem"], name, tmp_path)
         result = practice.grade_problem(spec["problem"], path)
         assert result.ok, (name, result.unavailable, result.failures)
     named, failed = [], []
     for name, mistake in spec.get("mistakes", {}).items():
-        text = ((folder / mistake["file"]).read_text(encoding="utf-8") if "file" in mistake
-                else apply(mistake["patch"], base))
         path = tmp_path / f"{name}.py"
-        path.write_text(text, encoding="utf-8")
+        path.write_text(mistake_text(folder, name), encoding="utf-8")
         result = practice.grade_problem(spec["problem"], path)
         if result.ok:
             continue  # a mistake the fixed cases cannot show (a refusal, a generator's state)
@@ -666,11 +658,9 @@ SOLVED, MISTAKEN = "crop-context", "temperature"
 
 
 def learner_files(tmp_path: Path) -> dict[str, str]:
-    spec = tomllib.loads((examples(MISTAKEN) / "expected.toml").read_text("utf-8"))
-    base = text_of(examples(MISTAKEN), spec["base"])
     by_slug = {p.slug: p for p in problems()}
     return {by_slug[SOLVED].folder: by_slug[SOLVED].reference.read_text("utf-8"),
-            by_slug[MISTAKEN].folder: apply(spec["mistakes"]["multiply"]["patch"], base)}
+            by_slug[MISTAKEN].folder: mistake_text(examples(MISTAKEN), "multiply")}
 
 
 def instructor(*args: str) -> subprocess.CompletedProcess[str]:

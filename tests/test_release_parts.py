@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import COPY_ONLY, examples
-from learner_examples import text_of
-from patches import apply
+from learner_examples import mistake_text
 
 from grader.registry import problems
 from grader.release.build import PACKAGE, write_release
@@ -32,11 +31,7 @@ def spec_of(slug: str) -> dict:
 
 def mistaken(slug: str, name: str) -> str:
     """A submission's named mistake, as a file's text."""
-    spec = spec_of(slug)
-    mistake = spec["mistakes"][name]
-    if "file" in mistake:
-        return (examples(slug) / mistake["file"]).read_text("utf-8")
-    return apply(mistake["patch"], text_of(examples(slug), spec["base"]))
+    return mistake_text(examples(slug), name)
 
 
 def practice_grade(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import grade_batch, messages
 
 from grader import paths
 from grader.registry import find
 from grader.reuse import ReuseError, earlier_files, solution_of
 from grader.sandbox.worker import machine
 from grader.sandbox.worker.layers.policy import Policy
-from tests.conftest import messages, run_grade
 
 HAS_LANDLOCK = machine.probe().landlock_abi >= 1
 needs_landlock = pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock on this kernel")
@@ -166,11 +166,19 @@ def test_a_folder_that_is_not_laid_out_like_problems_is_not_granted(tmp_path: Pa
     assert str((tmp_path / "11-top-k-top-p").resolve()) in policy.readable
 
 
+def graded_in(problems: Path, slug: str, tmp_path: Path) -> dict:
+    """The learner's file of `slug` in their problems folder, graded as `gpt-kata grade
+    --submission <problems> <slug>` grades it: the sandbox grants what the file's place
+    grants (Policy.for_submission), whoever names the file."""
+    report = grade_batch([{"problem": slug, "file": problems / find(slug).folder / "solution.py",
+                           "sandbox": True}], tmp_path)[0]
+    assert any(layer.startswith("landlock") for layer in report["isolation"]), report
+    return report
+
+
 def passes_under_landlock(problems: Path, problem: str, tmp_path: Path) -> None:
-    run = run_grade("--submission", problems, problem, tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
-    assert run.report["status"] == "pass", messages(run.report)
+    report = graded_in(problems, problem, tmp_path)
+    assert report["status"] == "pass", messages(report)
 
 
 @needs_landlock
@@ -193,23 +201,19 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
     # The learner's 09 is a link to the reference; a file beside it links to the goldens.
     (problems / "09-top-k").symlink_to(paths.SOLUTIONS / "09-top-k")
     (problems / "goldens.json").symlink_to(paths.DATA / "goldens.json")
-    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert any(layer.startswith("landlock") for layer in run.report["isolation"])
+    report = graded_in(problems, "top-k-top-p", tmp_path)
     # The file cannot import what it links to, so every check errored: the run is an error.
-    assert run.report["status"] == "error"
-    assert "cannot read" in messages(run.report) and "Permission denied" in messages(run.report)
+    assert report["status"] == "error"
+    assert "cannot read" in messages(report) and "Permission denied" in messages(report)
 
     spy = problems / "11-top-k-top-p" / "solution.py"
     spy.write_text(TOP_K_TOP_P.replace(
         'TopK = solution_of("top-k")',
         'TopK = None\nfrom pathlib import Path\n'
         'Path(__file__).parents[1].joinpath("goldens.json").read_text()'))
-    run = run_grade("--submission", problems, "top-k-top-p", tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert run.report["status"] == "error"  # it cannot even import: every check errored
-    assert "PermissionError" in run.stdout + messages(run.report) or \
-        "Permission denied" in messages(run.report)
+    report = graded_in(problems, "top-k-top-p", tmp_path)
+    assert report["status"] == "error"  # it cannot even import: every check errored
+    assert "PermissionError" in messages(report) or "Permission denied" in messages(report)
 
 
 def test_the_gradebook_stages_and_watches_the_earlier_solutions(tmp_path: Path) -> None:

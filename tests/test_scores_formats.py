@@ -379,22 +379,21 @@ def test_the_merge_job_installs_no_torch_and_needs_none(tmp_path: Path) -> None:
     assert grades == {"ada": "20", "'=HYPERLINK(\"x\")": "10", "cy": ""}
 
 
-def test_a_long_print_is_counted_whole_through_every_cut(tmp_path: Path, grade) -> None:
+def test_a_long_print_is_counted_whole_through_every_cut(tmp_path: Path,
+                                                         grade_here) -> None:
     """A call that prints 3000 lines (far past what the worker keeps of it) is reported
     with 3000 lines in all: the ones shown and the count of the rest."""
-    problem = find("crop-context")
-    folder = tmp_path / "kata" / problem.folder
-    folder.mkdir(parents=True)
+    submission = tmp_path / "solution.py"
     # Prints, then answers wrongly, so the failing check shows the call's output.
-    folder.joinpath("solution.py").write_text(
+    submission.write_text(
         "class Solution:\n"
         "    def crop_context(self, context, context_length):\n"
         "        for i in range(3000):\n"
         "            print(f'line {i}')\n"
         "        return context[:, :0]\n")
-    run = grade("crop-context", "--submission", tmp_path / "kata")
-    shown = [t["output"] for t in run.report["tests"] if t["output"]]
-    assert shown, run.report["tests"]
+    report = grade_here("crop-context", submission)
+    shown = [t["output"] for t in report["tests"] if t["output"]]
+    assert shown, report["tests"]
     for output in shown:
         assert len(output) <= 500
         lines = output.splitlines()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from conftest import examples, grade_batch, messages
-from learner_examples import specs, text_of
-from patches import PatchError, apply
+from learner_examples import mistake_text, specs, text_of
+from patches import PatchError
 
 from grader.grading.values.failures import MISTAKE_ID
 
@@ -61,15 +61,8 @@ class Expectation:
         """
         if self.patch is None:
             return self.folder / (self.file or self.name)
-        if self.passes:
-            text = text_of(self.folder, self.name)
-        else:
-            base = text_of(self.folder, str(self.base))
-            try:
-                text = apply(self.patch, base)
-            except PatchError as error:
-                raise PatchError(f"{self.problem}/expected.toml: mistake {self.name!r} no "
-                                 f"longer applies to {self.base}: {error}") from None
+        text = (text_of(self.folder, self.name) if self.passes
+                else mistake_text(self.folder, self.name))
         out = tmp_path / self.problem / self.file_name
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
@@ -218,19 +211,42 @@ def mistake_ids(report: dict) -> set[str]:
 
 def test_styles_that_patch_each_other_in_a_circle_are_refused_by_name(monkeypatch) -> None:
     import learner_examples
-    folders = {slug: Path(f"/nowhere/{slug}/examples") for slug in ("a", "b")}
+    def folder(slug: str) -> Path:
+        return Path(f"/nowhere/{slug}/examples")
     one_line = " return x\n+# changed\n"
-    monkeypatch.setattr(learner_examples, "examples",
-                        lambda slug: Path(f"/nowhere/{slug}/examples"))
+    monkeypatch.setattr(learner_examples, "examples", folder)
     monkeypatch.setattr(learner_examples, "specs", lambda: {
-        folders["a"]: {"equivalent": {"x.py": {"patch": one_line, "of": "b/y.py"}}},
-        folders["b"]: {"equivalent": {"y.py": {"patch": one_line, "of": "a/x.py"}}}})
+        folder("a"): {"equivalent": {"x.py": {"patch": one_line, "of": "b/y.py"}}},
+        folder("b"): {"equivalent": {"y.py": {"patch": one_line, "of": "a/x.py"}}}})
     with pytest.raises(PatchError, match=r"in a circle: a/x.py -> b/y.py -> a/x.py"):
-        learner_examples.text_of(folders["a"], "x.py")
+        learner_examples.text_of(folder("a"), "x.py")
     monkeypatch.setattr(learner_examples, "specs", lambda: {
-        folders["a"]: {"equivalent": {"x.py": {"patch": one_line, "of": "c/z.py"}}}})
+        folder("a"): {"equivalent": {"x.py": {"patch": one_line, "of": "c/z.py"}}}})
     with pytest.raises(PatchError, match=r"`of` names 'c/z.py', not a problem with examples"):
-        learner_examples.text_of(folders["a"], "x.py")
+        learner_examples.text_of(folder("a"), "x.py")
+
+
+def test_a_patch_that_no_longer_fits_deep_in_a_chain_is_named_once(monkeypatch,
+                                                                    tmp_path) -> None:
+    """x patches y, y patches the base, and y no longer fits: the error names y and
+    its base once, not every style of the chain above it."""
+    import learner_examples
+
+    def folder(slug: str) -> Path:
+        return tmp_path / slug / "examples"
+    folder("b").mkdir(parents=True)
+    (folder("b") / "base.py").write_text("def f():\n    return x\n", encoding="utf-8")
+    monkeypatch.setattr(learner_examples, "examples", folder)
+    monkeypatch.setattr(learner_examples, "specs", lambda: {
+        folder("a"): {"equivalent": {"x.py": {"patch": " return y\n+# a\n", "of": "b/y.py"}}},
+        folder("b"): {"base": "base.py",
+                      "equivalent": {"y.py": {"patch": " return z\n+# b\n"}}}})
+    with pytest.raises(PatchError) as raised:
+        learner_examples.text_of(folder("a"), "x.py")
+    message = str(raised.value)
+    assert message.startswith("b/expected.toml: style 'y.py' no longer applies to b/base.py: "
+                              "hunk 1"), message
+    assert "a/expected.toml" not in message and message.count("no longer applies") == 1
 
 
 def test_a_patched_style_named_without_py_is_written_out_as_a_py_file(tmp_path) -> None:
