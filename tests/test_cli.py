@@ -135,8 +135,14 @@ def test_talk_streams_sentences():
 @pytest.mark.parametrize("option", [["--top-p", "1.5"], ["--temperature", "-1"],
                                     ["--top-k", "-2"], ["--chars", "-1"]])
 def test_talk_rejects_bad_options(option):
-    done = cli("talk", "Tom", *option)
-    assert done.returncode == 2 and "must be" in done.stderr
+    """At once: before torch is imported (seconds on a laptop)."""
+    code = ("import sys\nfrom grader.cli.main import main\n"
+            f"code = main(['talk', 'Tom', *{option!r}])\n"
+            "print(code, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
+    assert "must be" in done.stderr
 
 
 # Linux's fork path only: on the spawned path (macOS, Windows, or forced on Linux) a

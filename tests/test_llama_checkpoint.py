@@ -62,8 +62,9 @@ def test_an_untrained_llama_does_not_reach_the_bar() -> None:
     """The bar tells a trained model from one that is not."""
     torch.manual_seed(0)
     model = Llama(artifacts.load_llama_config()).eval()
-    good, total = well_formed_fraction(sample(model, 2000))
-    assert total == 0 or good / total < 0.5
+    # 700 characters make 47 sentences, none well formed (2,000 made 144, none either).
+    good, total = well_formed_fraction(sample(model, 700))
+    assert total >= 30 and good / total < 0.5, (good, total)
 
 
 def test_training_takes_a_llama_config(tmp_path) -> None:

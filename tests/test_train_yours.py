@@ -28,7 +28,7 @@ from safetensors.torch import load_file
 
 from grader.model.gpt import GPT, GPTConfig
 
-STEPS = 30  # more than one chunk of steps, and an evaluation at the end
+STEPS = 20  # more than one chunk of steps, and an evaluation at the end
 SEED = 3
 
 

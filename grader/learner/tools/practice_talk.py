@@ -38,11 +38,11 @@ MODERN = "modern"  # --model's name for the shipped modern model
 
 
 def talk(args: argparse.Namespace) -> int:
+    check_options(args)  # before torch is imported, as the kata's talk does
     import torch
 
     from grader.model import artifacts
 
-    check_options(args)
     run = None
     if args.model not in ("shipped", MODERN):
         if not args.yours:

@@ -240,12 +240,13 @@ def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
 
 
 def talk(args: argparse.Namespace) -> int:
+    # A mistyped option is refused before torch is imported: at once, not seconds later.
+    check_options(args)
     import torch
 
     from grader.model import artifacts
 
     torch.set_num_threads(1)
-    check_options(args)
     yours = getattr(args, "yours", False)
     talker = choose_model(args.model)
     int_to_char = talker.int_to_char

@@ -157,20 +157,21 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     run folder then says it failed). `on_step(step, steps, seconds)` hears of the steps
     as they are taken, at least every tenth of them, with the seconds since the first
     began, as `gpt-kata train`'s does."""
-    from grader.model.artifacts import split_corpus
-    from grader.model.config import TrainSettings
-    from grader.sandbox.wire.frames import MAX_FRAME
-
-    if steps < 1:
-        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
     from grader.sandbox.worker.layers.policy import Policy
 
+    # Options are refused before torch is imported: at once, not seconds later.
+    if steps < 1:
+        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
     # The sandbox limits the processes and threads a worker may start (where the
     # grader does not run as root); past it, torch could not start its threads.
     if Policy.max_processes is not None and threads > Policy.max_processes:
         raise UsageError(tr("--threads {threads}: --yours trains in the sandbox, which "
                             "allows at most {most} threads", threads=threads,
                             most=Policy.max_processes))
+    from grader.model.artifacts import split_corpus
+    from grader.model.config import TrainSettings
+    from grader.sandbox.wire.frames import MAX_FRAME
+
     settings = TrainSettings(steps=steps, seed=seed, threads=threads)
     try:
         int_to_char, train_data, val_data = split_corpus(
