@@ -210,6 +210,19 @@ def grade_batch(jobs: list[dict], tmp_path: Path, timeout: float = 900) -> list[
     return _SERVER.grade([{**job, "file": str(job["file"])} for job in jobs], timeout)
 
 
+def grade_in_folder(problems: Path, slug: str, tmp_path: Path) -> dict:
+    """A learner's file of `slug` in their problems folder, graded sandboxed as `gpt-kata
+    grade --submission <problems> <slug>` grades it (the sandbox grants what the file's
+    place grants, Policy.for_submission, whoever names the file), in this test process's
+    grading process. Graded under Landlock, or the test fails saying so."""
+    from grader.registry import find
+
+    file = problems / find(slug).folder / "solution.py"
+    [report] = grade_batch([{"problem": slug, "file": file, "sandbox": True}], tmp_path)
+    assert any(layer.startswith("landlock") for layer in report["isolation"]), report
+    return report
+
+
 def messages(report: dict) -> str:
     return "\n".join(t["message"] or "" for t in report.get("tests", []))
 

@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import grade_in_folder, messages
 
 from grader.registry import find
 from grader.sandbox.worker import machine
-from tests.conftest import messages, run_grade
 
 needs_landlock = pytest.mark.skipif(machine.probe().landlock_abi < 1,
                                     reason="no Landlock on this kernel")
@@ -54,6 +54,5 @@ def test_an_attention_built_on_the_learners_rope_passes(tmp_path: Path) -> None:
     source = source.replace(imports, imports + "\n" + offered(), 1)
     (problems / problem.folder).mkdir()
     (problems / problem.folder / "solution.py").write_text(source)
-    run = run_grade("--submission", problems, SLUG, tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert run.report["status"] == "pass", messages(run.report)
+    report = grade_in_folder(problems, SLUG, tmp_path)
+    assert report["status"] == "pass", messages(report)

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import grade_batch, messages
+from conftest import grade_in_folder, messages
 
 from grader import paths
 from grader.registry import find
@@ -166,18 +166,8 @@ def test_a_folder_that_is_not_laid_out_like_problems_is_not_granted(tmp_path: Pa
     assert str((tmp_path / "11-top-k-top-p").resolve()) in policy.readable
 
 
-def graded_in(problems: Path, slug: str, tmp_path: Path) -> dict:
-    """The learner's file of `slug` in their problems folder, graded as `gpt-kata grade
-    --submission <problems> <slug>` grades it: the sandbox grants what the file's place
-    grants (Policy.for_submission), whoever names the file."""
-    report = grade_batch([{"problem": slug, "file": problems / find(slug).folder / "solution.py",
-                           "sandbox": True}], tmp_path)[0]
-    assert any(layer.startswith("landlock") for layer in report["isolation"]), report
-    return report
-
-
 def passes_under_landlock(problems: Path, problem: str, tmp_path: Path) -> None:
-    report = graded_in(problems, problem, tmp_path)
+    report = grade_in_folder(problems, problem, tmp_path)
     assert report["status"] == "pass", messages(report)
 
 
@@ -201,7 +191,7 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
     # The learner's 09 is a link to the reference; a file beside it links to the goldens.
     (problems / "09-top-k").symlink_to(paths.SOLUTIONS / "09-top-k")
     (problems / "goldens.json").symlink_to(paths.DATA / "goldens.json")
-    report = graded_in(problems, "top-k-top-p", tmp_path)
+    report = grade_in_folder(problems, "top-k-top-p", tmp_path)
     # The file cannot import what it links to, so every check errored: the run is an error.
     assert report["status"] == "error"
     assert "cannot read" in messages(report) and "Permission denied" in messages(report)
@@ -211,7 +201,7 @@ def test_links_to_the_references_or_the_goldens_stay_closed(tmp_path: Path) -> N
         'TopK = solution_of("top-k")',
         'TopK = None\nfrom pathlib import Path\n'
         'Path(__file__).parents[1].joinpath("goldens.json").read_text()'))
-    report = graded_in(problems, "top-k-top-p", tmp_path)
+    report = grade_in_folder(problems, "top-k-top-p", tmp_path)
     assert report["status"] == "error"  # it cannot even import: every check errored
     assert "PermissionError" in messages(report) or "Permission denied" in messages(report)
 

@@ -11,9 +11,10 @@ import shutil
 import textwrap
 from pathlib import Path
 
+from conftest import grade_in_folder, messages
+from test_track3_reuse import needs_landlock
+
 from grader.registry import find
-from tests.conftest import messages, run_grade
-from tests.test_track3_reuse import needs_landlock
 
 CODE = re.compile(r"```python\n(from grader\.reuse import solution_of\n.*?)```", re.DOTALL)
 
@@ -80,6 +81,5 @@ def test_a_loop_built_on_the_earlier_solutions_passes(tmp_path: Path) -> None:
     source = ("import torch\nimport torch.nn.functional as F\n" + offered()
               + 'Step = solution_of("train-step")\n' + LOOP)
     (problems / loop.folder / "solution.py").write_text(source, encoding="utf-8")
-    run = run_grade("--submission", problems, "train-loop", tmp_path=tmp_path)
-    assert run.report is not None, run.stderr
-    assert run.report["status"] == "pass", messages(run.report)
+    report = grade_in_folder(problems, "train-loop", tmp_path)
+    assert report["status"] == "pass", messages(report)
