@@ -207,19 +207,23 @@ def test_the_worker_speaks_the_learners_language(tmp_path: Path,
     assert said in shown, shown
 
 
-def test_a_chinese_grade_of_every_starter_says_not_implemented_in_chinese(tmp_path: Path) -> None:
+def test_a_chinese_grade_of_starters_says_not_implemented_in_chinese(tmp_path: Path) -> None:
+    """The first starter of each track: the message is one text, whatever the problem
+    (test_grading.py grades every starter in English, in process)."""
     from learner import learner_kata
 
     from grader.registry import problems
 
+    firsts = list({problem.track: problem for problem in reversed(problems())}.values())
+    assert len(firsts) == 4
     kata = learner_kata(tmp_path)
-    shown = kata_command("grade", cwd=kata)
+    shown = kata_command("grade", *(problem.slug for problem in firsts), cwd=kata)
     said = catalog_of("messages")["not implemented yet (the starter still raises "
                                   "NotImplementedError)"]
-    for problem in problems():
+    for problem in firsts:
         line = next(x for x in shown.splitlines() if problem.folder in x)
         assert said in line, line
-    assert f"0/{len(problems())} 道题通过" in shown
+    assert f"0/{len(firsts)} 道题通过" in shown
 
 
 def test_talk_speaks_chinese(tmp_path: Path) -> None:

@@ -69,6 +69,14 @@ HEAVY = {
         "test_roster.py::test_a_roster_of_repositories_is_graded_at_its_deadline",
         "test_scores_agree.py",
         "test_shards.py::test_shards_merged_equal_one_run",
+        # A class graded from inside a learner's clone, by the gradebook and by
+        # Gradescope's entry point; the default tier keeps the classroom grade's.
+        "test_launch_own_grader.py::test_a_gradebook_run_from_inside_a_clone_grades_with_"
+        "the_installed_grader",
+        "test_launch_own_grader.py::test_run_autograder_grades_a_submission_holding_a_"
+        "grader_with_the_installed_one",
+        # The memory attack through a gradebook; the default tier keeps it against one grade.
+        "test_held_in_memory.py::test_a_gradebook_gives_the_memory_attack_nothing",
     ),
     # The learners' copy (`gpt-kata release`) and the installed package.
     "release": (
@@ -83,6 +91,9 @@ HEAVY = {
         "test_launch_spawned.py",
         # Checks from one notebook session, each with a worker spawned for it.
         "test_notebook.py::test_a_session_on_the_spawned_path_grades_each_check",
+        # A practice grade asked to take the spawned path (the default tier keeps the
+        # switch's classroom side).
+        "test_classroom_switches.py::test_practice_still_takes_the_spawned_path_when_asked",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
     # stopped mid-grade, workers that stop reading, trees of processes at the limits.
@@ -99,6 +110,7 @@ HEAVY = {
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
         "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",
         "test_unsandboxed_notice.py::test_under_the_full_sandbox_a_command_says_nothing_of_it",
+        "test_unsandboxed_notice.py::test_talk_says_it_before_the_prompt",
     ),
     # The documentation site built and read in a headless Chromium: a problem's link
     # followed, its pictures loaded, a problem found by search.
@@ -109,6 +121,10 @@ HEAVY = {
     # and the shipped models' sentences (6,000 characters sampled from each).
     "tools": (
         "test_chinese.py::test_talk_speaks_chinese",
+        # A talk streamed by sentences and by words gives one text (the default tier
+        # keeps a talk streamed by words through the command, and both streams in
+        # test_talk_stream.py).
+        "test_cli.py::test_talk_streams_sentences",
         "test_cli_usage.py::test_train_without_a_terminal_prints_progress_lines",
         "test_llama_checkpoint.py::test_the_shipped_modern_model_writes_well_formed_sentences",
         "test_talk_model.py",
