@@ -42,11 +42,28 @@ def new_scratch_root() -> str:
 
 
 def remove_tree(path: str) -> None:
-    """Remove a scratch folder, whatever its files' modes."""
-    def retry(function: Callable, name: str, _exc: object) -> None:
+    """Remove a scratch folder, whatever its files' modes.
+
+    A mode is changed only inside the folder, and never through a link: the folder's
+    parent is the temporary folder everyone shares (a root grader once turned /tmp
+    to 0700 removing a scratch folder already gone), and chmod follows links, which
+    a worker may leave pointing anywhere.
+    """
+    top = os.path.abspath(path)
+
+    def inside(name: str) -> bool:
+        full = os.path.abspath(name)
+        return not os.path.islink(full) and os.path.commonpath([top, full]) == top
+
+    def retry(function: Callable, name: str, error: object) -> None:
+        # onexc (3.12) passes the exception, onerror (3.11 and before) sys.exc_info()
+        error = error[1] if isinstance(error, tuple) else error
+        if isinstance(error, FileNotFoundError):
+            return  # gone already: nothing to remove
         try:
-            os.chmod(os.path.dirname(name) or ".", 0o700)
-            os.chmod(name, 0o700)
+            for folder in (os.path.dirname(name) or ".", name):
+                if inside(folder):
+                    os.chmod(folder, 0o700)
             function(name)
         except OSError:
             pass
