@@ -27,8 +27,8 @@ PROMPT = "Once upon a time,"
 
 class Runs(dict):
     """A GPT's run and a modern GPT's, each a few steps from train's seeded start,
-    each trained when a test first asks for it (the default tier's smoke asks only
-    for the GPT's)."""
+    each trained when a test first asks for it (a test run of only some of them
+    trains only what they need)."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
