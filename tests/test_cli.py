@@ -151,11 +151,12 @@ def test_talk_rejects_bad_options(option):
                     or os.environ.get("GPT_KATA_SPAWN_WORKERS") == "1",
                     reason="the spawned path can lose a Ctrl-C (a known issue)")
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_stops_a_grade_without_a_grader_error(jobs):
+def test_ctrl_c_stops_a_grade_without_a_grader_error(jobs, tmp_path):
     # Ctrl-C reaches every process of the terminal's group: the grader and its helper.
     grade = subprocess.Popen(
         [sys.executable, "-m", "grader", "grade", "--reference", "--jobs", jobs],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)})
     assert grade.stdout is not None
     first = grade.stdout.readline()  # said once the grader has imported what it grades with
     time.sleep(1.5)  # into the checks: all 35 references take several seconds
@@ -164,3 +165,5 @@ def test_ctrl_c_stops_a_grade_without_a_grader_error(jobs):
     said = first.decode() + rest.decode()
     assert grade.returncode == 130, said
     assert "grader error" not in said and "Traceback" not in said
+    # Nor does it leave a scratch folder behind, the helper's workers' included.
+    assert list(tmp_path.iterdir()) == []
