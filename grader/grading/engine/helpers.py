@@ -263,13 +263,12 @@ def _help(claims: Claims, order: list[tuple[Problem, Path]], control: socket.soc
     try:
         # Ctrl-C ends the helper at once; the grader cleans up after it.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        # So its workers' scratch folders go in the grade's, which the grader removes
-        # however it ends (its fork server, if the grader is killed): a scratch root of
-        # the helper's own was left behind by every Ctrl-C.
         if parent_pool.server is not None:
+            # Its workers' scratch folders go in the grade's, which the grader removes
+            # however it ends (its fork server, if the grader is killed): a scratch root
+            # of the helper's own was left behind by every Ctrl-C.
             os.environ["TMPDIR"] = tempfile.tempdir = parent_pool.server.scratch_root
-        # The grader's link to its fork server is the grader's alone.
-        if parent_pool.server is not None:
+            # The grader's link to its fork server is the grader's alone.
             close_quietly(parent_pool.server.replies, parent_pool.server.control)
         pool = WorkerPool(debug=parent_pool.debug, fork=True, sandbox=parent_pool.sandbox,
                           server_control=control)
