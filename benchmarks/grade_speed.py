@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from timing import LEARNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 CROP_FIRST = ROOT / "grader" / "checks" / "generate" / "examples" / "crop_first.py"
@@ -85,10 +86,6 @@ SANDBOX_COST_GOAL = 1.10
 UNSANDBOXED = {"pass", "references"}
 
 
-# Timed as a learner's Python runs: it caches the modules it compiles (__pycache__).
-# A machine may turn that off for every process (PYTHONDONTWRITEBYTECODE); each grade
-# would then compile the grader's own modules again, about 0.3 s of each grade here.
-LEARNER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(command: list[str]) -> tuple[float, int]:

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from timing import LEARNER_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -45,16 +47,10 @@ TIERS = [
 ]
 
 
-# Timed as CI (.ci/run) and a learner's Python run the suite: caching the modules they
-# compile (__pycache__, ignored by git). A machine may turn that off for every process;
-# each command a test starts would then compile the grader again.
-SUITE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def timed(command: list[str]) -> tuple[float, int, str]:
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False,
-                          env=SUITE_ENV)
+                          env=LEARNER_ENV)
     return time.perf_counter() - started, done.returncode, done.stdout[-2000:]
 
 
