@@ -37,7 +37,7 @@ import inspect
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from typing import Any
 
 import pytest
@@ -52,7 +52,7 @@ from grader.grading.subject.diagnosis import name_mistake
 from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
 from grader.grading.subject.kata import Call, Judge, Kata
 from grader.grading.subject.reference import fresh_args
-from grader.grading.subject.strategies import GRADING
+from grader.grading.subject.strategies import GRADING, ShrinkBudget
 from grader.grading.values.equality import Outcome, outcome_of, raised, same_outcome
 from grader.grading.values.failures import (
     Diagnosis,
@@ -283,8 +283,25 @@ class Contract:
         """A test of examples drawn by `draw`, against the reference (judged by
         `judge` instead of the contract's own, if given)."""
 
+        budget = ShrinkBudget()
+
         def test(kata: Kata, data: st.DataObject) -> None:
-            self.check(kata, draw(data), judge=judge)
+            args = draw(data)
+            budget.spend()
+            try:
+                self.check(kata, args, judge=judge)
+            except BaseException:
+                budget.failed()
+                raise
 
         test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
-        return GRADING(given(data=st.data())(test))
+        drawn = GRADING(given(data=st.data())(test))
+
+        # Each grade runs the test afresh, with a budget of its own. The wrapper takes
+        # the drawn test's name, signature and attributes (hypothesis' own among them).
+        @wraps(drawn)
+        def run(kata: Kata) -> None:
+            budget.start()
+            drawn(kata)
+
+        return run

@@ -1,0 +1,80 @@
+"""A failing drawn test shrinks its example within a budget of calls (ShrinkBudget), so
+that a failing grade does not spend most of its time shrinking; the example it reports
+still fails, and every run of the test has a budget of its own."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import strategies as st
+
+from grader.grading.contracts.contract import Contract
+from grader.grading.subject.strategies import SHRINK_CALLS, ShrinkBudget
+from grader.grading.values.failures import GradeFailure
+
+LIMIT = 5000
+
+
+class WrongAboveALimit:
+    """A learner's answer as a contract sees it: wrong wherever the numbers drawn add up
+    to more than 5000, which hypothesis shrinks in hundreds of attempts (453 here),
+    towards numbers that add up to 5001."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def check(self, contract: Contract, kata: object, args: tuple, case_id: str | None = None,
+              *, judge: object = None) -> None:
+        n = sum(args[0])
+        self.calls.append(n)
+        if n > LIMIT:
+            raise GradeFailure(f"wrong for a sum of {n}")
+
+
+def drawn_test(monkeypatch: pytest.MonkeyPatch, answer: WrongAboveALimit):
+    monkeypatch.setattr(Contract, "check", lambda self, *a, **k: answer.check(self, *a, **k))
+    contract = Contract(cases=dict, judge=lambda *a: None, problem="softmax")
+    numbers = st.lists(st.integers(0, 1000), min_size=40, max_size=80)
+    return contract.example_test("numbers", lambda data: (data.draw(numbers),))
+
+
+def calls_after_the_first_failure(calls: list[int]) -> int:
+    first = next(i for i, n in enumerate(calls) if n > LIMIT)
+    return len(calls) - first - 1
+
+
+def test_shrinking_stops_after_the_budget_and_the_reported_example_still_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = WrongAboveALimit()
+    test = drawn_test(monkeypatch, answer)
+    with pytest.raises(GradeFailure, match=r"wrong for a sum of \d+") as failure:
+        test(kata=None)
+    # The budget's calls, then hypothesis' last replay of the example it reports: that
+    # replay ran the check (a replay that did not fail would be hypothesis' error).
+    assert calls_after_the_first_failure(answer.calls) <= SHRINK_CALLS + 1
+    assert failure.value.message == f"wrong for a sum of {answer.calls[-1]}"
+    assert answer.calls[-1] > LIMIT
+
+
+def test_without_the_budget_hypothesis_would_shrink_for_longer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: on this test the budget is what ends shrinking."""
+    monkeypatch.setattr(ShrinkBudget, "__init__", lambda self, calls=10**6: (
+        setattr(self, "calls", calls), self.start())[-1])
+    answer = WrongAboveALimit()
+    with pytest.raises(GradeFailure):
+        drawn_test(monkeypatch, answer)(kata=None)
+    assert calls_after_the_first_failure(answer.calls) > 2 * SHRINK_CALLS
+
+
+def test_each_run_of_a_drawn_test_has_a_budget_of_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grading process may run one check module's tests for several submissions."""
+    answer = WrongAboveALimit()
+    test = drawn_test(monkeypatch, answer)
+    runs = []
+    for _ in range(2):
+        answer.calls.clear()
+        with pytest.raises(GradeFailure):
+            test(kata=None)
+        runs.append(list(answer.calls))
+    assert runs[0] == runs[1]  # the same examples, shrunk as far: deterministic
