@@ -100,6 +100,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
         for slug in tiers.problems_of(test_id, slugs, folders):
             item.add_marker(slug)
+    # The trains tier's tests take minutes each. Run with other tiers, they come first:
+    # pytest-xdist's worksteal hands each worker a part of the list in order, so they
+    # start at once, and no core is left waiting at the end for one begun last.
+    items.sort(key=lambda item: not item.get_closest_marker("trains"))
 
 
 # The start of a `python -I -c` run in a learners' copy: its own `grader` (the
