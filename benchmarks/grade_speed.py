@@ -86,8 +86,6 @@ SANDBOX_COST_GOAL = 1.10
 UNSANDBOXED = {"pass", "references"}
 
 
-
-
 def timed(command: list[str]) -> tuple[float, int]:
     started = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.subject.strategies import SHRINK_CALLS, ShrinkBudget
+from grader.grading.subject import strategies
+from grader.grading.subject.strategies import SHRINK_CALLS
 from grader.grading.values.failures import GradeFailure
 
 LIMIT = 5000
@@ -58,8 +59,7 @@ def test_shrinking_stops_after_the_budget_and_the_reported_example_still_fails(
 def test_without_the_budget_hypothesis_would_shrink_for_longer(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: on this test the budget is what ends shrinking."""
-    monkeypatch.setattr(ShrinkBudget, "__init__", lambda self, calls=10**6: (
-        setattr(self, "calls", calls), self.start())[-1])
+    monkeypatch.setattr(strategies, "SHRINK_CALLS", 10**6)
     answer = WrongAboveALimit()
     with pytest.raises(GradeFailure):
         drawn_test(monkeypatch, answer)(kata=None)

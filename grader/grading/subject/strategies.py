@@ -66,8 +66,7 @@ SHRINK_CALLS = 60
 class ShrinkBudget:
     """The calls one drawn test may still make to shrink its failing example."""
 
-    def __init__(self, calls: int = SHRINK_CALLS) -> None:
-        self.calls = calls
+    def __init__(self) -> None:
         self.start()
 
     def start(self) -> None:
@@ -81,7 +80,7 @@ class ShrinkBudget:
         Hypothesis replays the failing example it reports as a last step, to see it
         fail again: that replay always runs."""
         self.made += 1
-        if (self.failed_at is not None and self.made - self.failed_at > self.calls
+        if (self.failed_at is not None and self.made - self.failed_at > SHRINK_CALLS
                 and not final_replay()):
             reject()
 
