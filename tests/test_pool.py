@@ -112,6 +112,37 @@ def test_a_spawned_server_has_a_proc_of_its_own(tmp_path):
         parent.close()
 
 
+def test_workers_that_train_come_from_a_server_of_their_own(tmp_path):
+    """The import a torch optimizer needs (torch._dynamo) is made by a server spawned
+    for the workers that train: the grade's own server never makes it, so it forks
+    every other worker without waiting for it."""
+    from grader.sandbox.wire.limits import Limits
+
+    probe_file = tmp_path / "solution.py"
+    probe_file.write_text("import sys\n\n\nclass Solution:\n"
+                          "    def crop_context(self, context, context_length):\n"
+                          "        return ['torch._dynamo' in sys.modules]\n")
+
+    def process(trains: bool) -> SubmissionProcess:
+        return SubmissionProcess(str(probe_file), "Solution", ["crop_context"], pool,
+                                 trains=trains)
+
+    with WorkerPool(sandbox=Limits()) as pool:
+        pool.start()
+        pool.prepare([Load.of(str(probe_file), "Solution", ["crop_context"], trains=True),
+                      Load.of(str(probe_file), "Solution", ["crop_context"])])
+        trained, plain = (process(trains).call("crop_context", (torch.tensor([[1]]), 1))
+                          for trains in (True, False))
+        assert trained.error is None and plain.error is None
+        assert trained.result[0] is True  # ready to build an optimizer
+        assert plain.result[0] is False  # forked from a server that never imported it
+        training = pool.training
+        assert training is not None and not training.broken
+        # A worker made after the prepared ones (a restart) comes from the same servers.
+        assert process(True).call("crop_context", (torch.tensor([[1]]), 1)).result[0] is True
+    assert pool.training is None  # closed with the pool (it exits when its control closes)
+
+
 def test_spawned_workers_are_one_host_started_ahead_and_ended_with_the_pool(tmp_path):
     """The path other systems take: one host process, started by prepare, serves
     every submission in turn (SpawnHost)."""

@@ -128,7 +128,8 @@ class ForkServer:
             if op == "fork" and len(fds) == 2:
                 self.reply({"pid": self.fork(fds[0], fds[1], request)})
             elif op == "spawn" and len(fds) == 1:
-                self.reply({"pid": self.spawn(fds[0], bool(request.get("isolate")))})
+                self.reply({"pid": self.spawn(fds[0], bool(request.get("isolate")),
+                                              bool(request.get("trains")))})
             elif op == "end":
                 self.reply({"status": self.end(int(request["pid"]),
                                                float(request.get("grace", 0)))})
@@ -161,8 +162,10 @@ class ForkServer:
             self.isolated.add(pid)
         return pid
 
-    def spawn(self, control_fd: int, isolate: bool) -> int:
-        """Fork a fork server of its own for one grader, served over `control_fd`."""
+    def spawn(self, control_fd: int, isolate: bool, trains: bool = False) -> int:
+        """Fork a fork server of its own for one grader, served over `control_fd`; with
+        `trains`, one that imports what training needs before it says it is ready,
+        while this one goes on forking."""
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -177,6 +180,8 @@ class ForkServer:
                     else:
                         (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
                          or own_pid_namespace(keep_ids=True))
+                if trains:
+                    preload_training()
                 ForkServer(socket.socket(fileno=control_fd)).serve()
                 code = 0
             except BaseException:  # noqa: BLE001 - shown with GPT_KATA_DEBUG, then exit 1

@@ -27,10 +27,6 @@ LOAD_TIMEOUT = 30.0
 TREE_WAIT = 5.0
 
 
-
-
-
-
 class ForkServerClient:
     """The grader's handle on a `grader.sandbox.host.forkserver` process.
 
@@ -164,15 +160,17 @@ class ForkServerClient:
                 self.broken = True
                 raise WorkerDied(f"the fork server stopped answering: {exc}") from None
 
-    def spawn(self) -> tuple[socket.socket, int]:
+    def spawn(self, trains: bool = False) -> tuple[socket.socket, int]:
         """A fork server of its own for another grader: the socket to hand that grader
         (`ForkServerClient(control=...)`), and the pid to `end` once it is done.
 
         It is forked from this one, so it costs milliseconds instead of a torch
-        import, and holds nothing but what this server preloaded.
+        import, and holds nothing but what this server preloaded; with `trains`, it
+        then imports what training needs (see `fork`) in a process of its own, while
+        this one goes on forking workers.
         """
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request = {"op": "spawn", "isolate": self.sandbox is not None}
+        request = {"op": "spawn", "isolate": self.sandbox is not None, "trains": trains}
         try:
             pid = self._new_process(request, theirs)
         except BaseException:
