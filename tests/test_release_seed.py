@@ -17,16 +17,21 @@ from grader.grading.subject import strategies
 from grader.grading.subject.strategies import SEED_VARIABLE
 
 
-def draws(description: str = "a check's examples") -> list[int]:
+def draws(description: str = "a check's examples", edited: bool = False) -> list[int]:
     """What a test decorated as the checks decorate theirs draws, decorated now (the
-    seed is read when a check module is loaded)."""
+    seed is read when a check module is loaded); `edited`, a test of other source."""
     seen: list[int] = []
 
     def test(data: st.DataObject) -> None:
         seen.append(data.draw(st.integers(0, 2**62)))
 
-    test.__doc__ = description
-    strategies.GRADING(given(data=st.data())(test))()
+    def test_edited(data: st.DataObject) -> None:
+        drawn = data.draw(st.integers(0, 2**62))  # the same draw, written otherwise
+        seen.append(drawn)
+
+    chosen = test_edited if edited else test
+    strategies.seeded(strategies.GRADING(given(data=st.data())(chosen)),
+                      f"some-problem\0{description}")()
     return seen
 
 
@@ -36,6 +41,17 @@ def test_without_a_seed_the_examples_are_the_derandomised_ones(
     assert draws() == draws()
     monkeypatch.setenv(SEED_VARIABLE, "")
     assert draws() == draws()  # an empty value is no seed
+
+
+def test_the_examples_do_not_change_with_the_tests_source(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every check's drawn test is one function's (Contract.example_test): were its
+    source in the seed, an edit of that function would change every problem's examples
+    from one version of the grader to the next."""
+    monkeypatch.delenv(SEED_VARIABLE, raising=False)
+    assert draws(edited=True) == draws()
+    monkeypatch.setenv(SEED_VARIABLE, "271828")
+    assert draws(edited=True) == draws()
 
 
 def test_a_seed_draws_other_examples_the_same_on_every_run(

@@ -11,8 +11,7 @@ instructor's grade, given a seed, draws other examples than the copy holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -47,31 +46,12 @@ def drawn_examples(module: ModuleType, contract: Any) -> list[tuple]:
     """Up to EXAMPLES different drawn arguments, the same on every run."""
     examples: list[tuple] = []
     seen: set[str] = set()
-    with without_local_constants():
-        for draw in draw_functions(module, contract):
-            collector(draw, examples, seen)()
+    # Hypothesis' constants of the loaded modules are off in every process that
+    # imports the checks (grader/grading/subject/strategies.py), so what was imported
+    # before, or how the grader is installed, changes nothing here.
+    for draw in draw_functions(module, contract):
+        collector(draw, examples, seen)()
     return examples
-
-
-@contextmanager
-def without_local_constants() -> Iterator[None]:
-    """Hypothesis also draws, now and then, constants it finds in the source of the
-    modules loaded so far (not installed ones), so what it draws hangs on what was
-    imported before and on how the grader is installed. The copy's examples are
-    drawn without them; a hypothesis without that pool has nothing to put aside."""
-    from hypothesis.internal.conjecture import providers
-
-    if not (hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE")
-            and hasattr(providers, "Constants")):
-        yield
-        return
-    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
-    providers._get_local_constants = providers.Constants
-    providers.CONSTANTS_CACHE = {}  # what it caches holds the constants too
-    try:
-        yield
-    finally:
-        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
 
 
 def collector(draw: Callable[[Any], tuple], examples: list[tuple],

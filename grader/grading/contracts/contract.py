@@ -52,7 +52,7 @@ from grader.grading.subject.diagnosis import name_mistake
 from grader.grading.subject.inputs import answer_of, describe_inputs, inputs_of, show_inputs
 from grader.grading.subject.kata import Call, Judge, Kata
 from grader.grading.subject.reference import fresh_args
-from grader.grading.subject.strategies import GRADING, ShrinkBudget
+from grader.grading.subject.strategies import GRADING, ShrinkBudget, seeded
 from grader.grading.values.equality import Outcome, outcome_of, raised, same_outcome
 from grader.grading.values.failures import (
     Diagnosis,
@@ -295,7 +295,7 @@ class Contract:
                 raise
 
         test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
-        drawn = GRADING(given(data=st.data())(test))
+        drawn = seeded(GRADING(given(data=st.data())(test)), f"{self.problem}\0{description}")
 
         # Each grade runs the test afresh, with a budget of its own. The wrapper takes
         # the drawn test's name, signature and attributes (hypothesis' own among them).

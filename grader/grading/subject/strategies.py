@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import string
@@ -20,28 +21,50 @@ from grader.model.spec import ModelSpec
 SEED_VARIABLE = "GPT_KATA_EXAMPLES_SEED"
 
 
-class GradingSettings(settings):
-    """The grading settings, which also seed each test from the instructor's seed, if set."""
+def seeded(test, identity: str):  # noqa: ANN001, ANN201 - a hypothesis test, as given
+    """`test`, drawing its examples from a seed of its own: `identity` (its problem and
+    description: two tests built by one function share a name and a source), mixed
+    with the instructor's seed where one is set.
 
-    def __call__(self, test):  # noqa: ANN001, ANN204 - hypothesis's own decorator
-        test = super().__call__(test)
-        return with_instructor_seed(test)
-
-
-def with_instructor_seed(test):  # noqa: ANN001, ANN201 - a hypothesis test, as given
-    """`test`, drawing from the instructor's seed mixed with the test's description
-    (two tests built by one function share a name), or as it is without one."""
+    Without the instructor's seed hypothesis would derandomise from a digest of the
+    test's source, which every check's drawn test shares (Contract.example_test): any
+    edit of it changed the examples of every problem, and a submission's grade could
+    change from one version of the grader to the next with no check changed."""
     chosen = os.environ.get(SEED_VARIABLE, "")
-    if not chosen:
-        return test
-    digest = hashlib.sha256(f"{chosen}\0{test.__module__}\0{test.__doc__}".encode()).digest()
+    digest = hashlib.sha256(f"{chosen}\0{identity}".encode()).digest()
     return seed(int.from_bytes(digest[:8], "big"))(test)
+
+
+def without_local_constants() -> None:
+    """Keep hypothesis from drawing constants found in the loaded modules' source.
+
+    Hypothesis (6.131 on) now and then draws, instead of a random value, a constant
+    read from the source of the loaded modules that are not installed: the grader's
+    own modules when it runs from a checkout, none when it is installed from a wheel,
+    and any other module the process loaded. The same check then drew other examples
+    in a checkout than in a wheel (five problems of five tried), or beside another
+    module; and the parse is cached in `.hypothesis/` of the folder graded from,
+    which a learner's repository can hold. With no such constant, hypothesis draws
+    its random values and its own fixed list of constants, the same everywhere."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # a hypothesis from before local constants
+        return
+    if hasattr(providers, "_get_local_constants"):
+        providers._get_local_constants = lambda *_args: Constants()
+        # What it cached holds the constants found by draws made before this ran.
+        with contextlib.suppress(AttributeError):
+            providers.CONSTANTS_CACHE.cache.clear()
+
+
+without_local_constants()
 
 
 # Grading must be deterministic: the same submission gets the same examples and
 # the same grade on every run (given the same seed), and nothing is remembered
-# between runs.
-GRADING = GradingSettings(
+# between runs. Each test is seeded too (`seeded`); derandomize covers any that is not.
+GRADING = settings(
     derandomize=True,
     # No explain phase: its notes never reach the report, and it replays each
     # failure many times over (most of a failing grade's time, when it ran).
