@@ -140,6 +140,9 @@ def test_workers_that_train_come_from_a_server_of_their_own(tmp_path):
         assert training is not None and not training.broken
         # A worker made after the prepared ones (a restart) comes from the same servers.
         assert process(True).call("crop_context", (torch.tensor([[1]]), 1)).result[0] is True
+        assert pool.usable()
+        training.broken = True  # as after an exchange with it failed
+        assert not pool.usable()  # a session's pool is then made anew (notebook.kernel_pool)
     assert pool.training is None  # closed with the pool (it exits when its control closes)
 
 

@@ -209,9 +209,9 @@ class WorkerPool:
         self.layers = [str(layer) for layer in hello.get("isolation", [])][:20]
 
     def usable(self) -> bool:
-        """Whether the pool can hand out workers still: its fork server, if it started
-        one, has not died."""
-        return self.server is None or self.server.alive
+        """Whether the pool can hand out workers still: its fork servers, if it started
+        any, have not died (a session's pool is then made anew)."""
+        return all(server is None or server.alive for server in (self.server, self.training))
 
     def end_workers(self) -> None:
         """End every worker handed out so far, and keep the fork server for the next grade."""
