@@ -1,1 +1,2 @@
-"""Maintainer-only tools (goldens and manifest regeneration)."""
+"""Maintainer-only tools: goldens and manifest regeneration, catalogs, and which
+known mistakes the drawn examples reach."""
