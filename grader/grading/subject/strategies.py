@@ -199,8 +199,14 @@ def exact_nucleus_rows(draw: st.DrawFn) -> tuple[torch.Tensor, float]:
 def model_and_context(data: st.DataObject, windows: int = 3) -> tuple[ModelSpec, torch.Tensor]:
     """A small random model and a context of up to `windows` times its context length."""
     spec = data.draw(random_models(), label="model")
-    context = data.draw(token_contexts(spec.config["vocab_size"],
-                                       max_length=windows * spec.config["context_length"]),
+    n = spec.config["context_length"]
+    # Half the contexts fit the window (a generation then fills it step by step, from
+    # the cache) and half are longer (cropped before the first step). Drawn as a list's
+    # own length, contexts were mostly short, and one longer than the window was rare.
+    longer = windows > 1 and data.draw(st.booleans(), label="longer than the window")
+    length = data.draw(st.integers(n + 1, windows * n) if longer else st.integers(1, n),
+                       label="context's length")
+    context = data.draw(token_contexts(spec.config["vocab_size"], length, length),
                         label="context")
     return spec, context
 
