@@ -92,10 +92,18 @@ class ShrinkBudget:
     def __init__(self) -> None:
         self.start()
 
-    def start(self) -> None:
-        """A new run of the test: nothing has failed yet."""
+    def start(self, limited: bool = True) -> None:
+        """A new run of the test: nothing has failed yet; without `limited`, a run
+        that shrinks as far as hypothesis goes (see `rejected`)."""
         self.made = 0
         self.failed_at: int | None = None
+        self.limited = limited
+        # Whether an example was refused. Hypothesis may run an example it ran before
+        # (it did on the spawned path, shrinking kv-cache's drop_oldest mistake): if
+        # the budget refuses it then, hypothesis sees one example two ways and fails
+        # the test as flaky. The test is then run again without a budget: slower,
+        # and as deterministic.
+        self.rejected = False
 
     def spend(self) -> None:
         """Count one call, or reject the example drawn for it once the budget is spent.
@@ -103,8 +111,9 @@ class ShrinkBudget:
         Hypothesis replays the failing example it reports as a last step, to see it
         fail again: that replay always runs."""
         self.made += 1
-        if (self.failed_at is not None and self.made - self.failed_at > SHRINK_CALLS
-                and not final_replay()):
+        if (self.limited and self.failed_at is not None
+                and self.made - self.failed_at > SHRINK_CALLS and not final_replay()):
+            self.rejected = True
             reject()
 
     def failed(self) -> None:
