@@ -21,7 +21,7 @@ def test_crop_contexts_drawn_examples_show_every_known_mistake() -> None:
 def test_a_mistake_no_drawn_example_shows_is_listed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: drawn contexts that fit their window leave nothing to crop."""
     monkeypatch.setattr(mistake_reach, "drawn",
-                        lambda problem, description, draw: [(torch.tensor([[1, 2]]), 3)])
+                        lambda identity, draw: [(torch.tensor([[1, 2]]), 3)])
     count, missed = mistake_reach.never_caught("crop-context")
     assert count == 1 and set(missed) == CROP_MISTAKES  # not the dropped batch dimension
 

@@ -21,22 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 
-def drawn_tests(module: Any, contract: Any) -> list[tuple[str, Callable[[Any], tuple]]]:
-    """(description, draw) of each drawn test of `contract` in `module`."""
-    found = []
-    for name, value in sorted(vars(module).items()):
-        inner = getattr(getattr(value, "hypothesis", None), "inner_test", None)
-        if not name.startswith("test_") or inner is None or not inner.__closure__:
-            continue
-        cells = dict(zip(inner.__code__.co_freevars,
-                         (cell.cell_contents for cell in inner.__closure__), strict=True))
-        if cells.get("self") is contract and "draw" in cells:
-            found.append((str(value.__doc__), cells["draw"]))
-    return found
-
-
-def drawn(problem: str, description: str, draw: Callable[[Any], tuple]) -> list[tuple]:
-    """The arguments the drawn test draws in a grade, in order."""
+def drawn(identity: str, draw: Callable[[Any], tuple]) -> list[tuple]:
+    """The arguments a drawn test draws in a grade, in order (`Drawing`'s fields)."""
     from hypothesis import given
     from hypothesis import strategies as st
 
@@ -47,8 +33,7 @@ def drawn(problem: str, description: str, draw: Callable[[Any], tuple]) -> list[
     def collect(data: st.DataObject) -> None:
         examples.append(draw(data))
 
-    strategies.seeded(strategies.GRADING(given(data=st.data())(collect)),
-                      f"{problem}\0{description}")()
+    strategies.seeded(strategies.GRADING(given(data=st.data())(collect)), identity)()
     return examples
 
 
@@ -57,6 +42,7 @@ def never_caught(slug: str) -> tuple[int, list[str]] | None:
     problem this cannot judge."""
     import torch
 
+    from grader.grading.contracts.contract import drawings
     from grader.grading.subject.reference import fresh_args, load_reference
     from grader.grading.values.equality import outcome_of, same_outcome
     from grader.registry import find
@@ -70,8 +56,8 @@ def never_caught(slug: str) -> tuple[int, list[str]] | None:
             or harness_name(contract.method) is not None):
         return None
     method = getattr(load_reference(problem), contract.method)
-    examples = [args for description, draw in drawn_tests(module, contract)
-                for args in drawn(contract.problem, description, draw)]
+    examples = [args for drawing in drawings(module, contract)
+                for args in drawn(drawing.identity, drawing.draw)]
     shown: set[str] = set()
     with torch.no_grad():
         for args in examples:

@@ -30,16 +30,9 @@ DRAWING = settings(derandomize=True, database=None, deadline=None, max_examples=
 def draw_functions(module: ModuleType, contract: Any) -> list[Callable[[Any], tuple]]:
     """The draw of each example test of `contract` judged by the contract's own judge
     (a test with a judge of its own asks for more than an answer to compare)."""
-    found = []
-    for name, value in sorted(vars(module).items()):
-        inner = getattr(getattr(value, "hypothesis", None), "inner_test", None)
-        if not name.startswith("test_") or inner is None or not inner.__closure__:
-            continue
-        cells = dict(zip(inner.__code__.co_freevars,
-                         (cell.cell_contents for cell in inner.__closure__), strict=True))
-        if cells.get("self") is contract and cells.get("judge") is None and "draw" in cells:
-            found.append(cells["draw"])
-    return found
+    from grader.grading.contracts.contract import drawings
+
+    return [drawing.draw for drawing in drawings(module, contract) if drawing.judge is None]
 
 
 def drawn_examples(module: ModuleType, contract: Any) -> list[tuple]:

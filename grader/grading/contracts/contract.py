@@ -71,6 +71,24 @@ from grader.sandbox.worker.harness_ref import harness_ref, run_harness
 Draw = Callable[[st.DataObject], tuple]
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """What one of a contract's drawn tests draws with, for what draws its examples
+    again without grading them (the release, grader.maintainer.mistake_reach)."""
+
+    contract: Contract
+    draw: Draw
+    judge: Judge | None  # its own judge, if not the contract's
+    identity: str  # what its examples are seeded from (strategies.seeded)
+
+
+def drawings(module: Any, contract: Contract) -> list[Drawing]:
+    """The drawings of `contract`'s drawn tests in the check module `module`."""
+    return [value.drawing for name, value in sorted(vars(module).items())
+            if name.startswith("test_") and isinstance(getattr(value, "drawing", None), Drawing)
+            and value.drawing.contract is contract]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Contract:
     """What a check module grades: one method of one problem, its cases and its mistakes."""
@@ -296,7 +314,8 @@ class Contract:
                 raise
 
         test.__doc__ = description  # before hypothesis wraps it: the wrapper copies it then
-        drawn = seeded(GRADING(given(data=st.data())(test)), f"{self.problem}\0{description}")
+        identity = f"{self.problem}\0{description}"
+        drawn = seeded(GRADING(given(data=st.data())(test)), identity)
 
         # Each grade runs the test afresh, with a budget of its own. The wrapper takes
         # the drawn test's name, signature and attributes (hypothesis' own among them).
@@ -311,4 +330,5 @@ class Contract:
                 budget.start(limited=False)  # see ShrinkBudget.rejected
                 drawn(kata)
 
+        run.drawing = Drawing(self, draw, judge, identity)  # type: ignore[attr-defined]
         return run
