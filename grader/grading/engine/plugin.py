@@ -18,6 +18,7 @@ import pytest
 
 from grader import paths
 from grader.grading.contracts.contract_validation import CheckModule
+from grader.grading.engine import ctrl_c
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.failures import (
@@ -113,7 +114,9 @@ class GradingPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
-        """Skip the checks of a problem the other process of a shared grade claimed."""
+        """Stop at a Ctrl-C whose KeyboardInterrupt a finaliser swallowed; skip the
+        checks of a problem the other process of a shared grade claimed."""
+        ctrl_c.stop_if_pressed()
         if self.share is None:
             return None
         slug = item.module.CONTRACT.problem
@@ -331,8 +334,9 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     freeze_imports()
     old_modules = set(sys.modules)
     try:
-        code = int(pytest.main(args, plugins=[plugin]))
-        if plugin.interrupted:
+        with ctrl_c.remembered():
+            code = int(pytest.main(args, plugins=[plugin]))
+        if plugin.interrupted or ctrl_c.pressed():
             # Stopped by the learner: no grade, not a grader error (the CLI exits 130).
             raise KeyboardInterrupt
         if code not in (0, 1):

@@ -1,0 +1,53 @@
+"""A Ctrl-C that no finaliser can swallow.
+
+Python raises KeyboardInterrupt wherever the main thread happens to be when the
+SIGINT handler runs. Inside a `__del__` method, a weakref callback or a garbage
+collection's finaliser, the exception cannot propagate: Python reports it as
+"ignored" (to a stderr that pytest captures during a grade) and goes on, and the
+grade runs to its end as if no key had been pressed. While checks run, the handler
+here also remembers the press, and the engine stops at the next check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+_pressed = threading.Event()
+
+
+def _remember_and_interrupt(signum: int, frame: FrameType | None) -> None:
+    _pressed.set()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def remembered() -> Iterator[None]:
+    """Remember a Ctrl-C pressed in this block. Python's own handler is replaced
+    only where it is the one in place (a notebook kernel's, say, is left alone),
+    and only from the main thread, the one signals reach."""
+    _pressed.clear()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    signal.signal(signal.SIGINT, _remember_and_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def stop_if_pressed() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C was pressed in this block, even where
+    its first KeyboardInterrupt was swallowed."""
+    if _pressed.is_set():
+        raise KeyboardInterrupt
+
+
+def pressed() -> bool:
+    """Whether Ctrl-C was pressed in the last `remembered()` block."""
+    return _pressed.is_set()

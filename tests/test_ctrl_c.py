@@ -1,0 +1,83 @@
+"""A Ctrl-C stops a grade even when its KeyboardInterrupt is raised inside a finaliser,
+where Python swallows it (grader/grading/engine/ctrl_c.py)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from grader.grading.engine import ctrl_c
+
+# Grades crop-context's reference in process. Right after the first check's result,
+# an object is dropped whose __del__ sends the process a SIGINT: the handler runs
+# inside __del__, and its KeyboardInterrupt is "ignored" there, as one is when the
+# key is pressed during any finaliser or garbage collection.
+GRADE_WITH_A_SWALLOWED_CTRL_C = """
+import os, signal, sys
+from grader.grading.engine import plugin
+from grader.grading.engine.session import grade_problems
+from grader.registry import find
+from grader.sandbox.host.pool import WorkerPool
+
+swallowed = []
+sys.unraisablehook = lambda unraisable: swallowed.append(unraisable.exc_type.__name__)
+
+
+class PressedInAFinaliser:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(1000))  # bytecode for the handler to run in
+
+
+record = plugin.GradingPlugin._record
+
+
+def record_then_press(self, *args):
+    record(self, *args)
+    if len(self.results) == 1:
+        PressedInAFinaliser()
+
+
+plugin.GradingPlugin._record = record_then_press
+problem = find("crop-context")
+pool = WorkerPool(sandbox=None)
+graded = None
+try:
+    grade_problems({problem: problem.reference}, pool)
+    graded = "to the end"
+except KeyboardInterrupt:
+    graded = "stopped"
+finally:
+    pool.close()
+print(graded, swallowed)
+"""
+
+
+def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_the_grade():
+    done = subprocess.run([sys.executable, "-c", GRADE_WITH_A_SWALLOWED_CTRL_C],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    # The press was swallowed (the scenario happened), and the grade stopped anyway.
+    assert done.stdout.split() == ["stopped", "['KeyboardInterrupt']"], (done.stdout,
+                                                                        done.stderr)
+
+
+def test_the_handler_is_put_back_and_a_kernels_own_left_alone():
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with ctrl_c.remembered():
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+        def kernels_own(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, kernels_own)
+        with ctrl_c.remembered():
+            assert signal.getsignal(signal.SIGINT) is kernels_own
+        assert signal.getsignal(signal.SIGINT) is kernels_own
+        assert not ctrl_c.pressed()
+    finally:
+        signal.signal(signal.SIGINT, previous)
