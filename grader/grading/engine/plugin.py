@@ -19,6 +19,7 @@ import pytest
 from grader import paths
 from grader.grading.contracts.contract_validation import CheckModule
 from grader.grading.engine import ctrl_c
+from grader.grading.engine.helpers import still_the_starter
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.failures import (
@@ -86,7 +87,8 @@ class GradingPlugin:
                                         list(problem.methods), self.pool, self.limits, witnessed,
                                         module=problem.module is not None,
                                         models=problem.takes_model, trains=problem.trains)
-            kata = Kata(problem, process, load_reference(problem))
+            kata = Kata(problem, process, load_reference(problem),
+                        starter=still_the_starter(problem, self.submissions[slug]))
             error = process.load()
             if error:
                 kata.unavailable = one_line(error)

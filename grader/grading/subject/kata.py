@@ -52,6 +52,7 @@ class Kata:
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None
     outputs: list[Printed] = field(default_factory=list)
+    starter: bool = False  # the file is the problem's starter, byte for byte
     last: CallOutcome | None = None  # the worker's record of the latest call
     diagnoses: Diagnoses = field(default_factory=Diagnoses)
 
@@ -146,11 +147,13 @@ class Kata:
                 value = self.reference_call(method, args, kwargs)
                 live.append(list(value) if iterate else value)
 
-        # The first call of a submission runs alone: if it only raises
-        # NotImplementedError (a starter), the reference's run would be wasted.
-        # A witnessed call always does: timed against the reference's work, the
-        # witness's answers could tell the submission what the reference reads.
-        alone = self.submission.calls == 0 or self.submission.witnessed
+        # A starter's first call runs alone: it only raises NotImplementedError,
+        # and the reference's run would be wasted. Any other file's first call
+        # does not: the reference's first run (the shipped model's first forward
+        # passes) then overlaps the worker's loading. A witnessed call always runs
+        # alone: timed against the reference's work, the witness's answers could
+        # tell the submission what the reference reads.
+        alone = (self.starter and self.submission.calls == 0) or self.submission.witnessed
         got = self.outcome(method, *args, arg_names=arg_names,
                            while_waiting=None if alone else reference, iterate=iterate,
                            **kwargs)
