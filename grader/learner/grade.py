@@ -180,8 +180,11 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
                pool: WorkerPool, limits: Limits, shared: bool = False) -> int:
     from rich.markup import escape
 
-    from grader.grading.engine.helpers import grade_shared
-    from grader.grading.engine.session import goldens_mode, grade_problems
+    from grader.importing import without_collections
+
+    with without_collections():  # torch, pytest, hypothesis
+        from grader.grading.engine.helpers import grade_shared
+        from grader.grading.engine.session import goldens_mode, grade_problems
     from grader.learner.sandbox_notice import layers_line, unsandboxed
 
     out = console(stderr=args.quiet)

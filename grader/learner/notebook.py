@@ -290,7 +290,10 @@ def _practise(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
 
 
 def _grade_in_the_sandbox(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
-    from grader.grading.engine.session import grade_problems
+    from grader.importing import without_collections
+
+    with without_collections():  # torch, pytest, hypothesis: the first time only
+        from grader.grading.engine.session import grade_problems
     from grader.learner.sandbox_notice import unsandboxed
     from grader.reports.report import render
     from grader.sandbox.wire.limits import Limits

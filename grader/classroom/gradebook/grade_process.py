@@ -36,12 +36,15 @@ def forking() -> bool:
 
 def warm_up() -> None:
     """Import what a grade needs, before any thread starts and before any fork."""
-    import torch
+    from grader.importing import without_collections
 
-    # No thread pool exists yet; with one thread none will, so forking stays safe.
-    torch.set_num_threads(1)
-    import grader.grading.engine.session  # noqa: F401
-    import grader.reports.junit  # noqa: F401
+    with without_collections():
+        import torch
+
+        # No thread pool exists yet; with one thread none will, so forking stays safe.
+        torch.set_num_threads(1)
+        import grader.grading.engine.session  # noqa: F401
+        import grader.reports.junit  # noqa: F401
 
 
 class GradeProcess:

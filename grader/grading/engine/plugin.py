@@ -19,7 +19,6 @@ import pytest
 from grader import paths
 from grader.grading.contracts.contract_validation import CheckModule
 from grader.grading.engine import ctrl_c
-from grader.grading.engine.helpers import still_the_starter
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.failures import (
@@ -88,7 +87,7 @@ class GradingPlugin:
                                         module=problem.module is not None,
                                         models=problem.takes_model, trains=problem.trains)
             kata = Kata(problem, process, load_reference(problem),
-                        starter=still_the_starter(problem, self.submissions[slug]))
+                        starter=problem.is_its_starter(self.submissions[slug]))
             error = process.load()
             if error:
                 kata.unavailable = one_line(error)

@@ -45,6 +45,13 @@ def preload() -> None:
     in memory, where no file sandbox can keep a submission from it (a learner's
     attention layer could hand back the reference's own). `preload_models` adds them
     in the workers that are handed one."""
+    from grader.importing import without_collections
+
+    with without_collections():
+        _preload()
+
+
+def _preload() -> None:
     import torch
 
     torch.set_num_threads(1)  # no thread pool exists yet, so forking stays safe
@@ -92,7 +99,10 @@ def preload_training() -> None:
     it; a grade with it pays once, while the grader works on the problems before."""
     import gc
 
-    import torch._dynamo  # noqa: F401
+    from grader.importing import without_collections
+
+    with without_collections():
+        import torch._dynamo  # noqa: F401
 
     gc.freeze()  # as in preload: the new pages stay shared with the workers
 

@@ -248,7 +248,10 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     was handed the grader's models; without them it refuses to load a submission
     while it holds any of the grader's reference code.
     """
-    import torch
+    from grader.importing import without_collections
+
+    with without_collections():  # once, in a spawned worker host; a fork has it already
+        import torch
 
     from grader.locale import catalog, language
 
