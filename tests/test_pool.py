@@ -146,6 +146,53 @@ def test_workers_that_train_come_from_a_server_of_their_own(tmp_path):
     assert pool.training is None  # closed with the pool (it exits when its control closes)
 
 
+def test_a_training_server_whose_client_cannot_be_made_is_ended(monkeypatch):
+    """Spawned, but its client not made (its scratch folder, say): its control is
+    closed, so it ends at once, and the grade's own server trains instead."""
+    import socket
+
+    from grader.sandbox.host import pool as pool_module
+
+    made = pool_module.ForkServerClient
+    spawned: list[tuple[socket.socket, int]] = []
+
+    def no_client_for_a_spawned_server(debug, sandbox, control=None):
+        if control is not None:
+            raise OSError("no scratch folder")
+        return made(debug, sandbox, control)
+
+    monkeypatch.setattr(pool_module, "ForkServerClient", no_client_for_a_spawned_server)
+    with WorkerPool() as pool:
+        pool.start()
+        server = pool.server
+        assert server is not None
+        spawn = server.spawn
+        monkeypatch.setattr(server, "spawn", lambda trains: spawned.append(spawn(trains=trains))
+                            or spawned[-1])
+        assert pool._training_server(server) is None
+        (control, pid), = spawned
+        assert control.fileno() == -1  # closed
+        assert ended(pid)  # it exits once it sees its control closed
+
+
+def ended(pid: int, seconds: float = 10) -> bool:
+    """Whether the process is gone (or a zombie its parent has yet to reap) within
+    `seconds`."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_spawned_workers_are_one_host_started_ahead_and_ended_with_the_pool(tmp_path):
     """The path other systems take: one host process, started by prepare, serves
     every submission in turn (SpawnHost)."""

@@ -131,8 +131,12 @@ class WorkerPool:
             self._training_asked = True
         try:
             control, _pid = server.spawn(trains=True)  # it ends when its control closes
-            training = ForkServerClient(self.debug, self.sandbox, control)
         except (WorkerDied, OSError, ValueError, KeyError):
+            return None
+        try:
+            training = ForkServerClient(self.debug, self.sandbox, control)
+        except OSError:  # its scratch folder, say: the server ends with its control
+            control.close()
             return None
         with self._lock:
             if self.server is not server:  # the pool closed meanwhile
