@@ -97,17 +97,18 @@ class Run:
     """The worker that trains, and the calls the grader makes to it."""
 
     def __init__(self, problems: list[Problem], pool: Any,
-                 model: YourModel = GPT_MODEL) -> None:
+                 model: YourModel = GPT_MODEL, trainer: str = "train-step") -> None:
+        """`trainer`: the problem whose file trains (train-step's, or train-loop's)."""
         from grader.sandbox.host.process import SubmissionProcess
         from grader.sandbox.wire.limits import Limits
 
         self.files = {p.slug: str(p.starter.resolve()) for p in problems}
         self.model_file = self.files[model.slug]
-        step = find("train-step")
+        trains = find(trainer)
         # No budget for all calls together: each chunk has a limit of its own.
-        self.process = SubmissionProcess(self.files["train-step"], step.class_name,
-                                         list(step.methods), pool, Limits(problem_budget=math.inf),
-                                         trains=step.trains)
+        self.process = SubmissionProcess(self.files[trainer], trains.class_name,
+                                         list(trains.methods), pool,
+                                         Limits(problem_budget=math.inf), trains=trains.trains)
         self.slowest = 0.0
 
     def call(self, name: str, args: tuple, timeout: float, what: str) -> Any:

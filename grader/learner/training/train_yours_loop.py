@@ -24,7 +24,7 @@ from typing import Any
 
 from grader.learner.errors import UsageError
 from grader.learner.status import learner_status
-from grader.learner.training.train_worker import GPT_MODEL, YourModel
+from grader.learner.training.train_worker import GPT_MODEL, Run, YourModel
 from grader.locale import tr
 from grader.registry import Problem, find
 
@@ -93,25 +93,6 @@ def read_entry(entry: Any, last_step: int, steps: int) -> tuple[int, float, floa
                         step=last_step))
 
 
-def loop_run(pool: Any, model: YourModel) -> Any:
-    """train_worker.Run, on the learner's train-loop file instead of their train-step."""
-    from grader.learner.training.train_worker import Run
-    from grader.sandbox.host.process import SubmissionProcess
-    from grader.sandbox.wire.limits import Limits
-
-    class LoopRun(Run):
-        def __init__(self) -> None:  # noqa: D107 - Run's, with the loop's file
-            loop = find(LOOP)
-            self.files = {slug: str(find(slug).starter.resolve()) for slug in needed(model)}
-            self.model_file = self.files[model.slug]
-            self.process = SubmissionProcess(self.files[LOOP], loop.class_name,
-                                             list(loop.methods), pool,
-                                             Limits(problem_budget=math.inf), trains=loop.trains)
-            self.slowest = 0.0
-
-    return LoopRun()
-
-
 def read_progress(reply: Any, last_step: int, steps: int) -> tuple[int, list[int], list, bool]:
     """A progress report as the harness sends it (harnesses.train_loop_progress): the steps
     taken, no fewer than before and at most the run's; the steps at which evaluations
@@ -154,7 +135,7 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
 
 
     print(loop_used(model), file=sys.stderr)
-    run = loop_run(pool, model)
+    run = Run([find(slug) for slug in needed(model)], pool, model, trainer=LOOP)
     limit = START_SECONDS + SECONDS_PER_STEP * model.step_cost * steps
     log: list[tuple[int, float, float, float]] = []  # and each evaluation's elapsed_s
     log_file = None

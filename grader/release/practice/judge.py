@@ -14,16 +14,14 @@ from typing import Any
 
 import torch
 
+from grader.grading.values.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL, activation_atol
 from grader.locale import tr
 
 # The rules a problem's answers are judged by, as cases.json names them.
 RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
          "training-steps", "training-loop", "passed-on")
-RTOL = 1e-5  # float32 carries ~7 digits; another order of operations moves the last two
-ATOL = 1e-6  # for entries near zero, where a relative bound means nothing
-# How far a weight may move from the expected one after training: a right step that
-# adds or averages in another order drifts by far less, a wrong one by half the rate.
-TRAINED_WEIGHTS_ATOL = 1e-3
+# The tolerances are the full grader's own (tolerances.py ships in the copy): the
+# practice grade and the instructor's take and refuse the same near misses.
 
 
 def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False) -> bool:
@@ -50,14 +48,6 @@ def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False
         return (isinstance(got, dict) and got.keys() == want.keys()
                 and all(same(got[k], want[k], activations, own_scale) for k in want))
     return bool(got == want)
-
-
-def activation_atol(expected: torch.Tensor) -> float:
-    """A module output's absolute bound: its entries are sums of many terms of the
-    tensor's size, so an entry near zero carries their rounding error."""
-    finite = expected.double()[expected.isfinite()]
-    scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
-    return ATOL + RTOL * scale
 
 
 def _same_tensor(got: torch.Tensor, want: torch.Tensor, activations: bool) -> bool:
@@ -275,7 +265,7 @@ def difference(got: Any, want: Any) -> str:
     both = torch.isnan(got) & torch.isnan(want)
     differs = ~((got == want) | both)
     if got.is_floating_point() and want.is_floating_point():
-        close = torch.isclose(got.double(), want.double(), rtol=1e-5, atol=1e-6)
+        close = torch.isclose(got.double(), want.double(), rtol=RTOL, atol=ATOL)
         differs &= ~close
     count = int(differs.sum())
     if not count:
