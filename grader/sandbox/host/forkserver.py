@@ -32,6 +32,17 @@ import traceback
 from typing import Any
 
 from grader.sandbox.host.ending import wait_for, wait_then_kill
+from grader.sandbox.worker.layers import syscalls
+from grader.sandbox.worker.layers.scratch import map_own_ids
+from grader.sandbox.worker.layers.syscalls import (
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+)
 
 MAX_REQUEST = 64 * 1024
 # Seconds the parent of a worker's PID namespace gets to end the worker's tree, once
@@ -251,11 +262,6 @@ def reap_all(seconds: float = 5.0) -> None:
             time.sleep(0.01)
 
 
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 
 
 def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
@@ -269,18 +275,16 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     it waits, passes on how the worker ended, and if it is killed itself, the
     worker dies with it (the sandbox sets a parent-death signal).
     """
-    import ctypes
-
     ids = os.geteuid(), os.getegid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        # A user namespace of its own gives the right to make a PID namespace.
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | more) != 0:
-            return False
-    except (OSError, AttributeError):
+    libc = syscalls.libc()
+    # A user namespace of its own gives the right to make a PID namespace.
+    if libc is None or libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | more) != 0:
         return False
     if keep_ids:
-        map_ids(*ids)
+        # Best effort: a worker that then cannot make its PID namespace says so in
+        # its layers.
+        with contextlib.suppress(OSError):
+            map_own_ids(*ids)
     pid = os.fork()
     if pid == 0:
         return True
@@ -297,26 +301,9 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
 
 def mount_proc() -> bool:
     """Mount a /proc for this PID namespace, in this process's own mount namespace."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                          None) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def map_ids(uid: int, gid: int) -> None:
-    """Be `uid` and `gid` inside a new user namespace, as outside; best effort (a
-    worker that then cannot make its PID namespace says so in its layers)."""
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                       ("gid_map", f"{gid} {gid} 1")):
-        try:
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
-                handle.write(text)
-        except OSError:
-            return
+    libc = syscalls.libc()
+    return libc is not None and libc.mount(b"proc", b"/proc", b"proc",
+                                           MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
 
 
 def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int:

@@ -14,26 +14,20 @@ submission cannot make namespaces (and mounts) of its own.
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import functools
 import os
 
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWUSER = 0x10000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
-_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _call(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
+from grader.sandbox.worker.layers.syscalls import (
+    CLONE_NEWNS,
+    CLONE_NEWUSER,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    check,
+    linux_libc,
+)
 
 
 def _ids_mapped() -> bool:
@@ -44,7 +38,8 @@ def _ids_mapped() -> bool:
         return False
 
 
-def _map_own_ids(uid: int, gid: int) -> None:
+def map_own_ids(uid: int, gid: int) -> None:
+    """Be `uid` and `gid` inside the user namespace just made, as outside."""
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                        ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
@@ -64,18 +59,18 @@ def mount_scratch(folder: str, size: int) -> None:
     """
     if not _ids_mapped():
         raise OSError(errno.EPERM, "no user ids mapped here: no namespace can be made")
-    libc = _libc()
+    libc = linux_libc()
     ids = os.geteuid(), os.getegid()
     # A user namespace of our own gives the right to mount in a mount namespace of our own.
-    _call(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
-    _map_own_ids(*ids)
+    check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    map_own_ids(*ids)
     # Nothing mounted here may reach the mount namespace we came from.
-    _call(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate")
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate")
     options = f"size={max(int(size), 4096)},mode=0700,nr_inodes=4096".encode()
-    _call(libc.mount(b"gpt-kata-scratch", os.fsencode(folder), b"tmpfs",
-                     _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options), "mount tmpfs")
+    check(libc.mount(b"gpt-kata-scratch", os.fsencode(folder), b"tmpfs",
+                     MS_NOSUID | MS_NODEV | MS_NOEXEC, options), "mount tmpfs")
 
 
 def unmap_ids() -> None:
     """Continue in a user namespace with no ids mapped: none can be made from it."""
-    _call(_libc().unshare(_CLONE_NEWUSER), "unshare")
+    check(linux_libc().unshare(CLONE_NEWUSER), "unshare")

@@ -15,6 +15,14 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_GET_NO_NEW_PRIVS = 39
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
+# unshare(2)'s namespaces and mount(2)'s flags, for the scratch tmpfs and the fork
+# server's namespaces.
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 
 
 @functools.cache
@@ -34,6 +42,14 @@ def check(result: int, what: str) -> int:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
     return result
+
+
+def linux_libc() -> ctypes.CDLL:
+    """The C library, or OSError where there is none to call (not Linux)."""
+    lib = libc()
+    if lib is None:
+        raise OSError(errno.ENOSYS, "the kernel's calls are made on Linux only")
+    return lib
 
 
 def prctl(option: int, arg: int = 0, *rest: int) -> int:
