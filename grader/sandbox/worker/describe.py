@@ -15,14 +15,11 @@ from grader.sandbox.worker.outcome import limit_message
 MESSAGE_LIMIT = 4000
 
 
-def _where(exc: BaseException, path: str) -> tuple[str | None, int | None, str | None]:
-    """The deepest frame of the traceback that is in the submission file."""
-    found: tuple[str | None, int | None, str | None] = (None, None, None)
+def _own_frames(exc: BaseException, path: str) -> list[traceback.FrameSummary]:
+    """The frames of the traceback that are in the submission file, outermost first."""
     target = os.path.normcase(os.path.abspath(path))
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.normcase(os.path.abspath(frame.filename)) == target:
-            found = (frame.filename, frame.lineno, frame.name)
-    return found
+    return [frame for frame in traceback.extract_tb(exc.__traceback__)
+            if os.path.normcase(os.path.abspath(frame.filename)) == target]
 
 
 def _text_of(exc: BaseException) -> str:
@@ -35,15 +32,14 @@ def _text_of(exc: BaseException) -> str:
 
 def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[str, Any]:
     """The learner's error as plain data; `limit` names a sandbox limit it stands for."""
-    file, line, function = _where(exc, path)
+    own = _own_frames(exc, path)
+    deepest = own[-1] if own else None  # where in the submission it was raised
+    file, line, function = ((deepest.filename, deepest.lineno, deepest.name) if deepest
+                            else (None, None, None))
     if isinstance(exc, SyntaxError) and exc.lineno is not None:
         file, line, function = exc.filename or path, exc.lineno, None
-    frames = [
-        f"{Path(f.filename).name}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
-        for f in traceback.extract_tb(exc.__traceback__)
-        if os.path.normcase(os.path.abspath(f.filename))
-        == os.path.normcase(os.path.abspath(path))
-    ]
+    frames = [f"{Path(f.filename).name}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+              for f in own]
     message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
     limit = None
     if policy is not None:

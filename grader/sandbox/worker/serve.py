@@ -100,7 +100,7 @@ class WorkerLoop:
         self.path = path
         if not self.holds_models and (held := reference_code_held()):
             # The grader's own fault, said as such: grading here could be faked.
-            return {"error": {"type": "LoadFailed", "file": None, "line": None,
+            return {"error": {"type": "LoadFailed",
                               "message": tr("the grader's worker holds its reference code "
                                             "({held}), so this grade could be faked; it was "
                                             "not run (a bug of the grader's: report it)",
@@ -153,8 +153,7 @@ class WorkerLoop:
             kwargs = {k: self.models.materialise(v, witness is not None)
                       for k, v in kwargs.items()}
         except ModelRefused as exc:
-            return {"error": {"type": "ModelRefused", "file": None, "line": None,
-                              "message": str(exc)}}
+            return {"error": {"type": "ModelRefused", "message": str(exc)}}
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
         self.models.calls.clear()
         captured = io.StringIO()
@@ -189,7 +188,7 @@ class WorkerLoop:
             # The arguments may hold what the submission put into them.
             after = {str(i): encode(args[i]) for i in watch if i < len(args)}
         except Unencodable as exc:
-            return {"error": {"type": "BadResult", "file": None, "line": None,
+            return {"error": {"type": "BadResult",
                               "message": tr("{method}() returned {value}, which the grader "
                                             "cannot read; return a str, int, float, list or "
                                             "tensor", method=method, value=exc)},
@@ -210,8 +209,7 @@ class WorkerLoop:
         try:
             models = [self.models.materialise(a, remote) for a in args]
         except ModelRefused as exc:
-            return {"error": {"type": "ModelRefused", "file": None, "line": None,
-                              "message": str(exc)}}
+            return {"error": {"type": "ModelRefused", "message": str(exc)}}
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 self.iterator = iter(getattr(self.solution, method)(*models))
@@ -296,7 +294,7 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             # json refuses some values encode() lets through (an int of more than
             # 4300 digits): say so rather than end the worker.
             write_frame(proto_out, {"error": {
-                "type": "BadResult", "file": None, "line": None,
+                "type": "BadResult",
                 "message": tr("the result could not be sent to the grader: {error}",
                               error=f"{type(exc).__name__}: {str(exc)[:200]}")}})
 
