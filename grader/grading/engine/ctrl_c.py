@@ -27,7 +27,7 @@ def _remember_and_interrupt(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def remembered() -> Iterator[None]:
     """Remember a Ctrl-C pressed in this block. Python's own handler is replaced
-    only where it is the one in place (a notebook kernel's, say, is left alone),
+    only where it is the one in place (any other, a program's own, is left alone),
     and only from the main thread, the one signals reach."""
     _pressed.clear()
     if (threading.current_thread() is not threading.main_thread()
