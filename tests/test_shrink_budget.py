@@ -78,3 +78,24 @@ def test_each_run_of_a_drawn_test_has_a_budget_of_its_own(
             test(kata=None)
         runs.append(list(answer.calls))
     assert runs[0] == runs[1]  # the same examples, shrunk as far: deterministic
+
+
+def test_a_test_failed_as_flaky_for_a_refused_example_runs_again_without_the_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis fails a test as flaky when an example it ran before is refused: the
+    test then runs again without the budget, and fails with the learner's failure,
+    not the grader's."""
+    from hypothesis.errors import Flaky
+
+    from grader.grading.contracts import contract as contract_module
+
+    # Refusing hypothesis' last replay of the example it reports too, once the
+    # budget is spent: the example it saw fail is then refused, which is "flaky".
+    monkeypatch.setattr(strategies, "final_replay", lambda: False)
+    answer = WrongAboveALimit()
+    with pytest.raises(GradeFailure, match=r"wrong for a sum of \d+"):
+        drawn_test(monkeypatch, answer)(kata=None)
+    # The control: with no second run, the grade would be hypothesis' error.
+    monkeypatch.setattr(contract_module, "Flaky", type("NeverRaised", (Exception,), {}))
+    with pytest.raises(Flaky):
+        drawn_test(monkeypatch, WrongAboveALimit())(kata=None)
