@@ -66,20 +66,20 @@ def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_the_grade():
                                                                              done.stderr)
 
 
-def test_the_handler_is_put_back_and_a_kernels_own_left_alone():
+def test_the_handler_is_put_back_and_a_programs_own_left_alone():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with ctrl_c.remembered():
             assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
-        def kernels_own(signum, frame):
+        def programs_own(signum, frame):
             raise KeyboardInterrupt
 
-        signal.signal(signal.SIGINT, kernels_own)
+        signal.signal(signal.SIGINT, programs_own)
         with ctrl_c.remembered():
-            assert signal.getsignal(signal.SIGINT) is kernels_own
-        assert signal.getsignal(signal.SIGINT) is kernels_own
+            assert signal.getsignal(signal.SIGINT) is programs_own
+        assert signal.getsignal(signal.SIGINT) is programs_own
         assert not ctrl_c.pressed()
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -41,13 +41,7 @@ def remembered() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def stop_if_pressed() -> None:
-    """Raise KeyboardInterrupt if Ctrl-C was pressed in this block, even where
-    its first KeyboardInterrupt was swallowed."""
-    if _pressed.is_set():
-        raise KeyboardInterrupt
-
-
 def pressed() -> bool:
-    """Whether Ctrl-C was pressed in the last `remembered()` block."""
+    """Whether Ctrl-C was pressed in the last `remembered()` block, even where its
+    first KeyboardInterrupt was swallowed."""
     return _pressed.is_set()

@@ -117,7 +117,8 @@ class GradingPlugin:
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
         """Stop at a Ctrl-C whose KeyboardInterrupt a finaliser swallowed; skip the
         checks of a problem the other process of a shared grade claimed."""
-        ctrl_c.stop_if_pressed()
+        if ctrl_c.pressed():
+            raise KeyboardInterrupt
         if self.share is None:
             return None
         slug = item.module.CONTRACT.problem

@@ -262,8 +262,6 @@ def reap_all(seconds: float = 5.0) -> None:
             time.sleep(0.01)
 
 
-
-
 def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     """Continue as PID 1 of a new PID namespace; False where the system refuses.
 

@@ -53,9 +53,7 @@ def linux_libc() -> ctypes.CDLL:
 
 
 def prctl(option: int, arg: int = 0, *rest: int) -> int:
-    lib = libc()
-    if lib is None:
-        raise OSError(errno.ENOSYS, "prctl is Linux-only")
+    lib = linux_libc()
     args = [ctypes.c_ulong(a) for a in (arg, *rest)]
     args += [ctypes.c_ulong(0)] * (4 - len(args))
     return check(lib.prctl(option, *args), f"prctl({option})")
