@@ -94,6 +94,10 @@ HEAVY = {
         # A practice grade asked to take the spawned path (the default tier keeps the
         # switch's classroom side).
         "test_classroom_switches.py::test_practice_still_takes_the_spawned_path_when_asked",
+        # A grade that trains leaves the temporary folder empty there too (the default
+        # tier keeps the fork path's).
+        "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
+        "empty[spawned]",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
     # stopped mid-grade, workers that stop reading, trees of processes at the limits.
@@ -106,6 +110,9 @@ HEAVY = {
         # Ctrl-C in a grade of one process (the default tier stops a shared one).
         "test_cli.py::test_ctrl_c_stops_a_grade_without_a_grader_error[1]",
         "test_limits_tree.py",
+        # Workers forked without the sandbox keep their temporary files in their scratch.
+        "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
+        "empty[unsandboxed]",
         # A loop and a wait of seconds each, their CPU and wall time measured apart.
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
         "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",

@@ -60,7 +60,7 @@ class ForkServerClient:
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         prefix: list[str] = []
-        env = worker_environment()  # its workers inherit it
+        env = worker_environment(self.scratch_root)  # its workers inherit it
         if self.sandbox is not None:
             from grader.sandbox.worker.layers.policy import clean_environment
             from grader.sandbox.worker.machine import launcher_prefix

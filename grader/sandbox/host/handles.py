@@ -28,11 +28,15 @@ KILLED_WAIT = 5.0  # seconds a killed worker gets to be reaped
 GRADER_SECRETS = ("GPT_KATA_EXAMPLES_SEED",)
 
 
-def worker_environment() -> dict[str, str]:
+def worker_environment(scratch: str | None) -> dict[str, str]:
     """The environment of a process started without the sandbox to run submissions:
-    the grader's own, without its secrets, and one thread per pool."""
+    the grader's own, without its secrets, one thread per pool, and its scratch
+    folder for temporary files (what a submission writes there, and the cache folder
+    torch makes there on its first optimizer, are removed with it)."""
     env = {k: v for k, v in os.environ.items() if k not in GRADER_SECRETS}
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"})
+    if scratch is not None:
+        env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), scratch))  # TEMP, TMP: Windows
     return env
 
 
@@ -137,7 +141,7 @@ class SpawnedWorker(WorkerHandle):
     scratch folder and talking over its stdin and stdout."""
 
     def __init__(self, debug: bool = False, scratch: str | None = None) -> None:
-        env = worker_environment()
+        env = worker_environment(scratch)
         self.scratch = scratch
         # Its own group (a session, or a job on Windows), so that ending it ends
         # whatever it started too.
