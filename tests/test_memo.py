@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from grader.model import memo
-from grader.model.gpt import GPT, GPTConfig
+from grader.model.gpt import GPT, GPTConfig, causal_mask
 
 
 def tiny() -> GPT:
@@ -87,3 +87,48 @@ def test_a_memo_may_read_another_one_way():
         assert torch.equal(second(context), answer) and passes == []
         second(torch.tensor([[3]]))
         assert first.remembered(((1, 1), torch.tensor([[3]]).numpy().tobytes())) is None
+
+
+class LearnersModel(torch.nn.Module):
+    """A learner's model that keeps its causal mask from its first pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(11, 4)
+        self.mask: torch.Tensor | None = None
+
+    def forward(self, context: torch.Tensor) -> torch.Tensor:
+        T = context.shape[1]
+        if self.mask is None:
+            self.mask = torch.ones(T, T).tril()
+        return self.embed(context) * self.mask[-1, :T, None]
+
+
+def test_the_graders_models_run_in_inference_mode_and_hand_out_ordinary_tensors():
+    model = memo.remember_outputs(tiny().requires_grad_(False))
+    modes = []
+    model.ln_f.register_forward_hook(lambda *_: modes.append(torch.is_inference_mode_enabled()))
+    logits = model(torch.tensor([[1, 2, 3]]))
+    assert modes == [True]
+    assert not logits.is_inference()
+    logits.add_(1.0)  # a caller's own, to change (an inference tensor refuses this)
+
+
+def test_a_learners_model_runs_as_it_is_and_can_train_on_what_it_kept():
+    model = LearnersModel()
+    remembered = memo.remember_outputs(model)
+    with torch.no_grad():
+        remembered(torch.tensor([[1, 2, 3]]))
+    assert model.mask is not None and not model.mask.is_inference()
+    model.embed.weight.requires_grad_(True)
+    remembered(torch.tensor([[1, 2, 3]])).sum().backward()  # the kept mask in a graph
+    assert model.embed.weight.grad is not None
+
+
+def test_a_mask_first_made_in_inference_mode_is_an_ordinary_tensor():
+    # Kept for every later pass of that shape, training ones too (a product with
+    # an inference tensor cannot be saved for backward).
+    causal_mask.cache_clear()
+    with torch.inference_mode():
+        mask = causal_mask(3, 5, torch.device("cpu"))
+    assert not mask.is_inference()

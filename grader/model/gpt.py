@@ -23,10 +23,12 @@ def causal_mask(queries: int, keys: int, device: torch.device) -> torch.Tensor:
     """0 where query i (the last `queries` of `keys` positions) may look, -inf after.
 
     Added to the scores: x + 0 is x exactly, so this gives what masked_fill would,
-    in one operation instead of four, made once per shape.
+    in one operation instead of four, made once per shape, and outside inference
+    mode, so that a training pass can use a mask an inference pass made first.
     """
-    allowed = torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
-    return torch.zeros(queries, keys, device=device).masked_fill(~allowed, float("-inf"))
+    with torch.inference_mode(False):
+        allowed = torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
+        return torch.zeros(queries, keys, device=device).masked_fill(~allowed, float("-inf"))
 
 
 class CausalSelfAttention(nn.Module):
