@@ -145,9 +145,13 @@ def test_talk_rejects_bad_options(option):
     assert "must be" in done.stderr
 
 
-# On the fork path and the spawned one (macOS's, or forced on Linux), whose grades
-# once left torch's cache folder in TMPDIR. Windows has no process groups to signal.
-@pytest.mark.skipif(sys.platform == "win32", reason="a Ctrl-C to a process group is POSIX")
+# On Linux, on the fork path and on the spawned one forced there (macOS's): a Ctrl-C
+# once lost on the spawned path (one swallowed in a finaliser, taken since by
+# grader/grading/engine/ctrl_c.py) passed 22 times in 22 there, beside a busy core for
+# 6 of them. Not yet run on macOS, whose frameworks may write in TMPDIR themselves;
+# Windows has no process group to signal.
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="run on Linux only so far (see the comment above)")
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_a_grade_without_a_grader_error(jobs, tmp_path):
     # Ctrl-C reaches every process of the terminal's group: the grader and its helper.

@@ -98,6 +98,7 @@ class LearnersModel(torch.nn.Module):
         self.mask: torch.Tensor | None = None
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
+        self.grad_enabled = torch.is_grad_enabled()
         T = context.shape[1]
         if self.mask is None:
             self.mask = torch.ones(T, T).tril()
@@ -119,6 +120,7 @@ def test_a_learners_model_runs_as_it_is_and_can_train_on_what_it_kept():
     remembered = memo.remember_outputs(model)
     with torch.no_grad():
         remembered(torch.tensor([[1, 2, 3]]))
+    assert not model.grad_enabled  # in the caller's mode
     assert model.mask is not None and not model.mask.is_inference()
     model.embed.weight.requires_grad_(True)
     remembered(torch.tensor([[1, 2, 3]])).sum().backward()  # the kept mask in a graph

@@ -7,14 +7,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from grader.learner.grade import CACHE_VARIABLE, torch_cache_removed_after
 from grader.sandbox.host.handles import worker_environment
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.scratch_folders import TORCH_CACHE_VARIABLE, torch_cache_kept_in
+from grader.sandbox.wire.limits import Limits
 
 
 # train-step: its reference and the worker both build torch's AdamW.
@@ -22,7 +23,7 @@ from grader.sandbox.host.handles import worker_environment
 def test_a_grade_that_trains_leaves_the_temporary_folder_empty(path: str,
                                                               tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path), "GPT_KATA_SPAWN_WORKERS": "0"}
-    env.pop(CACHE_VARIABLE, None)
+    env.pop(TORCH_CACHE_VARIABLE, None)
     if path == "spawned":
         env["GPT_KATA_SPAWN_WORKERS"] = "1"
     options = ["--no-sandbox"] if path == "unsandboxed" else []
@@ -33,33 +34,52 @@ def test_a_grade_that_trains_leaves_the_temporary_folder_empty(path: str,
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
-def test_torch_gets_a_cache_folder_of_the_grades_own_removed_after(
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
+def test_the_sandboxed_fork_server_keeps_torchs_cache_in_its_scratch_root(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its environment holds no TMPDIR: without the variable, torch's folder would be
+    # made in /tmp, beyond the reach of the test above.
+    monkeypatch.delenv(TORCH_CACHE_VARIABLE, raising=False)
+    with WorkerPool(sandbox=Limits()) as pool:
+        server = pool.server
+        if server is None or server.process is None:
+            pytest.skip("no fork server here")
+        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+        cache = Path(server.scratch_root) / "torch-cache"
+        assert f"{TORCH_CACHE_VARIABLE}={cache}".encode() in environ
+        assert pool.torch_cache() == str(cache)
+
+
+def test_without_a_fork_server_the_pool_keeps_torchs_cache_in_a_root_it_removes() -> None:
+    pool = WorkerPool(fork=False)
+    cache = Path(pool.torch_cache())
+    root = cache.parent
+    assert root.name.startswith("gpt-kata-grade-") and root.is_dir()
+    pool.close()
+    assert not root.exists()
+
+
+def test_torch_is_told_the_folder_while_grading_then_forgets_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(CACHE_VARIABLE, raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    with torch_cache_removed_after():
-        cache = Path(os.environ[CACHE_VARIABLE])
-        assert cache.parent.parent == tmp_path
-        cache.mkdir()  # as torch does
-        (cache / "dynamo").mkdir()
-    assert CACHE_VARIABLE not in os.environ
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.delenv(TORCH_CACHE_VARIABLE, raising=False)
+    with torch_cache_kept_in(str(tmp_path / "torch-cache")):
+        assert os.environ[TORCH_CACHE_VARIABLE] == str(tmp_path / "torch-cache")
+    assert TORCH_CACHE_VARIABLE not in os.environ
 
 
 def test_a_cache_folder_already_chosen_is_kept(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    chosen = tmp_path / "mine"
-    monkeypatch.setenv(CACHE_VARIABLE, str(chosen))
-    with torch_cache_removed_after():
-        assert os.environ[CACHE_VARIABLE] == str(chosen)
-        chosen.mkdir()
-    assert os.environ[CACHE_VARIABLE] == str(chosen)
-    assert chosen.is_dir()
+    chosen = str(tmp_path / "mine")
+    monkeypatch.setenv(TORCH_CACHE_VARIABLE, chosen)
+    with torch_cache_kept_in(str(tmp_path / "torch-cache")):
+        assert os.environ[TORCH_CACHE_VARIABLE] == chosen
+    assert os.environ[TORCH_CACHE_VARIABLE] == chosen
 
 
 def test_a_worker_without_the_sandbox_writes_its_temporary_files_in_its_scratch(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPT_KATA_EXAMPLES_SEED", "secret")
-    env = worker_environment("/scratch/worker-1")
-    assert [env[name] for name in ("TMPDIR", "TEMP", "TMP")] == ["/scratch/worker-1"] * 3
+    env = worker_environment("/grade/worker-1", "/grade/torch-cache")
+    assert [env[name] for name in ("TMPDIR", "TEMP", "TMP")] == ["/grade/worker-1"] * 3
+    assert env[TORCH_CACHE_VARIABLE] == "/grade/torch-cache"
     assert "GPT_KATA_EXAMPLES_SEED" not in env

@@ -10,9 +10,6 @@ import argparse
 import os
 import socket
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -156,37 +153,9 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     if not sharing:
         prepare(pool, submissions)
     try:
-        with torch_cache_removed_after():
-            return grade_with(args, submissions, pool, limits, shared=sharing)
+        return grade_with(args, submissions, pool, limits, shared=sharing)
     finally:
         pool.close()
-
-
-@contextmanager
-def torch_cache_removed_after() -> Iterator[None]:
-    """Give torch a cache folder of this grade's own, and remove it after.
-
-    The first import of torch._dynamo (building a torch optimizer does it, as the
-    training problems' references do) makes `torchinductor_<user>` in the temporary
-    folder, and nothing removes it: each grade would leave one behind, in a
-    gradebook's folder for each learner too. A folder the learner chose (or torch
-    did, earlier in this process) is theirs, and kept.
-    """
-    from grader.sandbox.host.scratch_folders import remove_tree
-
-    if CACHE_VARIABLE in os.environ:
-        yield
-        return
-    folder = tempfile.mkdtemp(prefix="gpt-kata-torch-")
-    os.environ[CACHE_VARIABLE] = os.path.join(folder, "torchinductor")
-    try:
-        yield
-    finally:
-        os.environ.pop(CACHE_VARIABLE, None)
-        remove_tree(folder)
-
-
-CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"  # read by torch each time it needs the folder
 
 
 def sandbox_required(args: argparse.Namespace) -> bool:

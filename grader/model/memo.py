@@ -15,6 +15,7 @@ which windows the reference had just read.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections import OrderedDict
@@ -86,7 +87,9 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
         if found is None:
             found = also(key) if also is not None else None
             if found is None:
-                with torch.inference_mode(inference):
+                # inference_mode(False) would turn gradients on: a learner's pass
+                # runs in the caller's own mode instead.
+                with torch.inference_mode() if inference else contextlib.nullcontext():
                     found = compute(context).detach()
             with lock:
                 if key not in seen:

@@ -1,7 +1,8 @@
 """Grading as a function: submissions in, a `Report` out.
 
 The CLI, `talk` and the tests all grade through `grade_problems`; nothing here
-reads the command line or the environment.
+reads the command line or the environment (torch is told, while the checks run,
+to keep its cache in the grade's scratch folders).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from grader.model import artifacts
 from grader.registry import Problem
 from grader.reports.report import ProblemSummary, Report
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.scratch_folders import torch_cache_kept_in
 from grader.sandbox.wire.limits import DEFAULTS, Limits
 from grader.sandbox.wire.printed import as_printed
 
@@ -32,7 +34,8 @@ def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
     ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
     plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
                            {p.slug: p for p in ordered}, pool, limits, share=share)
-    run_checks(plugin, list(ordered))
+    with torch_cache_kept_in(pool.torch_cache()):
+        run_checks(plugin, list(ordered))
     results = [safe(r) for r in plugin.results]
     summaries = [ProblemSummary(p, f, [r for r in results if r.problem == p])
                  for p, f in ordered.items() if plugin.graded_here(p.slug)]

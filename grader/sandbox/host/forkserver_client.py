@@ -16,7 +16,12 @@ from typing import Any
 from grader.sandbox.host.channel import Channel, WorkerDied, close_quietly
 from grader.sandbox.host.handles import EXIT_GRACE, WorkerHandle, worker_environment
 from grader.sandbox.host.launch import grader_command, refusal
-from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree
+from grader.sandbox.host.scratch_folders import (
+    TORCH_CACHE_VARIABLE,
+    new_scratch_root,
+    remove_tree,
+    torch_cache_in,
+)
 from grader.sandbox.host.witness import Witness
 from grader.sandbox.wire.limits import Limits
 from grader.sandbox.worker.layers.cgroups import TreeLimits
@@ -60,7 +65,8 @@ class ForkServerClient:
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         prefix: list[str] = []
-        env = worker_environment(self.scratch_root)  # its workers inherit it
+        torch_cache = torch_cache_in(self.scratch_root)
+        env = worker_environment(self.scratch_root, torch_cache)  # its workers inherit it
         if self.sandbox is not None:
             from grader.sandbox.worker.layers.policy import clean_environment
             from grader.sandbox.worker.machine import launcher_prefix
@@ -68,7 +74,10 @@ class ForkServerClient:
             prefix = launcher_prefix()
             keep = {k: os.environ[k] for k in ("PYTHONPATH", "GPT_KATA_DEBUG")
                     if k in os.environ}
-            env = clean_environment(extra=keep)
+            # Its training preload imports torch._dynamo: without this, torch's cache
+            # folder would be made in the system's temporary folder (its TMPDIR is
+            # none), and left there.
+            env = clean_environment(extra={**keep, TORCH_CACHE_VARIABLE: torch_cache})
         self.process = subprocess.Popen(
             [*prefix, *grader_command("grader.sandbox.host.forkserver", str(theirs.fileno()),
                                       self.scratch_root)],

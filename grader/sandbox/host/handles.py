@@ -13,7 +13,7 @@ import time
 from grader.sandbox.host.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.host.ending import describe_exit, start_group, wait_then_kill
 from grader.sandbox.host.launch import grader_command, refusal
-from grader.sandbox.host.scratch_folders import empty_folder, remove_tree
+from grader.sandbox.host.scratch_folders import TORCH_CACHE_VARIABLE, empty_folder, remove_tree
 from grader.sandbox.host.slow_or_endless import machine_load, no_answer
 from grader.sandbox.host.witness import Witness
 from grader.sandbox.wire.encoding import ProtocolError
@@ -28,15 +28,15 @@ KILLED_WAIT = 5.0  # seconds a killed worker gets to be reaped
 GRADER_SECRETS = ("GPT_KATA_EXAMPLES_SEED",)
 
 
-def worker_environment(scratch: str | None) -> dict[str, str]:
+def worker_environment(scratch: str, torch_cache: str) -> dict[str, str]:
     """The environment of a process started without the sandbox to run submissions:
-    the grader's own, without its secrets, one thread per pool, and its scratch
-    folder for temporary files (what a submission writes there, and the cache folder
-    torch makes there on its first optimizer, are removed with it)."""
+    the grader's own, without its secrets, one thread per pool, its scratch folder
+    for temporary files (what a submission writes there goes with it) and the
+    grade's folder for torch's cache (`torch_cache_in`)."""
     env = {k: v for k, v in os.environ.items() if k not in GRADER_SECRETS}
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"})
-    if scratch is not None:
-        env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), scratch))  # TEMP, TMP: Windows
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
+                TORCH_CACHE_VARIABLE: torch_cache})
+    env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), scratch))  # TEMP and TMP: Windows'
     return env
 
 
@@ -140,8 +140,8 @@ class SpawnedWorker(WorkerHandle):
     """A fresh `python -m grader.sandbox.worker.serve` of this grader's, working in its own
     scratch folder and talking over its stdin and stdout."""
 
-    def __init__(self, debug: bool = False, scratch: str | None = None) -> None:
-        env = worker_environment(scratch)
+    def __init__(self, scratch: str, torch_cache: str, debug: bool = False) -> None:
+        env = worker_environment(scratch, torch_cache)
         self.scratch = scratch
         # Its own group (a session, or a job on Windows), so that ending it ends
         # whatever it started too.

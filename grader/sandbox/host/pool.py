@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.forkserver_client import LOAD_TIMEOUT, STARTUP_TIMEOUT, ForkServerClient
 from grader.sandbox.host.handles import HostedWorker, SpawnedWorker, SpawnHost, WorkerHandle
-from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree
+from grader.sandbox.host.scratch_folders import new_scratch_root, remove_tree, torch_cache_in
 from grader.sandbox.wire.limits import Limits
 
 SPAWN_VARIABLE = "GPT_KATA_SPAWN_WORKERS"
@@ -72,10 +72,27 @@ class WorkerPool:
             return HostedWorker(self._host())
         server = self.training if trains and self.training is not None else self.server
         worker = (server.fork(submission, models, trains) if server is not None
-                  else SpawnedWorker(self.debug, self._spawned_scratch()))
+                  else self._spawned_worker())
         with self._lock:
             self.workers = [w for w in self.workers if w.alive] + [worker]
         return worker
+
+    def _spawned_worker(self) -> SpawnedWorker:
+        scratch = self._spawned_scratch()
+        assert self.scratch_root is not None  # made by _spawned_scratch
+        return SpawnedWorker(scratch, torch_cache_in(self.scratch_root), self.debug)
+
+    def torch_cache(self) -> str:
+        """Where this grader keeps torch's cache while it grades (see
+        `scratch_folders.torch_cache_in`): in its fork server's scratch root, which
+        the server removes even when the grader is killed, or else its own."""
+        server = self.server
+        if server is not None:
+            return torch_cache_in(server.scratch_root)
+        with self._lock:
+            if self.scratch_root is None:
+                self.scratch_root = new_scratch_root()
+            return torch_cache_in(self.scratch_root)
 
     def _spawned_scratch(self, generation: int | None = None) -> str:
         with self._lock:
@@ -111,7 +128,7 @@ class WorkerPool:
             host = self.host
         if host is not None and host.usable:
             return host
-        worker = SpawnedWorker(self.debug, self._spawned_scratch())
+        worker = self._spawned_worker()
         host = SpawnHost(worker)
         with self._lock:
             self.host = host

@@ -7,7 +7,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 
 def names_in(folder: str) -> list[str]:
@@ -39,6 +40,34 @@ def new_scratch_root() -> str:
     for each learner's grade: whoever removes that removes every worker's scratch.
     """
     return tempfile.mkdtemp(prefix="gpt-kata-grade-")
+
+
+# torch makes its cache folder (`torchinductor_<user>`, in the temporary folder unless
+# this names another) when torch._dynamo is first imported, as building an optimizer
+# does, and never removes it.
+TORCH_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+def torch_cache_in(root: str) -> str:
+    """The folder where a grade's own processes (the grader, its servers, workers
+    spawned without the sandbox) keep torch's cache: in the grade's scratch root,
+    outside every worker's own folder, and removed with the root."""
+    return os.path.join(root, "torch-cache")
+
+
+@contextmanager
+def torch_cache_kept_in(folder: str) -> Iterator[None]:
+    """This process's torch cache in `folder` meanwhile, unless a folder was chosen
+    already: by the learner, or by torch itself earlier in this process (it sets the
+    variable when it first makes the folder), and then it stays theirs."""
+    if TORCH_CACHE_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[TORCH_CACHE_VARIABLE] = folder
+    try:
+        yield
+    finally:
+        os.environ.pop(TORCH_CACHE_VARIABLE, None)
 
 
 def remove_tree(path: str) -> None:
