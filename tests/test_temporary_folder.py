@@ -67,6 +67,14 @@ def test_torch_is_told_the_folder_while_grading_then_forgets_it(
     assert TORCH_CACHE_VARIABLE not in os.environ
 
 
+def test_a_folder_chosen_while_grading_is_kept(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TORCH_CACHE_VARIABLE, raising=False)
+    with torch_cache_kept_in(str(tmp_path / "torch-cache")):
+        os.environ[TORCH_CACHE_VARIABLE] = str(tmp_path / "theirs")
+    assert os.environ[TORCH_CACHE_VARIABLE] == str(tmp_path / "theirs")
+
+
 def test_a_cache_folder_already_chosen_is_kept(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     chosen = str(tmp_path / "mine")

@@ -110,7 +110,8 @@ HEAVY = {
         # Ctrl-C in a grade of one process (the default tier stops a shared one).
         "test_cli.py::test_ctrl_c_stops_a_grade_without_a_grader_error[1]",
         "test_limits_tree.py",
-        # Workers forked without the sandbox keep their temporary files in their scratch.
+        # Workers forked without the sandbox keep their temporary files in the grade's
+        # scratch root.
         "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
         "empty[unsandboxed]",
         # A loop and a wait of seconds each, their CPU and wall time measured apart.

@@ -76,7 +76,7 @@ class ForkServerClient:
                     if k in os.environ}
             # Its training preload imports torch._dynamo: without this, torch's cache
             # folder would be made in the system's temporary folder (its TMPDIR is
-            # none), and left there.
+            # /nonexistent, so Python falls back to /tmp), and left there.
             env = clean_environment(extra={**keep, TORCH_CACHE_VARIABLE: torch_cache})
         self.process = subprocess.Popen(
             [*prefix, *grader_command("grader.sandbox.host.forkserver", str(theirs.fileno()),

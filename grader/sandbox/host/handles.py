@@ -31,8 +31,9 @@ GRADER_SECRETS = ("GPT_KATA_EXAMPLES_SEED",)
 def worker_environment(scratch: str, torch_cache: str) -> dict[str, str]:
     """The environment of a process started without the sandbox to run submissions:
     the grader's own, without its secrets, one thread per pool, its scratch folder
-    for temporary files (what a submission writes there goes with it) and the
-    grade's folder for torch's cache (`torch_cache_in`)."""
+    for temporary files (a spawned worker's own; for a fork server without the
+    sandbox, the grade's scratch root, which its workers share), removed with it,
+    and the grade's folder for torch's cache (`torch_cache_in`)."""
     env = {k: v for k, v in os.environ.items() if k not in GRADER_SECRETS}
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
                 TORCH_CACHE_VARIABLE: torch_cache})

@@ -78,14 +78,15 @@ class WorkerPool:
         return worker
 
     def _spawned_worker(self) -> SpawnedWorker:
-        scratch = self._spawned_scratch()
-        assert self.scratch_root is not None  # made by _spawned_scratch
-        return SpawnedWorker(scratch, torch_cache_in(self.scratch_root), self.debug)
+        scratch = self._spawned_scratch()  # a folder in the pool's scratch root
+        return SpawnedWorker(scratch, torch_cache_in(os.path.dirname(scratch)), self.debug)
 
     def torch_cache(self) -> str:
         """Where this grader keeps torch's cache while it grades (see
-        `scratch_folders.torch_cache_in`): in its fork server's scratch root, which
-        the server removes even when the grader is killed, or else its own."""
+        `scratch_folders.torch_cache_in`): in its fork server's scratch root, removed
+        with the server (even when the grader that started it is killed), or else
+        in the pool's own."""
+        self.start()
         server = self.server
         if server is not None:
             return torch_cache_in(server.scratch_root)

@@ -67,7 +67,8 @@ def torch_cache_kept_in(folder: str) -> Iterator[None]:
     try:
         yield
     finally:
-        os.environ.pop(TORCH_CACHE_VARIABLE, None)
+        if os.environ.get(TORCH_CACHE_VARIABLE) == folder:  # else set meanwhile: not ours
+            del os.environ[TORCH_CACHE_VARIABLE]
 
 
 def remove_tree(path: str) -> None:
