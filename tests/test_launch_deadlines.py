@@ -70,6 +70,16 @@ class Solution:
     def crop_context(self, context, context_length):
         time.sleep(10_000)
 '''
+# A training problem's worker, forked by the server that trains (a second server,
+# with a scratch root of its own).
+TRAINING_SLEEPS = '''
+import time
+
+
+class Solution:
+    def train_step(self, *args, **kwargs):
+        time.sleep(10_000)
+'''
 
 
 def bounded(function):
@@ -101,14 +111,21 @@ def test_a_worker_that_stops_reading_is_a_time_out(tmp_path: Path, fork: bool,
                  else "the time budget for this problem") in outcome.error["message"])
 
 
+def walked(folder: Path) -> list[Path]:
+    """Everything below `folder`, read while the grader may be removing it (os.walk
+    passes over a folder gone meanwhile, where Path.rglob raises)."""
+    return [Path(top, name) for top, folders, files in os.walk(folder)
+            for name in (*folders, *files)]
+
+
 def leftovers(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+    return sorted(str(p.relative_to(folder)) for p in walked(folder))
 
 
 def a_worker_started(temporary: Path) -> bool:
     """Whether a worker's scratch folder exists (however the grader names it)."""
     return any(p.name.startswith("worker-") or "scratch" in p.name
-               for p in temporary.rglob("*"))
+               for p in walked(temporary))
 
 
 def wait_for(condition, what: str) -> None:
@@ -118,20 +135,23 @@ def wait_for(condition, what: str) -> None:
         time.sleep(0.05)
 
 
-def sleeping_kata(tmp_path: Path) -> Path:
+def sleeping_kata(tmp_path: Path, folder: str = "01-crop-context",
+                  solution: str = SLEEPS) -> Path:
     problems = tmp_path / "kata" / "problems"
-    (problems / "01-crop-context").mkdir(parents=True)
-    (problems / "01-crop-context" / "solution.py").write_text(SLEEPS, encoding="utf-8")
+    (problems / folder).mkdir(parents=True)
+    (problems / folder / "solution.py").write_text(solution, encoding="utf-8")
     return problems
 
 
-def test_a_grade_killed_from_outside_leaves_no_scratch(tmp_path: Path) -> None:
-    problems = sleeping_kata(tmp_path)
+@pytest.mark.parametrize("slug", ["crop-context", "train-step"])
+def test_a_grade_killed_from_outside_leaves_no_scratch(tmp_path: Path, slug: str) -> None:
+    problems = (sleeping_kata(tmp_path) if slug == "crop-context"
+                else sleeping_kata(tmp_path, "25-train-step", TRAINING_SLEEPS))
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     grade = subprocess.Popen(
         [sys.executable, "-m", "grader", "grade", "--classroom", "--submission", str(problems),
-         "crop-context", "--json", str(tmp_path / "report.json")],
+         slug, "--json", str(tmp_path / "report.json")],
         cwd=paths.PACKAGE.parent, env={**os.environ, "TMPDIR": str(temporary)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -41,15 +41,17 @@ class ForkServerClient:
     """
 
     def __init__(self, debug: bool = False, sandbox: Limits | None = None,
-                 control: socket.socket | None = None) -> None:
+                 control: socket.socket | None = None, inside: str | None = None) -> None:
         """Start a fork server, or with `control`, talk to one that another server
-        spawned for this grader (see `spawn`)."""
+        spawned for this grader (see `spawn`); `inside`: the scratch root to make
+        this one's in (the spawning server's, which it removes however its grader
+        ends)."""
         self.debug = debug
         self.sandbox = sandbox
         self.process: subprocess.Popen[bytes] | None = None
         # Every worker's scratch folder is made in it; a server this grader starts
         # works in it and removes it when the grader goes, however it goes.
-        self.scratch_root = new_scratch_root()
+        self.scratch_root = new_scratch_root(inside)
         if control is None:
             try:
                 control = self._start()

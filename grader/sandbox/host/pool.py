@@ -152,7 +152,10 @@ class WorkerPool:
         except (WorkerDied, OSError, ValueError, KeyError):
             return None
         try:
-            training = ForkServerClient(self.debug, self.sandbox, control)
+            # Its workers' folders in `server`'s: removed with them even when the
+            # grader is killed (no one is left to close this client then).
+            training = ForkServerClient(self.debug, self.sandbox, control,
+                                        inside=server.scratch_root)
         except OSError:  # its scratch folder, say: the server ends with its control
             control.close()
             return None

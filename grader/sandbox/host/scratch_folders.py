@@ -33,13 +33,15 @@ def empty_folder(path: str) -> None:
                 pass
 
 
-def new_scratch_root() -> str:
+def new_scratch_root(inside: str | None = None) -> str:
     """A folder for everything one grade's workers write, removed as a whole.
 
     Made in the temporary folder, which a gradebook sets to a folder of its own
     for each learner's grade: whoever removes that removes every worker's scratch.
+    `inside`: another root to make it in, so that whoever removes that removes
+    this one too.
     """
-    return tempfile.mkdtemp(prefix="gpt-kata-grade-")
+    return tempfile.mkdtemp(prefix="gpt-kata-grade-", dir=inside)
 
 
 # torch makes its cache folder (`torchinductor_<user>`, in the temporary folder unless
