@@ -156,10 +156,10 @@ def test_a_training_server_whose_client_cannot_be_made_is_ended(monkeypatch):
     made = pool_module.ForkServerClient
     spawned: list[tuple[socket.socket, int]] = []
 
-    def no_client_for_a_spawned_server(debug, sandbox, control=None):
+    def no_client_for_a_spawned_server(debug, sandbox, control=None, inside=None):
         if control is not None:
             raise OSError("no scratch folder")
-        return made(debug, sandbox, control)
+        return made(debug, sandbox, control, inside)
 
     monkeypatch.setattr(pool_module, "ForkServerClient", no_client_for_a_spawned_server)
     with WorkerPool() as pool:
