@@ -18,7 +18,10 @@ from grader.sandbox.host.scratch_folders import TORCH_CACHE_VARIABLE, torch_cach
 from grader.sandbox.wire.limits import Limits
 
 
-# train-step: its reference and the worker both build torch's AdamW.
+# train-step: its reference and the worker both build torch's AdamW. Run on Linux, the
+# spawned path forced there: not yet run on macOS or Windows, whose system libraries
+# may write in TMPDIR themselves.
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="run on Linux only so far")
 @pytest.mark.parametrize("path", ["fork", "spawned", "unsandboxed"])
 def test_a_grade_that_trains_leaves_the_temporary_folder_empty(path: str,
                                                               tmp_path: Path) -> None:
