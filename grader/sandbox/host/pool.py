@@ -91,17 +91,19 @@ class WorkerPool:
         if server is not None:
             return torch_cache_in(server.scratch_root)
         with self._lock:
-            if self.scratch_root is None:
-                self.scratch_root = new_scratch_root()
-            return torch_cache_in(self.scratch_root)
+            return torch_cache_in(self._own_scratch_root())
+
+    def _own_scratch_root(self) -> str:
+        """The pool's own scratch root, made on first use; the lock is held."""
+        if self.scratch_root is None:
+            self.scratch_root = new_scratch_root()
+        return self.scratch_root
 
     def _spawned_scratch(self, generation: int | None = None) -> str:
         with self._lock:
             if generation is not None and generation != self._generation:
                 raise OSError("the pool was closed")
-            if self.scratch_root is None:
-                self.scratch_root = new_scratch_root()
-            return tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
+            return tempfile.mkdtemp(prefix="worker-", dir=self._own_scratch_root())
 
     def prepare(self, loads: list[Load]) -> None:
         """Start a worker for each submission and have it load, in the background.
