@@ -7,7 +7,6 @@ learner-facing message instead of a traceback.
 
 from __future__ import annotations
 
-import gc
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from grader.grading.values.failures import (
     SubmissionUnavailable,
 )
 from grader.grading.values.worker_errors import one_line, unavailable_kind
+from grader.importing import freeze_imports
 from grader.locale import tr
 from grader.registry import Problem
 from grader.reports.results import TestResult
@@ -299,23 +299,6 @@ def test_name(item: pytest.Item) -> str:
     return f"{name} [{callspec.id}]" if callspec else name
 
 
-def freeze_imports() -> None:
-    """Leave everything imported so far out of every later garbage collection.
-
-    torch, pytest and hypothesis make a heap of about a million objects, and
-    hypothesis runs a full collection before its first example (about 0.1 s
-    each time). Done once, right after the imports: a long-lived process (watch)
-    must not freeze the garbage of its earlier grades.
-    """
-    global _frozen
-    if not _frozen:
-        gc.freeze()
-        _frozen = True
-
-
-_frozen = False
-
-
 def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     """Run the problems' check modules in this process; pytest's exit code."""
     args = [str(p.checks) for p in problems]
@@ -333,7 +316,7 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     import torch
 
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they give
-    freeze_imports()
+    freeze_imports()  # a caller that imported them without without_collections()
     old_modules = set(sys.modules)
     try:
         with ctrl_c.remembered():
