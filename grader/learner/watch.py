@@ -134,8 +134,10 @@ class Watcher:
         if self.pool is None:  # a learners' copy: its stored answers judge
             report = practice.practice_report([self.problem])
         else:
-            from grader.grading.engine.session import grade_problems
+            from grader.importing import without_collections
 
+            with without_collections():  # torch, pytest, hypothesis: the first time only
+                from grader.grading.engine.session import grade_problems
             report = grade_problems({self.problem: self.problem.starter}, self.pool)
         status.record(report)
         summary = report.summaries[0]
