@@ -115,3 +115,20 @@ def test_a_returned_tensor_is_named(reference_module):
     assert isinstance(returned[0], torch.Tensor)
     with pytest.raises(AssertionError, match="returned a tensor at step 1, not a float"):
         checks.expect_floats(returned)
+
+
+def test_weights_left_nan_by_the_last_step_fail(reference_module):
+    """Right losses with weights that the last step made nan: nan compares false with
+    every bound, so the check must ask whether the error is within it, not beyond."""
+    from grader.grading.subject.kata import Call
+
+    args = checks.cases()["one-step"]
+    losses, weights = harnesses.train_steps(reference_module, *args)
+    broken = {name: weight.clone() for name, weight in weights.items()}
+    name = next(iter(broken))
+    broken[name][0] = float("nan")
+    call = Call(method="train_step", args=tuple(args), named={},
+                outcome=("value", (losses, broken)), record=None)
+    checks.judge((losses, weights), (losses, weights), call)  # the reference itself passes
+    with pytest.raises(AssertionError, match=f"the weights `{name}` differ"):
+        checks.judge((losses, broken), (losses, weights), call)
