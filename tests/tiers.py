@@ -28,6 +28,7 @@ CHECK = (
     "test_ci_workflow.py",
     "test_consistency.py",
     "test_docs.py",
+    "test_grade_timeline.py",
     "test_gradescope_pins.py",
     "test_held_in_memory.py::test_a_problem_takes_a_model_exactly_when_its_checks_hand_one",
     "test_install_config.py::test_the_copy_and_the_workflows_install_the_same_way",
