@@ -11,7 +11,8 @@ grader's own work decides) or before (the fork server's does), and how long the
 imports, the checks and the reports take.
 
 Only the grader's process is marked; the fork server and the workers show
-through the pool's steps (a worker greeted: loaded and ready). The time since
+through the pool's steps (`WorkerPool._greet` begins once a worker is forked,
+and ends when its hello has come and it has been asked to load). The time since
 the process started is read from /proc on Linux, elsewhere counted from this
 script's first line in the child, which misses the interpreter's own start-up.
 """
@@ -168,13 +169,11 @@ def main() -> int:
     args = parser.parse_args()
     grade_args = args.grade or DEFAULT_GRADE
     runs = [one_run(grade_args) for _ in range(args.runs)]
-    order: dict[str, float] = {}
-    for marks, _, _ in runs:
-        for what, seconds in marks.items():
-            order.setdefault(what, seconds)
+    # In the order first seen, which a tie of medians keeps (sorted is stable).
+    names = dict.fromkeys(what for marks, _, _ in runs for what in marks)
     print(f"gpt-kata grade {' '.join(grade_args)} -q: median seconds since the process "
           f"started, {args.runs} runs")
-    for what in sorted(order, key=lambda w: statistics.median(
+    for what in sorted(names, key=lambda w: statistics.median(
             m[w] for m, _, _ in runs if w in m)):
         times = [m[what] for m, _, _ in runs if what in m]
         print(f"{statistics.median(times):7.3f}  {what}")
