@@ -25,7 +25,7 @@ from grader.cli.main import main
 from grader.grading.subject.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
 from grader.grading.subject.reference import load_reference
 from grader.learner.tools.trace import load_contract
-from grader.learner.tools.trace_steps import first_difference, steps_of, windows
+from grader.learner.tools.trace_steps import Step, first_difference, misled, steps_of, windows
 from grader.model import artifacts
 from grader.registry import find
 
@@ -87,6 +87,16 @@ def test_first_difference_counts_a_run_that_stops_early():
     assert first_difference(same, steps_of(passes, [2, 3])) is None
     assert first_difference(same, steps_of(passes, [2, 4])) == 1
     assert first_difference(steps_of(passes[:1], [2]), same) == 1
+
+
+def test_a_step_the_model_told_nan_strays_from_the_window_read_afresh():
+    fresh = torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)
+    probs = {(1, 2): fresh}.get
+    step = Step(1, (1, 2), 0, told=fresh.clone())
+    assert misled(step, probs) is None
+    nan_told = torch.tensor([0.5, float("nan"), 0.25], dtype=torch.float64)
+    token, gap = misled(Step(1, (1, 2), 0, told=nan_told), probs)
+    assert token == 1 and gap != gap
 
 
 # -- the command ---------------------------------------------------------------------------

@@ -130,8 +130,9 @@ def misled(step: Step, probs: Distributions) -> tuple[int, float] | None:
     if step.told is None or fresh is None or step.told.shape != fresh.shape:
         return None
     gaps = (step.told - fresh).abs()
-    worst = int(gaps.argmax())
-    return (worst, float(gaps[worst])) if float(gaps[worst]) > CACHE_ATOL else None
+    worst = int(gaps.argmax())  # a nan gap counts as the largest
+    # Asked as "not within": probabilities a broken cache left nan stray too.
+    return None if float(gaps[worst]) <= CACHE_ATOL else (worst, float(gaps[worst]))
 
 
 class Distributions:
