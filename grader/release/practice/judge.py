@@ -231,10 +231,16 @@ def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
     return ""
 
 
+def nan_as_zero(t: torch.Tensor) -> torch.Tensor:
+    """`t` with nan as 0 and the infinities kept (nan_to_num's default would turn -inf
+    into the dtype's lowest number, and a -inf overwritten by it would look kept)."""
+    return t.nan_to_num(0.0, posinf=float("inf"), neginf=float("-inf"))
+
+
 def _identical(a: Any, b: Any) -> bool:
     if isinstance(b, torch.Tensor):
         return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
-                and bool(torch.equal(a.nan_to_num(), b.nan_to_num())
+                and bool(torch.equal(nan_as_zero(a), nan_as_zero(b))
                          and torch.equal(a.isnan(), b.isnan())))
     if isinstance(b, (list, tuple)):
         return (isinstance(a, (list, tuple)) and len(a) == len(b)
