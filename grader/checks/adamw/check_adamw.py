@@ -183,6 +183,9 @@ def judge(got: Any, expected: Update, call: Call) -> None:
         raise GradeFailure(tr("adamw_step() returned {value}, not the three lists "
                               "(params, exp_avgs, exp_avg_sqs)", value=describe(got)))
     for name, tensors, wanted in zip(PARTS, got, expected):
+        if not isinstance(tensors, (list, tuple)):
+            raise GradeFailure(tr("the {name} returned are {value}, not a list of tensors, "
+                                  "one for each parameter", name=name, value=describe(tensors)))
         if len(tensors) != len(wanted):
             raise GradeFailure(tr("the {name} returned hold {count} tensors, but there "
                                   "are {wanted} parameters: one each, in the order given",

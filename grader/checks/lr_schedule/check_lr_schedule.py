@@ -81,7 +81,18 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def as_rate(value: float) -> float:
+    """A number as a float: an int too large for one is an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def close(got: float, want: float, peak: float) -> bool:
+    got, want, peak = as_rate(got), as_rate(want), as_rate(peak)
+    if not all(map(math.isfinite, (got, want, peak))):  # an infinite bound takes anything
+        return got == want
     return abs(got - want) <= RTOL * abs(want) + PEAK_ATOL * abs(peak)
 
 
@@ -90,9 +101,9 @@ def judge(got: Any, expected: float, call: Call) -> None:
     if not is_number(got):
         raise GradeFailure(tr("learning_rate() returned a {kind}, not a float",
                               kind=type(got).__name__))
-    if not math.isfinite(got) or not close(got, expected, max_lr):
+    if not math.isfinite(as_rate(got)) or not close(got, expected, max_lr):
         raise GradeFailure(tr("the learning rate at step {step} is {got}, expected {expected}",
-                              step=step, got=repr(got), expected=repr(expected)))
+                              step=step, got=repr(as_rate(got)), expected=repr(expected)))
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rate,
