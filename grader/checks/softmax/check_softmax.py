@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import torch
@@ -17,6 +18,12 @@ from grader.locale import marked, tr
 from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
+# Ways to reach a library softmax by a name made as the code runs: no honest softmax
+# of exp, max and sum needs them.
+DYNAMIC_LOOKUPS = {"getattr", "__getattribute__", "__dict__", "vars", "eval", "exec",
+                   "compile", "__import__", "import_module", "globals", "locals"}
+# More than any softmax needs; the source is read in the grader, outside the sandbox.
+MAX_SOURCE_BYTES = 1 << 20
 
 def skip_subtracting_the_maximum(x):
     return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
@@ -57,14 +64,47 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
 def test_written_by_hand(kata: Kata) -> None:
     """Written by hand, without a library softmax"""
     path = Path(kata.submission.path)
+    why = library_softmax(path)
+    if why:
+        raise GradeFailure(why)
+
+
+def library_softmax(path: Path) -> str:
+    """Where the file calls a library softmax, or looks a name up at run time (where
+    the grader cannot see what it calls), as a learner's message; "" if nowhere.
+
+    The file is read as Python reads it (its coding line, a BOM), and a file that cannot
+    be read or parsed here fails: the worker loaded it, so it is valid Python to the
+    grader's interpreter too, and a check that could not look has not passed.
+    """
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return  # loading the submission reports this better
+        with path.open("rb") as file:
+            raw = file.read(MAX_SOURCE_BYTES + 1)
+        tree = (None if len(raw) > MAX_SOURCE_BYTES
+                else ast.parse(importlib.util.decode_source(raw)))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return tr("{file} could not be read to check that softmax is written by hand: "
+                  "{error}", file=path.name, error=type(error).__name__)
+    if tree is None:
+        return tr("{file} could not be read to check that softmax is written by hand: "
+                  "{error}", file=path.name,
+                  error=tr("larger than {mb} MB", mb=MAX_SOURCE_BYTES >> 20))
     for node in ast.walk(tree):
-        name = node.attr if isinstance(node, ast.Attribute) else (
-            node.id if isinstance(node, ast.Name) else None)
-        if name in BUILT_INS:
-            raise GradeFailure(tr("{file}:{line} uses {name}; this problem is to write "
-                                  "softmax yourself with exp, max and sum", file=path.name,
-                                  line=node.lineno, name=name))
+        if isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.alias):  # from torch import softmax as s
+            names = [*node.name.split("."), node.asname or ""]
+        else:
+            continue
+        line = getattr(node, "lineno", "?")
+        if used := BUILT_INS.intersection(names):
+            return tr("{file}:{line} uses {name}; this problem is to write softmax yourself "
+                      "with exp, max and sum", file=path.name, line=line, name=min(used))
+        if looked_up := DYNAMIC_LOOKUPS.intersection(names):
+            return tr("{file}:{line} uses {name}, which looks a name up as the code runs; "
+                      "this problem is to write softmax yourself with exp, max and sum, in "
+                      "code the grader can read", file=path.name, line=line,
+                      name=min(looked_up))
+    return ""

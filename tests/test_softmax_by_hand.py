@@ -1,0 +1,55 @@
+"""Problem 3's check that softmax is written by hand: it reads the file as Python does,
+and a library softmax under another name or encoding, or looked up as the code runs,
+fails it; the reference passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader import paths
+from grader.checks.softmax.check_softmax import MAX_SOURCE_BYTES, library_softmax
+
+REFERENCE = (paths.ROOT / "solutions" / "03-softmax" / "solution.py").read_bytes()
+LIBRARY = b"""import torch
+
+class Solution:
+    def softmax(self, logits):
+        return torch.softmax(logits, dim=-1)
+"""
+
+UNSEEN_ELSEWHERE = {
+    "plain": (LIBRARY, "solution.py:5 uses softmax"),
+    # The coding line makes the file valid to the worker's import; read as UTF-8, it was
+    # not, and the check used to pass it unread.
+    "latin-1": (b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + LIBRARY, "solution.py:7 uses softmax"),
+    "alias": (b"from torch import softmax as s\n\nclass Solution:\n"
+              b"    def softmax(self, logits):\n        return s(logits, dim=-1)\n",
+              "solution.py:1 uses softmax"),
+    "module-alias": (b"import torch.nn.functional as F\nfrom torch.nn.functional import "
+                     b"log_softmax as ls\n", "solution.py:2 uses log_softmax"),
+    "looked-up": (b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                  b"        return getattr(torch, 'soft' + 'max')(logits, dim=-1)\n",
+                  "solution.py:5 uses getattr, which looks a name up as the code runs"),
+    "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
+                   "could not be read to check that softmax is written by hand: SyntaxError"),
+    "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "
+             "written by hand: larger than 1 MB"),
+}
+
+
+@pytest.mark.parametrize("name", UNSEEN_ELSEWHERE)
+def test_a_library_softmax_fails_however_it_is_written(name: str, tmp_path: Path) -> None:
+    source, says = UNSEEN_ELSEWHERE[name]
+    path = tmp_path / "solution.py"
+    path.write_bytes(source)
+    assert says in library_softmax(path)
+
+
+@pytest.mark.parametrize("prefix", [b"", b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n"],
+                         ids=["utf-8", "bom", "latin-1"])
+def test_the_reference_passes_in_any_encoding_python_reads(prefix: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "solution.py"
+    path.write_bytes(prefix + REFERENCE)
+    assert library_softmax(path) == ""
