@@ -76,3 +76,20 @@ if not REGISTRY.is_file() and (PROBLEMS / "registry.toml").is_file():
     # folder's own.
     REGISTRY = PROBLEMS / "registry.toml"
 STATE = KATA / ".gpt-kata"
+
+
+def leads_out(path: Path, inside: Path) -> str:
+    """Why `path` is not a file of the learner's folder `inside`, or "" if it is: a
+    link may not lead out of it (to the references, say), and only a regular file
+    counts. A learner's repository may commit links, and a clone makes them real."""
+    if not path.exists() and not path.is_symlink():
+        return "no such file"
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "a broken link"
+    if not real.is_relative_to(inside.resolve()):
+        return "a link out of the learner's folder"
+    if not real.is_file():
+        return "not a regular file"
+    return ""

@@ -160,3 +160,19 @@ def test_train_defaults_are_the_train_settings():
     assert train_steps_and_threads(args) == (MODERN_SETTINGS.steps, MODERN_SETTINGS.threads)
     args = build_parser().parse_args(["train", "--model", "modern", "--steps", "7"])
     assert train_steps_and_threads(args) == (7, MODERN_SETTINGS.threads)
+
+
+@pytest.mark.parametrize("form", ["folder", "file"])
+def test_a_classroom_grade_refuses_a_link_to_the_references(form: str, tmp_path: Path) -> None:
+    """A learner's repository may commit solution.py as a link to the grader's own
+    reference; a classroom grade refuses it before grading, as the gradebook does."""
+    folder = tmp_path / "problems" / "01-crop-context"
+    folder.mkdir(parents=True)
+    link = folder / "solution.py"
+    link.symlink_to(ROOT / "solutions" / "01-crop-context" / "solution.py")
+    target = tmp_path / "problems" if form == "folder" else link
+    done = cli("grade", "crop-context", "--classroom", "--allow-unisolated", "--submission",
+               str(target))
+    refused(done, "is a link out of the learner's folder; classroom mode grades only")
+    # Outside classroom mode a learner grading a link grades only themselves.
+    assert cli("grade", "crop-context", "--submission", str(target), "-q").returncode == 0

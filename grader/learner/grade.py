@@ -115,6 +115,21 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     raise UsageError(tr("--submission {target}: no such file or folder", target=target))
 
 
+def refuse_links_out(args: argparse.Namespace, submissions: dict[Problem, Path]) -> None:
+    """In classroom mode a submission is the learner's own file: a link out of the
+    folder given (to the references, say) or to anything but a regular file is
+    refused, as the gradebook refuses it."""
+    if not args.classroom or args.submission is None:
+        return
+    target = Path(args.submission)
+    inside = target if target.is_dir() else target.parent
+    for path in submissions.values():
+        why = paths.leads_out(path, inside)
+        if why:
+            raise UsageError(tr("--submission: {path} is {why}; classroom mode grades only "
+                                "the learner's own files", path=visible(str(path)), why=why))
+
+
 def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
     """`gpt-kata grade`; `server_control` is a fork server the gradebook spawned for it."""
     from grader.learner import practice
@@ -126,6 +141,7 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     from grader.sandbox.host.pool import WorkerPool
 
     submissions = resolve_submissions(args)
+    refuse_links_out(args, submissions)
     check_report_target("--json", args.json)
     check_report_target("--junit", args.junit)
     require_isolation(args)

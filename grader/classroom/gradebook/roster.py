@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import paths
 from grader.classroom.gradebook import layouts
 from grader.grading.values.sanitise import folder_name
 from grader.learner.errors import UsageError
@@ -36,16 +37,10 @@ class Learner:
 def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
     """The file's bytes, or None and why not: links may not lead out of the learner's
     folder (to the references, say), and only regular files of sane size count."""
-    if not path.exists() and not path.is_symlink():
-        return None, "no such file"
-    try:
-        real = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None, "a broken link"
-    if not real.is_relative_to(inside):
-        return None, "a link out of the learner's folder"
-    if not real.is_file():
-        return None, "not a regular file"
+    why = paths.leads_out(path, inside)
+    if why:
+        return None, why
+    real = path.resolve()
     try:
         with real.open("rb") as handle:
             content = handle.read(MAX_SOLUTION_BYTES + 1)
