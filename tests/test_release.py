@@ -649,6 +649,26 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
         assert "no_cache" in named, named
 
 
+@pytest.mark.parametrize(("slug", "folder", "line", "float64"), [
+    ("last-logits", "02-last-logits", "return logits[:, -1, :]",
+     "return logits[:, -1, :].double()"),
+    ("softmax", "03-softmax", "return exps / exps.sum(dim=-1, keepdim=True)",
+     "return (exps / exps.sum(dim=-1, keepdim=True)).double()"),
+])
+def test_a_float64_answer_is_judged_as_the_instructors_judge_does(  # noqa: PLR0913
+        slug: str, folder: str, line: str, float64: str, practice, tmp_path: Path) -> None:  # noqa: ANN001
+    """Right values in float64 where the reference gives float32: last_logits' judge takes
+    them, softmax's insists on the logits' dtype; the copy says the same of each."""
+    source = (paths.ROOT / "solutions" / folder / "solution.py").read_text("utf-8")
+    assert line in source
+    path = tmp_path / "solution.py"
+    path.write_text(source.replace(line, float64), "utf-8")
+    graded = instructor("grade", slug, "--submission", str(path), "-q")
+    assert graded.returncode == (0 if slug == "last-logits" else 1), graded.stdout
+    result = practice.grade_problem(slug, path)
+    assert result.ok == (graded.returncode == 0), (result.unavailable, result.failures)
+
+
 # -- the instructor's grader on a learners' copy ---------------------------------------------
 # Two cheap problems: one solved, one with a named mistake; the rest as the copy gives them.
 SOLVED, MISTAKEN = "crop-context", "temperature"

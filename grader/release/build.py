@@ -24,7 +24,7 @@ from grader.grading.contracts.declaring import load_check_module
 from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
-from grader.release import answers, examples, sources, ties
+from grader.release import answers, examples, float_dtypes, sources, ties
 from grader.release.models import Models, example_programs, model_name, modern_outputs
 from grader.release.traces import stored_traces
 
@@ -352,6 +352,8 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     method = reference_call(contract, reference)
     goldens = artifacts.load_goldens()[problem.slug] if contract.goldens else {}
 
+    first: list[tuple[tuple, Any]] = []  # the first case's arguments and answer
+
     def one(args: tuple, golden: Any = None) -> dict[str, Any] | None:
         """The case stored, or None where the reference refuses its arguments (the
         refusal checks are live only); the models it met are added to `models`."""
@@ -369,6 +371,8 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
                 return None
             case = stored_case(problem, contract, reference, args, golden[0], rule, met)
         models.merge(met)
+        if not first:
+            first.append((args, golden[0]))
         return case
 
     stored = {}
@@ -385,12 +389,14 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
         if case is not None:
             drawn[str(len(drawn) + 1)] = case
     calls = getattr(module, "PRACTICE_CALLS", "") if contract.witness_model_calls else ""
+    lenient = float_dtypes.any_float_dtype(contract, reference, *first[0]) if first else []
     if calls:  # the copy runs these models' forward_with_cache, and judges their calls
         models.cached |= set(models.specs)
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
             "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn,
-            **({"calls": calls} if calls else {})}
+            **({"calls": calls} if calls else {}),
+            **({"any_float_dtype": lenient} if lenient else {})}
 
 
 def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, expected: Any,

@@ -221,6 +221,33 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
     return ""
 
 
+def in_stored_dtypes(got: Any, want: Any, paths: list[list[Any]]) -> Any:
+    """`got` with the float tensor at each of `paths` (indices and keys into the answer)
+    cast to the stored answer's float dtype there: where the instructor's judge takes a
+    float64 answer for a float32 one (the release asks it, see float_dtypes.py), so
+    does the copy. Anything else stays as it is, to be judged as it is."""
+    for path in paths:
+        got = _cast_at(got, want, path)
+    return got
+
+
+def _cast_at(got: Any, want: Any, path: list[Any]) -> Any:
+    if not path:
+        if (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+                and got.is_floating_point() and want.is_floating_point()):
+            return got.to(want.dtype)
+        return got
+    key, rest = path[0], path[1:]
+    if isinstance(got, (list, tuple)) and isinstance(want, (list, tuple)) and isinstance(
+            key, int) and key < min(len(got), len(want)):
+        items = list(got)
+        items[key] = _cast_at(got[key], want[key], rest)
+        return type(got)(items)
+    if isinstance(got, dict) and isinstance(want, dict) and key in got and key in want:
+        return {**got, key: _cast_at(got[key], want[key], rest)}
+    return got
+
+
 def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
     """The name of an argument the call changed in place, or ""."""
     for i, (a, b) in enumerate(zip(after, before)):

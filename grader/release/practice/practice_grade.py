@@ -144,6 +144,9 @@ def grade_problem(slug: str, path: Path) -> Result:
                                  "in place, and the caller still needs it as it was.",
                                  hint="work on a copy (.clone()) or build a new tensor"))
             continue
+        if got[0] == "value":  # a float dtype the instructor's judge takes too
+            got = ("value", judge.in_stored_dtypes(got[1], want,
+                                                   part.get("any_float_dtype", [])))
         # A case on a model may have other right answers, where two picks tie.
         right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
         if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
