@@ -142,8 +142,8 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
 
     submissions = resolve_submissions(args)
     refuse_links_out(args, submissions)
-    check_report_target("--json", args.json)
-    check_report_target("--junit", args.junit)
+    check_report_target("--json", args.json, submissions.values())
+    check_report_target("--junit", args.junit, submissions.values())
     require_isolation(args)
     limits = limits_from(args)
     # A classroom grade is sandboxed whatever the environment says: the switch that

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -84,12 +84,18 @@ def positive_count(text: str) -> int:
     return value
 
 
+# A terabyte: more than any machine that grades has, and far below the limits the
+# kernel takes (a worker's address space is set to twice its memory).
+MAX_MEGABYTES = 1 << 20
+
+
 def positive_megabytes(text: str) -> float:
-    """An argparse type: a finite number of megabytes, at least 1."""
+    """An argparse type: a number of megabytes, at least 1 and at most MAX_MEGABYTES."""
     value = _read(text, float, lambda: tr("{text!r} is not a number of megabytes", text=text))
-    if not math.isfinite(value) or value < 1:
-        raise argparse.ArgumentTypeError(tr("{text!r}: give a finite number of megabytes, "
-                                            "at least 1", text=text))
+    if not math.isfinite(value) or not 1 <= value <= MAX_MEGABYTES:
+        raise argparse.ArgumentTypeError(tr("{text!r}: give a number of megabytes from 1 to "
+                                            "{most} (a terabyte)", text=text,
+                                            most=MAX_MEGABYTES))
     return value
 
 
@@ -159,11 +165,17 @@ def require_isolation(args: argparse.Namespace) -> None:
             "grade on such a machine, or pass --allow-unisolated to grade anyway")
 
 
-def check_report_target(option: str, target: str | None) -> None:
-    """Refuse a report path that could not be written, before minutes of grading."""
+def check_report_target(option: str, target: str | None, graded: Iterable[Path] = ()) -> None:
+    """Refuse a report path that could not be written, or would overwrite a learner's
+    code (a file `graded`, any existing .py or notebook), before minutes of grading."""
     if target is None:
         return
     path = Path(target)
+    if path.is_file() and (path.suffix in (".py", ".ipynb") or any(
+            p.is_file() and os.path.samefile(path, p) for p in graded)):
+        raise UsageError(tr("{option} {target} is code, not a report: name another file "
+                            "(a .json or .xml) to write the report to", option=option,
+                            target=target))
     if target.endswith(("/", os.sep)) or path.is_dir():
         raise UsageError(tr("{option} {target} is a folder; name a file to write",
                             option=option, target=target))

@@ -28,6 +28,7 @@ from grader.registry import Problem
 from grader.reports.provenance import provenance
 from grader.reports.results import TestResult
 from grader.reports.scoring import format_points, score_report
+from grader.reports.written import write_whole
 from grader.sandbox.wire.printed import Printed, after, as_printed, marker, more
 from grader.sandbox.wire.printed import line as shown_line
 from grader.wording import glyph
@@ -175,14 +176,8 @@ class Report:
         return score_report(report)
 
     def write_json(self, path: Path) -> None:
-        """Written whole or not at all: a reader never finds half a report."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        try:
-            tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        """Written whole or not at all (grader/reports/written.py)."""
+        write_whole(path, json.dumps(self.to_json(), indent=2) + "\n")
 
 
 def check_title(name: str) -> str:

@@ -47,14 +47,21 @@ def _tasks_of_user(uid: int) -> int:
     return count
 
 
+# A limit past this is no limit: the kernel's limits are 64-bit, and Python refuses
+# numbers it cannot pass as one.
+NO_LIMIT_PAST = 1 << 62
+
+
 def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
     assert resource is not None
     _current_soft, current_hard = resource.getrlimit(which)
     hard = soft if hard is None else hard
-    if current_hard != resource.RLIM_INFINITY:
+    infinity = resource.RLIM_INFINITY
+    soft, hard = (infinity if v >= NO_LIMIT_PAST else v for v in (soft, hard))
+    if current_hard != infinity:
         # An unprivileged process cannot raise its hard limit; stay below it.
-        hard = min(hard, current_hard)
-        soft = min(soft, hard)
+        hard = current_hard if hard == infinity else min(hard, current_hard)
+        soft = hard if soft == infinity else min(soft, hard)
     resource.setrlimit(which, (soft, hard))
 
 
