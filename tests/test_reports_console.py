@@ -18,12 +18,13 @@ RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2
 
 # Prints an erase-line and carriage return that would paint a green pass over the
 # failure, a NUL, a bidi override, a lone surrogate and an emoji; raises an
-# exception whose message has a newline, an escape and a surrogate of its own.
+# exception whose message has a newline, an escape and a surrogate of its own, and an
+# emoji code that must be shown as written.
 EVIL = '''class Solution:
     def decode(self, token_ids, int_to_char):
         print("hi\\x1b[2K\\r\\x1b[32m\\u2713 05-decode 5/5 checks pass\\x1b[0m \\ud800 \\U0001f600"
               " \\u202eevil\\x00nul\\x9b2J")
-        raise ValueError("bad\\x1b[1A\\n\\u2713 05-decode 5/5 checks pass \\ud800\\u202e")
+        raise ValueError("bad\\x1b[1A\\n\\u2713 05-decode 5/5 checks pass \\ud800\\u202e :smile:")
 '''
 
 
@@ -83,6 +84,7 @@ def test_any_console_encoding_shows_hostile_output_and_keeps_the_reports(tmp_pat
     mark = "FAIL 05-decode" if encoding in ("cp1252", "ascii") else "\u2717 05-decode"
     assert mark in shown
     assert "bad\\x1b[1A\\n" in shown and "5/5 checks fail" in shown
+    assert ":smile:" in shown and "\U0001f604" not in shown
 
 
 def test_a_closed_pipe_loses_neither_reports_nor_status(tmp_path):

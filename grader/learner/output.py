@@ -28,7 +28,8 @@ def console(stderr: bool = False, quiet: bool = False) -> Console:
             silence(self.file)
 
     tolerant_streams()
-    made = KataConsole(highlight=False, stderr=stderr, quiet=quiet)
+    # emoji=False: a learner's printed ":smile:" is shown as printed, not as an emoji.
+    made = KataConsole(highlight=False, emoji=False, stderr=stderr, quiet=quiet)
     if not made.is_terminal:
         made.soft_wrap = True
     return made
