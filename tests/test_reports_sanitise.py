@@ -33,6 +33,8 @@ RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2
     ("bidi \u202eevil\u202c \u2066iso\u2069 \u200fmark", "bidi \\u202eevil\\u202c \\u2066iso\\u2069"
      " \\u200fmark"),
     ("line\u2028sep", "line\\u2028sep"),
+    ("hid\u200bden \u2060word\ufeff \ufff9note", "hid\\u200bden \\u2060word\\ufeff \\ufff9note"),
+    ("joined \u200d emoji 👩\u200d💻", "joined \u200d emoji 👩\u200d💻"),
     ("lone \ud800 and \udfff", "lone \\ud800 and \\udfff"),
     ("two\nlines\tand a tab", "two\\nlines\\tand a tab"),
     ("plain text, émoji 😀 and ✓ stay", "plain text, émoji 😀 and ✓ stay"),

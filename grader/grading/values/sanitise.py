@@ -27,10 +27,13 @@ import re
 
 # C0 controls but newline and tab, DEL, C1 controls, the bidi formatting
 # characters (embeddings, overrides, isolates, marks), the line and paragraph
-# separators some viewers break lines at, and lone surrogates (which no UTF
-# encoder accepts; Python's strings can hold them).
-_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-           "\ud800-\udfff")
+# separators some viewers break lines at, lone surrogates (which no UTF
+# encoder accepts; Python's strings can hold them), and the invisible ones that
+# hide text between the letters a reader sees (the zero-width space, the word
+# joiner and invisible operators, the byte-order mark, the interlinear
+# annotation marks). The zero-width joiners stay: scripts and emoji need them.
+_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
+           "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff")
 _BLOCK = re.compile(f"[{_UNSAFE}]")
 _LINE = re.compile(f"[{_UNSAFE}\n\t]")
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
