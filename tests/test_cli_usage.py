@@ -176,3 +176,9 @@ def test_a_classroom_grade_refuses_a_link_to_the_references(form: str, tmp_path:
     refused(done, "is a link out of the learner's folder; classroom mode grades only")
     # Outside classroom mode a learner grading a link grades only themselves.
     assert cli("grade", "crop-context", "--submission", str(target), "-q").returncode == 0
+
+
+def test_a_path_in_a_usage_error_is_shown_not_obeyed() -> None:
+    done = cli("grade", "softmax", "--submission", "/nonexistent/x\x1b[2K\x1b[32mpass.py")
+    refused(done, "--submission /nonexistent/x\\x1b[2K\\x1b[32mpass.py: no such file")
+    assert "\x1b" not in done.stderr

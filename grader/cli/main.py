@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from grader.grading.values.sanitise import visible
 from grader.learner.commands import hint, list_problems, reset
 from grader.learner.errors import EXIT_USAGE, UsageError
 from grader.learner.grade import add_grade_arguments, grade
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                         "with your train_loop"))
         return args.run(args)
     except UsageError as exc:
-        print(f"gpt-kata {args.command}: {exc}", file=sys.stderr)
+        # A path in it is the command line's, as typed: shown, never obeyed.
+        print(f"gpt-kata {args.command}: {visible(exc, lines=True)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -18,6 +18,7 @@ import tempfile
 import traceback
 from typing import NoReturn
 
+from grader.grading.values.sanitise import visible
 from grader.learner.output import exit_now
 from grader.sandbox.host.ending import Job, start_group, wait_for, wait_then_kill
 from grader.sandbox.host.launch import grader_command, neutral_folder
@@ -118,7 +119,7 @@ def _child(argv: list[str], stderr_path: str,
         try:
             code = grade(grade_parser().parse_args(argv), server_control)
         except UsageError as exc:
-            print(f"gpt-kata grade: {exc}", file=sys.stderr)
+            print(f"gpt-kata grade: {visible(exc, lines=True)}", file=sys.stderr)
             code = EXIT_USAGE
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
         traceback.print_exc()
