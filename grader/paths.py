@@ -78,10 +78,15 @@ if not REGISTRY.is_file() and (PROBLEMS / "registry.toml").is_file():
 STATE = KATA / ".gpt-kata"
 
 
+# A learner's solution is a few kilobytes; a classroom grade takes none larger.
+MAX_SOLUTION_BYTES = 1_000_000
+
+
 def leads_out(path: Path, inside: Path) -> str:
     """Why `path` is not a file of the learner's folder `inside`, or "" if it is: a
-    link may not lead out of it (to the references, say), and only a regular file
-    counts. A learner's repository may commit links, and a clone makes them real."""
+    link may not lead out of it (to the references, say), and only a regular file of
+    at most MAX_SOLUTION_BYTES counts. A learner's repository may commit links, and a
+    clone makes them real."""
     if not path.exists() and not path.is_symlink():
         return "no such file"
     try:
@@ -92,4 +97,6 @@ def leads_out(path: Path, inside: Path) -> str:
         return "a link out of the learner's folder"
     if not real.is_file():
         return "not a regular file"
+    if real.stat().st_size > MAX_SOLUTION_BYTES:
+        return f"larger than {MAX_SOLUTION_BYTES} bytes"
     return ""

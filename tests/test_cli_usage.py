@@ -182,3 +182,15 @@ def test_a_path_in_a_usage_error_is_shown_not_obeyed() -> None:
     done = cli("grade", "softmax", "--submission", "/nonexistent/x\x1b[2K\x1b[32mpass.py")
     refused(done, "--submission /nonexistent/x\\x1b[2K\\x1b[32mpass.py: no such file")
     assert "\x1b" not in done.stderr
+
+
+def test_a_classroom_grade_refuses_a_solution_the_gradebook_would_not_read(
+        tmp_path: Path) -> None:
+    """Over a megabyte, as the gradebook refuses it: one rule, one score on every path."""
+    folder = tmp_path / "problems" / "01-crop-context"
+    folder.mkdir(parents=True)
+    reference = (ROOT / "solutions" / "01-crop-context" / "solution.py").read_text("utf-8")
+    (folder / "solution.py").write_text(reference + "#" * 1_000_001 + "\n", "utf-8")
+    done = cli("grade", "crop-context", "--classroom", "--allow-unisolated", "--submission",
+               str(tmp_path / "problems"))
+    refused(done, "is larger than 1000000 bytes; classroom mode grades only")

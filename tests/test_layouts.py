@@ -13,6 +13,7 @@ import pytest
 
 from grader.classroom.gradebook import layouts
 from grader.classroom.gradebook.roster import collect, roster_folders
+from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import find
 
 CROP, DECODE = "01-crop-context", "05-decode"
@@ -85,6 +86,24 @@ def test_zip_files_in_the_roster_are_learners(tmp_path: Path) -> None:
                      "bo": roster / "bo.zip"}
 
 
+def test_no_hand_in_takes_anothers_name(tmp_path: Path) -> None:
+    """A zip whose name a folder (or an earlier zip) has, once made safe, is known by
+    another name: no learner's hand-in replaces another's, whatever the listing order."""
+    roster = tmp_path / "roster"
+    (roster / "a\\b").mkdir(parents=True)  # shown as a\\b, as its zip's stem is
+    make_zip(roster / "a\\b.zip", {})
+    for name in ("q", "q.zip"):
+        (roster / name).mkdir()
+    make_zip(roster / "q.zip.zip", {})
+    make_zip(roster / "q.zip.zip.zip", {})
+    found = roster_folders(roster, tmp_path / "out")
+    assert len(found) == 6 and len(set(found.values())) == 6
+    assert found == {"a\\\\b": roster / "a\\b", "a\\\\b.zip": roster / "a\\b.zip",
+                     "q": roster / "q", "q.zip": roster / "q.zip",
+                     "q.zip.zip": roster / "q.zip.zip",
+                     "q.zip.zip.zip": roster / "q.zip.zip.zip"}
+
+
 def test_a_crafted_zip_reaches_nothing_outside(tmp_path: Path) -> None:
     hand_in = make_zip(tmp_path / "roster" / "eve.zip", {
         f"../../{CROP}/solution.py": b"climbed",
@@ -101,7 +120,7 @@ def test_a_crafted_zip_reaches_nothing_outside(tmp_path: Path) -> None:
 
 
 def test_a_zip_bomb_is_read_no_further_than_a_solution_may_be(tmp_path: Path) -> None:
-    huge = b"#" * (layouts.MAX_SOLUTION_BYTES * 40)  # 40 MB inflated, a few kB zipped
+    huge = b"#" * (MAX_SOLUTION_BYTES * 40)  # 40 MB inflated, a few kB zipped
     hand_in = make_zip(tmp_path / "fay.zip", {f"{CROP}/solution.py": huge})
     assert hand_in.stat().st_size < 1_000_000
     learner = collect("fay", hand_in, chosen())

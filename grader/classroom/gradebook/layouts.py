@@ -29,8 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-# Solutions are a few kilobytes; these bound what reading one hand-in may cost.
-MAX_SOLUTION_BYTES = 1_000_000
+from grader.grading.values.sanitise import folder_name
+from grader.paths import MAX_SOLUTION_BYTES
+
+# Solutions are a few kilobytes (paths.MAX_SOLUTION_BYTES); these bound what reading
+# one hand-in may cost.
 MAX_ENTRIES = 20_000
 MAX_TOTAL_BYTES = 50_000_000
 MAX_DEPTH = 4  # folders looked into below the hand-in, for the kata
@@ -66,11 +69,16 @@ def is_hand_in(entry: Path) -> bool:
 
 
 def learner_name(entry: Path, taken: set[str]) -> str:
-    """A zip is known by its name without `.zip`, unless a folder has that name."""
+    """The learner's name, made safe (grading/values/sanitise.py): a folder's own name;
+    a zip's name without `.zip`, unless a folder or an earlier zip has it (compared made
+    safe, as names are kept), else its whole name. No hand-in then takes another's
+    place: folders come first, and zips in the order of their names (roster.py), so a
+    zip's whole name is no folder's (one folder holds no two entries of one name) and
+    no earlier zip's name without `.zip` (that zip's name would sort after it)."""
     if entry.is_dir():
-        return entry.name
-    stem = entry.name[:-len(".zip")]
-    return stem if stem and stem not in taken else entry.name
+        return folder_name(entry.name)
+    stem = folder_name(entry.name[:-len(".zip")])
+    return stem if entry.name != ".zip" and stem not in taken else folder_name(entry.name)
 
 
 def has_problems(folder: Path) -> bool:

@@ -13,13 +13,10 @@ from pathlib import Path
 
 from grader import paths
 from grader.classroom.gradebook import layouts
-from grader.grading.values.sanitise import folder_name
 from grader.learner.errors import UsageError
+from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import Problem
 from grader.registry import problems as all_problems
-
-# Solutions are a few kilobytes; a huge file is a mistake or an attack on the grader.
-MAX_SOLUTION_BYTES = 1_000_000
 
 
 @dataclass
@@ -79,11 +76,13 @@ def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     # Each learner is known by their folder's name made safe (grading/values/sanitise.py):
     # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
     # A zip file is a learner too, known by its name without .zip (layouts.py).
+    # Folders claim their names first, then zips, each in the order of their names: the
+    # same names on every machine, whatever order the folder lists them in.
     entries = sorted((e for e in roster.iterdir() if layouts.is_hand_in(e) and e.resolve() != out),
-                     key=lambda e: not e.is_dir())  # folders claim their names first
+                     key=lambda e: (not e.is_dir(), e.name))
     found: dict[str, Path] = {}
     for entry in entries:
-        found[folder_name(layouts.learner_name(entry, set(found)))] = entry
+        found[layouts.learner_name(entry, set(found))] = entry
     if not found:
         raise UsageError(f"{roster} holds no learner folders")
     return dict(sorted(found.items()))
