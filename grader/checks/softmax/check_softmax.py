@@ -5,15 +5,17 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from grader.grading.contracts.contract import Contract
-from grader.grading.judging.any_result import comparing, expect_tensor
-from grader.grading.subject.kata import Kata
+from grader.grading.judging.any_result import expect_tensor
+from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits
 from grader.grading.values.failures import GradeFailure
+from grader.grading.values.tolerances import logit_scale_rtol
 from grader.locale import marked, tr
 from grader.wording import Plural
 
@@ -51,9 +53,16 @@ def cases() -> dict[str, tuple]:
     }
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    judge=comparing(expect_tensor, Plural(marked("the probabilities")),
-                                    same_dtype_as=marked("the logits")))
+def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
+    expect_tensor(got, expected, Plural(marked("the probabilities")),
+                  rtol=logit_scale_rtol(call.args[0]), same_dtype_as=marked("the logits"))
+
+
+# The learners' copy judges its stored probabilities by the same tolerance (a rule of
+# grader/release/practice/judge.py).
+PRACTICE_RULE = "logit-scale"
+
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, judge=judge)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Softmax of fixed logits",

@@ -52,7 +52,7 @@ def result_of(method: str) -> str:
 
 
 def expect_tensor(got: Any, expected: torch.Tensor, what: str | None = None, *,
-                  rtol: float = RTOL, atol: float = ATOL, exact: bool = False,
+                  rtol: float | torch.Tensor = RTOL, atol: float = ATOL, exact: bool = False,
                   same_dtype_as: str | None = None) -> None:
     """Shape and dtype first, then values: the largest error and where it is.
 
@@ -74,8 +74,8 @@ def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
     expect_tensor(got, expected, what, atol=activation_atol(expected))
 
 
-def _expect_values(got: Any, expected: torch.Tensor, what: str, *, rtol: float, atol: float,
-                   exact: bool) -> None:
+def _expect_values(got: Any, expected: torch.Tensor, what: str, *,
+                   rtol: float | torch.Tensor, atol: float, exact: bool) -> None:
     expect_type(got, torch.Tensor, what)
     many, said = isinstance(what, Plural), named(what)
     if tuple(got.shape) != tuple(expected.shape):

@@ -42,3 +42,15 @@ def activation_atol(expected: torch.Tensor) -> float:
     finite = expected.double()[expected.isfinite()]
     scale = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
     return ATOL + RTOL * scale
+
+
+def logit_scale_rtol(logits: torch.Tensor) -> torch.Tensor:
+    """The relative tolerance of probabilities made from `logits`, row by row: RTOL,
+    plus the rounding of a number as large as the row's largest finite logit.
+
+    exp(x - logsumexp(x)) is as right as exp(x - max) / sum, but at logits of 1e4 the
+    float32 log-sum-exp is rounded by 5e-4, and so is every probability made from it.
+    """
+    finite = torch.where(logits.isfinite(), logits.double(), 0.0).abs()
+    scale = finite.amax(dim=-1, keepdim=True) if finite.numel() else finite
+    return RTOL + 4 * torch.finfo(logits.dtype).eps * scale

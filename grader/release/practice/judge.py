@@ -14,12 +14,18 @@ from typing import Any
 
 import torch
 
-from grader.grading.values.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL, activation_atol
+from grader.grading.values.tolerances import (
+    ATOL,
+    RTOL,
+    TRAINED_WEIGHTS_ATOL,
+    activation_atol,
+    logit_scale_rtol,
+)
 from grader.locale import tr
 
 # The rules a problem's answers are judged by, as cases.json names them.
 RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
-         "training-steps", "training-loop", "passed-on")
+         "training-steps", "training-loop", "passed-on", "logit-scale")
 # The tolerances are the full grader's own (tolerances.py ships in the copy): the
 # practice grade and the instructor's take and refuse the same near misses.
 
@@ -70,7 +76,8 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     "weights-and-state" for an optimizer's (weights, state, state, ...): the weights
     by ATOL, its state at its own scale, "training-steps" for what a training driver
     hands back, (losses, weights), "training-loop" for (log, weights, modes):
-    see training_difference, and "passed-on" for the (call, text) callbacks a
+    see training_difference, "logit-scale" for probabilities made from the logits in
+    args[0] (same_at_logit_scale), and "passed-on" for the (call, text) callbacks a
     streamer's driver hands back: see by_call."""
     if got[0] != want[0]:
         return False
@@ -80,6 +87,8 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
         return same_filtering(got[1], want[1], args[0])
     if rule == "rotation":
         return same_rotation(got[1], want[1], args)
+    if rule == "logit-scale":
+        return same_at_logit_scale(got[1], want[1], args[0])
     if rule == "own-scale":
         return same(got[1], want[1], own_scale=True)
     if rule == "weights-and-state":
@@ -89,6 +98,21 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     if rule == "passed-on":
         return same(by_call(got[1]), by_call(want[1]))
     return same(got[1], want[1], activations=rule == "activations")
+
+
+def same_at_logit_scale(got: Any, want: Any, logits: torch.Tensor) -> bool:
+    """Probabilities made from `logits`: each row within RTOL plus the rounding of its
+    largest logit (tolerances.logit_scale_rtol), the check's own bound."""
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+            and got.shape == want.shape and got.dtype == want.dtype
+            and isinstance(logits, torch.Tensor) and logits.shape == want.shape):
+        return False
+    g, e = got.double(), want.double()
+    if not torch.equal(g.isnan(), e.isnan()) or not torch.equal(
+            torch.where(g.isinf(), g, 0.0), torch.where(e.isinf(), e, 0.0)):
+        return False  # nan where nan, and each infinity where it is
+    error = torch.where(e.isfinite(), (g - e).abs(), 0.0)
+    return bool((error <= ATOL + logit_scale_rtol(logits) * e.abs().nan_to_num(0.0)).all())
 
 
 def by_call(callbacks: Any) -> Any:
