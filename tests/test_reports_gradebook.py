@@ -20,7 +20,7 @@ from conftest import ROOT
 from gradebooks import finished_gradebook
 
 from grader.classroom.gradebook import command, grading
-from grader.classroom.gradebook.outputs import report_stem
+from grader.classroom.gradebook.outputs import report_stem, shared_report_files
 from grader.classroom.gradebook.roster import Learner
 from grader.classroom.summary import markdown_table
 from grader.cli.main import main
@@ -282,9 +282,23 @@ def test_merge_quotes_a_formula_that_a_shard_left_bare(tmp_path):
 
 
 def test_report_files_of_any_name_can_be_made_and_never_meet(tmp_path):
-    names = ["ada", "a:b", "a%3Ab", "q?*|<>\"", "\\\\x41", "é" * 250, "é" * 251]
+    # The last: a short name spelled as the long one before it is shortened.
+    names = ["ada", "a:b", "a%3Ab", "q?*|<>\"", "\\\\x41", "é" * 250, "é" * 251, "a" * 200]
+    names.append(report_stem("a" * 200))
     stems = [report_stem(name) for name in names]
     assert len(set(stems)) == len(names)
+    assert shared_report_files(names) == []
     for stem in stems:
         assert not re.search(r'[\\/:<>|*?"]', stem) and len(stem.encode()) <= 200
         (tmp_path / f"{stem}.junit.xml").write_text("made")
+
+
+def test_names_one_file_apart_where_case_or_accents_are_not_told_apart_are_refused(
+        tmp_path, capsys):
+    assert shared_report_files(["Ada", "ada", "bo", "Zo\u00eb", "Zoe\u0308"]) == [
+        ["Ada", "ada"], ["Zo\u00eb", "Zoe\u0308"]]
+    roster = tmp_path / "roster"
+    for name in ("Ada", "ada"):
+        (roster / name).mkdir(parents=True)
+    assert main(["gradebook", str(roster), "decode", "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert "Ada and ada: their reports would be one file" in capsys.readouterr().err

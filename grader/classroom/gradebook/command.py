@@ -32,6 +32,7 @@ from grader.classroom.gradebook.outputs import (
     record_learner,
     report_stem,
     row_from_report,
+    shared_report_files,
     show_table,
     with_hand_in,
     with_repositories,
@@ -89,6 +90,12 @@ def gradebook(args: argparse.Namespace) -> int:
         read_ids(Path(args.lms_ids))
     out = Path(args.out)
     learners = roster_folders(Path(args.roster), out)
+    shared = shared_report_files(learners)
+    if shared:
+        pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)
+        raise UsageError(f"{pairs}: their reports would be one file where case or accents "
+                         "are not told apart (macOS, Windows, a downloaded artifact); rename "
+                         "one of each")
     if args.shard is not None:
         learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))

@@ -11,7 +11,8 @@ import csv
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,12 +73,25 @@ def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
 def report_stem(name: str) -> str:
     """The file name (without suffix) of a learner's reports: their safe name, with the
     characters that artifact uploads and other systems refuse percent-encoded (and
-    % itself, so no two names meet), shortened with a hash if very long."""
+    % itself, so no two names meet), shortened with a hash if very long. The hash
+    follows `%~`, which no encoded name holds (its % are all %XX): no short name can
+    be a long one's shortened form."""
     stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
     if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
         short = stem.encode()[:100].decode("utf-8", errors="ignore")
-        stem = short + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+        stem = short + "%~" + hashlib.sha256(name.encode()).hexdigest()[:16]
     return stem
+
+
+def shared_report_files(names: Iterable[str]) -> list[list[str]]:
+    """The learners whose reports would be one file on a disk that ignores case or
+    composes accents (macOS, Windows, a downloaded artifact): a report kept from an
+    earlier run would then be read as another learner's."""
+    by_file: dict[str, list[str]] = {}
+    for name in names:
+        key = unicodedata.normalize("NFC", report_stem(name)).casefold()
+        by_file.setdefault(key, []).append(name)
+    return [group for group in by_file.values() if len(group) > 1]
 
 
 @dataclass
