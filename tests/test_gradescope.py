@@ -25,6 +25,7 @@ from grader.registry import problems
 jsonschema = pytest.importorskip("jsonschema")
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
 # Gradescope's results.json, from its autograder specifications: every field it
 # documents, and nothing else.
 RESULTS_SCHEMA = {
@@ -34,7 +35,9 @@ RESULTS_SCHEMA = {
         "score": {"type": "number"},
         "execution_time": {"type": "number", "minimum": 0},
         "output": {"type": "string"},
-        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "output_format": FORMAT,
+        "test_output_format": FORMAT,
+        "test_name_format": FORMAT,
         "visibility": VISIBILITY,
         "stdout_visibility": VISIBILITY,
         "extra_data": {"type": "object"},
@@ -49,6 +52,8 @@ RESULTS_SCHEMA = {
                     "name": {"type": "string"},
                     "number": {"type": "string"},
                     "output": {"type": "string"},
+                    "output_format": FORMAT,
+                    "name_format": FORMAT,
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "visibility": VISIBILITY,
                     "extra_data": {"type": "object"},
@@ -100,6 +105,9 @@ def test_a_report_converts_to_valid_results() -> None:
     assert (test["name"], test["status"], test["score"], test["max_score"]) == (
         "05-decode", "failed", 3, 10)
     assert test["visibility"] == "visible"
+    # What the code printed is shown as text: "**PASSED**" or an image link in it is
+    # never rendered, whatever Gradescope's default for a test's output.
+    assert test["output_format"] == results["test_output_format"] == "text"
     lines = test["output"].splitlines()
     assert lines[0] == "passed: ids to text" and lines[1] == "fail: unknown id"
     assert lines[2].strip() == "character 2 differs"
@@ -196,6 +204,9 @@ def test_bundle_builds_and_grades_a_submission(tmp_path: Path) -> None:
     # Two problems' full points (10 each by default), whole: the tests add up to them.
     assert results["score"] == 20 == sum(t["score"] for t in tests)
     assert results["output_format"] == "md" and "score 20/" in results["output"]
+    # What the learner's code printed or raised is shown as text, never rendered.
+    assert results["test_output_format"] == "text"
+    assert {t["output_format"] for t in results["tests"]} == {"text"}
     assert results["extra_data"]["provenance"]["files"]["05-decode"]
     # Every problem counts, graded or not, so every learner is scored out of one total:
     # one test each.

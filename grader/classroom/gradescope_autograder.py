@@ -77,6 +77,7 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
         "execution_time": round(execution_time, 3),
         "output": "\n\n".join(parts) if rows or report.get("message") else "nothing was graded",
         "output_format": "md",
+        "test_output_format": "text",
         "visibility": "visible",
         "extra_data": extra,
         "tests": tests,
@@ -107,6 +108,9 @@ def problem_test(entry: dict, checks: list[dict]) -> dict:
         "max_score": entry["max_score"],
         "status": "passed" if entry.get("status") == "pass" else "failed",
         "output": "\n".join(lines),
+        # Plain text, whatever the default: what the learner's code printed or raised
+        # is shown as written, never rendered as Markdown or HTML (a link, an image).
+        "output_format": "text",
         "visibility": "visible",
     }
 
