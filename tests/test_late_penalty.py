@@ -15,14 +15,14 @@ from grader.reports.scoring import score_report
 
 @pytest.mark.parametrize(("text", "percent", "unit_minutes"), [
     ("10%/day", 10, 1440), ("2%/h", 2, 60), ("1%/min", 1, 1), (" 5 % / hours ", 5, 60),
-    ("25%/week", 25, 10080), ("100%/d", 100, 1440)])
+    ("25%/week", 25, 10080), ("100%/d", 100, 1440), ("3%/mins", 3, 1), ("4%/days", 4, 1440)])
 def test_a_rate_is_read_as_written(text: str, percent: int, unit_minutes: int) -> None:
     rate = parse_penalty(text)
     assert (rate.percent, rate.unit_minutes) == (percent, unit_minutes)
 
 
 @pytest.mark.parametrize("text", ["10%", "10/day", "0%/day", "101%/h", "1.5%/h", "10%/fortnight",
-                                  "-5%/h", "", "10%/day; rm -rf /"])
+                                  "-5%/h", "", "10%/day; rm -rf /", "10%/ms", "10%/hs", "10%/ds"])
 def test_a_rate_that_is_not_one_is_refused_with_an_example(text: str) -> None:
     with pytest.raises(ValueError, match=r"such as 10%/day"):
         parse_penalty(text)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader.classroom.gradebook import layouts
-from grader.classroom.gradebook.roster import collect, roster_folders
+from grader.classroom.gradebook.roster import collect, not_hand_ins, roster_folders
 from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import find
 
@@ -84,6 +84,8 @@ def test_zip_files_in_the_roster_are_learners(tmp_path: Path) -> None:
     found = roster_folders(roster, tmp_path / "out")
     assert found == {"ada": roster / "ada", "ada.zip": roster / "ada.zip",
                      "bo": roster / "bo.zip"}
+    # What is no learner's is named, for the instructor to see; dot entries are not.
+    assert not_hand_ins(roster, tmp_path / "out") == ["notes.txt"]
 
 
 def test_no_hand_in_takes_anothers_name(tmp_path: Path) -> None:

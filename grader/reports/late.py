@@ -52,7 +52,9 @@ class LatePenalty:
 def parse_penalty(text: str, most: int = 100) -> LatePenalty:
     """`10%/day`, `2%/h`, `1%/min`: whole percents per unit of lateness begun."""
     match = re.fullmatch(r"\s*(\d{1,3})\s*%\s*/\s*([a-z]+)\s*", text.lower())
-    unit = match[2].removesuffix("s") if match else ""
+    unit = match[2] if match else ""
+    if unit not in UNITS and len(unit) > 2 and unit.removesuffix("s") in UNITS:
+        unit = unit.removesuffix("s")  # a word's plural (mins, hours, days): not ms or hs
     if not match or unit not in UNITS or not 0 < int(match[1]) <= 100:
         raise ValueError(f"{text!r}: a whole percent per unit, such as 10%/day, 2%/h or "
                          "1%/min (1 to 100%)")

@@ -40,7 +40,7 @@ from grader.classroom.gradebook.outputs import (
 )
 from grader.classroom.gradebook.repositories import add_arguments as add_roster_arguments
 from grader.classroom.gradebook.repositories import gradebook_of_repositories
-from grader.classroom.gradebook.roster import Learner, collect, roster_folders
+from grader.classroom.gradebook.roster import Learner, collect, not_hand_ins, roster_folders
 from grader.classroom.gradebook.shards import shard_of, shard_spec
 from grader.classroom.gradebook.state import (
     as_strong,
@@ -66,10 +66,23 @@ from grader.sandbox.wire.limits import (
 )
 
 
+def check_targets(args: argparse.Namespace) -> None:
+    """--out is a folder (or none yet); --canvas and --moodle name files to write."""
+    from grader.learner.options import check_report_target
+
+    out = getattr(args, "out", None)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {visible(out)} is a file; name a folder for the gradebook")
+    check_report_target("--canvas", getattr(args, "canvas", None))
+    check_report_target("--moodle", getattr(args, "moodle", None))
+
+
 def gradebook(args: argparse.Namespace) -> int:
     from grader.learner.options import select_problems
     from grader.learner.output import console as make_console
 
+    # Where the results go is checked before minutes of grading, not after.
+    check_targets(args)
     if args.merge:
         if args.roster is not None or args.shard is not None:
             raise UsageError("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
@@ -90,6 +103,10 @@ def gradebook(args: argparse.Namespace) -> int:
         read_ids(Path(args.lms_ids))
     out = Path(args.out)
     learners = roster_folders(Path(args.roster), out)
+    ignored = not_hand_ins(Path(args.roster), out)
+    if ignored:
+        print(f"gpt-kata gradebook: not graded, as neither a folder nor a zip: "
+              f"{', '.join(ignored)}", file=sys.stderr)
     shared = shared_report_files(learners)
     if shared:
         pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)

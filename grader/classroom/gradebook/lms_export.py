@@ -66,6 +66,8 @@ def read_ids(path: Path) -> dict[str, dict[str, str]]:
                                               for key in ID_COLUMNS} for row in reader}
     except OSError as exc:
         raise UsageError(f"--lms-ids {path}: {exc.strerror}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"--lms-ids {path}: not a CSV file in UTF-8 ({exc})") from None
 
 
 def canvas(grades: list[tuple[str, str, str]], ids: dict[str, dict[str, str]],

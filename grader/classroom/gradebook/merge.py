@@ -47,6 +47,8 @@ def merge(args: argparse.Namespace) -> int:
                 lines = list(csv.reader(handle))
         except OSError:
             raise UsageError(f"--merge {folder}: no gradebook.csv there") from None
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise UsageError(f"{table} is not a gradebook: {exc}") from None
         if not lines or lines[0][:len(COLUMNS)] != COLUMNS:
             raise UsageError(f"{table} is not a gradebook")
         if header is None:

@@ -99,7 +99,15 @@ def deadline_spec(text: str) -> datetime:
         raise argparse.ArgumentTypeError(f"{text!r}: a time such as 2026-12-01T23:59Z") from None
     if moment.tzinfo is None:
         raise argparse.ArgumentTypeError(f"{text!r}: say its time zone (Z, +01:00, ...)")
+    # Far enough from the ends of the calendar that a grace period added to it, or the
+    # time zone taken from it, stays a date.
+    if not 1970 <= moment.year <= 9000:
+        raise argparse.ArgumentTypeError(f"{text!r}: a deadline between 1970 and 9000")
     return moment.astimezone(timezone.utc)
+
+
+# Longer than any course; the deadline plus the grace stays a date a clock can show.
+MAX_GRACE = timedelta(days=3650)
 
 
 def policy_spec(text: str) -> tuple[str, timedelta]:
@@ -111,7 +119,11 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
         raise argparse.ArgumentTypeError(f"{text!r}: cutoff, latest, or grace:N followed by "
                                          "m, h or d (e.g. grace:2h)")
     unit = {"m": "minutes", "h": "hours", "d": "days"}[match[2]]
-    return "grace", timedelta(**{unit: int(match[1])})
+    grace = timedelta(**{unit: int(match[1])}) if len(match[1]) <= 6 else None
+    if grace is None or grace > MAX_GRACE:
+        raise argparse.ArgumentTypeError(f"{text!r}: a grace period of at most "
+                                         f"{MAX_GRACE.days} days")
+    return "grace", grace
 
 
 def late_penalty(args: argparse.Namespace, kind: str) -> LatePenalty | None:

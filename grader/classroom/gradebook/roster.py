@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.classroom.gradebook import layouts
+from grader.grading.values.sanitise import folder_name
 from grader.learner.errors import UsageError
 from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import Problem
@@ -67,6 +68,18 @@ def collect(name: str, root: Path, chosen: list[Problem]) -> Learner:
                 if content is not None:
                     learner.others[p.folder] = content
     return learner
+
+
+def not_hand_ins(roster: Path, out: Path) -> list[str]:
+    """The roster's entries that are no learner's (a .tar.gz, a loose .py), as safe
+    names: the instructor is told of them instead of finding a learner missing."""
+    out = out.resolve()
+    try:
+        return sorted(folder_name(e.name) for e in roster.iterdir()
+                      if not e.name.startswith(".") and not layouts.is_hand_in(e)
+                      and e.resolve() != out)
+    except OSError:
+        return []
 
 
 def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
