@@ -577,6 +577,59 @@ def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
                    for line in graded.stdout.splitlines()), graded.stdout
 
 
+# An endless loop, a file that exits as it loads, and one that changes torch's default
+# dtype for every later problem in its process; then a problem whose module would be
+# built in that dtype.
+ENDLESS, EXITS, CHANGES_TORCH, AFTER_IT = "crop-context", "last-logits", "softmax", \
+    "attention-head"
+
+
+@pytest.mark.parametrize("spawned", [False, True], ids=["forked", "spawned"])
+def test_a_problems_code_cannot_hang_end_or_change_the_copys_grade(
+        released: Path, tmp_path: Path, spawned: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each problem runs in a process of its own (forked on Linux, spawned and reused on
+    macOS and Windows, taken here with the kata's switch), within the call's limit."""
+    if spawned:
+        monkeypatch.setenv("GPT_KATA_SPAWN_WORKERS", "1")
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    by_slug = {p.slug: p for p in problems()}
+
+    def write(slug: str, text: str) -> None:
+        (copy / "problems" / by_slug[slug].folder / "solution.py").write_text(text, "utf-8")
+
+    crop = by_slug[ENDLESS].reference.read_text("utf-8")
+    write(ENDLESS, re.sub(r"(def crop_context\([^)]*\)[^:]*:\n)",
+                          r"\1        while True:\n            pass\n", crop, count=1))
+    write(EXITS, "import sys\nsys.exit(0)\n")
+    write(CHANGES_TORCH, "import torch\ntorch.set_default_dtype(torch.float64)\n"
+          + by_slug[CHANGES_TORCH].reference.read_text("utf-8"))
+    write(AFTER_IT, by_slug[AFTER_IT].reference.read_text("utf-8"))
+    graded = copy_command(copy, "grade", ENDLESS, EXITS, CHANGES_TORCH, AFTER_IT,
+                          "--timeout", "2")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    lines = {line.split()[1]: line for line in graded.stdout.splitlines()
+             if line[:1] in ("✓", "✗")}
+    assert "no answer within 2 seconds" in lines[by_slug[ENDLESS].folder]
+    assert "SystemExit: 0" in lines[by_slug[EXITS].folder]
+    assert lines[by_slug[CHANGES_TORCH].folder].startswith("✓")
+    assert lines[by_slug[AFTER_IT].folder].startswith("✓"), graded.stdout
+    assert "2/4 problems pass" in graded.stdout
+
+
+def test_reset_in_the_copy_puts_the_starter_back(released: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    folder = copy / "problems" / "03-softmax"
+    starter = (folder / "solution.py").read_bytes()
+    (folder / "solution.py").write_text("# mine\n", encoding="utf-8")
+    done = copy_command(copy, "reset", "softmax", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (folder / "solution.py").read_bytes() == starter
+    (kept,) = folder.glob("solution.py.*.bak")
+    assert kept.read_text(encoding="utf-8") == "# mine\n"
+
+
 @pytest.mark.parametrize("mistake", ["no_bias_correction", "eps_inside_the_root"])
 def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
         released: Path, tmp_path: Path, mistake: str) -> None:

@@ -277,7 +277,7 @@ def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
 
 def _practise(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
     """A learners' copy holds no checks and no sandbox: its stored answers judge the
-    class, in this process, as the copy's `gpt-kata grade` judges a file."""
+    class, in a process of its own, as the copy's `gpt-kata grade` judges a file."""
     from grader.learner.practice import practice_note, practice_report
     from grader.learner.shown import show
 

@@ -27,6 +27,7 @@ from grader.locale import marked, tr, translated
 from grader.registry import Problem
 from grader.reports.report import ProblemSummary, Report
 from grader.reports.results import TestResult
+from grader.sandbox.wire.limits import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET
 
 # What the practice grade stands on: the copy's stored answers.
 STORED_ANSWERS = "gpt_kata_practice"
@@ -57,7 +58,8 @@ def grade(args: argparse.Namespace) -> int:
 
     chosen = select_problems(args.problems) if args.problems else list(problems())
     out = console()
-    report = practice_report(chosen, None if args.quiet else out)
+    report = practice_report(chosen, None if args.quiet else out,
+                             limits=(args.timeout, args.budget))
     status.record(report)
     if not args.quiet:
         show(report, out, args.verbose)
@@ -67,31 +69,44 @@ def grade(args: argparse.Namespace) -> int:
 
 
 def practice_report(chosen: list[Problem], out: Any = None,
-                    files: dict[Problem, Path] | None = None) -> Report:
+                    files: dict[Problem, Path] | None = None,
+                    limits: tuple[float, float] = (DEFAULT_CALL_TIMEOUT,
+                                                   DEFAULT_PROBLEM_BUDGET)) -> Report:
     """The practice grade of the learner's files of `chosen` (or of `files`, a class
     from a notebook written out), as the kata's report; a problem this copy cannot
-    practise is left out of it, and said on `out`."""
-    from gpt_kata_practice.practice_grade import grade_problem
+    practise is left out of it, and said on `out`. Each problem runs in a process of
+    its own, each call of the learner's code within `limits` (seconds a call, seconds
+    a problem), as the kata's grade runs it (gpt_kata_practice/runs.py)."""
+    from gpt_kata_practice.runs import PracticeRuns
 
-    summaries = []
     for problem in chosen:
         submission = (files or {}).get(problem, problem.starter)
         if not submission.is_file():
             raise UsageError(tr("{path} is missing; `gpt-kata reset {slug}` puts the "
                                 "starter back", path=submission, slug=problem.slug))
-        result = grade_problem(problem.slug, submission)
-        if result.not_practised:
-            if out is not None:
-                out.print(f"[yellow]?[/] {problem.folder}: " + tr(
-                    "not practised here: {why}", why=result.not_practised), highlight=False)
-            continue
-        summaries.append(ProblemSummary(problem, submission, results_of(problem, result)))
-        if out is not None:
-            for method, why in result.parts_not_practised.items():
-                out.print("  [dim]? " + tr("{method}() is not practised here: {why}",
-                                            method=method, why=why) + "[/]", highlight=False)
+    summaries = []
+    with PracticeRuns(*limits) as runs:
+        for problem in chosen:
+            summaries += practice_summary(problem, (files or {}).get(problem, problem.starter),
+                                          runs, out)
     return Report(summaries, goldens="stored", platform={
         "python": platform.python_version(), "system": sys.platform}, mode="practice")
+
+
+def practice_summary(problem: Problem, submission: Path, runs: Any,
+                     out: Any) -> list[ProblemSummary]:
+    """The problem's summary, or none where this copy cannot practise it."""
+    result = runs.grade(problem.slug, submission)
+    if result.not_practised:
+        if out is not None:
+            out.print(f"[yellow]?[/] {problem.folder}: " + tr(
+                "not practised here: {why}", why=result.not_practised), highlight=False)
+        return []
+    if out is not None:
+        for method, why in result.parts_not_practised.items():
+            out.print("  [dim]? " + tr("{method}() is not practised here: {why}",
+                                        method=method, why=why) + "[/]", highlight=False)
+    return [ProblemSummary(problem, submission, results_of(problem, result))]
 
 
 def practice_note() -> str:

@@ -254,7 +254,7 @@ def watch(args: argparse.Namespace) -> int:
     from grader.learner import practice
 
     if practice.in_a_copy():
-        graders: Any = contextlib.nullcontext(None)  # no sandbox: the copy grades in this process
+        graders: Any = contextlib.nullcontext(None)  # no sandbox: the copy runs its own processes
     else:
         from grader.learner.sandbox_notice import NoticedPool
         from grader.sandbox.wire.limits import Limits

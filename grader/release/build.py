@@ -71,8 +71,8 @@ RUNTIME_FILES = (
     "sandbox/__init__.py", "sandbox/wire/__init__.py", "sandbox/wire/limits.py",
     "sandbox/wire/printed.py",
 )
-PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "shipped.py",
-                  "training.py")
+PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "runs.py",
+                  "shipped.py", "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 # The rules by which a copy judges how a learner's code calls its model
@@ -133,8 +133,9 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     for problem in problems():
         put(f"problems/{problem.folder}/README.md",
             read(paths.ROOT / "problems" / problem.folder / "README.md"))
-        put(f"problems/{problem.folder}/solution.py",
-            read(paths.STARTERS / problem.folder / "solution.py"))
+        starter = read(paths.STARTERS / problem.folder / "solution.py")
+        put(f"problems/{problem.folder}/solution.py", starter)
+        put(f"data/starters/{problem.folder}/solution.py", starter)  # what reset puts back
         for language in LANGUAGES:  # the statement in each language the kata speaks
             if language != ENGLISH:
                 put(f"problems/{problem.folder}/README.{language}.md",

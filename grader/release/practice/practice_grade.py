@@ -6,6 +6,7 @@ import importlib.util
 import json
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -94,7 +95,9 @@ def call(part: dict[str, Any], module: ModuleType, args: tuple) -> Any:
     return list(answer) if part["iterate"] else answer
 
 
-def grade_problem(slug: str, path: Path) -> Result:
+def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None) -> Result:
+    """The practice grade of the file at `path` as problem `slug`; `beat` is called as
+    each call of the learner's code begins (runs.py times them)."""
     result = Result(slug)
     problem = stored()["problems"].get(slug)
     if problem is None:
@@ -109,7 +112,7 @@ def grade_problem(slug: str, path: Path) -> Result:
         if not hasattr(module, wanted):
             result.unavailable = f"{path.name} defines no class {wanted}"
             return result
-    except Exception as exc:  # noqa: BLE001 - any failure to load is the learner's to fix
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's to fix
         result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
         return result
     checked = []
@@ -123,6 +126,7 @@ def grade_problem(slug: str, path: Path) -> Result:
     for label, part, case in checked:
         args = codec.decode(case["args"])
         models = watched(args) if part.get("calls") else []
+        beat()
         try:
             got: tuple[str, Any] = ("value", call(part, module, args))
         except NotImplementedError:
@@ -134,7 +138,7 @@ def grade_problem(slug: str, path: Path) -> Result:
             result.unavailable = str(exc)
             result.kind = "unavailable"
             return result
-        except Exception as exc:  # noqa: BLE001 - a wrong answer, to compare with the mistakes'
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a wrong answer, to compare
             got = ("error", f"{type(exc).__name__}: {exc}")
             shown = f"{where(exc, path)}{got[1]}"
         want = codec.decode(case["expected"])

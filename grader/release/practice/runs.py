@@ -1,0 +1,142 @@
+"""The practice grade's problems, each run in a process of its own, with a time limit.
+
+The learner's code runs in that process, not the grade's: an endless loop is ended
+after the call's time limit (the problem fails, saying so, and the next one goes on),
+sys.exit() or a crash ends only that process, and what one problem's file does to
+torch (its default dtype, gradients turned off, a function replaced) stays there.
+
+On Linux each problem gets a process forked from this one, which has torch loaded
+already; where processes are spawned (macOS, Windows) one process serves problem
+after problem, each in torch's state as the process found it, and is replaced after
+a time-out or a crash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gpt_kata_practice.practice_grade import Result, grade_problem
+
+from grader.locale import tr
+
+# Seconds a new process gets to start and load torch, beyond any call's limit.
+START_GRACE = 60.0
+
+
+class PracticeRuns:
+    """Grades problems one at a time in a child process; `close()` ends it."""
+
+    def __init__(self, call_timeout: float, budget: float) -> None:
+        self.call_timeout, self.budget = call_timeout, budget
+        # The kata's switch to take macOS's and Windows's path on Linux (for the tests).
+        self.fork = (sys.platform.startswith("linux")
+                     and os.environ.get("GPT_KATA_SPAWN_WORKERS") != "1")
+        self.context = multiprocessing.get_context("fork" if self.fork else "spawn")
+        self.process: Any = None
+        self.connection: Any = None
+
+    def grade(self, slug: str, path: Path) -> Result:
+        if self.process is None or self.fork:  # on Linux, a fresh fork for each problem
+            self.close()
+            self._start()
+        started = time.monotonic()
+        self.connection.send((slug, str(path)))
+        wait = self.call_timeout + (START_GRACE if not self.fork else 0.0)
+        while True:
+            left = min(wait, self.budget - (time.monotonic() - started))
+            if left <= 0 or not self.connection.poll(left):
+                self.close()
+                return Result(slug, unavailable=tr(
+                    "no answer within {limit:g} seconds (an endless loop, or far slower than "
+                    "needed?)", limit=min(self.call_timeout, self.budget)),
+                    kind="unavailable")
+            try:
+                kind, value = self.connection.recv()
+            except (EOFError, OSError):
+                code = self._ended()
+                return Result(slug, unavailable=tr(
+                    "the process running your code ended (exit code {code}): sys.exit(), "
+                    "os._exit() or a crash in solution.py?", code=code), kind="unavailable")
+            if kind == "result":
+                return value
+            wait = self.call_timeout  # a call began: it gets the call's limit
+
+    def _start(self) -> None:
+        ours, theirs = self.context.Pipe()
+        self.process = self.context.Process(target=serve, args=(theirs,), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.connection = ours
+
+    def _ended(self) -> int | None:
+        process = self.process
+        self.close()
+        return None if process is None else process.exitcode
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+        if self.process is not None:
+            self.process.join(timeout=1.0)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+        self.process = self.connection = None
+
+    def __enter__(self) -> PracticeRuns:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve(connection: Any) -> None:
+    """The child: grade each (slug, path) it is sent, in torch's state as it found it,
+    saying when each call of the learner's code begins."""
+
+    state = torch_state()
+    while True:
+        try:
+            slug, path = connection.recv()
+        except (EOFError, OSError):
+            return
+        restore(state)
+        result = grade_problem(slug, Path(path), beat=lambda: connection.send(("call", None)))
+        connection.send(("result", result))
+
+
+# What a learner's file can change of torch for every later problem in one process.
+PATCHABLE = ("torch", "torch.nn", "torch.nn.functional", "torch.Tensor")
+
+
+def torch_state() -> dict[str, Any]:
+    import torch
+
+    return {"dtype": torch.get_default_dtype(), "grad": torch.is_grad_enabled(),
+            "threads": torch.get_num_threads(),
+            "names": {where: dict(vars(namespace(where))) for where in PATCHABLE}}
+
+
+def restore(state: dict[str, Any]) -> None:
+    import torch
+
+    torch.set_default_dtype(state["dtype"])
+    torch.set_grad_enabled(state["grad"])
+    torch.set_num_threads(state["threads"])
+    for where, names in state["names"].items():
+        target = namespace(where)
+        for name, value in names.items():
+            if vars(target).get(name) is not value:
+                setattr(target, name, value)
+
+
+def namespace(where: str) -> Any:
+    import torch
+
+    return torch.Tensor if where == "torch.Tensor" else importlib.import_module(where)
