@@ -617,6 +617,24 @@ def test_a_problems_code_cannot_hang_end_or_change_the_copys_grade(
     assert "2/4 problems pass" in graded.stdout
 
 
+@pytest.mark.parametrize(("slug", "line", "reading"), [
+    ("generate", "            logits = model(context)[:, -1, :]\n",
+     "            assert model.config.context_length == context_length\n"),
+    ("train-step", "        optimizer.zero_grad(set_to_none=True)\n",
+     "        assert model.config.n_embd > 0\n"),
+])
+def test_the_copys_models_carry_their_config_as_the_katas_do(
+        slug: str, line: str, reading: str, practice, tmp_path: Path) -> None:  # noqa: ANN001
+    """Code that reads model.config (the kata's GPT has one) runs in the copy too: on the
+    shipped and random models, and on a GPT a training case builds."""
+    source = next(p for p in problems() if p.slug == slug).reference.read_text("utf-8")
+    assert line in source
+    path = tmp_path / "solution.py"
+    path.write_text(source.replace(line, reading + line), "utf-8")
+    result = practice.grade_problem(slug, path)
+    assert result.ok, (result.unavailable, result.failures)
+
+
 def test_reset_in_the_copy_puts_the_starter_back(released: Path, tmp_path: Path) -> None:
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)

@@ -163,8 +163,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     say("the reference's runs that trace shows")
     cases["traces"] = stored_traces(models, only)
     # The models those runs met too, each with the context length its program reads.
-    cases["models"] = {name: {"context_length": n}
-                       for name, n in models.context_lengths().items()}
+    cases["models"] = models.entries()
     put(f"{PACKAGE}/harnesses.py", sources.harnesses_module(
         sorted({part["harness"] for p in cases["problems"].values() for part in p["parts"]
                 if part["harness"]} | TALK_HARNESSES)))
@@ -228,8 +227,7 @@ def cases_of_problems(models: Models, only: frozenset[str] | None,
             continue
         models.merge(met)
     return {"problems": practised, "not_practised": not_practised,
-            "models": {name: {"context_length": n}
-                       for name, n in models.context_lengths().items()},
+            "models": models.entries(),
             "trainable": models.trainable()}
 
 

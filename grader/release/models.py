@@ -89,11 +89,14 @@ class Models:
         """Each trainable GPT's key (trained_key) and the name of its program."""
         return {trained_key(*made): name for name, made in sorted(self.trained.items())}
 
-    def context_lengths(self) -> dict[str, int]:
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """What cases.json says of each model: the context length its program reads, and
+        its config, which the copy's model carries as the kata's GPT does (`.config`)."""
         from grader.model import artifacts
 
-        return {name: int(artifacts.build_model(spec).context_length)
-                for name, spec in sorted(self.specs.items())}
+        built = {name: artifacts.build_model(spec) for name, spec in sorted(self.specs.items())}
+        return {name: {"context_length": int(model.context_length),
+                       "config": model.config.to_dict()} for name, model in built.items()}
 
     def programs(self) -> dict[str, bytes]:
         from grader.model import artifacts

@@ -17,7 +17,15 @@ from typing import Any
 
 import torch
 
+from grader.model.config import GPTConfig
+
 MODELS = Path(__file__).with_name("models")
+
+
+@cache
+def stored_models() -> dict[str, Any]:
+    """What cases.json says of each model, read once."""
+    return json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))["models"]
 
 
 class ExportedGPT(torch.nn.Module):
@@ -30,8 +38,10 @@ class ExportedGPT(torch.nn.Module):
         super().__init__()
         self.name = name
         self.program = load_program(name)
-        self.context_length = context_length or int(json.loads(Path(__file__).with_name(
-            "cases.json").read_text("utf-8"))["models"][name]["context_length"])
+        entry = stored_models()[name]
+        self.context_length = context_length or int(entry["context_length"])
+        # As the kata's GPT carries it: code that reads model.config runs here too.
+        self.config = GPTConfig(**entry["config"])
         self.calls: list[list[int]] | None = None
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from gpt_kata_practice.codec import load_program, quietly
 
+from grader.model.config import GPTConfig
+
 HERE = Path(__file__).parent
 
 
@@ -43,6 +45,9 @@ def trainable_model(config: dict[str, int], seed: int) -> torch.nn.Module:
                           "cases' models")
     with quietly():
         fresh = copy.deepcopy(loaded(name))
+    # As the kata's GPT carries them: code that reads model.config runs here too.
+    fresh.config = GPTConfig(**config)
+    fresh.context_length = fresh.config.context_length
     return with_modes(fresh).train()
 
 
