@@ -73,8 +73,12 @@ def check_targets(args: argparse.Namespace) -> None:
     out = getattr(args, "out", None)
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {visible(out)} is a file; name a folder for the gradebook")
-    check_report_target("--canvas", getattr(args, "canvas", None))
-    check_report_target("--moodle", getattr(args, "moodle", None))
+    for option in ("canvas", "moodle"):
+        target = getattr(args, option, None)
+        if target and out is not None and Path(target).resolve().is_relative_to(
+                Path(out).resolve()) and not Path(target).is_dir():
+            continue  # in the gradebook's own folder, made before it is written
+        check_report_target(f"--{option}", target)
 
 
 def gradebook(args: argparse.Namespace) -> int:
