@@ -587,8 +587,9 @@ ENDLESS, EXITS, CHANGES_TORCH, AFTER_IT = "crop-context", "last-logits", "softma
 @pytest.mark.parametrize("spawned", [False, True], ids=["forked", "spawned"])
 def test_a_problems_code_cannot_hang_end_or_change_the_copys_grade(
         released: Path, tmp_path: Path, spawned: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each problem runs in a process of its own (forked on Linux, spawned and reused on
-    macOS and Windows, taken here with the kata's switch), within the call's limit."""
+    """The learner's code runs in a process of its own (forked on Linux, spawned on macOS
+    and Windows, taken here with the kata's switch), within the call's limit, replaced
+    after a time-out or an exit, with torch's state put back before each problem."""
     if spawned:
         monkeypatch.setenv("GPT_KATA_SPAWN_WORKERS", "1")
     copy = tmp_path / "learner"

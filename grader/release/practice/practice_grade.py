@@ -95,9 +95,11 @@ def call(part: dict[str, Any], module: ModuleType, args: tuple) -> Any:
     return list(answer) if part["iterate"] else answer
 
 
-def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None) -> Result:
-    """The practice grade of the file at `path` as problem `slug`; `beat` is called as
-    each call of the learner's code begins (runs.py times them)."""
+def grade_problem(slug: str, path: Path,
+                  running: Callable[[bool], None] = lambda _: None) -> Result:
+    """The practice grade of the file at `path` as problem `slug`; `running(True)` is
+    called as the learner's code begins to run (the file loaded, or a call) and
+    `running(False)` as it ends (runs.py times the learner's code, not the grade's)."""
     result = Result(slug)
     problem = stored()["problems"].get(slug)
     if problem is None:
@@ -107,6 +109,7 @@ def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None
     parts = problem["parts"]  # one per method the checks call (bpe: train, encode, decode)
     result.parts_not_practised = dict(problem.get("not_practised", {}))
     wanted = parts[0]["module"] or "Solution"
+    running(True)
     try:
         module = load(path)
         if not hasattr(module, wanted):
@@ -115,6 +118,8 @@ def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's to fix
         result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
         return result
+    finally:
+        running(False)
     checked = []
     for part in parts:
         # With several methods, a label says whose case it is.
@@ -126,7 +131,7 @@ def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None
     for label, part, case in checked:
         args = codec.decode(case["args"])
         models = watched(args) if part.get("calls") else []
-        beat()
+        running(True)
         try:
             got: tuple[str, Any] = ("value", call(part, module, args))
         except NotImplementedError:
@@ -141,6 +146,8 @@ def grade_problem(slug: str, path: Path, beat: Callable[[], None] = lambda: None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a wrong answer, to compare
             got = ("error", f"{type(exc).__name__}: {exc}")
             shown = f"{where(exc, path)}{got[1]}"
+        finally:
+            running(False)
         want = codec.decode(case["expected"])
         changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
         if changed:

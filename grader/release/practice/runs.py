@@ -5,10 +5,12 @@ after the call's time limit (the problem fails, saying so, and the next one goes
 sys.exit() or a crash ends only that process, and what one problem's file does to
 torch (its default dtype, gradients turned off, a function replaced) stays there.
 
-On Linux each problem gets a process forked from this one, which has torch loaded
-already; where processes are spawned (macOS, Windows) one process serves problem
-after problem, each in torch's state as the process found it, and is replaced after
-a time-out or a crash.
+One process serves problem after problem, each in torch's state as the process
+found it (its default dtype, gradients on or off, its threads, and the functions of
+torch, torch.nn, torch.nn.functional and torch.Tensor), so that what a problem's
+first model costs to load (about 2 s) is paid once, as in one process; it is
+replaced after a time-out or a crash. On Linux it is forked from this one, which
+has torch loaded already; elsewhere (macOS, Windows) it is spawned.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from gpt_kata_practice.practice_grade import Result, grade_problem
 
 from grader.locale import tr
 
-# Seconds a new process gets to start and load torch, beyond any call's limit.
-START_GRACE = 60.0
+# Seconds the grade's own work may take between two calls of the learner's code: a
+# new process loading torch, a problem's stored answers and first model.
+GRADER_GRACE = 60.0
 
 
 class PracticeRuns:
@@ -42,19 +45,22 @@ class PracticeRuns:
         self.connection: Any = None
 
     def grade(self, slug: str, path: Path) -> Result:
-        if self.process is None or self.fork:  # on Linux, a fresh fork for each problem
-            self.close()
+        if self.process is None:
             self._start()
-        started = time.monotonic()
         self.connection.send((slug, str(path)))
-        wait = self.call_timeout + (START_GRACE if not self.fork else 0.0)
+        # The learner's code runs within the call's limit, and all of a problem's calls
+        # within its budget; the grade's own work between calls within the grace.
+        running_since: float | None = None
+        spent = 0.0
         while True:
-            left = min(wait, self.budget - (time.monotonic() - started))
+            limit = min(self.call_timeout, self.budget - spent)
+            left = (GRADER_GRACE if running_since is None
+                    else limit - (time.monotonic() - running_since))
             if left <= 0 or not self.connection.poll(left):
                 self.close()
                 return Result(slug, unavailable=tr(
                     "no answer within {limit:g} seconds (an endless loop, or far slower than "
-                    "needed?)", limit=min(self.call_timeout, self.budget)),
+                    "needed?)", limit=limit if running_since is not None else GRADER_GRACE),
                     kind="unavailable")
             try:
                 kind, value = self.connection.recv()
@@ -65,7 +71,11 @@ class PracticeRuns:
                     "os._exit() or a crash in solution.py?", code=code), kind="unavailable")
             if kind == "result":
                 return value
-            wait = self.call_timeout  # a call began: it gets the call's limit
+            now = time.monotonic()
+            if value:
+                running_since = now
+            elif running_since is not None:
+                spent, running_since = spent + now - running_since, None
 
     def _start(self) -> None:
         ours, theirs = self.context.Pipe()
@@ -107,7 +117,8 @@ def serve(connection: Any) -> None:
         except (EOFError, OSError):
             return
         restore(state)
-        result = grade_problem(slug, Path(path), beat=lambda: connection.send(("call", None)))
+        result = grade_problem(slug, Path(path),
+                               running=lambda now: connection.send(("running", now)))
         connection.send(("result", result))
 
 
