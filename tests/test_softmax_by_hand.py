@@ -32,6 +32,10 @@ UNSEEN_ELSEWHERE = {
     "looked-up": (b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
                   b"        return getattr(torch, 'soft' + 'max')(logits, dim=-1)\n",
                   "solution.py:5 uses getattr, which looks a name up as the code runs"),
+    "named-in-a-string": (b"import operator\nimport torch\n\nclass Solution:\n"
+                          b"    def softmax(self, logits):\n"
+                          b"        return operator.methodcaller('softmax', -1)(logits)\n",
+                          "solution.py:6 uses methodcaller"),
     "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
                    "could not be read to check that softmax is written by hand: SyntaxError"),
     "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "

@@ -23,7 +23,8 @@ BUILT_INS = {"softmax", "log_softmax", "softmin"}
 # Ways to reach a library softmax by a name made as the code runs: no honest softmax
 # of exp, max and sum needs them.
 DYNAMIC_LOOKUPS = {"getattr", "__getattribute__", "__dict__", "vars", "eval", "exec",
-                   "compile", "__import__", "import_module", "globals", "locals"}
+                   "compile", "__import__", "import_module", "globals", "locals",
+                   "attrgetter", "methodcaller"}
 # More than any softmax needs; the source is read in the grader, outside the sandbox.
 MAX_SOURCE_BYTES = 1 << 20
 
@@ -105,6 +106,8 @@ def library_softmax(path: Path) -> str:
             names = [node.id]
         elif isinstance(node, ast.alias):  # from torch import softmax as s
             names = [*node.name.split("."), node.asname or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]  # a name to look up: "softmax"
         else:
             continue
         line = getattr(node, "lineno", "?")
