@@ -109,7 +109,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # The start of a `python -I -c` run in a learners' copy: its own `grader` (the
 # kata's runtime modules it holds, such as grader.reuse) is the one imported, never
 # the kata's installed here, so whatever the copy needs of the kata beyond them fails.
-COPY_ONLY = ("import os, sys; sys.path.insert(0, '.'); import grader; "
+# The kata's editable install finds its modules by their full names (grader.classroom,
+# say) whatever `grader` was imported: its finder is taken out, as a learner's
+# machine has none.
+COPY_ONLY = ("import os, sys; sys.path.insert(0, '.'); "
+             "kata = lambda f: getattr(f, '__module__', '').startswith('__editable__'); "
+             "sys.meta_path[:] = [f for f in sys.meta_path if not kata(f)]; "
+             "sys.path_hooks[:] = [h for h in sys.path_hooks if not kata(h)]; "
+             "sys.path_importer_cache.clear(); import grader; "
              "assert os.path.dirname(os.path.abspath(grader.__file__)) == "
              "os.path.abspath('grader'), 'not the copy s grader: ' + grader.__file__; ")
 
