@@ -25,9 +25,10 @@ class RemoteModel:
     """Stands in for a GPT inside the worker: `model(ids)` and `forward_with_cache`."""
 
     def __init__(self, spec: ModelSpec, reader: IO[bytes], writer: IO[bytes],
-                 context_length: int) -> None:
+                 context_length: int, config: Any = None) -> None:
         self._spec, self._reader, self._writer = spec, reader, writer
-        self.context_length = context_length
+        # As the GPT it stands in for carries them: code may read model.config.
+        self.context_length, self.config = context_length, config
 
     def _ask(self, message: dict) -> Any:
         write_frame(self._writer, {**message, "model": encode(self._spec)})

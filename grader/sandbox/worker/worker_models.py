@@ -68,9 +68,11 @@ class WorkerModels:
                 raise ModelRefused(f"the description of {spec!r} has no context_length")
             if spec.kind == "hidden":
                 self.forget_preloaded()
+            config = config_of(spec.config)
         else:
-            context_length = self.model(spec).context_length
-        return RemoteModel(spec, *self.witness, context_length)
+            built = self.model(spec)
+            context_length, config = built.context_length, getattr(built, "config", None)
+        return RemoteModel(spec, *self.witness, context_length, config)
 
     def forget_preloaded(self) -> None:
         """Drop every model this process holds, for a worker handed hidden ones
@@ -163,3 +165,14 @@ class WorkerModels:
             return inner(context, cache)
 
         model.forward_with_cache = recorded
+
+
+def config_of(sizes: dict[str, int]) -> Any:
+    """The config a model of these sizes carries (a GPT's, or a modern one's with
+    n_kv_head), as learner code may read it (model.config); None for sizes of neither."""
+    from grader.model.config import GPTConfig, LlamaConfig
+
+    try:
+        return (LlamaConfig if "n_kv_head" in sizes else GPTConfig)(**sizes)
+    except TypeError:
+        return None
