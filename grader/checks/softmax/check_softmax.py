@@ -90,15 +90,14 @@ def library_softmax(path: Path) -> str:
     try:
         with path.open("rb") as file:
             raw = file.read(MAX_SOURCE_BYTES + 1)
-        tree = (None if len(raw) > MAX_SOURCE_BYTES
-                else ast.parse(importlib.util.decode_source(raw)))
+        unread = tr("larger than {mb} MB", mb=MAX_SOURCE_BYTES >> 20) if (
+            len(raw) > MAX_SOURCE_BYTES) else ""
+        tree = None if unread else ast.parse(importlib.util.decode_source(raw))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        unread = type(error).__name__
+    if unread:
         return tr("{file} could not be read to check that softmax is written by hand: "
-                  "{error}", file=path.name, error=type(error).__name__)
-    if tree is None:
-        return tr("{file} could not be read to check that softmax is written by hand: "
-                  "{error}", file=path.name,
-                  error=tr("larger than {mb} MB", mb=MAX_SOURCE_BYTES >> 20))
+                  "{error}", file=path.name, error=unread)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             names = [node.attr]

@@ -78,7 +78,7 @@ def learner_name(entry: Path, taken: set[str]) -> str:
     if entry.is_dir():
         return folder_name(entry.name)
     stem = folder_name(entry.name[:-len(".zip")])
-    return stem if entry.name != ".zip" and stem not in taken else folder_name(entry.name)
+    return stem if stem and stem not in taken else folder_name(entry.name)
 
 
 def has_problems(folder: Path) -> bool:

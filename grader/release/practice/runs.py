@@ -1,4 +1,4 @@
-"""The practice grade's problems, each run in a process of its own, with a time limit.
+"""The practice grade's problems, run in a process apart from the grade's, with time limits.
 
 The learner's code runs in that process, not the grade's: an endless loop is ended
 after the call's time limit (the problem fails, saying so, and the next one goes on),
@@ -108,8 +108,7 @@ class PracticeRuns:
 
 def serve(connection: Any) -> None:
     """The child: grade each (slug, path) it is sent, in torch's state as it found it,
-    saying when each call of the learner's code begins."""
-
+    saying when the learner's code starts and stops running."""
     state = torch_state()
     while True:
         try:
