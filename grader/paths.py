@@ -31,6 +31,15 @@ CHECKS = PACKAGE / "checks"
 REGISTRY = ROOT / "problems" / "registry.toml"
 
 _PROBLEM_FOLDER = re.compile(r"\d\d-[a-z0-9-]+")
+# What a learners' copy grades with in place of the checks: its stored answers.
+STORED_ANSWERS = "gpt_kata_practice"
+
+
+def in_a_copy() -> bool:
+    """A learners' copy: stored answers, and none of the kata's checks."""
+    import importlib.util
+
+    return not CHECKS.is_dir() and importlib.util.find_spec(STORED_ANSWERS) is not None
 
 
 def is_kata_folder(folder: Path) -> bool:

@@ -120,3 +120,22 @@ def test_the_bootstrap_refuses_another_grader_package(tmp_path: Path) -> None:
     assert done.returncode == WRONG_GRADER
     assert "refusing to start grader.sandbox.worker.serve" in done.stderr
     assert str(tmp_path / "clone" / "grader") in done.stderr
+
+
+def test_python_m_grader_in_a_checkout_another_install_serves_says_what_to_do(
+        tmp_path: Path) -> None:
+    """`python -m grader` in a second checkout, in an environment that installs the
+    first: every process the grade started would refuse to run. It is stopped before
+    any starts, with the two folders and the way out, not graded as a stopped server."""
+    clone = fake_clone(tmp_path / "clone")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "crop-context"],
+                          cwd=clone, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"installed grader is the one in {paths.PACKAGE}, not this folder's" in done.stderr
+    assert f"`pip install -e .` in {clone}" in done.stderr
+    assert "fork server" not in done.stdout + done.stderr
+    # The commands that start no process run as before.
+    listed = subprocess.run([sys.executable, "-m", "grader", "list"], cwd=clone,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "crop-context" in listed.stdout, listed.stderr

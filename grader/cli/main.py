@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
+from grader import paths
 from grader.grading.values.sanitise import visible
 from grader.learner.commands import hint, list_problems, reset
 from grader.learner.errors import EXIT_USAGE, UsageError
@@ -45,7 +47,11 @@ def run_watch(args: argparse.Namespace) -> int:
     return watch(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the command a command line names, one of the learner's
+    commands built here, the parser without the commands that live elsewhere, whose
+    modules a `grade` would import for nothing (a tenth of its start-up)."""
+    everything = command not in BUILT_HERE
     parser = KataParser(prog="gpt-kata", description=tr(
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
@@ -84,11 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=tr("do not ask for confirmation (needed without a terminal)"))
     p.set_defaults(run=reset)
 
-    from grader.learner.tools.trace import add_parser as add_trace_parser
-
-    add_trace_parser(sub)
-
-    for module in INSTRUCTOR_COMMANDS:
+    for module in ELSEWHERE if everything else ():
         try:
             adding = importlib.import_module(module).add_parser
         except ModuleNotFoundError as missing:
@@ -166,25 +168,24 @@ def main(argv: list[str] | None = None) -> int:
     chosen = language_asked(sys.argv[1:] if argv is None else argv)
     if chosen:
         use(chosen)  # before the parser is built: its help speaks the language too
-    args = build_parser().parse_args(argv)
+    args = build_parser(command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
     try:
-        if args.command in NEEDS_REFERENCES:
-            from grader.learner import practice
+        if args.command not in READS_ONLY:
+            refuse_another_grader()
+        if args.command in NEEDS_REFERENCES and paths.in_a_copy():
+            if args.command == "talk":  # through the learner's own code
+                from grader.learner.tools.practice_talk import talk as talk_in_a_copy
 
-            if practice.in_a_copy():
-                if args.command == "talk":  # through the learner's own code
-                    from grader.learner.tools.practice_talk import talk as talk_in_a_copy
+                return talk_in_a_copy(args)
+            if args.command == "trace":  # beside the reference's stored runs
+                from grader.learner.tools.practice_trace import trace as trace_in_a_copy
 
-                    return talk_in_a_copy(args)
-                if args.command == "trace":  # beside the reference's stored runs
-                    from grader.learner.tools.practice_trace import trace as trace_in_a_copy
-
-                    return trace_in_a_copy(args)
-                if not args.yours:  # train: the grader's GPT and loop, which it lacks
-                    raise UsageError(tr(
-                        "`gpt-kata train` trains the grader's GPT, whose code this learners' "
-                        "copy does not hold: `gpt-kata train --yours` trains your own GPT "
-                        "with your train_loop"))
+                return trace_in_a_copy(args)
+            if not args.yours:  # train: the grader's GPT and loop, which it lacks
+                raise UsageError(tr(
+                    "`gpt-kata train` trains the grader's GPT, whose code this learners' "
+                    "copy does not hold: `gpt-kata train --yours` trains your own GPT "
+                    "with your train_loop"))
         return args.run(args)
     except UsageError as exc:
         # A path in it is the command line's, as typed: shown, never obeyed.
@@ -194,12 +195,54 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-# The instructor's commands, each in a module of its own that adds its parser.
-INSTRUCTOR_COMMANDS = ("grader.classroom.gradebook.command", "grader.classroom.gradescope_bundle",
-                       "grader.classroom.similarity", "grader.release.command")
+# The commands in a module of their own that adds their parser: trace, and the
+# instructor's (which a learners' copy does not hold).
+ELSEWHERE = ("grader.learner.tools.trace", "grader.classroom.gradebook.command",
+             "grader.classroom.gradescope_bundle", "grader.classroom.similarity",
+             "grader.release.command")
+# The commands whose parsers build_parser adds itself.
+BUILT_HERE = ("list", "grade", "watch", "hint", "reset", "talk", "train")
+# The commands that only read and write files: the others start the grader's processes.
+READS_ONLY = ("list", "hint", "reset")
 # The learner's commands that run the kata's reference code, which a learners' copy
 # does not hold (grader/learner/practice.py).
 NEEDS_REFERENCES = ("talk", "trace", "train")
+
+
+def refuse_another_grader() -> None:
+    """Stop before starting a process that would refuse to run (see
+    launch.installed_elsewhere): `python -m grader` in a checkout whose environment
+    installs another checkout's grader, or none."""
+    if paths.in_a_copy():
+        return  # the copy's processes are its own (gpt_kata_practice/runs.py)
+    from grader.sandbox.host.launch import installed_elsewhere, package_path
+
+    other = installed_elsewhere()
+    if other is None:
+        return
+    folder = visible(str(Path(package_path()).parent))
+    if other:
+        raise UsageError(tr(
+            "this Python's installed grader is the one in {other}, not this folder's, and "
+            "the grader starts its processes with the installed one: install this folder's "
+            "(`pip install -e .` in {folder}), or grade with the installed one: `gpt-kata` "
+            "instead of `python -m grader`",
+            other=visible(other), folder=folder))
+    raise UsageError(tr(
+        "this Python has no grader installed, and the grader starts its processes with "
+        "the installed one: install it (`pip install -e .` in {folder})", folder=folder))
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command a command line names: its first argument that is not an option or
+    --lang's value; None if it has none."""
+    arguments = iter(argv)
+    for arg in arguments:
+        if arg == "--lang":
+            next(arguments, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
 
 def language_asked(argv: list[str]) -> str | None:

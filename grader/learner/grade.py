@@ -132,9 +132,9 @@ def refuse_links_out(args: argparse.Namespace, submissions: dict[Problem, Path])
 
 def grade(args: argparse.Namespace, server_control: socket.socket | None = None) -> int:
     """`gpt-kata grade`; `server_control` is a fork server the gradebook spawned for it."""
-    from grader.learner import practice
+    if paths.in_a_copy():  # a learners' copy: its stored answers judge
+        from grader.learner import practice
 
-    if practice.in_a_copy():  # a learners' copy: its stored answers judge
         return practice.grade(args)
     # Here, not at the top: a learners' copy grades without the sandbox, and holds none.
     from grader.grading.engine.helpers import can_share, prepare

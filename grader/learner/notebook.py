@@ -265,12 +265,10 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 
 
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
-    from grader.learner import practice
-
     with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
         file = _stage(problem, text, Path(tmp))
         out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
-        if practice.in_a_copy():
+        if paths.in_a_copy():
             return _practise(problem, file, verbose, out)
         return _grade_in_the_sandbox(problem, file, verbose, out)
 

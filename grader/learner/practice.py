@@ -10,13 +10,11 @@ and the JSON are the kata's, in the same words and languages.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import platform
 import sys
 from pathlib import Path
 from typing import Any
 
-from grader import paths
 from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE, WRONG, NamedMistake
 from grader.learner import status
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
@@ -29,8 +27,6 @@ from grader.reports.report import ProblemSummary, Report
 from grader.reports.results import TestResult
 from grader.sandbox.wire.limits import DEFAULT_CALL_TIMEOUT, DEFAULT_PROBLEM_BUDGET
 
-# What the practice grade stands on: the copy's stored answers.
-STORED_ANSWERS = "gpt_kata_practice"
 # Options of the kata's grade that a copy cannot honour, each with why.
 REFUSED = {
     "reference": marked("the copy holds no reference solutions"),
@@ -40,12 +36,6 @@ REFUSED = {
     "junit": marked("a report for CI comes from the full grader, which the copy does not "
                     "hold"),
 }
-
-
-def in_a_copy() -> bool:
-    """A learners' copy: stored answers, and none of the kata's checks."""
-    return (not paths.CHECKS.is_dir()
-            and importlib.util.find_spec(STORED_ANSWERS) is not None)
 
 
 def grade(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader import paths
 from grader.learner import status
 from grader.learner.errors import EXIT_PASS
 from grader.learner.options import select_problems
@@ -251,9 +252,7 @@ def watch(args: argparse.Namespace) -> int:
     else:
         problem = status.first_unpassed() or problems()[-1]
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    from grader.learner import practice
-
-    if practice.in_a_copy():
+    if paths.in_a_copy():
         graders: Any = contextlib.nullcontext(None)  # no sandbox: the copy runs its own processes
     else:
         from grader.learner.sandbox_notice import NoticedPool

@@ -299,20 +299,26 @@ def test_name(item: pytest.Item) -> str:
     return f"{name} [{callspec.id}]" if callspec else name
 
 
+# pytest's builtin plugins a grade does without; it keeps the essential ones, python,
+# capture, skipping, assertion and reports. The unraisable- and thread-exception
+# plugins end every session with several full garbage collections, longer than a
+# passing problem's checks; the others cost imports (pdb, xml) and hooks no check uses.
+UNUSED_PLUGINS = ("cacheprovider", "terminal", "warnings", "logging", "unraisableexception",
+                  "threadexception", "debugging", "unittest", "legacypath", "tmpdir",
+                  "monkeypatch", "recwarn", "pastebin", "junitxml", "doctest", "setuponly",
+                  "setupplan", "stepwise", "faulthandler", "subtests")
+
+
 def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
     """Run the problems' check modules in this process; pytest's exit code."""
     args = [str(p.checks) for p in problems]
     # Third-party plugins in the learner's environment (random ordering, reruns,
     # timeouts...) must not change a grade.
-    # pytest's unraisable- and thread-exception plugins end every session with
-    # several full garbage collections, longer than a passing problem's checks.
     # The rootdir and ini are the checks' common folder: one grade may run the
     # checks of several tracks, each in a folder of its own.
-    args += ["--disable-plugin-autoload", "-p", "no:cacheprovider", "-p", "no:terminal",
-             "-p", "no:warnings", "-p", "no:logging", "-p", "no:unraisableexception",
-             "-p", "no:threadexception", "--rootdir", str(paths.CHECKS),
-             "-c", str(paths.CHECKS / "pytest.ini"), "--capture=sys",
-             "--assert=plain"]
+    args += ["--disable-plugin-autoload", "--rootdir", str(paths.CHECKS),
+             "-c", str(paths.CHECKS / "pytest.ini"), "--capture=sys", "--assert=plain"]
+    args += [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
     import torch
 
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they give

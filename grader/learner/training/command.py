@@ -47,9 +47,7 @@ def train(args: argparse.Namespace) -> int:
     live = sys.stdout.isatty()
     modern = args.model == "modern"
     steps, threads = train_steps_and_threads(args)
-    from grader.learner.practice import in_a_copy
-
-    if args.yours and in_a_copy():  # the learner's own GPT and loop, here
+    if args.yours and paths.in_a_copy():  # the learner's own GPT and loop, here
         from grader.learner.training.practice_train import train_yours as train_here
 
         train_here(text, out, steps, args.seed, threads, modern, show_progress=live)

@@ -15,6 +15,7 @@ else writes to (`neutral_folder`) as well.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -60,6 +61,37 @@ def grader_command(module: str, *args: str, python: str | None = None) -> list[s
     """The argv that runs `python -m module args`, with `module` taken from this grader."""
     return [python or sys.executable, *python_flags(), "-c", BOOTSTRAP, package_path(),
             module, *args]
+
+
+def installed_elsewhere() -> str | None:
+    """The `grader` the processes this grader starts would import, where that is not
+    this one: another folder, or "" for none; None when it is this one.
+
+    They differ when this process imported its `grader` from the working folder
+    (`python -m grader` in a checkout) and the environment installs another checkout's,
+    or none: each process would then refuse to start (BOOTSTRAP), and a grade would
+    say only that its fork server stopped. The lookup is the bootstrap's, made here
+    without starting a process: the import system's finders, without the working
+    folder. Only looked up when the working folder is where this `grader` came from."""
+    ours = Path(package_path())
+    first = sys.path[0] if sys.path and not getattr(sys.flags, "safe_path", False) else None
+    if first is None or Path(first or os.getcwd()).resolve() != ours.parent:
+        return None
+    import importlib.machinery
+
+    rest = sys.path[1:]
+    for finder in sys.meta_path:
+        try:
+            if finder is importlib.machinery.PathFinder:
+                spec = finder.find_spec("grader", rest)
+            else:
+                spec = finder.find_spec("grader", None)  # type: ignore[call-arg]
+        except Exception:  # noqa: BLE001 - a finder's failure: the next one decides
+            continue
+        if spec is not None:
+            found = Path(spec.origin).resolve().parent if spec.origin else None
+            return None if found == ours else str(found or "")
+    return ""
 
 
 def neutral_folder() -> str:

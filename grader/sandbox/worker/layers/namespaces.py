@@ -11,9 +11,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 from grader.sandbox.worker.layers import syscalls
 
+PROBE_TIMEOUT = 20.0  # seconds a launcher's trial run may take
 # The real uid of a fork server started by a grader that runs as root ("nobody").
 UNPRIVILEGED_UID = 65534
 
@@ -46,11 +48,23 @@ raise SystemExit(3)
 
 
 def _runs(argv: list[str]) -> int | None:
+    """The exit code of `argv`, killed after PROBE_TIMEOUT; None if it cannot start.
+
+    A wait with a timeout polls, sleeping ever longer, and outlasted this run of a
+    hundredth of a second by half, on every grade: a timer kills a launcher that
+    hangs instead, and the wait itself blocks."""
     try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=20).returncode
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
+    timer = threading.Timer(PROBE_TIMEOUT, process.kill)
+    timer.start()
+    try:
+        return process.wait()
+    finally:
+        timer.cancel()
+        timer.join()  # no thread outlives the probe: the grader may fork after it
 
 
 def _unprivileged_prefix() -> tuple[str, ...]:
