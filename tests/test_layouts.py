@@ -139,6 +139,45 @@ def test_a_zip_of_too_many_entries_is_refused(tmp_path: Path,
     assert "more than 5 entries" in learner.reasons[CROP]
 
 
+def test_too_many_entries_are_refused_before_zipfile_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end record's count decides: zipfile would first build an object for every
+    entry (a zip of two million empty ones took 750 MB)."""
+    monkeypatch.setattr(layouts, "MAX_ENTRIES", 5)
+    hand_in = make_zip(tmp_path / "hal.zip", {f"x/{i}.txt": b"" for i in range(6)})
+
+    def never(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the zip's entries were read")
+
+    monkeypatch.setattr(layouts.zipfile, "ZipFile", never)
+    learner = collect("hal", hand_in, chosen())
+    assert "more than 5 entries" in learner.reasons[CROP]
+
+
+def broken(path: Path, how: str) -> Path:
+    """A zip whose solution cannot be inflated: its deflate stream spoilt, or a
+    compression method no reader knows in both of its headers."""
+    make_zip(path, {f"{CROP}/solution.py": SOURCE * 20})
+    data = bytearray(path.read_bytes())
+    if how == "stream":
+        start = 30 + len(f"{CROP}/solution.py")  # past the local header and the name
+        data[start:start + 8] = b"\xff" * 8
+    else:
+        for header in (b"PK\x03\x04", b"PK\x01\x02"):
+            at = data.index(header)
+            method = at + (8 if header == b"PK\x03\x04" else 10)
+            data[method:method + 2] = (99).to_bytes(2, "little")
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("how", ["stream", "method"])
+def test_a_zip_that_cannot_be_inflated_spoils_only_its_row(tmp_path: Path, how: str) -> None:
+    learner = collect("ivy", broken(tmp_path / "ivy.zip", how), chosen())
+    assert learner.files == {CROP: None, DECODE: None}
+    assert "is not a zip that can be read" in learner.reasons[CROP]
+
+
 def test_nothing_found_says_what_was_looked_for_and_what_is_near(tmp_path: Path) -> None:
     hal = tmp_path / "hal"
     (hal / "problem" / "01-crop-contxt").mkdir(parents=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from grader.classroom.gradebook import repositories
 from grader.classroom.gradebook.repositories import (
     Entry,
     Policy,
@@ -119,6 +120,42 @@ def test_a_repository_is_read_as_data(tmp_path: Path) -> None:
     assert not (hand_in / CROP / "solution.py").exists()  # a link is never made
     assert "ignored 1 links" in source.notes
     assert not (tmp_path / "hand-in" / "eve" / ".gitattributes").exists()
+
+
+def tree_bomb(repo: Path) -> None:
+    """A repository of a few kilobytes whose trees name each other: a million paths (one
+    blob, in a tree of 100, in 100 trees, in 100), beside a real solution."""
+    commit(repo, {f"problems/{CROP}/solution.py": EARLY}, DEADLINE - timedelta(days=1))
+    git = lambda *a, given="": subprocess.run(  # noqa: E731
+        ["git", *a], cwd=repo, input=given, check=True, capture_output=True,
+        text=True).stdout.strip()
+    blob = git("hash-object", "-w", "--stdin", given="x")
+    tree = git("mktree", given="".join(f"100644 blob {blob}\tf{i}\n" for i in range(100)))
+    for _level in range(2):
+        tree = git("mktree", given="".join(f"040000 tree {tree}\td{i}\n" for i in range(100)))
+    head = git("write-tree")
+    root = git("mktree", given=git("ls-tree", head) + f"\n040000 tree {tree}\tbomb\n")
+    bomb = git("commit-tree", root, "-p", "HEAD", "-m", "bomb")
+    git("update-ref", "refs/heads/main", bomb)
+
+
+def test_a_tree_bomb_is_refused_while_git_lists_it(tmp_path: Path, monkeypatch) -> None:
+    """git's listing is read as it comes and git is stopped at the entry limit: held
+    whole, a repository of a few kilobytes can list more paths than memory holds."""
+    tree_bomb(tmp_path / "mallory")
+    started: list[subprocess.Popen] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(repositories.subprocess, "Popen", Recorded)
+    source, text = fetched(tmp_path, tmp_path / "mallory", Policy(DEADLINE, latest=True))
+    assert text is None
+    assert source.error is not None and "more than 20000 entries" in source.error
+    listing = [p for p in started if "ls-tree" in p.args]
+    assert len(listing) == 1 and listing[0].returncode == -9  # stopped, not run to its end
 
 
 def test_local_repositories_only_when_allowed(tmp_path: Path) -> None:

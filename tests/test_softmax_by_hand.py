@@ -36,6 +36,23 @@ UNSEEN_ELSEWHERE = {
                           b"    def softmax(self, logits):\n"
                           b"        return operator.methodcaller('softmax', -1)(logits)\n",
                           "solution.py:6 uses methodcaller"),
+    # A library's softmax as a module class or a distribution.
+    "module-class": (b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                     b"        return torch.nn.Softmax(dim=-1)(logits)\n",
+                     "solution.py:5 uses Softmax"),
+    "distribution": (b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                     b"        return torch.distributions.Categorical(logits=logits).probs\n",
+                     "solution.py:5 uses distributions"),
+    "imported-class": (b"from torch.nn import LogSoftmax\n", "solution.py:1 uses LogSoftmax"),
+    "dotted-string": (b"import pydoc\nf = pydoc.locate('torch.softmax')\n",
+                      "solution.py:2 uses locate"),
+    "dotted-string-alone": (b"NAME = 'torch.nn.functional.softmax'\n",
+                            "solution.py:1 uses softmax"),
+    # Code the check cannot read: another problem's file, or code held as bytes.
+    "another-problems-file": (b"import sys\nfrom grader.reuse import solution_of\n"
+                              b"Solution = sys.modules[solution_of('last-logits').__module__]"
+                              b".Helper\n", "solution.py:2 uses solution_of"),
+    "bytes": (b"import marshal\nCODE = b'\\x00softmax\\x00'\n", "solution.py:2 uses softmax"),
     "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
                    "could not be read to check that softmax is written by hand: SyntaxError"),
     "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "
@@ -56,4 +73,31 @@ def test_a_library_softmax_fails_however_it_is_written(name: str, tmp_path: Path
 def test_the_reference_passes_in_any_encoding_python_reads(prefix: bytes, tmp_path: Path) -> None:
     path = tmp_path / "solution.py"
     path.write_bytes(prefix + REFERENCE)
+    assert library_softmax(path) == ""
+
+
+def test_a_learners_own_names_and_prose_are_not_a_library_softmax(tmp_path: Path) -> None:
+    """A class of the learner's own named Softmax, a helper named stable_softmax and a
+    docstring that speaks of softmax are the learner's code, not a library's."""
+    path = tmp_path / "solution.py"
+    path.write_bytes(b"""import torch
+
+
+class Softmax:
+    \"\"\"softmax by hand: exp, max and sum.\"\"\"
+
+    def __call__(self, logits):
+        return stable_softmax(logits)
+
+
+def stable_softmax(x):
+    shifted = x - x.max(dim=-1, keepdim=True).values
+    e = torch.exp(shifted)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+class Solution:
+    def softmax(self, logits):
+        return Softmax()(logits)
+""")
     assert library_softmax(path) == ""

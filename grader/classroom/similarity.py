@@ -161,7 +161,7 @@ def learners_files(roster: Path, out: Path,
     for name, folder in roster_folders(roster, out).items():
         try:
             learner = collect(name, folder, chosen)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data: its row alone
             notes.append(f"{name}: their folder could not be read ({visible(exc)})")
             continue
         for problem_folder, content in learner.files.items():

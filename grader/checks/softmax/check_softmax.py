@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,20 @@ from grader.locale import marked, tr
 from grader.wording import Plural
 
 BUILT_INS = {"softmax", "log_softmax", "softmin"}
-# Ways to reach a library softmax by a name made as the code runs: no honest softmax
-# of exp, max and sum needs them.
+# A library's softmax as a class (torch.nn.Softmax, torch.distributions.Categorical's
+# probs): counted where it is reached through a module or imported, so that a learner's
+# own class of that name is not.
+LIBRARY_CLASSES = {"Softmax", "LogSoftmax", "Softmin", "distributions"}
+# Ways to reach a library softmax by a name made as the code runs, or through code this
+# check cannot read (another problem's file, loaded by solution_of or by path): no
+# honest softmax of exp, max and sum needs them.
 DYNAMIC_LOOKUPS = {"getattr", "__getattribute__", "__dict__", "vars", "eval", "exec",
                    "compile", "__import__", "import_module", "globals", "locals",
-                   "attrgetter", "methodcaller"}
+                   "attrgetter", "methodcaller", "locate", "modules", "solution_of",
+                   "spec_from_file_location", "run_path", "exec_module", "load_module",
+                   "loads"}
+# A string that is a dotted name ("torch.softmax"), not prose that mentions softmax.
+DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
 # More than any softmax needs; the source is read in the grader, outside the sandbox.
 MAX_SOURCE_BYTES = 1 << 20
 
@@ -99,18 +109,23 @@ def library_softmax(path: Path) -> str:
         return tr("{file} could not be read to check that softmax is written by hand: "
                   "{error}", file=path.name, error=unread)
     for node in ast.walk(tree):
+        classes: list[str] = []
         if isinstance(node, ast.Attribute):
-            names = [node.attr]
+            names = classes = [node.attr]
         elif isinstance(node, ast.Name):
             names = [node.id]
         elif isinstance(node, ast.alias):  # from torch import softmax as s
-            names = [*node.name.split("."), node.asname or ""]
+            names = classes = [*node.name.split("."), node.asname or ""]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names = [node.value]  # a name to look up: "softmax"
+            # A name to look up: "softmax", "torch.nn.functional.softmax".
+            names = node.value.split(".") if DOTTED_NAME.fullmatch(node.value) else []
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+            # Code or a pickle held as bytes names what it calls inside them.
+            names = [name for name in BUILT_INS if name.encode() in node.value]
         else:
             continue
         line = getattr(node, "lineno", "?")
-        if used := BUILT_INS.intersection(names):
+        if used := BUILT_INS.intersection(names) | LIBRARY_CLASSES.intersection(classes):
             return tr("{file}:{line} uses {name}; this problem is to write softmax yourself "
                       "with exp, max and sum", file=path.name, line=line, name=min(used))
         if looked_up := DYNAMIC_LOOKUPS.intersection(names):

@@ -144,7 +144,9 @@ def gradebook(args: argparse.Namespace) -> int:
             continue
         try:
             learner = collect(name, folder, chosen)
-        except OSError as exc:  # a folder the grader may not read spoils only its row
+        # A folder the grader may not read, or a hand-in no reader expected, spoils only
+        # its row.
+        except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data
             rows[name] = record_learner(out, name, failed_report(
                 f"their folder could not be read: {exc}", chosen), chosen, args.junit,
                 hand_in_of(args, name))

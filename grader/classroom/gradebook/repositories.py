@@ -32,6 +32,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -227,11 +229,14 @@ def read_blob(repo: Path, sha: str, allow_local: bool) -> Callable[[int], bytes]
 
 
 def tree_members(repo: Path, commit: str, allow_local: bool) -> Iterator[layouts.Member]:
-    listing = git(["--git-dir", str(repo), "ls-tree", "-r", "-t", "-z", "--full-tree", commit],
-                  allow_local, text=False)
-    for record in listing.split(b"\0"):
-        if not record:
-            continue
+    """The commit's entries, as git lists them, read as they come.
+
+    A tree that names another twice lists its paths twice, so a repository of a few
+    kilobytes can list billions of paths: held whole, the listing of one learner's
+    44 KB repository would take more memory than the machine has. layouts.unpack
+    stops at MAX_ENTRIES, and git is stopped with it."""
+    for record in listed(repo, ["ls-tree", "-r", "-t", "-z", "--full-tree", commit],
+                         allow_local):
         meta, _, path = record.partition(b"\t")
         mode, kind, sha = meta.decode().split()
         name = os.fsdecode(path)
@@ -241,6 +246,38 @@ def tree_members(repo: Path, commit: str, allow_local: bool) -> Iterator[layouts
             yield layouts.Member(name, "file", read_blob(repo, sha, allow_local))
         else:  # 120000: a link; a commit: a submodule
             yield layouts.Member(name, "link" if mode == "120000" else "other")
+
+
+def listed(repo: Path, args: list[str], allow_local: bool) -> Iterator[bytes]:
+    """The NUL-ended records `git args` prints in `repo`, one at a time; git is ended when
+    the caller stops reading, and after GIT_SECONDS. Raises RuntimeError as `git` does."""
+    with tempfile.TemporaryFile() as said:
+        try:
+            process = subprocess.Popen(
+                git_command(["--git-dir", str(repo), *args], allow_local),
+                stdout=subprocess.PIPE, stderr=said, stdin=subprocess.DEVNULL, env=git_env(),
+                preexec_fn=limit_files if os.name == "posix" else None)
+        except OSError as exc:
+            raise RuntimeError(f"git could not run ({exc.strerror})") from None
+        timed_out: list[bool] = []
+        timer = threading.Timer(GIT_SECONDS, lambda: (timed_out.append(True), process.kill()))
+        timer.start()
+        try:
+            assert process.stdout is not None
+            rest = b""
+            while chunk := process.stdout.read(1 << 16):
+                *records, rest = (rest + chunk).split(b"\0")
+                yield from (record for record in records if record)
+            code = process.wait()
+        finally:
+            timer.cancel()
+            process.kill()
+            process.wait()
+        if timed_out:
+            raise RuntimeError(f"git {args[0]} took longer than {GIT_SECONDS} s")
+        if code != 0:
+            said.seek(0)
+            raise RuntimeError(f"git {args[0]} failed: {git_says(said.read(1 << 16))}")
 
 
 def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
