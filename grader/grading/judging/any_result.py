@@ -76,6 +76,16 @@ def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
 
 def _expect_values(got: Any, expected: torch.Tensor, what: str, *,
                    rtol: float | torch.Tensor, atol: float, exact: bool) -> None:
+    if (isinstance(got, (tuple, list)) and got and isinstance(got[0], torch.Tensor)
+            and tuple(got[0].shape) == tuple(expected.shape)):
+        # nanoGPT's GPT returns (logits, loss): a learner who learned from it is one
+        # step from the answer, and the message says which.
+        raise GradeFailure(
+            tr("{what} should be a Tensor, but it is a {actual} whose first item is a "
+               "tensor of the expected shape {shape}", what=named(what),
+               actual=type(got).__name__, shape=tuple(expected.shape)),
+            hint=tr("return that tensor alone: a forward that returns (logits, loss), as "
+                    "nanoGPT's GPT does, hands back a tuple"))
     expect_type(got, torch.Tensor, what)
     many, said = isinstance(what, Plural), named(what)
     if tuple(got.shape) != tuple(expected.shape):
