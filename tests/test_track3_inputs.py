@@ -54,3 +54,17 @@ def test_a_module_problem_binds_its_inputs_under_the_contract_s_names() -> None:
     kata = SimpleNamespace(reference=ModuleDriver(GPT))
     assert CONTRACT.bind(kata, ("c", "w", "ids")) == {"config": "c", "weights": "w",
                                                       "context": "ids"}
+
+
+def test_a_cache_and_a_state_dict_are_described_tensor_by_tensor() -> None:
+    """A KV cache (a tuple of tensors) and weights given as tensors by name read as
+    their tensors' shapes and ranges, not as pages of printed numbers."""
+    past = (torch.full((1, 2, 28, 16), 0.5), torch.full((1, 2, 28, 16), -1.0))
+    weights_by_name = {"tensors": {f"layer{i}.weight": torch.ones(64, 64) for i in range(10)}}
+    lines = describe_inputs({"weights": weights_by_name, "past": past})
+    assert lines[1] == ("past: (float32 tensor of shape (1, 2, 28, 16), from 0.5 to 0.5; "
+                        "float32 tensor of shape (1, 2, 28, 16), from -1 to -1)")
+    assert lines[0].startswith("weights: {'tensors': {'layer0.weight': float32 tensor of "
+                               "shape (64, 64), from 1 to 1; ")
+    assert lines[0].endswith("; and 2 more}}")
+    assert "tensor([" not in "\n".join(lines)

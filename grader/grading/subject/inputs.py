@@ -21,6 +21,7 @@ from grader.model.spec import ModelSpec
 
 TEXT_LIMIT = 60  # characters of a long text shown, its end: where generation goes on
 VALUES_LIMIT = 24  # tensor entries shown in full; larger tensors are summarised
+ITEMS_LIMIT = 8  # items of a list, tuple or dict of tensors described one by one
 STATE_SIZE = torch.Generator().get_state().numel()  # a CPU generator's state, in bytes
 
 
@@ -143,7 +144,35 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
     if isinstance(value, (list, tuple)) and vocab and value and all(
             isinstance(i, int) and not isinstance(i, bool) and i in vocab for i in value):
         return f"{short(repr(value))} = {spell(list(value), vocab)}"
+    if isinstance(value, (list, tuple, dict)) and holds_tensors(value):
+        return describe_container(value, vocab)
     return short(repr(value))
+
+
+def holds_tensors(value: Any, depth: int = 3) -> bool:
+    """Whether a list, tuple or dict holds a tensor, a few levels down (a KV cache, a
+    state dict): then its tensors are described one by one, not printed."""
+    if isinstance(value, torch.Tensor):
+        return True
+    if depth == 0:
+        return False
+    items = value.values() if isinstance(value, dict) else value
+    return isinstance(value, (list, tuple, dict)) and any(
+        holds_tensors(item, depth - 1) for item in list(items)[:ITEMS_LIMIT])
+
+
+def describe_container(value: list | tuple | dict, vocab: dict[int, str] | None) -> str:
+    """Each item described as an argument is, the first ITEMS_LIMIT of them."""
+    if isinstance(value, dict):
+        parts = [f"{short(repr(key), 60)}: {describe(item, vocab)}"
+                 for key, item in list(value.items())[:ITEMS_LIMIT]]
+        ends = "{}"
+    else:
+        parts = [describe(item, vocab) for item in value[:ITEMS_LIMIT]]
+        ends = "()" if isinstance(value, tuple) else "[]"
+    if len(value) > ITEMS_LIMIT:
+        parts.append(tr("and {n} more", n=len(value) - ITEMS_LIMIT))
+    return ends[0] + "; ".join(parts) + ends[1]
 
 
 def describe_model(spec: ModelSpec) -> str:
