@@ -194,3 +194,27 @@ def test_a_classroom_grade_refuses_a_solution_the_gradebook_would_not_read(
     done = cli("grade", "crop-context", "--classroom", "--allow-unisolated", "--submission",
                str(tmp_path / "problems"))
     refused(done, "is larger than 1000000 bytes; classroom mode grades only")
+
+
+@pytest.mark.parametrize("argv", [["talk", "--prompt", "x"], ["grade", "--bogus"]])
+def test_a_learners_command_line_error_shows_every_command(argv, capsys) -> None:
+    """A learner's command is parsed without the commands that live in modules of
+    their own; its errors still show the usage with all of them."""
+    from grader.cli.main import build_parser, command_named
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser(command_named(argv)).parse_args(argv)
+    assert exit_.value.code == 2
+    usage = capsys.readouterr().err
+    assert "unrecognized arguments" in usage
+    for command in ("trace", "gradebook", "release", "talk", "train"):
+        assert command in usage.split("error:")[0]
+
+
+def test_the_command_named_is_found_past_the_language_only() -> None:
+    from grader.cli.main import command_named
+
+    assert command_named(["--lang", "zh", "grade", "6"]) == "grade"
+    assert command_named(["--lang=zh", "talk"]) == "talk"
+    assert command_named(["-h", "grade"]) is None  # the whole parser's help
+    assert command_named([]) is None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import paths
-from grader.checks.softmax.check_softmax import MAX_SOURCE_BYTES, library_softmax
+from grader.grading.judging.written_by_hand import MAX_SOURCE_BYTES, library_softmax
 
 REFERENCE = (paths.ROOT / "solutions" / "03-softmax" / "solution.py").read_bytes()
 LIBRARY = b"""import torch
@@ -101,3 +101,19 @@ class Solution:
         return Softmax()(logits)
 """)
     assert library_softmax(path) == ""
+
+
+def test_the_learners_copy_reads_the_file_as_the_kata_does(tmp_path: Path) -> None:
+    """The practice grade runs the same check, in the grader's process, after the
+    file's cases: the copy no longer passes a library softmax the kata fails."""
+    from grader.learner.practice import read_checks
+    from grader.registry import find
+
+    path = tmp_path / "solution.py"
+    path.write_bytes(LIBRARY)
+    (failed,) = read_checks(find("softmax"), path)
+    assert failed.status == "fail" and "solution.py:5 uses softmax" in failed.message
+    assert failed.name == "Written by hand, without a library softmax"
+    path.write_bytes(REFERENCE)
+    assert [r.status for r in read_checks(find("softmax"), path)] == ["pass"]
+    assert read_checks(find("top-k"), path) == []

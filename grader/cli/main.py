@@ -58,6 +58,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG",
                         help=tr("the language to speak: en (English) or zh (中文) (default: "
                                 "GPT_KATA_LANG, else your locale, else en)"))
+    if not everything:
+        # An error of the command line as a whole shows the whole parser's usage, with
+        # every command; building it costs only then.
+        parser.error = lambda message: build_parser().error(message)  # type: ignore[method-assign]
     # every subcommand's parser, including those added elsewhere, shows its defaults
     sub = parser.add_subparsers(dest="command", required=True, parser_class=KataParser)
 
@@ -234,14 +238,17 @@ def refuse_another_grader() -> None:
 
 
 def command_named(argv: list[str]) -> str | None:
-    """The command a command line names: its first argument that is not an option or
-    --lang's value; None if it has none."""
+    """The command a command line names: its first argument that is not --lang or its
+    value; None if it has none, or if another option comes first (`-h grade` asks for
+    the whole parser's help)."""
     arguments = iter(argv)
     for arg in arguments:
         if arg == "--lang":
             next(arguments, None)
         elif not arg.startswith("-"):
             return arg
+        elif not arg.startswith("--lang="):
+            return None
     return None
 
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader.grading.judging.written_by_hand import SOURCE_CHECKS
 from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE, WRONG, NamedMistake
 from grader.learner import status
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
@@ -96,7 +97,21 @@ def practice_summary(problem: Problem, submission: Path, runs: Any,
         for method, why in result.parts_not_practised.items():
             out.print("  [dim]? " + tr("{method}() is not practised here: {why}",
                                         method=method, why=why) + "[/]", highlight=False)
-    return [ProblemSummary(problem, submission, results_of(problem, result))]
+    results = results_of(problem, result)
+    if not result.unavailable:
+        results += read_checks(problem, submission)
+    return [ProblemSummary(problem, submission, results)]
+
+
+def read_checks(problem: Problem, submission: Path) -> list[TestResult]:
+    """The problem's checks of its file's text (softmax's written by hand), run here, in
+    the grader's process, as the kata's grade runs them."""
+    results = []
+    for name, check in SOURCE_CHECKS.get(problem.slug, []):
+        why = check(submission)
+        results.append(TestResult(name, problem, "fail" if why else "pass", why,
+                                  kind=WRONG if why else "", alike=why))
+    return results
 
 
 def practice_note() -> str:
