@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader.locale import tr
 from grader.paths import CHECKS, PROBLEMS, REGISTRY, SOLUTIONS, STARTERS
 from grader.wording import one_of
 
@@ -130,7 +131,8 @@ def find(name: str) -> Problem:
         # a folder name and its slug both match: suggest each problem once
         suggested = list(dict.fromkeys(c.split("-", 1)[1] if c[:2].isdigit() else c
                                        for c in close))
-        raise LookupError(f"no problem called {name!r}; did you mean "
-                          f"{one_of(suggested)}?")
+        raise LookupError(tr("no problem called {name!r}; did you mean {slugs}?", name=name,
+                             slugs=one_of(suggested)))
     known = ", ".join(p.slug for p in problems())
-    raise LookupError(f"no problem called {name!r}; the problems are: {known}")
+    raise LookupError(tr("no problem called {name!r}; the problems are: {known}", name=name,
+                         known=known))

@@ -239,3 +239,14 @@ def test_talk_speaks_chinese(tmp_path: Path) -> None:
     assert done.stdout.startswith("Once upon a time,")  # the model's own words
     said = done.stderr.strip().splitlines()  # talk's, on stderr: whose sampler wrote it
     assert said and all(CHINESE.search(line) for line in said), done.stderr
+
+
+@pytest.mark.parametrize("name", ["nope", "zzzzzz"])
+def test_a_problem_not_found_is_said_in_chinese(name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways of saying a name is no problem's: with the nearest names, and with all."""
+    from grader.registry import find
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    with pytest.raises(LookupError, match=f"没有叫 '{name}' 的题目"):
+        find(name)

@@ -162,6 +162,18 @@ def test_train_defaults_are_the_train_settings():
     assert train_steps_and_threads(args) == (7, MODERN_SETTINGS.threads)
 
 
+@pytest.mark.parametrize("model", ["gpt", "modern"])
+@pytest.mark.parametrize("steps", ["0", "-1"])
+def test_train_refuses_fewer_than_one_step_before_writing_a_run(model, steps, tmp_path):
+    """Without --yours as with it: a run of no step was written untrained, and talk
+    took it."""
+    from grader.cli.main import main
+
+    out = tmp_path / "run"
+    assert main(["train", "--model", model, "--steps", steps, "--out", str(out)]) == 2
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("form", ["folder", "file"])
 def test_a_classroom_grade_refuses_a_link_to_the_references(form: str, tmp_path: Path) -> None:
     """A learner's repository may commit solution.py as a link to the grader's own
@@ -218,3 +230,19 @@ def test_the_command_named_is_found_past_the_language_only() -> None:
     assert command_named(["--lang=zh", "talk"]) == "talk"
     assert command_named(["-h", "grade"]) is None  # the whole parser's help
     assert command_named([]) is None
+
+
+@pytest.mark.parametrize("kind", ["removed", "a folder"])
+def test_a_missing_solution_file_is_named_with_the_way_back(kind, tmp_path):
+    """A learner who removed their file, or made a folder of its name, is told which
+    and how to put the starter back, not to run the grader in their kata folder."""
+    kata = learner_kata(tmp_path)
+    file = kata / "problems" / "03-softmax" / "solution.py"
+    file.unlink()
+    if kind == "a folder":
+        file.mkdir()
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "3", "4"], cwd=kata,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert ("problems/03-softmax/solution.py missing or not a file: `gpt-kata reset "
+            "softmax` puts the starter back") in done.stderr

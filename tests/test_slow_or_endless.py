@@ -26,6 +26,13 @@ def test_the_message_goes_by_the_share_of_a_core_and_the_load() -> None:
         "no answer within 10 seconds (an endless loop, or far slower than needed?)")
     # A quiet machine that cannot tell its load: a small share is waiting.
     assert "waiting" in no_answer(5, 0.1, 5.0, load=None)
+    # On a busy machine, more than its share of a core is an endless loop, and next to
+    # no CPU is a wait: neither is "slow here and now, give it more time".
+    looping = no_answer(20, 12.4, 20.0, load=2.6)
+    assert "it computed the whole time" in looping and "--timeout" not in looping
+    sleeping = no_answer(20, 0.0, 20.0, load=2.5)
+    assert "waiting, not computing" in sleeping and "--timeout" not in sleeping
+    assert "quiet" not in sleeping
 
 
 def cpu_said(message: str) -> float | None:

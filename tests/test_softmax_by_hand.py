@@ -53,6 +53,9 @@ UNSEEN_ELSEWHERE = {
                               b"Solution = sys.modules[solution_of('last-logits').__module__]"
                               b".Helper\n", "solution.py:2 uses solution_of"),
     "bytes": (b"import marshal\nCODE = b'\\x00softmax\\x00'\n", "solution.py:2 uses softmax"),
+    # Not UTF-8, with no coding line: the worker's import lets it pass, python does not.
+    "not-utf-8": (b"import torch\n# caf\xe9\n" + LIBRARY,
+                  "solution.py is not UTF-8 text: line 2 holds the byte 0xe9"),
     "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
                    "could not be read to check that softmax is written by hand: SyntaxError"),
     "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "

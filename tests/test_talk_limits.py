@@ -24,3 +24,20 @@ def test_the_learners_worker_is_held_to_the_talks_limits() -> None:
     implementation = Implementation(find("sampler"), True, pool=None,  # type: ignore[arg-type]
                                     limits=talk_limits(6000))
     assert implementation.process.limits == talk_limits(6000)
+
+
+@pytest.mark.parametrize("temperature", [float("nan"), float("inf"), -0.5])
+def test_a_temperature_that_is_no_finite_number_or_below_0_is_refused(temperature) -> None:
+    """nan passed `< 0` and reached the learner's sampler, whose torch error blamed
+    their code; inf divides every logit to nothing."""
+    import argparse
+
+    from grader.learner.errors import UsageError
+    from grader.learner.tools.talk_text import check_options
+
+    args = argparse.Namespace(chars=10, temperature=temperature, top_k=None, top_p=None,
+                              no_repeat_ngram=None)
+    with pytest.raises(UsageError, match="--temperature must be a finite number"):
+        check_options(args)
+    check_options(argparse.Namespace(chars=10, temperature=0.0, top_k=None, top_p=None,
+                                     no_repeat_ngram=None))

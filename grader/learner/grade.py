@@ -51,7 +51,7 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, choices=(1, 2), default=default_jobs(),
                    help=tr("2: grade four problems or more (untouched starters aside) in "
                            "two processes at once, where the system forks (Linux); 1: in "
-                           "one (default: %(default)s, 2 where two cores are free)"))
+                           "one (default: %(default)s here; 2 where two cores are free, else 1)"))
     p.add_argument("--classroom", action="store_true",
                    help=tr("grade files you do not trust: refuse to run without a sandbox"))
     p.add_argument("--allow-unisolated", action="store_true",
@@ -99,6 +99,11 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
             raise UsageError(tr("no problems/NN-slug/solution.py in {kata}: run gpt-kata "
                                 "in your kata folder, or name one with --submission",
                                 kata=paths.KATA))
+        if missing := [p for p in chosen if not p.starter.is_file()]:
+            raise UsageError(tr("{files} missing or not a file: `gpt-kata reset {slug}` puts "
+                                "the starter back (and keeps what is there as a .bak)",
+                                files=", ".join(f"problems/{p.folder}/solution.py"
+                                                for p in missing), slug=missing[0].slug))
         return {p: p.starter for p in chosen}
     target = Path(args.submission)
     if target.is_file():

@@ -49,6 +49,13 @@ def library_softmax(path: Path) -> str:
         unread = tr("larger than {mb} MB", mb=MAX_SOURCE_BYTES >> 20) if (
             len(raw) > MAX_SOURCE_BYTES) else ""
         tree = None if unread else ast.parse(importlib.util.decode_source(raw))
+    except UnicodeDecodeError as error:
+        # Python's import lets a byte it cannot decode pass in a comment; `python` on
+        # the file does not.
+        line = raw[:error.start].count(b"\n") + 1
+        return tr("{file} is not UTF-8 text: line {line} holds the byte {byte}, which Python "
+                  "itself refuses when it runs the file; save it as UTF-8", file=path.name,
+                  line=line, byte=f"0x{raw[error.start]:02x}")
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         unread = type(error).__name__
     if unread:

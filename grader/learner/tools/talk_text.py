@@ -4,6 +4,7 @@ checked, a fresh seed, and a text cut into sentences."""
 from __future__ import annotations
 
 import argparse
+import math
 
 from grader.learner.errors import UsageError
 from grader.locale import tr
@@ -15,8 +16,9 @@ SAMPLING_OPTIONS = ("temperature", "top_k", "top_p", "no_repeat_ngram", "seed")
 def check_options(args: argparse.Namespace) -> None:
     if args.chars < 0:
         raise UsageError(tr("--chars must be 0 or more"))
-    if args.temperature is not None and args.temperature < 0:
-        raise UsageError(tr("--temperature must be 0 (greedy) or more"))
+    # nan passes `< 0`, and inf divides every logit down to nothing: both are refused.
+    if args.temperature is not None and not 0 <= args.temperature < math.inf:
+        raise UsageError(tr("--temperature must be a finite number, 0 (greedy) or more"))
     if args.top_k is not None and args.top_k < 0:
         raise UsageError(tr("--top-k must be 0 (off) or more"))
     if args.top_p is not None and not 0.0 <= args.top_p <= 1.0:

@@ -148,6 +148,14 @@ def which_case(the_plan: Plan, difference: int | None, traced_cases: int) -> str
     if difference is not None:
         return tr("{case}: the first fixed case where the runs differ", case=case)
     skipped = the_plan.total - traced_cases
+    if the_plan.changed:
+        # Run with the learner's own arguments, the cases say nothing of the grade's.
+        left_out = (" " + tr("({skipped} left out: their model cannot spell your prompt)",
+                             skipped=skipped)) if skipped else ""
+        return tr("{case}, with your {changed}: no case differs when run with them{left_out}; "
+                  "`gpt-kata trace {slug}` alone traces the cases as the grade runs them",
+                  case=case, changed=joined(the_plan.changed), left_out=left_out,
+                  slug=the_plan.problem.slug)
     if skipped:  # cases on a model whose vocabulary cannot spell the prompt given
         return tr("{case}: no fixed case differs ({skipped} left out: their model "
                   "cannot spell your prompt)", case=case, skipped=skipped)

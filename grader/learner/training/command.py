@@ -88,9 +88,13 @@ def train(args: argparse.Namespace) -> int:
 
 
 def train_steps_and_threads(args: argparse.Namespace) -> tuple[int, int]:
-    """--steps and --threads, or their defaults for the model --model names."""
+    """--steps and --threads, or their defaults for the model --model names; fewer
+    steps than one are refused before any folder is made (a run of none would be
+    written untrained, and talk would take it)."""
     modern = args.model == "modern"
     steps = args.steps if args.steps is not None else MODERN_STEPS if modern else TRAIN_STEPS
+    if steps < 1:
+        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
     threads = args.threads or (MODERN_THREADS if modern else TRAIN_THREADS)
     return steps, threads
 

@@ -6,9 +6,12 @@ answer on a loaded machine, a loop that never ends, and code blocked waiting
 in the CPU time the worker's tree used while the grader waited, and in how busy
 the machine was, which is what the message says and goes by:
 
-- it computed nearly the whole time: an endless loop, or far more work than the
-  problem needs (the machine gave it the time);
-- it got a small share of a core while the machine was busy: it may only be slow
+- it computed nearly the whole time the machine could give it (a core, or its
+  share of one when every core is taken): an endless loop, or far more work than
+  the problem needs;
+- it used next to no CPU at all: it was waiting (`input()`, a sleep, a lock),
+  however busy the machine;
+- it got less than its share while the machine was busy: it may only be slow
   here and now, so grade again, or give it more time;
 - it got a small share of a core on a quiet machine: it was waiting, not
   computing.
@@ -23,9 +26,11 @@ import os
 
 from grader.locale import tr
 
-# Shares of one core: above BUSY the call computed the whole time; the machine is
-# busy when its load per core reaches LOADED.
+# Shares of what the machine could give (a core, or 1/load of one on a busy machine):
+# above BUSY the call computed the whole time. Below WAITING of a core it waited,
+# however busy the machine. The machine is busy when its load per core reaches LOADED.
 BUSY = 0.75
+WAITING = 0.05
 LOADED = 1.0
 
 
@@ -46,11 +51,17 @@ def no_answer(limit: float, cpu: float | None, waited: float,
                   "needed?)", limit=limit)
     share = max(cpu, 0.0) / waited
     used = tr("{cpu:.1f} s of CPU in {waited:.1f} s", cpu=cpu, waited=waited)
-    if share >= BUSY:
+    busy = load is not None and load >= LOADED
+    # 12 s of CPU in 20 s at a load of 2.6 a core is more than its share of the machine.
+    fair = 1 / load if busy and load else 1.0
+    if share >= BUSY * fair:
         return tr("no answer within {limit:g} seconds: it computed the whole time ({used}): "
                   "an endless loop, or far more work than the problem needs",
                   limit=limit, used=used)
-    if load is not None and load >= LOADED:
+    if busy and share < WAITING:
+        return tr("no answer within {limit:g} seconds: it was waiting, not computing ({used}): "
+                  "blocked on input(), a sleep or a lock?", limit=limit, used=used)
+    if busy:
         return tr("no answer within {limit:g} seconds: it got only {used}, the machine being "
                   "busy (load {load:.1f} per core): it may only be slow here and now; grade "
                   "again when it is quieter, or give it more time (--timeout {longer:g})",
