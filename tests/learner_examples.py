@@ -98,3 +98,34 @@ def example(problem: str, name: str, out: Path) -> Path:
     written.parent.mkdir(parents=True, exist_ok=True)
     written.write_text(text_of(folder, name), encoding="utf-8")
     return written
+
+
+def main(argv: list[str]) -> int:
+    """`python tests/learner_examples.py PROBLEM NAME [-o DIR]`: one style or known
+    mistake written out to grade by hand (`gpt-kata grade PROBLEM --submission FILE`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="tests/learner_examples.py", description=main.__doc__)
+    parser.add_argument("problem")
+    parser.add_argument("name", help="a style's file or name, or a known mistake's name")
+    parser.add_argument("-o", "--out", type=Path, default=Path("learner-examples"))
+    args = parser.parse_args(argv)
+    folder = examples(args.problem)
+    mistakes = specs()[folder].get("mistakes", {})
+    if args.name in mistakes:
+        written = args.out / folder.parent.name / f"{args.name}.py"
+        written.parent.mkdir(parents=True, exist_ok=True)
+        written.write_text(mistake_text(folder, args.name), encoding="utf-8")
+    else:
+        styles = specs()[folder].get("equivalent", {})
+        name = f"{args.name}.py" if f"{args.name}.py" in styles else args.name
+        written = example(args.problem, name, args.out)
+        if not written.is_file():
+            parser.error(f"{args.problem} has no style or mistake {args.name!r}: its styles "
+                         f"are {sorted(styles)}, its mistakes {sorted(mistakes)}")
+    print(written)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

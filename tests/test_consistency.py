@@ -179,6 +179,22 @@ def test_registry_is_well_formed():
         assert len(set(problem.methods)) == len(problem.methods), problem.methods
 
 
+def test_a_tracks_problems_are_consecutive():
+    """The tracks are the statements' chapters, the site's sections and the problems
+    page's tables, each in the registry's order: a track may not come back after
+    another has begun."""
+    seen: dict[str, Problem] = {}
+    previous = None
+    for problem in problems():
+        if problem.track != previous and problem.track in seen:
+            pytest.fail(f"{problem.folder} is in the track {problem.track!r}, which ended "
+                        f"before {previous!r} began: move its registry entry up among "
+                        f"{problem.track!r}'s problems (the ones after it are renumbered), "
+                        "or give it the track of the problems around it", pytrace=False)
+        seen.setdefault(problem.track, problem)
+        previous = problem.track
+
+
 @PROBLEMS_BY_FOLDER
 def test_every_file_of_a_problem_is_there(problem: Problem):
     expected = [statement(problem), starter(problem), problem.reference, snapshot(problem),

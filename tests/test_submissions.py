@@ -36,7 +36,7 @@ class Expectation:
     problem: str
     name: str  # the file of an equivalent style; the name of a mistake
     passes: bool
-    says: str = ""  # for a mistake, text its report must contain
+    says: str = ""  # for a mistake, text its report must contain (else its id, `mistake`)
     never: str = ""  # and text it must not: the name of a mistake it could be taken for
     file: str | None = None  # a whole file in the folder
     patch: str | None = field(default=None, repr=False)  # else a patch of `base`
@@ -118,7 +118,10 @@ def test_every_submission_file_has_an_expectation() -> None:
                 patched.append(name.removesuffix(".py"))
         for name, mistake in spec.get("mistakes", {}).items():
             assert set(mistake) <= MISTAKE_KEYS, f"{where}: {name!r} has unknown keys"
-            assert mistake.get("says"), f"{where}: mistake {name!r} says nothing"
+            # A named mistake is known by its id, which the report must carry; `says`
+            # is for what else the report must say (a generic diagnosis, an error).
+            assert mistake.get("says") or mistake.get("mistake"), \
+                f"{where}: mistake {name!r} names no mistake (`mistake`) and says nothing"
             assert mistake.get("status", "fail") in MISTAKE_STATUSES, \
                 f"{where}: mistake {name!r} has status {mistake.get('status')!r}"
             assert ("file" in mistake) != ("patch" in mistake), \
@@ -258,3 +261,15 @@ def test_a_patched_style_named_without_py_is_written_out_as_a_py_file(tmp_path) 
                 assert written.name == f"{name}.py" and written.is_file(), written
                 return
     pytest.fail("no patched style is named without .py: this test checks nothing")
+
+
+def test_a_style_or_a_mistake_is_written_out_to_grade_by_hand(tmp_path: Path, capsys) -> None:
+    """`python tests/learner_examples.py PROBLEM NAME`: a contributor's way to a file."""
+    from learner_examples import main
+
+    assert main(["gpt", "logits_and_loss", "-o", str(tmp_path)]) == 0
+    written = Path(capsys.readouterr().out.strip())
+    assert written == tmp_path / "gpt" / "logits_and_loss.py"
+    assert "return logits, None" in written.read_text(encoding="utf-8")
+    assert main(["gpt", "sequential_blocks", "-o", str(tmp_path)]) == 0
+    assert "nn.Sequential" in Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")

@@ -11,7 +11,8 @@ data/llama-config.json, with their sha256 in the manifest; `goldens` records the
 outputs of every check's fixed cases (`new-goldens`: only of problems that have
 none yet, keeping the others as they are); `manifest` records each file's sha256 and
 this platform. `all` runs them in order. Each step overwrites data/, which is
-tracked by git: review the diff before committing.
+tracked by git: review the diff before committing. On another platform than the
+goldens', `goldens` and `manifest` are refused unless given `--force`.
 """
 
 from __future__ import annotations
@@ -119,11 +120,27 @@ STEPS = {"starters": make_starters, "corpus": make_corpus, "model": make_model,
          "new-goldens": make_new_goldens, "manifest": artifacts.write_manifest}
 
 
+# The steps that record this platform as the goldens': on another, they rewrite the
+# last bits of every problem's goldens and move the platform the others' grades
+# compare with.
+MOVES_THE_GOLDENS = ("goldens", "manifest")
+
+
 def main(argv: list[str]) -> int:
+    force = "--force" in argv
+    argv = [a for a in argv if a != "--force"]
     names = list(STEPS) if argv == ["all"] else argv
     unknown = [n for n in names if n not in STEPS]
     if not names or unknown:
         print(__doc__)
+        return 2
+    moving = [n for n in names if n in MOVES_THE_GOLDENS]
+    if moving and argv != ["all"] and not force and not artifacts.goldens_platform_matches():
+        print(f"make_data: {' and '.join(moving)} would record this platform, "
+              f"{artifacts.this_platform()}, over the goldens' "
+              f"({artifacts.load_manifest().get('platform')}), and rewrite every problem's "
+              "goldens: for a new problem run `starters new-goldens` instead, or add "
+              "--force to move the goldens here", file=sys.stderr)
         return 2
     for name in names:
         print(f"make_data: {name}")
