@@ -250,3 +250,26 @@ def test_a_problem_not_found_is_said_in_chinese(name: str,
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
     with pytest.raises(LookupError, match=f"没有叫 '{name}' 的题目"):
         find(name)
+
+
+def test_a_windows_locale_is_read_where_no_variable_names_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows sets none of LANG and the rest: its own locale ("zh-CN") decides."""
+    for variable in ("GPT_KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(locale, "system_locale", lambda: "zh-CN")
+    assert locale.language() == "zh"
+    monkeypatch.setattr(locale, "system_locale", lambda: "")
+    assert locale.language() == "en"
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # a variable set still decides
+    monkeypatch.setattr(locale, "system_locale", lambda: "zh-CN")
+    assert locale.language() == "en"
+
+
+def test_the_sandbox_notice_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.learner.sandbox_notice import layers_line, unsandboxed
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    pool = type("Pool", (), {"sandbox": None, "use_fork": True})()
+    assert "沙箱" in unsandboxed(pool)  # type: ignore[arg-type]
+    assert "沙箱" in (layers_line(["landlock-abi7"]) or "")

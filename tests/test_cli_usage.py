@@ -246,3 +246,14 @@ def test_a_missing_solution_file_is_named_with_the_way_back(kind, tmp_path):
     assert done.returncode == 2
     assert ("problems/03-softmax/solution.py missing or not a file: `gpt-kata reset "
             "softmax` puts the starter back") in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--lang", "zh", "hint", "3"]])
+def test_a_console_without_chinese_gets_escapes_not_a_crash(argv, tmp_path) -> None:
+    """A Windows console piped to a file writes cp1252: the help's 中文 and a Chinese
+    hint, printed before any rich console, came out as a UnicodeEncodeError."""
+    done = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=learner_kata(tmp_path),
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONIOENCODING": "cp1252"})
+    assert done.returncode == 0, done.stderr.decode("cp1252", "replace")
+    assert b"\\u" in done.stdout  # the characters cp1252 lacks, as escapes

@@ -6,6 +6,7 @@ Forced on Linux with WorkerPool(fork=False), the path macOS and Windows take.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from grader.sandbox.host.pool import WorkerPool
@@ -13,7 +14,7 @@ from grader.sandbox.host.process import SubmissionProcess
 
 # Changes every piece of global state the host puts back, at import and in a call.
 MESSY = '''
-import os, random, sys, warnings
+import os, random, signal, sys, warnings
 import torch
 import torch.nn.functional as F
 
@@ -30,6 +31,12 @@ F.relu = lambda *a, **k: "patched"
 torch.Tensor.leftover = 1
 os.makedirs("leftover-folder", exist_ok=True)
 open("leftover.txt", "w").write("x")
+# A hook on every module's forward, and an alarm that would end a later problem's run.
+from torch.nn.modules.module import register_module_forward_hook
+register_module_forward_hook(lambda module, inputs, output: output * 0)
+if hasattr(signal, "setitimer"):
+    signal.signal(signal.SIGALRM, lambda *args: None)
+    signal.setitimer(signal.ITIMER_REAL, 600)
 
 
 class Solution:
@@ -38,6 +45,8 @@ class Solution:
         torch.set_num_threads(3)
         torch.use_deterministic_algorithms(True)
         os.chdir("leftover-folder")
+        # Last: the grader's own imports before the next load must not need it.
+        sys.path[:] = ["/nonexistent"]
         return os.getpid()
 
     def crash(self):
@@ -46,7 +55,7 @@ class Solution:
 
 # Reports what it finds.
 PROBE = '''
-import os, random, sys, warnings
+import os, random, signal, sys, warnings
 import torch
 import torch.nn.functional as F
 
@@ -69,6 +78,9 @@ class Solution:
             "relu": F.relu(torch.ones(1)).tolist(),
             "tensor_attribute": hasattr(torch.Tensor, "leftover"),
             "files": sorted(os.listdir(".")),
+            "module_output": float(torch.nn.Identity()(torch.ones(1)).item()),
+            "alarm": signal.getitimer(signal.ITIMER_REAL)[0] if hasattr(signal, "getitimer")
+            else 0.0,
         }
 '''
 
@@ -100,6 +112,17 @@ def test_a_submission_sees_none_of_what_the_previous_one_changed(tmp_path: Path)
     # Served by the same process: a torch import per grade, not per problem.
     assert messed.result == fresh["pid"] == seen["pid"]
     assert seen == fresh
+
+
+def test_the_learners_folders_are_not_the_graders() -> None:
+    """Only the grader package's modules stay loaded from one problem to the next, not
+    the checkout's around it, which holds the learner's problems/ and their helpers."""
+    from grader import paths
+    from grader.sandbox.worker.baseline import _trusted_roots
+
+    roots = _trusted_roots()
+    assert os.path.normcase(os.path.realpath(paths.PACKAGE)) + os.sep in roots
+    assert os.path.normcase(os.path.realpath(paths.PACKAGE.parent)) + os.sep not in roots
 
 
 def test_an_evicted_submission_is_loaded_again_on_its_next_call(tmp_path: Path) -> None:
@@ -145,3 +168,17 @@ def test_a_time_out_fails_only_its_own_problem(tmp_path: Path) -> None:
         after = process(tmp_path, "after", PROBE, pool, ["state"]).call("state", ())
     assert timed_out.error is not None and stuck.timed_out
     assert after.error is None, after.error
+
+
+def test_the_baseline_holds_on_a_torch_without_get_default_device(monkeypatch) -> None:
+    """Intel Macs stop at torch 2.2, which has no torch.get_default_device: the host
+    took every problem down there before its first hello."""
+    import torch
+
+    from grader.sandbox.worker.baseline import capture, restore
+
+    monkeypatch.delattr(torch, "get_default_device")
+    baseline = capture()
+    assert baseline.device is None
+    restore(baseline)
+    assert torch.empty(1).device.type == "cpu"

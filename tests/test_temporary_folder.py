@@ -94,3 +94,35 @@ def test_a_worker_without_the_sandbox_writes_its_temporary_files_in_its_scratch(
     assert [env[name] for name in ("TMPDIR", "TEMP", "TMP")] == ["/grade/worker-1"] * 3
     assert env[TORCH_CACHE_VARIABLE] == "/grade/torch-cache"
     assert "GPT_KATA_EXAMPLES_SEED" not in env
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as on Linux")
+@pytest.mark.parametrize("path", ["fork", "spawned"])
+def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str,
+                                                                      tmp_path: Path) -> None:
+    """SIGTERM (a CI job's time limit) stops a grade as Ctrl-C does: the workers and
+    their scratch folders go with it, where Python's default left the spawned path's."""
+    import signal
+    import time
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch),
+           "GPT_KATA_SPAWN_WORKERS": "1" if path == "spawned" else "0"}
+    grade = subprocess.Popen([sys.executable, "-m", "grader", "grade", "crop-context",
+                              "--submission", str(ROOT / "tests" / "hostile" / "hang.py"),
+                              "--timeout", "120"], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # Its scratch folder is made as its workers start; the hang runs soon after.
+        for _ in range(600):
+            if any(scratch.iterdir()) or grade.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(3.0)
+        assert grade.poll() is None, "the grade ended before it was stopped"
+        grade.send_signal(signal.SIGTERM)
+        assert grade.wait(timeout=60) == 130
+    finally:
+        grade.kill()
+    assert [p.name for p in scratch.iterdir()] == []

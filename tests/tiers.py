@@ -99,6 +99,8 @@ HEAVY = {
         # tier keeps the fork path's).
         "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
         "empty[spawned]",
+        "test_temporary_folder.py::test_a_grade_ended_from_outside_leaves_the_temporary_"
+        "folder_empty[spawned]",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
     # stopped mid-grade, workers that stop reading, trees of processes at the limits.

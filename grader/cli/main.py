@@ -19,7 +19,7 @@ from grader.learner.commands import hint, list_problems, reset
 from grader.learner.errors import EXIT_USAGE, UsageError
 from grader.learner.grade import add_grade_arguments, grade
 from grader.learner.options import KataParser, positive_count
-from grader.learner.output import exit_now
+from grader.learner.output import exit_now, interrupted_by_termination, tolerant_streams
 from grader.learner.training.command import (
     MODERN_STEPS,
     MODERN_THREADS,
@@ -169,6 +169,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before anything prints: help and plain lines too (a Windows console piped to a
+    # file writes cp1252, which has no Chinese).
+    tolerant_streams()
     chosen = language_asked(sys.argv[1:] if argv is None else argv)
     if chosen:
         use(chosen)  # before the parser is built: its help speaks the language too
@@ -268,6 +271,7 @@ def language_asked(argv: list[str]) -> str | None:
 def run() -> None:
     """The console entry point: `main`, then an exit that skips interpreter teardown
     (longer than grading a passing problem's checks)."""
+    interrupted_by_termination()
     exit_now(main())
 
 

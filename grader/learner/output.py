@@ -66,6 +66,21 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def interrupted_by_termination() -> None:
+    """Take SIGTERM (a CI job's time limit, `kill`) as a Ctrl-C: the command stops as an
+    interrupted one does (exit code 130), its workers and temporary folders going with
+    it, where Python's default would end it on the spot and leave them behind."""
+    import signal
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, interrupt)
+    except (ValueError, OSError, AttributeError):  # not the main thread; no such signal
+        pass
+
+
 def exit_now(code: int) -> NoReturn:
     """Flush the standard streams and exit without interpreter teardown.
 

@@ -15,6 +15,7 @@ import shutil
 import sys
 import threading
 
+from grader.locale import tr
 from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
 from grader.sandbox.worker.machine import missing_tree_layers
 
@@ -31,13 +32,15 @@ def unsandboxed(pool: WorkerPool) -> str | None:
     Known as soon as the pool has started: it needs no worker yet.
     """
     if not sys.platform.startswith("linux"):
-        return "your code runs without the sandbox on this system: isolation needs Linux"
+        return tr("your code runs without the sandbox on this system: isolation needs Linux")
     if pool.sandbox is None:
-        return "your code runs without the sandbox: --no-sandbox"
+        return tr("your code runs without the sandbox: --no-sandbox")
     if not pool.use_fork:
-        why = (f"{SPAWN_VARIABLE}=1 spawns" if os.environ.get(SPAWN_VARIABLE) == "1"
-               else "the fork server could not start, so the grader spawns")
-        return f"your code runs without the sandbox: {why} its workers unisolated"
+        if os.environ.get(SPAWN_VARIABLE) == "1":
+            return tr("your code runs without the sandbox: {variable}=1 spawns its workers "
+                      "unisolated", variable=SPAWN_VARIABLE)
+        return tr("your code runs without the sandbox: the fork server could not start, so "
+                  "the grader spawns its workers unisolated")
     return None
 
 
@@ -62,8 +65,8 @@ def layers_line(layers: list[str]) -> str | None:
     missing = missing_layers(layers)
     if not missing:
         return None
-    return (f"sandbox layers missing on this system: {', '.join(missing)}; "
-            "your code runs under the others")
+    return tr("sandbox layers missing on this system: {layers}; your code runs under the "
+              "others", layers=", ".join(missing))
 
 
 def sandbox_notice(pool: WorkerPool) -> str | None:

@@ -16,6 +16,7 @@ language.
 from __future__ import annotations
 
 import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,24 @@ def language() -> str:
         value = os.environ.get(variable, "")
         if value:  # the first one set decides, as gettext reads them
             return code_of(value) or ENGLISH
-    return ENGLISH
+    return code_of(system_locale()) or ENGLISH
+
+
+@cache
+def system_locale() -> str:
+    """The user's locale where no variable names one: Windows sets none of LANG and
+    the rest, and keeps its own ("zh-CN"); "" elsewhere, or where it cannot be read."""
+    if sys.platform != "win32":
+        return ""
+    try:
+        import ctypes
+
+        name = ctypes.create_unicode_buffer(85)  # LOCALE_NAME_MAX_LENGTH
+        if ctypes.windll.kernel32.GetUserDefaultLocaleName(name, 85):  # type: ignore[attr-defined]
+            return name.value
+    except (AttributeError, OSError):
+        pass
+    return ""
 
 
 def code_of(name: str) -> str | None:

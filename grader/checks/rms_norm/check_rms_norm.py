@@ -45,6 +45,8 @@ def torch_default_eps(config: dict[str, int], weights: dict[str, Any],
                       x: torch.Tensor) -> torch.Tensor:
     """nn.RMSNorm(n_embd) or F.rms_norm without eps: torch's default, the dtype's
     machine epsilon."""
+    if not hasattr(F, "rms_norm"):  # torch before 2.4 (Intel Macs): the same, by hand
+        return rms_norm(config, weights, x, eps=torch.finfo(x.dtype).eps)
     return F.rms_norm(x, (x.shape[-1],), state_dict(weights)["weight"].to(x.dtype))
 
 

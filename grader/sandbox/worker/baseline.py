@@ -15,9 +15,11 @@ worker is), so only what a submission leaves behind after answering is undone he
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import os
 import random
+import signal
 import sys
 import sysconfig
 import types
@@ -40,11 +42,13 @@ def _namespaces() -> list[Any]:
 
 def _trusted_roots() -> tuple[str, ...]:
     """Folders whose modules stay loaded across submissions: the standard library,
-    installed packages and the grader itself (their state is covered above)."""
+    installed packages and the grader package itself (their state is covered above).
+    Not the checkout around it, which holds the learner's problems/: a helper module
+    one problem imported would be the next problem's, under the same name."""
     paths = sysconfig.get_paths()
     roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     here = os.path.abspath(__file__)  # grader/sandbox/worker/baseline.py
-    roots.add(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(here)))))
+    roots.add(os.path.dirname(os.path.dirname(os.path.dirname(here))))
     return tuple(os.path.normcase(os.path.realpath(r)) + os.sep for r in roots)
 
 
@@ -75,6 +79,12 @@ class Baseline:
     deterministic_warn_only: bool
     matmul_precision: str
     attributes: list[tuple[Any, dict[str, Any]]]
+    # torch.nn's hooks on every module (register_module_forward_hook...), each dict
+    # with what it held.
+    module_hooks: list[tuple[dict, dict]]
+    # Python's signal handlers, where Python set them (a submission's alarm would
+    # end a later problem's run).
+    handlers: dict[int, Any]
 
 
 def capture() -> Baseline:
@@ -86,13 +96,46 @@ def capture() -> Baseline:
         cwd=os.getcwd(), environ=dict(os.environ), warning_filters=list(warnings.filters),
         recursion_limit=sys.getrecursionlimit(), python_random=random.getstate(),
         torch_random=torch.get_rng_state(), dtype=torch.get_default_dtype(),
-        device=torch.get_default_device(), grad=torch.is_grad_enabled(),
+        # torch before 2.3 (Intel Macs stop at 2.2) has no get_default_device: its
+        # default device is the CPU, and set_default_device(None) puts it back.
+        device=getattr(torch, "get_default_device", lambda: None)(),
+        grad=torch.is_grad_enabled(),
         anomaly=torch.is_anomaly_enabled(), threads=torch.get_num_threads(),
         deterministic=torch.are_deterministic_algorithms_enabled(),
         deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
         matmul_precision=torch.get_float32_matmul_precision(),
         attributes=[(space, dict(vars(space))) for space in _namespaces()],
+        module_hooks=[(hooks, dict(hooks)) for hooks in _module_hooks()],
+        handlers=_handlers(),
     )
+
+
+def _module_hooks() -> list[dict]:
+    """torch.nn's global hooks and registration hooks: dicts that a register_*
+    function fills in place."""
+    from torch.nn.modules import module
+
+    return [value for name, value in vars(module).items()
+            if name.startswith("_global_") and isinstance(value, dict)]
+
+
+def _handlers() -> dict[int, Any]:
+    handlers = {}
+    for number in signal.valid_signals():
+        with contextlib.suppress(OSError, ValueError):
+            handler = signal.getsignal(number)
+            if handler is not None:  # not set from Python: nothing to put back
+                handlers[number] = handler
+    return handlers
+
+
+def _restore_signals(baseline: Baseline) -> None:
+    if hasattr(signal, "setitimer"):  # an alarm the submission armed never rings
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    for number, handler in baseline.handlers.items():
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            if signal.getsignal(number) is not handler:
+                signal.signal(number, handler)
 
 
 def _restore_attributes(space: Any, saved: dict[str, Any]) -> None:
@@ -139,5 +182,9 @@ def restore(baseline: Baseline) -> None:
     torch.use_deterministic_algorithms(baseline.deterministic,
                                        warn_only=baseline.deterministic_warn_only)
     torch.set_float32_matmul_precision(baseline.matmul_precision)
+    for hooks, saved in baseline.module_hooks:
+        hooks.clear()
+        hooks.update(saved)
+    _restore_signals(baseline)
     if "numpy" in sys.modules:  # its global generator, if anything seeded it
         sys.modules["numpy"].random.seed(None)

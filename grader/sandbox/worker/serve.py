@@ -85,10 +85,12 @@ class WorkerLoop:
         from grader.sandbox.worker.baseline import restore
 
         self.solution = self.module = self.iterator = None
+        # The process's state first: forgetting the models imports the grader's own
+        # modules, which a sys.path the submission emptied would not find.
+        restore(self.baseline)
         # Models it was handed may carry its changes beyond their weights.
         self.models.forget_preloaded()
         self.models.calls.clear()
-        restore(self.baseline)
 
     def load(self, path: str, class_name: str, methods: list[str],
              nn_module: bool = False) -> dict[str, Any]:
