@@ -41,3 +41,21 @@ def test_a_temperature_that_is_no_finite_number_or_below_0_is_refused(temperatur
         check_options(args)
     check_options(argparse.Namespace(chars=10, temperature=0.0, top_k=None, top_p=None,
                                      no_repeat_ngram=None))
+
+
+def test_a_text_that_every_ban_ends_says_why_it_is_short(tmp_path) -> None:
+    """With --no-repeat-ngram 1 every character can be used once: the text ends early,
+    and talk says why instead of leaving a short text unexplained."""
+    import subprocess
+    import sys
+
+    from learner import learner_kata
+
+    done = subprocess.run([sys.executable, "-m", "grader", "talk", "Tom", "--chars", "80",
+                           "--no-repeat-ngram", "1", "--seed", "0"], cwd=learner_kata(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    written = len(done.stdout.rstrip("\n")) - len("Tom")
+    assert written < 80
+    assert (f"the text stopped after {written} of 80 characters: with --no-repeat-ngram 1"
+            in done.stderr)

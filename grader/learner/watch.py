@@ -132,6 +132,9 @@ class Watcher:
         from grader.reports.report import render
 
         started = time.perf_counter()
+        if self.interactive:  # the screen is cleared for the report when it comes
+            self.out.print("[dim]" + tr("grading problems/{folder}/solution.py...",
+                                        folder=self.problem.folder) + "[/]")
         if self.pool is None:  # a learners' copy: its stored answers judge
             report = practice.practice_report([self.problem])
         else:

@@ -313,13 +313,21 @@ def talk(args: argparse.Namespace) -> int:
                 implementation.start()
             sys.stdout.write(args.prompt)
             sys.stdout.flush()
+            written = 0
             for chunk in chunks:
                 sys.stdout.write(chunk)
                 sys.stdout.flush()
+                written += len(chunk)
     except (RuntimeError, OSError, WorkerDied) as exc:
         print(f"\n{exc}", file=sys.stderr)
         return EXIT_FAIL
     sys.stdout.write("\n")
+    if written < args.chars and args.no_repeat_ngram:
+        # The sampler ends the text where every token would repeat an n-gram: said,
+        # so a short text is not taken for a fault.
+        print(tr("(the text stopped after {written} of {chars} characters: with "
+                 "--no-repeat-ngram {n}, every next character would repeat an n-gram (n = {n}))",
+                 written=written, chars=args.chars, n=args.no_repeat_ngram), file=sys.stderr)
     return EXIT_PASS
 
 

@@ -194,7 +194,9 @@ class SubmissionProcess:
             budget = self.limits.problem_budget
             if exc.timed_out and self.spent >= budget:
                 exc = WorkerDied(tr("the time budget for this problem ({budget:g} seconds "
-                                    "for all calls together) is spent", budget=budget),
+                                    "for all calls together) is spent: the calls are far "
+                                    "slower than the problem needs (or give them more time: "
+                                    "--budget {longer:g})", budget=budget, longer=2 * budget),
                                  timed_out=True)
             if exc.timed_out:
                 self.timed_out = f"{method}(): {exc}"
