@@ -154,6 +154,48 @@ def test_too_many_entries_are_refused_before_zipfile_reads_them(
     assert "more than 5 entries" in learner.reasons[CROP]
 
 
+@pytest.mark.parametrize("zip64", [False, True], ids=["zip", "zip64"])
+def test_an_end_record_that_understates_the_entries_is_not_believed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zip64: bool) -> None:
+    """zipfile reads the central directory by its size, whatever count the end record
+    gives: the entries are counted header by header, as zipfile would read them."""
+    import struct
+
+    monkeypatch.setattr(layouts, "MAX_ENTRIES", 5)
+    hand_in = tmp_path / "kim.zip"
+    # More than 65,535 entries make zipfile write the zip64 end records.
+    entries = 0x10000 if zip64 else 8
+    with zipfile.ZipFile(hand_in, "w") as archive:
+        for i in range(entries):
+            archive.writestr(zipfile.ZipInfo(f"x/{i}.txt"), b"")
+    data = bytearray(hand_in.read_bytes())
+    if zip64:
+        at = data.rindex(b"PK\x06\x06")
+        data[at + 24:at + 40] = struct.pack("<QQ", 1, 1)  # "one entry"
+    else:
+        at = data.rindex(b"PK\x05\x06")
+        data[at + 8:at + 12] = struct.pack("<HH", 1, 1)
+    hand_in.write_bytes(data)
+    assert len(zipfile.ZipFile(hand_in).infolist()) == entries  # what zipfile would build
+
+    def never(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the zip's entries were read")
+
+    monkeypatch.setattr(layouts.zipfile, "ZipFile", never)
+    learner = collect("kim", hand_in, chosen())
+    assert "more than 5 entries" in learner.reasons[CROP]
+
+
+def test_a_zip_after_a_preamble_is_counted_where_zipfile_reads_it(tmp_path: Path) -> None:
+    """A self-extracting zip's stub before the archive moves its directory; the count
+    follows zipfile there, and an honest hand-in is read."""
+    plain = make_zip(tmp_path / "lee-plain.zip", {f"{CROP}/solution.py": SOURCE})
+    hand_in = tmp_path / "lee.zip"
+    hand_in.write_bytes(b"#!/bin/sh\nexit 0\n" + plain.read_bytes())
+    learner = collect("lee", hand_in, chosen())
+    assert learner.files[CROP] == SOURCE
+
+
 def broken(path: Path, how: str) -> Path:
     """A zip whose solution cannot be inflated: its deflate stream spoilt, or a
     compression method no reader knows in both of its headers."""

@@ -22,6 +22,7 @@ import difflib
 import os
 import re
 import stat
+import struct
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
@@ -132,16 +133,37 @@ def opened_zip(path: Path, shown: str, wanted: list[str]) -> Iterator[Found]:
 
 
 def refuse_many_entries(path: Path) -> None:
-    """Refuse a zip that says it holds more than MAX_ENTRIES entries, before zipfile
-    reads them: it builds an object for each entry first, about eight times the
-    zip's size in memory, so a zip of two million empty entries took 750 MB."""
+    """Refuse a zip of more than MAX_ENTRIES entries before zipfile reads them: it
+    builds an object for each entry first, about eight times the zip's size in
+    memory, so a zip of two million empty entries took 750 MB.
+
+    The entries are counted as zipfile will read them, header by header through the
+    central directory, since the count the end record gives can lie."""
     end = getattr(zipfile, "_EndRecData", None)  # zipfile's reader of the end record
     if end is None:
         return  # another Python's zipfile: zip_members still counts them, after
     with path.open("rb") as handle:
         record = end(handle)
-    if record and record[zipfile._ECD_ENTRIES_TOTAL] > MAX_ENTRIES:
-        raise ValueError(f"more than {MAX_ENTRIES} entries")
+        if not record:
+            return  # not a zip: zipfile says so itself
+        size = record[zipfile._ECD_SIZE]
+        # Where zipfile starts: what precedes the archive (a self-extractor's stub)
+        # and the zip64 records are allowed for as it allows for them.
+        start = record[zipfile._ECD_LOCATION] - size
+        if record[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
+            start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator
+        handle.seek(max(start, 0))
+        read = count = 0
+        while read < size:
+            header = handle.read(zipfile.sizeCentralDir)
+            if len(header) < zipfile.sizeCentralDir or header[:4] != zipfile.stringCentralDir:
+                return  # a broken directory: zipfile refuses it itself
+            count += 1
+            if count > MAX_ENTRIES:
+                raise ValueError(f"more than {MAX_ENTRIES} entries")
+            name, extra, comment = struct.unpack("<HHH", header[28:34])
+            handle.seek(name + extra + comment, os.SEEK_CUR)
+            read += zipfile.sizeCentralDir + name + extra + comment
 
 
 def zip_members(archive: zipfile.ZipFile) -> Iterator[Member]:

@@ -271,6 +271,7 @@ def listed(repo: Path, args: list[str], allow_local: bool) -> Iterator[bytes]:
             code = process.wait()
         finally:
             timer.cancel()
+            timer.join()  # no thread outlives the listing
             process.kill()
             process.wait()
         if timed_out:

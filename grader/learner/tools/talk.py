@@ -322,9 +322,10 @@ def talk(args: argparse.Namespace) -> int:
         print(f"\n{exc}", file=sys.stderr)
         return EXIT_FAIL
     sys.stdout.write("\n")
-    if written < args.chars and args.no_repeat_ngram:
+    if written < args.chars and args.no_repeat_ngram and args.stream != "word":
         # The sampler ends the text where every token would repeat an n-gram: said,
-        # so a short text is not taken for a fault.
+        # so a short text is not taken for a fault. (A WordStreamer passes on what it
+        # was given, or loses some: its text is not the sampler's to explain.)
         print(tr("(the text stopped after {written} of {chars} characters: with "
                  "--no-repeat-ngram {n}, every next character would repeat an n-gram (n = {n}))",
                  written=written, chars=args.chars, n=args.no_repeat_ngram), file=sys.stderr)

@@ -6,15 +6,14 @@ answer on a loaded machine, a loop that never ends, and code blocked waiting
 in the CPU time the worker's tree used while the grader waited, and in how busy
 the machine was, which is what the message says and goes by:
 
-- it computed nearly the whole time the machine could give it (a core, or its
-  share of one when every core is taken): an endless loop, or far more work than
-  the problem needs;
+- it computed nearly the whole time (most of a core): an endless loop, or far
+  more work than the problem needs;
 - it used next to no CPU at all: it was waiting (`input()`, a sleep, a lock),
   however busy the machine;
-- it got less than its share while the machine was busy: it may only be slow
-  here and now, so grade again, or give it more time;
-- it got a small share of a core on a quiet machine: it was waiting, not
-  computing.
+- in between, on a busy machine: it computed whenever the machine let it, and
+  its share cannot tell a loop from slow code that would finish on a quieter
+  machine, so both are said, with more time to try;
+- in between, on a quiet machine: it was waiting, not computing.
 
 Where the worker's CPU time cannot be read (no cgroup, no process to ask), the
 message says only that no answer came.
@@ -26,9 +25,9 @@ import os
 
 from grader.locale import tr
 
-# Shares of what the machine could give (a core, or 1/load of one on a busy machine):
-# above BUSY the call computed the whole time. Below WAITING of a core it waited,
-# however busy the machine. The machine is busy when its load per core reaches LOADED.
+# Shares of one core: above BUSY the call computed the whole time; below WAITING it
+# waited, however busy the machine. The machine is busy when its load per core
+# reaches LOADED.
 BUSY = 0.75
 WAITING = 0.05
 LOADED = 1.0
@@ -52,9 +51,7 @@ def no_answer(limit: float, cpu: float | None, waited: float,
     share = max(cpu, 0.0) / waited
     used = tr("{cpu:.1f} s of CPU in {waited:.1f} s", cpu=cpu, waited=waited)
     busy = load is not None and load >= LOADED
-    # 12 s of CPU in 20 s at a load of 2.6 a core is more than its share of the machine.
-    fair = 1 / load if busy and load else 1.0
-    if share >= BUSY * fair:
+    if share >= BUSY:
         return tr("no answer within {limit:g} seconds: it computed the whole time ({used}): "
                   "an endless loop, or far more work than the problem needs",
                   limit=limit, used=used)
@@ -62,9 +59,12 @@ def no_answer(limit: float, cpu: float | None, waited: float,
         return tr("no answer within {limit:g} seconds: it was waiting, not computing ({used}): "
                   "blocked on input(), a sleep or a lock?", limit=limit, used=used)
     if busy:
-        return tr("no answer within {limit:g} seconds: it got only {used}, the machine being "
-                  "busy (load {load:.1f} per core): it may only be slow here and now; grade "
-                  "again when it is quieter, or give it more time (--timeout {longer:g})",
+        # A loop and slow code both get what the machine gives them: no share tells
+        # them apart here.
+        return tr("no answer within {limit:g} seconds: it computed whenever the busy machine "
+                  "let it ({used}, load {load:.1f} per core): an endless loop, or code that "
+                  "is only slow here and now; grade again when it is quieter, or give it "
+                  "more time (--timeout {longer:g})",
                   limit=limit, used=used, load=load, longer=2 * limit)
     return tr("no answer within {limit:g} seconds: it was waiting, not computing ({used}, on "
               "a quiet machine): blocked on input(), a sleep or a lock?",
