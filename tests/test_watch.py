@@ -138,3 +138,13 @@ def test_windows_keys_come_from_msvcrt(monkeypatch) -> None:
     assert [watch.action_of(read()) for _ in range(4)] == [None, "next", None, "quit"]
     assert read() is None and not codes  # nothing pressed: no waiting
     assert watch.key_reader(False)() is None
+
+
+def test_a_file_missing_from_the_start_is_said_at_once(monkeypatch) -> None:
+    """The first look found no file, as "nothing seen yet" was: watch said nothing."""
+    graded = Graded(monkeypatch, {"softmax": "fail"}, [None, "r", "q"])
+    monkeypatch.setattr(graded.watcher, "watched", lambda: None)
+    assert graded.watcher.run() == 0
+    assert graded.grades == []
+    # Said at the start, and again when r asks for the file once more.
+    assert graded.printed().count("waiting for problems/03-softmax/solution.py") == 2

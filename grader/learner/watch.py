@@ -103,6 +103,9 @@ def action_of(key: str | None) -> str | None:
     return ACTIONS.get(key.lower()) if key else None
 
 
+NOTHING_SEEN = object()  # before the first look at the file
+
+
 class Watcher:
     def __init__(self, problem: Problem, pool: WorkerPool | None, interactive: bool,
                  stay: bool = False, keys: KeyReader | None = None) -> None:
@@ -165,7 +168,8 @@ class Watcher:
         return summary.status
 
     def run(self) -> int:
-        last = None
+        # Not None: a file missing from the start is said at once, as one removed later.
+        last: object = NOTHING_SEEN
         while True:
             current = self.watched()
             if current != last:
@@ -180,13 +184,13 @@ class Watcher:
             if action == "quit":
                 return EXIT_PASS
             if action == "rerun":
-                last = None
+                last = NOTHING_SEEN
             elif action == "hint":
                 self.show_hint()
             elif action == "list":
                 self.show_list()
             elif action == "next" and self.skip():
-                last = None
+                last = NOTHING_SEEN
             time.sleep(POLL)
 
     def advance(self) -> bool:
