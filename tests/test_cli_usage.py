@@ -212,10 +212,10 @@ def test_a_classroom_grade_refuses_a_solution_the_gradebook_would_not_read(
 def test_a_learners_command_line_error_shows_every_command(argv, capsys) -> None:
     """A learner's command is parsed without the commands that live in modules of
     their own; its errors still show the usage with all of them."""
-    from grader.cli.main import build_parser, command_named
+    from grader.cli.main import before_the_command, build_parser
 
     with pytest.raises(SystemExit) as exit_:
-        build_parser(command_named(argv)).parse_args(argv)
+        build_parser(before_the_command(argv)[1]).parse_args(argv)
     assert exit_.value.code == 2
     usage = capsys.readouterr().err
     assert "unrecognized arguments" in usage
@@ -223,13 +223,16 @@ def test_a_learners_command_line_error_shows_every_command(argv, capsys) -> None
         assert command in usage.split("error:")[0]
 
 
-def test_the_command_named_is_found_past_the_language_only() -> None:
-    from grader.cli.main import command_named
+def test_the_language_and_the_command_are_found_before_the_command() -> None:
+    from grader.cli.main import before_the_command
 
-    assert command_named(["--lang", "zh", "grade", "6"]) == "grade"
-    assert command_named(["--lang=zh", "talk"]) == "talk"
-    assert command_named(["-h", "grade"]) is None  # the whole parser's help
-    assert command_named([]) is None
+    assert before_the_command(["--lang", "zh", "grade", "6"]) == ("zh", "grade")
+    assert before_the_command(["--lang=zh", "talk"]) == ("zh", "talk")
+    assert before_the_command(["-h", "grade"]) == (None, None)  # the whole parser's help
+    assert before_the_command(["-h", "--lang", "zh"]) == ("zh", None)  # help, in Chinese
+    assert before_the_command(["grade", "--lang", "zh"]) == (None, "grade")  # the command's
+    assert before_the_command(["--lang"]) == (None, None)
+    assert before_the_command([]) == (None, None)
 
 
 @pytest.mark.parametrize("kind", ["removed", "a folder"])

@@ -172,10 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     # Before anything prints: help and plain lines too (a Windows console piped to a
     # file writes cp1252, which has no Chinese).
     tolerant_streams()
-    chosen = language_asked(sys.argv[1:] if argv is None else argv)
+    chosen, command = before_the_command(sys.argv[1:] if argv is None else argv)
     if chosen:
         use(chosen)  # before the parser is built: its help speaks the language too
-    args = build_parser(command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
+    args = build_parser(command).parse_args(argv)
     try:
         if args.command not in READS_ONLY:
             refuse_another_grader()
@@ -240,32 +240,26 @@ def refuse_another_grader() -> None:
         "the installed one: install it (`pip install -e .` in {folder})", folder=folder))
 
 
-def command_named(argv: list[str]) -> str | None:
-    """The command a command line names: its first argument that is not --lang or its
-    value; None if it has none, or if another option comes first (`-h grade` asks for
-    the whole parser's help)."""
+def before_the_command(argv: list[str]) -> tuple[str | None, str | None]:
+    """What a command line says before its command: the language `--lang` names (None
+    if none; one the kata does not speak is left for the parser to refuse with its
+    choices), and the command (None if there is none, or if another option comes
+    first: `-h grade` asks for the whole parser's help). A --lang after the command
+    is the command's own business."""
+    language, command, other_option = None, None, False
     arguments = iter(argv)
     for arg in arguments:
         if arg == "--lang":
-            next(arguments, None)
-        elif not arg.startswith("-"):
-            return arg
-        elif not arg.startswith("--lang="):
-            return None
-    return None
-
-
-def language_asked(argv: list[str]) -> str | None:
-    """The language `--lang` names before the command, or None; one the kata does not
-    speak is left for the parser to refuse with its choices."""
-    for i, arg in enumerate(argv):
-        if not arg.startswith("-"):
-            return None  # the command: a --lang after it is the command's own business
-        if arg == "--lang" and i + 1 < len(argv):
-            return code_of(argv[i + 1])
-        if arg.startswith("--lang="):
-            return code_of(arg.split("=", 1)[1])
-    return None
+            value = next(arguments, None)
+            language = language or (code_of(value) if value is not None else None)
+        elif arg.startswith("--lang="):
+            language = language or code_of(arg.split("=", 1)[1])
+        elif arg.startswith("-"):
+            other_option = True
+        else:
+            command = None if other_option else arg
+            break
+    return language, command
 
 
 def run() -> None:

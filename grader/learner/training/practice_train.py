@@ -38,8 +38,6 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int, moder
     from grader.model.artifacts import split_corpus
     from grader.model.config import MODERN_SETTINGS, GPTConfig, LlamaConfig, TrainSettings
 
-    if steps < 1:
-        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
     gpt = passing("modern-gpt" if modern else "gpt", "train --yours")
     loop = passing("train-loop", "train --yours")
     base = MODERN_SETTINGS if modern else TrainSettings()

@@ -159,9 +159,8 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     began, as `gpt-kata train`'s does."""
     from grader.sandbox.worker.layers.policy import Policy
 
-    # Options are refused before torch is imported: at once, not seconds later.
-    if steps < 1:
-        raise UsageError(tr("--steps {steps}: train at least one step", steps=steps))
+    # Options are refused before torch is imported: at once, not seconds later
+    # (--steps by the command, train_steps_and_threads).
     # The sandbox limits the processes and threads a worker may start (where the
     # grader does not run as root); past it, torch could not start its threads.
     if Policy.max_processes is not None and threads > Policy.max_processes:
