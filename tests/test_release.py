@@ -713,7 +713,7 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
         path.write_text(mistake_text(folder, name), encoding="utf-8")
         result = practice.grade_problem(spec["problem"], path)
         if result.ok:
-            continue  # a mistake the fixed cases cannot show (a refusal, a generator's state)
+            continue  # a mistake the stored cases cannot show (a generator's state)
         failed.append(name)
         report = "\n".join(f.says for f in result.failures) + result.unavailable
         says = mistake["says"] if isinstance(mistake["says"], list) else [mistake["says"]]

@@ -85,6 +85,50 @@ def test_a_named_mistakes_fix_is_data_shown_only_by_hint(
     assert f"Fix: {named[0]['mistake']['hint']}" in fix.stdout, fix.stdout
 
 
+@pytest.mark.parametrize(("name", "says"), [
+    ("no_raise", "apply_temperature(logits, 0.0) returned a value instead of raising "
+                 "ValueError"),
+    ("raise_only_negative", "apply_temperature(logits, 0) returned a value instead of "
+                            "raising ValueError"),
+])
+def test_the_copy_practises_refusals_as_the_kata_judges_them(
+        small_copy: Path, tmp_path: Path, name: str, says: str) -> None:
+    """A temperature of 0 that returns a value fails the copy's grade as it fails the kata's,
+    naming the same mistake; the copy stores the refusals beside the cases."""
+    copy = learner(small_copy, tmp_path, {"temperature": mistaken("temperature", name)})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "temperature", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    refusals = [t for t in failed if t["check"].startswith("refusal: ")]
+    assert refusals and len(refusals) == len(failed), failed
+    assert any(t["message"].startswith(says) for t in refusals), refusals
+    assert {t["mistake"]["id"] for t in refusals} == {
+        "temperature/forget-to-raise-for-temperature-0"}, refusals
+
+
+@pytest.mark.parametrize(("raised", "says"), [
+    ("TypeError('no')", "should raise ValueError; instead apply_temperature() raised "
+                        "solution.py:4: TypeError: no"),
+    ("ValueError()", "raised ValueError without a message; say what is wrong"),
+])
+def test_a_refusal_with_the_wrong_error_fails_in_the_copy(
+        small_copy: Path, tmp_path: Path, raised: str, says: str) -> None:
+    """The copy wants what the kata wants of a refusal: ValueError, with a message."""
+    text = ("class Solution:\n"
+            "    def apply_temperature(self, logits, temperature):\n"
+            "        if temperature <= 0:\n"
+            f"            raise {raised}\n"
+            "        return logits / temperature\n")
+    copy = learner(small_copy, tmp_path, {"temperature": text})
+    graded = practice_grade(copy, "temperature", "--json", str(tmp_path / "grade.json"))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    tests = json.loads((tmp_path / "grade.json").read_text("utf-8"))["tests"]
+    failed = [t for t in tests if t["status"] == "fail"]
+    assert len(failed) == 5 and all(says in t["message"] for t in failed), failed
+    assert all(t["status"] == "pass" for t in tests if not t["check"].startswith("refusal: "))
+
+
 def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path) -> None:
     """train_bpe has goldens; encode and decode are stored from the reference's answers
     when the copy is written, and their mistakes are named on their own cases."""
@@ -95,7 +139,9 @@ def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path)
     copy = learner(small_copy, tmp_path, {"bpe": BY_SLUG["bpe"].reference.read_text("utf-8")})
     graded = practice_grade(copy, "bpe")
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    total = sum(len(p["cases"]) + len(p["examples"]) for p in parts)
+    total = sum(len(p["cases"]) + len(p["examples"]) + len(p.get("refusals", {}))
+                for p in parts)
+    assert parts[0]["refusals"], "train_bpe refuses a vocabulary below 256"
     assert f"{total}/{total} checks pass" in graded.stdout, graded.stdout
     for name, method in (("encode_in_reverse", "encode"), ("decode_latin1", "decode")):
         (copy / "problems" / BY_SLUG["bpe"].folder / "solution.py").write_text(

@@ -61,7 +61,8 @@ def cases_without_fixes(cases: dict[str, Any]) -> set[str]:
     fixes: set[str] = set()
     for problem in cases["problems"].values():
         for part in problem["parts"]:
-            for case in [*part["cases"].values(), *part["examples"].values()]:
+            for case in [*part["cases"].values(), *part["examples"].values(),
+                         *part.get("refusals", {}).values()]:
                 for mistake in case.get("mistakes", []):
                     if mistake.get("hint"):
                         fixes.add(mistake["hint"])

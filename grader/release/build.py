@@ -388,6 +388,8 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             continue  # an example whose values the copy cannot store; the cases still can
         if case is not None:
             drawn[str(len(drawn) + 1)] = case
+    refusals = {refusal_id: stored_refusal(problem, contract, method, refusal, rule, models)
+                for refusal_id, refusal in contract.refused.items()}
     calls = getattr(module, "PRACTICE_CALLS", "") if contract.witness_model_calls else ""
     lenient = float_dtypes.any_float_dtype(contract, reference, *first[0]) if first else []
     if calls:  # the copy runs these models' forward_with_cache, and judges their calls
@@ -395,6 +397,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,
             "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn,
+            **({"refusals": refusals} if refusals else {}),
             **({"calls": calls} if calls else {}),
             **({"any_float_dtype": lenient} if lenient else {})}
 
@@ -404,10 +407,8 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     """One case or example as the copy stores it: its arguments as the learner's code
     receives them, the right answer (and any other the check's judge takes where
     float rounding moves a tie), and each known mistake's answer that differs."""
-    import torch
 
-    from grader.grading.subject.reference import fresh_args
-    from grader.grading.values.equality import outcome_of, same_outcome
+    from grader.grading.values.equality import same_outcome
 
     # The practice package's codec and judge, as the copy will run them.
     from grader.release.practice import codec, judge
@@ -427,19 +428,38 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     others = ([] if problem.module or contract.harness
               else ties.other_answers(contract, reference, args, expected, taken))
     right = [("value", expected), *(("value", other) for other in others)]
-    mistakes = []
-    for mistake in contract.mistakes:
+    # An answer the practice judge takes for a right one names nothing.
+    mistakes = mistakes_answers(problem, contract, contract.mistakes, args, lambda outcome: (
+        contract.matches(("value", expected), outcome)
+        or same_outcome(("value", expected), outcome)
+        or any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
+    for spec in met.specs.values():
+        models.marker(spec)  # only once the case is stored: a case left out needs no model
+    case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
+    if others:
+        case["also_right"] = [codec.encode(other) for other in others]
+    return case
+
+
+def mistakes_answers(problem: Problem, contract: Any, mistakes: Any, args: tuple,
+                     right: Callable[[tuple[str, Any]], bool]) -> list[dict[str, Any]]:
+    """Each of `mistakes`' outcomes on `args`, as the copy stores it to name the mistake
+    by: not the ways of making it that do not apply here (None), nor what `right` takes
+    for a right outcome."""
+    import torch
+
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
+    from grader.release.practice import codec
+
+    found: list[dict[str, Any]] = []
+    for mistake in mistakes:
         for run in mistake.runs:
             with torch.no_grad():
                 outcome = outcome_of(run, *fresh_args(args))
             if outcome[0] == "value" and contract.iterate and outcome[1] is not None:
                 outcome = ("value", list(outcome[1]))
-            # An error, or None (this way of making it does not apply here), names
-            # nothing; nor does an answer the practice judge takes for a right one.
-            if (outcome[1] is None
-                    or contract.matches(("value", expected), outcome)
-                    or same_outcome(("value", expected), outcome)
-                    or any(judge.same_outcome(outcome, want, rule, shown) for want in right)):
+            if outcome[1] is None or right(outcome):
                 continue
             try:
                 encoded = codec.encode((outcome[0], str(outcome[1])
@@ -449,14 +469,34 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
             # Its id as the full grader's reports give it: <slug>/<name in kebab case>.
             entry = {"id": mistake.named(problem.slug).id, "name": mistake.name,
                      "hint": mistake.hint, "outcome": encoded}
-            if entry not in mistakes:  # two ways of making it can give one answer
-                mistakes.append(entry)
+            if entry not in found:  # two ways of making it can give one answer
+                found.append(entry)
+    return found
+
+
+def stored_refusal(problem: Problem, contract: Any, method: Any, refusal: Any, rule: str,
+                   models: Models) -> dict[str, Any]:
+    """One refusal as the copy stores it: the arguments, the call as the message shows
+    it, why it cannot return a value (in English: the copy's catalogs translate it) and
+    each named way of returning a value instead."""
+    from grader.release.practice import codec
+
+    if live_answer(contract, method, refusal.args)[0] != "error":
+        raise ReleaseError(f"the reference {contract.method}() of {problem.slug} accepts "
+                           f"{refusal.what}, which its check expects it to refuse")
+    met = Models()
+    shown = resolve(problem, refusal.args, met)
+    try:
+        encoded = codec.encode(shown)
+    except TypeError as why:
+        raise ReleaseError(f"{problem.slug}: the refusal {refusal.what} cannot be stored "
+                           f"({why})") from None
+    # Raising is right here: only a value names a mistake.
+    mistakes = mistakes_answers(problem, contract, refusal.mistakes, refusal.args,
+                                lambda outcome: outcome[0] == "error")
     for spec in met.specs.values():
-        models.marker(spec)  # only once the case is stored: a case left out needs no model
-    case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
-    if others:
-        case["also_right"] = [codec.encode(other) for other in others]
-    return case
+        models.marker(spec)
+    return {"args": encoded, "what": refusal.what, "why": refusal.why, "mistakes": mistakes}
 
 
 def resolve(problem: Problem, args: tuple, models: Models) -> tuple:

@@ -7,15 +7,15 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import expect_pair
 from grader.grading.subject.cases import context_length, corpus_ids
-from grader.grading.subject.kata import Call, Kata
+from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.reference import fresh
 from grader.grading.values.equality import same_pair
 from grader.grading.values.failures import GradeFailure
-from grader.locale import tr
+from grader.locale import marked, tr
 
 
 def batch_args(data: torch.Tensor, n: int, batch_size: int, seed: int) -> tuple:
@@ -118,7 +118,15 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                               "batch will not be the expected one"))
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair)
+def refusals() -> dict[str, Refusal]:
+    return {"no-window": Refusal(batch_args(torch.arange(5), 5, 2, 0),
+                                 "get_batch(arange(5), context_length=5, ...)",
+                                 marked("a window of 5 tokens needs a sixth for its last "
+                                        "target"))}
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
+                    matches=same_pair)
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "A batch of a fixed stretch of the corpus, and the generator moved on",
@@ -126,8 +134,5 @@ test_shipped_corpus, test_random_data = CONTRACT.tests(
     draw_example)
 
 
-def test_no_window(kata: Kata) -> None:
-    """Data of context_length tokens or fewer holds no window: refused"""
-    CONTRACT.expect_refusal(kata, batch_args(torch.arange(5), 5, 2, 0),
-                            "get_batch(arange(5), context_length=5, ...)",
-                            tr("a window of 5 tokens needs a sixth for its last target"))
+test_no_window = CONTRACT.refusal_test(
+    "Data of context_length tokens or fewer holds no window: refused", "no-window")

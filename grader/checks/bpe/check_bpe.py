@@ -26,12 +26,12 @@ from grader.checks.bpe.bpe_tokenizer import (
     token_bytes,
     train,
 )
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import expect_text
 from grader.grading.subject.cases import corpus_prefix
-from grader.grading.subject.kata import Call, Judge, Kata
+from grader.grading.subject.kata import Call, Judge
 from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
-from grader.locale import tr
+from grader.locale import marked, tr
 
 # -- mistakes --------------------------------------------------------------------------------
 TRAIN_MISTAKES = [
@@ -338,15 +338,23 @@ def decode_hint(call: Call) -> Diagnosis | str:
 
 def contract_for(method: str, cases: Callable[[], dict[str, tuple]], judge: Judge,
                  mistakes: list[Mistake], goldens: bool,
-                 hint: Callable[[Call], str] | None = None) -> Contract:
+                 hint: Callable[[Call], str] | None = None,
+                 refusals: Callable[[], dict[str, Refusal]] | None = None) -> Contract:
     """The contract of one of the problem's three methods, which it names."""
     return Contract(method=method, cases=cases, judge=judge, mistakes=mistakes,
-                    matches=same_answer, goldens=goldens, fallback_hint=hint)
+                    matches=same_answer, goldens=goldens, fallback_hint=hint,
+                    refusals=refusals)
+
+
+def train_refusals() -> dict[str, Refusal]:
+    return {"vocabulary-too-small": Refusal(
+        ("hello", BYTES - 1), "train_bpe('hello', 255)",
+        marked("the 256 byte values need ids of their own before any merge"))}
 
 
 # CONTRACT is the one the goldens and the learners' practice copy are made from.
 CONTRACT = contract_for("train_bpe", train_cases, judge_merges, TRAIN_MISTAKES, goldens=True,
-                        hint=train_hint)
+                        hint=train_hint, refusals=train_refusals)
 ENCODE = contract_for("encode", encode_cases, judge_ids, ENCODE_MISTAKES, goldens=False)
 DECODE = contract_for("decode", decode_cases, judge_text, DECODE_MISTAKES, goldens=False,
                       hint=decode_hint)
@@ -365,7 +373,5 @@ test_decode_fixed, test_decode_drawn = DECODE.tests(
     draw_decode)
 
 
-def test_too_small_a_vocabulary(kata: Kata) -> None:
-    """A vocab_size below 256 is refused with ValueError: every byte needs its id"""
-    CONTRACT.expect_refusal(kata, ("hello", BYTES - 1), "train_bpe('hello', 255)",
-                            tr("the 256 byte values need ids of their own before any merge"))
+test_too_small_a_vocabulary = CONTRACT.refusal_test(
+    "A vocab_size below 256 is refused with ValueError: every byte needs its id")

@@ -26,7 +26,7 @@ from grader.checks.stream.stream_word_streamer import (
     streamer_cases,
     streamer_lines,
 )
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.contracts.text_from_calls import (
     Untraced,
     WitnessedContract,
@@ -38,13 +38,13 @@ from grader.grading.contracts.text_from_calls import (
 from grader.grading.judging.any_result import show
 from grader.grading.judging.generated_text import judge_reset_sampled_text
 from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
-from grader.grading.subject.kata import Call, Kata
+from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes import NOT_RESTORED, generation_loop
 from grader.grading.subject.reference import fresh_args
 from grader.grading.subject.strategies import model_and_context
 from grader.grading.values.equality import Outcome, same_outcome
 from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
-from grader.locale import tr
+from grader.locale import marked, tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
@@ -313,7 +313,9 @@ def draw_example(data: st.DataObject) -> tuple:
 
 CONTRACT = WitnessedContract(  # on hidden models (grader/grading/contracts/text_from_calls.py)
     cases=cases, judge=judge, mistakes=MISTAKES, matches=same_chunks,
-    fallback_hint=not_a_generator,
+    fallback_hint=not_a_generator, refusals=lambda: {"unknown-unit": Refusal(
+        CONTRACT.case_args["words"][:5] + ("line",), "stream_generate(..., unit='line')",
+        marked("unit must be 'word' or 'sentence'"))},
     witness_model_calls=True,  # the judge counts the calls made before each chunk
 )
 
@@ -323,8 +325,4 @@ test_fixed_streams, test_random_models = CONTRACT.tests(
     draw_example)
 
 
-def test_unknown_unit(kata: Kata) -> None:
-    """An unknown unit raises ValueError"""
-    CONTRACT.expect_refusal(kata, CONTRACT.case_args["words"][:5] + ("line",),
-                            "stream_generate(..., unit='line')",
-                            tr("unit must be 'word' or 'sentence'"))
+test_unknown_unit = CONTRACT.refusal_test("An unknown unit raises ValueError")

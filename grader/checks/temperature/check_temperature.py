@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import comparing, expect_tensor
 from grader.grading.subject.cases import shipped_logits
-from grader.grading.subject.kata import Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits
 from grader.grading.values.failures import Mistake
-from grader.locale import marked, tr
+from grader.locale import marked
 from grader.wording import Plural
 
 
@@ -57,7 +55,15 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
+def refusals() -> dict[str, Refusal]:
+    logits = shipped_logits("Tom")
+    return {str(t): Refusal((logits, t), f"apply_temperature(logits, {t!r})",
+                            marked("raise ValueError when temperature <= 0 (a temperature of 0 "
+                                   "means greedy decoding)"), [NOT_RAISING])
+            for t in (0.0, 0, -1.0, -0.25, -1e-9)}
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, mistakes=MISTAKES,
                     judge=comparing(expect_tensor, Plural(marked("the scaled logits")),
                                     same_dtype_as=marked("the logits")))
 
@@ -67,10 +73,5 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
     draw_example)
 
 
-@pytest.mark.parametrize("temperature", [0.0, 0, -1.0, -0.25, -1e-9])
-def test_refuses_temperature_zero_or_less(kata: Kata, temperature: float) -> None:
-    """A temperature <= 0 raises ValueError"""
-    CONTRACT.expect_refusal(
-        kata, (shipped_logits("Tom"), temperature), f"apply_temperature(logits, {temperature!r})",
-        tr("raise ValueError when temperature <= 0 (a temperature of 0 means greedy decoding)"),
-        mistakes=[NOT_RAISING])
+test_refuses_temperature_zero_or_less = CONTRACT.refusal_test(
+    "A temperature <= 0 raises ValueError")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.filtered_logits import expect_filtered, same_filtering
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import kth_largest as kth
-from grader.grading.subject.kata import Call, Kata
+from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import logits_example
-from grader.locale import tr
+from grader.locale import marked
 
 INF = float("-inf")
 
@@ -82,7 +81,15 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, data.draw(st.integers(1, x.shape[-1] + 2), label="k")
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
+def refusals() -> dict[str, Refusal]:
+    logits = shipped_logits("Tom")
+    return {str(k): Refusal((logits, k), f"top_k_filter(logits, k={k})",
+                            marked("k < 1 keeps no token at all, which cannot be sampled from"))
+            for k in (0, -1)}
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
+                    matches=same_filtering)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches",
@@ -90,8 +97,4 @@ test_fixed_logits, test_random_logits = CONTRACT.tests(
     draw_example)
 
 
-@pytest.mark.parametrize("k", [0, -1])
-def test_refuses_k_below_one(kata: Kata, k: int) -> None:
-    """k < 1 raises ValueError"""
-    CONTRACT.expect_refusal(kata, (shipped_logits("Tom"), k), f"top_k_filter(logits, k={k})",
-                            tr("k < 1 keeps no token at all, which cannot be sampled from"))
+test_refuses_k_below_one = CONTRACT.refusal_test("k < 1 raises ValueError")

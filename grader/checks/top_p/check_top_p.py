@@ -6,18 +6,17 @@ import math
 from functools import partial
 from typing import Any
 
-import pytest
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.filtered_logits import judge_top_p, same_filtering
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import nucleus_mask, sorted_totals
-from grader.grading.subject.kata import Call, Kata
+from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import exact_nucleus_rows, logits_example
-from grader.locale import tr
+from grader.locale import marked
 
 INF = float("-inf")
 
@@ -118,7 +117,15 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, top_p, min_tokens_to_keep
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
+def refusals() -> dict[str, Refusal]:
+    logits = shipped_logits("Tom")
+    return {str(p): Refusal((logits, p), f"top_p_filter(logits, top_p={p})",
+                            marked("top_p is a probability, between 0 and 1"))
+            for p in (-0.1, 1.5, 2)}
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
+                    matches=same_filtering)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-p of fixed logits: exact boundaries, top_p = 0 and 1, -inf, batches",
@@ -136,9 +143,4 @@ test_exact_boundaries = CONTRACT.example_test(
     draw_exact_example, judge=partial(judge, exact_sums=True))
 
 
-@pytest.mark.parametrize("top_p", [-0.1, 1.5, 2])
-def test_refuses_top_p_outside_0_1(kata: Kata, top_p: float) -> None:
-    """top_p outside [0, 1] raises ValueError"""
-    CONTRACT.expect_refusal(kata, (shipped_logits("Tom"), top_p),
-                            f"top_p_filter(logits, top_p={top_p})",
-                            tr("top_p is a probability, between 0 and 1"))
+test_refuses_top_p_outside_0_1 = CONTRACT.refusal_test("top_p outside [0, 1] raises ValueError")

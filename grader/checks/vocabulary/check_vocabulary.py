@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import comparing, expect_tensor
 from grader.grading.subject.cases import corpus_prefix
 from grader.grading.subject.kata import Call, Kata
@@ -105,7 +105,17 @@ def fallback_hint(call: Call) -> str:
     return ""
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, fallback_hint=fallback_hint,
+UNKNOWN_TEXT = "Zoe met Xavier."  # the shipped corpus has no capital Z or X
+
+
+def refusals() -> dict[str, Refusal]:
+    return {"unknown": Refusal((UNKNOWN_TEXT, shipped_corpus()),
+                               f"encode({UNKNOWN_TEXT!r}, corpus)",
+                               marked("the corpus has no 'Z' and no 'X', so they have no ids"))}
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, mistakes=MISTAKES,
+                    fallback_hint=fallback_hint,
                     judge=comparing(expect_tensor, marked("the encoded text"), exact=True))
 
 test_shipped_corpus, test_random_corpora = CONTRACT.tests(
@@ -122,10 +132,8 @@ def test_worked_example(kata: Kata) -> None:
 
 def test_unknown_character(kata: Kata) -> None:
     """Characters the corpus never holds are refused with ValueError, naming every one"""
-    text = "Zoe met Xavier."  # the shipped corpus has no capital Z or X
-    unknown = ["Z", "X"]
-    CONTRACT.expect_refusal(kata, (text, shipped_corpus()), f"encode({text!r}, corpus)",
-                            tr("the corpus has no 'Z' and no 'X', so they have no ids"))
+    text, unknown = UNKNOWN_TEXT, ["Z", "X"]
+    CONTRACT.expect_refusal(kata, CONTRACT.refused["unknown"])
     error = (kata.last.error or {}) if kata.last else {}
     message = str(error.get("message", ""))
     unnamed = [char for char in unknown if char not in message]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import comparing, expect_pair
 from grader.grading.subject.cases import context_length, corpus_ids
 from grader.grading.subject.kata import Kata
@@ -63,7 +63,20 @@ def draw_example(data: st.DataObject) -> tuple:
     return torch.tensor(ids, dtype=torch.long), n, i
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, matches=same_pair,
+def refusals() -> dict[str, Refusal]:
+    return {
+        "one-past-the-last": Refusal(
+            (torch.arange(10), 3, 7), "window(arange(10), 3, i=7)",
+            marked("window 7's target would end at index 10, past the last of 10 tokens "
+                   "(index 9)"), COUNT_ONE_TOO_MANY),
+        "negative": Refusal(
+            (torch.arange(10), 3, -1), "window(arange(10), 3, i=-1)",
+            marked("windows are numbered from 0; a negative slice start counts from the end "
+                   "and cuts a window that does not exist")),
+    }
+
+
+CONTRACT = Contract(cases=cases, refusals=refusals, mistakes=MISTAKES, matches=same_pair,
                     judge=comparing(expect_pair, "window",
                                     names=(marked("the input window x"),
                                            marked("the target window y"))))
@@ -82,17 +95,7 @@ def test_worked_example(kata: Kata) -> None:
                  tr("y of {call}", call="window(arange(10), 3, 2)")))
 
 
-def test_one_past_the_last_window(kata: Kata) -> None:
-    """There are len(data) - context_length windows: the next one is refused"""
-    data = torch.arange(10)
-    CONTRACT.expect_refusal(kata, (data, 3, 7), "window(arange(10), 3, i=7)",
-                            tr("window 7's target would end at index 10, past the last of "
-                               "10 tokens (index 9)"),
-                            mistakes=COUNT_ONE_TOO_MANY)
-
-
-def test_negative_start(kata: Kata) -> None:
-    """A negative window number is refused"""
-    CONTRACT.expect_refusal(kata, (torch.arange(10), 3, -1), "window(arange(10), 3, i=-1)",
-                            tr("windows are numbered from 0; a negative slice start counts "
-                               "from the end and cuts a window that does not exist"))
+test_one_past_the_last_window = CONTRACT.refusal_test(
+    "There are len(data) - context_length windows: the next one is refused",
+    "one-past-the-last")
+test_negative_start = CONTRACT.refusal_test("A negative window number is refused", "negative")

@@ -14,9 +14,10 @@ each contract grades, and a contract driven by a harness may grade something
 that is not a method at all (its arg_names are then the harness's). The module
 then gets the check of one call (`CONTRACT.check`), its two usual tests
 (`CONTRACT.tests`: the fixed cases against the goldens, drawn examples against
-the reference; or one at a time, `case_test` and `example_test`) and the check
-that bad arguments are refused (`CONTRACT.expect_refusal`). A module writes only
-what is new about its problem.
+the reference; or one at a time, `case_test` and `example_test`) and the tests
+that bad arguments are refused (`CONTRACT.refusal_test`, of the arguments its
+`refusals` declare as its `cases` declare theirs, so that a learners' copy stores
+them too). A module writes only what is new about its problem.
 
 The vocabulary: a *case* is a named set of arguments fixed in the module; the
 reference's outputs for the cases are the goldens (data/goldens.json, keyed by
@@ -62,7 +63,7 @@ from grader.grading.values.failures import (
     Mistake,
     SubmissionUnavailable,
 )
-from grader.locale import tr
+from grader.locale import tr, translated
 from grader.sandbox.host.process import CallOutcome
 from grader.sandbox.worker.harness_ref import harness_ref, run_harness
 
@@ -89,12 +90,30 @@ def drawings(module: Any, contract: Contract) -> list[Drawing]:
             and value.drawing.contract is contract]
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Arguments the reference refuses: the learner's method must raise ValueError too.
+
+    `what` shows the call in the message and `why` (given with `marked`, translated
+    where it is shown) says why it cannot return a value; what the error says is the
+    learner's own. `mistakes` are the ways of returning a value instead that can be
+    named (the contract's own are for answers to valid arguments).
+    """
+
+    args: tuple
+    what: str
+    why: str
+    mistakes: Sequence[Mistake] = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Contract:
     """What a check module grades: one method of one problem, its cases and its mistakes."""
 
     cases: Callable[[], dict[str, tuple]]  # case id -> arguments
     judge: Judge
+    # Arguments the method must refuse: refusal id -> Refusal (refusal_test tests them).
+    refusals: Callable[[], dict[str, Refusal]] | None = None
     # By default the problem whose checks file declares the contract, its only
     # method, and that method's parameters as the reference names them.
     problem: str = ""  # the slug in problems/registry.toml
@@ -148,6 +167,11 @@ class Contract:
     def case_args(self) -> dict[str, tuple]:
         """The cases, built once: most run the shipped model, and checks only read them."""
         return self.cases()
+
+    @cached_property
+    def refused(self) -> dict[str, Refusal]:
+        """The refusals, built once, as the cases are."""
+        return self.refusals() if self.refusals else {}
 
     # -- checking one call ---------------------------------------------------------------
     def check(self, kata: Kata, args: tuple, case_id: str | None = None, *,
@@ -253,32 +277,27 @@ class Contract:
                 answers[case_id] = list(answer) if self.iterate else answer
         return answers
 
-    def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
-                       mistakes: Sequence[Mistake] = ()) -> None:
-        """Arguments the reference refuses: the learner's method must raise ValueError too.
-
-        `what` shows the call in the message and `why` says why it cannot return
-        a value; what the error says is the learner's own. `mistakes` are the
-        ways of returning a value instead that can be named (the contract's own
-        are for answers to valid arguments).
-        """
+    def expect_refusal(self, kata: Kata, refusal: Refusal) -> None:
+        """The learner's method must raise ValueError, with a message, where the
+        reference does."""
         reference = getattr(kata.reference, self.method)
 
         def run_reference() -> Any:
-            answer = reference(*fresh_args(args))
+            answer = reference(*fresh_args(refusal.args))
             return list(answer) if self.iterate else answer
 
         if outcome_of(run_reference)[0] != "error":
             raise GraderIntegrityError(tr("the reference {method}() accepts {what}, which a "
                                           "check expects it to refuse", method=self.method,
-                                          what=what))
-        got = kata.outcome(self.method, *args, arg_names=self.arg_names, iterate=self.iterate)
+                                          what=refusal.what))
+        got = kata.outcome(self.method, *refusal.args, arg_names=self.arg_names,
+                           iterate=self.iterate)
         if got[0] == "value":
             raise GradeFailure(tr("{what} returned a value instead of raising ValueError: {why}",
-                                  what=what, why=why),
-                               lambda: name_mistake(got, mistakes, args, self.matches,
-                                                    memory=kata.diagnoses))
-        expect_error(got, "ValueError", what, self.method)
+                                  what=refusal.what, why=translated(refusal.why)),
+                               lambda: name_mistake(got, refusal.mistakes, refusal.args,
+                                                    self.matches, memory=kata.diagnoses))
+        expect_error(got, "ValueError", refusal.what, self.method)
 
     # -- tests ---------------------------------------------------------------------------
     # The report names a test by its docstring's first line (and a case by its id),
@@ -287,6 +306,23 @@ class Contract:
               draw: Draw) -> tuple[Callable[..., None], Callable[..., None]]:
         """The two tests every check module has: its cases, and drawn examples."""
         return self.case_test(cases), self.example_test(examples, draw)
+
+    def refusal_test(self, description: str, *ids: str) -> Callable[..., None]:
+        """A test that the learner's method refuses the refusals `ids` (every one the
+        contract declares, if none is named): one test, parametrized where they are
+        several."""
+        if len(ids) == 1:
+            def test(kata: Kata) -> None:
+                self.expect_refusal(kata, self.refused[ids[0]])
+
+            test.__doc__ = description
+            return test
+
+        def test_each(kata: Kata, refusal: str) -> None:
+            self.expect_refusal(kata, self.refused[refusal])
+
+        test_each.__doc__ = description
+        return pytest.mark.parametrize("refusal", list(ids or self.refused))(test_each)
 
     def case_test(self, description: str) -> Callable[..., None]:
         """A test of each case, against its golden."""

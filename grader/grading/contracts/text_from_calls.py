@@ -20,19 +20,18 @@ some other way and send calls for show. So, for these checks,
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from grader.grading.contracts.contract import Contract
+from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import show
 from grader.grading.judging.generated_text import sampled_choice
 from grader.grading.subject import cases
 from grader.grading.subject.inputs import inputs_of
 from grader.grading.subject.kata import Call, Judge, Kata
-from grader.grading.values.failures import GradeFailure, Mistake, SubmissionUnavailable
+from grader.grading.values.failures import GradeFailure, SubmissionUnavailable
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.hidden_weights import hide_args
@@ -88,10 +87,10 @@ class WitnessedContract(Contract):
         kata.expected(case_id, live, self.same_as_golden)  # raises if they disagree
         _VERIFIED.add((self.problem, case_id))
 
-    def expect_refusal(self, kata: Kata, args: tuple, what: str, why: str,
-                       mistakes: Sequence[Mistake] = ()) -> None:
-        hidden = hide_args(args, artifacts.build_model) if witness_serves(kata) else args
-        super().expect_refusal(kata, hidden, what, why, mistakes)
+    def expect_refusal(self, kata: Kata, refusal: Refusal) -> None:
+        if witness_serves(kata):
+            refusal = replace(refusal, args=hide_args(refusal.args, artifacts.build_model))
+        super().expect_refusal(kata, refusal)
 
 
 # -- where each token came from ------------------------------------------------------

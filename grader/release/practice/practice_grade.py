@@ -131,23 +131,11 @@ def grade_problem(slug: str, path: Path,
     for label, part, case in checked:
         args = codec.decode(case["args"])
         models = watched(args) if part.get("calls") else []
-        running(True)
         try:
-            got: tuple[str, Any] = ("value", call(part, module, args))
-        except NotImplementedError:
-            result.unavailable = ("not implemented yet "
-                                  "(the starter still raises NotImplementedError)")
-            result.kind = "not-implemented"
+            got, shown = attempt(part, module, args, path, running)
+        except Unavailable as why:
+            result.unavailable, result.kind = why.args
             return result
-        except KnownWeightsError as exc:
-            result.unavailable = str(exc)
-            result.kind = "unavailable"
-            return result
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a wrong answer, to compare
-            got = ("error", f"{type(exc).__name__}: {exc}")
-            shown = f"{where(exc, path)}{got[1]}"
-        finally:
-            running(False)
         want = codec.decode(case["expected"])
         changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
         if changed:
@@ -187,7 +175,72 @@ def grade_problem(slug: str, path: Path,
                                   {k: mistake[k] for k in ("id", "name", "hint")})
                 break
         fail(result, failure)
+    for part in parts:
+        named = f"{part['method']}() " if len(parts) > 1 else ""
+        for refusal in part.get("refusals", {}).values():
+            args = codec.decode(refusal["args"])
+            try:
+                refused(result, f"{named}refusal: {refusal['what']}", part, refusal, args,
+                        attempt(part, module, args, path, running))
+            except Unavailable as why:
+                result.unavailable, result.kind = why.args
+                return result
     return result
+
+
+class Unavailable(Exception):
+    """The file cannot be graded further: (what the grade says, its kind)."""
+
+
+def attempt(part: dict[str, Any], module: ModuleType, args: tuple, path: Path,
+            running: Callable[[bool], None]) -> tuple[tuple[str, Any], str]:
+    """The outcome of one call, ("value", answer) or ("error", "Type: message"), and an
+    error as the grade shows it (where in the file it was raised); Unavailable where the
+    file is not written yet or its module takes no known weights."""
+    running(True)
+    try:
+        return ("value", call(part, module, args)), ""
+    except NotImplementedError:
+        raise Unavailable("not implemented yet (the starter still raises "
+                          "NotImplementedError)", "not-implemented") from None
+    except KnownWeightsError as exc:
+        raise Unavailable(str(exc), "unavailable") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a wrong answer, to compare
+        error = f"{type(exc).__name__}: {exc}"
+        return ("error", error), f"{where(exc, path)}{error}"
+    finally:
+        running(False)
+
+
+def refused(result: Result, label: str, part: dict[str, Any], refusal: dict[str, Any],
+            args: tuple, attempted: tuple[tuple[str, Any], str]) -> None:
+    """Judge a call the reference refuses as the instructor's grade does: it must raise
+    ValueError, with a message."""
+    (kind, answer), shown = attempted
+    what = refusal["what"]
+    if kind == "value":
+        failure = Failure(label, tr("{what} returned a value instead of raising ValueError: "
+                                    "{why}", what=what, why=translated(refusal["why"])))
+        for mistake in refusal["mistakes"]:
+            if judge.same_outcome(("value", answer), codec.decode(mistake["outcome"]),
+                                  part["judge"], args):
+                said = tr("This is what happens when you {name}.",
+                          name=translated(mistake["name"]))
+                failure = Failure(label, f"{failure.says}\n{said}", mistake["hint"],
+                                  {k: mistake[k] for k in ("id", "name", "hint")})
+                break
+        fail(result, failure)
+    elif not answer.startswith("ValueError:"):
+        fail(result, Failure(label, tr("{what} should raise {kind}; instead {raised}",
+                                       what=what, kind="ValueError",
+                                       raised=f"{part['method']}() raised {shown}")))
+    elif not answer.removeprefix("ValueError:").strip():
+        fail(result, Failure(label, tr("{what} raised {kind} without a message; say what is "
+                                       "wrong", what=what, kind="ValueError")))
+    else:
+        result.passed += 1
+        result.checks.append({"name": label, "status": "pass", "message": None,
+                              "mistake": None})
 
 
 def watched(args: tuple) -> list[codec.ExportedGPT]:
