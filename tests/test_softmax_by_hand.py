@@ -56,6 +56,25 @@ UNSEEN_ELSEWHERE = {
     # Not UTF-8, with no coding line: the worker's import lets it pass, python does not.
     "not-utf-8": (b"import torch\n# caf\xe9\n" + LIBRARY,
                   "solution.py is not UTF-8 text: line 2 holds the byte 0xe9"),
+    # What would make the learner's own names trusted, undone.
+    "star-import": (b"from torch.nn.functional import *\n\nclass Solution:\n"
+                    b"    def softmax(self, logits):\n        return softmax(logits, -1)\n",
+                    "solution.py:1 imports * from torch.nn.functional"),
+    "self-rebound": (b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                     b"        self = torch\n        return self.softmax(logits, -1)\n",
+                     "solution.py:6 uses softmax"),
+    "static-method": (b"class Solution:\n    @staticmethod\n    def softmax(logits):\n"
+                      b"        return logits.softmax(-1)\n", "solution.py:4 uses softmax"),
+    "a-library-base": (b"import torch\n\nclass T(torch.Tensor):\n    pass\n\n"
+                       b"class Solution:\n    def softmax(self, logits):\n"
+                       b"        return T(logits).softmax(-1)\n", "solution.py:8 uses softmax"),
+    "instance-rebound": (b"import torch\n\nclass Solution:\n    pass\n\ns = Solution()\n"
+                         b"s = torch\nY = s.softmax\n", "solution.py:8 uses softmax"),
+    "main-made-to-run": (b"import torch\n__name__ = '__main__'\n"
+                         b"if __name__ == '__main__':\n    f = torch.softmax\n",
+                         "solution.py:4 uses softmax"),
+    "members-listed": (b"import inspect\nimport torch\nF = dict(inspect.getmembers(torch))\n",
+                       "solution.py:3 uses getmembers"),
     "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
                    "could not be read to check that softmax is written by hand: SyntaxError"),
     "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "
@@ -103,6 +122,45 @@ class Solution:
     def softmax(self, logits):
         return Softmax()(logits)
 """)
+    assert library_softmax(path) == ""
+
+
+BODY = b"""        shifted = logits - logits.max(dim=-1, keepdim=True).values
+        exps = torch.exp(shifted)
+"""
+OWN_NAMES = {
+    "a-variable": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n" + BODY
+                  + b"        softmax = exps / exps.sum(dim=-1, keepdim=True)\n"
+                    b"        return softmax\n",
+    "its-own-method": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                      b"        if logits.dim() == 1:\n"
+                      b"            return self.softmax(logits.unsqueeze(0)).squeeze(0)\n"
+                      + BODY + b"        return exps / exps.sum(dim=-1, keepdim=True)\n",
+    "a-module-helper": b"import torch\n\ndef softmax(logits):\n" + BODY
+                       + b"        return exps / exps.sum(dim=-1, keepdim=True)\n\n"
+                         b"class Solution:\n    def softmax(self, logits):\n"
+                         b"        return softmax(logits)\n",
+    # A try-out at the end of the file, as the statement's example runs it, comparing with
+    # torch's: an import never runs it.
+    "a-main-block": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                    + BODY + b"        return exps / exps.sum(dim=-1, keepdim=True)\n\n"
+                    b"if __name__ == '__main__':\n    s = Solution()\n"
+                    b"    x = torch.tensor([[1.0, 2.0, 3.0]])\n"
+                    b"    print(s.softmax(x), Solution().softmax(x), torch.softmax(x, -1))\n",
+    "an-instance": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
+                   + BODY + b"        return exps / exps.sum(dim=-1, keepdim=True)\n\n"
+                   b"s = Solution()\nCHECK = s.softmax(torch.zeros(1, 2))\n",
+}
+
+
+@pytest.mark.parametrize("name", OWN_NAMES)
+def test_what_the_learner_named_softmax_is_their_own(name: str, tmp_path: Path) -> None:
+    """A variable, a helper, the class's own method (called on itself, on the class or on
+    an instance) named softmax, and a try-out under `if __name__ == "__main__"` are not
+    a library softmax."""
+    path = tmp_path / "solution.py"
+    path.write_bytes(OWN_NAMES[name])
+    compile(OWN_NAMES[name], "solution.py", "exec")
     assert library_softmax(path) == ""
 
 
