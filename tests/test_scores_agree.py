@@ -83,3 +83,34 @@ def test_every_output_gives_the_same_score(tmp_path: Path) -> None:
         "moodle": (float(moodle[1][-1]), most),
     }
     assert scores == dict.fromkeys(scores, (expected, most))
+
+
+def test_a_classroom_folder_that_leaves_problems_out_scores_them_0(tmp_path: Path) -> None:
+    """A hand-in of 01 alone, graded as a folder in classroom mode with no problem named,
+    scores 01's points out of every problem's, as the gradebook scores it: leaving the
+    unsolved ones out must not make a full score."""
+    first = problems()[0]
+    learner = tmp_path / "roster" / "ada" / "problems"
+    (learner / first.folder).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / first.folder / "solution.py", learner / first.folder)
+    graded = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--submission", str(learner), "-q",
+         "--json", str(tmp_path / "grade.json"), "--classroom", "--allow-unisolated"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert graded.returncode == 1, graded.stderr[-2000:]
+    report = json.loads((tmp_path / "grade.json").read_text())
+    most = sum(p.points for p in problems())
+    assert (report["score"], report["max_score"]) == (first.points, most)
+    left_out = [p for p in report["problems"] if p["problem"] != first.slug]
+    assert len(left_out) == len(problems()) - 1 and not any(p["score"] for p in left_out)
+    assert all(t["message"].startswith(f"missing: {t['name'].split(':')[0]}/solution.py")
+               for t in report["tests"] if t["problem"] != first.slug)
+    out = tmp_path / "out"
+    book = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", str(tmp_path / "roster"), "--out",
+         str(out), "--jobs", "1", "--allow-unisolated", "-q"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert book.returncode == 0, book.stderr[-2000:]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert (float(row["score"]), float(row["max_score"])) == (first.points, most)

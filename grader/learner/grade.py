@@ -32,6 +32,7 @@ from grader.registry import Problem, problems
 
 if TYPE_CHECKING:
 
+    from grader.reports.report import ProblemSummary
     from grader.sandbox.host.pool import WorkerPool
     from grader.sandbox.wire.limits import Limits
 
@@ -157,6 +158,7 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     from grader.sandbox.host.pool import WorkerPool
 
     submissions = resolve_submissions(args)
+    missing = left_out(args, submissions)
     refuse_links_out(args, submissions)
     check_report_target("--json", args.json, submissions.values())
     check_report_target("--junit", args.junit, submissions.values())
@@ -185,9 +187,33 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     if not sharing:
         prepare(pool, submissions)
     try:
-        return grade_with(args, submissions, pool, limits, shared=sharing)
+        return grade_with(args, submissions, pool, limits, shared=sharing, missing=missing)
     finally:
         pool.close()
+
+
+def left_out(args: argparse.Namespace, submissions: dict[Problem, Path]) -> list[Problem]:
+    """In classroom mode, the problems a --submission folder holds no solution.py for,
+    where no problem is named: each scores 0 of its points, as the gradebook scores
+    a missing file, so that leaving a problem out never raises a score."""
+    if (not args.classroom or args.problems or args.submission is None
+            or not Path(args.submission).is_dir()):
+        return []
+    return [p for p in problems() if p not in submissions]
+
+
+def missing_summary(problem: Problem, folder: Path) -> ProblemSummary:
+    """A problem left out of a classroom hand-in, as its report shows it: one check,
+    failed, worth all of the problem's points."""
+    from grader.grading.values.failures import UNAVAILABLE
+    from grader.reports.report import ProblemSummary
+    from grader.reports.results import TestResult
+
+    path = folder / problem.folder / "solution.py"
+    return ProblemSummary(problem, path, [TestResult(
+        tr("Handed in"), problem, "error", kind=UNAVAILABLE,
+        message=tr("missing: {file} (no such file): a problem left out scores 0",
+                   file=f"{problem.folder}/solution.py"))])
 
 
 def sandbox_required(args: argparse.Namespace) -> bool:
@@ -209,7 +235,8 @@ def unisolated_because(args: argparse.Namespace, pool: WorkerPool) -> str:
 
 
 def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
-               pool: WorkerPool, limits: Limits, shared: bool = False) -> int:
+               pool: WorkerPool, limits: Limits, shared: bool = False,
+               missing: list[Problem] | tuple[Problem, ...] = ()) -> int:
     from rich.markup import escape
 
     from grader.importing import without_collections
@@ -237,6 +264,10 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
     else:
         report = grade_problems(submissions, pool, limits)
         server_failed = pool.server_failed
+    if missing:
+        report.summaries = sorted(
+            [*report.summaries, *(missing_summary(p, Path(args.submission)) for p in missing)],
+            key=lambda summary: summary.problem.number)
     report.mode = "classroom" if args.classroom else "practice"
     if args.classroom and not report.isolation:
         # A classroom report never hides that nothing isolated the code.
