@@ -17,9 +17,8 @@ else:  # pragma: no cover
 
 import pytest
 import torch
-from conftest import ROOT, examples, run_grade
-from learner_examples import mistake, mistake_text
-from patches import apply
+from conftest import ROOT, run_grade
+from learner_examples import mistake
 
 from grader.cli.main import main
 from grader.grading.subject.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
@@ -29,7 +28,6 @@ from grader.learner.tools.trace_steps import Step, first_difference, misled, ste
 from grader.model import artifacts
 from grader.registry import find
 
-GENERATE = examples("generate")
 CONTEXT_LENGTH = artifacts.load_config().context_length
 
 
@@ -146,9 +144,7 @@ def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slide
 
 
 def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tmp_path):
-    base = (GENERATE / "well_known_style.py").read_text()
-    wrong = tmp_path / "solution.py"
-    wrong.write_text(apply("-            generator.set_state(initial_state)\n", base))
+    wrong = mistake("generate", "no_restore", tmp_path)
     prompt = "Tom"
     right = reference_text(prompt, 2)
     # The mistake, written out: the second draw continues the generator's stream.
@@ -174,8 +170,7 @@ def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tm
 def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
     # Dropping the oldest cached entry keeps the right tokens but keys made at their
     # old positions: the windows and the first picks agree, the model's answers do not.
-    wrong = tmp_path / "solution.py"
-    wrong.write_text(mistake_text(examples("kv-cache"), "drop_oldest"))
+    wrong = mistake("kv-cache", "drop_oldest", tmp_path)
     prompt = corpus_prefix(CONTEXT_LENGTH - 2)
     # Steps 1 to 3 read 46, 47 and 48 tokens; step 4 is the first whose cache was cut.
     done = trace("kv-cache", prompt, "--submission", wrong, "--steps", "6")
