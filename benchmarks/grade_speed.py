@@ -19,13 +19,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from timing import LEARNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-CROP_FIRST = ROOT / "grader" / "checks" / "generate" / "examples" / "crop_first.py"
+# The known mistake graded: generate's crop_first (a patch of its examples' base, in
+# grader/checks/generate/examples/expected.toml), written out into the run's folder
+# by tests/learner_examples.py; this name stands for that file in the scenarios.
+CROP_FIRST = "crop_first.py"
 HOSTILE = ROOT / "tests" / "hostile"
 HANG_TIMEOUT = 2.0  # seconds: the endless-loop scenario's --timeout
 # The goals: one passing problem 1.2x, the first sixteen references 5x, all 35
@@ -58,7 +61,7 @@ SCENARIOS = [
     Scenario("pass", "a passing grade of one problem (generate, reference)",
              ["generate", "--reference"], 0, 1.2),
     Scenario("fail", "a failing grade with a known mistake (generate crops the wrong end)",
-             ["generate", "--submission", str(CROP_FIRST)],
+             ["generate", "--submission", CROP_FIRST],
              1, 2.0, says="crop the wrong end of the context"),
     Scenario("hang", f"an endless loop (crop-context, --timeout {HANG_TIMEOUT:g}), "
                      "beyond its time limit",
@@ -114,6 +117,14 @@ def check_outcome(scenario: Scenario, code: int, report: Path) -> str | None:
     return None
 
 
+def written_out(problem: str, mistake: str, out: Path) -> Path:
+    """A known mistake of the learner-style examples, written out as a file under `out`."""
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "learner_examples.py"),
+                           problem, mistake, "-o", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -131,6 +142,9 @@ def main() -> int:
     bare: dict[str, list[float]] = {s.name: [] for s in chosen if s.name in UNSANDBOXED}
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
+        crop_first = str(written_out("generate", "crop_first", Path(tmp)))
+        chosen = [replace(s, args=[crop_first if a == CROP_FIRST else a for a in s.args])
+                  for s in chosen]
         # Untimed, as a learner's first grade of every problem: it writes the caches
         # (every problem's checks) that the timed runs read.
         everything = next(s for s in SCENARIOS if s.name == "all-references")

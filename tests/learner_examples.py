@@ -100,6 +100,20 @@ def example(problem: str, name: str, out: Path) -> Path:
     return written
 
 
+def mistake(problem: str, name: str, out: Path) -> Path:
+    """A known mistake of a problem as a file to grade or trace: its whole `file`
+    where it has one, else its patch of the base written out under `out` as
+    <name>.py (`python tests/learner_examples.py PROBLEM NAME -o DIR` prints where)."""
+    folder = examples(problem)
+    whole = specs()[folder]["mistakes"][name].get("file")
+    if whole is not None:
+        return folder / whole
+    written = out / folder.parent.name / f"{name}.py"
+    written.parent.mkdir(parents=True, exist_ok=True)
+    written.write_text(mistake_text(folder, name), encoding="utf-8")
+    return written
+
+
 def main(argv: list[str]) -> int:
     """`python tests/learner_examples.py PROBLEM NAME [-o DIR]`: one style or known
     mistake written out to grade by hand (`gpt-kata grade PROBLEM --submission FILE`)."""
@@ -113,9 +127,7 @@ def main(argv: list[str]) -> int:
     folder = examples(args.problem)
     mistakes = specs()[folder].get("mistakes", {})
     if args.name in mistakes:
-        written = args.out / folder.parent.name / f"{args.name}.py"
-        written.parent.mkdir(parents=True, exist_ok=True)
-        written.write_text(mistake_text(folder, args.name), encoding="utf-8")
+        written = mistake(args.problem, args.name, args.out)
     else:
         styles = specs()[folder].get("equivalent", {})
         name = f"{args.name}.py" if f"{args.name}.py" in styles else args.name

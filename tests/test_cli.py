@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HOSTILE, ROOT, examples
+from learner_examples import mistake
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -78,8 +79,8 @@ def test_json_report_has_the_documented_shape(grade):
     assert report["goldens"] in ("exact", "live-only")
 
 
-def test_a_failing_submission_exits_1_and_says_where(grade):
-    run = grade("generate", "--submission", examples("generate") / "crop_first.py")
+def test_a_failing_submission_exits_1_and_says_where(grade, tmp_path):
+    run = grade("generate", "--submission", mistake("generate", "crop_first", tmp_path))
     assert run.code == 1
     assert run.report["status"] == "fail"
     failed = [t for t in run.report["tests"] if t["status"] == "fail"]

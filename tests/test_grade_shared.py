@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE, ROOT, examples
+from conftest import HOSTILE, ROOT
+from learner_examples import mistake
 
 from grader.grading.engine.helpers import common
 from grader.registry import find
@@ -48,7 +49,7 @@ FOLDER = {
     "crop-context": "reference",
     "last-logits": "starter",  # as shipped: problems/ may be solved where this runs
     "sample": "reference",
-    "generate": examples("generate") / "crop_first.py",
+    "generate": "crop_first",  # a known mistake of its examples, written out
     "greedy": HOSTILE / "os_exit.py",
 }
 # What a report says of the grade (not of when or where it ran).
@@ -67,6 +68,8 @@ def class_folder(tmp_path_factory) -> Path:
             source = found.reference
         elif source == "starter":
             source = ROOT / "data" / "starters" / found.folder / "solution.py"
+        elif isinstance(source, str):
+            source = mistake(slug, source, tmp_path_factory.mktemp("examples"))
         shutil.copyfile(source, target)
     return folder
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import messages
-from learner_examples import example
+from learner_examples import example, mistake
 
 
 def statuses(report: dict) -> dict[str, str]:
@@ -12,7 +12,7 @@ def statuses(report: dict) -> dict[str, str]:
 
 def test_no_cache_gets_the_text_right(grade_here, tmp_path) -> None:
     """Only the one-token checks catch a loop that never uses the cache."""
-    report = grade_here("kv-cache", example("kv-cache", "no_cache.py", tmp_path))
+    report = grade_here("kv-cache", mistake("kv-cache", "no_cache", tmp_path))
     failed = [t["name"] for t in report["tests"] if t["status"] != "pass"]
     assert failed and all("one new token per step" in name for name in failed), failed
 

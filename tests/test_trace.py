@@ -17,9 +17,8 @@ else:  # pragma: no cover
 
 import pytest
 import torch
-from conftest import ROOT, examples, run_grade
-from learner_examples import mistake_text
-from patches import apply
+from conftest import ROOT, run_grade
+from learner_examples import mistake
 
 from grader.cli.main import main
 from grader.grading.subject.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
@@ -29,8 +28,13 @@ from grader.learner.tools.trace_steps import Step, first_difference, misled, ste
 from grader.model import artifacts
 from grader.registry import find
 
-GENERATE = examples("generate")
 CONTEXT_LENGTH = artifacts.load_config().context_length
+
+
+@pytest.fixture(scope="module")
+def crop_first(tmp_path_factory) -> Path:
+    """generate's known mistake that crops the wrong end of the context, as a file."""
+    return mistake("generate", "crop_first", tmp_path_factory.mktemp("examples"))
 
 
 def trace(*args: str | Path) -> subprocess.CompletedProcess:
@@ -116,7 +120,7 @@ def test_the_reference_traced_against_itself_differs_nowhere(problem):
     assert all(table_row(done.stdout, step) for step in range(1, 7))
 
 
-def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slides():
+def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slides(crop_first):
     # The prompt fills the window exactly: step 1 reads it whole, step 2 must drop its
     # first token, and a crop of the wrong end keeps reading the prompt instead.
     prompt = corpus_prefix(CONTEXT_LENGTH)
@@ -126,8 +130,7 @@ def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slide
     wrong_pick = right[0]
     assert right[1] != wrong_pick, "this prompt must tell the two windows apart"
 
-    done = trace("generate", prompt, "--submission", GENERATE / "crop_first.py",
-                 "--steps", "4")
+    done = trace("generate", prompt, "--submission", crop_first, "--steps", "4")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "step 2 is the first that differs" in done.stdout
     assert table_row(done.stdout, 1).startswith(" ")
@@ -141,9 +144,7 @@ def test_cropping_the_wrong_end_differs_at_the_step_where_the_window_first_slide
 
 
 def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tmp_path):
-    base = (GENERATE / "well_known_style.py").read_text()
-    wrong = tmp_path / "solution.py"
-    wrong.write_text(apply("-            generator.set_state(initial_state)\n", base))
+    wrong = mistake("generate", "no_restore", tmp_path)
     prompt = "Tom"
     right = reference_text(prompt, 2)
     # The mistake, written out: the second draw continues the generator's stream.
@@ -169,8 +170,7 @@ def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tm
 def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
     # Dropping the oldest cached entry keeps the right tokens but keys made at their
     # old positions: the windows and the first picks agree, the model's answers do not.
-    wrong = tmp_path / "solution.py"
-    wrong.write_text(mistake_text(examples("kv-cache"), "drop_oldest"))
+    wrong = mistake("kv-cache", "drop_oldest", tmp_path)
     prompt = corpus_prefix(CONTEXT_LENGTH - 2)
     # Steps 1 to 3 read 46, 47 and 48 tokens; step 4 is the first whose cache was cut.
     done = trace("kv-cache", prompt, "--submission", wrong, "--steps", "6")
@@ -192,13 +192,14 @@ def first_cropped(case_args: dict, names: tuple[str, ...]) -> tuple[str, int]:
     raise AssertionError("some fixed case of generate must slide the window")
 
 
-def test_without_arguments_the_first_differing_case_is_shown_as_grade_counts_it(tmp_path):
+def test_without_arguments_the_first_differing_case_is_shown_as_grade_counts_it(crop_first,
+                                                                                  tmp_path):
     contract = load_contract(find("generate"))
     case_id, step = first_cropped(contract.case_args, contract.arg_names)
     assert case_id != next(iter(contract.case_args)), "the first case must not show it"
     number = list(contract.case_args).index(case_id) + 1
 
-    done = trace("generate", "--submission", GENERATE / "crop_first.py")
+    done = trace("generate", "--submission", crop_first)
     assert done.returncode == 1, done.stdout + done.stderr
     assert (f"case [{case_id}] ({number} of {len(contract.case_args)}): the first fixed "
             "case where the runs differ") in done.stdout
@@ -207,20 +208,18 @@ def test_without_arguments_the_first_differing_case_is_shown_as_grade_counts_it(
     assert table_row(done.stdout, step).startswith(">")
 
     # grade names the same case and counts the character as trace counts the step
-    graded = run_grade("generate", "--submission", GENERATE / "crop_first.py",
-                       tmp_path=tmp_path)
+    graded = run_grade("generate", "--submission", crop_first, tmp_path=tmp_path)
     failed = [t for t in graded.report["tests"] if t["status"] == "fail"]
     assert failed[0]["name"].endswith(f"[{case_id}]"), failed[0]["name"]
     assert failed[0]["message"].startswith(f"new character {step} differs")
 
 
-def test_case_picks_a_fixed_case_and_the_prompt_replaces_its_own():
+def test_case_picks_a_fixed_case_and_the_prompt_replaces_its_own(crop_first):
     contract = load_contract(find("generate"))
     ids = list(contract.case_args)
     call = dict(zip(contract.arg_names, contract.case_args["crop-many-times"]))
     assert call["context"].shape[1] == 1
-    done = trace("generate", "--submission", GENERATE / "crop_first.py",
-                 "--case", "crop-many-times")
+    done = trace("generate", "--submission", crop_first, "--case", "crop-many-times")
     assert done.returncode == 1, done.stdout + done.stderr
     assert (f"case [crop-many-times] ({ids.index('crop-many-times') + 1} of {len(ids)}), "
             "picked with --case") in done.stdout
@@ -272,20 +271,20 @@ def test_help_says_options_may_go_anywhere():
     assert "--case ID" in done.stdout
 
 
-def test_the_table_fits_80_columns_without_a_terminal():
+def test_the_table_fits_80_columns_without_a_terminal(crop_first):
     done = trace_cli("generate", corpus_prefix(3 * CONTEXT_LENGTH), "--submission",
-                 GENERATE / "crop_first.py", "--steps", "20")
+                 crop_first, "--steps", "20")
     assert done.returncode == 1, done.stderr
     table = done.stdout.split("\n\n")[1]
     assert table.splitlines()[0].startswith("step")
     assert all(len(line) <= 80 for line in table.splitlines()), table
 
 
-def test_plot_writes_a_png_of_the_first_differing_step(tmp_path):
+def test_plot_writes_a_png_of_the_first_differing_step(crop_first, tmp_path):
     pytest.importorskip("matplotlib")
     picture = tmp_path / "step.png"
     done = trace("generate", corpus_prefix(CONTEXT_LENGTH), "--submission",
-                 GENERATE / "crop_first.py", "--steps", "4", "--plot", picture)
+                 crop_first, "--steps", "4", "--plot", picture)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"drew step 2 in {picture}" in done.stdout
     data = picture.read_bytes()

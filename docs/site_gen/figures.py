@@ -22,6 +22,7 @@ import csv
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +36,11 @@ LOSS_LOG = ROOT / "docs" / "data" / "loss_log.tsv"
 PROMPT = "Once upon a time, there was a "
 ATTENTION_PROMPT = "Once upon a time,"
 TOP_K, TOP_P = 5, 0.9
-# The learner-style submission traced: it crops the wrong end of the context.
-TRACED = ("generate", "grader/checks/generate/examples/crop_first.py")
+# The learner-style submission traced: it crops the wrong end of the context. It is a
+# known mistake of the problem's examples (grader/checks/generate/examples/), a patch
+# of their base, written out by tests/learner_examples.py to be traced.
+TRACED = ("generate", "crop_first")
+EXAMPLES = ROOT / "grader" / "checks" / "generate" / "examples"
 PLOT = "trace-crop-first.png"
 
 # Each picture, as the statements show it (the path is relative to a statement's
@@ -202,12 +206,17 @@ def sampling_filters(path: Path) -> None:
 def trace(path: Path) -> None:
     """`gpt-kata trace --plot` on the submission, as a learner runs it; its report
     is kept beside the picture for the pages to include."""
-    problem, submission = TRACED
-    command = [sys.executable, "-m", "grader", "trace", problem, "--submission",
-               str(ROOT / submission), "--plot", str(path)]
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    problem, mistake = TRACED
+    with tempfile.TemporaryDirectory() as tmp:
+        written = subprocess.run([sys.executable, str(ROOT / "tests" / "learner_examples.py"),
+                                  problem, mistake, "-o", str(Path(tmp).resolve())],
+                                 cwd=ROOT, capture_output=True, text=True, check=True)
+        submission = Path(written.stdout.strip())
+        command = [sys.executable, "-m", "grader", "trace", problem, "--submission",
+                   str(submission), "--plot", str(path)]
+        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=300)
     if (done.returncode not in (0, 1) or not path.is_file()) and sys.platform == "linux":
         raise RuntimeError(f"{' '.join(command[1:])} failed ({done.returncode}):\n"
                            f"{done.stdout}{done.stderr}")
@@ -222,10 +231,12 @@ def trace(path: Path) -> None:
                 ha="center", va="center", wrap=True)
         fig.savefig(path)
         plt.close(fig)
-    report = done.stdout.replace(str(path), PLOT).replace(str(ROOT) + os.sep, "")
+    # The file is shown by its name, as a learner's own file would be.
+    report = done.stdout.replace(str(path), PLOT).replace(str(submission), submission.name)
+    report = report.replace(str(ROOT) + os.sep, "")
     report = report.replace(os.path.relpath(path, ROOT), PLOT)
     path.with_suffix(".txt").write_text(
-        f"$ gpt-kata trace {problem} --submission {submission} --plot {PLOT}\n{report}",
+        f"$ gpt-kata trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",
         encoding="utf-8")
 
 
@@ -250,7 +261,8 @@ DRAWN = {
 # What each drawing reads: a picture newer than all of these is not drawn again
 # (`mkdocs serve` rebuilds at every save).
 INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
-          ROOT / TRACED[1], ROOT / "solutions" / "06-generate" / "solution.py",
+          EXAMPLES / "expected.toml", EXAMPLES / "well_known_style.py",
+          ROOT / "solutions" / "06-generate" / "solution.py",
           ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
           ROOT / "grader" / "model" / "training.py"]
 
