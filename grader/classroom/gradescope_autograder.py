@@ -57,7 +57,9 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
     if isinstance(late, dict) and late.get("points"):
         tests.append({"name": "late penalty", "score": -late["points"], "max_score": 0,
                       "status": "failed", "output": describe(late), "visibility": "visible"})
-    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<22} {p.get('status', '?'):<7} "
+    width = max((len(str(p.get("problem", "?"))) for p in report.get("problems", [])),
+                default=0)
+    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<{width}} {p.get('status', '?'):<7} "
             f"{p.get('passed', 0):>2}/{p.get('total', 0):<2} checks "
             f"{format_points(p['score']):>6}/{format_points(p['max_score'])} points"
             for p in report.get("problems", [])]

@@ -156,12 +156,22 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
             entry.update(status="missing", passed=0, submission=None)
         else:
             entry["submission"] = visible(learner.folder / problem.folder / "solution.py")
+    missing = {p.slug for p in chosen if learner.files[p.folder] is None}
+    # The run's message, where it was a check's of an empty file graded for a missing
+    # one ("no class Solution"), is said again of what the learner handed in.
+    said_of_missing = {t.get("message") for t in report.get("tests", [])
+                       if t.get("problem") in missing}
     for test in report.get("tests", []):
         problem = by_slug.get(test.get("problem"))
-        if problem is not None and learner.files[problem.folder] is None:
+        if problem is not None and problem.slug in missing:
             reason = learner.reasons.get(problem.folder, "no such file")
             test.update(status="error", score=0, output=None,
                         message=f"missing: {problem.folder}/solution.py ({reason})")
+    if report.get("message") is not None and report["message"] in said_of_missing:
+        handed_in = [t.get("message") for t in report.get("tests", [])
+                     if t.get("problem") not in missing and t.get("message")]
+        report["message"] = handed_in[0] if handed_in else (
+            f"no solution.py of the {len(missing)} problem(s) graded was handed in")
     files = (report.get("provenance") or {}).get("files")
     if isinstance(files, dict):  # a missing file was graded as an empty one: no hash
         files.update({p.folder: None for p in chosen if learner.files[p.folder] is None})
