@@ -22,6 +22,12 @@ def look_the_ids_up_as_tensors(ids, itc):
     return "".join(itc[i] for i in ids.flatten())
 
 
+def squeeze_the_ids(ids, itc):
+    if isinstance(ids, torch.Tensor):
+        ids = ids.squeeze().tolist()  # a single id squeezes to an int, not a list
+    return "".join(itc[i] for i in ids)
+
+
 MISTAKES = mistakes_of(globals())
 
 
@@ -32,6 +38,9 @@ def cases() -> dict[str, tuple]:
         "batch-tensor": (sentence, itc),
         "flat-tensor": (sentence[0], itc),
         "list-of-ints": (sentence[0].tolist(), itc),
+        # One id: squeeze() would make it an int, not a list of one.
+        "one-id-batch": (sentence[:, :1], itc),
+        "one-id-flat": (sentence[0, :1], itc),
         "empty": (torch.zeros(1, 0, dtype=torch.long), itc),
     }
 
