@@ -118,15 +118,11 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                               "batch will not be the expected one"))
 
 
-def refusals() -> dict[str, Refusal]:
-    return {"no-window": Refusal(batch_args(torch.arange(5), 5, 2, 0),
-                                 "get_batch(arange(5), context_length=5, ...)",
-                                 marked("a window of 5 tokens needs a sixth for its last "
-                                        "target"))}
-
-
-CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
-                    matches=same_pair)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_pair,
+                    refusals=lambda: {"no-window": Refusal(
+                        batch_args(torch.arange(5), 5, 2, 0),
+                        "get_batch(arange(5), context_length=5, ...)",
+                        marked("a window of 5 tokens needs a sixth for its last target"))})
 
 test_shipped_corpus, test_random_data = CONTRACT.tests(
     "A batch of a fixed stretch of the corpus, and the generator moved on",

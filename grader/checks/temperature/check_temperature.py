@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract, Refusal
+from grader.grading.contracts.contract import Contract, refusals_of
 from grader.grading.judging.any_result import comparing, expect_tensor
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.mistakes_data import mistakes_of
@@ -55,15 +55,11 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-def refusals() -> dict[str, Refusal]:
-    logits = shipped_logits("Tom")
-    return {str(t): Refusal((logits, t), f"apply_temperature(logits, {t!r})",
-                            marked("raise ValueError when temperature <= 0 (a temperature of 0 "
-                                   "means greedy decoding)"), [NOT_RAISING])
-            for t in (0.0, 0, -1.0, -0.25, -1e-9)}
-
-
-CONTRACT = Contract(cases=cases, refusals=refusals, mistakes=MISTAKES,
+CONTRACT = Contract(cases=cases, mistakes=MISTAKES, refusals=refusals_of(
+                        (0.0, 0, -1.0, -0.25, -1e-9), lambda t: (shipped_logits("Tom"), t),
+                        "apply_temperature(logits, {!r})",
+                        marked("raise ValueError when temperature <= 0 (a temperature of 0 "
+                               "means greedy decoding)"), [NOT_RAISING]),
                     judge=comparing(expect_tensor, Plural(marked("the scaled logits")),
                                     same_dtype_as=marked("the logits")))
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract, Refusal
+from grader.grading.contracts.contract import Contract, refusals_of
 from grader.grading.judging.filtered_logits import expect_filtered, same_filtering
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import kth_largest as kth
@@ -81,15 +81,11 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, data.draw(st.integers(1, x.shape[-1] + 2), label="k")
 
 
-def refusals() -> dict[str, Refusal]:
-    logits = shipped_logits("Tom")
-    return {str(k): Refusal((logits, k), f"top_k_filter(logits, k={k})",
-                            marked("k < 1 keeps no token at all, which cannot be sampled from"))
-            for k in (0, -1)}
-
-
-CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
-                    matches=same_filtering)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+                    refusals=refusals_of((0, -1), lambda k: (shipped_logits("Tom"), k),
+                                         "top_k_filter(logits, k={})",
+                                         marked("k < 1 keeps no token at all, which cannot "
+                                                "be sampled from")))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-k of fixed logits: ties, -inf, k = 1, k >= vocab_size, batches",

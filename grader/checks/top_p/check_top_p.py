@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract, Refusal
+from grader.grading.contracts.contract import Contract, refusals_of
 from grader.grading.judging.filtered_logits import judge_top_p, same_filtering
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.filter_rules import nucleus_mask, sorted_totals
@@ -117,15 +117,10 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, top_p, min_tokens_to_keep
 
 
-def refusals() -> dict[str, Refusal]:
-    logits = shipped_logits("Tom")
-    return {str(p): Refusal((logits, p), f"top_p_filter(logits, top_p={p})",
-                            marked("top_p is a probability, between 0 and 1"))
-            for p in (-0.1, 1.5, 2)}
-
-
-CONTRACT = Contract(cases=cases, refusals=refusals, judge=judge, mistakes=MISTAKES,
-                    matches=same_filtering)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+                    refusals=refusals_of((-0.1, 1.5, 2), lambda p: (shipped_logits("Tom"), p),
+                                         "top_p_filter(logits, top_p={})",
+                                         marked("top_p is a probability, between 0 and 1")))
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-p of fixed logits: exact boundaries, top_p = 0 and 1, -inf, batches",

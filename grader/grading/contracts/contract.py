@@ -106,6 +106,14 @@ class Refusal:
     mistakes: Sequence[Mistake] = ()
 
 
+def refusals_of(values: Sequence[Any], args: Callable[[Any], tuple], what: str, why: str,
+                mistakes: Sequence[Mistake] = ()) -> Callable[[], dict[str, Refusal]]:
+    """A contract's `refusals`: one argument's values, each refused, by the value as its
+    id; `args(value)` gives the call's arguments and `what` shows it, `{}` the value."""
+    return lambda: {str(value): Refusal(args(value), what.format(value), why, mistakes)
+                    for value in values}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Contract:
     """What a check module grades: one method of one problem, its cases and its mistakes."""

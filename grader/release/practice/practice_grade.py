@@ -166,15 +166,8 @@ def grade_problem(slug: str, path: Path,
         else:
             message = (f"{part['method']}() returned {judge.describe(got[1])}; "
                        f"expected {judge.describe(want)}{judge.difference(got[1], want)}")
-        failure = Failure(label, message)
-        for mistake in case["mistakes"]:
-            if judge.same_outcome(got, codec.decode(mistake["outcome"]), part["judge"], args):
-                said = tr("This is what happens when you {name}.",
-                          name=translated(mistake["name"]))
-                failure = Failure(label, f"{message}\n{said}", mistake["hint"],
-                                  {k: mistake[k] for k in ("id", "name", "hint")})
-                break
-        fail(result, failure)
+        fail(result, naming(Failure(label, message), got, case["mistakes"], part["judge"],
+                            args))
     for part in parts:
         named = f"{part['method']}() " if len(parts) > 1 else ""
         for refusal in part.get("refusals", {}).values():
@@ -219,17 +212,10 @@ def refused(result: Result, label: str, part: dict[str, Any], refusal: dict[str,
     (kind, answer), shown = attempted
     what = refusal["what"]
     if kind == "value":
-        failure = Failure(label, tr("{what} returned a value instead of raising ValueError: "
-                                    "{why}", what=what, why=translated(refusal["why"])))
-        for mistake in refusal["mistakes"]:
-            if judge.same_outcome(("value", answer), codec.decode(mistake["outcome"]),
-                                  part["judge"], args):
-                said = tr("This is what happens when you {name}.",
-                          name=translated(mistake["name"]))
-                failure = Failure(label, f"{failure.says}\n{said}", mistake["hint"],
-                                  {k: mistake[k] for k in ("id", "name", "hint")})
-                break
-        fail(result, failure)
+        fail(result, naming(Failure(label, tr(
+            "{what} returned a value instead of raising ValueError: {why}", what=what,
+            why=translated(refusal["why"]))), ("value", answer), refusal["mistakes"],
+            part["judge"], args))
     elif not answer.startswith("ValueError:"):
         fail(result, Failure(label, tr("{what} should raise {kind}; instead {raised}",
                                        what=what, kind="ValueError",
@@ -274,6 +260,17 @@ def wrong_calls(part: dict[str, Any], args: tuple, models: list[codec.ExportedGP
                                                     "name": named_mistake.name,
                                                     "hint": named_mistake.hint})
     return None
+
+
+def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]], rule: str,
+           args: tuple) -> Failure:
+    """`failure`, saying which stored mistake gives the learner's outcome, if one does."""
+    for mistake in mistakes:
+        if judge.same_outcome(got, codec.decode(mistake["outcome"]), rule, args):
+            said = tr("This is what happens when you {name}.", name=translated(mistake["name"]))
+            return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
+                           {k: mistake[k] for k in ("id", "name", "hint")})
+    return failure
 
 
 def fail(result: Result, failure: Failure) -> None:
