@@ -358,3 +358,21 @@ def test_the_self_test_says_when_every_submission_would_score_nothing(
     said = capsys.readouterr().out
     assert "sandbox layers this container gives: none" in said
     assert "REFUSED" in said and "--allow-unisolated" in said and "FAILED" in said
+
+
+def test_a_hand_in_of_nothing_says_so_in_the_learners_words(tmp_path: Path) -> None:
+    """A Gradescope submission with no solution.py: the run says none was handed in (not
+    the empty file's "no class Solution" graded in their place), and the checks say
+    where they looked as the learner knows it, not by the run's private folder."""
+    from grader.classroom.gradescope_autograder import grade
+
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "README.txt").write_text("hi")
+    work = tmp_path / "work"
+    work.mkdir()
+    report = grade(submission, work)
+    assert report["message"].startswith("no solution.py of the "), report["message"]
+    messages = [t["message"] for t in report["tests"]]
+    assert messages and all("in your submission, its problems/" in m for m in messages)
+    assert not any(str(work) in m for m in messages)

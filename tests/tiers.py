@@ -66,6 +66,7 @@ HEAVY = {
         "test_gradebook.py",
         "test_gradescope.py::test_bundle_builds_and_grades_a_submission",
         "test_gradescope.py::test_the_bundle_is_the_same_byte_for_byte_from_one_commit",
+        "test_gradescope.py::test_a_hand_in_of_nothing_says_so_in_the_learners_words",
         "test_reports_gradebook.py::test_a_hostile_class_graded_for_real",
         "test_roster.py::test_a_roster_of_repositories_is_graded_at_its_deadline",
         "test_scores_agree.py",

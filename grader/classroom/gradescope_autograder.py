@@ -143,11 +143,18 @@ def grade(submission: Path, work: Path) -> dict:
     # This grader's gradebook, whatever the submission holds (a grader/ folder of its own).
     done = subprocess.run(command, capture_output=True, text=True, cwd=neutral_folder())
     try:
-        return json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
+        report = json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
         # whatever the grader's stderr held is shown, never obeyed
         return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
+    # What the gradebook says it looked in is this run's private folder: to the learner,
+    # that is their submission.
+    private = str(roster / "submission")
+    for entry in [report, *report.get("tests", [])]:
+        if isinstance(entry, dict) and isinstance(entry.get("message"), str):
+            entry["message"] = entry["message"].replace(private, "your submission")
+    return report
 
 
 def name_bundle_commit(graded: dict, commit_file: Path) -> None:
