@@ -75,6 +75,22 @@ UNSEEN_ELSEWHERE = {
                          "solution.py:4 uses softmax"),
     "members-listed": (b"import inspect\nimport torch\nF = dict(inspect.getmembers(torch))\n",
                        "solution.py:3 uses getmembers"),
+    # A method reached through its class runs on any object: self may be a tensor.
+    "self-a-tensor": (b"import torch.nn.functional as F\n\nclass Solution:\n"
+                      b"    def softmax(self, logits):\n        return Solution.go(F, logits)\n\n"
+                      b"    def go(self, logits):\n        return self.softmax(logits, dim=-1)\n",
+                      "solution.py:8 uses softmax"),
+    "a-pattern-attribute": (b"import torch.nn.functional as F\n\nmatch F:\n"
+                            b"    case object(softmax=f):\n        pass\n",
+                            "solution.py:4 uses softmax"),
+    # What makes a __main__ block run on import names __name__ a second time.
+    "main-imported": (b"from __main__ import __name__\nif __name__ == '__main__':\n"
+                      b"    import torch\n    f = torch.softmax\n", "solution.py:4 uses softmax"),
+    "main-captured": (b"match '__main__':\n    case __name__:\n        pass\n"
+                      b"if __name__ == '__main__':\n    import torch\n    f = torch.softmax\n",
+                      "solution.py:6 uses softmax"),
+    "main-from-a-frame": (b"import sys\nsys._getframe().f_globals.update({'__na' + 'me__': "
+                          b"'__main__'})\n", "solution.py:2 uses f_globals"),
     "unparsable": (b"class Solution:\n    def softmax(self, logits)\n",
                    "could not be read to check that softmax is written by hand: SyntaxError"),
     "huge": (b"#" * (MAX_SOURCE_BYTES + 1), "could not be read to check that softmax is "
@@ -132,10 +148,6 @@ OWN_NAMES = {
     "a-variable": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n" + BODY
                   + b"        softmax = exps / exps.sum(dim=-1, keepdim=True)\n"
                     b"        return softmax\n",
-    "its-own-method": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
-                      b"        if logits.dim() == 1:\n"
-                      b"            return self.softmax(logits.unsqueeze(0)).squeeze(0)\n"
-                      + BODY + b"        return exps / exps.sum(dim=-1, keepdim=True)\n",
     "a-module-helper": b"import torch\n\ndef softmax(logits):\n" + BODY
                        + b"        return exps / exps.sum(dim=-1, keepdim=True)\n\n"
                          b"class Solution:\n    def softmax(self, logits):\n"
@@ -147,17 +159,13 @@ OWN_NAMES = {
                     b"if __name__ == '__main__':\n    s = Solution()\n"
                     b"    x = torch.tensor([[1.0, 2.0, 3.0]])\n"
                     b"    print(s.softmax(x), Solution().softmax(x), torch.softmax(x, -1))\n",
-    "an-instance": b"import torch\n\nclass Solution:\n    def softmax(self, logits):\n"
-                   + BODY + b"        return exps / exps.sum(dim=-1, keepdim=True)\n\n"
-                   b"s = Solution()\nCHECK = s.softmax(torch.zeros(1, 2))\n",
 }
 
 
 @pytest.mark.parametrize("name", OWN_NAMES)
 def test_what_the_learner_named_softmax_is_their_own(name: str, tmp_path: Path) -> None:
-    """A variable, a helper, the class's own method (called on itself, on the class or on
-    an instance) named softmax, and a try-out under `if __name__ == "__main__"` are not
-    a library softmax."""
+    """A variable and a helper named softmax, and a try-out under `if __name__ ==
+    "__main__"` calling the class's own, are not a library softmax."""
     path = tmp_path / "solution.py"
     path.write_bytes(OWN_NAMES[name])
     compile(OWN_NAMES[name], "solution.py", "exec")

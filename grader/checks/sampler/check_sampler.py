@@ -327,7 +327,17 @@ def draw_example(data: st.DataObject) -> tuple:
     return spec, context, max_new_tokens, n, vocab(size), *settings
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
+def empty_draw(call: Call) -> str:
+    """A note on torch.multinomial's refusal of a distribution with nothing left in it,
+    which no mistake's text can name: every token was removed before the draw."""
+    if "probability tensor contains either" not in str(call.outcome[1]):
+        return ""
+    return "\n" + tr("Every token had been removed when you drew: top-p must always keep the "
+                     "most likely token (even for top_p = 0), top-k keeps k of them, and when "
+                     "the n-gram bans leave none the loop stops instead of drawing.")
+
+
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, fallback_hint=empty_draw)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt and fixed settings",

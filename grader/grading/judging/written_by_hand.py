@@ -28,7 +28,8 @@ DYNAMIC_LOOKUPS = {"getattr", "__getattribute__", "__dict__", "vars", "eval", "e
                    "compile", "__import__", "import_module", "globals", "locals",
                    "attrgetter", "methodcaller", "locate", "modules", "solution_of",
                    "spec_from_file_location", "run_path", "exec_module", "load_module",
-                   "loads", "getmembers", "__bases__"}
+                   "loads", "getmembers", "__bases__", "_getframe", "currentframe",
+                   "f_globals", "f_locals", "__globals__", "__builtins__"}
 # A string that is a dotted name ("torch.softmax"), not prose that mentions softmax.
 DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
 # More than any softmax needs; the source is read in the grader, outside the sandbox.
@@ -48,7 +49,8 @@ def library_softmax(path: Path) -> str:
             raw = file.read(MAX_SOURCE_BYTES + 1)
         unread = tr("larger than {mb} MB", mb=MAX_SOURCE_BYTES >> 20) if (
             len(raw) > MAX_SOURCE_BYTES) else ""
-        tree = None if unread else ast.parse(importlib.util.decode_source(raw))
+        source = "" if unread else importlib.util.decode_source(raw)
+        tree = None if unread else ast.parse(source)
     except UnicodeDecodeError as error:
         # Python's import lets a byte it cannot decode pass in a comment; `python` on
         # the file does not.
@@ -61,13 +63,14 @@ def library_softmax(path: Path) -> str:
     if unread:
         return tr("{file} could not be read to check that softmax is written by hand: "
                   "{error}", file=path.name, error=unread)
-    own = own_attributes(tree)
-    for node in graded_nodes(tree):
+    for node in graded_nodes(tree, source):
         classes: list[str] = []
         if isinstance(node, ast.Attribute):
-            if id(node) in own:
-                continue  # self.softmax, Solution().softmax: the learner's own method
+            # Any object's softmax, the learner's own class's too: what an attribute
+            # reaches depends on what the object is as the code runs.
             names = classes = [node.attr]
+        elif isinstance(node, ast.MatchClass):  # case object(softmax=f): an attribute
+            names = classes = list(node.kwd_attrs)
         elif isinstance(node, ast.Name):
             # A bare name is bound in the file (a star import aside, below): by an
             # import, whose alias is read, or by code whose right-hand side is. So a
@@ -101,17 +104,18 @@ def library_softmax(path: Path) -> str:
     return ""
 
 
-def graded_nodes(tree: ast.Module) -> list[ast.AST]:
+def graded_nodes(tree: ast.Module, source: str) -> list[ast.AST]:
     """Every node of the file but the body of a top-level `if __name__ == "__main__":`,
     which an import never runs (a learner's try-out, comparing with torch.softmax,
-    say), unless the file binds `__name__` itself."""
-    rebinds_name = any(isinstance(node, ast.Name) and node.id == "__name__"
-                       and not isinstance(node.ctx, ast.Load) for node in ast.walk(tree))
+    say). Only where the file names `__name__` nowhere else: anything that could make
+    the block run on import (binding the name, importing it, capturing it in a
+    pattern) names it, or looks it up in a way that is refused anyway."""
+    tests = [statement for statement in tree.body
+             if isinstance(statement, ast.If) and is_main_test(statement.test)]
     skipped: set[int] = set()
-    if not rebinds_name:
-        for statement in tree.body:
-            if isinstance(statement, ast.If) and is_main_test(statement.test):
-                skipped |= {id(node) for part in statement.body for node in ast.walk(part)}
+    if tests and source.count("__name__") == len(tests):
+        skipped = {id(node) for statement in tests for part in statement.body
+                   for node in ast.walk(part)}
     for node in ast.walk(tree):  # a star import's module, for its message
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
@@ -127,70 +131,6 @@ def is_main_test(test: ast.expr) -> bool:
     return (any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
             and any(isinstance(side, ast.Constant) and side.value == "__main__"
                     for side in sides))
-
-
-def own_attributes(tree: ast.Module) -> set[int]:
-    """The attribute nodes that reach the file's own classes: `self.softmax` in an
-    undecorated method of one, `Solution.softmax`, `Solution().softmax`, and `s.softmax`
-    where `s` is only ever bound to `Solution()`. A class is the file's own where every
-    base is (a class of a library may have a softmax of its own to inherit), and a name
-    bound otherwise anywhere (`self = torch`) is not trusted."""
-    bound_otherwise: set[str] = set()
-    instances: set[str] = set()
-    defined = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
-    own: set[str] = set()
-    while True:
-        more = {name for name, c in defined.items() if name not in own and not c.keywords
-                and all(isinstance(b, ast.Name) and (b.id in own or b.id == "object")
-                        for b in c.bases)}
-        if not more:
-            break
-        own |= more
-    made_here: set[int] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name) and node.value.func.id in own):
-            instances.add(node.targets[0].id)
-            made_here.add(id(node.targets[0]))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            if id(node) not in made_here:
-                bound_otherwise.add(node.id)
-        elif isinstance(node, ast.arg):
-            bound_otherwise.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound_otherwise.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound_otherwise.add(node.name)
-    own -= bound_otherwise
-    instances -= bound_otherwise | own
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute):
-            continue
-        value = node.value
-        if isinstance(value, ast.Call):
-            value = value.func if isinstance(value.func, ast.Name) and value.func.id in own \
-                else value
-        if isinstance(value, ast.Name) and value.id in own | instances:
-            found.add(id(node))
-    for name in own:
-        for method in defined[name].body:
-            if not isinstance(method, ast.FunctionDef) or method.decorator_list:
-                continue
-            positional = [*method.args.posonlyargs, *method.args.args]
-            if not positional:
-                continue
-            first = positional[0].arg
-            inside = list(ast.walk(method))
-            rebound = any((isinstance(n, ast.arg) and n is not positional[0] and n.arg == first)
-                          or (isinstance(n, ast.Name) and n.id == first
-                              and not isinstance(n.ctx, ast.Load)) for n in inside)
-            if not rebound:
-                found |= {id(n) for n in inside if isinstance(n, ast.Attribute)
-                          and isinstance(n.value, ast.Name) and n.value.id == first}
-    return found
 
 
 # Each problem's checks of its file's text, by slug.
