@@ -210,10 +210,11 @@ def missing_summary(problem: Problem, folder: Path) -> ProblemSummary:
     from grader.reports.results import TestResult
 
     path = folder / problem.folder / "solution.py"
+    why = tr("not a file") if path.exists() or path.is_symlink() else tr("no such file")
     return ProblemSummary(problem, path, [TestResult(
         tr("Handed in"), problem, "error", kind=UNAVAILABLE,
-        message=tr("missing: {file} (no such file): a problem left out scores 0",
-                   file=f"{problem.folder}/solution.py"))])
+        message=tr("missing: {file} ({why}): a problem left out scores 0",
+                   file=f"{problem.folder}/solution.py", why=why))], missing=True)
 
 
 def sandbox_required(args: argparse.Namespace) -> bool:
@@ -251,7 +252,7 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         source = tr("the reference solutions") if args.reference else (
             args.submission or "problems/")
         out.print("[bold]gpt-kata[/] " + escape(tr("grading {count} problem(s) from {source}",
-                                                   count=len(submissions),
+                                                   count=len(submissions) + len(missing),
                                                    source=visible(source))))
         if goldens_mode() == "live-only" and args.verbose:
             out.print("[dim]" + tr("this machine's torch or CPU differs from the one the "

@@ -80,6 +80,8 @@ class ProblemSummary:
     problem: Problem
     submission: Path
     results: list[TestResult] = field(default_factory=list)
+    # Left out of a classroom hand-in: graded as nothing, its points still counted.
+    missing: bool = False
 
     @property
     def passed(self) -> int:
@@ -92,6 +94,8 @@ class ProblemSummary:
 
     @property
     def status(self) -> str:
+        if self.missing:
+            return "missing"
         if not self.results:
             return "error"
         if all(r.status == "pass" for r in self.results):
@@ -125,8 +129,13 @@ class Report:
         if self.internal_errors:
             return "\n".join(self.internal_errors)
         if self.status == "error":
-            errors = [r.message for s in self.summaries for r in s.results if r.message]
-            return errors[0] if errors else "no checks ran"
+            errors = [r.message for s in self.summaries if not s.missing
+                      for r in s.results if r.message]
+            if errors:
+                return errors[0]
+            missing = sum(s.missing for s in self.summaries)
+            return (f"no solution.py of the {missing} problem(s) graded was handed in"
+                    if missing else "no checks ran")
         return None
 
     def to_json(self) -> dict:
@@ -161,7 +170,7 @@ class Report:
             "problems": [
                 {"problem": s.problem.slug, "number": s.problem.number, "status": s.status,
                  "passed": s.passed, "total": len(s.results), "max_score": s.problem.points,
-                 "submission": visible(s.submission)}
+                 "submission": None if s.missing else visible(s.submission)}
                 for s in self.summaries
             ],
             "goldens": self.goldens,
@@ -210,7 +219,7 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         if not failures:
             console.print(f"[red]{bad}[/] {p.folder:<{w}} " + tr("no checks ran"))
             continue
-        if summary.status == "error":
+        if summary.status in ("error", "missing"):
             console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
             continue
         console.print(f"[red]{bad}[/] {p.folder:<{w}} "

@@ -1,0 +1,50 @@
+"""A classroom hand-in's left-out problems in its report: each is "missing", with no file,
+and the run's message is what the learner's own files said, not a missing one's."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from grader.learner.grade import left_out, missing_summary
+from grader.registry import problems
+from grader.reports import results
+from grader.reports.report import ProblemSummary, Report
+
+FIRST, SECOND = problems()[:2]
+
+
+def report(*summaries: ProblemSummary) -> Report:
+    return Report(list(summaries), goldens="live-only", platform={}, mode="classroom")
+
+
+def test_the_message_is_the_handed_in_files(tmp_path: Path) -> None:
+    broken = "solution.py:1: SyntaxError: '(' was never closed"
+    handed_in = ProblemSummary(SECOND, tmp_path / SECOND.folder / "solution.py",
+                               [results.TestResult("loads", SECOND, "error", message=broken)])
+    graded = report(missing_summary(FIRST, tmp_path), handed_in)
+    assert graded.status == "error" and graded.message == broken
+    entry = graded.to_json()["problems"][0]
+    assert (entry["status"], entry["submission"], entry["score"]) == ("missing", None, 0)
+
+
+def test_a_hand_in_of_nothing_says_so(tmp_path: Path) -> None:
+    (tmp_path / SECOND.folder / "solution.py").mkdir(parents=True)
+    graded = report(missing_summary(FIRST, tmp_path), missing_summary(SECOND, tmp_path))
+    assert graded.message == "no solution.py of the 2 problem(s) graded was handed in"
+    said = [r.message for s in graded.summaries for r in s.results]
+    assert said == [f"missing: {FIRST.folder}/solution.py (no such file): a problem left "
+                    "out scores 0", f"missing: {SECOND.folder}/solution.py (not a file): a "
+                    "problem left out scores 0"]
+
+
+def test_only_a_classroom_folder_with_no_problem_named_counts_what_it_leaves_out(
+        tmp_path: Path) -> None:
+    def args(**given: object) -> argparse.Namespace:
+        return argparse.Namespace(**{"classroom": True, "problems": [],
+                                     "submission": str(tmp_path), **given})
+
+    handed = {FIRST: tmp_path / FIRST.folder / "solution.py"}
+    assert SECOND in left_out(args(), handed) and FIRST not in left_out(args(), handed)
+    assert left_out(args(classroom=False), handed) == []
+    assert left_out(args(problems=[FIRST.slug]), handed) == []
