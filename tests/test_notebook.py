@@ -98,7 +98,7 @@ def test_a_class_from_a_notebook_gets_the_report_grade_prints(
     graded = python("-m", "grader", "grade", "decode", "--submission", str(file))
     assert graded.returncode == (0 if passes else 1), graded.stderr
     assert report_lines(checked) == report_lines(graded.stdout), session.stderr[-3000:]
-    assert ("5/5 checks pass" in checked) is passes
+    assert ("7/7 checks pass" in checked) is passes
 
 
 def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:

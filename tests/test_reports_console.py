@@ -52,7 +52,7 @@ def check_reports(kata: Path) -> dict:
     """Both reports are there, whole, parse, and hold no raw control character."""
     text = (kata / "r.json").read_text(encoding="utf-8")
     report = json.loads(text)
-    assert report["status"] == "fail" and len(report["tests"]) == 5
+    assert report["status"] == "fail" and len(report["tests"]) == 7
     assert all(t["status"] == "fail" for t in report["tests"])
     for test in report["tests"]:
         assert not RAW.search(test["message"].replace("\n", "")), test["message"]
