@@ -158,6 +158,19 @@ def test_a_mistake_that_does_not_apply_is_not_ruled_out():
     assert memory.ruled_out == set()
 
 
+def test_nan_names_no_mistake():
+    """A mean of nothing is nan, and so is every other broken computation: a mistake
+    that gives nothing but nan on these arguments does not apply to them."""
+    mean_of_nothing = Mistake("average an empty slice", "fix",
+                              lambda x: x[1:].mean() if x.dim() else x)
+    nan = ("value", torch.tensor(float("nan")))
+    memory = Diagnoses()
+    assert find_mistake(nan, [mean_of_nothing], (torch.ones(1),), memory=memory) is None
+    assert memory.ruled_out == set()
+    assert find_mistake(("value", torch.tensor(1.0)), [mean_of_nothing],
+                        (torch.ones(3),)) is mean_of_nothing
+
+
 def test_hypothesis_notes_that_name_grader_objects_are_left_out():
     failure = GradeFailure("wrong")
     add_note(failure, "Falsifying example: test(kata=Kata(submission=<grader.sandbox."

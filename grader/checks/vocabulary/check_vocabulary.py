@@ -28,6 +28,10 @@ def number_in_order_of_appearance(text, corpus):
     return ids(text, numbering(list(dict.fromkeys(corpus))))
 
 
+def sort_the_corpus_without_removing_repeats(text, corpus):
+    return ids(text, numbering(sorted(corpus)))  # a character's id: its last place there
+
+
 def count_the_ids_from_1(text, corpus):
     return ids(text, numbering(sorted(set(corpus)), start=1))
 
@@ -82,9 +86,12 @@ def draw_example(data: st.DataObject) -> tuple:
     return text, corpus
 
 
-def renumbered(got: object, text: str) -> bool:
-    """Whether `got` gives every character of text one id of its own, consistently."""
+def renumbered(got: object, text: str, corpus: str) -> bool:
+    """Whether `got` gives every character of text one id of its own, consistently,
+    among as many ids as the corpus has characters."""
     if not (isinstance(got, torch.Tensor) and got.dim() == 1 and len(got) == len(text)):
+        return False
+    if len(got) and not 0 <= int(got.min()) <= int(got.max()) < len(set(corpus)):
         return False
     seen: dict[str, int] = {}
     for char, i in zip(text, got.tolist()):
@@ -96,8 +103,8 @@ def renumbered(got: object, text: str) -> bool:
 def fallback_hint(call: Call) -> str:
     # A set's order changes from one run of Python to the next, so numbering in
     # set order cannot be reproduced here: recognise any consistent numbering.
-    text = call.args[0]
-    if call.outcome[0] == "value" and renumbered(call.outcome[1], text):
+    text, corpus = call.args[:2]
+    if call.outcome[0] == "value" and renumbered(call.outcome[1], text, corpus):
         return Diagnosis.of("\n" + tr("Your ids number the characters consistently, but not "
                                        "in sorted order (the order of a set changes from run "
                                        "to run)."),

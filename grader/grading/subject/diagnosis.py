@@ -3,8 +3,11 @@ call's arguments, and one whose outcome is the learner's is named."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import torch
 
 from grader.grading.subject.reference import fresh_args
 from grader.grading.values.equality import Outcome, outcome_of, same_outcome
@@ -50,6 +53,10 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
             outcome = outcome_of(run, *fresh_args(args))
             if expected and same_outcome(expected, outcome):
                 silent = True
+            elif nothing_but_nan(outcome):
+                # A mean of nothing, say: nan is every broken computation's answer, so
+                # the learner's nan is no evidence of this mistake in particular.
+                silent = True
             elif matches(got, outcome):
                 if mistake.name not in memory.named:
                     memory.named.append(mistake.name)
@@ -59,6 +66,17 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
         if not silent:
             memory.ruled_out.add(mistake.name)
     return None
+
+
+def nothing_but_nan(outcome: Outcome) -> bool:
+    """Whether the outcome is a value that holds nan and nothing else."""
+    if outcome[0] != "value":
+        return False
+    value = outcome[1]
+    if isinstance(value, float):
+        return math.isnan(value)
+    return (isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 0
+            and bool(value.isnan().all()))
 
 
 def name_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
