@@ -19,12 +19,15 @@ from grader.model import parts
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int | None = 0,
            scale: str | float = "sqrt", softmax_dim: int = -1,
-           mask_after_softmax: bool = False) -> torch.Tensor:
+           mask_after_softmax: bool = False, fill: float = float("-inf"),
+           triangle: str = "lower") -> torch.Tensor:
     """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
 
     `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
     -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none" or the
-    number to divide by.
+    number to divide by. `fill` is what the masked scores become (0 is the mistake
+    of masking with 0, or of multiplying by the triangle), and `triangle` "upper"
+    lets each query see the keys after it instead (torch.triu for torch.tril).
     """
     T, size = q.shape[-2], q.shape[-1]
     scores = q @ k.transpose(-2, -1)
@@ -33,10 +36,11 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int |
     scores = scores / scale
     if diagonal is None:
         return F.softmax(scores, dim=softmax_dim) @ v
-    allowed = torch.ones(T, T, dtype=torch.bool).tril(diagonal)
+    ones = torch.ones(T, T, dtype=torch.bool)
+    allowed = ones.tril(diagonal) if triangle == "lower" else ones.triu(-diagonal)
     if mask_after_softmax:
         return F.softmax(scores, dim=softmax_dim).masked_fill(~allowed, 0.0) @ v
-    return F.softmax(scores.masked_fill(~allowed, float("-inf")), dim=softmax_dim) @ v
+    return F.softmax(scores.masked_fill(~allowed, fill), dim=softmax_dim) @ v
 
 
 def head(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
