@@ -24,12 +24,14 @@ PEAK_ATOL = 1e-9
 
 def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: int, *,
              late_end: bool = False, from_zero: bool = False, one_more: bool = False,
-             clamped: bool = True, span: str = "after the warm-up") -> float:
+             clamped: bool = True, span: str = "after the warm-up",
+             floor: bool = True) -> float:
     """The schedule, or one of its known mistakes: `late_end` keeps climbing one step
     longer (step <= warmup_steps), `from_zero` starts the line at 0, `one_more`
     divides it by warmup_steps + 1 (nanoGPT's train.py), `clamped=False`
     lets the cosine run on past the last step, and `span` says what the cosine is
-    spread over ("the whole run": step / steps)."""
+    spread over ("the whole run": step / steps), and `floor=False` lets the cosine fall
+    to 0 instead of min_lr."""
     if step < warmup_steps + late_end:
         return max_lr * (step + (not from_zero)) / (warmup_steps + one_more)
     if span == "the whole run":
@@ -38,7 +40,8 @@ def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: 
         progress = (step - warmup_steps) / max(1, steps - warmup_steps)
     if clamped:
         progress = min(1.0, progress)
-    return min_lr + 0.5 * (max_lr - min_lr) * (1 + math.cos(math.pi * progress))
+    low = min_lr if floor else 0.0
+    return low + 0.5 * (max_lr - low) * (1 + math.cos(math.pi * progress))
 
 
 MISTAKES = mistakes_of(globals(), schedule)
