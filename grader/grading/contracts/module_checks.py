@@ -11,6 +11,7 @@ new about its problem.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import comparing, expect_activations
 from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, random_input
-from grader.grading.subject.kata import Kata
+from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import shared
 from grader.grading.subject.strategies import random_models, token_contexts
 from grader.grading.values.equality import same_activations
@@ -129,8 +130,27 @@ def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mista
     """The contract of a module whose output is activations (`output` names it in a
     failure), and its three tests: the fixed `cases` (described by `shipped`), examples
     drawn by `draw` (by `drawn`), and the same output twice."""
-    contract = Contract(cases=cases, mistakes=list(mistakes), **judged_as_activations(output))
+    contract = Contract(cases=cases, mistakes=list(mistakes), fallback_hint=uncut_mask,
+                        **judged_as_activations(output))
     return (contract, *contract.tests(shipped, drawn, draw), repeatable(contract))
+
+
+def uncut_mask(call: Call) -> str:
+    """A note on an error of shapes where the module used something sized for the
+    whole window (a mask buffer of context_length) on an input of fewer positions."""
+    message = str(call.outcome[1]) if call.outcome[0] == "error" else ""
+    config, inputs = call.named.get("config"), [a for a in call.args
+                                                 if isinstance(a, torch.Tensor)]
+    if not (message and isinstance(config, dict) and inputs and inputs[-1].dim() >= 2):
+        return ""
+    window, positions = config.get("context_length"), inputs[-1].shape[1]
+    if window == positions or not re.search(rf"\b{window}\b", message) or not re.search(
+            rf"\b{positions}\b", message):
+        return ""
+    return "\n" + tr("Something sized for the whole window (context_length = {window}) met "
+                     "an input of {positions} positions: cut the mask to the input's length, "
+                     "self.tril[:T, :T], as the window may be longer than the text.",
+                     window=window, positions=positions)
 
 
 def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:
