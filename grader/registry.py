@@ -40,6 +40,9 @@ class Problem:
     # Whether its checks build a torch optimizer in the worker (a training harness):
     # the fork server then imports what that needs once, before forking its worker.
     trains: bool = False
+    # Whether the last hint is the answer: not in a graded class's copy, which leaves
+    # that hint out (grader/release/answers.py).
+    last_hint_answers: bool = True
 
     @property
     def class_name(self) -> str:
@@ -98,6 +101,7 @@ class Problem:
 @cache
 def problems() -> tuple[Problem, ...]:
     raw = tomllib.loads(REGISTRY.read_text(encoding="utf-8"))
+    answered = bool(raw.get("last_hint_is_the_answer", True))
     return tuple(
         Problem(
             number=i,
@@ -110,6 +114,7 @@ def problems() -> tuple[Problem, ...]:
             points=int(entry.get("points", DEFAULT_POINTS)),
             takes_model=bool(entry.get("takes_model", False)),
             trains=bool(entry.get("trains", False)),
+            last_hint_answers=answered,
         )
         for i, entry in enumerate(raw["problem"], start=1)
     )

@@ -31,6 +31,17 @@ def test_every_problem_has_graded_hints(problem):
     assert all(problem.hints) and len(set(problem.hints)) == len(problem.hints)
 
 
+def test_no_hint_but_the_last_holds_a_mistakes_fix():
+    """A graded class's copy keeps every hint but the last (the answer) and no mistake's
+    fix: a kept hint that holds a fix word for word would give it back."""
+    from grader.release.answers import every_fix
+
+    fixes = every_fix()
+    for problem in problems():
+        for hint in problem.hints[:-1]:
+            assert not [fix for fix in fixes if fix in hint], (problem.slug, hint)
+
+
 def test_a_named_mistake_keeps_its_fix_aside():
     from grader.grading.values.failures import GradeFailure, Mistake, naming
 
@@ -52,6 +63,21 @@ def test_hints_go_from_a_nudge_to_the_answer_then_stay(tmp_path):
     assert "the answer" in shown[-2].stdout and problem.hint in shown[-1].stdout
     assert "again" not in shown[-1].stdout  # nothing stronger is left to offer
     assert read_status(root)["decode"]["hints_shown"] == len(problem.hints)
+
+
+def test_a_graded_class_copys_last_hint_is_not_called_the_answer(tmp_path):
+    """A copy without the answers keeps every hint but the last: the last it shows is
+    no answer, and is not called one."""
+    from grader.release.answers import registry_without_answers
+
+    root = kata_copy(tmp_path)
+    registry = root / "problems" / "registry.toml"
+    registry.write_bytes(registry_without_answers(registry.read_text("utf-8"))[0])
+    problem = find("decode")
+    shown = [run(root, "hint", "decode") for _ in range(len(problem.hints) - 1)]
+    assert all(done.returncode == 0 for done in shown), shown[0].stderr
+    assert problem.hints[-2] in shown[-1].stdout
+    assert not any("the answer" in done.stdout for done in shown), shown[-1].stdout
 
 
 def test_the_diagnosed_mistake_comes_first_then_the_problem_hints(tmp_path):

@@ -129,6 +129,21 @@ def test_a_refusal_with_the_wrong_error_fails_in_the_copy(
     assert all(t["status"] == "pass" for t in tests if not t["check"].startswith("refusal: "))
 
 
+def test_a_learners_repository_keeps_out_what_the_readme_installs(
+        small_copy: Path, tmp_path: Path) -> None:
+    """The copy's .gitignore keeps the venv (torch alone is over GitHub's 100 MB file
+    limit), the grader's record and the trained runs out of `git add -A`; solutions in."""
+    copy = learner(small_copy, tmp_path, {})
+    subprocess.run(["git", "init", "-q", str(copy)], check=True)
+    made = [".venv/lib/torch/lib/libtorch_cpu.so", "gpt_kata_practice.egg-info/PKG-INFO",
+            ".gpt-kata/status.json", "runs/mine/model.safetensors",
+            "problems/08-temperature/__pycache__/solution.cpython-311.pyc"]
+    ours = "problems/08-temperature/solution.py"
+    ignored = subprocess.run(["git", "check-ignore", *made, ours], cwd=copy,
+                             capture_output=True, text=True, check=False).stdout.split()
+    assert ignored == made
+
+
 def test_bpe_is_practised_on_its_three_methods(small_copy: Path, tmp_path: Path) -> None:
     """train_bpe has goldens; encode and decode are stored from the reference's answers
     when the copy is written, and their mistakes are named on their own cases."""
@@ -290,7 +305,9 @@ def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:
     language, anywhere in the copy; the other hints and the mistakes' names stay."""
     import polib
 
+    from grader.grading.judging.cached_steps import WHOLE_CONTEXT
     from grader.locale import catalog
+    from grader.release.answers import every_fix
 
     copy = tmp_path / "graded"
     write_release(copy, only=frozenset({"temperature"}), answer_hints=False)
@@ -302,10 +319,16 @@ def test_a_graded_class_copy_gives_no_answer_away(tmp_path: Path) -> None:
         assert kept[p.slug] == list(p.hints[:-1]), p.slug
     cases = json.loads((copy / "gpt_kata_practice" / "cases.json").read_text("utf-8"))
     named = [m for part in cases["problems"]["temperature"]["parts"]
-             for case in [*part["cases"].values(), *part["examples"].values()]
+             for case in [*part["cases"].values(), *part["examples"].values(),
+                          *part.get("refusals", {}).values()]
              for m in case["mistakes"]]
     assert named and all(m["name"] and not m["hint"] for m in named)
-    fixes = {m.hint for m in mistakes_of_temperature()}
+    # Every problem's fixes, the one the learner's runtime holds in its code too (how a
+    # KV cache is called, judged from the calls).
+    fixes = every_fix()
+    assert WHOLE_CONTEXT.hint in fixes and {m.hint for m in mistakes_of_temperature()} <= fixes
+    runtime = (copy / "grader" / "grading" / "judging" / "cached_steps.py").read_text("utf-8")
+    assert 'WHOLE_CONTEXT_FIX = ""\n' in runtime  # the practice grade names it, without
     text = "\n".join(f.read_text("utf-8") for f in copy.rglob("*")
                      if f.is_file() and f.suffix in (".toml", ".json", ".po", ".md", ".py"))
     for secret in [*answers, *fixes]:
@@ -327,7 +350,12 @@ def mistakes_of_temperature() -> list:
 
 
 # An answer hint a statement also says in full (it is then no secret): none today.
-OPEN_TEXTS: frozenset[str] = frozenset()
+OPEN_TEXTS: frozenset[str] = frozenset({
+    # A mistake's fix that is also the note on the error it raises (train_step's
+    # `explaining`): said to whoever meets that error, in any copy.
+    "F.cross_entropy reads dimension 1 as the classes: flatten the logits to "
+    "(B*T, vocab_size) and the targets to (B*T,) first",
+})
 
 
 def test_a_trainable_gpt_of_a_config_traced_already_is_its_own_trace_byte_for_byte(

@@ -164,7 +164,7 @@ def next_hint(problem: Problem) -> tuple[str, str]:
     shown = min(int(entry.get("hints_shown", 0)), len(problem.hints) - 1)
     entry["hints_shown"] = shown + 1
     save_status({problem.slug: entry})
-    last = shown == len(problem.hints) - 1
+    last = shown == len(problem.hints) - 1 and problem.last_hint_answers
     what = (tr("hint {n} of {total} (the answer)", n=shown + 1, total=len(problem.hints))
             if last else tr("hint {n} of {total}", n=shown + 1, total=len(problem.hints)))
     return what, translated(problem.hints[shown])

@@ -11,6 +11,7 @@ copy's translations either.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -51,7 +52,7 @@ def registry_without_answers(text: str) -> tuple[bytes, set[str]]:
             entry["hints"] = hints[:-1]
         tables.append("[[problem]]\n" + "".join(
             f"{key} = {toml_value(value)}\n" for key, value in entry.items()))
-    written = HEADER + "\n" + "\n".join(tables)
+    written = HEADER + "last_hint_is_the_answer = false\n\n" + "\n".join(tables)
     assert tomllib.loads(written)["problem"][0]["slug"] == registry["problem"][0]["slug"]
     return written.encode("utf-8"), left_out
 
@@ -76,6 +77,17 @@ def every_fix() -> set[str]:
     from grader.maintainer.catalogs import mistake_texts
 
     return {text for text, where in mistake_texts() if where.endswith(", fix")}
+
+
+# A fix the learner's runtime holds in its code (a mistake judged from calls, not from
+# stored answers), on a line of its own: NAME_FIX = "..."
+FIX_LINE = re.compile(rb'^(\w+_FIX) = "[^"\n]*"(  # noqa: E501)?$', re.MULTILINE)
+
+
+def without_fixes(source: bytes) -> bytes:
+    """A runtime module's source with each fix it holds blanked, for a graded class's
+    copy; the module still runs, naming the mistake without its fix."""
+    return FIX_LINE.sub(rb'\1 = ""', source)
 
 
 def catalog_without(catalog: bytes, texts: set[str]) -> bytes:

@@ -124,6 +124,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
 
     put("README.md", (TEMPLATES / "README.md").read_bytes())
     put("pyproject.toml", (TEMPLATES / "pyproject.toml").read_bytes())
+    put(".gitignore", (TEMPLATES / "gitignore").read_bytes())
     left_out: set[str] = set()  # the English of the hints a graded class's copy leaves out
     if answer_hints:
         put("problems/registry.toml", paths.REGISTRY.read_bytes())
@@ -148,7 +149,8 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     # The learner's runtime that holds no answer, the kata's own files as they are: a
     # later problem's `from grader.reuse import solution_of` works in the copy too.
     for name in RUNTIME_FILES:
-        put(f"grader/{name}", (paths.PACKAGE / name).read_bytes())
+        source = (paths.PACKAGE / name).read_bytes()
+        put(f"grader/{name}", source if answer_hints else answers.without_fixes(source))
     # The language's catalogs: the copy speaks the kata's words, in its languages.
     catalogs = sorted(CATALOGS.glob("*/*.po"))  # written once the cases' fixes are known
     # Written from the grader's own definitions: one source for both graders.
