@@ -163,7 +163,8 @@ class Watcher:
         else:
             passed = tr("{passed}/{total} checks pass", passed=summary.passed,
                         total=len(summary.results))
-            print(f"{time.strftime('%H:%M:%S')} {self.problem.folder} {summary.status} "
+            print(f"{time.strftime('%H:%M:%S')} {self.problem.folder} "
+                  f"{status_word(summary.status)} "
                   f"({passed}, {seconds:.1f} s)", flush=True)
         return summary.status
 

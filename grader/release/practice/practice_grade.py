@@ -113,7 +113,8 @@ def grade_problem(slug: str, path: Path,
     try:
         module = load(path)
         if not hasattr(module, wanted):
-            result.unavailable = f"{path.name} defines no class {wanted}"
+            result.unavailable = tr("{file} defines no class {name}", file=path.name,
+                                    name=wanted)
             return result
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's to fix
         result.unavailable = f"{where(exc, path)}{type(exc).__name__}: {exc}"
@@ -139,9 +140,10 @@ def grade_problem(slug: str, path: Path,
         want = codec.decode(case["expected"])
         changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
         if changed:
-            fail(result, Failure(label, f"{part['method']}() changed its input `{changed}` "
-                                 "in place, and the caller still needs it as it was.",
-                                 hint="work on a copy (.clone()) or build a new tensor"))
+            fail(result, Failure(label, tr(
+                "{method}() changed its input `{name}` in place, and the caller still needs "
+                "it as it was.", method=part["method"], name=changed),
+                hint=tr("work on a copy (.clone()) or build a new tensor")))
             continue
         if got[0] == "value":  # a float dtype the instructor's judge takes too
             got = ("value", judge.in_stored_dtypes(got[1], want,
@@ -159,13 +161,15 @@ def grade_problem(slug: str, path: Path,
                                   "mistake": None})
             continue
         if got[0] == "error":
-            message = f"{part['method']}() raised {shown}"
+            message = tr("{method}() raised {error}", method=part["method"], error=shown)
         elif part["judge"] in ("training-steps", "training-loop"):
             message = (f"{part['method']}(): "
                        f"{judge.training_difference(got[1], want, part['judge'])}")
         else:
-            message = (f"{part['method']}() returned {judge.describe(got[1])}; "
-                       f"expected {judge.describe(want)}{judge.difference(got[1], want)}")
+            message = tr("{method}() returned {got}; expected {expected}{difference}",
+                         method=part["method"], got=judge.describe(got[1]),
+                         expected=judge.describe(want),
+                         difference=judge.difference(got[1], want))
         fail(result, naming(Failure(label, message), got, case["mistakes"], part["judge"],
                             args))
     for part in parts:
@@ -219,7 +223,8 @@ def refused(result: Result, label: str, part: dict[str, Any], refusal: dict[str,
     elif not answer.startswith("ValueError:"):
         fail(result, Failure(label, tr("{what} should raise {kind}; instead {raised}",
                                        what=what, kind="ValueError",
-                                       raised=f"{part['method']}() raised {shown}")))
+                                       raised=tr("{method}() raised {error}",
+                                                 method=part["method"], error=shown))))
     elif not answer.removeprefix("ValueError:").strip():
         fail(result, Failure(label, tr("{what} raised {kind} without a message; say what is "
                                        "wrong", what=what, kind="ValueError")))
