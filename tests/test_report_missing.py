@@ -48,3 +48,15 @@ def test_only_a_classroom_folder_with_no_problem_named_counts_what_it_leaves_out
     assert SECOND in left_out(args(), handed) and FIRST not in left_out(args(), handed)
     assert left_out(args(classroom=False), handed) == []
     assert left_out(args(problems=[FIRST.slug]), handed) == []
+
+
+def test_a_learners_repository_is_graded_from_its_problems_folder(tmp_path: Path) -> None:
+    """`--submission` of a learner's repository (its problems/ inside), as the gradebook
+    takes one, grades the files in problems/."""
+    from grader.learner.grade import resolve_submissions
+
+    solution = tmp_path / "problems" / FIRST.folder / "solution.py"
+    solution.parent.mkdir(parents=True)
+    solution.write_text("class Solution: ...\n")
+    chosen = argparse.Namespace(problems=[], reference=False, submission=str(tmp_path))
+    assert resolve_submissions(chosen) == {FIRST: solution}

@@ -119,6 +119,9 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
             raise UsageError(tr("--submission FILE grades one problem; name exactly one"))
         return {chosen[0]: target}
     if target.is_dir():
+        if not any((target / p.folder).is_dir() for p in problems()) and (
+                target / "problems").is_dir():
+            target = target / "problems"  # a learner's repository, as the gradebook takes it
         found = {p: target / p.folder / "solution.py" for p in chosen}
         found = {p: f for p, f in found.items() if f.is_file()}
         if not found:
