@@ -135,8 +135,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                   "above; without any, a fresh seed, shown before the text)"))
     p.set_defaults(run=talk)
 
-    p = sub.add_parser("train", help=tr("train the GPT, or the modern model, on the shipped "
-                                        "corpus or your own text"))
+    copy = paths.in_a_copy()  # it trains the learner's own models only, and unsandboxed
+    p = sub.add_parser("train", help=tr("train your GPT, or your modern model, with --yours, "
+                                        "on the shipped corpus or your own text") if copy
+                       else tr("train the GPT, or the modern model, on the shipped "
+                               "corpus or your own text"))
     p.add_argument("--corpus", metavar="FILE",
                    help=tr("a UTF-8 text file (default: data/corpus.txt)"))
     p.add_argument("--out", metavar="DIR",
@@ -152,7 +155,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            "{modern_steps} with --model modern)",
                            steps=TRAIN_STEPS, modern_steps=MODERN_STEPS))
     p.add_argument("--yours", action="store_true",
-                   help=tr("train your GPT (problem 23) with your train_loop (30) once it "
+                   help=tr("train your GPT (problem 23) with your train_loop (30), refused "
+                           "until it passes. With --model modern: your modern GPT (35) "
+                           "instead, refused until it passes") if copy
+                   else tr("train your GPT (problem 23) with your train_loop (30) once it "
                            "passes, until then your get_batch (19) and train_step (25), "
                            "run in the sandbox; refused until they pass. With --model "
                            "modern: your modern GPT (35) instead, refused until it passes"))

@@ -21,6 +21,7 @@ from grader.learner.options import (
     KataParser,
     add_limit_options,
     check_report_target,
+    hidden_in_a_copy,
     limits_from,
     require_isolation,
     select_problems,
@@ -62,15 +63,11 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.add_argument("-v", "--verbose", action="store_true",
                    help=tr("show every failing check"))
-    if paths.in_a_copy():
-        # A learners' copy refuses some (grader/learner/practice.py) and has no sandbox
-        # for the others to set: its help shows what its grade does.
-        for action in p._actions:
-            if action.dest in NOT_IN_A_COPY:
-                action.help = argparse.SUPPRESS
+    hidden_in_a_copy(p, NOT_IN_A_COPY)
 
 
-# The grade's options a learners' copy does not honour.
+# The grade's options a learners' copy refuses (grader/learner/practice.py), or has no
+# sandbox for them to set.
 NOT_IN_A_COPY = ("submission", "reference", "junit", "memory", "scratch_mb", "jobs", "classroom",
                  "allow_unisolated", "no_sandbox")
 

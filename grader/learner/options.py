@@ -27,6 +27,17 @@ from grader.wording import one_of
 T = TypeVar("T", int, float)
 
 
+def hidden_in_a_copy(parser: argparse.ArgumentParser, refused: Iterable[str]) -> None:
+    """In a learners' copy, leave out of the command's help the options (by dest) it
+    refuses or has nothing to set with: the help shows what the copy's command does."""
+    from grader import paths
+
+    if paths.in_a_copy():
+        for action in parser._actions:
+            if action.dest in refused:
+                action.help = argparse.SUPPRESS
+
+
 def select_problems(names: list[str]) -> list[Problem]:
     chosen = [find_problem(n) for n in names] if names else list(problems())
     return sorted(set(chosen), key=lambda p: p.number)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.learner.options import check_report_target, select_problems
+from grader.learner.options import check_report_target, hidden_in_a_copy, select_problems
 from grader.learner.output import console
 from grader.learner.tools.trace_plan import Plan, joined
 from grader.locale import tr
@@ -363,4 +363,6 @@ def add_parser(sub: Any) -> None:
                    help=tr("trace this file (default: your problems/NN-slug/solution.py)"))
     p.add_argument("--reference", action="store_true",
                    help=tr("trace the reference solution (it differs nowhere)"))
+    # A copy traces its fixed cases as they are (grader/learner/tools/practice_trace.py).
+    hidden_in_a_copy(p, ("prompt", "steps", "seed", "reference"))
     p.set_defaults(run=trace)
