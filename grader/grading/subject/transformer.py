@@ -101,18 +101,23 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, *,
 def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
           norm: str = "pre", residual: tuple[str, ...] = ("attn", "mlp"),
           activation: str = "gelu", swap_norms: bool = False, eps: float = 1e-5,
-          unbiased: bool = False, **knobs: Any) -> torch.Tensor:
+          unbiased: bool = False, norms: str = "each", normed: tuple[str, ...] = (),
+          **knobs: Any) -> torch.Tensor:
     """A transformer block (problem transformer-block), with one knob per mistake.
 
     `norm="post"` normalises after each residual sum (the original
     transformer's order) instead of before each sub-layer; `residual` names the
     sub-layers whose input is added back; `activation` is "gelu", "tanh" (GELU's
     tanh approximation) or "relu"; `swap_norms` uses ln_2 before the attention
-    and ln_1 before the MLP; `eps` and `unbiased` are the LayerNorms' (see
-    layer_norm). Other `knobs` go to the attention layer (see layer).
+    and ln_1 before the MLP, `norms="first"` ln_1 before both; `normed` names the
+    sub-layers whose output is added to the normalised x they read, not to x; `eps` and
+    `unbiased` are the LayerNorms' (see layer_norm). Other `knobs` go to the attention
+    layer (see layer).
     """
     w = parts.state_dict(weights)
     ln_1, ln_2 = ("ln_2", "ln_1") if swap_norms else ("ln_1", "ln_2")
+    if norms == "first":
+        ln_2 = ln_1
 
     def norm_of(name: str, t: torch.Tensor) -> torch.Tensor:
         return layer_norm(t, w[f"{name}.weight"], w[f"{name}.bias"], eps=eps,
@@ -129,8 +134,12 @@ def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
         return F.linear(hidden, w["mlp.proj.weight"], w["mlp.proj.bias"])
 
     for name, sub, ln in (("attn", attend_all, ln_1), ("mlp", mlp, ln_2)):
-        keep = x if name in residual else 0
-        x = keep + sub(norm_of(ln, x)) if norm == "pre" else norm_of(ln, keep + sub(x))
+        if norm == "pre":
+            read = norm_of(ln, x)
+            keep = (read if name in normed else x) if name in residual else 0
+            x = keep + sub(read)
+        else:
+            x = norm_of(ln, (x if name in residual else 0) + sub(x))
     return x
 
 
@@ -142,7 +151,8 @@ def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, 
 
     `positions` False leaves the position embeddings out; "last" adds the
     table's last T rows (positions counted from the end of the table),
-    "reversed" rows T-1 down to 0 (counted from the end of the window).
+    "reversed" rows T-1 down to 0 (counted from the end of the window), "tokens" the
+    rows of the token ids (the table looked up with the context, not the positions).
     """
     w = parts.state_dict(weights)
     T = context.shape[1]
@@ -154,6 +164,8 @@ def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, 
         x = x + table[table.shape[0] - T:]
     elif positions == "reversed":
         x = x + table[:T].flip(0)
+    elif positions == "tokens":
+        x = x + F.embedding(context, table)
     for i in range(config["n_layer"]):
         x = block(config, {**weights, "part": _join(weights["part"], f"blocks.{i}")}, x, **knobs)
     if final_norm:
