@@ -93,14 +93,12 @@ def practice_summary(problem: Problem, submission: Path, runs: Any,
             out.print(f"[yellow]?[/] {problem.folder}: " + tr(
                 "not practised here: {why}", why=result.not_practised), highlight=False)
         return []
-    if out is not None:
-        for method, why in result.parts_not_practised.items():
-            out.print("  [dim]? " + tr("{method}() is not practised here: {why}",
-                                        method=method, why=why) + "[/]", highlight=False)
     results = results_of(problem, result)
     if not result.unavailable:
         results += read_checks(problem, submission)
-    return [ProblemSummary(problem, submission, results)]
+    return [ProblemSummary(problem, submission, results, notes=[
+        tr("{method}() is not practised here: {why}", method=method, why=why)
+        for method, why in result.parts_not_practised.items()])]
 
 
 def read_checks(problem: Problem, submission: Path) -> list[TestResult]:

@@ -82,6 +82,9 @@ class ProblemSummary:
     results: list[TestResult] = field(default_factory=list)
     # Left out of a classroom hand-in: graded as nothing, its points still counted.
     missing: bool = False
+    # What the report says of the problem beyond its checks, under its result (a part
+    # of it that a learners' copy does not practise).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -200,58 +203,15 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     """The report for a learner's eyes. Its learner text was made visible when the
     results were recorded (grading/engine/session.py); the marks fall back to words where
     the console's encoding has no check mark (cp1252, ASCII)."""
-    ok, bad = glyph(console, "✓", "PASS"), glyph(console, "✗", "FAIL")
-    more = glyph(console, "…", "...")
     # One column for the folder names, at least as wide as it always was.
     w = max([22, *(len(s.problem.folder) for s in report.summaries)])
     scored = score_report(report.to_json())
     uncounted = {e.get("problem") for e in scored.get("problems", [])
                  if e.get("fixed_counted") is False}
     for summary in report.summaries:
-        p = summary.problem
-        total = len(summary.results)
-        if summary.status == "pass":
-            console.print(f"[green]{ok}[/] {p.folder:<{w}} "
-                          + tr("{passed}/{total} checks pass", passed=summary.passed,
-                               total=total))
-            continue
-        failures = [r for r in summary.results if r.status != "pass"]
-        if not failures:
-            console.print(f"[red]{bad}[/] {p.folder:<{w}} " + tr("no checks ran"))
-            continue
-        if summary.status in ("error", "missing"):
-            console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
-            continue
-        console.print(f"[red]{bad}[/] {p.folder:<{w}} "
-                      + tr("{failed}/{total} checks fail", failed=len(failures), total=total))
-        if p.slug in uncounted:
-            console.print("  [dim]" + tr("its fixed cases earn no points while its drawn "
-                                         "examples fail (classroom mode: the learners' copy "
-                                         "holds the fixed cases)") + "[/]")
-        shown: set[str] = set()
-        for r in failures:
-            # Cases that fail the same way differ only in their inputs: one is shown.
-            if r.alike in shown and not verbose:
-                continue
-            shown.add(r.alike)
-            console.print(f"  [bold]{escape(check_title(r.name))}[/]")
-            for line in r.message.splitlines():
-                console.print(f"    {escape(line)}", highlight=False)
-            if r.output:
-                printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0])
-                printed = printed.replace("…", more).splitlines()
-                if len(printed) == 1:
-                    console.print("    [dim]" + tr("your code printed: {output}",
-                                                     output=escape(printed[0])) + "[/]",
-                                  highlight=False)
-                else:
-                    console.print("    [dim]" + tr("your code printed:") + "[/]")
-                    for line in printed:
-                        console.print(f"      [dim]{escape(line)}[/]", highlight=False)
-            if len(shown) >= 3 and not verbose:
-                break
-        if any(r.hint for r in failures) or p.hints:
-            console.print("  [dim]" + tr("stuck? `gpt-kata hint {slug}`", slug=p.slug) + "[/]")
+        show_problem(console, summary, verbose, w, summary.problem.slug in uncounted)
+        for note in summary.notes:
+            console.print(f"  [dim]? {escape(note)}[/]", highlight=False)
     for error in report.internal_errors:
         console.print(f"[red]{tr('grader error:')}[/] {escape(error.splitlines()[0])}")
     passed = sum(s.status == "pass" for s in report.summaries)
@@ -266,3 +226,55 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(tr("next: {statement}",
                          statement=f"problems/{todo[0].problem.folder}/{statement}"),
                       style="dim")
+
+
+def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: int,
+                 uncounted: bool) -> None:
+    """One problem's lines of the report: its result, and its failures as they are
+    shown (the first three ways it fails, unless `verbose`)."""
+    ok, bad = glyph(console, "✓", "PASS"), glyph(console, "✗", "FAIL")
+    more = glyph(console, "…", "...")
+    p = summary.problem
+    total = len(summary.results)
+    if summary.status == "pass":
+        console.print(f"[green]{ok}[/] {p.folder:<{w}} "
+                      + tr("{passed}/{total} checks pass", passed=summary.passed,
+                           total=total))
+        return
+    failures = [r for r in summary.results if r.status != "pass"]
+    if not failures:
+        console.print(f"[red]{bad}[/] {p.folder:<{w}} " + tr("no checks ran"))
+        return
+    if summary.status in ("error", "missing"):
+        console.print(f"[red]{bad}[/] {p.folder:<{w}} {escape(failures[0].message)}")
+        return
+    console.print(f"[red]{bad}[/] {p.folder:<{w}} "
+                  + tr("{failed}/{total} checks fail", failed=len(failures), total=total))
+    if uncounted:
+        console.print("  [dim]" + tr("its fixed cases earn no points while its drawn "
+                                     "examples fail (classroom mode: the learners' copy "
+                                     "holds the fixed cases)") + "[/]")
+    shown: set[str] = set()
+    for r in failures:
+        # Cases that fail the same way differ only in their inputs: one is shown.
+        if r.alike in shown and not verbose:
+            return
+        shown.add(r.alike)
+        console.print(f"  [bold]{escape(check_title(r.name))}[/]")
+        for line in r.message.splitlines():
+            console.print(f"    {escape(line)}", highlight=False)
+        if r.output:
+            printed = cut_output(r.output, SHOWN_OUTPUT[1], SHOWN_OUTPUT[0])
+            printed = printed.replace("…", more).splitlines()
+            if len(printed) == 1:
+                console.print("    [dim]" + tr("your code printed: {output}",
+                                                 output=escape(printed[0])) + "[/]",
+                              highlight=False)
+            else:
+                console.print("    [dim]" + tr("your code printed:") + "[/]")
+                for line in printed:
+                    console.print(f"      [dim]{escape(line)}[/]", highlight=False)
+        if len(shown) >= 3 and not verbose:
+            break
+    if any(r.hint for r in failures) or p.hints:
+        console.print("  [dim]" + tr("stuck? `gpt-kata hint {slug}`", slug=p.slug) + "[/]")
