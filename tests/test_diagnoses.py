@@ -180,3 +180,29 @@ def test_hypothesis_notes_that_name_grader_objects_are_left_out():
     add_note(failure, "Draw 1 (vocab_size): 3")
     assert with_inputs("wrong", failure) == ("wrong\nsmallest failing input found:\n"
                                              "  Draw 1 (vocab_size): 3")
+
+
+def test_nan_is_stored_for_no_mistake_in_a_learners_copy():
+    """The copy's stored answers of the mistakes leave nan out, as find_mistake does:
+    the copy would name it for every nan answer."""
+    from types import SimpleNamespace
+
+    from grader.registry import find
+    from grader.release.build import mistakes_answers
+
+    loss = find("loss")
+    nan = Mistake("average an empty slice", "fix", lambda x: torch.tensor(float("nan")))
+    one = Mistake("add one", "fix", lambda x: x + 1)
+    stored = mistakes_answers(loss, SimpleNamespace(iterate=False), [nan, one],
+                              (torch.zeros(2),), lambda outcome: False)
+    assert [entry["name"] for entry in stored] == ["add one"]
+
+
+def test_a_vocabularys_ids_out_of_range_nan_or_inf_are_no_renumbering():
+    from grader.registry import find
+
+    renumbered = load_check_module(find("vocabulary")).renumbered
+    assert renumbered(torch.tensor([1, 0, 1]), "bab", "ab")  # consistent, not sorted
+    assert not renumbered(torch.tensor([3, 0, 3]), "bab", "abab")  # sorted(corpus): 3 >= 2
+    for bad in (float("nan"), float("inf")):
+        assert not renumbered(torch.tensor([bad, 0.0, bad]), "bab", "ab")

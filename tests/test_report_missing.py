@@ -60,3 +60,35 @@ def test_a_learners_repository_is_graded_from_its_problems_folder(tmp_path: Path
     solution.write_text("class Solution: ...\n")
     chosen = argparse.Namespace(problems=[], reference=False, submission=str(tmp_path))
     assert resolve_submissions(chosen) == {FIRST: solution}
+
+
+def test_a_failure_shown_once_leaves_the_others_and_the_hint_line(tmp_path: Path) -> None:
+    """Cases that fail alike are shown once; the ways the problem fails after them, and
+    the line that offers a hint, are still shown."""
+    import io
+
+    from rich.console import Console
+
+    from grader.reports.report import render
+
+    def failed(name: str, message: str) -> results.TestResult:
+        return results.TestResult(name, FIRST, "fail", message, alike=message)
+
+    summary = ProblemSummary(FIRST, tmp_path / "solution.py", [
+        failed("Fixed [a]", "the list differs"), failed("Fixed [b]", "the list differs"),
+        failed("Drawn", "a drawn example differs")])
+    written = io.StringIO()
+    render(report(summary), Console(file=written, width=200))
+    text = written.getvalue()
+    assert "Fixed [a]" in text and "Fixed [b]" not in text and "Drawn" in text
+    assert f"gpt-kata hint {FIRST.slug}" in text
+
+
+def test_a_repositorys_left_out_problem_says_why_of_its_own_folder(tmp_path: Path) -> None:
+    from grader.learner.grade import handed_in_folder
+
+    (tmp_path / "problems" / FIRST.folder / "solution.py").mkdir(parents=True)
+    folder = handed_in_folder(tmp_path)  # a folder named solution.py: not a file
+    assert folder == tmp_path / "problems"
+    (said,) = [r.message for r in missing_summary(FIRST, folder).results]
+    assert "(not a file)" in said

@@ -116,9 +116,7 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
             raise UsageError(tr("--submission FILE grades one problem; name exactly one"))
         return {chosen[0]: target}
     if target.is_dir():
-        if not any((target / p.folder).is_dir() for p in problems()) and (
-                target / "problems").is_dir():
-            target = target / "problems"  # a learner's repository, as the gradebook takes it
+        target = handed_in_folder(target)
         found = {p: target / p.folder / "solution.py" for p in chosen}
         found = {p: f for p, f in found.items() if f.is_file()}
         if not found:
@@ -190,6 +188,15 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
         return grade_with(args, submissions, pool, limits, shared=sharing, missing=missing)
     finally:
         pool.close()
+
+
+def handed_in_folder(target: Path) -> Path:
+    """The folder of NN-slug/solution.py files a --submission folder is: itself, or the
+    problems/ inside a learner's repository, as the gradebook takes one."""
+    if not any((target / p.folder).is_dir() for p in problems()) and (
+            target / "problems").is_dir():
+        return target / "problems"
+    return target
 
 
 def left_out(args: argparse.Namespace, submissions: dict[Problem, Path]) -> list[Problem]:
@@ -267,7 +274,8 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         server_failed = pool.server_failed
     if missing:
         report.summaries = sorted(
-            [*report.summaries, *(missing_summary(p, Path(args.submission)) for p in missing)],
+            [*report.summaries, *(missing_summary(p, handed_in_folder(Path(args.submission)))
+                                  for p in missing)],
             key=lambda summary: summary.problem.number)
     report.mode = "classroom" if args.classroom else "practice"
     if args.classroom and not report.isolation:

@@ -450,6 +450,7 @@ def mistakes_answers(problem: Problem, contract: Any, mistakes: Any, args: tuple
     for a right outcome."""
     import torch
 
+    from grader.grading.subject.diagnosis import nothing_but_nan
     from grader.grading.subject.reference import fresh_args
     from grader.grading.values.equality import outcome_of
     from grader.release.practice import codec
@@ -461,7 +462,9 @@ def mistakes_answers(problem: Problem, contract: Any, mistakes: Any, args: tuple
                 outcome = outcome_of(run, *fresh_args(args))
             if outcome[0] == "value" and contract.iterate and outcome[1] is not None:
                 outcome = ("value", list(outcome[1]))
-            if outcome[1] is None or right(outcome):
+            # nan is every broken computation's answer: no evidence of this mistake
+            # (diagnosis.find_mistake passes it over too).
+            if outcome[1] is None or nothing_but_nan(outcome) or right(outcome):
                 continue
             try:
                 encoded = codec.encode((outcome[0], str(outcome[1])

@@ -258,7 +258,7 @@ def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: in
     for r in failures:
         # Cases that fail the same way differ only in their inputs: one is shown.
         if r.alike in shown and not verbose:
-            return
+            continue
         shown.add(r.alike)
         console.print(f"  [bold]{escape(check_title(r.name))}[/]")
         for line in r.message.splitlines():

@@ -91,8 +91,8 @@ def renumbered(got: object, text: str, corpus: str) -> bool:
     among as many ids as the corpus has characters."""
     if not (isinstance(got, torch.Tensor) and got.dim() == 1 and len(got) == len(text)):
         return False
-    if len(got) and not 0 <= int(got.min()) <= int(got.max()) < len(set(corpus)):
-        return False
+    if len(got) and not bool(((got >= 0) & (got < len(set(corpus)))).all()):
+        return False  # nan and inf too
     seen: dict[str, int] = {}
     for char, i in zip(text, got.tolist()):
         if seen.setdefault(char, i) != i:

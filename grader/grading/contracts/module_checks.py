@@ -137,7 +137,8 @@ def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mista
 
 def uncut_mask(call: Call) -> str:
     """A note on an error of shapes where the module used something sized for the
-    whole window (a mask buffer of context_length) on an input of fewer positions."""
+    whole window (a mask buffer, the positions, of context_length) on an input of fewer
+    positions."""
     message = str(call.outcome[1]) if call.outcome[0] == "error" else ""
     config, inputs = call.named.get("config"), [a for a in call.args
                                                  if isinstance(a, torch.Tensor)]
@@ -148,9 +149,9 @@ def uncut_mask(call: Call) -> str:
             rf"\b{positions}\b", message):
         return ""
     return "\n" + tr("Something sized for the whole window (context_length = {window}) met "
-                     "an input of {positions} positions: cut the mask to the input's length, "
-                     "self.tril[:T, :T], as the window may be longer than the text.",
-                     window=window, positions=positions)
+                     "an input of {positions} positions: cut it to the input's length, as the "
+                     "window may be longer than the text (a mask self.tril[:T, :T], the "
+                     "positions torch.arange(T)).", window=window, positions=positions)
 
 
 def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import paths
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import check_report_target, hidden_in_a_copy, select_problems
 from grader.learner.output import console
@@ -340,7 +341,8 @@ def add_parser(sub: Any) -> None:
                        "[case-id] grade prints): step by step, the window the model saw, "
                        "the reference's top probabilities, both picks, and the first step "
                        "where they differ. Step N makes new character N, as grade counts "
-                       "them. Options may go before or after the prompt."))
+                       "them.") + ("" if paths.in_a_copy() else " " + tr(
+                           "Options may go before or after the prompt.")))
     p.add_argument("problem", metavar="PROBLEM",
                    help=tr("a problem that generates: slug, number, NN-slug or folder, e.g. "
                            "generate, 6, 06-generate"))
