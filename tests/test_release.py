@@ -217,8 +217,9 @@ def test_no_file_of_the_references_is_in_the_copy(released: Path) -> None:
         assert "solutions" not in relative.split("/")
         # Only text: no pickles, TorchScript or exported programs that could carry code.
         # (.po: the kata's translations, gettext's text catalogs.)
-        assert Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors",
-                                         ".pt2", ".po"}
+        # (.gitignore: the patterns git keeps out of the learner's repository.)
+        assert (Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors",
+                                          ".pt2", ".po"} or relative == ".gitignore"), relative
 
 
 def test_the_copy_carries_both_languages(released: Path) -> None:
