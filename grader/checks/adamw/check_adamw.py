@@ -30,17 +30,19 @@ Update = tuple[Tensors, Tensors, Tensors]
 def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tensors,
            step: int, lr: float, betas: tuple[float, float], eps: float, weight_decay: float,
            *, coupled: bool = False, corrected: bool = True, eps_inside: bool = False,
-           decay_after: bool = False, counted: int = 1, decay_lr: bool = True) -> Update:
+           decay_after: bool = False, counted: int = 1, decay_lr: bool = True,
+           second_corrected: bool = True) -> Update:
     """AdamW's update, or one of its known mistakes: `coupled` adds the decay to the
     gradient (Adam with L2), `corrected=False` leaves the bias correction out,
     `eps_inside` adds eps under the square root, `decay_after` shrinks the weight
     after the Adam move, `counted` is what the step count grows by first, and
     `decay_lr=False` shrinks the weight by weight_decay alone, not lr * weight_decay
-    (the paper's decoupled decay, which torch scales by lr)."""
+    (the paper's decoupled decay, which torch scales by lr); `second_corrected=False`
+    corrects the first moment's bias only."""
     beta1, beta2 = betas
     t = step + counted
     first = 1 - beta1 ** t if corrected else 1.0
-    second = 1 - beta2 ** t if corrected else 1.0
+    second = 1 - beta2 ** t if corrected and second_corrected else 1.0
     shrink = 1 - (lr * weight_decay if decay_lr else weight_decay)
     out: Update = ([], [], [])
     for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):

@@ -37,32 +37,37 @@ def norm(g: torch.Tensor) -> torch.Tensor:
 def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
             always: bool = False, eps: float = EPS, in_place: bool = True,
             report_after: bool = False, skip_missing: bool = True,
-            by_value: bool = False) -> tuple[Any, Grads]:
+            by_value: bool = False, summed: bool = False) -> tuple[Any, Grads]:
     """What the harness hands back for clipping done right, or one of its known
     mistakes: `per_parameter` clips each gradient by its own norm, `always` scales
     by max_norm / total even when under the limit, `eps` is the 1e-6 (0: left out),
     `in_place=False` leaves the gradients as they were, `report_after` returns
     the norm after clipping, `skip_missing=False` takes the norm of a .grad
     that is None too (and raises there), and `by_value` clamps each entry to
-    +-max_norm (clip_grad_value_'s job) instead of scaling."""
+    +-max_norm (clip_grad_value_'s job) instead of scaling, and `summed` takes the
+    sum of the gradients' norms for their total norm."""
     grads = [None if g is None else g.clone() for g in parameters]
     present = [g for g in grads if g is not None or not skip_missing]
     if not present:
         return torch.tensor(0.0), grads
-    total = norm(torch.stack([norm(g) for g in present]))
+    def total_of(group: Grads) -> torch.Tensor:
+        norms = torch.stack([norm(g) for g in group])
+        return norms.sum() if summed else norm(norms)
+
+    total = total_of(present)
     if by_value:
         for g in present:
             g.clamp_(-max_norm, max_norm)
         return total, grads
     groups = [[g] for g in present] if per_parameter else [present]
     for group in groups:
-        own = norm(torch.stack([norm(g) for g in group]))
+        own = total_of(group)
         coef = max_norm / (own + eps)
         if (always or coef < 1) and in_place:
             for g in group:
                 g.mul_(coef)
     if report_after:
-        total = norm(torch.stack([norm(g) for g in present]))
+        total = total_of(present)
     return total, grads
 
 

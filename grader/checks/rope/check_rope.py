@@ -45,15 +45,15 @@ PRACTICE_RULE = "rotation"
 def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
          layout: str = "halves", two: bool = True, first: int = 0, offset: bool = True,
          sign: float = 1.0, swap_sign: float = -1.0, dtype: torch.dtype = torch.float32,
-         width: str = "head", own_base: bool = True) -> torch.Tensor:
+         width: str = "head", own_base: bool = True, twice: bool = False) -> torch.Tensor:
     """Rotary embeddings, or one of their known mistakes.
 
     `pairing` is which dimensions turn together ("halves": i and i + d/2;
     "pairs": 2i and 2i + 1), `layout` how the frequencies are laid along the
     head ("halves": repeated, "pairs": each twice in a row); `two=False` drops
-    the 2 of the exponent; `first` is added to every position (1: counted from
-    1); `offset=False` ignores `start`; `sign=-1` turns the other way (as does
-    rotate_half written torch.cat([x2, -x1]));
+    the 2 of the exponent, `twice` counts it twice (2 * arange(0, d, 2)); `first` is
+    added to every position (1: counted from 1); `offset=False` ignores `start`;
+    `sign=-1` turns the other way (as does rotate_half written torch.cat([x2, -x1]));
     `swap_sign=1` swaps a pair's halves without the minus; `dtype` is the angles'
     precision; `width="model"` spreads the exponents over all heads' width;
     `own_base=False` keeps 10000 whatever `base` says.
@@ -64,6 +64,8 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
     exponents = torch.arange(0, d, 2, dtype=torch.float32)[: d // 2] / n
     if not two:
         exponents = torch.arange(0, d // 2, dtype=torch.float32) / n
+    elif twice:
+        exponents = 2 * exponents
     inv_freq = (1.0 / b ** exponents).to(dtype)
     begin = (start if offset else 0) + first
     positions = torch.arange(begin, begin + x.shape[-2], dtype=torch.float32).to(dtype)
