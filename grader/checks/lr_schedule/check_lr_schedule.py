@@ -25,19 +25,19 @@ PEAK_ATOL = 1e-9
 def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: int, *,
              late_end: bool = False, from_zero: bool = False, one_more: bool = False,
              clamped: bool = True, span: str = "after the warm-up",
-             floor: bool = True) -> float:
+             floor: bool = True, ahead: int = 0) -> float:
     """The schedule, or one of its known mistakes: `late_end` keeps climbing one step
     longer (step <= warmup_steps), `from_zero` starts the line at 0, `one_more`
     divides it by warmup_steps + 1 (nanoGPT's train.py), `clamped=False`
     lets the cosine run on past the last step, and `span` says what the cosine is
-    spread over ("the whole run": step / steps), and `floor=False` lets the cosine fall
-    to 0 instead of min_lr."""
+    spread over ("the whole run": step / steps), `floor=False` lets the cosine fall
+    to 0 instead of min_lr, and `ahead` counts the decay's steps from that many early."""
     if step < warmup_steps + late_end:
         return max_lr * (step + (not from_zero)) / (warmup_steps + one_more)
     if span == "the whole run":
         progress = step / max(1, steps)
     else:
-        progress = (step - warmup_steps) / max(1, steps - warmup_steps)
+        progress = (step - warmup_steps + ahead) / max(1, steps - warmup_steps)
     if clamped:
         progress = min(1.0, progress)
     low = min_lr if floor else 0.0
