@@ -273,9 +273,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         report = grade_problems(submissions, pool, limits)
         server_failed = pool.server_failed
     if missing:
+        folder = handed_in_folder(Path(args.submission))
         report.summaries = sorted(
-            [*report.summaries, *(missing_summary(p, handed_in_folder(Path(args.submission)))
-                                  for p in missing)],
+            [*report.summaries, *(missing_summary(p, folder) for p in missing)],
             key=lambda summary: summary.problem.number)
     report.mode = "classroom" if args.classroom else "practice"
     if args.classroom and not report.isolation:

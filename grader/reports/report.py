@@ -26,7 +26,7 @@ from grader.grading.values.sanitise import visible
 from grader.locale import localised, tr, translated
 from grader.registry import Problem
 from grader.reports.provenance import provenance
-from grader.reports.results import TestResult
+from grader.reports.results import TestResult, nothing_handed_in
 from grader.reports.scoring import format_points, score_report
 from grader.reports.written import write_whole
 from grader.sandbox.wire.printed import Printed, after, as_printed, marker, more
@@ -137,8 +137,7 @@ class Report:
             if errors:
                 return errors[0]
             missing = sum(s.missing for s in self.summaries)
-            return (f"no solution.py of the {missing} problem(s) graded was handed in"
-                    if missing else "no checks ran")
+            return nothing_handed_in(missing) if missing else "no checks ran"
         return None
 
     def to_json(self) -> dict:

@@ -37,3 +37,9 @@ class TestResult:
     # "" for any other check; scoring.py counts a classroom grade's fixed cases only
     # once the problem's drawn examples pass.
     cases: str = ""
+
+
+def nothing_handed_in(missing: int) -> str:
+    """The run's message where none of the problems graded was handed in: a grade of a
+    classroom folder and the gradebook's relabelled report say it alike."""
+    return f"no solution.py of the {missing} problem(s) graded was handed in"

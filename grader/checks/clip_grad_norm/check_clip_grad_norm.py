@@ -43,13 +43,14 @@ def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
     by max_norm / total even when under the limit, `eps` is the 1e-6 (0: left out),
     `in_place=False` leaves the gradients as they were, `report_after` returns
     the norm after clipping, `skip_missing=False` takes the norm of a .grad
-    that is None too (and raises there), and `by_value` clamps each entry to
+    that is None too (and raises there), `by_value` clamps each entry to
     +-max_norm (clip_grad_value_'s job) instead of scaling, and `summed` takes the
     sum of the gradients' norms for their total norm."""
     grads = [None if g is None else g.clone() for g in parameters]
     present = [g for g in grads if g is not None or not skip_missing]
     if not present:
         return torch.tensor(0.0), grads
+
     def total_of(group: Grads) -> torch.Tensor:
         norms = torch.stack([norm(g) for g in group])
         return norms.sum() if summed else norm(norms)

@@ -23,6 +23,7 @@ from grader.classroom.gradebook.roster import Learner
 from grader.classroom.gradebook.state import save_state
 from grader.grading.values.sanitise import visible
 from grader.registry import Problem
+from grader.reports.results import nothing_handed_in
 from grader.reports.scoring import score_report
 from grader.sandbox.host.channel import WorkerDied
 from grader.sandbox.host.forkserver_client import ForkServerClient
@@ -170,8 +171,7 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
     if report.get("message") is not None and report["message"] in said_of_missing:
         handed_in = [t.get("message") for t in report.get("tests", [])
                      if t.get("problem") not in missing and t.get("message")]
-        report["message"] = handed_in[0] if handed_in else (
-            f"no solution.py of the {len(missing)} problem(s) graded was handed in")
+        report["message"] = handed_in[0] if handed_in else nothing_handed_in(len(missing))
     files = (report.get("provenance") or {}).get("files")
     if isinstance(files, dict):  # a missing file was graded as an empty one: no hash
         files.update({p.folder: None for p in chosen if learner.files[p.folder] is None})

@@ -77,11 +77,10 @@ def library_softmax(path: Path) -> str:
             # variable or a function the learner named softmax is their own; getattr
             # and the like are Python's own, and looked for.
             names = [] if node.id in BUILT_INS else [node.id]
-        elif isinstance(node, ast.alias) and node.name == "*":
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return tr("{file}:{line} imports * from {module}, which can bring in a library "
                       "softmax under its own name; import the names you use",
-                      file=path.name, line=getattr(node, "lineno", "?"),
-                      module=getattr(node, "parent_module", "a module"))
+                      file=path.name, line=node.lineno, module=node.module or ".")
         elif isinstance(node, ast.alias):  # from torch import softmax as s
             names = classes = [*node.name.split("."), node.asname or ""]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -116,10 +115,6 @@ def graded_nodes(tree: ast.Module, source: str) -> list[ast.AST]:
     if tests and source.count("__name__") == len(tests):
         skipped = {id(node) for statement in tests for part in statement.body
                    for node in ast.walk(part)}
-    for node in ast.walk(tree):  # a star import's module, for its message
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                alias.parent_module = node.module or "."  # type: ignore[attr-defined]
     return [node for node in ast.walk(tree) if id(node) not in skipped]
 
 
