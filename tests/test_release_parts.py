@@ -129,6 +129,24 @@ def test_a_refusal_with_the_wrong_error_fails_in_the_copy(
     assert all(t["status"] == "pass" for t in tests if not t["check"].startswith("refusal: "))
 
 
+def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
+    """In Chinese, a practice grade names its cases, drawn examples and refusals in
+    Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""
+    copy = learner(small_copy, tmp_path, {"temperature": mistaken("temperature", "multiply")})
+    code = COPY_ONLY + "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    out = tmp_path / "grade.json"
+    graded = subprocess.run([sys.executable, "-I", "-B", "-c", code, "--lang", "zh", "grade",
+                             "temperature", "-v", "--json", str(out)], cwd=copy,
+                            capture_output=True, text=True, encoding="utf-8", check=False)
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    checks = [t["check"] for t in json.loads(out.read_text("utf-8"))["tests"]]
+    assert any(c.startswith("用例 ") for c in checks), checks
+    assert any(c.startswith("随机示例 ") for c in checks), checks
+    assert any(c.startswith("拒绝：") for c in checks), checks
+    assert not any(c.startswith(("case ", "drawn example ", "refusal: ")) for c in checks)
+    assert "张量" in graded.stdout and "torch.float32 tensor" not in graded.stdout, graded.stdout
+
+
 def test_a_learners_repository_keeps_out_what_the_readme_installs(
         small_copy: Path, tmp_path: Path) -> None:
     """The copy's .gitignore keeps the venv (torch alone is over GitHub's 100 MB file

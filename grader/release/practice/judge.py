@@ -199,49 +199,59 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
     and in the same of the four modes (gradients on or off, training or evaluation)."""
     size = 3 if rule == "training-loop" else 2
     if not (isinstance(got, tuple) and len(got) == size):
-        return f"the run handed back {describe(got)}"
+        return tr("the run handed back {value}", value=describe(got))
     losses, weights, *modes = got
     want_losses, want_weights, *want_modes = want
     if rule == "training-loop":
         if isinstance(losses, str):
-            return f"train_loop() returned {losses}, not a list of (step, train_loss, val_loss)"
+            return tr("train_loop() returned {error}, not a list of (step, train_loss, "
+                      "val_loss)", error=losses)
         for index, entry in enumerate(losses):
             if isinstance(entry, str) or len(entry) != 3:
-                return f"entry {index} of the log is {describe(entry)}, not a tuple of 3"
+                return tr("entry {index} of the log is {value}, not a tuple of 3",
+                          index=index, value=describe(entry))
         steps = [entry[0] for entry in losses]
         if steps != [entry[0] for entry in want_losses]:
-            return (f"the log has evaluations at steps {steps}, expected at "
-                    f"{[entry[0] for entry in want_losses]}")
+            return tr("the log has evaluations at steps {steps}, expected at {expected}",
+                      steps=steps, expected=[entry[0] for entry in want_losses])
         on = modes[0]["grad, train"] + modes[0]["grad, eval"]
         want_on = want_modes[0]["grad, train"] + want_modes[0]["grad, eval"]
         if on != want_on:
-            return f"{on} forward passes ran with gradients on, expected {want_on}"
+            return tr("{count} forward passes ran with gradients on, expected {expected}",
+                      count=on, expected=want_on)
         ran = sorted(k for k, n in modes[0].items() if n)
         want_ran = sorted(k for k, n in want_modes[0].items() if n)
         if ran != want_ran:
-            return f"the forward passes ran as {ran}, expected as {want_ran}"
+            return tr("the forward passes ran as {modes}, expected as {expected}",
+                      modes=ran, expected=want_ran)
         losses = [v for entry in losses for v in entry[1:]]
         want_losses = [v for entry in want_losses for v in entry[1:]]
     if not isinstance(losses, list) or len(losses) != len(want_losses):
-        return f"the losses are {describe(losses)}, expected {describe(want_losses)}"
+        return tr("the losses are {losses}, expected {expected}", losses=describe(losses),
+                  expected=describe(want_losses))
     for index, (value, wanted) in enumerate(zip(losses, want_losses)):
         if not isinstance(value, float):
-            return f"loss {index + 1} of {len(losses)} is {describe(value)}, not a float"
+            return tr("loss {n} of {count} is {value}, not a float", n=index + 1,
+                      count=len(losses), value=describe(value))
         if not close(value, wanted):
-            return (f"loss {index + 1} of {len(losses)} is {value!r}, expected "
-                    f"{wanted!r}; the losses: {describe(losses)}")
+            return tr("loss {n} of {count} is {value}, expected {expected}; the losses: "
+                      "{losses}", n=index + 1, count=len(losses), value=repr(value),
+                      expected=repr(wanted), losses=describe(losses))
     if not (isinstance(weights, dict) and weights.keys() == want_weights.keys()):
         named = sorted(weights) if isinstance(weights, dict) else weights
-        return f"the weights are {describe(named)}, expected {describe(sorted(want_weights))}"
+        return tr("the weights are {weights}, expected {expected}", weights=describe(named),
+                  expected=describe(sorted(want_weights)))
     for name, wanted in want_weights.items():
         value = weights[name]
         if not (isinstance(value, torch.Tensor) and value.shape == wanted.shape):
-            return f"the weights `{name}` are {describe(value)}, expected {describe(wanted)}"
+            return tr("the weights `{name}` are {value}, expected {expected}", name=name,
+                      value=describe(value), expected=describe(wanted))
         error = float((value.double() - wanted.double()).abs().max()) if value.numel() else 0.0
         if not error <= TRAINED_WEIGHTS_ATOL:
-            return (f"the losses are right, but after the last step the weights `{name}` "
-                    f"differ from the expected ones by up to {error:.2e} (more than the "
-                    f"{TRAINED_WEIGHTS_ATOL:g} allowed)")
+            return tr("the losses are right, but after the last step the weights `{name}` "
+                      "differ from the expected ones by up to {error:.2e} (more than the "
+                      "{allowed:g} allowed)", name=name, error=error,
+                      allowed=TRAINED_WEIGHTS_ATOL)
     return ""
 
 
@@ -278,7 +288,7 @@ def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
         if isinstance(b, torch.Generator):
             continue  # a generator's state is meant to change
         if isinstance(b, (torch.Tensor, list, dict)) and not _identical(a, b):
-            return arg_names[i] if i < len(arg_names) else f"argument {i + 1}"
+            return arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
     return ""
 
 
@@ -304,7 +314,8 @@ def _identical(a: Any, b: Any) -> bool:
 
 def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
-        text = f"{value.dtype} tensor of shape {tuple(value.shape)}"
+        text = tr("{dtype} tensor of shape {shape}", dtype=str(value.dtype).removeprefix(
+            "torch."), shape=tuple(value.shape))
         if value.numel() <= 12:
             text += f": {value.tolist()}"
         return text

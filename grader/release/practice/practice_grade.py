@@ -33,7 +33,7 @@ class Failure:
     mistake it names. Its text is made only where it is shown (cli.py): the JSON report
     carries what it says and the mistake, fix included, apart."""
 
-    label: str  # "case 3", "drawn example 1"
+    label: str  # "case 3", "drawn example 1", in the language in use
     says: str
     hint: str = ""
     mistake: dict[str, str] | None = None  # {id, name, hint}, the full grader's ids
@@ -125,9 +125,9 @@ def grade_problem(slug: str, path: Path,
     for part in parts:
         # With several methods, a label says whose case it is.
         named = f"{part['method']}() " if len(parts) > 1 else ""
-        checked += [(f"{named}case {case_id}", part, case)
+        checked += [(named + tr("case {id}", id=case_id), part, case)
                     for case_id, case in part["cases"].items()]
-        checked += [(f"{named}drawn example {n}", part, case)
+        checked += [(named + tr("drawn example {n}", n=n), part, case)
                     for n, case in part["examples"].items()]
     for label, part, case in checked:
         args = codec.decode(case["args"])
@@ -177,7 +177,8 @@ def grade_problem(slug: str, path: Path,
         for refusal in part.get("refusals", {}).values():
             args = codec.decode(refusal["args"])
             try:
-                refused(result, f"{named}refusal: {refusal['what']}", part, refusal, args,
+                refused(result, named + tr("refusal: {what}", what=refusal["what"]), part,
+                        refusal, args,
                         attempt(part, module, args, path, running))
             except Unavailable as why:
                 result.unavailable, result.kind = why.args
