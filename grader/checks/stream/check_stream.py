@@ -202,9 +202,9 @@ MISTAKES = [
             mistake(None, lambda text, ends: list(text))),
     # Track 1's mistakes that carry over to the loop.
     Mistake(*NOT_RESTORED, partial(mistake(None, split_at), restore=False)),
-    Mistake("do not crop the context",
+    Mistake("crop the context only once, before the loop, or not at all",
             "crop to the last context_length tokens before every forward pass",
-            partial(mistake(None, split_at), crop="none")),
+            partial(mistake(None, split_at), crop="none"), id="do-not-crop-the-context"),
 ]
 
 
