@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from conftest import ROOT, reference_solution
 
 from grader.checks.softmax import check_softmax
 from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.registry import STARTERS, problems
 from grader.reports.scoring import score_report
 
 TABLE_SUBMISSION = '''\
@@ -89,11 +91,52 @@ def report(mode: str, drawn_status: str) -> dict:
             "problems": [{"problem": "softmax", "passed": passed, "total": len(tests)}]}
 
 
-def test_fixed_cases_count_in_practice_and_once_the_drawn_examples_pass() -> None:
+def test_other_checks_count_in_practice_and_once_the_drawn_examples_pass() -> None:
     assert score_report(report("practice", "fail"))["score"] == 9
     assert score_report(report("classroom", "pass"))["score"] == 10
     gated = score_report(report("classroom", "fail"))
-    assert gated["score"] == 1  # one of eight checks: 1.25 points, rounded down
+    # Neither the fixed cases nor the other check (a refusal, say) count.
+    assert gated["score"] == 0
     assert gated["problems"][0]["fixed_counted"] is False
+    assert all(t["score"] == 0 for t in gated["tests"])
     # Scoring twice changes nothing.
-    assert score_report(gated)["score"] == 1
+    assert score_report(gated)["score"] == 0
+
+
+def test_a_drawn_example_that_passes_counts_beside_one_that_fails() -> None:
+    tests = [{"problem": "bpe", "status": "pass", "cases": "drawn"},
+             {"problem": "bpe", "status": "fail", "cases": "drawn"},
+             {"problem": "bpe", "status": "pass", "cases": None},
+             {"problem": "bpe", "status": "pass", "cases": "fixed"}]
+    scored = score_report({"mode": "classroom", "tests": tests, "problems": [
+        {"problem": "bpe", "passed": 3, "total": 4}]})
+    assert scored["score"] == 3  # one of four checks of 10 points: 2.5, rounded up
+    assert [t["score"] for t in scored["tests"]] == [2.5, 0.0, 0.0, 0.0]
+
+
+def test_a_file_that_only_raises_valueerror_earns_nothing_in_classroom_mode(
+        tmp_path: Path) -> None:
+    """Every method raising ValueError passes the checks that judge a guard (refusals,
+    softmax written by hand, the same output twice); in a classroom grade they count
+    only once the drawn examples pass, so such a hand-in scores 0."""
+    slugs = ["softmax", "temperature", "windows", "attention-head", "grouped-query-attention"]
+    folder = tmp_path / "hand-in"
+    for problem in (p for p in problems() if p.slug in slugs):
+        # The shipped starter: problems/ may hold the learner's solutions.
+        starter = (STARTERS / problem.folder / "solution.py").read_text(encoding="utf-8")
+        assert "raise NotImplementedError" in starter, problem.slug
+        (folder / problem.folder).mkdir(parents=True)
+        (folder / problem.folder / "solution.py").write_text(
+            re.sub(r"raise NotImplementedError\(.*\)",
+                   'raise ValueError("invalid argument")', starter), encoding="utf-8")
+    scores = {}
+    for mode in ([], ["--classroom", "--allow-unisolated"]):
+        report = tmp_path / "report.json"
+        subprocess.run([sys.executable, "-m", "grader.cli.main", "grade", *slugs,
+                        "--submission", str(folder), "-q", "--json", str(report), *mode],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)
+        scores[bool(mode)] = json.loads(report.read_text(encoding="utf-8"))
+    practice, classroom = scores[False], scores[True]
+    assert practice["score"] >= len(slugs), practice["problems"]  # the guards pass
+    assert classroom["score"] == 0, classroom["problems"]
+    assert all(t["score"] == 0 for t in classroom["tests"])

@@ -99,7 +99,7 @@ def problem_test(entry: dict, checks: list[dict]) -> dict:
         if not passed and check.get("output"):
             lines.append(indent(f"your code printed:\n{check['output']}", "    "))
     if entry.get("fixed_counted") is False:
-        lines.append("the fixed cases do not count until the drawn examples pass")
+        lines.append("the other checks do not count until the drawn examples pass")
     if not checks:
         lines.append(entry.get("status") or "not graded")
     number = entry.get("number", 0)

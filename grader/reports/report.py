@@ -250,9 +250,9 @@ def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: in
     console.print(f"[red]{bad}[/] {p.folder:<{w}} "
                   + tr("{failed}/{total} checks fail", failed=len(failures), total=total))
     if uncounted:
-        console.print("  [dim]" + tr("its fixed cases earn no points while its drawn "
+        console.print("  [dim]" + tr("its other checks earn no points while its drawn "
                                      "examples fail (classroom mode: the learners' copy "
-                                     "holds the fixed cases)") + "[/]")
+                                     "holds the fixed cases' answers)") + "[/]")
     shown: set[str] = set()
     for r in failures:
         # Cases that fail the same way differ only in their inputs: one is shown.

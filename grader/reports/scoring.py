@@ -10,11 +10,16 @@ its problems, out of the sum of their points. A problem that was not graded at a
 (missing, or the grader could not run it) earns nothing but still counts in
 max_score, so every learner of a class is scored out of the same total.
 
-In classroom mode a problem's fixed cases count only once its drawn examples
-pass. The learners' copy holds every fixed case's inputs and answer, so a table of
-answers keyed by the inputs could pass them; the drawn examples, under the
-instructor's seed, are new to every learner. A problem whose drawn examples fail
-earns the share of its other checks only (`fixed_counted` false in its entry).
+In classroom mode a problem's checks other than its drawn examples count only once
+its drawn examples pass. The learners' copy holds every fixed case's inputs and
+answer, so a table of answers keyed by the inputs could pass them; and a check that
+judges a guard, not an answer (a refusal of bad arguments, softmax written by hand,
+the same output twice) passes for a file that computes nothing: a `raise
+ValueError` in every method passed 22 of them, 16 points of 350. The drawn
+examples, under the instructor's seed, are new to every learner and need the
+answer computed. A problem whose drawn examples fail earns the share of its
+passing drawn examples only (`fixed_counted` false in its entry, a name kept from
+when only the fixed cases waited).
 
 A late hand-in (a report's `late` entry, reports/late.py) loses its penalty's
 share of the run's score, in whole points; the problems' own scores stay what
@@ -63,7 +68,7 @@ def score_report(report: dict) -> dict:
     applying it twice changes nothing."""
     problem_entries = report.get("problems") or []
     tests = [t for t in report.get("tests") or [] if isinstance(t, dict)]
-    uncounted = uncounted_fixed(report, tests)
+    uncounted = uncounted_undrawn(report, tests)
     earned: dict[str | None, int] = {}
     worth: dict[str | None, int] = {}
     counts: dict[str | None, int] = {}
@@ -81,7 +86,7 @@ def score_report(report: dict) -> dict:
     for test in tests:
         slug = test.get("problem")
         share = check_share(worth.get(slug, 0.0), counts.get(slug, 0))
-        counted = not (slug in uncounted and test.get("cases") == "fixed")
+        counted = not (slug in uncounted and test.get("cases") != "drawn")
         test["max_score"] = share
         test["score"] = share if test.get("status") == "pass" and counted else 0.0
     # A late hand-in loses its share of what it earned (reports/late.py).
@@ -90,9 +95,9 @@ def score_report(report: dict) -> dict:
     return report
 
 
-def uncounted_fixed(report: dict, tests: list[dict]) -> dict[str | None, int]:
+def uncounted_undrawn(report: dict, tests: list[dict]) -> dict[str | None, int]:
     """In a classroom report, each problem whose drawn examples do not all pass, with
-    how many of its fixed cases passed and so do not count."""
+    how many of its other checks passed and so do not count."""
     if report.get("mode") != "classroom":
         return {}
     failed_drawn = {t.get("problem") for t in tests
@@ -100,7 +105,7 @@ def uncounted_fixed(report: dict, tests: list[dict]) -> dict[str | None, int]:
     uncounted: dict[str | None, int] = {}
     for test in tests:
         slug = test.get("problem")
-        if slug in failed_drawn and test.get("cases") == "fixed" and test.get("status") == "pass":
+        if slug in failed_drawn and test.get("cases") != "drawn" and test.get("status") == "pass":
             uncounted[slug] = uncounted.get(slug, 0) + 1
     return uncounted
 
