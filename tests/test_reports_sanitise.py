@@ -34,6 +34,9 @@ RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2
      " \\u200fmark"),
     ("line\u2028sep", "line\\u2028sep"),
     ("hid\u200bden \u2060word\ufeff \ufff9note", "hid\\u200bden \\u2060word\\ufeff \\ufff9note"),
+    # A tag character spells an invisible copy of an ASCII letter (U+E0041 is a hidden A).
+    ("msg\U000e0041\U000e0042 \u00ad\u206a\u180e\u3164 end",
+     "msg\\U000e0041\\U000e0042 \\xad\\u206a\\u180e\\u3164 end"),
     ("joined \u200d emoji 👩\u200d💻", "joined \u200d emoji 👩\u200d💻"),
     ("lone \ud800 and \udfff", "lone \\ud800 and \\udfff"),
     ("two\nlines\tand a tab", "two\\nlines\\tand a tab"),

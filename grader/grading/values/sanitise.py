@@ -31,9 +31,13 @@ import re
 # encoder accepts; Python's strings can hold them), and the invisible ones that
 # hide text between the letters a reader sees (the zero-width space, the word
 # joiner and invisible operators, the byte-order mark, the interlinear
-# annotation marks). The zero-width joiners stay: scripts and emoji need them.
-_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
-           "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff")
+# annotation marks, the soft hyphen, the grapheme joiner, the Hangul fillers, the
+# Khmer and Mongolian invisible marks, the deprecated shaping controls, and the tag
+# characters, which spell a hidden ASCII text in an invisible copy of it). The
+# zero-width joiners and the variation selectors stay: scripts and emoji need them.
+_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5"
+           "\u180b-\u180f\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+           "\u3164\ufeff\uffa0\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f")
 _BLOCK = re.compile(f"[{_UNSAFE}]")
 _LINE = re.compile(f"[{_UNSAFE}\n\t]")
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -48,7 +52,9 @@ def _escape(match: re.Match[str]) -> str:
     if char in _SHORT:
         return _SHORT[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: object, lines: bool = False) -> str:
