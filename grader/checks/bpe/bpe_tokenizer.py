@@ -19,14 +19,18 @@ def first_ids(text: str, code_points: bool = False) -> list[int]:
     return [ord(c) for c in text] if code_points else list(text.encode("utf-8"))
 
 
-def merge(ids: list[int], pair: Pair, new_id: int, first_only: bool = False) -> list[int]:
+def merge(ids: list[int], pair: Pair, new_id: int, first_only: bool = False,
+          keep_second: bool = False) -> list[int]:
+    """`ids` with `pair` merged into `new_id`, or a mistake's: only its `first_only`
+    occurrence, or stepping on by one past a match (`keep_second`), which keeps the
+    pair's second id after the new one."""
     out: list[int] = []
     i = 0
     done = False
     while i < len(ids):
         if not done and i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
             out.append(new_id)
-            i += 2
+            i += 1 if keep_second else 2
             done = first_only
         else:
             out.append(ids[i])
@@ -60,14 +64,16 @@ def most_frequent(counts: dict[Pair, int], ties: str = "first") -> Pair:
 
 
 def train(text: str, vocab_size: int, *, ties: str = "first", overlapping: bool = True,
-          counts_kept: str = "", extra: int = 0, code_points: bool = False) -> list[Pair]:
+          counts_kept: str = "", extra: int = 0, code_points: bool = False,
+          keep_second: bool = False) -> list[Pair]:
     """The merges of `text`, or those of a mistake: `ties` another tie rule, counts
     without overlaps, `counts_kept` "stale" (counted once, never again) or "popped"
-    (counted once, each merged pair taken out), `extra` merges too many, code points."""
+    (counted once, each merged pair taken out), `extra` merges too many, code points,
+    a merge that keeps each pair's second id (`keep_second`)."""
     if vocab_size < BYTES:
         raise ValueError(f"vocab_size {vocab_size} < {BYTES}")
     ids = first_ids(text, code_points)
-    if overlapping and not counts_kept and ties == "first":
+    if overlapping and not counts_kept and ties == "first" and not keep_second:
         return _train_as_text(ids, vocab_size - BYTES + extra)
     merges: list[Pair] = []
     counts = count_pairs(ids, overlapping)
@@ -79,7 +85,7 @@ def train(text: str, vocab_size: int, *, ties: str = "first", overlapping: bool 
         best = most_frequent(counts, ties)
         if counts_kept == "popped":
             del counts[best]
-        ids = merge(ids, best, BYTES + len(merges))
+        ids = merge(ids, best, BYTES + len(merges), keep_second=keep_second)
         merges.append(best)
     return merges
 
@@ -109,10 +115,10 @@ def _merge_all_as_text(ids: list[int], ranked: Sequence[tuple[int, Pair]]) -> li
 
 def encode(text: str, merges: Sequence[Pair], *, order: str = "learned",
            first_only: bool = False, code_points: bool = False,
-           first_id: int = BYTES) -> list[int]:
+           first_id: int = BYTES, keep_second: bool = False) -> list[int]:
     """The ids of `text`, or those of a mistake: the merges in `order` "reversed" or
-    by "count" in the text, only each pair's first occurrence, code points, or the
-    merged tokens numbered from `first_id`."""
+    by "count" in the text, only each pair's first occurrence, code points, the
+    merged tokens numbered from `first_id`, or each pair's second id kept."""
     ids = first_ids(text, code_points)
     ranked = [(first_id + rank, tuple(pair)) for rank, pair in enumerate(merges)]
     if order == "count":
@@ -124,10 +130,10 @@ def encode(text: str, merges: Sequence[Pair], *, order: str = "learned",
             best = most_frequent(present)
             ids = merge(ids, best, known[best])
     ranked = list(reversed(ranked)) if order == "reversed" else ranked
-    if not first_only:
+    if not (first_only or keep_second):
         return _merge_all_as_text(ids, ranked)
     for new_id, pair in ranked:
-        ids = merge(ids, pair, new_id, first_only)
+        ids = merge(ids, pair, new_id, first_only, keep_second)
     return ids
 
 

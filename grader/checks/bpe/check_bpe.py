@@ -34,6 +34,10 @@ from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import marked, tr
 
 # -- mistakes --------------------------------------------------------------------------------
+# The merge that steps on by one past a match: training and encoding share it.
+KEEP_SECOND = ("keep the pair's second id after merging it (the loop steps on by one, not two)",
+               "after writing the new id, step past both ids of the pair: i += 2")
+
 TRAIN_MISTAKES = [
     Mistake("break a tie between equally frequent pairs another way than by which is seen "
             "first",
@@ -59,6 +63,7 @@ TRAIN_MISTAKES = [
             "start from list(text.encode('utf-8')): every id below 256 is a byte, and a "
             "character outside ASCII is two to four of them",
             partial(train, code_points=True)),
+    Mistake(*KEEP_SECOND, partial(train, keep_second=True)),
 ]
 
 ENCODE_MISTAKES = [
@@ -81,6 +86,7 @@ ENCODE_MISTAKES = [
     Mistake("number the merged tokens from 257 (or 255)",
             "merges[i] makes id 256 + i: the first merge is id 256, right after the bytes",
             partial(encode, first_id=BYTES + 1), partial(encode, first_id=BYTES - 1)),
+    Mistake(*KEEP_SECOND, partial(encode, keep_second=True)),
 ]
 
 DECODE_MISTAKES = [
