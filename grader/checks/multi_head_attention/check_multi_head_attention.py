@@ -38,6 +38,15 @@ MISTAKES = attention_mistakes(
         Mistake("join the heads without transposing them back",
                 "y is (B, n_head, T, head_size): .transpose(1, 2) before .view(B, T, C)",
                 partial(transformer.attention, merge="time")),
+        Mistake("read qkv's output head by head (each head's q, k and v side by side)",
+                "qkv's output is three blocks of n_embd channels, all the queries, then "
+                "all the keys, then all the values: .split(n_embd, dim=2), then each "
+                "into heads",
+                partial(transformer.attention, per_head=True)),
+        Mistake("join the heads channel by channel instead of head by head",
+                "y is (B, n_head, T, head_size): .transpose(1, 2) makes it (B, T, n_head, "
+                "head_size), and .reshape(B, T, C) then puts head 0's channels first",
+                partial(transformer.attention, merge="channels")),
         Mistake("leave out the output projection",
                 "the heads' outputs side by side go through self.proj",
                 partial(transformer.attention, project=False)),

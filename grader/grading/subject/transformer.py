@@ -63,27 +63,40 @@ def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
 
 def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: str = "heads",
           merge: str = "heads", project: bool = True, order: str = "qkv",
-          **knobs: Any) -> torch.Tensor:
+          per_head: bool = False, **knobs: Any) -> torch.Tensor:
     """An attention layer with the weights `w` (qkv, proj).
 
     `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
     cuts the sequence, not the channels, into heads; `merge="time"` joins the
-    heads' outputs back the same wrong way; `scale="embd"` divides by sqrt(C);
+    heads' outputs back the same wrong way, `merge="channels"` interleaves them
+    (channel c of every head, then c + 1); `scale="embd"` divides by sqrt(C);
     `order` names what the three thirds of qkv's output are taken as ("kqv":
-    the first third as the keys, the second as the queries).
+    the first third as the keys, the second as the queries); `per_head` reads
+    qkv's output head by head, each head's q, k and v side by side (as some
+    libraries lay out their fused weights), not as three thirds.
     """
     B, T, C = x.shape
     if knobs.get("scale") == "embd":
         knobs["scale"] = math.sqrt(C)
     size = C // n_head
-    thirds = dict(zip(order, F.linear(x, w["qkv.weight"], w["qkv.bias"]).split(C, dim=2)))
-    q, k, v = thirds["q"], thirds["k"], thirds["v"]
-    if split == "heads":
-        q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
+    out = F.linear(x, w["qkv.weight"], w["qkv.bias"])
+    if per_head:
+        parts_of = out.view(B, T, n_head, 3 * size).transpose(1, 2).split(size, dim=3)
+        q, k, v = (dict(zip(order, parts_of))[name] for name in "qkv")
     else:
-        q, k, v = (t.reshape(B, n_head, T, size) for t in (q, k, v))
+        thirds = dict(zip(order, out.split(C, dim=2)))
+        q, k, v = thirds["q"], thirds["k"], thirds["v"]
+        if split == "heads":
+            q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
+        else:
+            q, k, v = (t.reshape(B, n_head, T, size) for t in (q, k, v))
     y = attend(q, k, v, **knobs)
-    y = y.transpose(1, 2).reshape(B, T, C) if merge == "heads" else y.reshape(B, T, C)
+    if merge == "heads":
+        y = y.transpose(1, 2).reshape(B, T, C)
+    elif merge == "channels":
+        y = y.permute(0, 2, 3, 1).reshape(B, T, C)
+    else:
+        y = y.reshape(B, T, C)
     return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
 
 
