@@ -83,3 +83,36 @@ def test_the_handler_is_put_back_and_a_programs_own_left_alone():
         assert not ctrl_c.pressed()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# A check module that cannot be collected ends pytest's session with Session.Interrupted,
+# a KeyboardInterrupt: the grade reported nothing and exited 130, as if stopped.
+GRADE_WITH_A_BROKEN_CHECK_MODULE = """
+from grader.grading.contracts import contract
+from grader.grading.engine.session import grade_problems
+from grader.registry import find
+from grader.sandbox.host.pool import WorkerPool
+
+
+def broken(self):
+    raise RuntimeError("this check module cannot load")
+
+
+contract.Contract.__post_init__ = broken
+problem = find("crop-context")
+pool = WorkerPool(sandbox=None)
+try:
+    report = grade_problems({problem: problem.reference}, pool)
+    print("graded", report.internal_errors)
+except KeyboardInterrupt:
+    print("stopped")
+finally:
+    pool.close()
+"""
+
+
+def test_a_check_module_that_cannot_load_is_a_grader_error_not_a_ctrl_c():
+    done = subprocess.run([sys.executable, "-c", GRADE_WITH_A_BROKEN_CHECK_MODULE],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    assert done.stdout.startswith("graded"), done.stdout + done.stderr
+    assert "this check module cannot load" in done.stdout, done.stdout

@@ -223,9 +223,12 @@ class GradingPlugin:
         if not submission.shares_its_worker:
             self._ending[slug] = self._ender.submit(submission.close)
 
-    def pytest_keyboard_interrupt(self) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # pytest ends the session on Ctrl-C and returns; the grade must stop as well.
-        self.interrupted = True
+        # It ends it the same way (Session.Interrupted, a KeyboardInterrupt) when a
+        # check module could not be collected: that is the grader's error, recorded
+        # by pytest_collectreport, and the grade says so instead of stopping silently.
+        self.interrupted = not isinstance(excinfo.value, pytest.Session.Interrupted)
 
     def pytest_sessionfinish(self) -> None:
         for slug, kata in self.katas.items():

@@ -292,7 +292,9 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     signal.signal(signal.SIGTERM, lambda _signum, _frame: os.kill(pid, signal.SIGKILL))
     _done, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        # SIGKILL (how the SIGTERM above ends it) takes no handler, and needs none.
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
