@@ -209,6 +209,54 @@ def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
     assert "RESULT True" in done.stdout, done.stdout + done.stderr
 
 
+REUSED_CELL = """\
+from __future__ import annotations
+
+from grader.reuse import solution_of
+
+Block = solution_of("transformer-block", name="Block")
+apply_rope = solution_of("rope")().apply_rope
+loss_fn = solution_of("loss")()
+bare = solution_of("rope").apply_rope
+
+
+class Solution:
+    def uses(self, x: LlamaConfig) -> NotDefinedAnywhere:
+        return Block, apply_rope(x), loss_fn, bare
+"""
+
+
+def test_what_a_cell_took_with_solution_of_travels_as_it_was_taken(tmp_path: Path) -> None:
+    """A class by its name, a method of an instance, an instance, a class's function:
+    each is brought into the checked file as the cell took it, and means the same there.
+    Names read only in annotations need not be brought where the starter, as problem
+    34's does, defers annotations (its LlamaConfig is imported for type checkers)."""
+    for folder in ("22-transformer-block", "32-rope", "24-loss"):
+        (tmp_path / "problems" / folder).mkdir(parents=True)
+        (tmp_path / "problems" / folder / "solution.py").write_text(
+            (ROOT / "solutions" / folder / "solution.py").read_text())
+    script = textwrap.dedent(f'''\
+        import linecache, sys, types
+        cell = {REUSED_CELL!r}
+        linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
+        main = types.ModuleType("cell_main")
+        sys.modules["cell_main"] = main
+        exec(compile(cell, "<cell>", "exec"), main.__dict__)
+        from grader.learner import notebook
+        from grader.registry import find
+        print(notebook.solution_file(find("grouped-query-attention"), main.Solution,
+                                     vars(main)))
+        ''')
+    done = python("-c", script, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = done.stdout
+    for line in ('Block = solution_of(\'22-transformer-block\', name=\'Block\')',
+                 "apply_rope = solution_of('32-rope')().apply_rope",
+                 "loss_fn = solution_of('24-loss')()",
+                 "bare = solution_of('32-rope').apply_rope"):
+        assert line in text.splitlines(), text
+
+
 SESSION = '''\
 import importlib.util, os, sys
 spec = importlib.util.spec_from_file_location("cells", sys.argv[1])

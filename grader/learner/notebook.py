@@ -94,13 +94,14 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
     imports = [ast.get_source_segment(starter, node) or "" for node in ast.parse(starter).body
                if isinstance(node, ast.Import | ast.ImportFrom)]
     known = set(dir(builtins)) | _bound(ast.parse("\n".join(imports)))
+    lazy = "from __future__ import annotations" in imports
     lines, bodies = list(imports), []
     unresolved: list[str] = []
     pending, seen = [class_source], {cls.__name__}
     while pending:
         source = pending.pop()
         tree = ast.parse(source)
-        for name in sorted(_free(tree) - known - seen):
+        for name in sorted(_free(tree, lazy) - known - seen):
             seen.add(name)
             if name not in names:
                 unresolved.append(name)
@@ -197,10 +198,27 @@ def _bound(tree: ast.AST) -> set[str]:
     return names
 
 
-def _free(tree: ast.AST) -> set[str]:
+def _free(tree: ast.AST, lazy_annotations: bool = False) -> set[str]:
+    """The names the code reads and does not bind; with `lazy_annotations` (the file
+    starts `from __future__ import annotations`), not those read only in annotations,
+    which are then never evaluated (a starter's config type, imported for type
+    checkers alone)."""
+    skipped: set[int] = set()
+    if lazy_annotations:
+        for node in ast.walk(tree):
+            for note in _annotations(node):
+                skipped.update(id(n) for n in ast.walk(note))
     loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
-              isinstance(n.ctx, ast.Load)}
+              isinstance(n.ctx, ast.Load) and id(n) not in skipped}
     return loaded - _bound(tree)
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.arg | ast.AnnAssign):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+        return [node.returns]
+    return []
 
 
 def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
@@ -214,8 +232,9 @@ def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
     folder = Path(file).parent.name if file else ""
     if module_name and module_name.startswith("kata_solution_") and \
             PROBLEM_FOLDER.fullmatch(folder):
-        # One of the learner's own solutions, brought in by solution_of.
-        return f"from grader.reuse import solution_of\n{name} = solution_of({folder!r})", None
+        reused = _reused(folder, value)
+        if reused is not None:
+            return f"from grader.reuse import solution_of\n{name} = {reused}", None
     if inspect.isclass(value) or inspect.isfunction(value):
         if module_name and file and _installed(file) and _importable(module_name, value):
             qualname = value.__qualname__
@@ -229,6 +248,29 @@ def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
         except (OSError, TypeError):
             return None, None
     return None, None
+
+
+def _reused(folder: str, value: Any) -> str | None:
+    """The expression that gives `value` again from one of the learner's own solutions,
+    as the notebook took it with solution_of: the class itself, an instance of it, one
+    of an instance's methods (`solution_of("rope")().apply_rope`), or one of the class's
+    functions; None for anything else of that file."""
+    def class_of(cls: type) -> str:
+        named = "" if cls.__name__ == "Solution" else f", name={cls.__name__!r}"
+        return f"solution_of({folder!r}{named})"
+
+    if inspect.isclass(value):
+        return class_of(value)
+    if inspect.ismethod(value) and not inspect.isclass(value.__self__):
+        return f"{class_of(type(value.__self__))}().{value.__name__}"
+    if inspect.isfunction(value):
+        owner, _, method = value.__qualname__.rpartition(".")
+        module = sys.modules.get(value.__module__)
+        cls = getattr(module, owner, None) if owner and "." not in owner else None
+        return f"{class_of(cls)}.{method}" if inspect.isclass(cls) else None
+    if inspect.isclass(type(value)) and type(value).__module__ == value.__module__:
+        return f"{class_of(type(value))}()"  # an instance, made without arguments
+    return None
 
 
 def _installed(file: str) -> bool:
