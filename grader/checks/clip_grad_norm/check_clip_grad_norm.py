@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import expect_tensor
+from grader.grading.subject.inputs import inputs_of
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.equality import Outcome, outcome_of
@@ -186,9 +187,18 @@ def explain_unnamed(call: Call) -> Diagnosis | str:
     return ""
 
 
+def by_their_gradients(named: dict[str, Any]) -> list[str]:
+    """A failing call's inputs as the report shows them: a case gives the parameters
+    by their gradients (grader/sandbox/worker/harnesses.py builds them), and shown as
+    `parameters: [...]` they read as the weights themselves."""
+    inputs = inputs_of(named)
+    return [tr("parameters, each shown by its .grad (None: it has none): {grads}",
+               grads=inputs["parameters"]), f"max_norm: {inputs['max_norm']}"]
+
+
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_clipping,
                     same_as_golden=same_clipping, fallback_hint=explain_unnamed,
-                    harness="clip_gradients")
+                    harness="clip_gradients", describe=by_their_gradients)
 
 test_fixed_gradients, test_random_gradients = CONTRACT.tests(
     "Clipping fixed gradients: above and under the limit, one much larger, some missing, "
