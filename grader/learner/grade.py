@@ -169,7 +169,10 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
     pool = WorkerPool(debug=bool(os.environ.get("GPT_KATA_DEBUG")),
                       fork=True if sandboxed_only else None,
                       sandbox=None if args.no_sandbox else limits,
-                      server_control=server_control)
+                      server_control=server_control,
+                      # A practice grade's workers look the kept passes up; a classroom
+                      # grade's compute every one (grader/model/forward_store.py).
+                      forwards=None if args.classroom else str(paths.STATE))
     pool.start()  # the fork server imports torch while this process does the same
     if sandboxed_only and pool.server is None:
         pool.close()
@@ -253,7 +256,10 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         from grader.grading.engine.helpers import grade_shared
         from grader.grading.engine.session import goldens_mode, grade_problems
     from grader.learner.sandbox_notice import layers_line, unsandboxed
+    from grader.model import forward_store
 
+    store = (None if args.classroom
+             else forward_store.use(forward_store.store_path(paths.STATE)))
     out = console(stderr=args.quiet)
     if not args.quiet:
         source = tr("the reference solutions") if args.reference else (
@@ -289,6 +295,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             "the grader's fork server stopped answering during this grade (it was "
             "stopped or ended from outside), so nothing was graded: grade again"))
     pool.close()  # every worker is gone before anything is written
+    if store is not None:
+        store.save()
+        forward_store.use(None)  # a later grade in this process opens its own
     # The reports and the status first: whatever happens to the terminal (a closed
     # pipe, an encoding, a bug in rendering), what was graded is kept.
     written = write_reports(args, report)

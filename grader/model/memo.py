@@ -33,7 +33,7 @@ MAX_ELEMENTS = 40_000_000
 
 Lookup = Callable[[tuple], "torch.Tensor | None"]
 # What remember_outputs sets on a model instance.
-ATTRIBUTES = ("forward", "forget_outputs", "remembered", "_remembers")
+ATTRIBUTES = ("forward", "forget_outputs", "remembered", "remembered_entries", "_remembers")
 # The grader's own models keep nothing a pass makes (gpt.causal_mask makes its masks
 # outside inference mode), so their passes run in inference mode, without autograd's
 # bookkeeping: a passing grade of generate took 6% less time. A learner's model may
@@ -59,7 +59,8 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     caller may change its logits in place (a copy made outside inference mode is an
     ordinary tensor, whatever mode made the output). At most `max_elements` floats are
     held (MAX_ELEMENTS if not given); the least recently used go first.
-    `model.remembered(key)` looks one up without computing it; `also`, if given,
+    `model.remembered(key)` looks one up without computing it, and
+    `model.remembered_entries()` gives them all; `also`, if given,
     is asked for a context this memo lacks (another instance's `remembered`, of
     a model with the same weights), one way only.
     """
@@ -103,6 +104,10 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
         with lock:
             return seen.get(key)
 
+    def entries() -> dict[tuple, torch.Tensor]:
+        with lock:
+            return dict(seen)
+
     def forget() -> None:
         nonlocal held
         with lock:
@@ -112,5 +117,6 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     model.forward = forward  # type: ignore[method-assign]
     model.forget_outputs = forget  # after its weights were changed, and put back
     model.remembered = remembered
+    model.remembered_entries = entries  # what grader/model/forward_store.py keeps
     model._remembers = True
     return model

@@ -262,7 +262,7 @@ def _help(claims: Claims, order: list[tuple[Problem, Path]], control: socket.soc
             # The grader's link to its fork server is the grader's alone.
             close_quietly(parent_pool.server.replies, parent_pool.server.control)
         pool = WorkerPool(debug=parent_pool.debug, fork=True, sandbox=parent_pool.sandbox,
-                          server_control=control)
+                          server_control=control, forwards=parent_pool.forwards)
         try:
             from grader.grading.engine.session import grade_problems
 
@@ -273,6 +273,11 @@ def _help(claims: Claims, order: list[tuple[Problem, Path]], control: socket.soc
             payload = ("report", report, pool.server_failed)
         finally:
             pool.close()
+        # Its share's passes, before the grader reads the report and saves its own.
+        from grader.model import forward_store
+
+        if (store := forward_store.in_use()) is not None:
+            store.save()
     except BaseException:  # noqa: BLE001 - whatever happens, the helper must not return
         payload = ("crash", traceback.format_exc() if parent_pool.debug else "", False)
     finally:

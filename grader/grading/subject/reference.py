@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from grader.model import artifacts
+from grader.model import artifacts, forward_store
 from grader.model.memo import remember_outputs
 from grader.model.spec import ModelSpec
 from grader.registry import Problem
@@ -39,7 +39,12 @@ def fresh(value: Any) -> Any:
     here cannot change what another call sees.
     """
     if isinstance(value, ModelSpec):
-        return remember_outputs(artifacts.build_model(value))
+        store = forward_store.in_use()
+        model = artifacts.build_model(value)
+        if store is None or getattr(model, "_remembers", False):
+            return remember_outputs(model)
+        store.keep(value, remember_outputs(model, also=store.lookup(value)))
+        return model
     if isinstance(value, torch.Tensor):
         return value.clone()
     if isinstance(value, dict):

@@ -89,13 +89,19 @@ def _preload() -> None:
     gc.freeze()
 
 
-def preload_models() -> None:
+def preload_models(forwards: str | None = None) -> None:
     """The grader's models, in a forked worker that is handed one, before its sandbox
-    is set up: their modules, and the shipped models built from the weights read."""
+    is set up: their modules, the shipped models built from the weights read, and,
+    for a practice grade, the kept forward passes (in the folder `forwards`, which the
+    sandbox will not let it open later) mapped to look windows up in."""
     import grader.model.memo  # noqa: F401
     import grader.model.yours  # noqa: F401 - `talk --yours` builds the learner's GPT
-    from grader.model import artifacts
+    from grader.model import artifacts, forward_store
 
+    if isinstance(forwards, str):
+        from pathlib import Path
+
+        forward_store.use(forward_store.store_path(Path(forwards)))
     artifacts.shipped_model()
     try:
         artifacts.shipped_llama()  # the shipped modern model, for `talk --model modern`
@@ -321,7 +327,7 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
     quiet_standard_streams(keep_stderr=bool(request.get("debug")))
     models = bool(request.get("models", True))
     if models:
-        preload_models()
+        preload_models(request.get("forwards"))
     hello: dict[str, Any] = {"isolation": []}
     policy = None  # the worker names a limit the submission reaches from it
     if request.get("isolate"):

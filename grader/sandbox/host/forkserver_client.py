@@ -41,13 +41,16 @@ class ForkServerClient:
     """
 
     def __init__(self, debug: bool = False, sandbox: Limits | None = None,
-                 control: socket.socket | None = None, inside: str | None = None) -> None:
+                 control: socket.socket | None = None, inside: str | None = None,
+                 forwards: str | None = None) -> None:
         """Start a fork server, or with `control`, talk to one that another server
         spawned for this grader (see `spawn`); `inside`: the scratch root to make
         this one's in (the spawning server's, which it removes however its grader
-        ends)."""
+        ends); `forwards`: the folder of the kept passes a worker handed models maps
+        before its sandbox closes (grader/model/forward_store.py)."""
         self.debug = debug
         self.sandbox = sandbox
+        self.forwards = forwards
         self.process: subprocess.Popen[bytes] | None = None
         # Every worker's scratch folder is made in it; a server this grader starts
         # works in it and removes it when the grader goes, however it goes.
@@ -131,6 +134,8 @@ class ForkServerClient:
         witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models,
                                    "trains": trains}
+        if models and self.forwards is not None:
+            request["forwards"] = self.forwards
         scratch = None
         limits: TreeLimits | None = None
         if self.sandbox is not None:

@@ -29,9 +29,13 @@ class WorkerPool:
 
     def __init__(self, debug: bool = False, fork: bool | None = None,
                  sandbox: Limits | None = None,
-                 server_control: socket.socket | None = None) -> None:
-        """`server_control`: a fork server spawned for this pool (`ForkServerClient.spawn`)."""
+                 server_control: socket.socket | None = None,
+                 forwards: str | None = None) -> None:
+        """`server_control`: a fork server spawned for this pool (`ForkServerClient.spawn`);
+        `forwards`: the folder of the kept forward passes its forked workers look windows
+        up in (grader/model/forward_store.py), for a practice grade."""
         self.debug = debug
+        self.forwards = forwards
         self.server_control = server_control
         linux = sys.platform.startswith("linux")
         if fork is None:
@@ -60,7 +64,8 @@ class WorkerPool:
         """Start the fork server now, so its imports overlap with the grader's."""
         if self.use_fork and self.server is None:
             try:
-                self.server = ForkServerClient(self.debug, self.sandbox, self.server_control)
+                self.server = ForkServerClient(self.debug, self.sandbox, self.server_control,
+                                               forwards=self.forwards)
             except OSError:
                 self.use_fork = False
 
@@ -157,7 +162,7 @@ class WorkerPool:
             # Its workers' folders in `server`'s: removed with them even when the
             # grader is killed (no one is left to close this client then).
             training = ForkServerClient(self.debug, self.sandbox, control,
-                                        inside=server.scratch_root)
+                                        inside=server.scratch_root, forwards=self.forwards)
         except OSError:  # its scratch folder, say: the server ends with its control
             control.close()
             return None

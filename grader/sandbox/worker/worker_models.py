@@ -85,6 +85,7 @@ class WorkerModels:
         self.built.clear()
 
     def model(self, spec: Any) -> Any:
+        from grader.model import forward_store
         from grader.model.artifacts import build_model
         from grader.model.memo import remember_outputs
 
@@ -98,7 +99,10 @@ class WorkerModels:
             # The learner's code only reads the model: without gradients to track,
             # a forward pass takes about a fifth less time.
             built = self._your_gpt(spec) if spec.kind == "yours" else build_model(spec)
-            model = remember_outputs(built.requires_grad_(False))
+            # A practice grade's kept passes, mapped before the sandbox closed.
+            store = forward_store.in_use()
+            model = remember_outputs(built.requires_grad_(False),
+                                     also=store.lookup(spec) if store is not None else None)
             self._record_calls(model)
             self.built[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.built[key]

@@ -1,0 +1,184 @@
+"""The forward passes of the models every grade builds alike, kept between practice grades.
+
+A grade runs the reference on the shipped models and on seeded random ones, and a
+passing submission asks them for the same windows in its worker: a passing grade of
+generate spent about 0.17 s of its checks' 0.33 s in those passes, on both sides of the
+pipe, each computing them again. The logits depend only on the token ids, the
+weights, the model's code, torch and the CPU's instructions (AVX2 and AVX-512 round
+differently); so a practice grade keeps the passes the reference ran, in `.gpt-kata/`
+of the kata folder, in a file named for all of those, and the next one looks each
+window up there first, in the grader and in the worker, before computing it.
+
+Only the grader's own process writes the file, with the reference's passes (and the
+known mistakes', run here), never a worker's. A classroom grade neither reads nor
+writes it (`use` is never called there): it computes every pass, since a learner's
+repository may hold any file under that name, and the windows the reference read
+(its answers to the checks) must not be handed to the code it grades.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from grader.model import artifacts
+from grader.model.spec import ModelSpec
+
+# Bounded, so that a grade of every problem keeps a file of 16 MB at the most; the
+# windows of the latest grade are kept first.
+STORE_ELEMENTS = 4_000_000
+# The kinds of model each side builds for itself, from the spec alone.
+KINDS = ("shipped", "modern", "random")
+# What besides the platform decides the logits: the weights and the code that builds
+# and runs the models (a random model's weights come from artifacts.py's seeding).
+SOURCES = ("gpt.py", "llama.py", "artifacts.py")
+FORMAT = "1"  # of the file: a change of how entries are named is a new file
+
+Lookup = Callable[[tuple], "torch.Tensor | None"]
+
+
+class ForwardStore:
+    """One kata folder's kept passes, read lazily (a worker maps the file before its
+    sandbox closes, then reads only the windows it is asked for), and the memos whose
+    passes the grade adds to it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: Any = None
+        self._names: set[str] = set()
+        self._memos: list[tuple[tuple, Any]] = []
+        self._lock = threading.Lock()
+        with contextlib.suppress(Exception):  # absent, unreadable or not a store: empty
+            from safetensors import safe_open
+
+            opened = safe_open(str(path), "pt")
+            if (opened.metadata() or {}).get("format") == FORMAT:
+                self._file, self._names = opened, set(opened.keys())
+
+    def __len__(self) -> int:
+        """How many passes the file keeps."""
+        return len(self._names)
+
+    def lookup(self, spec: ModelSpec) -> Lookup | None:
+        """The kept passes of `spec`'s model, for its memo's `also`; None for a model
+        that is not built alike on both sides."""
+        if spec.kind not in KINDS or self._file is None:
+            return None
+        prefix = _prefix(spec)
+
+        def kept(key: tuple) -> torch.Tensor | None:
+            name = prefix + _digest(key)
+            if name not in self._names:
+                return None
+            with self._lock, contextlib.suppress(Exception):
+                return self._file.get_tensor(name)
+            return None
+
+        return kept
+
+    def keep(self, spec: ModelSpec, model: Any) -> None:
+        """Add the passes of `model`'s memo (reference.fresh's) to what `save` writes."""
+        if spec.kind in KINDS and hasattr(model, "remembered_entries"):
+            self._memos.append((spec.key(), model))
+
+    def save(self) -> None:
+        """Write the kept passes and the grade's new ones, the new first within the
+        bound; nothing when the grade computed no window the file lacked. A folder that
+        cannot be written is left as it is: the next grade computes them again."""
+        new: dict[str, torch.Tensor] = {}
+        for key, model in reversed(self._memos):  # the latest model's first
+            prefix = _prefix_of_key(key)
+            # A memo holds its windows oldest first: the latest are kept first.
+            for window, logits in reversed(model.remembered_entries().items()):
+                name = prefix + _digest(window)
+                if name not in self._names:
+                    new[name] = logits.contiguous()
+        if not new:
+            return
+        entries, held = {}, 0
+        for name, logits in new.items():
+            if held + logits.numel() > STORE_ELEMENTS:
+                break
+            entries[name], held = logits, held + logits.numel()
+        # The file as it is now: a grade's helper process saved its share meanwhile.
+        current = ForwardStore(self.path)
+        for name in current._names - entries.keys():
+            with contextlib.suppress(Exception):
+                logits = current._file.get_tensor(name)
+                if held + logits.numel() > STORE_ELEMENTS:
+                    break
+                entries[name], held = logits, held + logits.numel()
+        # Windows replaces no file that is open, and a mapped one is.
+        current._file = self._file = None
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(exist_ok=True)
+            _write(self.path, entries)
+            for other in self.path.parent.glob("forwards-*.safetensors"):
+                if other != self.path:  # another torch's, CPU's or weights': stale
+                    other.unlink(missing_ok=True)
+
+
+def _write(path: Path, entries: dict[str, torch.Tensor]) -> None:
+    from safetensors.torch import save_file
+
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".forwards-")
+    os.close(handle)
+    try:
+        save_file(entries, temporary, metadata={"format": FORMAT})
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _digest(window: tuple) -> str:
+    shape, ids = window
+    return hashlib.blake2b(repr(shape).encode() + ids, digest_size=16).hexdigest()
+
+
+def _prefix(spec: ModelSpec) -> str:
+    return _prefix_of_key(spec.key())
+
+
+def _prefix_of_key(key: tuple) -> str:
+    return hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest() + "/"
+
+
+def store_path(folder: Path) -> Path:
+    """The file of this platform's passes in `folder`: its name changes with torch, the
+    CPU's instructions, the shipped weights and the models' code."""
+    parts = [FORMAT, repr(sorted(artifacts.this_platform().items()))]
+    model_code = Path(artifacts.__file__).parent
+    shipped = (artifacts.CHECKPOINT, artifacts.CONFIG, artifacts.LLAMA_CHECKPOINT,
+               artifacts.LLAMA_CONFIG)
+    for file in (*shipped, *(model_code / name for name in SOURCES)):
+        try:
+            parts.append(hashlib.sha256(Path(file).read_bytes()).hexdigest())
+        except OSError:
+            parts.append("")
+    identity = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+    return folder / f"forwards-{identity}.safetensors"
+
+
+# The store of this process's grade, where one is in use.
+_IN_USE: ForwardStore | None = None
+
+
+def use(path: Path | None) -> ForwardStore | None:
+    """Look passes up in (and keep them for) the store at `path` in this process;
+    None: in no store."""
+    global _IN_USE
+    _IN_USE = ForwardStore(path) if path is not None else None
+    return _IN_USE
+
+
+def in_use() -> ForwardStore | None:
+    return _IN_USE
