@@ -20,6 +20,7 @@ grader's data: the fork server loads it before any submission runs.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import re
 import sys
@@ -31,6 +32,22 @@ PROBLEM_FOLDER = re.compile(r"(\d\d)-([a-z0-9]+(?:-[a-z0-9]+)*)")
 
 class ReuseError(ImportError):
     """An earlier solution could not be used; the message says what to do."""
+
+
+class SourceOnly(importlib.machinery.SourceFileLoader):
+    """Runs a learner's file from its text. Python's own loader runs a `__pycache__`
+    file beside it instead, and one compiled from other code and marked never to be
+    checked against the source is run without a look: a hand-in could carry code the
+    instructor, the written-by-hand check and the similarity report never read."""
+
+    def get_code(self, fullname: str) -> object:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+def source_spec(name: str, path: str | Path) -> importlib.machinery.ModuleSpec:
+    """The spec that loads the file at `path` as module `name`, from its text."""
+    return importlib.util.spec_from_loader(name, SourceOnly(name, str(path)),
+                                           origin=str(path))
 
 
 def unfinished_methods(source: str) -> list[str]:
@@ -122,7 +139,7 @@ def _load(file: Path, label: str) -> ModuleType:
     # A name of its own per file, so that two earlier solutions never share one,
     # and registered while it runs: dataclasses look their module up.
     name = f"kata_solution_{label.replace('-', '_')}"
-    spec = importlib.util.spec_from_file_location(name, file)
+    spec = source_spec(name, file)
     if spec is None or spec.loader is None:
         raise ReuseError(f"{file} cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)

@@ -110,8 +110,9 @@ def build(spec: ModelSpec) -> torch.nn.Module:
     as the learner's error.
     """
     from grader.model.parts import build_loaded, given, weights
+    from grader.reuse import source_spec
 
-    loader = importlib.util.spec_from_file_location(MODULE, spec.path)
+    loader = source_spec(MODULE, spec.path)
     if loader is None or loader.loader is None:
         raise ImportError(f"cannot load {spec.path}")
     module = importlib.util.module_from_spec(loader)

@@ -188,7 +188,9 @@ def _learner_module(path, name):
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location(name, path)
+    from grader.reuse import source_spec
+
+    spec = source_spec(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     loaded = importlib.util.module_from_spec(spec)

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 # Also before the sandbox: what the worker reads, describes, builds and says.
 from grader.locale import tr
+from grader.reuse import source_spec
 from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.wire.frames import read_frame, write_frame
 from grader.sandbox.wire.printed import Printed, clip
@@ -108,7 +109,7 @@ class WorkerLoop:
                                             "not run (a bug of the grader's: report it)",
                                             held=", ".join(held[:5]))}}
         try:
-            spec = importlib.util.spec_from_file_location("submission", path)
+            spec = source_spec("submission", path)
             if spec is None or spec.loader is None:
                 return {"error": {"type": "ImportError",
                                   "message": tr("cannot load {path}", path=path),
