@@ -324,6 +324,29 @@ def test_a_process_left_running_is_ended_with_the_worker(grade) -> None:
     assert left_behind(graded.token)  # running until the worker ends; the fixture checks
 
 
+def v1_cpu_controller() -> bool:
+    """Whether cgroup v1's cpu controller is mounted where root may make groups."""
+    from grader.sandbox.worker.layers.cgroups import _mounts
+
+    return LINUX and os.geteuid() == 0 and any(
+        kind == "cgroup" and "cpu" in options for _root, _point, kind, options in _mounts())
+
+
+@pytest.mark.skipif(not v1_cpu_controller(), reason="no cgroup v1 cpu controller, as root")
+def test_a_trees_processes_share_the_cpu_as_one_whatever_their_session(grade) -> None:
+    """A process of the worker's tree in a session of its own is still weighed in the
+    worker's cpu group, not by the kernel's autogroup as a session apart: a learner's
+    dozen busy processes then take one worker's share of the CPU, not a dozen."""
+    graded = grade()
+    assert graded.call("leave_one") == ("left", "")
+    left = left_behind(graded.token)
+    assert left
+    for pid in left:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        cpu = [line.split(":", 2)[2] for line in lines if "cpu" in line.split(":")[1].split(",")]
+        assert cpu and "gpt-kata-" in cpu[0], lines
+
+
 def test_the_report_lists_the_tree_layers_that_ran(grade) -> None:
     graded = grade()
     assert graded.call("children", 1, 1) == (1, "")

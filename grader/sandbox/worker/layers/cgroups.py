@@ -1,4 +1,5 @@
-"""A cgroup per worker: memory, a process count and CPU time over the worker's whole tree.
+"""A cgroup per worker: memory, a process count and CPU time over the worker's whole tree,
+and its share of the CPU.
 
 RLIMIT_DATA counts one process's private memory, and RLIMIT_NPROC counts a
 user's tasks (and never root's). A cgroup counts the worker and every process
@@ -9,9 +10,15 @@ adds up the CPU time of all of them (cgroup v1 `cpuacct`, or v2's `cpu.stat`,
 there in every group), and a thread of the grader's ends the whole tree once
 that sum passes the worker's budget.
 
+A worker's tree also shares the CPU as one, with the same weight as every other
+worker (cgroup v1 `cpu`, whose groups each get the default cpu.shares): a
+learner's code that starts a dozen busy processes, each in a session of its own
+(which the kernel's autogroup would weigh apart), slows only itself; without it,
+a gradebook grading two learners at once gave the other one a spent time budget.
+
 The grader makes a group below its own for each worker in every hierarchy it
-may write (cgroup v1 `memory` and `pids`, usually as root; or cgroup v2 where
-a subtree with both controllers is delegated to it), the worker joins it
+may write (cgroup v1 `memory`, `pids`, `cpuacct` and `cpu`, usually as root; or
+cgroup v2 where a subtree with memory and pids is delegated to it), the worker joins it
 before any learner code runs (`join`), and the grader reads which limit was
 reached (`TreeLimits.reached`), ends whatever is left in it and removes it
 (`TreeLimits.close`).
@@ -62,7 +69,10 @@ class Hierarchy:
     base: str
 
     def layer(self, controller: str) -> str:
-        return f"{controller}-cgroup-v{self.version}"
+        # v1's cpu controller only weighs the group's share of the CPU; its time is
+        # counted by cpuacct ("cpu-cgroup" in a report means that count).
+        name = "cpu-share" if (self.version, controller) == (1, "cpu") else controller
+        return f"{name}-cgroup-v{self.version}"
 
 
 def _mounts() -> list[tuple[str, str, str, set[str]]]:
@@ -158,7 +168,7 @@ def hierarchies() -> tuple[Hierarchy, ...]:
             if kind == "cgroup2" and (found := _v2_hierarchy(point, root, groups)):
                 result = [found]
                 break
-        for controller in ("memory", "pids", "cpuacct") if not result else ():
+        for controller in ("memory", "pids", "cpuacct", "cpu") if not result else ():
             for root, point, kind, options in mounts:
                 if kind != "cgroup" or controller not in options or controller not in groups:
                     continue
@@ -252,8 +262,10 @@ class TreeLimits:
         return limits
 
     def _cpu_group(self) -> _Group | None:
+        """The group that counts the tree's CPU time: v1's cpuacct, v2's any."""
         for group in self.groups:
-            if {"cpu", "cpuacct"} & set(group.hierarchy.controllers):
+            counts = "cpuacct" if group.hierarchy.version == 1 else "cpu"
+            if counts in group.hierarchy.controllers:
                 return group
         return None
 
