@@ -46,8 +46,10 @@ class SourceOnly(importlib.machinery.SourceFileLoader):
 
 def source_spec(name: str, path: str | Path) -> importlib.machinery.ModuleSpec:
     """The spec that loads the file at `path` as module `name`, from its text."""
-    return importlib.util.spec_from_loader(name, SourceOnly(name, str(path)),
-                                           origin=str(path))
+    spec = importlib.util.spec_from_file_location(name, path,
+                                                  loader=SourceOnly(name, str(path)))
+    assert spec is not None  # a loader given: a spec is always made
+    return spec
 
 
 def unfinished_methods(source: str) -> list[str]:

@@ -59,10 +59,10 @@ def test_a_classroom_grade_runs_the_solution_py_and_not_its_bytecode(tmp_path: P
 
 def test_an_earlier_solution_is_taken_from_its_text(tmp_path: Path) -> None:
     solution = plant(tmp_path / "problems" / "03-softmax", WRONG.replace(
-        "return logits", "return 'the source'"), HIDDEN)
+        "return logits", "return 'the source', __file__"), HIDDEN)
     asking = tmp_path / "problems" / "06-generate" / "solution.py"
     asking.parent.mkdir()
     asking.write_text("", encoding="utf-8")
     namespace = {"__file__": str(asking), "solution_of": solution_of}
     exec("softmax = solution_of('softmax')().softmax", namespace)  # noqa: S102
-    assert namespace["softmax"](None) == "the source", solution
+    assert namespace["softmax"](None) == ("the source", str(solution))
