@@ -156,10 +156,11 @@ def test_a_training_server_whose_client_cannot_be_made_is_ended(monkeypatch):
     made = pool_module.ForkServerClient
     spawned: list[tuple[socket.socket, int]] = []
 
-    def no_client_for_a_spawned_server(debug, sandbox, control=None, inside=None):
+    def no_client_for_a_spawned_server(debug, sandbox, control=None, inside=None,
+                                       forwards=None):
         if control is not None:
             raise OSError("no scratch folder")
-        return made(debug, sandbox, control, inside)
+        return made(debug, sandbox, control, inside, forwards)
 
     monkeypatch.setattr(pool_module, "ForkServerClient", no_client_for_a_spawned_server)
     with WorkerPool() as pool:
