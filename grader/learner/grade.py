@@ -191,6 +191,9 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
         return grade_with(args, submissions, pool, limits, shared=sharing, missing=missing)
     finally:
         pool.close()
+        # Whatever ended the grade, a later one in this process opens a store of its own.
+        if (store := sys.modules.get("grader.model.forward_store")) is not None:
+            store.use(None)
 
 
 def handed_in_folder(target: Path) -> Path:
@@ -297,7 +300,6 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
     pool.close()  # every worker is gone before anything is written
     if store is not None:
         store.save()
-        forward_store.use(None)  # a later grade in this process opens its own
     # The reports and the status first: whatever happens to the terminal (a closed
     # pipe, an encoding, a bug in rendering), what was graded is kept.
     written = write_reports(args, report)
