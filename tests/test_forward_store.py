@@ -4,6 +4,7 @@ platform, weights or format is never read; a forked worker looks windows up in i
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -119,15 +120,32 @@ def test_a_forked_worker_looks_its_windows_up_in_the_store(tmp_path) -> None:
     store.keep(shipped, model)
     store.save()
     solution = tmp_path / "solution.py"
-    solution.write_text("class Solution:\n"
+    solution.write_text("import torch\n\n\n"
+                        "class Solution:\n"
                         "    def get_last_logits(self, model, context):\n"
-                        "        return model(context)\n")
+                        "        return model(context)\n\n"
+                        "    def negated(self, model, context):\n"
+                        "        with torch.no_grad():\n"
+                        "            saved = model.head.weight.clone()\n"
+                        "            model.head.weight.neg_()\n"
+                        "            logits = model(context)\n"
+                        "            model.head.weight.copy_(saved)\n"
+                        "        return logits\n")
+    negated = remember_outputs(copy_without_memo(artifacts.shipped_model()))
+    with torch.no_grad():
+        negated.head.weight.neg_()
+        negated = negated(window)
     for forwards, expected in ((str(tmp_path), altered), (None, true)):
         with WorkerPool(forwards=forwards) as pool:
-            process = SubmissionProcess(str(solution), "Solution", ["get_last_logits"], pool)
+            process = SubmissionProcess(str(solution), "Solution",
+                                        ["get_last_logits", "negated"], pool)
             outcome = process.call("get_last_logits", (shipped, window))
             assert outcome.error is None, outcome.error
             assert torch.equal(outcome.result, expected)
+            # Weights changed for a pass and put back: that pass is computed.
+            outcome = process.call("negated", (shipped, window))
+            assert outcome.error is None, outcome.error
+            assert torch.equal(outcome.result, negated)
 
 
 def test_a_practice_grade_keeps_its_passes_and_a_classroom_grade_none(
@@ -149,3 +167,71 @@ def test_a_practice_grade_keeps_its_passes_and_a_classroom_grade_none(
     assert grade(classroom) == 0
     assert not list(tmp_path.glob("forwards-*"))
     assert forward_store.in_use() is None
+
+
+def test_a_guarded_memo_looks_nothing_up_while_the_weights_differ(tmp_path) -> None:
+    """A learner's code that changes the weights in place for a pass, even to put them
+    back after it, gets the pass of the weights as they are, never a remembered one."""
+    model = copy_without_memo(artifacts.build_model(SMALL)).requires_grad_(False)
+    planted = torch.full((1, 3, 5), 7.0)
+    memo = remember_outputs(model, also=lambda key: planted, guarded=True)
+    window = WINDOWS[0]
+    with torch.no_grad():
+        assert torch.equal(memo(window), planted)  # the weights are as built
+        saved = model.head.weight.clone()
+        model.head.weight.neg_()
+        negated = memo(window)
+        model.head.weight.copy_(saved)
+        restored = memo(window)
+        memo.weights_known()
+        known_again = memo(window)
+    other = copy_without_memo(artifacts.build_model(SMALL)).requires_grad_(False)
+    with torch.no_grad():
+        other.head.weight.neg_()
+        assert torch.equal(negated, other(window))
+    assert not torch.equal(restored, planted)  # put back, but written to: computed
+    assert torch.equal(known_again, planted)
+
+
+def test_a_damaged_entry_is_never_handed_out_and_the_next_save_drops_it(tmp_path) -> None:
+    kept_in(tmp_path)
+    path = store_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[-8:] = b"\xff" * 8  # the last entry's last floats: the file still opens
+    path.write_bytes(bytes(data))
+    store = ForwardStore(path)
+    lookup = store.lookup(SMALL)
+    found = [lookup(key_of(w)) is not None for w in WINDOWS]
+    assert found.count(False) == 1, found
+    damaged = WINDOWS[found.index(False)]
+    model = remember_outputs(copy_without_memo(artifacts.build_model(SMALL)), also=lookup)
+    store.keep(SMALL, model)
+    with torch.no_grad():
+        model(damaged)
+    store.save()
+    with torch.no_grad():
+        assert torch.equal(ForwardStore(path).lookup(SMALL)(key_of(damaged)),
+                           copy_without_memo(artifacts.build_model(SMALL))(damaged))
+
+
+def test_a_save_that_fails_leaves_the_file_and_the_grade_alone(tmp_path, monkeypatch) -> None:
+    kept_in(tmp_path)
+    before = store_path(tmp_path).read_bytes()
+
+    def disk_full(path, entries):
+        raise RuntimeError("No space left on device (os error 28)")  # as safetensors says
+
+    monkeypatch.setattr(forward_store, "_write", disk_full)
+    store = ForwardStore(store_path(tmp_path))
+    model = remember_outputs(copy_without_memo(artifacts.build_model(SMALL)))
+    store.keep(SMALL, model)
+    with torch.no_grad():
+        model(torch.tensor([[0, 1, 0, 1]]))
+    store.save()  # raises nothing
+    assert store_path(tmp_path).read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_the_files_place_is_an_empty_store(tmp_path) -> None:
+    os.mkfifo(store_path(tmp_path))  # opened for reading, it would block until a writer
+    assert len(ForwardStore(store_path(tmp_path))) == 0

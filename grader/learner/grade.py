@@ -298,11 +298,11 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
             "the grader's fork server stopped answering during this grade (it was "
             "stopped or ended from outside), so nothing was graded: grade again"))
     pool.close()  # every worker is gone before anything is written
-    if store is not None:
-        store.save()
     # The reports and the status first: whatever happens to the terminal (a closed
     # pipe, an encoding, a bug in rendering), what was graded is kept.
     written = write_reports(args, report)
+    if store is not None:  # after the reports: nothing of the grade waits on it
+        store.save()
     if not args.reference and args.submission is None:
         status.record(report)
     if not args.quiet:

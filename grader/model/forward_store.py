@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Callable
@@ -40,7 +42,7 @@ KINDS = ("shipped", "modern", "random")
 # What besides the platform decides the logits: the weights and the code that builds
 # and runs the models (a random model's weights come from artifacts.py's seeding).
 SOURCES = ("gpt.py", "llama.py", "artifacts.py")
-FORMAT = "1"  # of the file: a change of how entries are named is a new file
+FORMAT = "2"  # of the file: a change of how entries are named or checked is a new file
 
 Lookup = Callable[[tuple], "torch.Tensor | None"]
 
@@ -53,15 +55,22 @@ class ForwardStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: Any = None
+        self._digests: dict[str, str] = {}  # each entry's, as written: a damaged one differs
         self._names: set[str] = set()
         self._memos: list[tuple[tuple, Any]] = []
         self._lock = threading.Lock()
         with contextlib.suppress(Exception):  # absent, unreadable or not a store: empty
             from safetensors import safe_open
 
+            # Only a file: a FIFO in its place would block the opening grader forever.
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return
             opened = safe_open(str(path), "pt")
-            if (opened.metadata() or {}).get("format") == FORMAT:
-                self._file, self._names = opened, set(opened.keys())
+            metadata = opened.metadata() or {}
+            digests = json.loads(metadata.get("digests", "{}"))
+            if metadata.get("format") == FORMAT and isinstance(digests, dict):
+                self._file, self._digests = opened, digests
+                self._names = set(opened.keys()) & digests.keys()
 
     def __len__(self) -> int:
         """How many passes the file keeps."""
@@ -76,13 +85,19 @@ class ForwardStore:
 
         def kept(key: tuple) -> torch.Tensor | None:
             name = prefix + _digest(key)
-            if name not in self._names:
-                return None
-            with self._lock, contextlib.suppress(Exception):
-                return self._file.get_tensor(name)
-            return None
+            return self._read(name) if name in self._names else None
 
         return kept
+
+    def _read(self, name: str) -> torch.Tensor | None:
+        """The entry `name`, or None where it cannot be read or is not what was written
+        (a damaged file, which the next save then writes without it)."""
+        with self._lock, contextlib.suppress(Exception):
+            logits = self._file.get_tensor(name)
+            if _checksum(logits) == self._digests.get(name):
+                return logits
+            self._names.discard(name)
+        return None
 
     def keep(self, spec: ModelSpec, model: Any) -> None:
         """Add the passes of `model`'s memo (reference.fresh's) to what `save` writes."""
@@ -91,8 +106,13 @@ class ForwardStore:
 
     def save(self) -> None:
         """Write the kept passes and the grade's new ones, the new first within the
-        bound; nothing when the grade computed no window the file lacked. A folder that
-        cannot be written is left as it is: the next grade computes them again."""
+        bound; nothing when the grade computed no window the file lacked. Whatever
+        stops it (a folder that cannot be written, a full disk) leaves the file as it
+        was, and the grade goes on: the next one computes them again."""
+        with contextlib.suppress(Exception):
+            self._save()
+
+    def _save(self) -> None:
         new: dict[str, torch.Tensor] = {}
         for key, model in reversed(self._memos):  # the latest model's first
             prefix = _prefix_of_key(key)
@@ -110,20 +130,20 @@ class ForwardStore:
             entries[name], held = logits, held + logits.numel()
         # The file as it is now: a grade's helper process saved its share meanwhile.
         current = ForwardStore(self.path)
-        for name in current._names - entries.keys():
-            with contextlib.suppress(Exception):
-                logits = current._file.get_tensor(name)
-                if held + logits.numel() > STORE_ELEMENTS:
-                    break
-                entries[name], held = logits, held + logits.numel()
+        for name in sorted(current._names - entries.keys()):
+            logits = current._read(name)
+            if logits is None:
+                continue
+            if held + logits.numel() > STORE_ELEMENTS:
+                break
+            entries[name], held = logits, held + logits.numel()
         # Windows replaces no file that is open, and a mapped one is.
         current._file = self._file = None
-        with contextlib.suppress(OSError):
-            self.path.parent.mkdir(exist_ok=True)
-            _write(self.path, entries)
-            for other in self.path.parent.glob("forwards-*.safetensors"):
-                if other != self.path:  # another torch's, CPU's or weights': stale
-                    other.unlink(missing_ok=True)
+        self.path.parent.mkdir(exist_ok=True)
+        _write(self.path, entries)
+        for other in self.path.parent.glob("forwards-*.safetensors"):
+            if other != self.path:  # another torch's, CPU's or weights': stale
+                other.unlink(missing_ok=True)
 
 
 def _write(path: Path, entries: dict[str, torch.Tensor]) -> None:
@@ -132,11 +152,18 @@ def _write(path: Path, entries: dict[str, torch.Tensor]) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".forwards-")
     os.close(handle)
     try:
-        save_file(entries, temporary, metadata={"format": FORMAT})
+        digests = json.dumps({name: _checksum(logits) for name, logits in entries.items()})
+        save_file(entries, temporary, metadata={"format": FORMAT, "digests": digests})
+        with open(temporary, "rb+") as written:  # on the disk before it takes the name
+            os.fsync(written.fileno())
         os.replace(temporary, path)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+def _checksum(logits: torch.Tensor) -> str:
+    return hashlib.blake2b(logits.contiguous().numpy().tobytes(), digest_size=8).hexdigest()
 
 
 def _digest(window: tuple) -> str:

@@ -33,7 +33,8 @@ MAX_ELEMENTS = 40_000_000
 
 Lookup = Callable[[tuple], "torch.Tensor | None"]
 # What remember_outputs sets on a model instance.
-ATTRIBUTES = ("forward", "forget_outputs", "remembered", "remembered_entries", "_remembers")
+ATTRIBUTES = ("forward", "forget_outputs", "remembered", "remembered_entries",
+              "weights_known", "_remembers")
 # The grader's own models keep nothing a pass makes (gpt.causal_mask makes its masks
 # outside inference mode), so their passes run in inference mode, without autograd's
 # bookkeeping: a passing grade of generate took 6% less time. A learner's model may
@@ -51,8 +52,25 @@ def copy_without_memo(model: GPT) -> GPT:
     return clone
 
 
+def weights_signature(modules: list[torch.nn.Module]) -> tuple:
+    """What the weights of `modules` are, cheaply: which tensor and submodule each holds,
+    and each tensor's version, which every change in place moves (a copy_ that puts the
+    old values back too). Read at each forward pass where code may write to them."""
+    held = tuple(v for m in modules for v in (*m._parameters.values(),
+                                               *m._buffers.values()) if v is not None)
+    return (tuple(id(v) for m in modules for v in m._modules.values()),
+            tuple(map(id, held)), tuple(_version(t) for t in held))
+
+
+def _version(tensor: torch.Tensor) -> int:
+    try:
+        return tensor._version
+    except RuntimeError:  # an inference tensor keeps no version: none changes it in place
+        return 0
+
+
 def remember_outputs(model: GPT, max_elements: int | None = None,
-                     also: Lookup | None = None) -> GPT:
+                     also: Lookup | None = None, guarded: bool = False) -> GPT:
     """Make `model(context)` look up contexts it has seen; returns the same model.
 
     Only for models nothing writes to. Outputs are handed out as copies, since a
@@ -63,6 +81,11 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     `model.remembered_entries()` gives them all; `also`, if given,
     is asked for a context this memo lacks (another instance's `remembered`, of
     a model with the same weights), one way only.
+
+    `guarded`: for a model other code may write to (a learner's, in a worker),
+    nothing is looked up while its weights differ from those of the last
+    `model.weights_known()`: code that changed them in place, even to put them
+    back after a pass, gets passes of the weights as they are, never the memo's.
     """
     if getattr(model, "_remembers", False):
         return model
@@ -73,6 +96,8 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     # A model may be read by more than one thread (a trained run, say, by the
     # witness's thread and by talk's).
     lock = threading.Lock()
+    modules = list(model.modules()) if guarded else []
+    known = [weights_signature(modules)]
 
     def forward(context: torch.Tensor) -> torch.Tensor:
         nonlocal held
@@ -80,6 +105,8 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
                 or not isinstance(context, torch.Tensor) or context.dtype != torch.long
                 or context.device.type != "cpu"):
             return compute(context)  # an autograd graph, or an input the model refuses
+        if guarded and weights_signature(modules) != known[0]:
+            return compute(context)  # weights changed since they were known
         key = (tuple(context.shape), context.contiguous().numpy().tobytes())
         with lock:
             found = seen.get(key)
@@ -104,6 +131,9 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
         with lock:
             return seen.get(key)
 
+    def weights_known() -> None:
+        known[0] = weights_signature(modules)
+
     def entries() -> dict[tuple, torch.Tensor]:
         with lock:
             return dict(seen)
@@ -118,5 +148,6 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     model.forget_outputs = forget  # after its weights were changed, and put back
     model.remembered = remembered
     model.remembered_entries = entries  # what grader/model/forward_store.py keeps
+    model.weights_known = weights_known  # for a `guarded` memo: its weights are as built
     model._remembers = True
     return model

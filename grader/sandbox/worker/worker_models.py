@@ -102,13 +102,15 @@ class WorkerModels:
             # A practice grade's kept passes, mapped before the sandbox closed.
             store = forward_store.in_use()
             model = remember_outputs(built.requires_grad_(False),
-                                     also=store.lookup(spec) if store is not None else None)
+                                     also=store.lookup(spec) if store is not None else None,
+                                     guarded=True)
             self._record_calls(model)
             self.built[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.built[key]
         # Undo whatever an earlier call did to the weights, so one bad call
         # cannot spoil the next.
         model.load_state_dict(pristine)
+        model.weights_known()  # as built: the memo answers until the learner's code writes
         return model
 
     def _your_gpt(self, spec: Any) -> Any:
