@@ -125,6 +125,21 @@ def check_outcome(scenario: Scenario, code: int, report: Path) -> str | None:
     return None
 
 
+def set_aside(folder: Path) -> list[tuple[Path, Path]]:
+    """The kept forward passes moved into `folder`: (where each was, where it is)."""
+    moved = []
+    for kept in KEPT.glob("forwards-*.safetensors"):
+        moved.append((kept, folder / kept.name))
+        kept.replace(folder / kept.name)
+    return moved
+
+
+def put_back(moved: list[tuple[Path, Path]]) -> None:
+    """The passes set aside back where they were, over what a cold run wrote."""
+    for place, aside in moved:
+        aside.replace(place)
+
+
 def written_out(problem: str, mistake: str, out: Path) -> Path:
     """A known mistake of the learner-style examples, written out as a file under `out`."""
     done = subprocess.run([sys.executable, str(ROOT / "tests" / "learner_examples.py"),
@@ -159,14 +174,16 @@ def main() -> int:
         timed(grade_command(everything, report, args.jobs))
         for _ in range(args.runs):
             for scenario in chosen:
+                # The kept passes set aside for a cold run, and put back after it: the
+                # scenarios after it, and the unsandboxed run paired with each, find
+                # what they found before.
+                aside = set_aside(Path(tmp)) if scenario.cold else []
                 # The bare import varies by a fifth from run to run on a shared
                 # machine: each grade is divided by the one timed just before it.
-                if scenario.cold:
-                    for kept in KEPT.glob("forwards-*.safetensors"):
-                        kept.unlink()
                 base_seconds = timed(baseline_cmd)[0]
                 baseline.append(base_seconds)
                 seconds, code = timed(grade_command(scenario, report, args.jobs))
+                put_back(aside)
                 problem = check_outcome(scenario, code, report)
                 if problem:
                     print(f"{scenario.name}: {problem}; fix that before timing it")
