@@ -64,10 +64,11 @@ class Scenario:
 SCENARIOS = [
     Scenario("pass", "a passing grade of one problem (generate, reference)",
              ["generate", "--reference"], 0, 1.2),
-    # The same grade with nothing kept: no goal was set for it apart from the one above;
-    # it holds the 1.25x it took before grades kept their passes.
+    # The same grade with nothing kept, a learner's first: the grade as it was before
+    # grades kept their passes (1.21x to 1.23x), plus the 11 ms of writing the file
+    # it found missing; this goal holds it there, with room for a shared machine's noise.
     Scenario("pass-cold", "the same, with no forward passes kept from earlier grades",
-             ["generate", "--reference"], 0, 1.25, cold=True),
+             ["generate", "--reference"], 0, 1.3, cold=True),
     Scenario("fail", "a failing grade with a known mistake (generate crops the wrong end)",
              ["generate", "--submission", CROP_FIRST],
              1, 2.0, says="crop the wrong end of the context"),
