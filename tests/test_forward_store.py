@@ -189,8 +189,27 @@ def test_a_guarded_memo_looks_nothing_up_while_the_weights_differ(tmp_path) -> N
     with torch.no_grad():
         other.head.weight.neg_()
         assert torch.equal(negated, other(window))
-    assert not torch.equal(restored, planted)  # put back, but written to: computed
+    assert torch.equal(restored, planted)  # put back as they were: looked up again
     assert torch.equal(known_again, planted)
+
+
+@pytest.mark.parametrize("change", ["data", "assigned", "double", "hook"])
+def test_a_guarded_memo_sees_every_way_to_change_a_pass(change) -> None:
+    """Writes through .data move no version counter, a new dtype or a hook changes a
+    pass too: a guarded memo computes the pass while any of them holds."""
+    model = copy_without_memo(artifacts.build_model(SMALL)).requires_grad_(False)
+    planted = torch.full((1, 3, 5), 7.0)
+    memo = remember_outputs(model, also=lambda key: planted, guarded=True)
+    with torch.no_grad():
+        if change == "data":
+            model.head.weight.data.zero_()
+        elif change == "assigned":
+            model.head.weight.data = torch.zeros_like(model.head.weight)
+        elif change == "double":
+            model.double()
+        else:
+            model.head.register_forward_hook(lambda module, args, out: out * 0)
+        assert not torch.equal(memo(WINDOWS[0]), planted), change
 
 
 def test_a_damaged_entry_is_never_handed_out_and_the_next_save_drops_it(tmp_path) -> None:

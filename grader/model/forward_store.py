@@ -40,8 +40,9 @@ STORE_ELEMENTS = 4_000_000
 # The kinds of model each side builds for itself, from the spec alone.
 KINDS = ("shipped", "modern", "random")
 # What besides the platform decides the logits: the weights and the code that builds
-# and runs the models (a random model's weights come from artifacts.py's seeding).
-SOURCES = ("gpt.py", "llama.py", "artifacts.py")
+# and runs the models (a random model's weights come from artifacts.py's seeding, and
+# the sizes a spec leaves out from config.py's defaults).
+SOURCES = ("gpt.py", "llama.py", "artifacts.py", "config.py")
 FORMAT = "2"  # of the file: a change of how entries are named or checked is a new file
 
 Lookup = Callable[[tuple], "torch.Tensor | None"]
@@ -93,7 +94,9 @@ class ForwardStore:
         """The entry `name`, or None where it cannot be read or is not what was written
         (a damaged file, which the next save then writes without it)."""
         with self._lock, contextlib.suppress(Exception):
-            logits = self._file.get_tensor(name)
+            # A copy: safetensors hands out views of the mapped file, which would keep
+            # it open, and Windows replaces no file that is open.
+            logits = self._file.get_tensor(name).clone()
             if _checksum(logits) == self._digests.get(name):
                 return logits
             self._names.discard(name)
