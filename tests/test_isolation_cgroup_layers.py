@@ -82,3 +82,23 @@ def test_no_cgroups_at_all_names_all_three(tmp_path: Path,
     assert found == ()
     assert probed(found).missing() == ["memory-cgroup", "pids-cgroup", "cpu-cgroup"]
     assert worker_missing(found)[:3] == ["memory-cgroup", "pids-cgroup", "cpu-cgroup"]
+
+
+def test_cpu_and_cpuacct_mounted_together_share_one_group(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """systemd mounts cpu and cpuacct as one hierarchy: one group a worker, standing for
+    both layers (its CPU time counted, its share of the CPU weighed)."""
+    (tmp_path / "cpu,cpuacct").mkdir()
+    mounts = [("/", str(tmp_path / "cpu,cpuacct"), "cgroup", {"rw", "cpu", "cpuacct"})]
+    monkeypatch.setattr(cgroups, "_mounts", lambda: mounts)
+    monkeypatch.setattr(cgroups, "_own_groups", lambda: {"cpu": "/", "cpuacct": "/"})
+    found = cgroups.hierarchies.__wrapped__()
+    assert [h.controllers for h in found] == [("cpuacct", "cpu")]
+    limits = TreeLimits.create(None, 16, found, cpu_seconds=None)
+    try:
+        assert sorted(limits.request()["cgroups"]) == ["cpu-share-cgroup-v1",
+                                                       "cpuacct-cgroup-v1"]
+        assert limits._cpu_group() is not None
+    finally:
+        limits.closed.set()
+        limits.close()

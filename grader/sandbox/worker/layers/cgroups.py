@@ -174,7 +174,14 @@ def hierarchies() -> tuple[Hierarchy, ...]:
                     continue
                 base = _folder(point, root, groups[controller])
                 if base is not None and _can_make_groups(base):
-                    result.append(Hierarchy(1, (controller,), base))
+                    # Controllers mounted together (cpu,cpuacct, as systemd mounts
+                    # them) share one group per worker.
+                    shared = next((h for h in result if h.base == base), None)
+                    if shared is not None:
+                        result[result.index(shared)] = Hierarchy(
+                            1, (*shared.controllers, controller), base)
+                    else:
+                        result.append(Hierarchy(1, (controller,), base))
                     break
         for hierarchy in result:
             _remove_stale(hierarchy.base)
