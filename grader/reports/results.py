@@ -34,8 +34,8 @@ class TestResult:
     alike: str = ""
     # "fixed" for a fixed case (whose inputs and answer the learners' copy holds),
     # "drawn" for drawn examples (new to every learner under the instructor's seed),
-    # "" for any other check; scoring.py counts a classroom grade's fixed cases only
-    # once the problem's drawn examples pass.
+    # "" for any other check; scoring.py counts a classroom grade's checks other than
+    # drawn examples only once the problem's drawn examples pass.
     cases: str = ""
 
 
