@@ -188,23 +188,34 @@ def test_in_an_ipython_shell(tmp_path: Path) -> None:
     assert "RESULT True" in done.stdout, done.stdout + done.stderr
 
 
-def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
-    # A kata folder where 09 and 10 are solved; the notebook's cell loads them.
-    for folder in ("09-top-k", "10-top-p"):
-        (tmp_path / "problems" / folder).mkdir(parents=True)
-        (tmp_path / "problems" / folder / "solution.py").write_text(
+def with_solved(kata: Path, *folders: str) -> None:
+    """These problems solved (by the references) in the kata folder `kata`."""
+    for folder in folders:
+        (kata / "problems" / folder).mkdir(parents=True)
+        (kata / "problems" / folder / "solution.py").write_text(
             (ROOT / "solutions" / folder / "solution.py").read_text())
-    cell = TOP_K_TOP_P  # the learner's 11, written with their 09 and 10
-    script = textwrap.dedent(f'''\
+
+
+def cell_then(cell: str, then: str) -> str:
+    """A script that runs `cell` as a notebook's cell (module `cell_main`), then `then`."""
+    return textwrap.dedent(f'''\
         import linecache, sys, types
         cell = {cell!r}
         linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
         main = types.ModuleType("cell_main")
         sys.modules["cell_main"] = main
         exec(compile(cell, "<cell>", "exec"), main.__dict__)
+        ''') + textwrap.dedent(then)
+
+
+def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
+    # A kata folder where 09 and 10 are solved; the notebook's cell loads them.
+    with_solved(tmp_path, "09-top-k", "10-top-p")
+    # The learner's 11, written with their 09 and 10.
+    script = cell_then(TOP_K_TOP_P, """\
         from grader import check
         print("RESULT", check("top-k-top-p", main.Solution))
-        ''')
+        """)
     done = python("-c", script, cwd=tmp_path)
     assert "RESULT True" in done.stdout, done.stdout + done.stderr
 
@@ -231,22 +242,13 @@ def test_what_a_cell_took_with_solution_of_travels_as_it_was_taken(tmp_path: Pat
     each is brought into the checked file as the cell took it, and means the same there.
     Names read only in annotations need not be brought where the starter, as problem
     34's does, defers annotations (its LlamaConfig is imported for type checkers)."""
-    for folder in ("22-transformer-block", "32-rope", "24-loss"):
-        (tmp_path / "problems" / folder).mkdir(parents=True)
-        (tmp_path / "problems" / folder / "solution.py").write_text(
-            (ROOT / "solutions" / folder / "solution.py").read_text())
-    script = textwrap.dedent(f'''\
-        import linecache, sys, types
-        cell = {REUSED_CELL!r}
-        linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
-        main = types.ModuleType("cell_main")
-        sys.modules["cell_main"] = main
-        exec(compile(cell, "<cell>", "exec"), main.__dict__)
+    with_solved(tmp_path, "22-transformer-block", "32-rope", "24-loss")
+    script = cell_then(REUSED_CELL, """\
         from grader.learner import notebook
         from grader.registry import find
         print(notebook.solution_file(find("grouped-query-attention"), main.Solution,
                                      vars(main)))
-        ''')
+        """)
     done = python("-c", script, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     text = done.stdout
