@@ -45,12 +45,15 @@ class MissingDataError(RuntimeError):
     """The project's data folder is incomplete: the install is broken, not the learner."""
 
 
-def _read_json(path: Path) -> object:
+def _read_json(path: Path) -> dict:
+    """A shipped JSON file's object."""
     if not path.is_file():
         raise MissingDataError(
             f"{path} is missing: reinstall from a full clone of gpt-kata (pip install -e .)"
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(raw, dict)
+    return raw
 
 
 def vocab_from_text(text: str) -> dict[int, str]:
@@ -87,15 +90,11 @@ def corpus_text() -> str:
 
 def load_vocab(path: Path = VOCAB) -> dict[int, str]:
     """`int_to_char` with integer keys (JSON object keys are always strings)."""
-    raw = _read_json(path)
-    assert isinstance(raw, dict)
-    return {int(i): c for i, c in raw.items()}
+    return {int(i): c for i, c in _read_json(path).items()}
 
 
 def load_config(path: Path = CONFIG) -> GPTConfig:
-    raw = _read_json(path)
-    assert isinstance(raw, dict)
-    return GPTConfig(**raw)
+    return GPTConfig(**_read_json(path))
 
 
 def save_model(model: GPT | Llama, directory: Path) -> None:
@@ -146,9 +145,7 @@ def shipped_model() -> GPT:
 
 
 def load_llama_config(path: Path = LLAMA_CONFIG) -> LlamaConfig:
-    raw = _read_json(path)
-    assert isinstance(raw, dict)
-    return LlamaConfig(**raw)
+    return LlamaConfig(**_read_json(path))
 
 
 def load_llama(checkpoint: Path = LLAMA_CHECKPOINT, config: Path = LLAMA_CONFIG) -> Llama:
@@ -201,9 +198,7 @@ def this_platform() -> dict[str, str]:
 
 
 def load_manifest() -> dict:
-    raw = _read_json(MANIFEST)
-    assert isinstance(raw, dict)
-    return raw
+    return _read_json(MANIFEST)
 
 
 def write_manifest() -> dict:
@@ -224,9 +219,7 @@ def goldens_platform_matches() -> bool:
 
 @cache
 def load_goldens() -> dict:
-    raw = _read_json(GOLDENS)
-    assert isinstance(raw, dict)
-    return raw
+    return _read_json(GOLDENS)
 
 
 _RANDOM_MODELS: dict[tuple, GPT] = {}
@@ -241,16 +234,13 @@ def random_model(config: dict[str, int], seed: int) -> GPT:
     """
     key = (tuple(sorted(config.items())), seed)
     if key not in _RANDOM_MODELS:
-        _RANDOM_MODELS[key] = _build_random_model(config, seed)
+        _RANDOM_MODELS[key] = seeded_gpt(config, seed, _sharpen).eval()
     return _RANDOM_MODELS[key]
 
 
-def _build_random_model(config: dict[str, int], seed: int) -> GPT:
-    def sharpen(model: GPT) -> None:
-        with torch.no_grad():
-            model.head.weight.normal_(0.0, 1.0)
-
-    return seeded_gpt(config, seed, sharpen).eval()
+def _sharpen(model: GPT) -> None:
+    with torch.no_grad():
+        model.head.weight.normal_(0.0, 1.0)
 
 
 def trainable_model(config: dict[str, int], seed: int) -> GPT:

@@ -82,7 +82,7 @@ class ForwardStore:
         that is not built alike on both sides."""
         if spec.kind not in KINDS or self._file is None:
             return None
-        prefix = _prefix(spec)
+        prefix = _prefix(spec.key())
 
         def kept(key: tuple) -> torch.Tensor | None:
             name = prefix + _digest(key)
@@ -118,7 +118,7 @@ class ForwardStore:
     def _save(self) -> None:
         new: dict[str, torch.Tensor] = {}
         for key, model in reversed(self._memos):  # the latest model's first
-            prefix = _prefix_of_key(key)
+            prefix = _prefix(key)
             # A memo holds its windows oldest first: the latest are kept first.
             for window, logits in reversed(model.remembered_entries().items()):
                 name = prefix + _digest(window)
@@ -175,11 +175,8 @@ def _digest(window: tuple) -> str:
     return hashlib.blake2b(repr(shape).encode() + ids, digest_size=16).hexdigest()
 
 
-def _prefix(spec: ModelSpec) -> str:
-    return _prefix_of_key(spec.key())
-
-
-def _prefix_of_key(key: tuple) -> str:
+def _prefix(key: tuple) -> str:
+    """The entries' name prefix of the model whose ModelSpec.key() is `key`."""
     return hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest() + "/"
 
 

@@ -53,10 +53,9 @@ class ModelSpec:
             if "n_kv_head" in self.config:
                 return f"{what} with the shipped modern weights"
             return f"{what} with the shipped weights"
-        if self.kind == "hidden":
-            sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
-            return f"GPT({sizes}) with weights the grader drew for this grade"
         sizes = ", ".join(f"{k}={v}" for k, v in self.config.items())
+        if self.kind == "hidden":
+            return f"GPT({sizes}) with weights the grader drew for this grade"
         return f"random GPT({sizes}, seed={self.seed})"
 
     def key(self) -> tuple:

@@ -30,13 +30,13 @@ def _text(value: object) -> str:
     return _NOT_XML.sub("\ufffd", "" if value is None else str(value))
 
 
-def _suite(root: ET.Element, folder: str, entry: dict | None) -> ET.Element:
-    suite = ET.SubElement(root, "testsuite", name=folder)
-    if entry is not None:
+def _suite(root: ET.Element, name: str, properties: dict[str, str] | None) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", name=name)
+    if properties is not None:
         # <properties> comes first in a <testsuite>, as JUnit's schema orders it.
-        properties = ET.SubElement(suite, "properties")
-        for key in ("score", "max_score"):
-            ET.SubElement(properties, "property", name=key, value=format_points(entry[key]))
+        listed = ET.SubElement(suite, "properties")
+        for key, value in properties.items():
+            ET.SubElement(listed, "property", name=key, value=value)
     return suite
 
 
@@ -53,7 +53,9 @@ def junit_tree(report: dict, suite: str = "gpt-kata") -> ET.ElementTree:
         # A report written before tests carried `check` is named by its whole `name`.
         name = test.get("check", test["name"])
         if folder not in suites:
-            suites[folder] = _suite(root, folder, entries.get(test["problem"]))
+            entry = entries.get(test["problem"])
+            suites[folder] = _suite(root, folder, None if entry is None else {
+                key: format_points(entry[key]) for key in ("score", "max_score")})
         case = ET.SubElement(suites[folder], "testcase", classname=folder, name=_text(name))
         if test["status"] != "pass":
             message = _text(test.get("message") or test["status"])
@@ -66,18 +68,16 @@ def junit_tree(report: dict, suite: str = "gpt-kata") -> ET.ElementTree:
     if isinstance(late, dict) and late.get("points"):
         # What a late penalty took, as a suite of its own whose `score` is negative:
         # the suites' scores still add up to the run's.
-        suite = ET.SubElement(root, "testsuite", name="late penalty")
-        properties = ET.SubElement(suite, "properties")
-        for key, value in (("score", format_points(-late["points"])),
-                           ("late_minutes", str(late.get("minutes", ""))),
-                           ("late_policy", _text(late.get("policy", ""))),
-                           ("score_before", format_points(late.get("score_before")))):
-            ET.SubElement(properties, "property", name=key, value=value)
+        _suite(root, "late penalty", {
+            "score": format_points(-late["points"]),
+            "late_minutes": str(late.get("minutes", "")),
+            "late_policy": _text(late.get("policy", "")),
+            "score_before": format_points(late.get("score_before"))})
     # The run's message repeats the checks' errors when every check errored; a
     # message of the grader's own (or one with no checks at all) gets a case.
     if report.get("message") and (not tests or any(t["status"] != "error" for t in tests)):
         # The grader itself could not run something: say so where CI shows errors.
-        case = ET.SubElement(ET.SubElement(root, "testsuite", name="grader"), "testcase",
+        case = ET.SubElement(_suite(root, "grader", None), "testcase",
                              classname="grader", name="grader")
         ET.SubElement(case, "error", message=_text(report["message"]))
     for element in [*root.iter("testsuite"), root]:

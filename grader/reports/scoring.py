@@ -32,6 +32,8 @@ Gradescope's results.json, the JUnit properties and Classroom50's result.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from grader.registry import DEFAULT_POINTS, problems
 from grader.reports.late import apply_late
 
@@ -55,10 +57,7 @@ def check_share(points: float, total: int) -> float:
 
 
 def registry_points(slug: str | None) -> int:
-    for problem in problems():
-        if problem.slug == slug:
-            return problem.points
-    return DEFAULT_POINTS
+    return next((p.points for p in problems() if p.slug == slug), DEFAULT_POINTS)
 
 
 def score_report(report: dict) -> dict:
@@ -102,12 +101,8 @@ def uncounted_undrawn(report: dict, tests: list[dict]) -> dict[str | None, int]:
         return {}
     failed_drawn = {t.get("problem") for t in tests
                     if t.get("cases") == "drawn" and t.get("status") != "pass"}
-    uncounted: dict[str | None, int] = {}
-    for test in tests:
-        slug = test.get("problem")
-        if slug in failed_drawn and test.get("cases") != "drawn" and test.get("status") == "pass":
-            uncounted[slug] = uncounted.get(slug, 0) + 1
-    return uncounted
+    return dict(Counter(t.get("problem") for t in tests if t.get("problem") in failed_drawn
+                        and t.get("cases") != "drawn" and t.get("status") == "pass"))
 
 
 def format_points(value: float | int | str | None) -> str:

@@ -38,9 +38,6 @@ SMALL = {"vocab_size": 6, "context_length": 8, "n_layer": 1, "n_head": 2, "n_emb
 SMALL_RANDOM = ModelSpec("random", SMALL, 7)
 
 MASK = "query t may see keys 0 to t: mask the scores where torch.tril(torch.ones(T, T)) is 0"
-# The attention pasted into a block or a GPT may miss its mask as it did alone.
-MASK_AS_BEFORE = ("mask the scores of later positions with -inf before the softmax, as in "
-                  "multi-head-attention")
 
 
 def qkv_order_mistake(made: Callable[..., torch.Tensor]) -> Mistake:

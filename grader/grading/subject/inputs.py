@@ -17,6 +17,7 @@ import torch
 
 from grader.locale import tr
 from grader.model import artifacts
+from grader.model.parts import is_description
 from grader.model.spec import ModelSpec
 
 TEXT_LIMIT = 60  # characters of a long text shown, its end: where generation goes on
@@ -79,16 +80,9 @@ def vocabulary(named: dict[str, Any]) -> dict[int, str] | None:
                 isinstance(k, int) and isinstance(v, str) for k, v in value.items()):
             return value
     if any(isinstance(v, ModelSpec) and v.kind == "shipped"
-           or is_weights(v) and v["model"].kind == "shipped" for v in named.values()):
+           or is_description(v) and v["model"].kind == "shipped" for v in named.values()):
         return artifacts.shipped_vocab()
     return None
-
-
-def is_weights(value: Any) -> bool:
-    """Whether `value` is a description of known weights (grader/model/parts.py's
-    `weights(...)`), which a module problem's learner receives as `weights`."""
-    return (isinstance(value, dict) and set(value) == {"model", "part", "head"}
-            and isinstance(value["model"], ModelSpec))
 
 
 def describe_weights(spec: dict[str, Any]) -> str:
@@ -135,7 +129,7 @@ def describe(value: Any, vocab: dict[int, str] | None = None) -> str:
         return describe_tensor(value, vocab)
     if isinstance(value, str):
         return describe_text(value)
-    if is_weights(value):
+    if is_description(value):
         return describe_weights(value)
     if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
         return describe_vocab(value)
