@@ -234,13 +234,14 @@ def random_model(config: dict[str, int], seed: int) -> GPT:
     """
     key = (tuple(sorted(config.items())), seed)
     if key not in _RANDOM_MODELS:
-        _RANDOM_MODELS[key] = seeded_gpt(config, seed, _sharpen).eval()
+        _RANDOM_MODELS[key] = seeded(lambda: _sharpened(_gpt(config)), seed).eval()
     return _RANDOM_MODELS[key]
 
 
-def _sharpen(model: GPT) -> None:
+def _sharpened(model: GPT) -> GPT:
     with torch.no_grad():
         model.head.weight.normal_(0.0, 1.0)
+    return model
 
 
 def trainable_model(config: dict[str, int], seed: int) -> GPT:
@@ -249,27 +250,27 @@ def trainable_model(config: dict[str, int], seed: int) -> GPT:
     Built anew on every call, never shared and never remembered: training
     changes it, so two runs from the same seed must each start from their own.
     """
-    return seeded_gpt(config, seed).train()
+    return seeded(lambda: _gpt(config), seed).train()
 
 
-def seeded_gpt(config: dict[str, int], seed: int,
-               then: Callable[[GPT], None] | None = None) -> GPT:
-    """GPT(config) with weights drawn from `seed` (and `then` drawing more), leaving
-    the caller's random state as it was."""
-    # Seeding the default generator directly gives the weights torch.manual_seed
-    # gives, without the stack trace torch.manual_seed records on every call.
+def _gpt(config: dict[str, int]) -> GPT:
     from grader.model.gpt import GPT
 
+    return GPT(GPTConfig(**config))
+
+
+def seeded(build: Callable[[], Model], seed: int) -> Model:
+    """What `build` makes, its random draws taken from `seed`, leaving the caller's
+    random state as it was."""
+    # Seeding the default generator directly gives the weights torch.manual_seed
+    # gives, without the stack trace torch.manual_seed records on every call.
     generator = torch.random.default_generator
     state = generator.get_state()
     generator.manual_seed(seed)
     try:
-        model = GPT(GPTConfig(**config))
-        if then is not None:
-            then(model)
+        return build()
     finally:
         generator.set_state(state)
-    return model
 
 
 def build_model(spec: ModelSpec) -> GPT | Llama:

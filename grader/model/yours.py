@@ -43,20 +43,13 @@ def is_modern(config: dict[str, int | float]) -> bool:
 def initial_model(config: dict[str, int | float], seed: int) -> torch.nn.Module:
     """A new GPT, or modern decoder for a modern config, as `train` builds it with
     `seed`, in training mode, leaving the caller's random state as it was."""
-    from grader.model.artifacts import trainable_model
+    from grader.model.artifacts import seeded, trainable_model
     from grader.model.llama import Llama, LlamaConfig
 
     if not is_modern(config):
         return trainable_model({k: int(v) for k, v in config.items()}, seed)
-    # As artifacts.seeded_gpt: the default generator seeded directly gives the
-    # weights torch.manual_seed gives, which is what `train` calls.
-    generator = torch.random.default_generator
-    state = generator.get_state()
-    generator.manual_seed(seed)
-    try:
-        return Llama(LlamaConfig(**config)).train()
-    finally:
-        generator.set_state(state)
+    # Seeded as torch.manual_seed would, which is what `train` calls.
+    return seeded(lambda: Llama(LlamaConfig(**config)), seed).train()
 
 
 # The weights the grader handed this worker, by their handle.
