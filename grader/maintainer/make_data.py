@@ -17,7 +17,6 @@ goldens', `goldens` and `manifest` are refused unless given `--force`.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -79,10 +78,15 @@ def make_modern_model() -> None:
         shutil.copy(Path(tmp) / "model.safetensors", artifacts.LLAMA_CHECKPOINT)
         shutil.copy(Path(tmp) / "config.json", artifacts.LLAMA_CONFIG)
     # Only these two files' sha256 change: the goldens' platform stays the recorded one.
+    record_sha256(artifacts.LLAMA_CHECKPOINT, artifacts.LLAMA_CONFIG)
+
+
+def record_sha256(*paths: Path) -> None:
+    """The manifest with the sha256 of `paths` brought up to date, and nothing else."""
     manifest = artifacts.load_manifest()
-    for path in (artifacts.LLAMA_CHECKPOINT, artifacts.LLAMA_CONFIG):
+    for path in paths:
         manifest["files"][path.name] = artifacts.sha256(path)
-    artifacts.MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    artifacts.write_json(artifacts.MANIFEST, manifest)
 
 
 @torch.no_grad()
@@ -94,7 +98,7 @@ def goldens_of(problem: Problem) -> dict:
 def make_goldens() -> None:
     torch.set_num_threads(1)
     goldens = {p.slug: goldens_of(p) for p in problems() if p.checks.is_file()}
-    artifacts.GOLDENS.write_text(json.dumps(goldens, indent=1) + "\n", encoding="utf-8")
+    artifacts.write_json(artifacts.GOLDENS, goldens)
 
 
 def make_new_goldens() -> None:
@@ -119,10 +123,8 @@ def make_new_goldens() -> None:
             kept = {case_id: (kept or {}).get(case_id, answer)
                     for case_id, answer in fresh.items()}
         goldens[p.slug] = kept
-    artifacts.GOLDENS.write_text(json.dumps(goldens, indent=1) + "\n", encoding="utf-8")
-    manifest = artifacts.load_manifest()
-    manifest["files"][artifacts.GOLDENS.name] = artifacts.sha256(artifacts.GOLDENS)
-    artifacts.MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    artifacts.write_json(artifacts.GOLDENS, goldens)
+    record_sha256(artifacts.GOLDENS)
 
 
 STEPS = {"starters": make_starters, "corpus": make_corpus, "model": make_model,

@@ -78,9 +78,13 @@ def split_corpus(text: str, context_length: int
     return int_to_char, data[:split], data[split:]
 
 
+def write_json(path: Path, value: object) -> None:
+    """`value` as the files in data/ and a run's folder hold JSON."""
+    path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+
+
 def save_vocab(int_to_char: dict[int, str], path: Path) -> None:
-    path.write_text(json.dumps({str(i): c for i, c in int_to_char.items()}, indent=1) + "\n",
-                    encoding="utf-8")
+    write_json(path, {str(i): c for i, c in int_to_char.items()})
 
 
 def corpus_text() -> str:
@@ -99,8 +103,7 @@ def load_config(path: Path = CONFIG) -> GPTConfig:
 
 def save_model(model: GPT | Llama, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.json").write_text(json.dumps(model.config.to_dict(), indent=1) + "\n",
-                                           encoding="utf-8")
+    write_json(directory / "config.json", model.config.to_dict())
     save_file({k: v.contiguous() for k, v in model.state_dict().items()},
               str(directory / "model.safetensors"))
 
@@ -206,7 +209,7 @@ def write_manifest() -> dict:
         "files": {p.name: sha256(p) for p in SHIPPED_FILES},
         "platform": this_platform(),
     }
-    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    write_json(MANIFEST, manifest)
     return manifest
 
 
