@@ -198,9 +198,7 @@ class Contract:
             raise
         except GradeFailure as failure:  # a crash, a bad reply, an input changed in place
             if failure.inputs is None:
-                failure.inputs = self.show_inputs(self.bind(kata, args), case_id)
-                failure.arguments = inputs_of(self.bind(kata, args))
-                failure.case_id = case_id
+                self.locate(failure, self.bind(kata, args), case_id)
             if failure.output is None and kata.last is not before and kata.last is not None:
                 failure.output = kata.last.output
             raise
@@ -220,10 +218,8 @@ class Contract:
         # line: hypothesis then sees one failure to shrink, not one per message.
         wrong = GradeFailure(message, lambda: (inner() if inner else "")
                              + self.diagnose(kata, call, ("value", expected)), hint=hint)
-        wrong.inputs = self.show_inputs(call.named, call.case_id)
-        wrong.arguments, wrong.got = inputs_of(call.named), answer_of(call.outcome)
-        wrong.case_id = call.case_id
-        wrong.output = call.record.output
+        self.locate(wrong, call.named, call.case_id)
+        wrong.got, wrong.output = answer_of(call.outcome), call.record.output
         raise wrong
 
     def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
@@ -238,9 +234,11 @@ class Contract:
         """What the worker is asked to run: the method, or the harness that drives it."""
         return harness_ref(self.harness) if self.harness else self.method
 
-    def show_inputs(self, named: dict[str, Any], case_id: str | None) -> str:
-        """A failing call's arguments as the learner's method received them."""
-        return show_inputs(self.describe(named), case_id)
+    def locate(self, failure: GradeFailure, named: dict[str, Any], case_id: str | None) -> None:
+        """Give `failure` the failing call's arguments (`named`), as the learner's method
+        received them, and the case they are of."""
+        failure.inputs = show_inputs(self.describe(named), case_id)
+        failure.arguments, failure.case_id = inputs_of(named), case_id
 
     def call_again(self, kata: Kata, *args: Any) -> Outcome:
         """The learner's outcome on other arguments, leaving the failing call's record

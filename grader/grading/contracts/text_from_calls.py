@@ -29,7 +29,6 @@ from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import show
 from grader.grading.judging.generated_text import sampled_choice
 from grader.grading.subject import cases
-from grader.grading.subject.inputs import inputs_of
 from grader.grading.subject.kata import Call, Judge, Kata
 from grader.grading.values.failures import GradeFailure, SubmissionUnavailable
 from grader.locale import tr
@@ -73,9 +72,7 @@ class WitnessedContract(Contract):
             raise
         except GradeFailure as failure:
             if case_id:  # the report names the case the hidden models stand in for
-                failure.inputs = self.show_inputs(self.bind(kata, hidden), case_id)
-                failure.arguments = inputs_of(self.bind(kata, hidden))
-                failure.case_id = case_id
+                self.locate(failure, self.bind(kata, hidden), case_id)
             raise
 
     def _verify_golden(self, kata: Kata, args: tuple, case_id: str) -> None:

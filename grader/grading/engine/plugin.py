@@ -167,12 +167,9 @@ class GradingPlugin:
             # Only the failing call's own output: a test of many examples would
             # otherwise show what the passing ones printed as well.
             result.output = clip(exc.output, CHECK_OUTPUT_LIMIT)
-        if isinstance(exc, NotRun):
-            result.status, result.message = "fail", str(exc)
-            result.kind = exc.kind
-        elif isinstance(exc, SubmissionUnavailable):
-            result.status, result.message = "error", str(exc)
-            result.kind = exc.kind
+        if isinstance(exc, (NotRun, SubmissionUnavailable)):
+            result.status = "fail" if isinstance(exc, NotRun) else "error"
+            result.message, result.kind = str(exc), exc.kind
         elif isinstance(exc, GradeFailure):
             result.status, result.kind = "fail", exc.kind
             diagnosis = exc.diagnosis
@@ -184,8 +181,7 @@ class GradingPlugin:
             result.mistake = mistake.named(slug) if mistake else None
             result.arguments, result.got = exc.arguments, exc.got
         elif isinstance(exc, GraderIntegrityError):
-            result.status, result.message = "error", str(exc)
-            result.kind = GRADER_ERROR
+            result.status, result.message, result.kind = "error", str(exc), GRADER_ERROR
             self.internal_errors.append(str(exc))
         else:
             # A bug in the grader itself: never blame the learner for it.
