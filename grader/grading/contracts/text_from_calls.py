@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, replace
+from itertools import takewhile
 from typing import Any
 
 import torch
@@ -150,13 +151,8 @@ def trace_tokens(tokens: list[int], prompt: list[int], context_length: int,
 
 def text_tokens(text: str, int_to_char: dict[int, str]) -> list[int]:
     """The token ids of `text`, up to its first character the vocabulary lacks."""
-    lookup = {c: i for i, c in int_to_char.items()}
-    ids = []
-    for char in text:
-        if char not in lookup:
-            break
-        ids.append(lookup[char])
-    return ids
+    lookup = artifacts.char_to_int(int_to_char)
+    return [lookup[char] for char in takewhile(lookup.__contains__, text)]
 
 
 def untraced_message(text: str, untraced: Untraced) -> str:

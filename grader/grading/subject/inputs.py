@@ -42,14 +42,9 @@ def inputs_of(named: dict[str, Any]) -> dict[str, str]:
             for name, value in named.items()}
 
 
-def input_lines(inputs: dict[str, str]) -> list[str]:
-    """One line per argument, `name: what it is`, as the report shows them."""
-    return [f"{name}: {what}" for name, what in inputs.items()]
-
-
 def describe_inputs(named: dict[str, Any]) -> list[str]:
     """One line per argument, `name: what it is`, in the order of the signature."""
-    return input_lines(inputs_of(named))
+    return [f"{name}: {what}" for name, what in inputs_of(named).items()]
 
 
 def answer_of(outcome: tuple[str, Any]) -> str:
