@@ -29,10 +29,7 @@ Source = tuple[str, str]  # an English text, and where it comes from
 
 
 def problem_texts() -> Iterator[Source]:
-    tracks: dict[str, None] = {}
-    for problem in problems():
-        tracks.setdefault(problem.track)
-    for track in tracks:
+    for track in dict.fromkeys(problem.track for problem in problems()):
         yield track, "registry.toml: a track"
     for problem in problems():
         yield problem.title, f"registry.toml: {problem.slug}, title"

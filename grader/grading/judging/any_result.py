@@ -172,10 +172,7 @@ def side_by_side(expected: str, got: str) -> str:
 
 
 def first_difference(a: str, b: str) -> int:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 def expect_error(got: tuple[str, Any], kind: str, what: str, method: str) -> None:
