@@ -35,10 +35,6 @@ def _token_list(mask: torch.Tensor, limit: int = 12) -> str:
     return str(ids if len(ids) <= limit else [*ids[:limit], "..."])
 
 
-def _row_label(t: torch.Tensor, r: int) -> str:
-    return "" if t.dim() == 1 else tr(" (row {row})", row=r)
-
-
 def expect_like_logits(got: Any, logits: torch.Tensor, what: str) -> None:
     """A tensor of the logits' shape and dtype, as every logits processor returns."""
     expect_type(got, torch.Tensor, what)
@@ -88,8 +84,9 @@ def _judge_filter_rows(got: Any, logits: torch.Tensor, expected: torch.Tensor, w
     for r in range(x.shape[0]):
         problem = None if bool(_same(g[r], e[r]).all()) else row_problem(g[r], x[r], e[r])
         if problem:
-            raise GradeFailure(tr("{what}{row}: {problem}", what=named(what),
-                                  row=_row_label(logits, r), problem=problem))
+            row = "" if logits.dim() == 1 else tr(" (row {row})", row=r)
+            raise GradeFailure(tr("{what}{row}: {problem}", what=named(what), row=row,
+                                  problem=problem))
 
 
 def expect_filtered(got: Any, logits: torch.Tensor, expected: torch.Tensor,
