@@ -56,17 +56,13 @@ def _read_json(path: Path) -> dict:
     return raw
 
 
-def vocab_from_text(text: str) -> dict[int, str]:
-    return dict(enumerate(sorted(set(text))))
-
-
 def split_corpus(text: str, context_length: int
                  ) -> tuple[dict[int, str], torch.Tensor, torch.Tensor]:
     """The vocabulary of `text`, and its encoding split nine tenths for training, one
     tenth for validation; ValueError if the text cannot train a model."""
     if len(set(text)) < 2:
         raise ValueError("the corpus needs at least two distinct characters")
-    int_to_char = vocab_from_text(text)
+    int_to_char = dict(enumerate(sorted(set(text))))
     lookup = char_to_int(int_to_char)
     data = torch.tensor([lookup[c] for c in text], dtype=torch.long)
     split = int(0.9 * len(data))
