@@ -67,13 +67,7 @@ class Isolation:
 
     def missing(self) -> list[str]:
         """The tree-wide layers this machine does not give a worker, for a report."""
-        missing = [name for name in ("memory-cgroup", "pids-cgroup", "cpu-cgroup")
-                   if not has_layer(self.cgroups, name)]
-        if not self.launcher:
-            missing.append("scratch-tmpfs")
-        if not self.unprivileged_uid:
-            missing.append("unprivileged-uid")
-        return missing
+        return missing_tree_layers(self.summary())
 
 
 @functools.cache
@@ -154,7 +148,6 @@ def tree_options(request: Mapping[str, Any]) -> dict[str, Any]:
     if request.get("unprivileged_uid") is True:
         options["unprivileged_uid"] = True
     return options
-
 
 
 def missing_tree_layers(layers: list[str]) -> list[str]:
