@@ -245,8 +245,6 @@ def wait_then_kill(process: subprocess.Popen | int, seconds: float, *, job: Job 
 def _kill_pid_group(pid: int) -> None:
     """SIGKILL a child's group and the child itself (POSIX: Windows has no groups
     by number, and no child is started by pid there)."""
-    for kill in (getattr(os, "killpg", None), os.kill):
-        if kill is None:
-            continue
+    for kill in (os.killpg, os.kill):
         with contextlib.suppress(OSError):
-            kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+            kill(pid, signal.SIGKILL)

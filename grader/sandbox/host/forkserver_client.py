@@ -3,6 +3,7 @@ workers (forked from it in milliseconds), and ending them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -140,15 +141,13 @@ class ForkServerClient:
         limits: TreeLimits | None = None
         if self.sandbox is not None:
             scratch = tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
+            seconds = self.sandbox.cpu_seconds
+            cpu = {} if seconds is None else {"cpu_seconds": seconds}
             request.update(isolate=True, path=os.path.abspath(submission), scratch=scratch,
-                           memory_bytes=self.sandbox.memory_bytes)
-            if self.sandbox.cpu_seconds is not None:
-                request["cpu_seconds"] = self.sandbox.cpu_seconds
+                           memory_bytes=self.sandbox.memory_bytes, **cpu)
             from grader.sandbox.worker.machine import worker_limits
 
             # Limits on the worker's whole tree (cgroups, a scratch tmpfs).
-            cpu = {} if self.sandbox.cpu_seconds is None else {"cpu_seconds":
-                                                               self.sandbox.cpu_seconds}
             limits = worker_limits(self.sandbox.memory_bytes, self.sandbox.scratch_bytes, **cpu)
             request.update(limits.request())
         try:
@@ -267,11 +266,9 @@ class ForkedWorker(WorkerHandle):
             # The rest of its tree dies after it (the parent-death signal, its PID
             # namespace torn down): each of them holds the channel's other end.
             wait_for_hangup(self.socket, TREE_WAIT)
-            try:
+            with contextlib.suppress(OSError):
                 # Wakes a write still waiting for a worker that stopped reading.
                 self.socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self.channel.close()
             self.socket.close()
             self.witness.close()

@@ -25,6 +25,7 @@ length and the context's within the window). The log is bounded too.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import socket
 import threading
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.model.spec import ModelSpec
+from grader.sandbox.host.channel import close_quietly
 from grader.sandbox.wire.encoding import ProtocolError, decode, encode
 from grader.sandbox.wire.frames import Oversized, read_frame, write_frame
 from grader.sandbox.worker.remote_model import ERRORS
@@ -218,15 +220,9 @@ class Witness:
         # buffer's lock, and closing the buffer waits for that lock: a worker that
         # was stopped (SIGSTOP) and could not be ended would hold the grader for ever.
         # Shutting the socket down first wakes that thread.
-        try:
+        with contextlib.suppress(OSError):
             self.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        for end in (self.writer, self.reader, self.socket):
-            try:
-                end.close()
-            except OSError:
-                pass
+        close_quietly(self.writer, self.reader, self.socket)
 
 
 def own_instance(spec: ModelSpec) -> Any:
