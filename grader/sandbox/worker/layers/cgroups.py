@@ -195,21 +195,16 @@ _OURS = re.compile(r"gpt-kata-(\d+)-\d+")
 
 def _remove_stale(base: str) -> None:
     """Remove the groups of graders that are gone (killed before they could)."""
+    import psutil
+
     try:
         names = os.listdir(base)
     except OSError:  # gone, or never made
         return
     for name in names:
         match = _OURS.fullmatch(name)
-        if match is None or int(match.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-            continue  # that grader is still running
-        except ProcessLookupError:
+        if match is not None and not psutil.pid_exists(int(match.group(1))):
             _remove(os.path.join(base, name))
-        except OSError:
-            continue
 
 
 def _counter(text: str, key: str) -> int:
