@@ -120,14 +120,12 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
 
 
 def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULTS.scratch_bytes,
-                  max_processes: int | None = Policy.max_processes,
-                  isolation: Isolation | None = None,
                   cpu_seconds: int | None = Policy.cpu_seconds) -> TreeLimits:
     """The grader's side of one worker's tree-wide limits: its cgroups, made now
     (``close()`` them once the worker has ended), and what to tell the worker
     (``request()``, whose entries ``tree_options`` reads back in the worker)."""
-    isolation = probe() if isolation is None else isolation
-    limits = TreeLimits.create(memory_bytes, max_processes, cpu_seconds=cpu_seconds)
+    isolation = probe()
+    limits = TreeLimits.create(memory_bytes, Policy.max_processes, cpu_seconds=cpu_seconds)
     if scratch_bytes is not None:
         limits.extra["scratch_bytes"] = int(scratch_bytes)
     if isolation.unprivileged_uid and isolation.launcher:
