@@ -93,23 +93,21 @@ class Witness:
     def __init__(self, channel: socket.socket) -> None:
         self.socket = channel
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
-        self.calls: list[list[int]] = []
-        self.passes: list[Pass] = []
-        self.marks: list[int] = []
-        self.rows = 0  # rows logged in passes since clear()
-        # The windows of the caches this witness handed out, by their bytes.
-        self.origins: dict[bytes, list[list[int] | None]] = {}
-        self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.built: OrderedDict[tuple, Any] = OrderedDict()  # the witness's own instances
-        self.limit = 64 * 1024  # bytes of a request: the current call's models' largest
         self.lock = threading.Lock()
+        self.clear()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def clear(self) -> None:
         with self.lock:
-            self.calls, self.passes, self.marks = [], [], []
-            self.rows, self.origins, self.models = 0, {}, {}
-            self.limit = 64 * 1024
+            self.calls: list[list[int]] = []
+            self.passes: list[Pass] = []
+            self.marks: list[int] = []
+            self.rows = 0  # rows logged in passes since clear()
+            # The windows of the caches this witness handed out, by their bytes.
+            self.origins: dict[bytes, list[list[int] | None]] = {}
+            self.models: dict[tuple, Any] = {}  # the models the current call was given
+            self.limit = 64 * 1024  # bytes of a request: the current call's models' largest
 
     def allow(self, spec: ModelSpec) -> None:
         """Give the next call this model, built here in the grader's main thread.
