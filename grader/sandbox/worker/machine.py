@@ -11,6 +11,7 @@ the grader's side of the sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Iterable, Mapping
@@ -81,11 +82,9 @@ def probe() -> Isolation:
         linux = sys.platform.startswith("linux")
         prctl_ok = False
         if linux and syscalls.libc() is not None:
-            try:
+            with contextlib.suppress(OSError):
                 syscalls.prctl(syscalls.PR_GET_NO_NEW_PRIVS)  # harmless, and proves prctl answers
                 prctl_ok = True
-            except OSError:
-                prctl_ok = False
         launcher, unprivileged = namespaces.probe_launcher() if linux else ((), False)
         return Isolation(
             platform=sys.platform,
@@ -115,8 +114,7 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
     As PID 1 the command receives, from outside, only SIGKILL and the signals it
     has handlers for; end it by signalling the launcher, or by closing its channel.
     """
-    isolation = probe() if isolation is None else isolation
-    return list(isolation.launcher)
+    return list((isolation or probe()).launcher)
 
 
 def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULTS.scratch_bytes,
