@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from grader.sandbox.worker.describe import limit_message, out_of_memory
 from grader.sandbox.worker.layers import readable
 from grader.sandbox.worker.layers.policy import MB, Policy, clean_environment
 from grader.sandbox.worker.machine import Isolation, launcher_prefix, probe
-from grader.sandbox.worker.outcome import limit_message, out_of_memory
 
 ISO = probe()
 LINUX = sys.platform.startswith("linux")
@@ -43,7 +43,7 @@ CHILD = """
 import json, os, sys
 from grader.sandbox.worker.isolation import isolate
 from grader.sandbox.worker.machine import Isolation
-from grader.sandbox.worker.outcome import limit_message, out_of_memory
+from grader.sandbox.worker.describe import limit_message, out_of_memory
 from grader.sandbox.worker.layers.policy import Policy
 args = json.loads(sys.argv[1])
 policy = Policy(**args["policy"])
@@ -409,7 +409,7 @@ def test_torch_runs_in_a_child_forked_after_import(tmp_path: Path) -> None:
 import json, os, sys, tempfile
 import torch
 from grader.sandbox.worker.isolation import isolate
-from grader.sandbox.worker.outcome import out_of_memory
+from grader.sandbox.worker.describe import out_of_memory
 from grader.sandbox.worker.layers.policy import Policy
 scratch = {str(tmp_path / "scratch")!r}
 os.makedirs(scratch, exist_ok=True)

@@ -15,9 +15,9 @@ from test_isolation import ISO, run_isolated
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
 from grader.sandbox.wire.limits import Limits
+from grader.sandbox.worker.describe import limit_message
 from grader.sandbox.worker.layers.policy import Policy
 from grader.sandbox.worker.layers.seccomp import refused_call
-from grader.sandbox.worker.outcome import limit_message
 
 needs_seccomp = pytest.mark.skipif(not ISO.seccomp, reason="no seccomp filter for this machine")
 

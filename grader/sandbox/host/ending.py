@@ -180,30 +180,24 @@ def end_group(process: subprocess.Popen, job: Job | None = None) -> None:
         process.kill()
 
 
-def exit_code(status: int) -> int:
-    """A wait status as subprocess reports it: the exit code, or -signal."""
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
-
-
-def wait_for(process: subprocess.Popen | int, seconds: float,
+def wait_for(process: subprocess.Popen | int, seconds: float | None,
              poll: float = 0.005) -> tuple[bool, int | None]:
-    """Wait up to `seconds` for `process` (a Popen, or the pid of a child of this
-    process) to exit: whether it has (or was reaped already), and how it ended."""
+    """Wait up to `seconds` (None: as long as it takes) for `process` (a Popen, or the
+    pid of a child of this process) to exit: whether it has (or was reaped already),
+    and how it ended."""
     if isinstance(process, subprocess.Popen):
         try:
             return True, process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             return False, None
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + (seconds or 0)
     while True:
         try:
-            done, status = os.waitpid(process, os.WNOHANG)
+            done, status = os.waitpid(process, 0 if seconds is None else os.WNOHANG)
         except ChildProcessError:
             return True, None  # reaped already
         if done:
-            return True, exit_code(status)
+            return True, os.waitstatus_to_exitcode(status)  # the code, or -signal
         if time.monotonic() >= deadline:
             return False, None
         time.sleep(poll)
@@ -226,27 +220,12 @@ def wait_then_kill(process: subprocess.Popen | int, seconds: float, *, job: Job 
         end_group(process, job)
     else:
         _kill_pid_group(process)
-    if ended:
-        return code
-    if isinstance(process, subprocess.Popen):
-        try:
-            return process.wait(timeout=then_wait)
-        except subprocess.TimeoutExpired:
-            return None
-    if then_wait is not None:
-        return wait_for(process, then_wait)[1]
-    try:
-        _pid, status = os.waitpid(process, 0)
-    except ChildProcessError:
-        return None
-    return exit_code(status)
+    return code if ended else wait_for(process, then_wait)[1]
 
 
 def _kill_pid_group(pid: int) -> None:
     """SIGKILL a child's group and the child itself (POSIX: Windows has no groups
     by number, and no child is started by pid there)."""
-    for kill in (getattr(os, "killpg", None), os.kill):
-        if kill is None:
-            continue
+    for kill in (os.killpg, os.kill):
         with contextlib.suppress(OSError):
-            kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+            kill(pid, signal.SIGKILL)

@@ -202,11 +202,10 @@ class ForkServer:
                 if isolate:
                     # Network and mount namespaces too where the system gives them,
                     # and with the latter a /proc that shows only this grade's processes.
-                    if own_pid_namespace(CLONE_NEWNET | CLONE_NEWNS, keep_ids=True):
+                    if own_pid_namespace(CLONE_NEWNET | CLONE_NEWNS):
                         mount_proc()
                     else:
-                        (own_pid_namespace(CLONE_NEWNET, keep_ids=True)
-                         or own_pid_namespace(keep_ids=True))
+                        own_pid_namespace(CLONE_NEWNET) or own_pid_namespace()
                 if trains:
                     preload_training()
                 ForkServer(socket.socket(fileno=control_fd)).serve()
@@ -268,13 +267,13 @@ def reap_all(seconds: float = 5.0) -> None:
             time.sleep(0.01)
 
 
-def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
+def own_pid_namespace(more: int = 0) -> bool:
     """Continue as PID 1 of a new PID namespace; False where the system refuses.
 
     When PID 1 of a namespace ends, the kernel ends every process in it, however
-    it detached. `more` names further namespaces to enter (CLONE_NEWNET...), and
-    `keep_ids` maps this process's user and group ids into the new user
-    namespace, without which nothing in it may make a user namespace of its own.
+    it detached. `more` names further namespaces to enter (CLONE_NEWNET...). This
+    process's user and group ids are mapped into the new user namespace, without
+    which nothing in it may make a user namespace of its own.
     The process that called this stays behind as a plain parent:
     it waits, passes on how the worker ended, and if it is killed itself, the
     worker dies with it (the sandbox sets a parent-death signal).
@@ -284,11 +283,9 @@ def own_pid_namespace(more: int = 0, keep_ids: bool = False) -> bool:
     # A user namespace of its own gives the right to make a PID namespace.
     if libc is None or libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | more) != 0:
         return False
-    if keep_ids:
-        # Best effort: a worker that then cannot make its PID namespace says so in
-        # its layers.
-        with contextlib.suppress(OSError):
-            map_own_ids(*ids)
+    # Best effort: a worker that then cannot make its PID namespace says so in its layers.
+    with contextlib.suppress(OSError):
+        map_own_ids(*ids)
     pid = os.fork()
     if pid == 0:
         return True
@@ -318,8 +315,8 @@ def run_worker(channel_fd: int, witness_fd: int, request: dict[str, Any]) -> int
 
     os.setsid()  # its own process group, so ending it ends what it started
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    # keep_ids: the sandbox then mounts the worker's scratch tmpfs, and unmaps them.
-    pid_namespace = bool(request.get("isolate")) and own_pid_namespace(keep_ids=True)
+    # Its ids mapped: the sandbox then mounts the worker's scratch tmpfs, and unmaps them.
+    pid_namespace = bool(request.get("isolate")) and own_pid_namespace()
     channel = socket.socket(fileno=channel_fd)
     reader, writer = channel.makefile("rb"), channel.makefile("wb")
     witness = socket.socket(fileno=witness_fd)

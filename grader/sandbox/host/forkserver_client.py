@@ -3,6 +3,7 @@ workers (forked from it in milliseconds), and ending them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -130,8 +131,6 @@ class ForkServerClient:
         its sandbox is set up, and without them it never holds their code. With
         `trains`, the server first imports what a torch optimizer's first use imports,
         once: the worker and every later one inherit it."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        witness_ours, witness_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request: dict[str, Any] = {"op": "fork", "debug": self.debug, "models": models,
                                    "trains": trains}
         if models and self.forwards is not None:
@@ -140,41 +139,45 @@ class ForkServerClient:
         limits: TreeLimits | None = None
         if self.sandbox is not None:
             scratch = tempfile.mkdtemp(prefix="worker-", dir=self.scratch_root)
+            seconds = self.sandbox.cpu_seconds
+            cpu = {} if seconds is None else {"cpu_seconds": seconds}
             request.update(isolate=True, path=os.path.abspath(submission), scratch=scratch,
-                           memory_bytes=self.sandbox.memory_bytes)
-            if self.sandbox.cpu_seconds is not None:
-                request["cpu_seconds"] = self.sandbox.cpu_seconds
+                           memory_bytes=self.sandbox.memory_bytes, **cpu)
             from grader.sandbox.worker.machine import worker_limits
 
             # Limits on the worker's whole tree (cgroups, a scratch tmpfs).
-            cpu = {} if self.sandbox.cpu_seconds is None else {"cpu_seconds":
-                                                               self.sandbox.cpu_seconds}
             limits = worker_limits(self.sandbox.memory_bytes, self.sandbox.scratch_bytes, **cpu)
             request.update(limits.request())
         try:
-            pid = self._new_process(request, theirs, witness_theirs)
+            pid, (channel, witness) = self._new_process(request, 2)
         except BaseException:
             if limits is not None:
                 limits.close()
             raise
-        finally:
-            theirs.close()
-            witness_theirs.close()
-        return ForkedWorker(self, pid, ours, scratch, Witness(witness_ours), limits)
+        return ForkedWorker(self, pid, channel, scratch, Witness(witness), limits)
 
-    def _new_process(self, request: dict[str, Any], *ends: socket.socket) -> int:
-        """Send a request that hands the server `ends`; the pid of the process it forked."""
-        with self.lock:
-            if not self.ready:
-                self._reply(STARTUP_TIMEOUT)
-                self.ready = True
-            try:
-                socket.send_fds(self.control, [json.dumps(request).encode()],
-                                [end.fileno() for end in ends])
-                return int(self._reply(LOAD_TIMEOUT)["pid"])
-            except (OSError, KeyError, TypeError, ValueError) as exc:
-                self.broken = True
-                raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+    def _new_process(self, request: dict[str, Any],
+                     ends: int) -> tuple[int, list[socket.socket]]:
+        """Send a request that hands the server one end of each of `ends` new socket
+        pairs: the pid of the process it forked, and the other ends."""
+        pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(ends)]
+        try:
+            with self.lock:
+                if not self.ready:
+                    self._reply(STARTUP_TIMEOUT)
+                    self.ready = True
+                try:
+                    socket.send_fds(self.control, [json.dumps(request).encode()],
+                                    [theirs.fileno() for _ours, theirs in pairs])
+                    return int(self._reply(LOAD_TIMEOUT)["pid"]), [ours for ours, _ in pairs]
+                except (OSError, KeyError, TypeError, ValueError) as exc:
+                    self.broken = True
+                    raise WorkerDied(f"the fork server stopped answering: {exc}") from None
+        except BaseException:
+            close_quietly(*(ours for ours, _theirs in pairs))
+            raise
+        finally:
+            close_quietly(*(theirs for _ours, theirs in pairs))
 
     def spawn(self, trains: bool = False) -> tuple[socket.socket, int]:
         """A fork server of its own for another grader: the socket to hand that grader
@@ -185,15 +188,8 @@ class ForkServerClient:
         then imports what training needs (see `fork`) in a process of its own, while
         this one goes on forking workers.
         """
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request = {"op": "spawn", "isolate": self.sandbox is not None, "trains": trains}
-        try:
-            pid = self._new_process(request, theirs)
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        pid, (ours,) = self._new_process(request, 1)
         return ours, pid
 
     def end(self, pid: int, grace: float) -> int | None:
@@ -267,11 +263,9 @@ class ForkedWorker(WorkerHandle):
             # The rest of its tree dies after it (the parent-death signal, its PID
             # namespace torn down): each of them holds the channel's other end.
             wait_for_hangup(self.socket, TREE_WAIT)
-            try:
+            with contextlib.suppress(OSError):
                 # Wakes a write still waiting for a worker that stopped reading.
                 self.socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self.channel.close()
             self.socket.close()
             self.witness.close()

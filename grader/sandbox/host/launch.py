@@ -52,15 +52,11 @@ def package_path() -> str:
     return str(Path(__file__).resolve().parents[2])
 
 
-def python_flags() -> list[str]:
-    # -P: no script or working folder on sys.path (3.11+); the bootstrap covers 3.10.
-    return ["-P"] if sys.version_info >= (3, 11) else []
-
-
 def grader_command(module: str, *args: str, python: str | None = None) -> list[str]:
     """The argv that runs `python -m module args`, with `module` taken from this grader."""
-    return [python or sys.executable, *python_flags(), "-c", BOOTSTRAP, package_path(),
-            module, *args]
+    # -P: no script or working folder on sys.path (3.11+); the bootstrap covers 3.10.
+    flags = ["-P"] if sys.version_info >= (3, 11) else []
+    return [python or sys.executable, *flags, "-c", BOOTSTRAP, package_path(), module, *args]
 
 
 def installed_elsewhere() -> str | None:

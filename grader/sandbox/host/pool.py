@@ -52,7 +52,6 @@ class WorkerPool:
         self.workers: list[WorkerHandle] = []
         self.layers: list[str] = []
         self._lock = threading.Lock()
-        self._generation = 0  # closes so far: what was prepared before one is not claimed
         # Workers started ahead of their first call, by submission path.
         self._prepared: dict[Load, queue.Queue] = {}
         # Set by `prepare` on the spawned path: one process serves all of a grade's
@@ -83,7 +82,8 @@ class WorkerPool:
         return worker
 
     def _spawned_worker(self) -> SpawnedWorker:
-        scratch = self._spawned_scratch()  # a folder in the pool's scratch root
+        with self._lock:  # a folder in the pool's scratch root
+            scratch = tempfile.mkdtemp(prefix="worker-", dir=self._own_scratch_root())
         return SpawnedWorker(scratch, torch_cache_in(os.path.dirname(scratch)), self.debug)
 
     def torch_cache(self) -> str:
@@ -103,12 +103,6 @@ class WorkerPool:
         if self.scratch_root is None:
             self.scratch_root = new_scratch_root()
         return self.scratch_root
-
-    def _spawned_scratch(self, generation: int | None = None) -> str:
-        with self._lock:
-            if generation is not None and generation != self._generation:
-                raise OSError("the pool was closed")
-            return tempfile.mkdtemp(prefix="worker-", dir=self._own_scratch_root())
 
     def prepare(self, loads: list[Load]) -> None:
         """Start a worker for each submission and have it load, in the background.
@@ -256,7 +250,6 @@ class WorkerPool:
     def close(self) -> None:
         self._prepared.clear()
         with self._lock:
-            self._generation += 1
             server, self.server = self.server, None
             training, self.training = self.training, None
             self._training_asked = False

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,16 @@ class SubmissionProcess:
             pass
         return self.load_error
 
+    def _witness(self, worker: WorkerHandle, values: Iterable[Any]) -> Witness | None:
+        """The call's witness, if it is witnessed: cleared, and given the models in `values`."""
+        witness = worker.witness if self.witnessed else None
+        if witness is not None:
+            witness.clear()
+            for value in values:
+                if isinstance(value, ModelSpec):
+                    witness.allow(value)
+        return witness
+
     def call(self, method: str, args: tuple, kwargs: dict | None = None,
              watch: tuple[int, ...] = (), iterate: bool = False,
              timeout: float | None = None,
@@ -152,7 +162,6 @@ class SubmissionProcess:
             return CallOutcome(error={"type": "WorkerDied", "message": str(exc)})
         if self.load_error:
             return CallOutcome(error=self.load_error)
-        witness = worker.witness if self.witnessed else None
         if self.load_spec.module:
             # Weights named by a description are made here: the worker of a module
             # problem holds no model of the grader's to make them from.
@@ -163,14 +172,10 @@ class SubmissionProcess:
             # learner's reach: there is nothing of the caller's to watch in them.
             watch = tuple(i for i in watch if made[i] is args[i])
             args = made
+        witness = self._witness(worker, (*args, *(kwargs or {}).values()))
         message = {"op": "call", "method": method, "args": encode(list(args)),
                    "kwargs": encode(kwargs or {}), "watch": list(watch), "iterate": iterate,
                    "witnessed": witness is not None}
-        if witness is not None:
-            witness.clear()
-            for value in (*args, *(kwargs or {}).values()):
-                if isinstance(value, ModelSpec):
-                    witness.allow(value)
         limit = timeout if timeout is not None else self.limits.call_timeout
         started = time.monotonic()
         self.calls += 1
@@ -226,12 +231,7 @@ class SubmissionProcess:
         if self.load_error:
             raise RuntimeError(self.load_error.get("message", "cannot load"))
         limit = timeout if timeout is not None else self.limits.call_timeout
-        witness = worker.witness if self.witnessed else None
-        if witness is not None:
-            witness.clear()
-            for value in args:
-                if isinstance(value, ModelSpec):
-                    witness.allow(value)
+        witness = self._witness(worker, args)
         limits = getattr(worker, "limits", None)
 
         def ask(message: dict) -> dict:

@@ -11,17 +11,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
-def names_in(folder: str) -> list[str]:
-    """The names in a folder; none if it cannot be read (gone, or never made)."""
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
-
 def empty_folder(path: str) -> None:
     """Remove what is in a folder, keeping the folder (a host works in it)."""
-    for name in names_in(path):
+    try:
+        names = os.listdir(path)
+    except OSError:  # gone, or never made: nothing in it
+        return
+    for name in names:
         full = os.path.join(path, name)
         if os.path.isdir(full) and not os.path.islink(full):
             remove_tree(full)

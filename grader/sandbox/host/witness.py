@@ -25,6 +25,7 @@ length and the context's within the window). The log is bounded too.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import socket
 import threading
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.model.spec import ModelSpec
+from grader.sandbox.host.channel import close_quietly
 from grader.sandbox.wire.encoding import ProtocolError, decode, encode
 from grader.sandbox.wire.frames import Oversized, read_frame, write_frame
 from grader.sandbox.worker.remote_model import ERRORS
@@ -91,23 +93,21 @@ class Witness:
     def __init__(self, channel: socket.socket) -> None:
         self.socket = channel
         self.reader, self.writer = channel.makefile("rb"), channel.makefile("wb")
-        self.calls: list[list[int]] = []
-        self.passes: list[Pass] = []
-        self.marks: list[int] = []
-        self.rows = 0  # rows logged in passes since clear()
-        # The windows of the caches this witness handed out, by their bytes.
-        self.origins: dict[bytes, list[list[int] | None]] = {}
-        self.models: dict[tuple, Any] = {}  # the models the current call was given
         self.built: OrderedDict[tuple, Any] = OrderedDict()  # the witness's own instances
-        self.limit = 64 * 1024  # bytes of a request: the current call's models' largest
         self.lock = threading.Lock()
+        self.clear()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def clear(self) -> None:
         with self.lock:
-            self.calls, self.passes, self.marks = [], [], []
-            self.rows, self.origins, self.models = 0, {}, {}
-            self.limit = 64 * 1024
+            self.calls: list[list[int]] = []
+            self.passes: list[Pass] = []
+            self.marks: list[int] = []
+            self.rows = 0  # rows logged in passes since clear()
+            # The windows of the caches this witness handed out, by their bytes.
+            self.origins: dict[bytes, list[list[int] | None]] = {}
+            self.models: dict[tuple, Any] = {}  # the models the current call was given
+            self.limit = 64 * 1024  # bytes of a request: the current call's models' largest
 
     def allow(self, spec: ModelSpec) -> None:
         """Give the next call this model, built here in the grader's main thread.
@@ -218,15 +218,9 @@ class Witness:
         # buffer's lock, and closing the buffer waits for that lock: a worker that
         # was stopped (SIGSTOP) and could not be ended would hold the grader for ever.
         # Shutting the socket down first wakes that thread.
-        try:
+        with contextlib.suppress(OSError):
             self.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        for end in (self.writer, self.reader, self.socket):
-            try:
-                end.close()
-            except OSError:
-                pass
+        close_quietly(self.writer, self.reader, self.socket)
 
 
 def own_instance(spec: ModelSpec) -> Any:

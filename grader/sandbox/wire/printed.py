@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from grader.locale import tr
 
@@ -90,20 +91,13 @@ def line(item: str | int) -> str:
     return item if isinstance(item, str) else marker(item) + "\n"
 
 
-def weights(items: tuple[str | int, ...]) -> list[int]:
-    """How many printed lines each item stands for: a cut stands for its count."""
-    return [1 if isinstance(item, str) else item for item in items]
-
-
 def after(items: tuple[str | int, ...]) -> list[int]:
     """For each index i, how many printed lines come after items[i] (and one more
     entry, for before the first item: all of them)."""
-    counts = weights(items)
-    rest = [0] * (len(items) + 1)
-    for i in range(len(items) - 1, -1, -1):
-        rest[i] = rest[i + 1] + counts[i]
-    # rest[i] counts items[i:]; what follows items[i] is rest[i + 1].
-    return rest
+    # A printed line stands for one line, a cut for its count; summed from the end,
+    # rest[i] counts items[i:], so what follows items[i] is rest[i + 1].
+    counts = (1 if isinstance(item, str) else item for item in reversed(items))
+    return list(accumulate(counts, initial=0))[::-1]
 
 
 def clip(output: Printed | str, limit: int) -> Printed:

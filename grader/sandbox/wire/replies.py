@@ -24,9 +24,6 @@ MAX_FRAMES = 20  # traceback lines in an error report
 MAX_MODEL_CALLS = 10_000  # forward passes recorded during one call
 MAX_CUT_LINES = 10**12  # lines of a call's output left out: more than any memory holds
 
-# How unreadable()'s message begins, in English.
-UNREADABLE = "the submission's process sent an unreadable reply"
-
 
 def unreadable(reason: object) -> str:
     """The learner's message for a reply that failed a check."""

@@ -48,7 +48,7 @@ What a reached limit looks like afterwards (for the caller's messages):
   metadata, sockets): it fails with ``OSError(EPERM)``; ``refused_call()`` names
   the rule from the line that made the call.
 
-``limit_message()`` (`grader.sandbox.worker.outcome`) turns either an exception or a
+``limit_message()`` (`grader.sandbox.worker.describe`) turns either an exception or a
 fatal signal into a sentence.
 
 Each layer is a module of `grader.sandbox.worker.layers`; `isolate` applies them in the

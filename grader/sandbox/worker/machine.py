@@ -11,6 +11,7 @@ the grader's side of the sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Iterable, Mapping
@@ -67,13 +68,7 @@ class Isolation:
 
     def missing(self) -> list[str]:
         """The tree-wide layers this machine does not give a worker, for a report."""
-        missing = [name for name in ("memory-cgroup", "pids-cgroup", "cpu-cgroup")
-                   if not has_layer(self.cgroups, name)]
-        if not self.launcher:
-            missing.append("scratch-tmpfs")
-        if not self.unprivileged_uid:
-            missing.append("unprivileged-uid")
-        return missing
+        return missing_tree_layers(self.summary())
 
 
 @functools.cache
@@ -87,11 +82,9 @@ def probe() -> Isolation:
         linux = sys.platform.startswith("linux")
         prctl_ok = False
         if linux and syscalls.libc() is not None:
-            try:
+            with contextlib.suppress(OSError):
                 syscalls.prctl(syscalls.PR_GET_NO_NEW_PRIVS)  # harmless, and proves prctl answers
                 prctl_ok = True
-            except OSError:
-                prctl_ok = False
         launcher, unprivileged = namespaces.probe_launcher() if linux else ((), False)
         return Isolation(
             platform=sys.platform,
@@ -121,19 +114,16 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
     As PID 1 the command receives, from outside, only SIGKILL and the signals it
     has handlers for; end it by signalling the launcher, or by closing its channel.
     """
-    isolation = probe() if isolation is None else isolation
-    return list(isolation.launcher)
+    return list((isolation or probe()).launcher)
 
 
 def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULTS.scratch_bytes,
-                  max_processes: int | None = Policy.max_processes,
-                  isolation: Isolation | None = None,
                   cpu_seconds: int | None = Policy.cpu_seconds) -> TreeLimits:
     """The grader's side of one worker's tree-wide limits: its cgroups, made now
     (``close()`` them once the worker has ended), and what to tell the worker
     (``request()``, whose entries ``tree_options`` reads back in the worker)."""
-    isolation = probe() if isolation is None else isolation
-    limits = TreeLimits.create(memory_bytes, max_processes, cpu_seconds=cpu_seconds)
+    isolation = probe()
+    limits = TreeLimits.create(memory_bytes, Policy.max_processes, cpu_seconds=cpu_seconds)
     if scratch_bytes is not None:
         limits.extra["scratch_bytes"] = int(scratch_bytes)
     if isolation.unprivileged_uid and isolation.launcher:
@@ -154,7 +144,6 @@ def tree_options(request: Mapping[str, Any]) -> dict[str, Any]:
     if request.get("unprivileged_uid") is True:
         options["unprivileged_uid"] = True
     return options
-
 
 
 def missing_tree_layers(layers: list[str]) -> list[str]:

@@ -20,9 +20,7 @@ def drop() -> bool:
     if libc is None:
         return False
     try:
-        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
-            caps = {k: int(v, 16) for k, v in
-                    (line.split(":", 1) for line in status if line.startswith("Cap"))}
+        caps = {k: int(v, 16) for k, v in syscalls.proc_status().items() if k.startswith("Cap")}
     except (OSError, ValueError):
         return False
     # The bounding set alone gives nothing without execve, which Landlock denies.

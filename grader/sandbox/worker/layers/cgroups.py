@@ -195,21 +195,16 @@ _OURS = re.compile(r"gpt-kata-(\d+)-\d+")
 
 def _remove_stale(base: str) -> None:
     """Remove the groups of graders that are gone (killed before they could)."""
+    import psutil
+
     try:
         names = os.listdir(base)
     except OSError:  # gone, or never made
         return
     for name in names:
         match = _OURS.fullmatch(name)
-        if match is None or int(match.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-            continue  # that grader is still running
-        except ProcessLookupError:
+        if match is not None and not psutil.pid_exists(int(match.group(1))):
             _remove(os.path.join(base, name))
-        except OSError:
-            continue
 
 
 def _counter(text: str, key: str) -> int:
@@ -376,17 +371,23 @@ def _pids(path: str) -> list[int]:
         return []
 
 
+def _kill_once(path: str) -> list[int]:
+    """Kill every process in a group now; the ones that were in it."""
+    kill = os.path.join(path, "cgroup.kill")  # v2 (5.14+): the whole group at once
+    if os.path.exists(kill):
+        with contextlib.suppress(OSError):
+            _write(kill, "1")
+    pids = _pids(path)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
 def _kill_all(path: str) -> None:
     """Kill every process in a group, and what they start meanwhile."""
     deadline = time.monotonic() + EMPTY_WAIT
-    kill = os.path.join(path, "cgroup.kill")  # v2 (5.14+): the whole group at once
-    while (pids := _pids(path)) and time.monotonic() < deadline:
-        if os.path.exists(kill):
-            with contextlib.suppress(OSError):
-                _write(kill, "1")
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    while _kill_once(path) and time.monotonic() < deadline:
         time.sleep(0.005)
 
 
@@ -394,13 +395,7 @@ def _remove(path: str) -> None:
     """Kill what is in a group (a process the worker left behind) and remove it."""
     deadline = time.monotonic() + EMPTY_WAIT
     while True:
-        kill = os.path.join(path, "cgroup.kill")  # v2 (5.14+): the whole group at once
-        if os.path.exists(kill):
-            with contextlib.suppress(OSError):
-                _write(kill, "1")
-        for pid in _pids(path):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        _kill_once(path)
         try:
             os.rmdir(path)
             return

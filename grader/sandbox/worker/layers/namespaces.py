@@ -116,12 +116,8 @@ def die_with_launcher() -> None:
 def entered() -> list[str]:
     """The namespaces this process actually sits in (set up by the launcher)."""
     layers = []
-    try:
-        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
-            if uid_map.read().split() != ["0", "0", "4294967295"]:
-                layers.append("user-namespace")
-    except OSError:
-        pass
+    if syscalls.uid_map() not in (None, syscalls.NO_USER_NAMESPACE):
+        layers.append("user-namespace")
     with contextlib.suppress(OSError):
         if [name for _i, name in socket.if_nameindex()] in ([], ["lo"]):
             layers.append("network-namespace")
@@ -136,12 +132,8 @@ def give_up_real_root() -> bool:
     """Outside any user namespace, a root process takes an unprivileged real uid
     (its effective uid stays root until the capabilities go); True if it is not
     root, or no longer."""
-    try:
-        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
-            if uid_map.read().split() != ["0", "0", "4294967295"]:
-                return False  # in a namespace: the launcher decided (Policy.unprivileged_uid)
-    except OSError:
-        return False
+    if syscalls.uid_map() != syscalls.NO_USER_NAMESPACE:
+        return False  # in a namespace: the launcher decided (Policy.unprivileged_uid)
     if os.getuid() == 0:
         os.setresuid(UNPRIVILEGED_UID, -1, -1)
     return os.getuid() != 0

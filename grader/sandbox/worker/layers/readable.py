@@ -7,7 +7,6 @@ import contextlib
 import os
 import sys
 import sysconfig
-from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -93,16 +92,16 @@ def _without(candidate: Path, denied: list[Path]) -> list[Path]:
     return kept
 
 
-def readable_paths_for_python(deny: Iterable[str | os.PathLike[str]] | None = None) -> list[str]:
-    """What this interpreter needs to read to run torch, minus ``deny``.
+def readable_paths_for_python() -> list[str]:
+    """What this interpreter needs to read to run torch, minus the grader's private
+    folders.
 
     Found by trial: under Landlock with only these paths, a fresh interpreter
-    imports torch and runs a small model. ``deny`` defaults to the grader's
-    private folders; a path inside a denied folder that Python needs (a virtual
-    environment in the checkout) stays readable, but no rule ever covers a
-    denied folder itself.
+    imports torch and runs a small model. A path inside a private folder that
+    Python needs (a virtual environment in the checkout) stays readable, but no
+    rule ever covers a private folder itself.
     """
-    denied = [Path(p).resolve() for p in (grader_private_paths() if deny is None else deny)]
+    denied = [Path(p).resolve() for p in grader_private_paths()]
     candidates: list[str] = [
         sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
         os.path.dirname(os.path.realpath(sys.executable)),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from grader.sandbox.worker.layers import syscalls
+
 if TYPE_CHECKING:
     from grader.sandbox.worker.layers.policy import Policy
 
@@ -18,13 +20,9 @@ MB = 1 << 20
 
 def status_kb(key: str) -> int | None:
     try:
-        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
-            for line in status:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        return int(syscalls.proc_status()[key].split()[0]) * 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
 
 
 def _tasks_of_user(uid: int) -> int:
@@ -38,8 +36,7 @@ def _tasks_of_user(uid: int) -> int:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/status", encoding="utf-8", errors="replace") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            fields = syscalls.proc_status(entry)
             if int(fields["Uid"].split()[0]) == uid:
                 count += int(fields["Threads"])
         except (OSError, KeyError, ValueError, IndexError):

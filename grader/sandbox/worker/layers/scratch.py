@@ -27,15 +27,8 @@ from grader.sandbox.worker.layers.syscalls import (
     MS_REC,
     check,
     linux_libc,
+    uid_map,
 )
-
-
-def _ids_mapped() -> bool:
-    try:
-        with open("/proc/self/uid_map", encoding="utf-8") as uid_map:
-            return bool(uid_map.read().split())
-    except OSError:
-        return False
 
 
 def map_own_ids(uid: int, gid: int) -> None:
@@ -48,7 +41,7 @@ def map_own_ids(uid: int, gid: int) -> None:
 
 def available() -> bool:
     """Whether the calling process can make the namespaces: its ids must be mapped."""
-    return _ids_mapped()
+    return bool(uid_map())
 
 
 def mount_scratch(folder: str, size: int) -> None:
@@ -57,7 +50,7 @@ def mount_scratch(folder: str, size: int) -> None:
     Call it single-threaded, before Landlock (which forbids mounting) and before
     anything is opened in `folder`. Raises OSError where the system refuses.
     """
-    if not _ids_mapped():
+    if not available():
         raise OSError(errno.EPERM, "no user ids mapped here: no namespace can be made")
     libc = linux_libc()
     ids = os.geteuid(), os.getegid()

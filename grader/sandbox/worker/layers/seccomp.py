@@ -53,8 +53,7 @@ def available() -> bool:
     if syscalls.machine() not in _SECCOMP_ARCHES:
         return False
     try:
-        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
-            return any(line.startswith("Seccomp:") for line in status)
+        return "Seccomp" in syscalls.proc_status()
     except OSError:
         return False
 

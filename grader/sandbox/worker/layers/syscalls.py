@@ -59,5 +59,24 @@ def prctl(option: int, arg: int = 0, *rest: int) -> int:
     return check(lib.prctl(option, *args), f"prctl({option})")
 
 
+def proc_status(pid: int | str = "self") -> dict[str, str]:
+    """The fields of a process's /proc/PID/status, by name; OSError where it cannot be read."""
+    with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as status:
+        return dict(line.split(":", 1) for line in status if ":" in line)
+
+
+# /proc/self/uid_map outside any user namespace: every id, mapped to itself.
+NO_USER_NAMESPACE = ["0", "0", "4294967295"]
+
+
+def uid_map() -> list[str] | None:
+    """The numbers of /proc/self/uid_map; None where it cannot be read."""
+    try:
+        with open("/proc/self/uid_map", encoding="utf-8") as mapped:
+            return mapped.read().split()
+    except OSError:
+        return None
+
+
 def machine() -> str:
     return os.uname().machine if hasattr(os, "uname") else ""
