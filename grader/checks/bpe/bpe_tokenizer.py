@@ -51,16 +51,14 @@ def count_pairs(ids: list[int], overlapping: bool = True) -> dict[Pair, int]:
     return counts
 
 
+# How each tie rule picks among the most frequent pairs, in order of first appearance.
+TIE_RULES = {"first": lambda tied: tied[0], "last": lambda tied: tied[-1],
+             "smallest": min, "largest": max}
+
+
 def most_frequent(counts: dict[Pair, int], ties: str = "first") -> Pair:
     top = max(counts.values())
-    tied = [p for p, n in counts.items() if n == top]
-    if ties == "smallest":
-        return min(tied)
-    if ties == "largest":
-        return max(tied)
-    if ties == "last":
-        return tied[-1]
-    return tied[0]
+    return TIE_RULES[ties]([p for p, n in counts.items() if n == top])
 
 
 def train(text: str, vocab_size: int, *, ties: str = "first", overlapping: bool = True,

@@ -134,19 +134,16 @@ def train_cases() -> dict[str, tuple]:
     }
 
 
-def corpus_merges() -> list[Pair]:
-    """The merges of the corpus's first 5000 characters: both methods' cases use them,
-    and training takes a fifth of a second, so they are trained once."""
-    return list(_corpus_merges())
-
-
 @functools.cache
-def _corpus_merges() -> tuple[Pair, ...]:
+def corpus_merges() -> tuple[Pair, ...]:
+    """The merges of the corpus's first 5000 characters: both methods' cases use them,
+    and training takes a fifth of a second, so they are trained once (the cases take
+    them as a list)."""
     return tuple(train(corpus_prefix(5000), BYTES + 64))
 
 
 def encode_cases() -> dict[str, tuple]:
-    merges = corpus_merges()
+    merges = list(corpus_merges())
     later = corpus_prefix(20000)[15000:]
     return {
         "the-training-text": (corpus_prefix(5000), merges),
@@ -163,7 +160,7 @@ def encode_cases() -> dict[str, tuple]:
 
 
 def decode_cases() -> dict[str, tuple]:
-    merges = corpus_merges()
+    merges = list(corpus_merges())
     own = train(NON_ASCII, BYTES + 12)
     e_acute = list("é".encode())
     return {

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import expect_type
-from grader.grading.judging.generated_text import Choice, divergence_report, reset_sampling_choice
+from grader.grading.judging.generated_text import (
+    Choice,
+    around_the_end,
+    characters,
+    divergence_report,
+    expect_at_most,
+    ids_of_text,
+    reset_sampling_choice,
+)
 from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
@@ -107,11 +115,7 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
     expect_type(got, str, tr("generate_until()'s result"))
     if got == expected:
         return
-    lookup = {c: i for i, c in int_to_char.items()}
-    unknown = sorted(set(got) - set(lookup))
-    if unknown:
-        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
-                              unknown=unknown))
+    lookup = ids_of_text(got, int_to_char)
     eos_char = int_to_char.get(eos_id)
     if eos_char is not None and eos_char in got:
         at = got.index(eos_char)
@@ -121,10 +125,7 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
                eos=repr(eos_char), eos_id=eos_id, at=at + 1, length=len(expected),
                end=repr(expected[-30:])),
             hint=tr("when eos_id is sampled, stop and leave its character out"))
-    if len(got) > max_new_tokens:
-        raise GradeFailure(tr("the text has {length} characters, more than "
-                              "max_new_tokens={max_new_tokens} allows",
-                              length=len(got), max_new_tokens=max_new_tokens))
+    expect_at_most(got, max_new_tokens)
     for s in stop:
         if s in got:
             at = got.index(s)
@@ -156,23 +157,14 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
             "longer stop string {longest} ends the text there too ({end}), and all of it must "
             "go\n  expected ...{expected}\n  got      ...{got}",
             length=characters(len(got)), cut=repr(cut), longest=repr(longest),
-            end=repr((got + cut)[-len(longest) - 10:]),
-            expected=repr(expected[max(0, len(got) - 20):len(got) + 20]),
-            got=repr(got[max(0, len(got) - 20):])))
+            end=repr((got + cut)[-len(longest) - 10:]), **around_the_end(got, expected)))
     raise GradeFailure(tr(
         "the text stops after {length}, but nothing ends it there: the next token drawn is "
         "{next}, not the end-of-sequence id {eos_id}, no stop string ends the text, and "
         "max_new_tokens={max_new_tokens} is not reached\n  expected ...{expected}\n"
         "  got      ...{got}",
         length=characters(len(got)), next=repr(int_to_char[choose(ids).best]), eos_id=eos_id,
-        max_new_tokens=max_new_tokens,
-        expected=repr(expected[max(0, len(got) - 20):len(got) + 20]),
-        got=repr(got[max(0, len(got) - 20):])))
-
-
-def characters(n: int) -> str:
-    """`n` characters, in words: "1 character", "5 characters"."""
-    return tr("{n} character", n=n) if n == 1 else tr("{n} characters", n=n)
+        max_new_tokens=max_new_tokens, **around_the_end(got, expected)))
 
 
 def fair_stop_strings(got: str, ids: list[int], choose: Callable[[list[int]], Choice],

@@ -33,7 +33,7 @@ from grader.grading.values.equality import Outcome, outcome_of, same_activations
 from grader.grading.values.failures import GradeFailure, naming
 from grader.locale import tr
 from grader.model import artifacts
-from grader.model.llama import LlamaConfig
+from grader.model.llama import LlamaConfig, apply_rope
 from grader.model.parts import given, state_dict
 from grader.wording import Plural
 
@@ -48,16 +48,14 @@ PRACTICE_RULE = "activations"
 
 def rope(x: torch.Tensor, start: int, base: float, pairing: str = "halves") -> torch.Tensor:
     """Problem 32's rotary embeddings (`pairing="pairs"`: neighbours, its first mistake)."""
+    if pairing == "halves":
+        return apply_rope(x, start, base)
     d = x.shape[-1]
     inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
     angles = torch.outer(torch.arange(start, start + x.shape[-2], dtype=torch.float32),
                          inv_freq)
-    if pairing == "halves":
-        laid = torch.cat([angles, angles], dim=-1)
-        turned = torch.cat([-x[..., d // 2:], x[..., : d // 2]], dim=-1)
-    else:
-        laid = angles.repeat_interleave(2, dim=-1)
-        turned = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+    laid = angles.repeat_interleave(2, dim=-1)
+    turned = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
     return x * laid.cos() + turned * laid.sin()
 
 

@@ -11,6 +11,7 @@ there; what is named here is how they are put together.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import torch
@@ -22,21 +23,12 @@ from grader.grading.subject.cases import model_contexts
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.locale import marked
 from grader.model import artifacts
-from grader.model.llama import LlamaConfig
+from grader.model.llama import LlamaConfig, apply_rope
 from grader.model.parts import given, state_dict
 
 
 def rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
-
-
-def rope(x: torch.Tensor, base: float) -> torch.Tensor:
-    """Problem 32's rotary embeddings from position 0, the halves paired."""
-    d = x.shape[-1]
-    inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
-    angles = torch.outer(torch.arange(x.shape[-2], dtype=torch.float32), inv_freq)
-    laid = torch.cat([angles, angles], dim=-1)
-    return x * laid.cos() + torch.cat([-x[..., d // 2:], x[..., : d // 2]], -1) * laid.sin()
 
 
 def attention(c: LlamaConfig, w: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
@@ -46,7 +38,7 @@ def attention(c: LlamaConfig, w: dict[str, torch.Tensor], x: torch.Tensor) -> to
     q = (x @ w["q_proj.weight"].T).view(B, T, c.n_head, hd).transpose(1, 2)
     k = (x @ w["k_proj.weight"].T).view(B, T, c.n_kv_head, hd).transpose(1, 2)
     v = (x @ w["v_proj.weight"].T).view(B, T, c.n_kv_head, hd).transpose(1, 2)
-    q, k = rope(q, c.rope_base), rope(k, c.rope_base)
+    q, k = apply_rope(q, 0, c.rope_base), apply_rope(k, 0, c.rope_base)  # problem 32's
     group = c.n_head // c.n_kv_head
     k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
@@ -86,13 +78,7 @@ def llama(config: dict[str, Any], weights: dict[str, Any], context: torch.Tensor
             g1, g2 = g2, g1
         elif norms == "first":
             g2 = g1
-
-        def n1(h: torch.Tensor, g: torch.Tensor = g1) -> torch.Tensor:
-            return rms(h, g, c.norm_eps)
-
-        def n2(h: torch.Tensor, g: torch.Tensor = g2) -> torch.Tensor:
-            return rms(h, g, c.norm_eps)
-
+        n1, n2 = (partial(rms, weight=g, eps=c.norm_eps) for g in (g1, g2))
         if norm == "pre":
             a = attention(c, attn_w, n1(x))
             x = x + a if "attn" in residual else a

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import expect_type
-from grader.grading.judging.generated_text import divergence_report, exponentials, sampling_scores
+from grader.grading.judging.generated_text import (
+    around_the_end,
+    characters,
+    divergence_report,
+    expect_at_most,
+    exponentials,
+    ids_of_text,
+    sampling_scores,
+)
 from grader.grading.subject.cases import SHIPPED, context_length, corpus_prefix, prompt_ids
 from grader.grading.subject.filter_rules import ngram_bans, running_totals, top_k, top_p
 from grader.grading.subject.kata import Call
@@ -230,11 +238,7 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
     if got == expected:
         return
     sampler = Sampler(model, context_length, settings)
-    lookup = {c: i for i, c in int_to_char.items()}
-    unknown = sorted(set(got) - set(lookup))
-    if unknown:
-        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
-                              unknown=unknown))
+    lookup = ids_of_text(got, int_to_char)
     eos_id = sampler.eos_id
     if eos_id is not None and int_to_char[eos_id] in got:
         raise GradeFailure(tr(
@@ -242,10 +246,7 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
             "character {at}: when eos_id is drawn, stop and leave it out",
             eos=repr(int_to_char[eos_id]), eos_id=eos_id,
             at=got.index(int_to_char[eos_id]) + 1))
-    if len(got) > max_new_tokens:
-        raise GradeFailure(tr("the text has {length} characters, more than "
-                              "max_new_tokens={max_new_tokens} allows",
-                              length=len(got), max_new_tokens=max_new_tokens))
+    expect_at_most(got, max_new_tokens)
     draws = 0
     ids = list(prompt_ids)
     window = lambda i: i[-context_length:]  # noqa: E731 - the judge's own view of the window
@@ -287,12 +288,8 @@ def judge_sampler(got, expected: str, *, model, prompt_ids: list[int], max_new_t
     if step.everything_banned or (eos_id is not None and step.fair(eos_id)):
         return
     best = int((step.scores * (step.probs > 0)).argmax()) if step.scores is not None else 0
-    shown = {"length": tr("{n} character", n=len(got)) if len(got) == 1
-             else tr("{n} characters", n=len(got)),
-             "next": repr(int_to_char[best]), "eos_id": eos_id,
-             "max_new_tokens": max_new_tokens,
-             "expected": repr(expected[max(0, len(got) - 20):len(got) + 20]),
-             "got": repr(got[max(0, len(got) - 20):])}
+    shown = {"length": characters(len(got)), "next": repr(int_to_char[best]), "eos_id": eos_id,
+             "max_new_tokens": max_new_tokens, **around_the_end(got, expected)}
     if eos_id is None:
         raise GradeFailure(tr(
             "the text stops after {length}, but nothing ends it there: the next token drawn "

@@ -6,6 +6,7 @@ starter's, the WordStreamer is graded before that stops the rest.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
@@ -56,13 +57,7 @@ SLACK = 1
 
 def split_at(text: str, ends: str) -> list[str]:
     """`text` cut right after every character in `ends`; the rest is the last piece."""
-    chunks, chunk = [], ""
-    for char in text:
-        chunk += char
-        if char in ends:
-            chunks.append(chunk)
-            chunk = ""
-    return chunks + [chunk] if chunk else chunks
+    return [chunk for chunk in re.split(f"(?<=[{re.escape(ends)}])", text) if chunk]
 
 
 def split_chunks(text: str, unit: str) -> list[str]:
@@ -144,26 +139,12 @@ def cases() -> dict[str, tuple]:
 
 
 def dropping_ends(text: str, ends: str) -> list[str]:
-    chunks, chunk = [], ""
-    for char in text:
-        if char in ends:
-            chunks.append(chunk)
-            chunk = ""
-        else:
-            chunk += char
-    return chunks + [chunk] if chunk else chunks
+    chunks = re.split(f"[{re.escape(ends)}]", text)
+    return chunks[:-1] if chunks[-1] == "" else chunks
 
 
 def end_starts_next(text: str, ends: str) -> list[str]:
-    chunks, chunk = [], ""
-    for char in text:
-        if char in ends:
-            if chunk:
-                chunks.append(chunk)
-            chunk = char
-        else:
-            chunk += char
-    return chunks + [chunk] if chunk else chunks
+    return [chunk for chunk in re.split(f"(?=[{re.escape(ends)}])", text) if chunk]
 
 
 def mistake(unit: str | None, chunks):

@@ -8,6 +8,8 @@ each piece, then ends it, and hands back every callback with the call it came in
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from types import SimpleNamespace
 from typing import Any
 
@@ -33,15 +35,9 @@ def emitted(calls: list) -> list[tuple[int, str]]:
 
     Several callbacks in one put() (a word each) say the same as one with all of them.
     """
-    merged: list[tuple[int, str]] = []
-    for when, text in calls:
-        if not text:
-            continue
-        if merged and merged[-1][0] == when:
-            merged[-1] = (when, merged[-1][1] + text)
-        else:
-            merged.append((int(when), text))
-    return merged
+    said = [(int(when), text) for when, text in calls if text]
+    return [(when, "".join(text for _, text in group))
+            for when, group in groupby(said, key=itemgetter(0))]
 
 
 def ids_of(piece) -> list[int]:

@@ -31,6 +31,7 @@ from grader.checks.train_step.check_train_step import (
     explaining,
     get_batch,
     never_moved,
+    same_weights,
 )
 from grader.checks.train_step.check_train_step import flat_loss as loss_of
 from grader.grading.contracts.contract import Contract
@@ -311,9 +312,7 @@ def same_training(a: Outcome, b: Outcome) -> bool:
                     for x, y in zip(log_a, log_b))
             and graphs(modes_a) == graphs(modes_b)
             and {k for k, n in modes_a.items() if n} == {k for k, n in modes_b.items() if n}
-            and weights_a.keys() == weights_b.keys()
-            and all(torch.allclose(weights_a[k], weights_b[k], rtol=0,
-                                   atol=TRAINED_WEIGHTS_ATOL) for k in weights_a))
+            and same_weights(weights_a, weights_b))
 
 
 def describe(value: Any) -> str:

@@ -248,6 +248,12 @@ def explaining(no_graph: Callable[[], str]) -> Callable[[Call], str]:
     return explain
 
 
+def same_weights(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
+    """Two runs' final weights are the same, within what training's rounding allows."""
+    return a.keys() == b.keys() and all(
+        torch.allclose(a[k], b[k], rtol=0, atol=TRAINED_WEIGHTS_ATOL) for k in a)
+
+
 def same_training(a: Outcome, b: Outcome) -> bool:
     """Two runs' outcomes are the same: the same losses and the same final weights."""
     if a[0] != b[0] or a[0] == "error":
@@ -255,9 +261,7 @@ def same_training(a: Outcome, b: Outcome) -> bool:
     (losses_a, weights_a), (losses_b, weights_b) = a[1], b[1]
     return (len(losses_a) == len(losses_b)
             and all(isinstance(x, float) and close(x, y) for x, y in zip(losses_a, losses_b))
-            and weights_a.keys() == weights_b.keys()
-            and all(torch.allclose(weights_a[k], weights_b[k], rtol=0,
-                                   atol=TRAINED_WEIGHTS_ATOL) for k in weights_a))
+            and same_weights(weights_a, weights_b))
 
 
 def expect_floats(returned: list) -> None:

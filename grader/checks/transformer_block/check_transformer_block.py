@@ -8,9 +8,7 @@ activations they see, then random weights and inputs.
 
 from __future__ import annotations
 
-from grader.grading.contracts.module_checks import (
-    LayerChecks,
-)
+from grader.grading.contracts.module_checks import LayerChecks
 from grader.grading.subject import transformer
 from grader.grading.subject.cases import block_input
 from grader.grading.subject.mistakes_data import mistakes_of

@@ -59,12 +59,8 @@ def return_a_list_instead_of_a_tensor(text, corpus):
 MISTAKES = mistakes_of(globals())
 
 
-def shipped_corpus() -> str:
-    return artifacts.corpus_text()
-
-
 def cases() -> dict[str, tuple]:
-    corpus = shipped_corpus()
+    corpus = artifacts.corpus_text()
     return {
         "a-sentence": ("Lily had a red ball.", corpus),
         "two-lines": (corpus_prefix(60), corpus),
@@ -116,7 +112,7 @@ UNKNOWN_TEXT = "Zoe met Xavier."  # the shipped corpus has no capital Z or X
 
 
 def refusals() -> dict[str, Refusal]:
-    return {"unknown": Refusal((UNKNOWN_TEXT, shipped_corpus()),
+    return {"unknown": Refusal((UNKNOWN_TEXT, artifacts.corpus_text()),
                                f"encode({UNKNOWN_TEXT!r}, corpus)",
                                marked("the corpus has no 'Z' and no 'X', so they have no ids"))}
 

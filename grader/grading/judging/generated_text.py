@@ -141,3 +141,33 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
            tokens=tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)),
         tr("  top reference probabilities: {table}", table=table),
     ])
+
+
+# -- what a generation loop with its own ends (problems 13 and 16) may return ---------------
+def ids_of_text(got: str, int_to_char: dict[int, str]) -> dict[str, int]:
+    """Each character's token id, once every character of `got` is one the model can
+    produce."""
+    lookup = {c: i for i, c in int_to_char.items()}
+    unknown = sorted(set(got) - set(lookup))
+    if unknown:
+        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
+                              unknown=unknown))
+    return lookup
+
+
+def expect_at_most(got: str, max_new_tokens: int) -> None:
+    if len(got) > max_new_tokens:
+        raise GradeFailure(tr("the text has {length} characters, more than "
+                              "max_new_tokens={max_new_tokens} allows",
+                              length=len(got), max_new_tokens=max_new_tokens))
+
+
+def characters(n: int) -> str:
+    """`n` characters, in words: "1 character", "5 characters"."""
+    return tr("{n} character", n=n) if n == 1 else tr("{n} characters", n=n)
+
+
+def around_the_end(got: str, expected: str) -> dict[str, str]:
+    """The end of a text that stops too early, and the expected text around that point."""
+    return {"expected": repr(expected[max(0, len(got) - 20):len(got) + 20]),
+            "got": repr(got[max(0, len(got) - 20):])}
