@@ -28,10 +28,10 @@ import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 from grader import paths
+from grader.classroom.gradebook.repositories import late_penalty
 from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
@@ -296,11 +296,7 @@ def gradescope(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: there is no folder {out.parent}")
     seed = instructor_seed()
-    late = None
-    if getattr(args, "late_penalty", None) is not None:
-        late = replace(args.late_penalty, most=args.late_penalty_max)
-    elif getattr(args, "late_penalty_max", 100) != 100:
-        raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+    late = late_penalty(args)
     wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed,
                                      late=late)
     print(f"wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "
