@@ -435,8 +435,7 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
         contract.matches(("value", expected), outcome)
         or same_outcome(("value", expected), outcome)
         or any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
-    for spec in met.specs.values():
-        models.marker(spec)  # only once the case is stored: a case left out needs no model
+    models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
     if others:
         case["also_right"] = [codec.encode(other) for other in others]
@@ -499,8 +498,7 @@ def stored_refusal(problem: Problem, contract: Any, method: Any, refusal: Any, r
     # Raising is right here: only a value names a mistake.
     mistakes = mistakes_answers(problem, contract, refusal.mistakes, refusal.args,
                                 lambda outcome: outcome[0] == "error")
-    for spec in met.specs.values():
-        models.marker(spec)
+    models.merge(met)
     return {"args": encoded, "what": refusal.what, "why": refusal.why, "mistakes": mistakes}
 
 

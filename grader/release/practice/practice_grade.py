@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import torch
 from gpt_kata_practice import codec, judge
+from gpt_kata_practice.codec import stored
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.locale import tr, translated
-
-CASES = Path(__file__).with_name("cases.json")
-
-
-@cache
-def stored() -> dict[str, Any]:
-    return json.loads(CASES.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
