@@ -173,8 +173,9 @@ def source_date(root: Path) -> int:
         return ZIP_EPOCH
 
 
-def requirements(root: Path) -> tuple[str, dict[str, str]]:
-    """The pinned Python and packages, checked against the goldens' torch."""
+def requirements(root: Path) -> tuple[str, dict[str, str], str]:
+    """The pinned Python and packages, checked against the goldens' torch, and that
+    torch's full version (its build too: +cpu)."""
     from grader.classroom.gradescope_pins import PINS, read_pins
 
     try:
@@ -185,7 +186,7 @@ def requirements(root: Path) -> tuple[str, dict[str, str]]:
     goldens = manifest["platform"]["torch"]
     if pins.get("torch") != goldens.split("+")[0] or "pip" not in pins:
         raise UsageError(f"{root / PINS} must pin pip, and torch at the goldens' {goldens}")
-    return python, pins
+    return python, pins, goldens
 
 
 def zip_info(name: str, stamp: int, mode: int, compress: int) -> zipfile.ZipInfo:
@@ -260,13 +261,12 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
     self_test only, as does the late penalty."""
     built_from = origin(root)
     stamp = source_date(root)
-    python, pins = requirements(root)
+    python, pins, torch = requirements(root)
     rest = "".join(f"{name}=={version}\n" for name, version in sorted(pins.items())
                    if name != "pip")
-    manifest = json.loads((root / "data" / "manifest.json").read_text(encoding="utf-8"))
     setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
                             pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
-                            torch=f"torch=={manifest['platform']['torch']}")
+                            torch=f"torch=={torch}")
     run = run_script(allow_unisolated, seed, late)
     check = run_script(allow_unisolated, seed, late, self_test=True)
     with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
