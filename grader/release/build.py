@@ -200,38 +200,32 @@ def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
-def practice_cases(models: Models, only: frozenset[str] | None = None,
-                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def practice_cases(models: Models, only: frozenset[str] | None,
+                   progress: Callable[[str], None]) -> dict[str, Any]:
     """Every problem's stored cases, or why it has none, in the registry's order; the
     models they run are added to `models`. Computed on one thread: another count sums
     a tensor's entries in another order, and its last bits would tell machines apart."""
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return cases_of_problems(models, only, progress or (lambda _: None))
-    finally:
-        torch.set_num_threads(threads)
-
-
-def cases_of_problems(models: Models, only: frozenset[str] | None,
-                      progress: Callable[[str], None]) -> dict[str, Any]:
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
     chosen = [p for p in problems() if only is None or p.slug in only]
-    for i, problem in enumerate(chosen, start=1):
-        progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
-        met = Models()
-        try:
-            practised[problem.slug] = problem_cases(problem, met)
-        except NotPractised as why:
-            not_practised[problem.slug] = str(why)
-            continue
-        models.merge(met)
-    return {"problems": practised, "not_practised": not_practised,
-            "models": models.entries(),
-            "trainable": models.trainable()}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for i, problem in enumerate(chosen, start=1):
+            progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
+            met = Models()
+            try:
+                practised[problem.slug] = problem_cases(problem, met)
+            except NotPractised as why:
+                not_practised[problem.slug] = str(why)
+                continue
+            models.merge(met)
+        return {"problems": practised, "not_practised": not_practised,
+                "models": models.entries(), "trainable": models.trainable()}
+    finally:
+        torch.set_num_threads(threads)
 
 
 class NotPractised(Exception):
