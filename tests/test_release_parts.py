@@ -283,7 +283,7 @@ def test_the_copys_trainable_gpt_trains_as_the_graders(training_copy: Path) -> N
         assert spec and spec.loader
         training = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(training)
-        key = next(iter(training.programs()))
+        key = next(iter(training.stored()["trainable"]))
         made = json.loads(key)
         ours = training.trainable_model(made["config"], made["seed"])
         theirs = artifacts.trainable_model(made["config"], made["seed"])

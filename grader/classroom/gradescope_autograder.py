@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from textwrap import indent
 
+from grader.classroom.gradebook.outputs import replace_whole
 from grader.grading.values.sanitise import markdown_cell, visible
 from grader.reports.late import describe, parse_penalty, parse_percent
 from grader.reports.provenance import provenance
@@ -231,9 +232,7 @@ def run(root: Path) -> int:
         graded["output"] += f"\n\n{visible(trouble)}"
     name_bundle_commit(graded, root / "source" / BUNDLE_COMMIT)
     # Written last and whole, after every process that ran the submission has ended.
-    tmp = results.with_suffix(".tmp")
-    tmp.write_text(json.dumps(graded, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(results)
+    replace_whole(results, json.dumps(graded, indent=2) + "\n")
     print(graded["output"])
     print(f"score {format_points(graded['score'])}/"
           f"{format_points(graded['extra_data']['max_score'])}")

@@ -28,10 +28,10 @@ import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 from grader import paths
+from grader.classroom.gradebook.repositories import late_penalty
 from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
@@ -173,8 +173,9 @@ def source_date(root: Path) -> int:
         return ZIP_EPOCH
 
 
-def requirements(root: Path) -> tuple[str, dict[str, str]]:
-    """The pinned Python and packages, checked against the goldens' torch."""
+def requirements(root: Path) -> tuple[str, dict[str, str], str]:
+    """The pinned Python and packages, checked against the goldens' torch, and that
+    torch's full version (its build too: +cpu)."""
     from grader.classroom.gradescope_pins import PINS, read_pins
 
     try:
@@ -185,7 +186,7 @@ def requirements(root: Path) -> tuple[str, dict[str, str]]:
     goldens = manifest["platform"]["torch"]
     if pins.get("torch") != goldens.split("+")[0] or "pip" not in pins:
         raise UsageError(f"{root / PINS} must pin pip, and torch at the goldens' {goldens}")
-    return python, pins
+    return python, pins, goldens
 
 
 def zip_info(name: str, stamp: int, mode: int, compress: int) -> zipfile.ZipInfo:
@@ -260,13 +261,12 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
     self_test only, as does the late penalty."""
     built_from = origin(root)
     stamp = source_date(root)
-    python, pins = requirements(root)
+    python, pins, torch = requirements(root)
     rest = "".join(f"{name}=={version}\n" for name, version in sorted(pins.items())
                    if name != "pip")
-    manifest = json.loads((root / "data" / "manifest.json").read_text(encoding="utf-8"))
     setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
                             pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
-                            torch=f"torch=={manifest['platform']['torch']}")
+                            torch=f"torch=={torch}")
     run = run_script(allow_unisolated, seed, late)
     check = run_script(allow_unisolated, seed, late, self_test=True)
     with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
@@ -296,11 +296,7 @@ def gradescope(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: there is no folder {out.parent}")
     seed = instructor_seed()
-    late = None
-    if getattr(args, "late_penalty", None) is not None:
-        late = replace(args.late_penalty, most=args.late_penalty_max)
-    elif getattr(args, "late_penalty_max", 100) != 100:
-        raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+    late = late_penalty(args)
     wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed,
                                      late=late)
     print(f"wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "

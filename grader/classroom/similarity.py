@@ -23,7 +23,6 @@ Written to DIR:
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import os
 import shutil
@@ -32,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import paths
-from grader.classroom.gradebook.outputs import report_stem
+from grader.classroom.gradebook.outputs import report_stem, write_csv
 from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.grading.values.sanitise import cell, markdown_cell, visible
 from grader.learner.errors import EXIT_PASS, UsageError
@@ -170,16 +169,12 @@ def learners_files(roster: Path, out: Path,
     return files, notes
 
 
-def write_csv(path: Path, results: list[ProblemResult]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for result in results:
-            for rank, pair in enumerate(result.pairs, 1):
-                # Learners name their folders: a spreadsheet must show the name, not run it.
-                writer.writerow([result.problem.folder, rank, cell(pair.a), cell(pair.b),
-                                 f"{pair.similarity:.4f}", f"{pair.similarity_a:.4f}",
-                                 f"{pair.similarity_b:.4f}", pair.overlap])
+def similarity_rows(results: list[ProblemResult]) -> list[list[str]]:
+    # Learners name their folders: a spreadsheet must show the name, not run it.
+    return [[result.problem.folder, str(rank), cell(pair.a), cell(pair.b),
+             f"{pair.similarity:.4f}", f"{pair.similarity_a:.4f}", f"{pair.similarity_b:.4f}",
+             str(pair.overlap)]
+            for result in results for rank, pair in enumerate(result.pairs, 1)]
 
 
 def write_markdown(path: Path, results: list[ProblemResult], top: int) -> None:
@@ -238,7 +233,7 @@ def similarity(args: argparse.Namespace) -> int:
         print(f"gpt-kata similarity: {note}", file=sys.stderr)
     results = [compare(p, files[p.folder], out, args.threshold, not args.no_html)
                for p in chosen]
-    write_csv(out / "similarity.csv", results)
+    write_csv(out / "similarity.csv", CSV_COLUMNS, similarity_rows(results))
     write_markdown(out / "similarity.md", results, args.top)
     show(results, args.top, out, args.quiet)
     return EXIT_PASS

@@ -200,38 +200,32 @@ def cases_json(cases: dict[str, Any]) -> str:
     return json.dumps(cases, ensure_ascii=True, separators=(",", ":"), allow_nan=True) + "\n"
 
 
-def practice_cases(models: Models, only: frozenset[str] | None = None,
-                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def practice_cases(models: Models, only: frozenset[str] | None,
+                   progress: Callable[[str], None]) -> dict[str, Any]:
     """Every problem's stored cases, or why it has none, in the registry's order; the
     models they run are added to `models`. Computed on one thread: another count sums
     a tensor's entries in another order, and its last bits would tell machines apart."""
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return cases_of_problems(models, only, progress or (lambda _: None))
-    finally:
-        torch.set_num_threads(threads)
-
-
-def cases_of_problems(models: Models, only: frozenset[str] | None,
-                      progress: Callable[[str], None]) -> dict[str, Any]:
     practised: dict[str, Any] = {}
     not_practised: dict[str, str] = {}
     chosen = [p for p in problems() if only is None or p.slug in only]
-    for i, problem in enumerate(chosen, start=1):
-        progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
-        met = Models()
-        try:
-            practised[problem.slug] = problem_cases(problem, met)
-        except NotPractised as why:
-            not_practised[problem.slug] = str(why)
-            continue
-        models.merge(met)
-    return {"problems": practised, "not_practised": not_practised,
-            "models": models.entries(),
-            "trainable": models.trainable()}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for i, problem in enumerate(chosen, start=1):
+            progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
+            met = Models()
+            try:
+                practised[problem.slug] = problem_cases(problem, met)
+            except NotPractised as why:
+                not_practised[problem.slug] = str(why)
+                continue
+            models.merge(met)
+        return {"problems": practised, "not_practised": not_practised,
+                "models": models.entries(), "trainable": models.trainable()}
+    finally:
+        torch.set_num_threads(threads)
 
 
 class NotPractised(Exception):
@@ -435,8 +429,7 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
         contract.matches(("value", expected), outcome)
         or same_outcome(("value", expected), outcome)
         or any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
-    for spec in met.specs.values():
-        models.marker(spec)  # only once the case is stored: a case left out needs no model
+    models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
     if others:
         case["also_right"] = [codec.encode(other) for other in others]
@@ -499,8 +492,7 @@ def stored_refusal(problem: Problem, contract: Any, method: Any, refusal: Any, r
     # Raising is right here: only a value names a mistake.
     mistakes = mistakes_answers(problem, contract, refusal.mistakes, refusal.args,
                                 lambda outcome: outcome[0] == "error")
-    for spec in met.specs.values():
-        models.marker(spec)
+    models.merge(met)
     return {"args": encoded, "what": refusal.what, "why": refusal.why, "mistakes": mistakes}
 
 

@@ -160,13 +160,9 @@ def trainable_program(model: Any, config: dict[str, int], traced: dict[str, Any]
     return saved(program)
 
 
-def exported(module: Any, example: Any, longest: int) -> bytes:
-    """`module` on inputs shaped like `example`, (batch, length, ...), as a saved
-    torch.export program whose batch and length (up to `longest`) are free."""
-    return saved(export(module, example, longest))
-
-
 def export(module: Any, example: Any, longest: int) -> Any:
+    """`module` on inputs shaped like `example`, (batch, length, ...), as a torch.export
+    program whose batch and length (up to `longest`) are free."""
     import torch
 
     shapes = {0: torch.export.Dim("B", min=1, max=LARGEST_BATCH)}
@@ -216,8 +212,8 @@ def example_programs() -> dict[str, bytes]:
 
     gpt = artifacts.shipped_model()
     x = torch.zeros(2, 2, gpt.config.n_embd)
-    return {f"{SHIPPED}.blocks.{i}.{name}": exported(getattr(block, name), x,
-                                                     gpt.context_length)
+    return {f"{SHIPPED}.blocks.{i}.{name}": saved(export(getattr(block, name), x,
+                                                         gpt.context_length))
             for i, block in enumerate(gpt.blocks) for name in ("attn", "mlp")}
 
 

@@ -25,6 +25,7 @@ import stat
 import struct
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -196,18 +197,18 @@ def safe_parts(name: str) -> tuple[str, ...] | None:
 def unpack(members: Iterable[Member], root: Path) -> list[str]:
     """Write the hand-in's folders and solution.py files below `root`; the notes say
     what was left out. Only regular files named solution.py are read at all."""
-    skipped: dict[str, int] = {}
+    skipped: Counter[str] = Counter()
     total = 0
     for count, member in enumerate(members, 1):
         if count > MAX_ENTRIES:
             raise ValueError(f"more than {MAX_ENTRIES} entries")
         parts = safe_parts(member.name)
         if parts is None:
-            skipped["a path out of the archive"] = skipped.get("a path out of the archive", 0) + 1
+            skipped["a path out of the archive"] += 1
             continue
         if parts[0] == IGNORED or any(p.startswith(".") for p in parts):
             label = f"{IGNORED}/" if parts[0] == IGNORED else "hidden (dot) entries"
-            skipped[label] = skipped.get(label, 0) + 1
+            skipped[label] += 1
             continue
         if len(parts) > MAX_DEPTH + 3:
             continue  # deeper than any kata is looked for
@@ -218,13 +219,13 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):  # a file and a folder of one name
-            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
+            skipped["names given twice"] += 1
             continue
         if parts[-1] != "solution.py":
             continue  # the folder is kept, so the finder sees the shape; the file is not
         if member.kind != "file":
             label = "links" if member.kind == "link" else "entries that are not regular files"
-            skipped[label] = skipped.get(label, 0) + 1
+            skipped[label] += 1
             continue
         # One byte over the limit is kept, so that the file is refused as too large.
         content = member.read(MAX_SOLUTION_BYTES + 1)
@@ -235,7 +236,7 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
             with open(target, "xb") as handle:  # never through a link, never twice
                 handle.write(content)
         except (FileExistsError, IsADirectoryError):
-            skipped["names given twice"] = skipped.get("names given twice", 0) + 1
+            skipped["names given twice"] += 1
     return [f"ignored {n} {label}" for label, n in skipped.items()]
 
 

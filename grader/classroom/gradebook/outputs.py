@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 import unicodedata
@@ -56,18 +57,25 @@ def not_graded(report: dict) -> bool:
         isinstance(p, dict) and p.get("total") for p in report.get("problems") or [])
 
 
-def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
-    """The table written to a file of its own and moved into place: a write cut short
-    (a full disk) leaves the previous gradebook.csv, never half of one."""
+def replace_whole(path: Path, text: str, newline: str | None = None) -> None:
+    """`text` written to a file of its own and moved into place: a write cut short (a
+    full disk) leaves the previous file, never half of one."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(lines)
+        with tmp.open("w", newline=newline, encoding="utf-8") as handle:
+            handle.write(text)
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
+    """The table written whole (replace_whole): never half of a gradebook.csv."""
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(header)
+    writer.writerows(lines)
+    replace_whole(path, table.getvalue(), newline="")
 
 
 def report_stem(name: str) -> str:
@@ -193,12 +201,7 @@ def csv_lines(rows: list[Row], chosen: list[Problem],
 
 def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
     stem = report_stem(name)
-    tmp = out / f".{stem}.json.tmp"
-    try:
-        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(out / f"{stem}.json")
-    finally:
-        tmp.unlink(missing_ok=True)
+    replace_whole(out / f"{stem}.json", json.dumps(report, indent=2) + "\n")
     if junit:
         from grader.reports.junit import write_junit
 

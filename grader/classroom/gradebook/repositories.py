@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from grader.classroom.gradebook import layouts
@@ -128,8 +129,9 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
     return "grace", grace
 
 
-def late_penalty(args: argparse.Namespace, kind: str) -> LatePenalty | None:
-    """The penalty asked for, checked against the policy it goes with."""
+def late_penalty(args: argparse.Namespace, kind: str = "") -> LatePenalty | None:
+    """The penalty asked for, checked against the policy it goes with (none for the
+    Gradescope bundle's, which goes by Gradescope's due dates)."""
     rate = getattr(args, "late_penalty", None)
     if rate is None:
         if getattr(args, "late_penalty_max", 100) != 100:
@@ -182,17 +184,18 @@ def git_command(args: list[str], allow_local: bool) -> list[str]:
     return ["git", *(f for k, v in settings.items() for f in ("-c", f"{k}={v}")), *args]
 
 
-def git_env() -> dict[str, str]:
+def git_started() -> dict[str, Any]:
+    """How every git is started: no prompt, no system config, no input, its files limited."""
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-    return env
+    return {"env": env, "stdin": subprocess.DEVNULL,
+            "preexec_fn": limit_files if os.name == "posix" else None}
 
 
 def git(args: list[str], allow_local: bool, text: bool = True) -> str:
     try:
         done = subprocess.run(git_command(args, allow_local), capture_output=True,
-                              timeout=GIT_SECONDS, env=git_env(), stdin=subprocess.DEVNULL,
-                              preexec_fn=limit_files if os.name == "posix" else None)
+                              timeout=GIT_SECONDS, **git_started())
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"git {args[0]} took longer than {GIT_SECONDS} s") from None
     except OSError as exc:
@@ -217,8 +220,7 @@ def read_blob(repo: Path, sha: str, allow_local: bool) -> Callable[[int], bytes]
         # The whole blob is never held: at most `limit` bytes of it are read.
         process = subprocess.Popen(
             git_command(["--git-dir", str(repo), "cat-file", "blob", sha], allow_local),
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-            env=git_env(), preexec_fn=limit_files if os.name == "posix" else None)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **git_started())
         try:
             assert process.stdout is not None
             return process.stdout.read(limit)
@@ -255,8 +257,7 @@ def listed(repo: Path, args: list[str], allow_local: bool) -> Iterator[bytes]:
         try:
             process = subprocess.Popen(
                 git_command(["--git-dir", str(repo), *args], allow_local),
-                stdout=subprocess.PIPE, stderr=said, stdin=subprocess.DEVNULL, env=git_env(),
-                preexec_fn=limit_files if os.name == "posix" else None)
+                stdout=subprocess.PIPE, stderr=said, **git_started())
         except OSError as exc:
             raise RuntimeError(f"git could not run ({exc.strerror})") from None
         timed_out: list[bool] = []

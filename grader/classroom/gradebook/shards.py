@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from grader.classroom.gradebook.outputs import replace_whole
 from grader.learner.errors import UsageError
 
 SHARD_FILE = ".gradebook-shard.json"
@@ -25,9 +26,7 @@ def record(out: Path, shard: tuple[int, int] | None) -> None:
     if shard is None:
         path.unlink(missing_ok=True)
         return
-    tmp = out / f"{SHARD_FILE}.tmp"
-    tmp.write_text(json.dumps({"shard": f"{shard[0]}/{shard[1]}"}) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    replace_whole(path, json.dumps({"shard": f"{shard[0]}/{shard[1]}"}) + "\n")
 
 
 def recorded(folder: Path) -> tuple[int, int] | None:

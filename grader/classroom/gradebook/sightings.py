@@ -15,11 +15,12 @@ scheduled job) makes the record exact: everything pushed after it is seen as lat
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from grader.classroom.gradebook.outputs import replace_whole
 
 SIGHTINGS_FILE = "sightings.json"
 VERSION = 1
@@ -86,10 +87,8 @@ class Sightings:
     def save(self) -> None:
         """Written whole or not at all."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(json.dumps({"version": VERSION, "learners": self.learners},
-                                  indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        replace_whole(self.path, json.dumps({"version": VERSION, "learners": self.learners},
+                                            indent=1, sort_keys=True) + "\n")
 
 
 def _well_formed(entry: Any) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import paths
+from grader.classroom.gradebook.outputs import replace_whole
 from grader.classroom.gradebook.roster import Learner
 
 STATE_FILE = ".gradebook-state.json"
@@ -87,6 +88,4 @@ def load_state(out: Path) -> dict[str, str]:
 
 
 def save_state(out: Path, state: dict[str, str]) -> None:
-    tmp = out / f"{STATE_FILE}.tmp"
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(out / STATE_FILE)
+    replace_whole(out / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n")

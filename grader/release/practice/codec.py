@@ -23,9 +23,9 @@ MODELS = Path(__file__).with_name("models")
 
 
 @cache
-def stored_models() -> dict[str, Any]:
-    """What cases.json says of each model, read once."""
-    return json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))["models"]
+def stored() -> dict[str, Any]:
+    """The copy's cases.json (its cases, models and trainable GPTs), read once."""
+    return json.loads(Path(__file__).with_name("cases.json").read_text(encoding="utf-8"))
 
 
 class ExportedGPT(torch.nn.Module):
@@ -38,7 +38,7 @@ class ExportedGPT(torch.nn.Module):
         super().__init__()
         self.name = name
         self.program = load_program(name)
-        entry = stored_models()[name]
+        entry = stored()["models"][name]
         self.context_length = context_length or int(entry["context_length"])
         # As the kata's GPT carries it: code that reads model.config runs here too.
         self.config = GPTConfig(**entry["config"])

@@ -36,9 +36,7 @@ def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False
     or (`own_scale`) within RTOL of the tensor's largest entry, a one-element tensor
     taken for a 0-d one."""
     if isinstance(want, torch.Tensor):
-        if own_scale:
-            return isinstance(got, torch.Tensor) and _same_at_own_scale(got, want)
-        return isinstance(got, torch.Tensor) and _same_tensor(got, want, activations)
+        return isinstance(got, torch.Tensor) and _same_tensor(got, want, activations, own_scale)
     if isinstance(want, bool) or want is None or isinstance(want, str):
         return type(got) is type(want) and got == want
     if isinstance(want, float):
@@ -56,14 +54,20 @@ def same(got: Any, want: Any, activations: bool = False, own_scale: bool = False
     return bool(got == want)
 
 
-def _same_tensor(got: torch.Tensor, want: torch.Tensor, activations: bool) -> bool:
+def _same_tensor(got: torch.Tensor, want: torch.Tensor, activations: bool,
+                 own_scale: bool) -> bool:
+    if own_scale and want.dim() == 0 and got.numel() == 1:
+        got = got.reshape(())
     if got.shape != want.shape or got.dtype != want.dtype:
         return False
     if not want.is_floating_point():
         return bool(torch.equal(got, want))
-    atol = activation_atol(want) if activations else ATOL
+    if own_scale:
+        atol = RTOL * float(want.double().abs().max()) if want.numel() else 0.0
+    else:
+        atol = activation_atol(want) if activations else ATOL
     return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
-                               equal_nan=True))
+                               equal_nan=not own_scale))
 
 
 def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
@@ -142,17 +146,6 @@ def same_filtering(got: Any, want: Any, logits: torch.Tensor) -> bool:
         return False
     rows = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
     return same(torch.sort(rows[0], dim=-1).values, torch.sort(rows[1], dim=-1).values)
-
-
-def _same_at_own_scale(got: torch.Tensor, want: torch.Tensor) -> bool:
-    if want.dim() == 0 and got.numel() == 1:
-        got = got.reshape(())
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return False
-    if not want.is_floating_point():
-        return bool(torch.equal(got, want))
-    atol = RTOL * float(want.double().abs().max()) if want.numel() else 0.0
-    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol))
 
 
 def same_weights_and_state(got: Any, want: Any) -> bool:

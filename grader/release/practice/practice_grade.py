@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import torch
 from gpt_kata_practice import codec, judge
+from gpt_kata_practice.codec import stored
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.locale import tr, translated
-
-CASES = Path(__file__).with_name("cases.json")
-
-
-@cache
-def stored() -> dict[str, Any]:
-    return json.loads(CASES.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
@@ -121,7 +113,7 @@ def grade_problem(slug: str, path: Path,
         return result
     finally:
         running(False)
-    checked = []
+    checked, refusals = [], []
     for part in parts:
         # With several methods, a label says whose case it is.
         named = f"{part['method']}() " if len(parts) > 1 else ""
@@ -129,60 +121,54 @@ def grade_problem(slug: str, path: Path,
                     for case_id, case in part["cases"].items()]
         checked += [(named + tr("drawn example {n}", n=n), part, case)
                     for n, case in part["examples"].items()]
-    for label, part, case in checked:
-        args = codec.decode(case["args"])
-        models = watched(args) if part.get("calls") else []
-        try:
+        refusals += [(named + tr("refusal: {what}", what=refusal["what"]), part, refusal)
+                     for refusal in part.get("refusals", {}).values()]
+    try:
+        for label, part, case in checked:
+            args = codec.decode(case["args"])
+            models = watched(args) if part.get("calls") else []
             got, shown = attempt(part, module, args, path, running)
-        except Unavailable as why:
-            result.unavailable, result.kind = why.args
-            return result
-        want = codec.decode(case["expected"])
-        changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
-        if changed:
-            fail(result, Failure(label, tr(
-                "{method}() changed its input `{name}` in place, and the caller still needs "
-                "it as it was.", method=part["method"], name=changed),
-                hint=tr("work on a copy (.clone()) or build a new tensor")))
-            continue
-        if got[0] == "value":  # a float dtype the instructor's judge takes too
-            got = ("value", judge.in_stored_dtypes(got[1], want,
-                                                   part.get("any_float_dtype", [])))
-        # A case on a model may have other right answers, where two picks tie.
-        right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
-        if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
-            if models:
-                wrong = wrong_calls(part, args, models, slug)
-                if wrong is not None:
-                    fail(result, Failure(label, *wrong))
-                    continue
-            result.passed += 1
-            result.checks.append({"name": label, "status": "pass", "message": None,
-                                  "mistake": None})
-            continue
-        if got[0] == "error":
-            message = tr("{method}() raised {error}", method=part["method"], error=shown)
-        elif part["judge"] in ("training-steps", "training-loop"):
-            message = (f"{part['method']}(): "
-                       f"{judge.training_difference(got[1], want, part['judge'])}")
-        else:
-            message = tr("{method}() returned {got}; expected {expected}{difference}",
-                         method=part["method"], got=judge.describe(got[1]),
-                         expected=judge.describe(want),
-                         difference=judge.difference(got[1], want))
-        fail(result, naming(Failure(label, message), got, case["mistakes"], part["judge"],
-                            args))
-    for part in parts:
-        named = f"{part['method']}() " if len(parts) > 1 else ""
-        for refusal in part.get("refusals", {}).values():
+            want = codec.decode(case["expected"])
+            changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
+            if changed:
+                fail(result, Failure(label, tr(
+                    "{method}() changed its input `{name}` in place, and the caller still needs "
+                    "it as it was.", method=part["method"], name=changed),
+                    hint=tr("work on a copy (.clone()) or build a new tensor")))
+                continue
+            if got[0] == "value":  # a float dtype the instructor's judge takes too
+                got = ("value", judge.in_stored_dtypes(got[1], want,
+                                                       part.get("any_float_dtype", [])))
+            # A case on a model may have other right answers, where two picks tie.
+            right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
+            if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+                if models:
+                    wrong = wrong_calls(part, args, models, slug)
+                    if wrong is not None:
+                        fail(result, Failure(label, *wrong))
+                        continue
+                result.passed += 1
+                result.checks.append({"name": label, "status": "pass", "message": None,
+                                      "mistake": None})
+                continue
+            if got[0] == "error":
+                message = tr("{method}() raised {error}", method=part["method"], error=shown)
+            elif part["judge"] in ("training-steps", "training-loop"):
+                message = (f"{part['method']}(): "
+                           f"{judge.training_difference(got[1], want, part['judge'])}")
+            else:
+                message = tr("{method}() returned {got}; expected {expected}{difference}",
+                             method=part["method"], got=judge.describe(got[1]),
+                             expected=judge.describe(want),
+                             difference=judge.difference(got[1], want))
+            fail(result, naming(Failure(label, message), got, case["mistakes"], part["judge"],
+                                args))
+        for label, part, refusal in refusals:
             args = codec.decode(refusal["args"])
-            try:
-                refused(result, named + tr("refusal: {what}", what=refusal["what"]), part,
-                        refusal, args,
-                        attempt(part, module, args, path, running))
-            except Unavailable as why:
-                result.unavailable, result.kind = why.args
-                return result
+            refused(result, label, part, refusal, args,
+                    attempt(part, module, args, path, running))
+    except Unavailable as why:
+        result.unavailable, result.kind = why.args
     return result
 
 

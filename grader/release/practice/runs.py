@@ -65,10 +65,12 @@ class PracticeRuns:
             try:
                 kind, value = self.connection.recv()
             except (EOFError, OSError):
-                code = self._ended()
+                process = self.process
+                self.close()  # its exit code is known once it is joined
                 return Result(slug, unavailable=tr(
                     "the process running your code ended (exit code {code}): sys.exit(), "
-                    "os._exit() or a crash in solution.py?", code=code), kind="unavailable")
+                    "os._exit() or a crash in solution.py?", code=process.exitcode),
+                    kind="unavailable")
             if kind == "result":
                 return value
             now = time.monotonic()
@@ -83,11 +85,6 @@ class PracticeRuns:
         self.process.start()
         theirs.close()
         self.connection = ours
-
-    def _ended(self) -> int | None:
-        process = self.process
-        self.close()
-        return None if process is None else process.exitcode
 
     def close(self) -> None:
         if self.connection is not None:

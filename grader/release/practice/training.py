@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import torch
-from gpt_kata_practice.codec import load_program, quietly
+from gpt_kata_practice.codec import load_program, quietly, stored
 
 from grader.model.config import GPTConfig
-
-HERE = Path(__file__).parent
-
-
-@cache
-def programs() -> dict[str, str]:
-    """Each trainable GPT's description, as a key, and the name of its program."""
-    return json.loads((HERE / "cases.json").read_text("utf-8"))["trainable"]
 
 
 @cache
@@ -39,7 +30,8 @@ def trainable_model(config: dict[str, int], seed: int) -> torch.nn.Module:
     import copy
 
     key = json.dumps({"config": config, "seed": seed}, sort_keys=True)
-    name = programs().get(key)
+    # Each trainable GPT's description, as a key, and the name of its program.
+    name = stored()["trainable"].get(key)
     if name is None:
         raise LookupError(f"this copy holds no trained GPT of {key}: only the practice "
                           "cases' models")
