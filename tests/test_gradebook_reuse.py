@@ -17,15 +17,17 @@ from grader.registry import find
 SEED = "the instructor's own seed 8c1f"
 
 
-def report(isolation: list[str], mode: str = "classroom") -> dict:
+def report(isolation: list[str], mode: str = "classroom", kind: str | None = None) -> dict:
+    """A canned report; with `kind`, its one check failed as that kind of failure."""
     p = find("decode")
+    status = "fail" if kind else "pass"
     return {"version": 3, "status": "pass", "message": None, "score": 1, "max_score": 1,
             "mode": mode, "isolation": isolation,
             "problems": [{"problem": p.slug, "number": p.number, "status": "pass",
                           "passed": 1, "total": 1, "submission": "x"}],
             "tests": [{"name": f"{p.folder}: a check", "problem": p.slug, "task_id": p.number,
-                       "status": "pass", "message": None, "output": None, "score": 1,
-                       "max_score": 1}]}
+                       "status": status, "kind": kind, "message": None, "output": None,
+                       "score": 1, "max_score": 1}]}
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def gradebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
     def canned(learner, chosen, args, servers=None) -> dict:  # noqa: ANN001
         graded.append(learner.name)
-        return report(grades["isolation"], grades["mode"])
+        return report(grades["isolation"], grades["mode"], grades.get("kind"))
 
     monkeypatch.setattr(grading, "grade_learner", canned)
     monkeypatch.setattr(command, "forking", lambda: False)
@@ -101,3 +103,20 @@ def test_another_sandbox_offered_grades_again(gradebook, monkeypatch) -> None:
     assert gradebook() == 1
     state_file = json.loads((gradebook.out / state.STATE_FILE).read_text(encoding="utf-8"))
     assert list(state_file) == ["ada"]
+
+
+def test_a_time_out_on_a_busy_machine_is_graded_again_at_the_next_run(gradebook,
+                                                                      capsys) -> None:
+    """A check that ran out of time on a machine too busy to tell slow code from a loop
+    (kind `busy`) leaves the learner to be graded again; a plain time-out is final."""
+    gradebook.grades.update(kind="busy")
+    assert gradebook() == 1
+    assert "graded again at the next run: ada" in capsys.readouterr().out
+    assert json.loads((gradebook.out / "ada.json").read_text("utf-8"))["tests"][0]["kind"] \
+        == "busy"
+    assert gradebook() == 1
+    capsys.readouterr()
+    gradebook.grades.update(kind="stuck")
+    assert gradebook() == 1
+    assert "graded again" not in capsys.readouterr().out
+    assert gradebook() == 0

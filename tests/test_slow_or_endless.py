@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import run_grade
 
-from grader.sandbox.host.slow_or_endless import no_answer
+from grader.sandbox.host.slow_or_endless import no_answer, starved
 
 
 def test_the_message_goes_by_the_share_of_a_core_and_the_load() -> None:
@@ -95,3 +95,85 @@ def test_a_spawned_workers_tree_is_measured_with_its_children() -> None:
     assert child_cpu > 0.2, child_cpu
     assert used is not None and used >= child_cpu, (used, child_cpu)
     assert process_tree_cpu(parent.pid) is None  # gone: nothing to ask
+
+
+def test_starved_is_a_share_in_between_on_a_busy_machine() -> None:
+    """What a gradebook grades again: a time-out the busy machine may have caused."""
+    assert starved(2.5, 10.0, load=2.4)  # it computed whenever the machine let it
+    assert not starved(9.6, 10.0, load=3.0)  # it computed the whole time
+    assert not starved(0.02, 10.0, load=3.0)  # it waited
+    assert not starved(2.5, 10.0, load=0.3)  # a quiet machine: it waited
+    assert not starved(2.5, 10.0, load=None)  # no load to go by: the time-out stands
+    assert starved(None, 10.0, load=2.0)  # not measured, on a busy machine
+    assert not starved(None, 10.0, load=0.5)
+
+
+# Computes for 20 ms and sleeps for 30 ms, over and over; or only sleeps.
+PART_TIME = """
+import time
+
+
+class Solution:
+    def part_time(self):
+        while True:
+            end = time.monotonic() + 0.02
+            while time.monotonic() < end:
+                pass
+            time.sleep(0.03)
+
+    def sleeps(self):
+        time.sleep(600)
+"""
+
+
+def test_a_time_out_that_computed_on_a_busy_machine_is_marked_busy(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    from grader.sandbox.host import handles
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
+
+    monkeypatch.setattr(handles, "machine_load", lambda: 4.0)
+    solution = tmp_path / "solution.py"
+    solution.write_text(PART_TIME, encoding="utf-8")
+    outcomes = {}
+    with WorkerPool(sandbox=Limits()) as pool:
+        for method in ("part_time", "sleeps"):
+            process = SubmissionProcess(str(solution), "Solution", ["part_time", "sleeps"],
+                                        pool, Limits(call_timeout=2.0))
+            error = process.call(method, ()).error
+            assert error is not None and error["type"] == "WorkerDied", error
+            assert process.timed_out and process.timed_out_busy == error.get("busy", False)
+            outcomes[method] = error
+    if cpu_said(outcomes["sleeps"]["message"]) is None:
+        # Where the tree's CPU cannot be read, a busy machine may be why, either way.
+        assert outcomes["sleeps"].get("busy") is True
+    else:
+        # A wait is a wait however busy the machine: its time-out is final.
+        assert "busy" not in outcomes["sleeps"], outcomes["sleeps"]
+    assert outcomes["part_time"].get("busy") is True, outcomes["part_time"]
+
+
+def test_a_busy_time_out_fails_its_check_and_the_next_as_busy() -> None:
+    from grader.grading.subject.kata import Kata
+    from grader.grading.values.failures import BUSY, STUCK, GradeFailure
+    from grader.registry import find
+    from grader.sandbox.host.process import CallOutcome
+
+    class TimesOut:
+        load_error = None
+
+        def __init__(self, busy: bool) -> None:
+            self.error = {"type": "WorkerDied", "message": "no answer within 2 seconds"}
+            if busy:
+                self.error["busy"] = True
+
+        def call(self, *args, **kwargs) -> CallOutcome:
+            return CallOutcome(error=dict(self.error))
+
+    for busy, kind in ((True, BUSY), (False, STUCK)):
+        kata = Kata(find("crop-context"), TimesOut(busy), reference=None)
+        for _ in range(2):  # the call that timed out, then a later one of the check
+            with pytest.raises(GradeFailure) as failed:
+                kata.outcome("crop_context")
+            assert failed.value.kind == kind

@@ -21,6 +21,7 @@ from grader.classroom.gradebook.grade_process import GradeProcess
 from grader.classroom.gradebook.outputs import Row, failed_report, hand_in_of, record_learner
 from grader.classroom.gradebook.roster import Learner
 from grader.classroom.gradebook.state import save_state
+from grader.grading.values.failures import BUSY
 from grader.grading.values.sanitise import visible
 from grader.registry import Problem
 from grader.reports.results import nothing_handed_in
@@ -179,6 +180,13 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
     return score_report(report)
 
 
+def out_of_time_when_busy(report: dict) -> bool:
+    """Whether a check of the report ran out of time on a machine too busy to tell
+    slow code from an endless loop (kind `busy`, grader/sandbox/host/slow_or_endless.py)."""
+    return any(isinstance(test, dict) and test.get("kind") == BUSY
+               for test in report.get("tests") or [])
+
+
 def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
               args: argparse.Namespace, servers: ForkServerClient | None, out: Path,
               state: dict[str, str], rows: dict[str, Row], console: Console) -> None:
@@ -186,6 +194,7 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    busy: list[str] = []
     with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
         task = progress.add_task("", total=len(todo))
@@ -204,6 +213,11 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
                                             hand_in_of(args, name))
                 if rows[name].error:
                     state.pop(name, None)  # try again next time
+                elif out_of_time_when_busy(report):
+                    # A busy machine may have starved a right but slow answer: the
+                    # score stands for now, and the next run grades them again.
+                    state.pop(name, None)
+                    busy.append(name)
                 else:
                     state[name] = todo[name][1]
                 try:
@@ -216,3 +230,6 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
             stop_all()
             raise
         pool.shutdown()
+    if busy:
+        console.print(f"ran out of time while the machine was busy, graded again at the next "
+                      f"run: {escape(', '.join(sorted(busy)))}")

@@ -21,6 +21,7 @@ from grader.grading.engine import ctrl_c
 from grader.grading.subject.kata import Kata
 from grader.grading.subject.reference import load_reference
 from grader.grading.values.failures import (
+    BUSY,
     GRADER_ERROR,
     STUCK,
     GradeFailure,
@@ -104,7 +105,8 @@ class GradingPlugin:
             raise SubmissionUnavailable(kata.unavailable, kind=kata.unavailable_kind)
         if kata.submission.timed_out:
             raise NotRun(tr("not run: {reason}, in an earlier check of this problem",
-                            reason=kata.submission.timed_out))
+                            reason=kata.submission.timed_out),
+                         kind=BUSY if kata.submission.timed_out_busy else STUCK)
         return kata
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

@@ -24,6 +24,7 @@ from grader.grading.subject.diagnosis import Diagnoses
 from grader.grading.subject.reference import fresh, fresh_args
 from grader.grading.values.equality import ErrorText, Outcome, same_outcome, unchanged
 from grader.grading.values.failures import (
+    BUSY,
     STUCK,
     UNAVAILABLE,
     GradeFailure,
@@ -51,6 +52,7 @@ class Kata:
     # A crash or time-out ends the current check: hypothesis would otherwise
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None
+    stuck_kind: str = STUCK  # or BUSY: out of time on a busy machine
     outputs: list[Printed] = field(default_factory=list)
     starter: bool = False  # the file is the problem's starter, byte for byte
     last: CallOutcome | None = None  # the worker's record of the latest call
@@ -89,7 +91,7 @@ class Kata:
 
     def _fail_stuck(self) -> None:
         # One raise site, so hypothesis sees the same failure when it replays.
-        raise GradeFailure(self.stuck or "", kind=STUCK)
+        raise GradeFailure(self.stuck or "", kind=self.stuck_kind)
 
     def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
         error = learner_error(result.error or {})
@@ -100,6 +102,7 @@ class Kata:
             raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if kind == "WorkerDied":
             self.stuck = f"{method}(): {error.get('message')}"
+            self.stuck_kind = BUSY if error.get("busy") is True else STUCK
             self._fail_stuck()
         if kind == "BadResult":
             raise GradeFailure(f"{method}(): {error.get('message')}")

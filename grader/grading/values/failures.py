@@ -22,9 +22,12 @@ if TYPE_CHECKING:
 NOT_IMPLEMENTED = "not-implemented"  # the starter still raises NotImplementedError
 UNAVAILABLE = "unavailable"  # the file cannot be graded at all: syntax error, crash on load
 STUCK = "stuck"  # the learner's code crashed the worker or ran out of time
+# It ran out of time on a busy machine that gave it too little CPU to tell slow code
+# from an endless loop: a gradebook grades the learner again at its next run.
+BUSY = "busy"
 WRONG = "wrong"  # an answer, an exception or a side effect that is not the right one
 GRADER_ERROR = "grader-error"  # the grader's own fault, never the learner's
-KINDS = (NOT_IMPLEMENTED, UNAVAILABLE, STUCK, WRONG, GRADER_ERROR)
+KINDS = (NOT_IMPLEMENTED, UNAVAILABLE, STUCK, BUSY, WRONG, GRADER_ERROR)
 
 # A mistake's id: "<problem slug>/<kebab-case words>".
 MISTAKE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*/[a-z0-9]+(?:-[a-z0-9]+)*")

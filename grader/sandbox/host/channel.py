@@ -24,9 +24,12 @@ class SendTimeout(Exception):
 class WorkerDied(Exception):
     """The worker stopped answering: it exited, crashed or ran out of time."""
 
-    def __init__(self, message: str, timed_out: bool = False) -> None:
+    def __init__(self, message: str, timed_out: bool = False, busy: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+        # Out of time on a busy machine that gave it too little CPU to tell slow from
+        # endless (grader.sandbox.host.slow_or_endless.starved).
+        self.busy = busy
 
 
 def close_quietly(*ends: IO[bytes] | socket.socket) -> None:

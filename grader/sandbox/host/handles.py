@@ -14,7 +14,7 @@ from grader.sandbox.host.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.host.ending import describe_exit, start_group, wait_then_kill
 from grader.sandbox.host.launch import grader_command, refusal
 from grader.sandbox.host.scratch_folders import TORCH_CACHE_VARIABLE, empty_folder, remove_tree
-from grader.sandbox.host.slow_or_endless import machine_load, no_answer
+from grader.sandbox.host.slow_or_endless import machine_load, no_answer, starved
 from grader.sandbox.host.witness import Witness
 from grader.sandbox.wire.encoding import ProtocolError
 from grader.sandbox.wire.replies import unreadable
@@ -69,9 +69,9 @@ class WorkerHandle:
         try:
             reply = self.channel.replies.get(timeout=timeout)
         except queue.Empty:
-            said = self.no_answer(timeout)  # measured before the worker is ended
+            said, busy = self.no_answer(timeout)  # measured before the worker is ended
             self.kill()
-            raise WorkerDied(said, timed_out=True) from None
+            raise WorkerDied(said, timed_out=True, busy=busy) from None
         if isinstance(reply, ProtocolError):
             self.kill()
             raise WorkerDied(unreadable(reply))
@@ -81,13 +81,15 @@ class WorkerHandle:
         self.greeted = True
         return reply
 
-    def no_answer(self, timeout: float) -> str:
-        """Why no answer came, from the CPU time the worker used since the message."""
+    def no_answer(self, timeout: float) -> tuple[str, bool]:
+        """Why no answer came, from the CPU time the worker used since the message, and
+        whether the busy machine may be why (`starved`)."""
         now, cpu = time.monotonic(), self.cpu_seconds()
         waited = now - self.sent_at if self.sent_at is not None else timeout
         used = cpu - self.cpu_at_send if cpu is not None and self.cpu_at_send is not None \
             else None
-        return no_answer(timeout, used, waited, machine_load())
+        load = machine_load()
+        return no_answer(timeout, used, waited, load), starved(used, waited, load)
 
     def request(self, message: dict, timeout: float) -> dict:
         self.send(message, timeout)

@@ -97,6 +97,7 @@ class SubmissionProcess:
         # Set by the first call that runs out of time: later checks of the same
         # problem would most likely hang too, so they are not run.
         self.timed_out: str | None = None
+        self.timed_out_busy = False  # and it may have been only the busy machine's doing
 
     def _ensure(self) -> WorkerHandle:
         if self._worker is None or not self._worker.alive:
@@ -202,11 +203,14 @@ class SubmissionProcess:
                                     "for all calls together) is spent: the calls are far "
                                     "slower than the problem needs (or give them more time: "
                                     "--budget {longer:g})", budget=budget, longer=2 * budget),
-                                 timed_out=True)
+                                 timed_out=True, busy=exc.busy)
             if exc.timed_out:
                 self.timed_out = f"{method}(): {exc}"
-            return CallOutcome(error=with_limit_named({"type": "WorkerDied", "message": str(exc)},
-                                                      getattr(worker, "limits", None)))
+                self.timed_out_busy = exc.busy
+            died = {"type": "WorkerDied", "message": str(exc)}
+            if exc.busy:
+                died["busy"] = True
+            return CallOutcome(error=with_limit_named(died, getattr(worker, "limits", None)))
         self.spent += time.monotonic() - started
         try:
             outcome = CallOutcome(**read_call_reply(reply))
@@ -239,7 +243,7 @@ class SubmissionProcess:
                 return worker.request(message, limit)
             except WorkerDied as exc:  # named as call() names it
                 died = with_limit_named({"message": str(exc)}, limits) or {}
-                raise WorkerDied(died.get("message", str(exc)), exc.timed_out) from None
+                raise WorkerDied(died.get("message", str(exc)), exc.timed_out, exc.busy) from None
 
         reply = ask({"op": "start", "method": method, "args": encode(list(args)),
                      "witnessed": witness is not None})

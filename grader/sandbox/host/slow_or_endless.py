@@ -41,6 +41,19 @@ def machine_load() -> float | None:
         return None
 
 
+def starved(cpu: float | None, waited: float, load: float | None) -> bool:
+    """Whether a call that gave no answer may have been slow only because the machine
+    was busy: it computed, but got too little of a core for its share to tell slow
+    code from an endless loop (the message's "in between, on a busy machine"), or its
+    CPU time could not be read on a busy machine. A gradebook grades such a learner
+    again at its next run instead of keeping the time-out as final."""
+    if load is None or load < LOADED:
+        return False
+    if cpu is None or waited <= 0:
+        return True
+    return WAITING <= max(cpu, 0.0) / waited < BUSY
+
+
 def no_answer(limit: float, cpu: float | None, waited: float,
               load: float | None = None) -> str:
     """The time-out's message: `cpu` seconds of CPU used in the `waited` seconds of
