@@ -105,10 +105,14 @@ def test_a_save_with_nothing_new_writes_nothing(tmp_path) -> None:
     assert store_path(tmp_path).stat().st_mtime_ns == before
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers: Linux")
-def test_a_forked_worker_looks_its_windows_up_in_the_store(tmp_path) -> None:
+@pytest.mark.parametrize("fork", [
+    pytest.param(True, marks=pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                                reason="forked workers: Linux")),
+    False], ids=["forked", "spawned"])
+def test_a_worker_looks_its_windows_up_in_the_store(tmp_path, fork: bool) -> None:
     """The logits a worker's model gives are the store's: altered there, they come back
-    altered, which no pass of the model would give."""
+    altered, which no pass of the model would give. A spawned worker (macOS's and
+    Windows's) opens the store itself, a forked one before its sandbox closes."""
     shipped = ModelSpec()
     window = torch.tensor([[1, 2, 3]])
     store = ForwardStore(store_path(tmp_path))
@@ -136,7 +140,7 @@ def test_a_forked_worker_looks_its_windows_up_in_the_store(tmp_path) -> None:
         negated.head.weight.neg_()
         negated = negated(window)
     for forwards, expected in ((str(tmp_path), altered), (None, true)):
-        with WorkerPool(forwards=forwards) as pool:
+        with WorkerPool(fork=fork, forwards=forwards) as pool:
             process = SubmissionProcess(str(solution), "Solution",
                                         ["get_last_logits", "negated"], pool)
             outcome = process.call("get_last_logits", (shipped, window))

@@ -139,15 +139,17 @@ def process_tree_cpu(pid: int) -> float | None:
 
 class SpawnedWorker(WorkerHandle):
     """A fresh `python -m grader.sandbox.worker.serve` of this grader's, working in its own
-    scratch folder and talking over its stdin and stdout."""
+    scratch folder and talking over its stdin and stdout; given `forwards`, the folder
+    of a practice grade's kept forward passes (grader/model/forward_store.py)."""
 
-    def __init__(self, scratch: str, torch_cache: str, debug: bool = False) -> None:
+    def __init__(self, scratch: str, torch_cache: str, debug: bool = False,
+                 forwards: str | None = None) -> None:
         env = worker_environment(scratch, torch_cache)
         self.scratch = scratch
         # Its own group (a session, or a job on Windows), so that ending it ends
         # whatever it started too.
         self.process, self.job = start_group(
-            grader_command("grader.sandbox.worker.serve"),
+            grader_command("grader.sandbox.worker.serve", *([forwards] if forwards else [])),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.DEVNULL, env=env, cwd=scratch)
         assert self.process.stdout and self.process.stdin

@@ -32,8 +32,8 @@ class WorkerPool:
                  server_control: socket.socket | None = None,
                  forwards: str | None = None) -> None:
         """`server_control`: a fork server spawned for this pool (`ForkServerClient.spawn`);
-        `forwards`: the folder of the kept forward passes its forked workers look windows
-        up in (grader/model/forward_store.py), for a practice grade."""
+        `forwards`: the folder of the kept forward passes its workers, forked or spawned,
+        look windows up in (grader/model/forward_store.py), for a practice grade."""
         self.debug = debug
         self.forwards = forwards
         self.server_control = server_control
@@ -84,7 +84,8 @@ class WorkerPool:
     def _spawned_worker(self) -> SpawnedWorker:
         with self._lock:  # a folder in the pool's scratch root
             scratch = tempfile.mkdtemp(prefix="worker-", dir=self._own_scratch_root())
-        return SpawnedWorker(scratch, torch_cache_in(os.path.dirname(scratch)), self.debug)
+        return SpawnedWorker(scratch, torch_cache_in(os.path.dirname(scratch)), self.debug,
+                             self.forwards)
 
     def torch_cache(self) -> str:
         """Where this grader keeps torch's cache while it grades (see

@@ -239,7 +239,7 @@ class WorkerLoop:
 
 def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | None = None,
           *, policy: Any = None, witness: tuple[IO[bytes], IO[bytes]] | None = None,
-          hosted: bool = False, models: bool = True) -> None:
+          hosted: bool = False, models: bool = True, forwards: str | None = None) -> None:
     """Answer the grader's requests until it closes the channel.
 
     `hello` goes with the first message (which sandbox layers are in place); if
@@ -247,7 +247,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
     sandbox's (an isolation.Policy), so that errors can name a limit reached.
     `hosted`: it may be asked to load one submission after another. `models`: it
     was handed the grader's models; without them it refuses to load a submission
-    while it holds any of the grader's reference code.
+    while it holds any of the grader's reference code. `forwards`: the folder of a
+    practice grade's kept forward passes, for a spawned worker (a forked one is
+    handed them by its fork server).
     """
     from grader.importing import without_collections
 
@@ -258,6 +260,10 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
 
     torch.set_num_threads(1)
     catalog(language())  # read before any submission runs (a fork server's is read already)
+    if forwards:
+        from grader.model import forward_store
+
+        forward_store.use(forward_store.store_path(Path(forwards)))
     worker = WorkerLoop(policy, models)
     worker.models.witness = witness
     if hosted:
@@ -303,8 +309,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
 
 
 def main() -> None:
-    """A worker started on its own (where there is no fork server): talk over stdin/stdout."""
-    serve(*_private_channels(), hosted=True)
+    """A worker started on its own (where there is no fork server): talk over stdin/stdout.
+    Its one argument, where given, is the folder of a practice grade's kept passes."""
+    serve(*_private_channels(), hosted=True, forwards=(sys.argv[1:] or [None])[0])
 
 
 if __name__ == "__main__":
