@@ -25,6 +25,7 @@ from grader.reuse import earlier_files
 
 if TYPE_CHECKING:
     from grader.reports.report import Report
+    from grader.sandbox.host.pool import WorkerPool
 
 
 def solution_hash(path: Path) -> str | None:
@@ -129,6 +130,23 @@ def record(report: Report) -> None:
             entry["mistake_id"] = named.id if named else None
         updates[s.problem.slug] = entry
     save_status(updates)
+
+
+def current_status(problem: Problem, pool: WorkerPool | None = None) -> str:
+    """The problem's learner_status, its file graded first, saying so on stderr, if it
+    changed since its last grade: in `pool`, or without one (a learners' copy) by the
+    copy's stored answers."""
+    if learner_status(problem) == "not graded":
+        print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
+        if pool is None:
+            from grader.learner.practice import practice_report
+
+            record(practice_report([problem]))
+        else:
+            from grader.grading.engine.session import grade_problems
+
+            record(grade_problems({problem: problem.starter}, pool))
+    return learner_status(problem)
 
 
 def first_unpassed() -> Problem | None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.learner.status import learner_status, record
+from grader.learner.status import current_status
 from grader.learner.tools.talk_text import SAMPLING_OPTIONS, check_options, fresh_seed, sentences
 from grader.locale import tr
 from grader.model.spec import ModelSpec
@@ -205,9 +205,7 @@ def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
     `calls_model` is False for WordStreamer, which is handed text, not the model.
     """
     problem = find(slug)
-    if learner_status(problem) == "not graded":
-        regrade_quietly(problem, pool)
-    status = learner_status(problem)
+    status = current_status(problem, pool)
     use_learner = status == "pass"
     if not use_learner and calls_model and talker.spec.kind == "yours":
         # The reference runs in the grader, which never imports the learner's GPT.
@@ -230,13 +228,6 @@ def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
     return Implementation(problem, use_learner, pool, witnessed=talker.served,
                           weights=talker.weights if calls_model else None,
                           limits=talk_limits(chars))
-
-
-def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
-    from grader.grading.engine.session import grade_problems
-
-    print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
-    record(grade_problems({problem: problem.starter}, pool))
 
 
 def talk(args: argparse.Namespace) -> int:
@@ -271,8 +262,7 @@ def talk(args: argparse.Namespace) -> int:
                     from grader.model.runs import open_run
 
                     run = open_run(Path(talker.spec.path))
-                talker = Talker(*your_gpt(pool, regrade_quietly,
-                                          modern=args.model == MODERN, run=run))
+                talker = Talker(*your_gpt(pool, modern=args.model == MODERN, run=run))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             # Without options talk samples too, with a fresh seed it names, streamed or
@@ -344,10 +334,7 @@ def announce(implementation: Implementation, talker: Talker, note: str = "") -> 
 
 def passes(slug: str, pool: WorkerPool) -> bool:
     """Whether the learner's file for `slug` passes, graded first if it changed."""
-    problem = find(slug)
-    if learner_status(problem) == "not graded":
-        regrade_quietly(problem, pool)
-    return learner_status(problem) == "pass"
+    return current_status(find(slug), pool) == "pass"
 
 
 def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,

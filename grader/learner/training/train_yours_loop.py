@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import UsageError
-from grader.learner.status import learner_status
+from grader.learner.status import current_status
 from grader.learner.training.train_worker import GPT_MODEL, Run, YourModel
 from grader.locale import tr
-from grader.registry import Problem, find
+from grader.registry import find
 
 LOOP = "train-loop"
 # A call may wait for a fiftieth of the run's steps, or for a whole evaluation, and the
@@ -54,19 +54,10 @@ def needed(model: YourModel) -> tuple[str, str]:
     return (model.slug, LOOP)
 
 
-def loop_passes(pool: Any, regrade: Callable[[Problem, Any], None],
-                model: YourModel = GPT_MODEL) -> bool:
+def loop_passes(pool: Any, model: YourModel = GPT_MODEL) -> bool:
     """Whether the learner's model and training loop both pass their grade of the files
     as they are now; a file changed since its last grade is graded first."""
-    for slug in needed(model):
-        problem = find(slug)
-        status = learner_status(problem)
-        if status == "not graded":
-            regrade(problem, pool)
-            status = learner_status(problem)
-        if status != "pass":
-            return False
-    return True
+    return all(current_status(find(slug), pool) == "pass" for slug in needed(model))
 
 
 def loop_arguments(steps: int, settings: Any, context_length: int) -> dict[str, Any]:
