@@ -36,7 +36,13 @@ from typing import Any
 
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.status import current_status
-from grader.learner.tools.talk_text import SAMPLING_OPTIONS, check_options, fresh_seed, sentences
+from grader.learner.tools.talk_text import (
+    SAMPLING_OPTIONS,
+    check_options,
+    fresh_seed,
+    prompt_ids,
+    sentences,
+)
 from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
@@ -235,20 +241,10 @@ def talk(args: argparse.Namespace) -> int:
     check_options(args)
     import torch
 
-    from grader.model import artifacts
-
     torch.set_num_threads(1)
     yours = getattr(args, "yours", False)
     talker = choose_model(args.model)
-    int_to_char = talker.int_to_char
-    try:
-        context = artifacts.encode(args.prompt, int_to_char)
-    except ValueError as exc:
-        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc,
-                            model=talker.name,
-                            chars="".join(int_to_char.values()))) from None
-    if context.shape[1] == 0:
-        raise UsageError(tr("give a prompt of at least one character"))
+    context = prompt_ids(args.prompt, talker.int_to_char, talker.name)
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
         from grader.learner.sandbox_notice import NoticedPool
@@ -269,7 +265,7 @@ def talk(args: argparse.Namespace) -> int:
             # not: generate() draws every character with the same seed, so its text (and
             # stream_generate()'s, built on it) goes round in circles.
             plain = not sampling
-            if plain and yours and not passes("sampler", pool):
+            if plain and yours and current_status(find("sampler"), pool) != "pass":
                 used = "stream_generate()" if args.stream else "generate()"
                 print(tr("(your 16-sampler does not pass yet, so your {used} talks; it "
                          "draws every character with the same seed, so its text repeats)",
@@ -330,11 +326,6 @@ def announce(implementation: Implementation, talker: Talker, note: str = "") -> 
     if note:
         said = f"{said}; {note}"
     print(f"[{said}]", file=sys.stderr, flush=True)
-
-
-def passes(slug: str, pool: WorkerPool) -> bool:
-    """Whether the learner's file for `slug` passes, graded first if it changed."""
-    return current_status(find(slug), pool) == "pass"
 
 
 def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,

@@ -26,6 +26,7 @@ from grader import paths
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import check_report_target, hidden_in_a_copy, select_problems
 from grader.learner.output import console
+from grader.learner.tools.talk_text import prompt_ids
 from grader.learner.tools.trace_plan import Plan, joined
 from grader.locale import tr
 from grader.registry import Problem, problems
@@ -125,19 +126,6 @@ def case_named(name: str, ids: list[str], problem: Problem) -> str:
                             close=one_of(close), cases=", ".join(ids)))
     raise UsageError(tr("{folder} has no fixed case {name!r}; its cases: {cases}",
                         folder=problem.folder, name=name, cases=", ".join(ids)))
-
-
-def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
-    from grader.model import artifacts
-
-    try:
-        ids = artifacts.encode(prompt, int_to_char)
-    except ValueError as exc:
-        raise UsageError(tr("{error}; the model knows only {chars!r}", error=exc,
-                            chars="".join(int_to_char.values()))) from None
-    if ids.shape[1] == 0:
-        raise UsageError(tr("give a prompt of at least one character"))
-    return ids
 
 
 def check_plot_target(target: str | None) -> None:

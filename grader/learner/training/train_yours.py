@@ -31,6 +31,7 @@ from grader.learner.training.train_worker import (
     FIRST_CHUNK_TIMEOUT,
     GPT_MODEL,
     MIN_CHUNK_TIMEOUT,
+    LossLog,
     Run,
     YourModel,
 )
@@ -229,28 +230,11 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
             raise
         print(step_used(), file=sys.stderr)
         run = Run(problems, pool, model)
-        log_file = None
+        log = LossLog(out, steps, on_eval)
         try:
             started = time.perf_counter()
-            log: list[tuple[int, float, float]] = []
             step_losses: list[float] = []
             optimizer = {"lr": settings.learning_rate, "weight_decay": settings.weight_decay}
-
-            def evaluated(step: int, losses: list[float]) -> None:
-                # Written as it comes, as `train` does: a run cut short keeps its log.
-                # Opened only once the learner's GPT is built, so that a GPT that
-                # cannot be built leaves no folder behind to be refused next time.
-                nonlocal log_file
-                if log_file is None:
-                    out.mkdir(parents=True, exist_ok=True)
-                    log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
-                    log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
-                elapsed = time.perf_counter() - started
-                log.append((step, losses[0], losses[1]))
-                log_file.write(f"{step}\t{losses[0]:.4f}\t{losses[1]:.4f}\t{elapsed:.1f}\n")
-                log_file.flush()
-                if on_eval is not None:
-                    on_eval(step, steps, losses[0], losses[1], elapsed)
 
             columns = progress_columns(tr("training your {model}", model=model.said))
             with Progress(*columns, disable=not show_progress) as progress:
@@ -261,7 +245,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     FIRST_CHUNK_TIMEOUT, tr("building your {model} for training failed",
                                             model=model.said))
                 check_chunk([], begun, 0, True)
-                evaluated(0, begun)
+                log.add(0, *begun, time.perf_counter() - started)
                 first_step = time.perf_counter()  # the pace counts steps, not the start
                 if on_step is not None:
                     on_step(0, steps, 0.0)
@@ -282,7 +266,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     check_chunk(losses, evaluation, len(rates), evaluate)
                     step_losses += losses
                     if evaluation is not None:
-                        evaluated(last, evaluation)
+                        log.add(last, *evaluation, time.perf_counter() - started)
                     now = time.perf_counter()
                     progress.update(task, completed=last, loss=f"{losses[-1]:.3f}",
                                     per_step=(now - first_step) / last, at=now)
@@ -290,10 +274,9 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                         on_step(last, steps, now - first_step)
             weights = run.trained_weights(MIN_CHUNK_TIMEOUT, model)
         finally:
-            if log_file is not None:
-                log_file.close()
+            log.close()
             run.close()
-    return weights, log, step_losses
+    return weights, log.evaluations(), step_losses
 
 
 def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,
