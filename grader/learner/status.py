@@ -132,20 +132,15 @@ def record(report: Report) -> None:
     save_status(updates)
 
 
-def current_status(problem: Problem, pool: WorkerPool | None = None) -> str:
-    """The problem's learner_status, its file graded first, saying so on stderr, if it
-    changed since its last grade: in `pool`, or without one (a learners' copy) by the
-    copy's stored answers."""
+def current_status(problem: Problem, pool: WorkerPool) -> str:
+    """The problem's learner_status, its file graded first in `pool`, saying so on
+    stderr, if it changed since its last grade (a learners' copy's tools grade it by
+    its stored answers: practice_talk.passing)."""
     if learner_status(problem) == "not graded":
+        from grader.grading.engine.session import grade_problems
+
         print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
-        if pool is None:
-            from grader.learner.practice import practice_report
-
-            record(practice_report([problem]))
-        else:
-            from grader.grading.engine.session import grade_problems
-
-            record(grade_problems({problem: problem.starter}, pool))
+        record(grade_problems({problem: problem.starter}, pool))
     return learner_status(problem)
 
 

@@ -113,8 +113,13 @@ def talk(args: argparse.Namespace) -> int:
 def passing(slug: str, command: str = "talk") -> Problem:
     """The problem, if the learner's file passes its practice grade (graded first if it
     changed since); else a UsageError that says what to do."""
+    from grader.learner.practice import practice_report
+
     problem = find(slug)
-    if status.current_status(problem) != "pass":
+    if status.learner_status(problem) == "not graded":
+        print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
+        status.record(practice_report([problem]))
+    if status.learner_status(problem) != "pass":
         raise UsageError(tr("{command} runs your {folder}'s {what}, which has not passed "
                             "its last grade: `gpt-kata grade {slug}` first", command=command,
                             folder=problem.folder, what=problem.methods[0] + "()"

@@ -16,8 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,10 +152,20 @@ def trace(args: argparse.Namespace) -> int:
     check_plot_target(args.plot)
     import torch
 
+    from grader.learner.sandbox_notice import NoticedPool
+    from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
+
     torch.set_num_threads(1)
-    with learner_worker(to_trace[0]) as process:
-        return show_first_difference(args, to_trace,
-                                     lambda the_plan: trace_case(the_plan, process, args))
+    # One sandboxed worker for the learner's file, kept for every case traced.
+    with NoticedPool(sandbox=Limits()) as pool:
+        process = SubmissionProcess(str(to_trace[0].submission), "Solution",
+                                    list(to_trace[0].problem.methods), pool, witnessed=True)
+        try:
+            return show_first_difference(args, to_trace,
+                                         lambda the_plan: trace_case(the_plan, process, args))
+        finally:
+            process.close()
 
 
 def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
@@ -209,22 +218,6 @@ def trace_case(the_plan: Plan, process: Any,
     probs = Distributions(model, int(the_plan.args["context_length"]))
     difference = first_difference(yours.steps, reference.steps, probs)
     return Traced(the_plan, yours, reference, probs, difference), None
-
-
-@contextmanager
-def learner_worker(the_plan: Plan) -> Iterator[Any]:
-    """One sandboxed worker for the learner's file, kept for every case traced."""
-    from grader.learner.sandbox_notice import NoticedPool
-    from grader.sandbox.host.process import SubmissionProcess
-    from grader.sandbox.wire.limits import Limits
-
-    with NoticedPool(sandbox=Limits()) as pool:
-        process = SubmissionProcess(str(the_plan.submission), "Solution",
-                                    list(the_plan.problem.methods), pool, witnessed=True)
-        try:
-            yield process
-        finally:
-            process.close()
 
 
 def learner_run(the_plan: Plan, process: Any,
