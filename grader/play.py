@@ -155,7 +155,7 @@ def _trainable(config: dict[str, int], seed: int) -> torch.nn.Module:
 def _training_inputs() -> dict[str, Any]:
     """Problem 25's example: a small fresh GPT, its AdamW, and five batches of the
     corpus drawn as problem 19 draws them."""
-    data = encode(_corpus())[0]
+    data = encode(artifacts.corpus_text())[0]
     small = _trainable(SMALL_GPT, 0)
     optimizer = torch.optim.AdamW(small.parameters(), lr=1e-2, weight_decay=0.01)
     generator = seeded(0)
@@ -170,10 +170,6 @@ def _training_inputs() -> dict[str, Any]:
 def seeded(seed: int) -> torch.Generator:
     """A generator of its own, seeded: the examples draw the same numbers each time."""
     return torch.Generator().manual_seed(seed)
-
-
-def _corpus() -> str:
-    return artifacts.corpus_text()
 
 
 def _module_inputs(slug: str) -> dict[str, Any]:
@@ -222,13 +218,6 @@ def _train_loop_inputs() -> dict[str, Any]:
             "train_data": data[:split], "val_data": data[split:]}
 
 
-# The inputs of Track 4's statements, by slug.
-TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs,
-                   "rms-norm": _rms_norm_inputs, "train-loop": _train_loop_inputs}
-# Problem 31 learns its merges from the corpus, as problem 17 numbers its characters.
-TRAINING_INPUTS["bpe"] = lambda: {"corpus": _corpus()}
-
-
 def _rope_inputs() -> dict[str, Any]:
     """Problem 32's example: the shipped first block's queries and keys for "The cat",
     split into heads, and a small head of ones and zeros whose turns show cos and sin."""
@@ -240,9 +229,6 @@ def _rope_inputs() -> dict[str, Any]:
     ones = torch.zeros(1, 1, 4, 4)
     ones[..., :2] = 1.0
     return {"q": q.contiguous(), "k": k.contiguous(), "ones": ones}
-
-
-TRAINING_INPUTS["rope"] = _rope_inputs
 
 
 def _llama_config() -> LlamaConfig:
@@ -281,10 +267,6 @@ def _grouped_query_inputs() -> dict[str, Any]:
             "x": model.blocks[0].ln_1(_block_input(THE_CAT))}
 
 
-TRAINING_INPUTS["swiglu"] = _swiglu_inputs
-TRAINING_INPUTS["grouped-query-attention"] = _grouped_query_inputs
-
-
 def _modern_gpt_inputs() -> dict[str, Any]:
     """Problem 35's example: the shipped modern model's config and weights
     (data/llama.safetensors), the prompt of problem 23, and the modern model itself."""
@@ -305,7 +287,13 @@ def _modern_gpt_inputs() -> dict[str, Any]:
 MODERN_PROMPTS = (THERE_WAS_A,)
 
 
-TRAINING_INPUTS["modern-gpt"] = _modern_gpt_inputs
+# The inputs of Track 4's statements, by slug. Problem 31 learns its merges from the
+# corpus, as problem 17 numbers its characters.
+TRAINING_INPUTS = {"adamw": _adamw_inputs, "clip-grad-norm": _clipping_inputs,
+                   "rms-norm": _rms_norm_inputs, "train-loop": _train_loop_inputs,
+                   "bpe": lambda: {"corpus": artifacts.corpus_text()}, "rope": _rope_inputs,
+                   "swiglu": _swiglu_inputs, "grouped-query-attention": _grouped_query_inputs,
+                   "modern-gpt": _modern_gpt_inputs}
 
 
 def _inputs(slug: str) -> dict[str, Any]:
@@ -315,11 +303,11 @@ def _inputs(slug: str) -> dict[str, Any]:
     if slug in PARTS:
         return _module_inputs(slug)
     if slug == "vocabulary":
-        return {"corpus": _corpus()}
+        return {"corpus": artifacts.corpus_text()}
     if slug == "train-step":
         return _training_inputs()
     if slug in ("windows", "batches", "loss"):
-        corpus = _corpus()
+        corpus = artifacts.corpus_text()
         data = encode(corpus)[0]
         names = {"corpus": corpus, "data": data}
         if slug == "loss":

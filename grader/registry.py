@@ -120,13 +120,19 @@ def problems() -> tuple[Problem, ...]:
     )
 
 
-def find(name: str) -> Problem:
-    """A problem by slug, folder, number or path ("generate", "06-generate", "6",
-    "problems/06-generate/", "problems/06-generate/solution.py")."""
+def name_key(name: str) -> str:
+    """A problem's name as `find` reads it: the last part of a path (its folder, for a
+    file), any case, _ for -."""
     key = name.strip().replace("\\", "/").rstrip("/")
     if key.endswith((".py", ".md")):
         key = key.rsplit("/", 1)[0] if "/" in key else ""
-    key = key.rsplit("/", 1)[-1].lower().replace("_", "-")
+    return key.rsplit("/", 1)[-1].lower().replace("_", "-")
+
+
+def find(name: str) -> Problem:
+    """A problem by slug, folder, number or path ("generate", "06-generate", "6",
+    "problems/06-generate/", "problems/06-generate/solution.py")."""
+    key = name_key(name)
     for problem in problems():
         if key in (problem.slug, problem.folder, str(problem.number), f"{problem.number:02d}"):
             return problem

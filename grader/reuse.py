@@ -142,12 +142,10 @@ def _load(file: Path, label: str) -> ModuleType:
     # and registered while it runs: dataclasses look their module up.
     name = f"kata_solution_{label.replace('-', '_')}"
     spec = source_spec(name, file)
-    if spec is None or spec.loader is None:
-        raise ReuseError(f"{file} cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
     except ReuseError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the earlier file raised, said plainly

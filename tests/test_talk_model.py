@@ -195,7 +195,7 @@ def test_without_a_fork_server_the_reference_talks_with_a_run_and_says_why(
     import grader.learner.tools.talk as talk
     from grader.sandbox.host.pool import WorkerPool
 
-    monkeypatch.setattr(talk, "learner_status", lambda problem: "pass")
+    monkeypatch.setattr(talk, "current_status", lambda problem, pool: "pass")
     pool = WorkerPool(fork=False)
     chosen = talk.choose("generate", pool, talk.choose_model(str(run)), 200)
     assert not chosen.use_learner and "on Linux" in capsys.readouterr().err

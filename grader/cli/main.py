@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from grader import paths
@@ -29,22 +30,12 @@ from grader.learner.training.command import (
 from grader.locale import LANGUAGES, code_of, tr, use
 
 
-def talk(args: argparse.Namespace) -> int:
-    from grader.learner.tools.talk import talk as run_talk
+def lazily(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The command `name` of `module`, which is imported only when the command runs."""
+    def run(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(module), name)(args)
 
-    return run_talk(args)
-
-
-def train(args: argparse.Namespace) -> int:
-    from grader.learner.training.command import train as run_train
-
-    return run_train(args)
-
-
-def run_watch(args: argparse.Namespace) -> int:
-    from grader.learner.watch import watch
-
-    return watch(args)
+    return run
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -78,7 +69,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help=tr("slug, number, NN-slug or folder (default: the first not passed)"))
     p.add_argument("--stay", action="store_true",
                    help=tr("keep watching this problem after it passes (default: move on)"))
-    p.set_defaults(run=run_watch)
+    p.set_defaults(run=lazily("grader.learner.watch", "watch"))
 
     p = sub.add_parser("hint", help=tr("a hint for a problem, a stronger one each time you "
                                        "ask"))
@@ -133,7 +124,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sampling.add_argument("--seed", type=int,
                           help=tr("seed the generator once (default: 0 with the options "
                                   "above; without any, a fresh seed, shown before the text)"))
-    p.set_defaults(run=talk)
+    p.set_defaults(run=lazily("grader.learner.tools.talk", "talk"))
 
     copy = paths.in_a_copy()  # it trains the learner's own models only, and unsandboxed
     p = sub.add_parser("train", help=tr("train your GPT, or your modern model, with --yours, "
@@ -170,7 +161,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            "in another order (default: {threads}; {modern_threads} with "
                            "--model modern)", threads=TRAIN_THREADS,
                            modern_threads=MODERN_THREADS))
-    p.set_defaults(run=train)
+    p.set_defaults(run=lazily("grader.learner.training.command", "train"))
     return parser
 
 
@@ -187,13 +178,9 @@ def main(argv: list[str] | None = None) -> int:
             refuse_another_grader()
         if args.command in NEEDS_REFERENCES and paths.in_a_copy():
             if args.command == "talk":  # through the learner's own code
-                from grader.learner.tools.practice_talk import talk as talk_in_a_copy
-
-                return talk_in_a_copy(args)
+                return lazily("grader.learner.tools.practice_talk", "talk")(args)
             if args.command == "trace":  # beside the reference's stored runs
-                from grader.learner.tools.practice_trace import trace as trace_in_a_copy
-
-                return trace_in_a_copy(args)
+                return lazily("grader.learner.tools.practice_trace", "trace")(args)
             if not args.yours:  # train: the grader's GPT and loop, which it lacks
                 raise UsageError(tr(
                     "`gpt-kata train` trains the grader's GPT, whose code this learners' "

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from grader.learner.errors import UsageError
 from grader.locale import tr
-from grader.registry import Problem, find, problems
+from grader.registry import Problem, find, name_key, problems
 from grader.reports.late import LatePenalty, parse_penalty, parse_percent
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
@@ -24,7 +24,7 @@ from grader.sandbox.wire.limits import (
 )
 from grader.wording import one_of
 
-T = TypeVar("T", int, float)
+T = TypeVar("T")
 
 
 def hidden_in_a_copy(parser: argparse.ArgumentParser, refused: Iterable[str]) -> None:
@@ -60,22 +60,21 @@ def problems_holding(name: str, most: int = 4) -> list[Problem]:
     """The problems with a word of their slug or folder starting with `name` (3
     characters or more; "top" is not eos-stop), read as find reads a name: the last
     part of a path, any case, _ for -."""
-    key = name.strip().replace("\\", "/").rstrip("/")
-    if key.endswith((".py", ".md")):
-        key = key.rsplit("/", 1)[0] if "/" in key else ""
-    key = key.rsplit("/", 1)[-1].lower().replace("_", "-")
+    key = name_key(name)
     if len(key) < 3:
         return []
     holding = [p for p in problems() if f"-{key}" in f"-{p.slug}" or p.folder.startswith(key)]
     return holding if len(holding) <= most else []
 
 
-def _read(text: str, convert: Callable[[str], T], refusal: Callable[[], str]) -> T:
-    """`text` converted; else argparse's error, saying `refusal()`."""
+def _read(text: str, convert: Callable[[str], T],
+          refusal: Callable[[], str] | None = None) -> T:
+    """`text` converted; else argparse's error, saying `refusal()` (by default, what
+    `convert` said)."""
     try:
         return convert(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(refusal()) from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(refusal() if refusal else str(exc)) from None
 
 
 def positive_seconds(text: str) -> float:
@@ -112,18 +111,12 @@ def positive_megabytes(text: str) -> float:
 
 def penalty_spec(text: str) -> LatePenalty:
     """An argparse type: a late penalty's rate, e.g. 10%/day (reports/late.py)."""
-    try:
-        return parse_penalty(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _read(text, parse_penalty)
 
 
 def percent_spec(text: str) -> int:
     """An argparse type: a whole percent, e.g. 50%."""
-    try:
-        return parse_percent(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _read(text, parse_percent)
 
 
 def add_late_penalty_options(p: argparse.ArgumentParser, late: str) -> None:

@@ -86,16 +86,13 @@ class NoticedPool(WorkerPool):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.noticed = False
         self.notice: str | None = None
-        self._notice_lock = threading.Lock()
+        self._unsaid = threading.Lock()  # taken by the first hello, and kept
 
     def welcome(self, hello: dict) -> None:
         super().welcome(hello)
-        with self._notice_lock:
-            if self.noticed:
-                return
-            self.noticed = True
+        if not self._unsaid.acquire(blocking=False):
+            return  # a hello before this one says the line
         self.notice = sandbox_notice(self)
         if self.notice:
             # The process's own stderr: a grade runs its checks under pytest's

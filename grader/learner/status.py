@@ -25,6 +25,7 @@ from grader.reuse import earlier_files
 
 if TYPE_CHECKING:
     from grader.reports.report import Report
+    from grader.sandbox.host.pool import WorkerPool
 
 
 def solution_hash(path: Path) -> str | None:
@@ -129,6 +130,18 @@ def record(report: Report) -> None:
             entry["mistake_id"] = named.id if named else None
         updates[s.problem.slug] = entry
     save_status(updates)
+
+
+def current_status(problem: Problem, pool: WorkerPool) -> str:
+    """The problem's learner_status, its file graded first in `pool`, saying so on
+    stderr, if it changed since its last grade (a learners' copy's tools grade it by
+    its stored answers: practice_talk.passing)."""
+    if learner_status(problem) == "not graded":
+        from grader.grading.engine.session import grade_problems
+
+        print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
+        record(grade_problems({problem: problem.starter}, pool))
+    return learner_status(problem)
 
 
 def first_unpassed() -> Problem | None:

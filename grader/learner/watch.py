@@ -68,10 +68,6 @@ def single_keys(enabled: bool) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def no_keys() -> str | None:
-    return None
-
-
 def posix_key() -> str | None:
     import select
 
@@ -94,7 +90,7 @@ def windows_key() -> str | None:
 def key_reader(enabled: bool) -> KeyReader:
     """The key pressed since the last call, or None; never waits."""
     if not enabled:
-        return no_keys
+        return lambda: None
     return windows_key if sys.platform == "win32" else posix_key
 
 

@@ -30,7 +30,13 @@ from typing import Any
 
 from grader.learner import status
 from grader.learner.errors import EXIT_PASS, UsageError
-from grader.learner.tools.talk_text import SAMPLING_OPTIONS, check_options, fresh_seed, sentences
+from grader.learner.tools.talk_text import (
+    SAMPLING_OPTIONS,
+    check_options,
+    fresh_seed,
+    prompt_ids,
+    sentences,
+)
 from grader.locale import tr
 from grader.registry import Problem, find
 
@@ -61,13 +67,7 @@ def talk(args: argparse.Namespace) -> int:
     int_to_char = run[2] if run else artifacts.load_vocab()
     named = (tr("the model trained in {folder}", folder=run[0]) if run
              else tr("the shipped model"))
-    try:
-        context = artifacts.encode(args.prompt, int_to_char)
-    except ValueError as exc:
-        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc, model=named,
-                            chars="".join(int_to_char.values()))) from None
-    if context.shape[1] == 0:
-        raise UsageError(tr("give a prompt of at least one character"))
+    context = prompt_ids(args.prompt, int_to_char, named)
     torch.set_num_threads(1)
     sampler = passing("sampler")
     modern = args.model == MODERN or (run is not None and hasattr(run[1], "n_kv_head"))

@@ -35,8 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
-from grader.learner.status import learner_status, record
-from grader.learner.tools.talk_text import SAMPLING_OPTIONS, check_options, fresh_seed, sentences
+from grader.learner.status import current_status
+from grader.learner.tools.talk_text import (
+    SAMPLING_OPTIONS,
+    check_options,
+    fresh_seed,
+    prompt_ids,
+    sentences,
+)
 from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
@@ -205,9 +211,7 @@ def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
     `calls_model` is False for WordStreamer, which is handed text, not the model.
     """
     problem = find(slug)
-    if learner_status(problem) == "not graded":
-        regrade_quietly(problem, pool)
-    status = learner_status(problem)
+    status = current_status(problem, pool)
     use_learner = status == "pass"
     if not use_learner and calls_model and talker.spec.kind == "yours":
         # The reference runs in the grader, which never imports the learner's GPT.
@@ -232,32 +236,15 @@ def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
                           limits=talk_limits(chars))
 
 
-def regrade_quietly(problem: Problem, pool: WorkerPool) -> None:
-    from grader.grading.engine.session import grade_problems
-
-    print(tr("(grading your {folder} first...)", folder=problem.folder), file=sys.stderr)
-    record(grade_problems({problem: problem.starter}, pool))
-
-
 def talk(args: argparse.Namespace) -> int:
     # A mistyped option is refused before torch is imported: at once, not seconds later.
     check_options(args)
     import torch
 
-    from grader.model import artifacts
-
     torch.set_num_threads(1)
     yours = getattr(args, "yours", False)
     talker = choose_model(args.model)
-    int_to_char = talker.int_to_char
-    try:
-        context = artifacts.encode(args.prompt, int_to_char)
-    except ValueError as exc:
-        raise UsageError(tr("{error}; {model} knows only {chars!r}", error=exc,
-                            model=talker.name,
-                            chars="".join(int_to_char.values()))) from None
-    if context.shape[1] == 0:
-        raise UsageError(tr("give a prompt of at least one character"))
+    context = prompt_ids(args.prompt, talker.int_to_char, talker.name)
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     try:
         from grader.learner.sandbox_notice import NoticedPool
@@ -271,15 +258,14 @@ def talk(args: argparse.Namespace) -> int:
                     from grader.model.runs import open_run
 
                     run = open_run(Path(talker.spec.path))
-                talker = Talker(*your_gpt(pool, regrade_quietly,
-                                          modern=args.model == MODERN, run=run))
+                talker = Talker(*your_gpt(pool, modern=args.model == MODERN, run=run))
             # Whose code runs is said before the prompt is shown: on a terminal a label
             # printed later would land between the prompt and its continuation.
             # Without options talk samples too, with a fresh seed it names, streamed or
             # not: generate() draws every character with the same seed, so its text (and
             # stream_generate()'s, built on it) goes round in circles.
             plain = not sampling
-            if plain and yours and not passes("sampler", pool):
+            if plain and yours and current_status(find("sampler"), pool) != "pass":
                 used = "stream_generate()" if args.stream else "generate()"
                 print(tr("(your 16-sampler does not pass yet, so your {used} talks; it "
                          "draws every character with the same seed, so its text repeats)",
@@ -340,14 +326,6 @@ def announce(implementation: Implementation, talker: Talker, note: str = "") -> 
     if note:
         said = f"{said}; {note}"
     print(f"[{said}]", file=sys.stderr, flush=True)
-
-
-def passes(slug: str, pool: WorkerPool) -> bool:
-    """Whether the learner's file for `slug` passes, graded first if it changed."""
-    problem = find(slug)
-    if learner_status(problem) == "not graded":
-        regrade_quietly(problem, pool)
-    return learner_status(problem) == "pass"
 
 
 def char_by_char(args: argparse.Namespace, context: Any, talker: Talker,

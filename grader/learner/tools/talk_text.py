@@ -1,10 +1,12 @@
 """What `gpt-kata talk` does the same in the kata and in a learners' copy: its options
-checked, a fresh seed, and a text cut into sentences."""
+checked, its prompt read (as trace reads one), a fresh seed, and a text cut into
+sentences."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from grader.learner.errors import UsageError
 from grader.locale import tr
@@ -25,6 +27,24 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(tr("--top-p must be between 0 and 1"))
     if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
         raise UsageError(tr("--no-repeat-ngram must be 0 (off) or more"))
+
+
+def prompt_ids(prompt: str, int_to_char: dict[int, str], model: str | None = None) -> Any:
+    """The prompt as a (1, T) tensor of ids of the vocabulary of the model (named by
+    `model`, else "the model"); UsageError if it cannot spell it, or if it is empty."""
+    from grader.model import artifacts
+
+    try:
+        ids = artifacts.encode(prompt, int_to_char)
+    except ValueError as exc:
+        chars = "".join(int_to_char.values())
+        raise UsageError(tr("{error}; the model knows only {chars!r}", error=exc, chars=chars)
+                         if model is None else
+                         tr("{error}; {model} knows only {chars!r}", error=exc, model=model,
+                            chars=chars)) from None
+    if ids.shape[1] == 0:
+        raise UsageError(tr("give a prompt of at least one character"))
+    return ids
 
 
 def fresh_seed() -> int:

@@ -24,11 +24,10 @@ the run on a probe of token ids the run's vocabulary has.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from grader.learner.errors import UsageError
-from grader.learner.status import learner_status
+from grader.learner.status import current_status, learner_status
 from grader.locale import tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, find
@@ -47,14 +46,13 @@ def refuse(problem: Problem, reason: str, details: str = "") -> UsageError:
     return UsageError(line + (f"\n{details}" if details else ""))
 
 
-def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
-             modern: bool = False, run: Any = None
+def your_gpt(pool: WorkerPool, modern: bool = False, run: Any = None
              ) -> tuple[ModelSpec, dict[int, str], int, str, dict[str, Any] | None]:
     """The model, vocabulary, context length and label talk uses, with the learner's
     GPT in place of the grader's (their modern GPT with `modern`), and the weights the
-    worker must be handed first (None: the shipped ones, which it has); `regrade`
-    grades a problem as talk does. With `run` (grader/model/runs.Run), the run's
-    weights through the learner's GPT or modern GPT, as the run's config says.
+    worker must be handed first (None: the shipped ones, which it has). With `run`
+    (grader/model/runs.Run), the run's weights through the learner's GPT or modern
+    GPT, as the run's config says.
 
     Raises UsageError (exit 2) when their GPT is not the shipped model (or the run's) yet.
     """
@@ -62,13 +60,13 @@ def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
     from grader.model.yours import spec_of
 
     if run is not None:
-        return your_run(pool, regrade, run)
+        return your_run(pool, run)
     try:
         problem = find(MODERN if modern else "gpt")
     except LookupError:
         raise UsageError(tr("--model modern --yours talks through your modern GPT (problem "
                             "35), which this kata does not have yet")) from None
-    check_your_gpt(problem, pool, regrade)
+    check_your_gpt(problem, pool)
     if modern:
         config = artifacts.load_llama_config()
         label = tr("your modern GPT from {folder} and the shipped modern weights",
@@ -80,7 +78,7 @@ def your_gpt(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None],
             config.context_length, label, None)
 
 
-def your_run(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None], run: Any
+def your_run(pool: WorkerPool, run: Any
              ) -> tuple[ModelSpec, dict[int, str], int, str, dict[str, Any]]:
     """your_gpt's answer for a run: the learner's GPT, or modern GPT for a modern run,
     with the run's weights."""
@@ -94,7 +92,7 @@ def your_run(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None], r
         raise UsageError(tr("this run is a modern GPT's, and --yours would talk through your "
                             "modern GPT (problem 35), which this kata does not have "
                             "yet")) from None
-    check_your_gpt(problem, pool, regrade, run)
+    check_your_gpt(problem, pool, run)
     tensors = {name: tensor.detach().clone() for name, tensor in run.model.state_dict().items()}
     try:
         spec = spec_of(problem.starter, run.config.to_dict(), handle_of(tensors))
@@ -107,8 +105,7 @@ def your_run(pool: WorkerPool, regrade: Callable[[Problem, WorkerPool], None], r
     return (spec, run.int_to_char, run.config.context_length, label, tensors)
 
 
-def check_your_gpt(problem: Problem, pool: WorkerPool,
-                   regrade: Callable[[Problem, WorkerPool], None], run: Any = None) -> None:
+def check_your_gpt(problem: Problem, pool: WorkerPool, run: Any = None) -> None:
     """UsageError unless the learner's GPT, loaded with the shipped weights (or `run`'s),
     is the shipped model (or the run's) on the probe, and problem 23 passes."""
     from grader.reuse import unfinished_methods
@@ -131,13 +128,11 @@ def check_your_gpt(problem: Problem, pool: WorkerPool,
     reason, details = probe(problem, pool, run)
     if reason:
         raise refuse(problem, reason, details)
-    if status == "not graded":
-        # Then the whole grade, once per version of the file, as talk does for
-        # generate: a GPT right on the shipped sizes only does not pass yet.
-        regrade(problem, pool)
-        if learner_status(problem) != "pass":
-            raise refuse(problem, tr("gives the shipped model's logits but fails its grade "
-                                     "on other sizes"))
+    # Then the whole grade, once per version of the file, as talk does for
+    # generate: a GPT right on the shipped sizes only does not pass yet.
+    if status == "not graded" and current_status(problem, pool) != "pass":
+        raise refuse(problem, tr("gives the shipped model's logits but fails its grade "
+                                 "on other sizes"))
 
 
 def probe(problem: Problem, pool: WorkerPool, run: Any = None) -> tuple[str, str]:

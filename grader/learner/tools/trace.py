@@ -16,8 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from grader import paths
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
 from grader.learner.options import check_report_target, hidden_in_a_copy, select_problems
 from grader.learner.output import console
+from grader.learner.tools.talk_text import prompt_ids
 from grader.learner.tools.trace_plan import Plan, joined
 from grader.locale import tr
 from grader.registry import Problem, problems
@@ -127,19 +127,6 @@ def case_named(name: str, ids: list[str], problem: Problem) -> str:
                         folder=problem.folder, name=name, cases=", ".join(ids)))
 
 
-def prompt_ids(prompt: str, int_to_char: dict[int, str]) -> Any:
-    from grader.model import artifacts
-
-    try:
-        ids = artifacts.encode(prompt, int_to_char)
-    except ValueError as exc:
-        raise UsageError(tr("{error}; the model knows only {chars!r}", error=exc,
-                            chars="".join(int_to_char.values()))) from None
-    if ids.shape[1] == 0:
-        raise UsageError(tr("give a prompt of at least one character"))
-    return ids
-
-
 def check_plot_target(target: str | None) -> None:
     if target is None:
         return
@@ -165,10 +152,20 @@ def trace(args: argparse.Namespace) -> int:
     check_plot_target(args.plot)
     import torch
 
+    from grader.learner.sandbox_notice import NoticedPool
+    from grader.sandbox.host.process import SubmissionProcess
+    from grader.sandbox.wire.limits import Limits
+
     torch.set_num_threads(1)
-    with learner_worker(to_trace[0]) as process:
-        return show_first_difference(args, to_trace,
-                                     lambda the_plan: trace_case(the_plan, process, args))
+    # One sandboxed worker for the learner's file, kept for every case traced.
+    with NoticedPool(sandbox=Limits()) as pool:
+        process = SubmissionProcess(str(to_trace[0].submission), "Solution",
+                                    list(to_trace[0].problem.methods), pool, witnessed=True)
+        try:
+            return show_first_difference(args, to_trace,
+                                         lambda the_plan: trace_case(the_plan, process, args))
+        finally:
+            process.close()
 
 
 def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
@@ -221,22 +218,6 @@ def trace_case(the_plan: Plan, process: Any,
     probs = Distributions(model, int(the_plan.args["context_length"]))
     difference = first_difference(yours.steps, reference.steps, probs)
     return Traced(the_plan, yours, reference, probs, difference), None
-
-
-@contextmanager
-def learner_worker(the_plan: Plan) -> Iterator[Any]:
-    """One sandboxed worker for the learner's file, kept for every case traced."""
-    from grader.learner.sandbox_notice import NoticedPool
-    from grader.sandbox.host.process import SubmissionProcess
-    from grader.sandbox.wire.limits import Limits
-
-    with NoticedPool(sandbox=Limits()) as pool:
-        process = SubmissionProcess(str(the_plan.submission), "Solution",
-                                    list(the_plan.problem.methods), pool, witnessed=True)
-        try:
-            yield process
-        finally:
-            process.close()
 
 
 def learner_run(the_plan: Plan, process: Any,

@@ -13,6 +13,7 @@ vocab.json and model.safetensors, which `talk --model RUN --yours` reads.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -41,10 +42,7 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int, moder
     gpt = passing("modern-gpt" if modern else "gpt", "train --yours")
     loop = passing("train-loop", "train --yours")
     base = MODERN_SETTINGS if modern else TrainSettings()
-    settings = TrainSettings(steps=steps, seed=seed, threads=threads,
-                             **{k: getattr(base, k) for k in (
-                                 "batch_size", "learning_rate", "min_learning_rate",
-                                 "warmup_steps", "weight_decay", "eval_every")})
+    settings = dataclasses.replace(base, steps=steps, seed=seed, threads=threads)
     context_length = (LlamaConfig if modern else GPTConfig)(vocab_size=2).context_length
     try:
         int_to_char, train_data, val_data = split_corpus(text, context_length)

@@ -1,13 +1,15 @@
-"""The training worker of `train --yours`, the model it trains, and the time-left column
-of its progress: shared by the run through the learner's step and the run through their
-loop."""
+"""The training worker of `train --yours`, the model it trains, its loss log and the
+time-left column of its progress: shared by the run through the learner's step and the
+run through their loop."""
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from grader.learner.errors import UsageError
 from grader.locale import tr
@@ -54,6 +56,38 @@ class YourModel:
 
 GPT_MODEL = YourModel("gpt", "GPT", modern=False)
 MODERN_MODEL = YourModel("modern-gpt", "modern GPT", modern=True, step_cost=5.0)
+
+
+class LossLog:
+    """A run's loss_log.tsv, each evaluation written as it comes, as `train` does: a run
+    cut short keeps its log. Opened only at the first, once the learner's model is
+    built, so that a model that cannot be built leaves no folder behind to be refused
+    next time. `on_eval(step, steps, train_loss, val_loss, elapsed)` hears of each."""
+
+    def __init__(self, out: Path, steps: int,
+                 on_eval: Callable[[int, int, float, float, float], None] | None) -> None:
+        self.out, self.steps, self.on_eval = out, steps, on_eval
+        self.entries: list[tuple[int, float, float, float]] = []  # and each elapsed_s
+        self.file: IO[str] | None = None
+
+    def add(self, step: int, train_loss: float, val_loss: float, elapsed: float) -> None:
+        if self.file is None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            self.file = (self.out / "loss_log.tsv").open("w", encoding="utf-8")
+            self.file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
+        self.entries.append((step, train_loss, val_loss, elapsed))
+        self.file.write(f"{step}\t{train_loss:.4f}\t{val_loss:.4f}\t{elapsed:.1f}\n")
+        self.file.flush()
+        if self.on_eval is not None:
+            self.on_eval(step, self.steps, train_loss, val_loss, elapsed)
+
+    def evaluations(self) -> list[tuple[int, float, float]]:
+        """(step, train_loss, val_loss) of each evaluation so far."""
+        return [entry[:3] for entry in self.entries]
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
 
 
 def time_left(per_step: float | None, measured_at: float, left_steps: int,

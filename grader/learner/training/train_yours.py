@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import UsageError
-from grader.learner.status import learner_status
+from grader.learner.status import current_status
 from grader.learner.training.train_worker import (
     FIRST_CHUNK_TIMEOUT,
     GPT_MODEL,
     MIN_CHUNK_TIMEOUT,
+    LossLog,
     Run,
     YourModel,
 )
@@ -64,14 +65,10 @@ def needed(model: YourModel) -> tuple[str, ...]:
     return tuple(model.slug if slug == "gpt" else slug for slug in NEEDED)
 
 
-def check_passes(problem: Problem, pool: Any, regrade: Callable[[Problem, Any], None],
-                 model: YourModel = GPT_MODEL) -> None:
+def check_passes(problem: Problem, pool: Any, model: YourModel = GPT_MODEL) -> None:
     """UsageError unless the problem passes its grade of the file as it is now. A file
     changed since its last grade is graded first, as `talk` does."""
-    status = learner_status(problem)
-    if status == "not graded":
-        regrade(problem, pool)
-        status = learner_status(problem)
+    status = current_status(problem, pool)
     if status == "missing":
         raise refuse(problem, tr("has no solution.py ({starter})", starter=problem.starter),
                      model)
@@ -81,13 +78,12 @@ def check_passes(problem: Problem, pool: Any, regrade: Callable[[Problem, Any], 
         raise refuse(problem, tr("does not pass its grade"), model)
 
 
-def check_finished(pool: Any, regrade: Callable[[Problem, Any], None],
-                   model: YourModel = GPT_MODEL) -> list[Problem]:
+def check_finished(pool: Any, model: YourModel = GPT_MODEL) -> list[Problem]:
     """The three problems, each passing its grade of the file as it is now; otherwise
     UsageError naming the first that does not."""
     problems = [find(slug) for slug in needed(model)]
     for problem in problems:
-        check_passes(problem, pool, regrade, model)
+        check_passes(problem, pool, model)
     return problems
 
 
@@ -149,7 +145,6 @@ def mark_failed(out: Path, reason: UsageError | str) -> UsageError:
 def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
                 show_progress: bool,
                 on_eval: Callable[[int, int, float, float, float], None] | None,
-                regrade: Callable[[Problem, Any], None] | None = None,
                 model: YourModel = GPT_MODEL,
                 on_step: Callable[[int, int, float], None] | None = None) -> None:
     """Train the learner's GPT (or `model`) and write the run to `out`; UsageError
@@ -187,8 +182,8 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     config = model.config(len(int_to_char))
     try:
         trained = train_in_worker(out, steps, seed, settings, config, int_to_char,
-                                  train_data, val_data, show_progress, on_eval, regrade,
-                                  model, on_step)
+                                  train_data, val_data, show_progress, on_eval, model,
+                                  on_step)
     except UsageError as exc:
         raise mark_failed(out, exc) from None
     except KeyboardInterrupt:
@@ -204,7 +199,6 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     int_to_char: dict[int, str], train_data: Any, val_data: Any,
                     show_progress: bool,
                     on_eval: Callable[[int, int, float, float, float], None] | None,
-                    regrade: Callable[[Problem, Any], None] | None,
                     model: YourModel = GPT_MODEL,
                     on_step: Callable[[int, int, float], None] | None = None) -> tuple:
     """The run in the learner's worker: (weights, evaluations, each step's loss).
@@ -221,45 +215,26 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
     cpu = int(CPU_SECONDS_BASE + CPU_SECONDS_PER_STEP_AND_THREAD * model.step_cost
               * settings.threads * steps)
     with NoticedPool(sandbox=Limits(cpu_seconds=cpu)) as pool:
-        from grader.learner.tools.talk import regrade_quietly
         from grader.learner.training.train_yours_loop import loop_passes, step_used, train_with_loop
 
-        regrade = regrade or regrade_quietly
         if model.modern:
-            check_passes(find(model.slug), pool, regrade, model)
-        if loop_passes(pool, regrade, model):  # problem 30: the learner's loop
+            check_passes(find(model.slug), pool, model)
+        if loop_passes(pool, model):  # problem 30: the learner's loop
             return train_with_loop(out, steps, seed, settings, config, train_data, val_data,
                                    show_progress, on_eval, pool, model, on_step)
         try:
-            problems = check_finished(pool, regrade, model)
+            problems = check_finished(pool, model)
         except UsageError:
             if model.modern:  # a learner at problem 35 has met 30: name it, not 19 or 25
-                check_passes(find("train-loop"), pool, regrade, model)
+                check_passes(find("train-loop"), pool, model)
             raise
         print(step_used(), file=sys.stderr)
         run = Run(problems, pool, model)
-        log_file = None
+        log = LossLog(out, steps, on_eval)
         try:
             started = time.perf_counter()
-            log: list[tuple[int, float, float]] = []
             step_losses: list[float] = []
             optimizer = {"lr": settings.learning_rate, "weight_decay": settings.weight_decay}
-
-            def evaluated(step: int, losses: list[float]) -> None:
-                # Written as it comes, as `train` does: a run cut short keeps its log.
-                # Opened only once the learner's GPT is built, so that a GPT that
-                # cannot be built leaves no folder behind to be refused next time.
-                nonlocal log_file
-                if log_file is None:
-                    out.mkdir(parents=True, exist_ok=True)
-                    log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
-                    log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
-                elapsed = time.perf_counter() - started
-                log.append((step, losses[0], losses[1]))
-                log_file.write(f"{step}\t{losses[0]:.4f}\t{losses[1]:.4f}\t{elapsed:.1f}\n")
-                log_file.flush()
-                if on_eval is not None:
-                    on_eval(step, steps, losses[0], losses[1], elapsed)
 
             columns = progress_columns(tr("training your {model}", model=model.said))
             with Progress(*columns, disable=not show_progress) as progress:
@@ -270,7 +245,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     FIRST_CHUNK_TIMEOUT, tr("building your {model} for training failed",
                                             model=model.said))
                 check_chunk([], begun, 0, True)
-                evaluated(0, begun)
+                log.add(0, *begun, time.perf_counter() - started)
                 first_step = time.perf_counter()  # the pace counts steps, not the start
                 if on_step is not None:
                     on_step(0, steps, 0.0)
@@ -291,7 +266,7 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                     check_chunk(losses, evaluation, len(rates), evaluate)
                     step_losses += losses
                     if evaluation is not None:
-                        evaluated(last, evaluation)
+                        log.add(last, *evaluation, time.perf_counter() - started)
                     now = time.perf_counter()
                     progress.update(task, completed=last, loss=f"{losses[-1]:.3f}",
                                     per_step=(now - first_step) / last, at=now)
@@ -299,10 +274,9 @@ def train_in_worker(out: Path, steps: int, seed: int, settings: Any, config: Any
                         on_step(last, steps, now - first_step)
             weights = run.trained_weights(MIN_CHUNK_TIMEOUT, model)
         finally:
-            if log_file is not None:
-                log_file.close()
+            log.close()
             run.close()
-    return weights, log, step_losses
+    return weights, log.evaluations(), step_losses
 
 
 def write_run(out: Path, config: Any, int_to_char: dict[int, str], weights: Any,

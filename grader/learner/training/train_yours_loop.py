@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.learner.errors import UsageError
-from grader.learner.status import learner_status
-from grader.learner.training.train_worker import GPT_MODEL, Run, YourModel
+from grader.learner.status import current_status
+from grader.learner.training.train_worker import GPT_MODEL, LossLog, Run, YourModel
 from grader.locale import tr
-from grader.registry import Problem, find
+from grader.registry import find
 
 LOOP = "train-loop"
 # A call may wait for a fiftieth of the run's steps, or for a whole evaluation, and the
@@ -54,19 +54,10 @@ def needed(model: YourModel) -> tuple[str, str]:
     return (model.slug, LOOP)
 
 
-def loop_passes(pool: Any, regrade: Callable[[Problem, Any], None],
-                model: YourModel = GPT_MODEL) -> bool:
+def loop_passes(pool: Any, model: YourModel = GPT_MODEL) -> bool:
     """Whether the learner's model and training loop both pass their grade of the files
     as they are now; a file changed since its last grade is graded first."""
-    for slug in needed(model):
-        problem = find(slug)
-        status = learner_status(problem)
-        if status == "not graded":
-            regrade(problem, pool)
-            status = learner_status(problem)
-        if status != "pass":
-            return False
-    return True
+    return all(current_status(find(slug), pool) == "pass" for slug in needed(model))
 
 
 def loop_arguments(steps: int, settings: Any, context_length: int) -> dict[str, Any]:
@@ -133,12 +124,10 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
 
     from grader.learner.training.train_worker import progress_columns
 
-
     print(loop_used(model), file=sys.stderr)
     run = Run([find(slug) for slug in needed(model)], pool, model, trainer=LOOP)
     limit = START_SECONDS + SECONDS_PER_STEP * model.step_cost * steps
-    log: list[tuple[int, float, float, float]] = []  # and each evaluation's elapsed_s
-    log_file = None
+    log = LossLog(out, steps, on_eval)
     try:
         started = time.perf_counter()
         columns = progress_columns(tr("training your {model} with your loop",
@@ -166,18 +155,10 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
                 for entry in entries:
                     step, train_loss, val_loss = read_entry(entry, last, steps)
                     last = step
-                    if log_file is None:  # as train_in_worker: only once the loop has begun
-                        out.mkdir(parents=True, exist_ok=True)
-                        log_file = (out / "loss_log.tsv").open("w", encoding="utf-8")
-                        log_file.write("step\ttrain_loss\tval_loss\telapsed_s\n")
                     # Never before the entry above it, whenever its evaluation was heard of.
-                    elapsed = max(ended.get(step, now - started), log[-1][3] if log else 0.0)
-                    log.append((step, train_loss, val_loss, elapsed))
-                    log_file.write(f"{step}\t{train_loss:.4f}\t{val_loss:.4f}\t"
-                                   f"{elapsed:.1f}\n")
-                    log_file.flush()
-                    if on_eval is not None:
-                        on_eval(step, steps, train_loss, val_loss, elapsed)
+                    elapsed = max(ended.get(step, now - started),
+                                  log.entries[-1][3] if log.entries else 0.0)
+                    log.add(step, train_loss, val_loss, elapsed)
                     progress.update(task, loss=f"{train_loss:.3f}")
                 if taken > before:
                     pace = (now - begun) / taken
@@ -189,7 +170,6 @@ def train_with_loop(out: Path, steps: int, seed: int, settings: Any, config: Any
                                 "step, {steps}", last=last, steps=steps))
         weights = run.trained_weights(limit, model)
     finally:
-        if log_file is not None:
-            log_file.close()
+        log.close()
         run.close()
-    return weights, [entry[:3] for entry in log], []
+    return weights, log.evaluations(), []
