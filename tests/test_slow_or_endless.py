@@ -5,6 +5,7 @@ time the worker used while the grader waited, and how busy the machine was
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,8 +127,15 @@ class Solution:
 """
 
 
+@pytest.mark.parametrize("fork", [
+    pytest.param(True, marks=pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                                reason="forked workers: Linux")),
+    False], ids=["forked", "spawned"])
 def test_a_time_out_that_computed_on_a_busy_machine_is_marked_busy(tmp_path: Path,
-                                                                   monkeypatch) -> None:
+                                                                   monkeypatch,
+                                                                   fork: bool) -> None:
+    """On either path: the spawned one's host serves the grade's problems in turn, and
+    its tree's CPU time is the tenant's."""
     from grader.sandbox.host import handles
     from grader.sandbox.host.pool import WorkerPool
     from grader.sandbox.host.process import SubmissionProcess
@@ -137,15 +145,20 @@ def test_a_time_out_that_computed_on_a_busy_machine_is_marked_busy(tmp_path: Pat
     solution = tmp_path / "solution.py"
     solution.write_text(PART_TIME, encoding="utf-8")
     outcomes = {}
-    with WorkerPool(sandbox=Limits()) as pool:
+    with WorkerPool(fork=fork, sandbox=Limits()) as pool:
         for method in ("part_time", "sleeps"):
             process = SubmissionProcess(str(solution), "Solution", ["part_time", "sleeps"],
                                         pool, Limits(call_timeout=2.0))
+            pool.prepare([process.load_spec])  # as a grade does: the spawned path's host
             error = process.call(method, ()).error
             assert error is not None and error["type"] == "WorkerDied", error
             assert process.timed_out and process.timed_out_busy == error.get("busy", False)
             outcomes[method] = error
-    if cpu_said(outcomes["sleeps"]["message"]) is None:
+    measured = cpu_said(outcomes["sleeps"]["message"]) is not None
+    # A spawned worker's tree is measured by psutil wherever it runs; a forked one's by
+    # its cgroup, which a machine may not offer.
+    assert measured or fork, outcomes["sleeps"]
+    if not measured:
         # Where the tree's CPU cannot be read, a busy machine may be why, either way.
         assert outcomes["sleeps"].get("busy") is True
     else:
@@ -177,3 +190,42 @@ def test_a_busy_time_out_fails_its_check_and_the_next_as_busy() -> None:
             with pytest.raises(GradeFailure) as failed:
                 kata.outcome("crop_context")
             assert failed.value.kind == kind
+
+
+# Its import computes part of the time, and never ends.
+LOADS_PART_TIME = """
+import time
+
+while True:
+    end = time.monotonic() + 0.02
+    while time.monotonic() < end:
+        pass
+    time.sleep(0.03)
+
+
+class Solution:
+    def part_time(self):
+        return 1
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers: Linux")
+def test_a_load_out_of_time_on_a_busy_machine_is_busy(tmp_path: Path, monkeypatch) -> None:
+    from grader.grading.values.failures import BUSY, UNAVAILABLE
+    from grader.grading.values.worker_errors import unavailable_kind
+    from grader.sandbox.host import handles, process
+    from grader.sandbox.host.pool import WorkerPool
+    from grader.sandbox.wire.limits import Limits
+
+    monkeypatch.setattr(handles, "machine_load", lambda: 4.0)
+    monkeypatch.setattr(process, "LOAD_TIMEOUT", 2.0)
+    solution = tmp_path / "solution.py"
+    solution.write_text(LOADS_PART_TIME, encoding="utf-8")
+    with WorkerPool(sandbox=Limits()) as pool:
+        error = process.SubmissionProcess(str(solution), "Solution", ["part_time"],
+                                          pool).load()
+    assert error is not None and error["type"] == "LoadFailed", error
+    if cpu_said(error["message"]) is not None:  # measured: it computed part of the time
+        assert error.get("busy") is True, error
+        assert unavailable_kind(error) == BUSY
+    assert unavailable_kind({**error, "busy": False}) == UNAVAILABLE

@@ -121,7 +121,9 @@ HEAVY = {
         # A loop and a wait of seconds each, their CPU and wall time measured apart.
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
         # A call computing part-time, and one waiting, out of time on a busy machine.
-        "test_slow_or_endless.py::test_a_time_out_that_computed_on_a_busy_machine_is_marked_busy",
+        "test_slow_or_endless.py::test_a_time_out_that_computed_on_a_busy_machine_is_"
+        "marked_busy",
+        "test_slow_or_endless.py::test_a_load_out_of_time_on_a_busy_machine_is_busy",
         "test_unsandboxed_notice.py::test_a_command_says_once_how_your_code_runs_short_of_the_sandbox",
         "test_unsandboxed_notice.py::test_under_the_full_sandbox_a_command_says_nothing_of_it",
         "test_unsandboxed_notice.py::test_talk_says_it_before_the_prompt",

@@ -180,6 +180,10 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
     return score_report(report)
 
 
+# Marks the state's key of a learner graded once more for a time-out on a busy machine.
+AGAIN = "+again-when-quieter"
+
+
 def out_of_time_when_busy(report: dict) -> bool:
     """Whether a check of the report ran out of time on a machine too busy to tell
     slow code from an endless loop (kind `busy`, grader/sandbox/host/slow_or_endless.py)."""
@@ -213,10 +217,15 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
                                             hand_in_of(args, name))
                 if rows[name].error:
                     state.pop(name, None)  # try again next time
-                elif out_of_time_when_busy(report):
+                elif (out_of_time_when_busy(report)
+                      and state.get(name) != todo[name][1] + AGAIN):
                     # A busy machine may have starved a right but slow answer: the
-                    # score stands for now, and the next run grades them again.
-                    state.pop(name, None)
+                    # score stands for now, and the next run grades them once more
+                    # (the key marked is no learner's key). Code that keeps the machine
+                    # busy itself (a loop that computes part of the time) must not have
+                    # every run spend its time budget: a second time-out in a row, on
+                    # the same files, is final.
+                    state[name] = todo[name][1] + AGAIN
                     busy.append(name)
                 else:
                     state[name] = todo[name][1]
@@ -231,5 +240,5 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
             raise
         pool.shutdown()
     if busy:
-        console.print(f"ran out of time while the machine was busy, graded again at the next "
-                      f"run: {escape(', '.join(sorted(busy)))}")
+        console.print(f"ran out of time while the machine was busy, graded once more at the "
+                      f"next run: {escape(', '.join(sorted(busy)))}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.grading.values.failures import NOT_IMPLEMENTED, UNAVAILABLE
+from grader.grading.values.failures import BUSY, NOT_IMPLEMENTED, UNAVAILABLE
 from grader.grading.values.sanitise import learner_error
 from grader.locale import tr
 
@@ -34,6 +34,9 @@ def one_line(error: dict) -> str:
 
 
 def unavailable_kind(error: dict) -> str:
-    """Whether an error that stops a whole problem is the starter's or a real failure."""
+    """Whether an error that stops a whole problem is the starter's, a real failure, or
+    a load that ran out of time on a busy machine (grader/sandbox/host/slow_or_endless.py)."""
+    if error.get("busy") is True:
+        return BUSY
     kind = learner_error(error).get("type")
     return NOT_IMPLEMENTED if kind == "NotImplementedError" else UNAVAILABLE

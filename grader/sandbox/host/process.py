@@ -122,6 +122,8 @@ class SubmissionProcess:
                 self.load_error = {"type": "LoadFailed",
                                    "message": tr("loading failed: {error}", error=exc),
                                    "file": self.path, "line": None}
+                if exc.busy:  # an import that computed whenever the busy machine let it
+                    self.load_error["busy"] = True
                 raise
             try:
                 error = read_load_reply(reply)
