@@ -48,7 +48,7 @@ class Kata:
     submission: SubmissionProcess
     reference: Any
     unavailable: str | None = None
-    unavailable_kind: str = UNAVAILABLE  # or NOT_IMPLEMENTED, for a starter; BUSY
+    unavailable_kind: str = UNAVAILABLE  # or NOT_IMPLEMENTED (a starter), BUSY (a slow load)
     # A crash or time-out ends the current check: hypothesis would otherwise
     # retry the same hang over and over while it shrinks.
     stuck: str | None = None

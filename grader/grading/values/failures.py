@@ -23,7 +23,7 @@ NOT_IMPLEMENTED = "not-implemented"  # the starter still raises NotImplementedEr
 UNAVAILABLE = "unavailable"  # the file cannot be graded at all: syntax error, crash on load
 STUCK = "stuck"  # the learner's code crashed the worker or ran out of time
 # It ran out of time on a busy machine that gave it too little CPU to tell slow code
-# from an endless loop: a gradebook grades the learner again at its next run.
+# from an endless loop: a gradebook grades the learner once more at its next run.
 BUSY = "busy"
 WRONG = "wrong"  # an answer, an exception or a side effect that is not the right one
 GRADER_ERROR = "grader-error"  # the grader's own fault, never the learner's

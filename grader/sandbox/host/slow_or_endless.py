@@ -41,37 +41,47 @@ def machine_load() -> float | None:
         return None
 
 
+def what_it_did(cpu: float | None, waited: float, load: float | None) -> str:
+    """The case of the module's docstring a time-out is: "unmeasured", "computing",
+    "waiting" (on a busy machine), "starved" (in between, on a busy machine) or
+    "quiet" (in between, or less, on a quiet machine)."""
+    if cpu is None or waited <= 0:
+        return "unmeasured"
+    share = max(cpu, 0.0) / waited
+    busy = load is not None and load >= LOADED
+    if share >= BUSY:
+        return "computing"
+    if not busy:
+        return "quiet"
+    return "waiting" if share < WAITING else "starved"
+
+
 def starved(cpu: float | None, waited: float, load: float | None) -> bool:
     """Whether a call that gave no answer may have been slow only because the machine
     was busy: it computed, but got too little of a core for its share to tell slow
-    code from an endless loop (the message's "in between, on a busy machine"), or its
-    CPU time could not be read on a busy machine. A gradebook grades such a learner
-    again at its next run instead of keeping the time-out as final."""
-    if load is None or load < LOADED:
-        return False
-    if cpu is None or waited <= 0:
-        return True
-    return WAITING <= max(cpu, 0.0) / waited < BUSY
+    code from an endless loop, or its CPU time could not be read on a busy machine.
+    A gradebook grades such a learner once more instead of keeping the time-out."""
+    case = what_it_did(cpu, waited, load)
+    return case == "starved" or (case == "unmeasured" and load is not None and load >= LOADED)
 
 
 def no_answer(limit: float, cpu: float | None, waited: float,
               load: float | None = None) -> str:
     """The time-out's message: `cpu` seconds of CPU used in the `waited` seconds of
     a call limited to `limit`, on a machine with `load` per core."""
-    if cpu is None or waited <= 0:
+    case = what_it_did(cpu, waited, load)
+    if case == "unmeasured":
         return tr("no answer within {limit:g} seconds (an endless loop, or far slower than "
                   "needed?)", limit=limit)
-    share = max(cpu, 0.0) / waited
     used = tr("{cpu:.1f} s of CPU in {waited:.1f} s", cpu=cpu, waited=waited)
-    busy = load is not None and load >= LOADED
-    if share >= BUSY:
+    if case == "computing":
         return tr("no answer within {limit:g} seconds: it computed the whole time ({used}): "
                   "an endless loop, or far more work than the problem needs",
                   limit=limit, used=used)
-    if busy and share < WAITING:
+    if case == "waiting":
         return tr("no answer within {limit:g} seconds: it was waiting, not computing ({used}): "
                   "blocked on input(), a sleep or a lock?", limit=limit, used=used)
-    if busy:
+    if case == "starved":
         # A loop and slow code both get what the machine gives them: no share tells
         # them apart here.
         return tr("no answer within {limit:g} seconds: it computed whenever the busy machine "
