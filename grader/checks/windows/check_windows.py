@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from grader.grading.contracts.contract import Contract, Refusal
 from grader.grading.judging.any_result import comparing, expect_pair
 from grader.grading.subject.cases import context_length, corpus_ids
-from grader.grading.subject.kata import Kata
+from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.equality import same_pair
+from grader.grading.values.failures import Diagnosis, naming
 from grader.locale import marked, tr
 
 
@@ -42,6 +43,26 @@ def count_one_window_too_many(d, n, i):
 
 # Counting len(data) - context_length + 1 windows: the last one's target is short.
 COUNT_ONE_TOO_MANY = mistakes_of(globals(), table="count-one-too-many")
+
+
+def count_one_window_too_few(d, n, i):
+    if not 0 <= i < len(d) - n - 1:
+        raise ValueError(f"no window {i}")
+    return (d[i:i + n], d[i + 1:i + n + 1])
+
+
+# Counting len(data) - context_length - 1 windows: the last whole one is refused. Only
+# a value can match a mistake's, so the failing call names this one (refusing_the_last).
+COUNT_ONE_TOO_FEW = mistakes_of(globals(), table="count-one-too-few")
+
+
+def refusing_the_last(call: Call) -> Diagnosis | str:
+    """Names the mistake where the learner raised ValueError for the last window."""
+    data, n, i = call.args
+    if (call.outcome[0] == "error" and getattr(call.outcome[1], "type", "") == "ValueError"
+            and i == len(data) - n - 1):
+        return naming(*COUNT_ONE_TOO_FEW)
+    return ""
 
 
 def cases() -> dict[str, tuple]:
@@ -77,6 +98,7 @@ def refusals() -> dict[str, Refusal]:
 
 
 CONTRACT = Contract(cases=cases, refusals=refusals, mistakes=MISTAKES, matches=same_pair,
+                    fallback_hint=refusing_the_last,
                     judge=comparing(expect_pair, "window",
                                     names=(marked("the input window x"),
                                            marked("the target window y"))))
