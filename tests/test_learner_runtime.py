@@ -65,7 +65,8 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
 # The instructor's side, which a learners' copy does not hold either.
 INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
-# a statement imports, and the kata's judge the practice grade shares (kv-cache's calls).
+# a statement imports, and the kata's judges the practice grade shares (kv-cache's calls,
+# a training loop's rates).
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
                 "grader.learner.commands", "grader.learner.notebook",
                 "grader.learner.training.command",
@@ -74,7 +75,8 @@ ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.lea
                 "grader.learner.training.practice_train", "grader.learner.tools.trace",
                 "grader.learner.tools.trace_view", "grader.learner.tools.trace_plot",
                 "grader.model.runs", "grader.reports.report", "grader.reports.junit",
-                "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps")
+                "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps",
+                "grader.grading.judging.schedule_rates")
 
 
 def module_of(file: str) -> str:

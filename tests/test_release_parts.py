@@ -243,7 +243,7 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
 @pytest.fixture(scope="module")
 def training_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("training") / "copy"
-    write_release(copy, only=frozenset({"train-step"}))
+    write_release(copy, only=frozenset({"train-step", "train-loop"}))
     return copy
 
 
@@ -264,6 +264,18 @@ def test_train_step_is_practised_from_stored_runs(training_copy: Path, tmp_path:
         graded = practice_grade(copy, "train-step")
         assert graded.returncode == 1, graded.stdout + graded.stderr
         assert says in graded.stdout, graded.stdout
+
+
+def test_a_loops_own_schedule_is_named_in_the_copy_as_in_the_kata(training_copy: Path,
+                                                                  tmp_path: Path) -> None:
+    """A warm-up that starts from a rate of 0: the copy names the step and its rate from
+    the rates its stored runs read, as the instructor's grade does (test_submissions)."""
+    copy = learner(training_copy, tmp_path,
+                   {"train-loop": mistaken("train-loop", "warm_up_from_zero")})
+    graded = practice_grade(copy, "train-loop")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    assert spec_of("train-loop")["mistakes"]["warm_up_from_zero"]["says"] in graded.stdout, \
+        graded.stdout
 
 
 def test_the_copys_trainable_gpt_trains_as_the_graders(training_copy: Path) -> None:

@@ -35,6 +35,7 @@ from grader.checks.train_step.check_train_step import (
 )
 from grader.checks.train_step.check_train_step import flat_loss as loss_of
 from grader.grading.contracts.contract import Contract
+from grader.grading.judging.schedule_rates import first_other_rate
 from grader.grading.subject.kata import Call
 from grader.grading.values.equality import Outcome
 from grader.grading.values.failures import GradeFailure, Mistake
@@ -303,7 +304,7 @@ def same_training(a: Outcome, b: Outcome) -> bool:
     their forward passes in the same modes."""
     if a[0] != b[0] or a[0] == "error":
         return a == b
-    (log_a, weights_a, modes_a), (log_b, weights_b, modes_b) = a[1], b[1]
+    (log_a, weights_a, modes_a, _), (log_b, weights_b, modes_b, _) = a[1], b[1]
     if isinstance(log_a, str) or isinstance(log_b, str):
         return log_a == log_b
     return (len(log_a) == len(log_b)
@@ -343,8 +344,8 @@ def expect_log_entries(log: Any) -> None:
 
 
 def judge(got: Any, expected: tuple, call: Call) -> None:
-    log, weights, modes = got
-    want_log, want_weights, _ = expected
+    log, weights, modes, rates = got
+    want_log, want_weights, _, want_rates = expected
     steps = call.named["steps"]
     expect_log_entries(log)
     evaluated, wanted = [entry[0] for entry in log], [entry[0] for entry in want_log]
@@ -370,6 +371,11 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                               "optimizer.step() never changed them", steps=steps))
     for name, want in want_weights.items():
         error = (weights[name] - want).abs().max().item()
+        if not error <= TRAINED_WEIGHTS_ATOL and first_other_rate(rates, want_rates):
+            raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ from "
+                                  "the expected ones by up to {error:.2e}: {rate}",
+                                  steps=steps, name=name, error=error,
+                                  rate=first_other_rate(rates, want_rates)))
         if not error <= TRAINED_WEIGHTS_ATOL:
             raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ from "
                                   "the expected ones by up to {error:.2e} (more than the "

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from grader.grading.judging.schedule_rates import first_other_rate
 from grader.grading.values.tolerances import (
     ATOL,
     RTOL,
@@ -79,7 +80,7 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     judged relative to its own largest entry (gradients of 1e-6 are all below ATOL),
     "weights-and-state" for an optimizer's (weights, state, state, ...): the weights
     by ATOL, its state at its own scale, "training-steps" for what a training driver
-    hands back, (losses, weights), "training-loop" for (log, weights, modes):
+    hands back, (losses, weights), "training-loop" for (log, weights, modes, rates):
     see training_difference, "logit-scale" for probabilities made from the logits in
     args[0] (same_at_logit_scale), and "passed-on" for the (call, text) callbacks a
     streamer's driver hands back: see by_call."""
@@ -188,13 +189,15 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
     """How a training run differs from the stored one, in a line; "" for none. Its losses
     (each a float, within RTOL and ATOL), its weights after the last step (within
     TRAINED_WEIGHTS_ATOL) and, for a loop ("training-loop"), its log of (step,
-    train_loss, val_loss) and how its forward passes ran: as many with gradients on,
-    and in the same of the four modes (gradients on or off, training or evaluation)."""
-    size = 3 if rule == "training-loop" else 2
+    train_loss, val_loss), how its forward passes ran (as many with gradients on, and
+    in the same of the four modes: gradients on or off, training or evaluation), and
+    where weights differ, the first step that ran at another learning rate."""
+    size = 4 if rule == "training-loop" else 2
     if not (isinstance(got, tuple) and len(got) == size):
         return tr("the run handed back {value}", value=describe(got))
     losses, weights, *modes = got
     want_losses, want_weights, *want_modes = want
+    rate = first_other_rate(modes[1], want_modes[1]) if rule == "training-loop" else ""
     if rule == "training-loop":
         if isinstance(losses, str):
             return tr("train_loop() returned {error}, not a list of (step, train_loss, "
@@ -240,6 +243,9 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
             return tr("the weights `{name}` are {value}, expected {expected}", name=name,
                       value=describe(value), expected=describe(wanted))
         error = float((value.double() - wanted.double()).abs().max()) if value.numel() else 0.0
+        if not error <= TRAINED_WEIGHTS_ATOL and rate:
+            return tr("after the last step the weights `{name}` differ from the expected "
+                      "ones by up to {error:.2e}: {rate}", name=name, error=error, rate=rate)
         if not error <= TRAINED_WEIGHTS_ATOL:
             return tr("the losses are right, but after the last step the weights `{name}` "
                       "differ from the expected ones by up to {error:.2e} (more than the "

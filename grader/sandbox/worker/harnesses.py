@@ -343,9 +343,11 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
 
     Every forward pass of the model is counted by whether gradients were on and
     whether the model was in training mode: what the losses and the weights do not
-    show (an evaluation that builds a graph, steps taken in evaluation mode).
-    Returns the log as the loop returned or yielded it (each entry a tuple, or
-    described in words), the final weights and those counts.
+    show (an evaluation that builds a graph, steps taken in evaluation mode). Each
+    optimizer.step() records the rate of every param group as the step reads it: a
+    loop's own schedule, if wrong, shows there first. Returns the log as the loop
+    returned or yielded it (each entry a tuple, or described in words), the final
+    weights, those counts and those rates.
     """
     import torch
     import torch._dynamo  # noqa: F401 - see train_steps
@@ -363,6 +365,16 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
         return forward(*args, **kwargs)
 
     net.forward = counted  # an instance attribute: model(x) and model.forward(x) both count
+    rates = []
+
+    def recorded(optimizer, args, kwargs):
+        # A rate may be a float or a one-element tensor; anything else is no rate.
+        try:
+            rates.append(tuple(float(group["lr"]) for group in optimizer.param_groups))
+        except (TypeError, ValueError, RuntimeError):
+            rates.append(())
+
+    adamw.register_step_pre_hook(recorded)
     with torch.enable_grad():  # the grader runs references under no_grad
         result = module.Solution().train_loop(
             net, adamw, train_data.clone(), val_data.clone(), generator, eval_generator,
@@ -376,7 +388,7 @@ def train_loop_run(module, model, optimizer, train_data, val_data, generator, ev
                          for v in entry) if isinstance(entry, (list, tuple))
                    else f"a {type(entry).__name__}" for entry in result]
     weights = {name: w.detach().clone() for name, w in net.state_dict().items()}
-    return log, weights, modes
+    return log, weights, modes, rates
 
 
 class _Watch:
