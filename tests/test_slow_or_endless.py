@@ -98,6 +98,28 @@ def test_a_spawned_workers_tree_is_measured_with_its_children() -> None:
     assert process_tree_cpu(parent.pid) is None  # gone: nothing to ask
 
 
+def test_the_load_comes_from_psutil_where_the_system_has_no_load_average(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows has no os.getloadavg: psutil samples a load there, so a time-out on a
+    busy Windows machine can be `busy` too; anything psutil cannot tell is no load."""
+    import os
+
+    import psutil
+
+    from grader.sandbox.host.slow_or_endless import machine_load
+
+    monkeypatch.delattr(os, "getloadavg", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(psutil, "getloadavg", lambda: (6.0, 5.0, 4.0))
+    assert machine_load() == 1.5
+
+    def refused() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(psutil, "getloadavg", refused)
+    assert machine_load() is None
+
+
 def test_starved_is_a_share_in_between_on_a_busy_machine() -> None:
     """What a gradebook grades again: a time-out the busy machine may have caused."""
     assert starved(2.5, 10.0, load=2.4)  # it computed whenever the machine let it

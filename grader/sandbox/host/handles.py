@@ -154,6 +154,7 @@ class SpawnedWorker(WorkerHandle):
             stderr=None if debug else subprocess.DEVNULL, env=env, cwd=scratch)
         assert self.process.stdout and self.process.stdin
         self.channel = Channel(self.process.stdout, self.process.stdin)
+        machine_load()  # on Windows, starts the sampling a time-out's load is read from
 
     @property
     def alive(self) -> bool:
