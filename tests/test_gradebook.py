@@ -236,3 +236,18 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) ->
     assert trouble == "the sandbox's fork server stopped during this grade; grade again"
     assert code is not None  # the grade itself ended, on its own
     assert spawn_server(servers) is None
+
+
+def test_a_report_written_again_without_junit_leaves_no_junit_of_the_earlier_grade(
+        tmp_path: Path) -> None:
+    # A JUnit report left from a run with --junit said the learner's earlier grade, and
+    # a later run with --junit kept it beside the new JSON report, as unchanged.
+    from grader.classroom.gradebook.outputs import failed_report, record_learner
+    from grader.registry import problems
+
+    chosen = problems()[:1]
+    record_learner(tmp_path, "ada", failed_report("the first grade", chosen), chosen, True)
+    assert "the first grade" in (tmp_path / "ada.junit.xml").read_text()
+    record_learner(tmp_path, "ada", failed_report("the second grade", chosen), chosen, False)
+    assert "the second grade" in (tmp_path / "ada.json").read_text()
+    assert not (tmp_path / "ada.junit.xml").exists()
