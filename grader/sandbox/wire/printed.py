@@ -132,6 +132,10 @@ def clip(output: Printed | str, limit: int) -> Printed:
 _LINE_END = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+# Characters of a call's output past what Capture keeps that it holds before counting.
+PENDING = 1 << 16
+
+
 class Capture(io.TextIOBase):
     """A call's stdout that holds at most `keep` characters, whatever the call prints:
     past them it only counts the lines, as `Printed.of` would split the whole text, so
@@ -148,6 +152,10 @@ class Capture(io.TextIOBase):
         self.ends = 0  # line ends counted from the last of them on
         self.cr = False  # the text counted so far ends with "\r"
         self.open = False  # and its last line has no end yet
+        # Text past them not counted yet: counted a block at a time, as a call that
+        # prints line after line would otherwise spend more on counting than printing.
+        self.pending: list[str] = []
+        self.pending_size = 0
 
     def writable(self) -> bool:
         return True
@@ -156,20 +164,28 @@ class Capture(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"string argument expected, got '{type(text).__name__}'")
         written = len(text)
-        if self.lines is None:
-            room = self.keep - self.size
-            self.head.append(text[:room])
-            self.size += min(written, room)
-            if written <= room:
-                return written
-            self.lines = tuple("".join(self.head).splitlines(keepends=True))
-            self.head = []
-            # The last line kept goes on past it (or its "\r" is a "\r\n"): it is
-            # counted with what follows.
-            self.count(self.lines[-1])
-            text = text[room:]
-        self.count(text)
+        if self.lines is not None:
+            self.pending.append(text)
+            self.pending_size += written
+            if self.pending_size > PENDING:
+                self.count_pending()
+            return written
+        room = self.keep - self.size
+        self.head.append(text[:room])
+        self.size += min(written, room)
+        if written <= room:
+            return written
+        self.lines = tuple("".join(self.head).splitlines(keepends=True))
+        self.head = []
+        # The last line kept goes on past it (or its "\r" is a "\r\n"): it is
+        # counted with what follows.
+        self.count(self.lines[-1])
+        self.count(text[room:])
         return written
+
+    def count_pending(self) -> None:
+        self.count("".join(self.pending))
+        self.pending, self.pending_size = [], 0
 
     def count(self, text: str) -> None:
         if not text:
@@ -187,5 +203,6 @@ class Capture(io.TextIOBase):
         than `keep` characters cuts as it would cut the whole text."""
         if self.lines is None:
             return Printed.of("".join(self.head))
+        self.count_pending()
         after = self.ends + self.open - 1
         return Printed((*self.lines, after) if after else self.lines)
