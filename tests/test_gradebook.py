@@ -16,6 +16,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 from grader.reports.junit import junit_tree
@@ -236,3 +237,55 @@ def test_a_grade_whose_shared_fork_server_died_is_not_counted(tmp_path: Path) ->
     assert trouble == "the sandbox's fork server stopped during this grade; grade again"
     assert code is not None  # the grade itself ended, on its own
     assert spawn_server(servers) is None
+
+
+def test_a_report_written_again_without_junit_leaves_no_junit_of_the_earlier_grade(
+        tmp_path: Path) -> None:
+    # A JUnit report left from a run with --junit said the learner's earlier grade, and
+    # a later run with --junit kept it beside the new JSON report, as unchanged.
+    from grader.classroom.gradebook.outputs import failed_report, record_learner
+    from grader.registry import problems
+
+    chosen = problems()[:1]
+    record_learner(tmp_path, "ada", failed_report("the first grade", chosen), chosen, True)
+    assert "the first grade" in (tmp_path / "ada.junit.xml").read_text()
+    record_learner(tmp_path, "ada", failed_report("the second grade", chosen), chosen, False)
+    assert "the second grade" in (tmp_path / "ada.json").read_text()
+    assert not (tmp_path / "ada.junit.xml").exists()
+
+
+def test_an_interrupted_gradebook_lets_each_grade_remove_its_staging_folder(
+        tmp_path: Path, monkeypatch) -> None:
+    # Ctrl-C ended the graders, and the command then exited without waiting for the
+    # threads that had started them: each learner's staging folder, a copy of their
+    # solutions in the temporary folder, was left there.
+    import argparse
+    import io
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from grader.classroom.gradebook import grading
+
+    started, stopped = threading.Event(), threading.Event()
+    removed: list[str] = []
+
+    def grade_learner(learner, chosen, args, servers) -> dict:
+        started.set()
+        stopped.wait()
+        time.sleep(0.3)  # the grade's own ending, then its folder removed
+        removed.append(learner)
+        return {}
+
+    def interrupted(futures):
+        started.wait()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grading, "grade_learner", grade_learner)
+    monkeypatch.setattr(grading, "as_completed", interrupted)
+    monkeypatch.setattr(grading, "stop_all", stopped.set)
+    with pytest.raises(KeyboardInterrupt):
+        grading.grade_all({"ada": ("ada", "key")}, [], argparse.Namespace(jobs=1), None,
+                          tmp_path, {}, {}, Console(file=io.StringIO()))
+    assert removed == ["ada"]

@@ -128,3 +128,13 @@ def test_a_time_out_on_a_busy_machine_is_graded_once_more_at_the_next_run(gradeb
     assert gradebook() == 0
     assert json.loads((gradebook.out / "ada.json").read_text("utf-8"))["tests"][0]["kind"] \
         is None
+
+
+def test_a_report_in_another_language_is_graded_again(gradebook, monkeypatch) -> None:
+    # Its messages are in the language it was graded in: `gpt-kata --lang zh gradebook`
+    # kept every unchanged learner's English report.
+    monkeypatch.setenv("GPT_KATA_LANG", "en")
+    assert gradebook() == 1
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    assert gradebook() == 1
+    assert gradebook() == 0

@@ -59,3 +59,48 @@ def test_the_worker_sends_what_it_kept_and_a_count_of_what_it_left_out(tmp_path:
     assert len(kept) + reply["output_cut"] == 5000
     quiet = worker.call("noisy", [2], {}, [])
     assert (quiet["output"], quiet["output_cut"]) == ("debugging 0\ndebugging 1\n", 0)
+
+
+def test_a_call_that_prints_megabytes_costs_the_worker_none_of_them(tmp_path: Path) -> None:
+    # Held whole, a call's output took the worker to its memory limit, and holding it
+    # twice (to send it) ended the worker: the report then blamed sys.exit.
+    import tracemalloc
+
+    solution = tmp_path / "solution.py"
+    solution.write_text("class Solution:\n"
+                        "    def loud(self, n):\n"
+                        "        line = 'A' * 1_000_000\n"
+                        "        for i in range(n):\n"
+                        "            print(line)\n"
+                        "        print('end', end='')\n"
+                        "        return n\n")
+    worker = WorkerLoop()
+    assert worker.load(str(solution), "Solution", ["loud"]) == {"ok": True}
+    tracemalloc.start()
+    try:
+        reply = worker.call("loud", [40], {}, [])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert reply["result"] == 40
+    assert peak < 10_000_000
+    assert reply["output"].startswith("A" * 100) and reply["output"].endswith("…\n")
+    assert reply["output_cut"] == 40  # 39 more lines of A and the last, unended
+
+
+def test_the_worker_cuts_what_it_counted_as_it_would_cut_the_whole_text() -> None:
+    import random
+
+    from grader.sandbox.wire.printed import Capture
+
+    pieces = ["a", "b", "\n", "\r", "\r\n", "\u2028", "xyz" * 5, "\x0c", "é", "\n\n\n"]
+    draw = random.Random(7)
+    for _ in range(3000):
+        parts = ["".join(draw.choice(pieces) for _ in range(draw.randrange(7)))
+                 for _ in range(draw.randrange(9))]
+        keep = draw.randrange(2, 40)
+        captured = Capture(keep)
+        for part in parts:
+            assert captured.write(part) == len(part)
+        for limit in range(1, keep):
+            assert clip(captured.printed(), limit) == clip(Printed.of("".join(parts)), limit)

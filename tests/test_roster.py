@@ -237,7 +237,8 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     # This run is the first to see ada's repository, after the deadline: the graded
     # commit's date is all it has to go on, and the note says so (tests/test_sightings.py).
     assert ada["source"]["notes"] == [
-        f"commit {early[:12]} was first seen by this run, after the deadline: its date is "
+        f"commit {early[:12]} was first seen at {ada['source']['first_seen']}, after the "
+        "deadline: its date is "
         "the committer's word (a run at the deadline, gradebook --fetch-only, records what "
         "was there)", "1 later commit(s) not graded"]
     assert ada["source"]["first_seen"] is not None

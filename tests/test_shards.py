@@ -167,3 +167,18 @@ def test_the_merge_job_fails_when_a_shard_failed() -> None:
     assert "gradebook --merge" in runs and "--allow-partial" not in runs
     failing = [s for s in merge["steps"] if s.get("if") == "needs.grade.result != 'success'"]
     assert failing and "exit 1" in failing[0]["run"]
+
+
+def test_a_merge_again_keeps_no_junit_report_its_shard_no_longer_has(tmp_path: Path) -> None:
+    one = finished_shard(tmp_path / "one", "1/2", ["amy"])
+    two = finished_shard(tmp_path / "two", "2/2", ["bo"])
+    (one / "amy.junit.xml").write_text("<testsuites/>\n")
+    merged = tmp_path / "merged"
+    assert gradebook("--merge", one, two, "--out", merged).returncode == 0
+    assert (merged / "amy.junit.xml").is_file()
+    # amy graded again without --junit: her shard's JUnit report is gone (a run
+    # removes the one an earlier run wrote), and a merge into the same folder must
+    # not keep its own copy of it beside her new report.
+    (one / "amy.junit.xml").unlink()
+    assert gradebook("--merge", one, two, "--out", merged).returncode == 0
+    assert not (merged / "amy.junit.xml").exists()

@@ -58,6 +58,7 @@ from grader.learner.options import (
     positive_seconds,
     require_isolation,
 )
+from grader.locale import language
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
@@ -126,10 +127,11 @@ def gradebook(args: argparse.Namespace) -> int:
 
     # Everything a grade depends on beyond the files and the grader: a report made
     # under other options, another examples seed or a weaker sandbox is not kept.
+    # The language too: a report's messages are in the language it was graded in.
     options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
                "budget": args.budget, "memory": args.memory, "scratch_mb": args.scratch_mb,
                "unisolated": args.allow_unisolated, "mode": "classroom",
-               "seed": seed_digest(), "sandbox": sandbox_offered()}
+               "seed": seed_digest(), "sandbox": sandbox_offered(), "language": language()}
     grader = grader_fingerprint()
     state = load_state(out)
     rows: dict[str, Row] = {}

@@ -237,6 +237,9 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
         except KeyboardInterrupt:
             pool.shutdown(wait=False, cancel_futures=True)
             stop_all()
+            # Their graders ended, the threads end soon, each removing its learner's
+            # staging folder: the command exits without waiting for threads.
+            pool.shutdown(wait=True)
             raise
         pool.shutdown()
     if busy:

@@ -74,8 +74,14 @@ def merge(args: argparse.Namespace) -> int:
     for name, folder in origin.items():
         for suffix in (".json", ".junit.xml"):
             source = folder / f"{report_stem(name)}{suffix}"
-            if source.is_file() and source.resolve() != (out / source.name).resolve():
+            if source.resolve() == (out / source.name).resolve():
+                continue
+            if source.is_file():
                 shutil.copyfile(source, out / source.name)
+            elif suffix == ".junit.xml":
+                # The shard has none (graded again without --junit): one an earlier
+                # merge copied says an earlier grade.
+                (out / source.name).unlink(missing_ok=True)
     if on_roster is not None:
         absent = fill_from_roster(out, header, rows, on_roster, missing,
                                   junit=any(out.glob("*.junit.xml")))

@@ -206,6 +206,10 @@ def write_report(out: Path, name: str, report: dict, junit: bool) -> None:
         from grader.reports.junit import write_junit
 
         write_junit(report, out / f"{stem}.junit.xml", suite=f"gpt-kata: {name}")
+    else:
+        # An earlier run's JUnit report no longer says this grade: a later --junit run
+        # that keeps this report would have kept it too.
+        (out / f"{stem}.junit.xml").unlink(missing_ok=True)
 
 
 def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],

@@ -339,7 +339,8 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
                              "pushed after that")
             elif (absent is None and seen is not None and policy.deadline is not None
                   and seen.timestamp() > policy.deadline.timestamp() >= stamp):
-                notes.append(f"commit {commit[:12]} was first seen by this run, after the "
+                # When, not "by this run": a later run says the same of it.
+                notes.append(f"commit {commit[:12]} was first seen at {iso(seen)}, after the "
                              "deadline: its date is the committer's word (a run at the "
                              "deadline, gradebook --fetch-only, records what was there)")
         if policy.deadline is not None:

@@ -11,6 +11,8 @@ shown (`Printed.text`, grader/reports/report.py): no cut reads one back.
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -124,3 +126,83 @@ def clip(output: Printed | str, limit: int) -> Printed:
     if isinstance(last, str) and not last.endswith("\n"):
         head[-1] = last + "\n"
     return Printed((*head, rest[kept]))
+
+
+# What str.splitlines() ends a line at; "\r\n" is one end.
+_LINE_END = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+# Characters of a call's output past what Capture keeps that it holds before counting.
+PENDING = 1 << 16
+
+
+class Capture(io.TextIOBase):
+    """A call's stdout that holds at most `keep` characters, whatever the call prints:
+    past them it only counts the lines, as `Printed.of` would split the whole text, so
+    that printing in a loop costs the worker no memory (an unbounded StringIO had it
+    reach the memory limit and end, its output lost). `printed()` cut by `clip` to
+    fewer than `keep` characters is the whole output so cut."""
+
+    def __init__(self, keep: int) -> None:
+        super().__init__()
+        self.keep = keep
+        self.head: list[str] = []
+        self.size = 0
+        self.lines: tuple[str, ...] | None = None  # once full: the lines of what it kept
+        self.ends = 0  # line ends counted from the last of them on
+        self.cr = False  # the text counted so far ends with "\r"
+        self.open = False  # and its last line has no end yet
+        # Text past them not counted yet: counted a block at a time, as a call that
+        # prints line after line would otherwise spend more on counting than printing.
+        self.pending: list[str] = []
+        self.pending_size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"string argument expected, got '{type(text).__name__}'")
+        written = len(text)
+        if self.lines is not None:
+            self.pending.append(text)
+            self.pending_size += written
+            if self.pending_size > PENDING:
+                self.count_pending()
+            return written
+        room = self.keep - self.size
+        self.head.append(text[:room])
+        self.size += min(written, room)
+        if written <= room:
+            return written
+        self.lines = tuple("".join(self.head).splitlines(keepends=True))
+        self.head = []
+        # The last line kept goes on past it (or its "\r" is a "\r\n"): it is
+        # counted with what follows.
+        self.count(self.lines[-1])
+        self.count(text[room:])
+        return written
+
+    def count_pending(self) -> None:
+        self.count("".join(self.pending))
+        self.pending, self.pending_size = [], 0
+
+    def count(self, text: str) -> None:
+        if not text:
+            return
+        ends = len(_LINE_END.findall(text))
+        if self.cr and text[0] == "\n":
+            ends -= 1  # the "\r" that ended the last text and this "\n" are one end
+        self.ends += ends
+        self.cr = text[-1] == "\r"
+        self.open = _LINE_END.fullmatch(text[-1]) is None
+
+    def printed(self) -> Printed:
+        """What was printed; once more than `keep` characters, the lines kept (the last
+        one only begun) and how many lines came after them, which `clip` to fewer
+        than `keep` characters cuts as it would cut the whole text."""
+        if self.lines is None:
+            return Printed.of("".join(self.head))
+        self.count_pending()
+        after = self.ends + self.open - 1
+        return Printed((*self.lines, after) if after else self.lines)

@@ -23,7 +23,7 @@ from grader.locale import tr
 from grader.reuse import source_spec
 from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.wire.frames import read_frame, write_frame
-from grader.sandbox.wire.printed import Printed, clip
+from grader.sandbox.wire.printed import Capture, Printed, clip
 from grader.sandbox.worker.describe import describe_error
 from grader.sandbox.worker.harness_ref import harness_name, run_harness
 from grader.sandbox.worker.held import reference_code_held
@@ -33,12 +33,30 @@ from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
 CALL_OUTPUT_LIMIT = 4000
 
 
-def printed(text: str) -> dict[str, Any]:
+# Characters of it the worker holds while the call runs (more than it sends, so that
+# the cut is made as on the whole output); past them it counts lines (Capture).
+CALL_OUTPUT_KEPT = 2 * CALL_OUTPUT_LIMIT
+
+
+def printed(text: str | Capture) -> dict[str, Any]:
     """What a call printed, cut to CALL_OUTPUT_LIMIT at a line end, as the reply's fields:
     the lines kept, and how many were left out after them (`output_cut`), so that the
     report can say how many there were."""
-    kept, cut = clip(Printed.of(text), CALL_OUTPUT_LIMIT).kept()
+    output = text.printed() if isinstance(text, Capture) else Printed.of(text)
+    kept, cut = clip(output, CALL_OUTPUT_LIMIT).kept()
     return {"output": kept, "output_cut": cut}
+
+
+class Nowhere(io.TextIOBase):
+    """A stdout that keeps nothing of what is printed to it, however much."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"string argument expected, got '{type(text).__name__}'")
+        return len(text)
 
 
 def quiet_standard_streams(keep_stderr: bool = False) -> None:
@@ -116,7 +134,7 @@ class WorkerLoop:
                                   "file": path, "line": None}}
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(Nowhere()):
                 spec.loader.exec_module(module)
             self.module = module
             cls = getattr(module, class_name, None)
@@ -134,7 +152,7 @@ class WorkerLoop:
 
                 self.solution = ModuleDriver(cls)
                 return {"ok": True}
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(Nowhere()):
                 self.solution = cls()
         except BaseException as exc:  # noqa: BLE001 - any failure of learner code is reported
             if isinstance(exc, KeyboardInterrupt):
@@ -159,7 +177,7 @@ class WorkerLoop:
             return {"error": {"type": "ModelRefused", "message": str(exc)}}
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
         self.models.calls.clear()
-        captured = io.StringIO()
+        captured = Capture(CALL_OUTPUT_KEPT)
         try:
             with contextlib.redirect_stdout(captured):
                 if (harness := harness_name(method)) is not None:
@@ -183,7 +201,7 @@ class WorkerLoop:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return {"error": describe_error(exc, self.path or "", self.policy),
-                    **printed(captured.getvalue())}
+                    **printed(captured)}
         # model() restored each model to its pristine weights before the call.
         model_changed = self.models.changed(models)
         try:
@@ -195,14 +213,14 @@ class WorkerLoop:
                               "message": tr("{method}() returned {value}, which the grader "
                                             "cannot read; return a str, int, float, list or "
                                             "tensor", method=method, value=exc)},
-                    **printed(captured.getvalue())}
+                    **printed(captured)}
         return {
             "ok": True,
             "result": encoded,
             "after": after,
             "model_changed": model_changed,
             "model_calls": self.models.calls[:10_000],
-            **printed(captured.getvalue()),
+            **printed(captured),
         }
 
     def start(self, method: str, args: list, witnessed: bool = False) -> dict[str, Any]:
@@ -214,7 +232,7 @@ class WorkerLoop:
         except ModelRefused as exc:
             return {"error": {"type": "ModelRefused", "message": str(exc)}}
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(Nowhere()):
                 self.iterator = iter(getattr(self.solution, method)(*models))
         except Exception as exc:  # noqa: BLE001 - learner errors are data
             return {"error": describe_error(exc, self.path or "", self.policy)}
@@ -224,7 +242,7 @@ class WorkerLoop:
         if self.iterator is None:
             return {"done": True}
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(Nowhere()):
                 item = next(self.iterator)
             return {"ok": True, "item": encode(item)}
         except StopIteration:
