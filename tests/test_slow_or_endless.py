@@ -70,7 +70,7 @@ def test_a_spawned_workers_tree_is_measured_with_its_children() -> None:
 
     import psutil
 
-    from grader.sandbox.host.handles import process_tree_cpu
+    from grader.sandbox.host.slow_or_endless import process_tree_cpu
 
     # A parent that waits on a child that spins: the CPU is the child's. The tree is
     # read once the child has used 0.2 s by its own account, which on a loaded machine

@@ -69,8 +69,8 @@ RUNTIME_FILES = (
     "grading/judging/schedule_rates.py", "grading/judging/written_by_hand.py",
     "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
     "reports/report.py", "reports/results.py", "reports/scoring.py", "reports/written.py",
-    "sandbox/__init__.py", "sandbox/wire/__init__.py", "sandbox/wire/limits.py",
-    "sandbox/wire/printed.py",
+    "sandbox/__init__.py", "sandbox/host/__init__.py", "sandbox/host/slow_or_endless.py",
+    "sandbox/wire/__init__.py", "sandbox/wire/limits.py", "sandbox/wire/printed.py",
 )
 PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "runs.py",
                   "shipped.py", "training.py")

@@ -26,6 +26,7 @@ from typing import Any
 from gpt_kata_practice.practice_grade import Result, grade_problem
 
 from grader.locale import tr
+from grader.sandbox.host.slow_or_endless import machine_load, no_answer, process_tree_cpu
 
 # Seconds the grade's own work may take between two calls of the learner's code: a
 # new process loading torch, a problem's stored answers and first model.
@@ -51,17 +52,24 @@ class PracticeRuns:
         # The learner's code runs within the call's limit, and all of a problem's calls
         # within its budget; the grade's own work between calls within the grace.
         running_since: float | None = None
+        cpu_since: float | None = None  # the process's CPU time as the code began to run
         spent = 0.0
         while True:
             limit = min(self.call_timeout, self.budget - spent)
             left = (GRADER_GRACE if running_since is None
                     else limit - (time.monotonic() - running_since))
             if left <= 0 or not self.connection.poll(left):
+                if running_since is None:
+                    said = tr("no answer within {limit:g} seconds (an endless loop, or far "
+                              "slower than needed?)", limit=GRADER_GRACE)
+                else:  # what the code did meanwhile, as the kata's time-out says it
+                    cpu = process_tree_cpu(self.process.pid)
+                    used = cpu - cpu_since if cpu is not None and cpu_since is not None \
+                        else None
+                    said = no_answer(limit, used, time.monotonic() - running_since,
+                                     machine_load())
                 self.close()
-                return Result(slug, unavailable=tr(
-                    "no answer within {limit:g} seconds (an endless loop, or far slower than "
-                    "needed?)", limit=limit if running_since is not None else GRADER_GRACE),
-                    kind="unavailable")
+                return Result(slug, unavailable=said, kind="unavailable")
             try:
                 kind, value = self.connection.recv()
             except (EOFError, OSError):
@@ -75,7 +83,7 @@ class PracticeRuns:
                 return value
             now = time.monotonic()
             if value:
-                running_since = now
+                running_since, cpu_since = now, process_tree_cpu(self.process.pid)
             elif running_since is not None:
                 spent, running_since = spent + now - running_since, None
 

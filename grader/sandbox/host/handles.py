@@ -4,7 +4,6 @@ that loads a grade's submissions in turn."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import subprocess
@@ -14,7 +13,12 @@ from grader.sandbox.host.channel import Channel, SendTimeout, WorkerDied
 from grader.sandbox.host.ending import describe_exit, start_group, wait_then_kill
 from grader.sandbox.host.launch import grader_command, refusal
 from grader.sandbox.host.scratch_folders import TORCH_CACHE_VARIABLE, empty_folder, remove_tree
-from grader.sandbox.host.slow_or_endless import machine_load, no_answer, starved
+from grader.sandbox.host.slow_or_endless import (
+    machine_load,
+    no_answer,
+    process_tree_cpu,
+    starved,
+)
 from grader.sandbox.host.witness import Witness
 from grader.sandbox.wire.encoding import ProtocolError
 from grader.sandbox.wire.replies import unreadable
@@ -119,22 +123,6 @@ class WorkerHandle:
 
     def _finish(self, grace: float) -> int | None:
         raise NotImplementedError
-
-
-def process_tree_cpu(pid: int) -> float | None:
-    """CPU seconds used by a process and the processes it started (psutil, on every
-    platform), where it can be asked."""
-    try:
-        import psutil
-
-        root = psutil.Process(pid)
-        total = 0.0
-        for process in (root, *root.children(recursive=True)):
-            with contextlib.suppress(psutil.Error):
-                total += sum(process.cpu_times()[:2])  # user and system
-        return total
-    except Exception:  # noqa: BLE001 - a measure for a message, never the grade's trouble
-        return None
 
 
 class SpawnedWorker(WorkerHandle):

@@ -21,6 +21,7 @@ message says only that no answer came.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from grader.locale import tr
@@ -41,6 +42,22 @@ def machine_load() -> float | None:
         import psutil
 
         return psutil.getloadavg()[0] / (os.cpu_count() or 1)
+    except Exception:  # noqa: BLE001 - a measure for a message, never the grade's trouble
+        return None
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds used by a process and the processes it started (psutil, on every
+    platform), where it can be asked."""
+    try:
+        import psutil
+
+        root = psutil.Process(pid)
+        total = 0.0
+        for process in (root, *root.children(recursive=True)):
+            with contextlib.suppress(psutil.Error):
+                total += sum(process.cpu_times()[:2])  # user and system
+        return total
     except Exception:  # noqa: BLE001 - a measure for a message, never the grade's trouble
         return None
 
