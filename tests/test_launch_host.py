@@ -81,6 +81,10 @@ class Solution:
             "module_output": float(torch.nn.Identity()(torch.ones(1)).item()),
             "alarm": signal.getitimer(signal.ITIMER_REAL)[0] if hasattr(signal, "getitimer")
             else 0.0,
+            # Modes every torch call goes through: putting the default device back
+            # must not leave one (set_default_device("cpu") does).
+            "modes": [type(mode).__name__
+                      for mode in torch.overrides._get_current_function_mode_stack()],
         }
 '''
 
