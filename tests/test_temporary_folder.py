@@ -96,6 +96,13 @@ def test_a_worker_without_the_sandbox_writes_its_temporary_files_in_its_scratch(
     assert "GPT_KATA_EXAMPLES_SEED" not in env
 
 
+def test_a_worker_without_the_sandbox_draws_off_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # macOS's backend (Windows's is TkAgg): a submission's plt.show() opened a window
+    # and waited for it to close, where the sandbox, with no display, returns at once.
+    monkeypatch.setenv("MPLBACKEND", "macosx")
+    assert worker_environment("/grade/worker-1", "/grade/torch-cache")["MPLBACKEND"] == "Agg"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as on Linux")
 @pytest.mark.parametrize("path", ["fork", "spawned"])
 def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str,
