@@ -81,6 +81,10 @@ class Solution:
             "module_output": float(torch.nn.Identity()(torch.ones(1)).item()),
             "alarm": signal.getitimer(signal.ITIMER_REAL)[0] if hasattr(signal, "getitimer")
             else 0.0,
+            # Modes every torch call goes through: putting the default device back
+            # must not leave one (set_default_device("cpu") does).
+            "modes": [type(mode).__name__
+                      for mode in torch.overrides._get_current_function_mode_stack()],
         }
 '''
 
@@ -182,3 +186,30 @@ def test_the_baseline_holds_on_a_torch_without_get_default_device(monkeypatch) -
     assert baseline.device is None
     restore(baseline)
     assert torch.empty(1).device.type == "cpu"
+
+
+def test_a_spawned_worker_ends_once_the_grader_that_started_it_is_gone(monkeypatch) -> None:
+    """It leads a session of its own: a grader killed or hung up on (its terminal
+    closed) left it running the learner's endless loop, a core spun for good. An
+    orphan gets a new parent, which it notices."""
+    from grader.sandbox.worker import serve
+
+    parents = iter([100, 100, 1])  # the grader's pid twice, then init's
+    naps: list[float] = []
+
+    class Ended(Exception):
+        pass
+
+    def end(code: int) -> None:
+        raise Ended(code)
+
+    monkeypatch.setattr(serve.os, "getppid", lambda: next(parents))
+    monkeypatch.setattr(serve.time, "sleep", naps.append)
+    monkeypatch.setattr(serve.os, "_exit", end)
+    try:
+        serve.end_when_orphaned(100, poll=0.5)
+    except Ended:
+        pass
+    else:
+        raise AssertionError("it went on after its parent was gone")
+    assert naps == [0.5, 0.5]

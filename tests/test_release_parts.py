@@ -415,3 +415,44 @@ def test_a_trainable_gpt_of_a_config_traced_already_is_its_own_trace_byte_for_by
     assert first != second  # the weights differ
     assert second == exported_program(artifacts.trainable_model(small, 1), trainable=True)
     assert other == exported_program(artifacts.trainable_model(wider, 1), trainable=True)
+
+
+STAND_IN = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class Result:
+    slug: str
+    unavailable: str = ""
+    kind: str = ""
+
+
+def grade_problem(slug, path, running):
+    import matplotlib
+
+    return Result(slug, unavailable=matplotlib.get_backend())
+'''
+
+
+@pytest.mark.parametrize("spawned", ["0", "1"], ids=["forked", "spawned"])
+def test_the_practice_runs_draw_off_screen(spawned: str, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A learner's plt.show() in the copy's process for their code opened a window on a
+    desktop (macOS's backend here) and waited for it to close, until it ran out of time.
+    The copy's grade is stood in for: what the process sees is the question."""
+    package = tmp_path / "gpt_kata_practice"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "practice_grade.py").write_text(STAND_IN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("MPLBACKEND", "macosx")
+    monkeypatch.setenv("GPT_KATA_SPAWN_WORKERS", spawned)
+    for name in ("gpt_kata_practice", "gpt_kata_practice.practice_grade",
+                 "grader.release.practice.runs"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    from grader.release.practice.runs import PracticeRuns
+
+    with PracticeRuns(60.0, 60.0) as runs:
+        result = runs.grade("softmax", tmp_path / "solution.py")
+    assert result.unavailable.lower() == "agg"

@@ -295,6 +295,19 @@ def test_report_files_of_any_name_can_be_made_and_never_meet(tmp_path):
         (tmp_path / f"{stem}.junit.xml").write_text("made")
 
 
+def test_report_files_are_never_named_as_windows_devices_or_end_in_a_dot() -> None:
+    # On Windows `con.json` is the console and `ada.` is made as `ada`.
+    devices = {"CON", "PRN", "AUX", "NUL", "COM1", "LPT9", "CONIN$", "COM\u00b2"}
+    names = ["con", "Con", "nul.txt", "aux .x", "com1", "LPT9", "conin$", "com\u00b2",
+             "ada.", "ada ", "ada", "%63on", "console", "a.con"]
+    stems = [report_stem(name) for name in names]
+    assert len(set(stems)) == len(names)
+    assert stems[-2:] == ["console", "a.con"]
+    for stem in stems:
+        assert stem.partition(".")[0].rstrip(" ").upper() not in devices, stem
+        assert not stem.endswith((".", " ")), stem
+
+
 def test_names_one_file_apart_where_case_or_accents_are_not_told_apart_are_refused(
         tmp_path, capsys):
     assert shared_report_files(["Ada", "ada", "bo", "Zo\u00eb", "Zoe\u0308"]) == [

@@ -192,6 +192,23 @@ def test_a_roster_in_github_classrooms_columns(tmp_path: Path) -> None:
         read_roster(roster, None)
 
 
+def test_a_roster_whose_names_make_no_folder_on_windows_or_macos_is_refused_or_encoded(
+        tmp_path: Path) -> None:
+    # Each learner's hand-in folder is made before grading: `ada` after `Ada` is the
+    # same folder where case is not told apart, and `con` or `bo.` none on Windows.
+    roster = tmp_path / "roster.csv"
+    roster.write_text("learner,repository\nAda,https://h/a\nada,https://h/b\n")
+    with pytest.raises(UsageError, match="Ada and ada.*case or accents"):
+        read_roster(roster, None)
+    roster.write_text("learner,repository\ncon,https://h/c\nAux.x,https://h/x\n"
+                      "bo.,https://h/b\nbo,https://h/o\n")
+    names = [e.name for e in read_roster(roster, None)]
+    assert names == ["%41ux.x", "%63on", "bo", "bo%2E"]
+    for name in names:
+        assert name.partition(".")[0].upper() not in ("CON", "AUX")
+        assert not name.endswith((".", " "))
+
+
 def test_deadline_and_policy_options() -> None:
     assert deadline_spec("2026-12-01T23:59Z") == DEADLINE
     assert deadline_spec("2026-12-02T00:59+01:00") == DEADLINE

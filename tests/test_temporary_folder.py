@@ -96,12 +96,21 @@ def test_a_worker_without_the_sandbox_writes_its_temporary_files_in_its_scratch(
     assert "GPT_KATA_EXAMPLES_SEED" not in env
 
 
+def test_a_worker_without_the_sandbox_draws_off_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # macOS's backend (Windows's is TkAgg): a submission's plt.show() opened a window
+    # and waited for it to close, where the sandbox, with no display, returns at once.
+    monkeypatch.setenv("MPLBACKEND", "macosx")
+    assert worker_environment("/grade/worker-1", "/grade/torch-cache")["MPLBACKEND"] == "Agg"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as on Linux")
 @pytest.mark.parametrize("path", ["fork", "spawned"])
-def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str,
+@pytest.mark.parametrize("ended_by", ["SIGTERM", "SIGHUP"])
+def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str, ended_by: str,
                                                                       tmp_path: Path) -> None:
-    """SIGTERM (a CI job's time limit) stops a grade as Ctrl-C does: the workers and
-    their scratch folders go with it, where Python's default left the spawned path's."""
+    """SIGTERM (a CI job's time limit) and SIGHUP (its terminal closed) stop a grade as
+    Ctrl-C does: the workers and their scratch folders go with it, where Python's
+    default left the spawned path's."""
     import signal
     import time
 
@@ -121,8 +130,28 @@ def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str,
             time.sleep(0.1)
         time.sleep(3.0)
         assert grade.poll() is None, "the grade ended before it was stopped"
-        grade.send_signal(signal.SIGTERM)
+        grade.send_signal(getattr(signal, ended_by))
         assert grade.wait(timeout=60) == 130
     finally:
         grade.kill()
     assert [p.name for p in scratch.iterdir()] == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGHUP")
+def test_a_sighup_that_nohup_ignores_stays_ignored() -> None:
+    """`nohup gpt-kata gradebook ...` keeps grading when its terminal closes."""
+    import signal
+
+    from grader.learner.output import interrupted_by_termination
+
+    saved = {number: signal.getsignal(number) for number in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        interrupted_by_termination()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        interrupted_by_termination()
+        assert signal.getsignal(signal.SIGHUP) is signal.getsignal(signal.SIGTERM)
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)

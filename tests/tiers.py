@@ -101,7 +101,9 @@ HEAVY = {
         "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
         "empty[spawned]",
         "test_temporary_folder.py::test_a_grade_ended_from_outside_leaves_the_temporary_"
-        "folder_empty[spawned]",
+        "folder_empty[SIGTERM-spawned]",
+        "test_temporary_folder.py::test_a_grade_ended_from_outside_leaves_the_temporary_"
+        "folder_empty[SIGHUP-spawned]",
     ),
     # The sandbox under stress: its notice on every platform and command, servers
     # stopped mid-grade, workers that stop reading, trees of processes at the limits.
@@ -118,6 +120,9 @@ HEAVY = {
         # scratch root.
         "test_temporary_folder.py::test_a_grade_that_trains_leaves_the_temporary_folder_"
         "empty[unsandboxed]",
+        # A grade whose terminal closed (the default tier keeps SIGTERM's).
+        "test_temporary_folder.py::test_a_grade_ended_from_outside_leaves_the_temporary_"
+        "folder_empty[SIGHUP-fork]",
         # A loop and a wait of seconds each, their CPU and wall time measured apart.
         "test_slow_or_endless.py::test_a_loop_and_a_wait_are_measured_apart",
         # A call computing part-time, and one waiting, out of time on a busy machine.

@@ -67,18 +67,23 @@ def clock(seconds: float) -> str:
 
 
 def interrupted_by_termination() -> None:
-    """Take SIGTERM (a CI job's time limit, `kill`) as a Ctrl-C: the command stops as an
-    interrupted one does (exit code 130), its workers and temporary folders going with
-    it, where Python's default would end it on the spot and leave them behind."""
+    """Take SIGTERM (a CI job's time limit, `kill`) and SIGHUP (the terminal closed) as
+    a Ctrl-C: the command stops as an interrupted one does (exit code 130), its workers
+    and temporary folders going with it, where Python's default would end it on the
+    spot and leave them behind. A SIGHUP that `nohup` ignores stays ignored."""
     import signal
 
     def interrupt(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
-    try:
-        signal.signal(signal.SIGTERM, interrupt)
-    except (ValueError, OSError, AttributeError):  # not the main thread; no such signal
-        pass
+    for name in ("SIGTERM", "SIGHUP"):
+        try:
+            number = getattr(signal, name)  # Windows has no SIGHUP
+            if name == "SIGHUP" and signal.getsignal(number) is not signal.SIG_DFL:
+                continue
+            signal.signal(number, interrupt)
+        except (ValueError, OSError, AttributeError):  # not the main thread; no such signal
+            pass
 
 
 def exit_now(code: int) -> NoReturn:

@@ -78,13 +78,29 @@ def write_csv(path: Path, header: list[str], lines: list[list[str]]) -> None:
     replace_whole(path, table.getvalue(), newline="")
 
 
+# Names Windows keeps for its devices, whatever follows a dot (`con.json` is the
+# console there): no file or folder of such a name can be made.
+WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {
+    f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "123456789\u00b9\u00b2\u00b3"})
+
+
+def _encoded(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode())
+
+
 def report_stem(name: str) -> str:
     """The file name (without suffix) of a learner's reports: their safe name, with the
     characters that artifact uploads and other systems refuse percent-encoded (and
     % itself, so no two names meet), shortened with a hash if very long. The hash
     follows `%~`, which no encoded name holds (its % are all %XX): no short name can
-    be a long one's shortened form."""
+    be a long one's shortened form. A name Windows would not make (a device's, like
+    `con`, or one ending in a dot or a space, which it drops) has its first or last
+    character encoded too: it is also a hand-in folder's name (roster_csv.label)."""
     stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
+    if stem.partition(".")[0].rstrip(" ").upper() in WINDOWS_DEVICES:
+        stem = _encoded(stem[0]) + stem[1:]
+    if stem.endswith((".", " ")):
+        stem = stem[:-1] + _encoded(stem[-1])
     if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
         short = stem.encode()[:100].decode("utf-8", errors="ignore")
         stem = short + "%~" + hashlib.sha256(name.encode()).hexdigest()[:16]

@@ -129,4 +129,13 @@ def read_roster(path: Path, template: str | None, need_urls: bool = True) -> lis
         entries[entry.name] = entry
     if not entries:
         raise UsageError(f"{path} names no learners")
+    from grader.classroom.gradebook.outputs import shared_report_files
+
+    # Each learner gets a folder of that name before the class is graded: on a disk
+    # that ignores case (macOS, Windows) a second would fail to be made, or be the first.
+    if shared := shared_report_files(entries):
+        pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)
+        raise UsageError(f"{path}: {pairs}: their folders and reports would be one where "
+                         "case or accents are not told apart (macOS, Windows, a downloaded "
+                         "artifact); rename one of each")
     return sorted(entries.values(), key=lambda e: e.name)

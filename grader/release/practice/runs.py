@@ -114,6 +114,7 @@ class PracticeRuns:
 def serve(connection: Any) -> None:
     """The child: grade each (slug, path) it is sent, in torch's state as it found it,
     saying when the learner's code starts and stops running."""
+    draw_off_screen()
     state = torch_state()
     while True:
         try:
@@ -124,6 +125,15 @@ def serve(connection: Any) -> None:
         result = grade_problem(slug, Path(path),
                                running=lambda now: connection.send(("running", now)))
         connection.send(("result", result))
+
+
+def draw_off_screen() -> None:
+    """matplotlib draws without a window in this process: a learner's plt.show() returns
+    at once, where a desktop's backend (macOS's, Windows's, Linux's with a display)
+    opened a window and waited for it to close, until the call ran out of time."""
+    os.environ["MPLBACKEND"] = "Agg"
+    if "matplotlib" in sys.modules:  # imported already, its backend chosen: choose again
+        sys.modules["matplotlib"].use("Agg")
 
 
 # What a learner's file can change of torch for every later problem in one process.

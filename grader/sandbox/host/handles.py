@@ -37,10 +37,13 @@ def worker_environment(scratch: str, torch_cache: str) -> dict[str, str]:
     the grader's own, without its secrets, one thread per pool, its scratch folder
     for temporary files (a spawned worker's own; for a fork server without the
     sandbox, the grade's scratch root, which its workers share), removed with it,
-    and the grade's folder for torch's cache (`torch_cache_in`)."""
+    the grade's folder for torch's cache (`torch_cache_in`), and matplotlib drawing
+    off screen: a submission's plt.show() returns at once, as in the sandbox (which
+    has no display), where macOS's and Windows's own backends opened a window and
+    waited for it to be closed, until the call ran out of time."""
     env = {k: v for k, v in os.environ.items() if k not in GRADER_SECRETS}
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
-                TORCH_CACHE_VARIABLE: torch_cache})
+                TORCH_CACHE_VARIABLE: torch_cache, "MPLBACKEND": "Agg"})
     env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), scratch))  # TEMP and TMP: Windows'
     return env
 

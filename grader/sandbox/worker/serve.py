@@ -15,6 +15,8 @@ import importlib.util
 import io
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -326,9 +328,29 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
                               error=f"{type(exc).__name__}: {str(exc)[:200]}")}})
 
 
+# Seconds between a spawned worker's looks at whether the grader that started it is gone.
+PARENT_POLL = 1.0
+
+
+def end_when_orphaned(parent: int, poll: float = PARENT_POLL) -> None:
+    """Wait until this process's parent is no longer `parent`, then end the process.
+
+    A spawned worker leads a session of its own (grader/sandbox/host/ending.py), so
+    a grader ended without cleaning up (its terminal closed, SIGHUP; `kill -9`) left
+    it running the learner's code: an endless loop spun a core for good. Waiting on
+    its channel sees the grader go only between calls. On Linux a forked worker ends
+    with its fork server (PR_SET_PDEATHSIG); on Windows the grader's job object ends
+    it; an orphan on macOS (and on Linux) gets a new parent, which this notices."""
+    while os.getppid() == parent:
+        time.sleep(poll)
+    os._exit(0)
+
+
 def main() -> None:
     """A worker started on its own (where there is no fork server): talk over stdin/stdout.
     Its one argument, where given, is the folder of a practice grade's kept passes."""
+    threading.Thread(target=end_when_orphaned, args=(os.getppid(),), daemon=True,
+                     name="gpt-kata-orphan-watch").start()
     serve(*_private_channels(), hosted=True, forwards=(sys.argv[1:] or [None])[0])
 
 
