@@ -105,6 +105,23 @@ def test_another_sandbox_offered_grades_again(gradebook, monkeypatch) -> None:
     assert list(state_file) == ["ada"]
 
 
+def test_another_torch_or_hypothesis_grades_again(gradebook, monkeypatch) -> None:
+    """torch runs the references, hypothesis draws the examples: either's new version
+    may judge the same files otherwise."""
+    from grader.classroom.gradebook import state
+
+    installed = state.library_versions()
+    assert set(installed) == {"torch", "hypothesis"} and "absent" not in installed.values()
+    assert gradebook() == 1
+    for name in installed:
+        monkeypatch.setattr(command, "library_versions",
+                            lambda name=name: {**installed, name: "0.0.1"})
+        assert gradebook() == 1
+        assert gradebook() == 0
+    monkeypatch.setattr(command, "library_versions", lambda: installed)
+    assert gradebook() == 1
+
+
 def test_a_time_out_on_a_busy_machine_is_graded_once_more_at_the_next_run(gradebook,
                                                                          capsys) -> None:
     """A check that ran out of time on a machine too busy to tell slow code from a loop

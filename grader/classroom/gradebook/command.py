@@ -46,6 +46,7 @@ from grader.classroom.gradebook.state import (
     as_strong,
     grader_fingerprint,
     inputs_key,
+    library_versions,
     load_state,
     sandbox_offered,
     seed_digest,
@@ -127,11 +128,13 @@ def gradebook(args: argparse.Namespace) -> int:
 
     # Everything a grade depends on beyond the files and the grader: a report made
     # under other options, another examples seed or a weaker sandbox is not kept.
-    # The language too: a report's messages are in the language it was graded in.
+    # The language too: a report's messages are in the language it was graded in; and
+    # the torch and hypothesis installed, which run the references and draw the examples.
     options = {"problems": [p.slug for p in chosen], "timeout": args.timeout,
                "budget": args.budget, "memory": args.memory, "scratch_mb": args.scratch_mb,
                "unisolated": args.allow_unisolated, "mode": "classroom",
-               "seed": seed_digest(), "sandbox": sandbox_offered(), "language": language()}
+               "seed": seed_digest(), "sandbox": sandbox_offered(), "language": language(),
+               "libraries": library_versions()}
     grader = grader_fingerprint()
     state = load_state(out)
     rows: dict[str, Row] = {}

@@ -1,6 +1,6 @@
 """Knowing what is already graded: a learner whose files, grader, options, examples
-seed and sandbox are unchanged since the last run keeps their report, and is not
-graded again. A report made under a weaker grade (without the sandbox, or under
+seed, torch and hypothesis and sandbox are unchanged since the last run keeps their
+report, and is not graded again. A report made under a weaker grade (without the sandbox, or under
 other drawn examples) is never kept in place of a stronger one.
 
 DIR/.gradebook-state.json maps each learner to the key of what was graded.
@@ -45,6 +45,21 @@ def seed_digest() -> str | None:
     if not seed:
         return None
     return hashlib.sha256(b"gpt-kata examples seed\0" + seed.encode()).hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """The versions of what a grade's outcome rests on besides the grader: torch runs
+    the references the answers are judged against, and hypothesis draws the examples
+    (its version may draw others from the same seed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("torch", "hypothesis"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "absent"
+    return found
 
 
 def sandbox_offered() -> dict[str, Any]:
