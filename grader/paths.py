@@ -91,11 +91,35 @@ STATE = KATA / ".gpt-kata"
 MAX_SOLUTION_BYTES = 1_000_000
 
 
+def other_case(path: Path, inside: Path) -> str:
+    """The name a part of `path` (below `inside`) has where it differs from the one
+    asked for in case only, or "": a disk that does not tell case apart (macOS,
+    Windows) finds `03-softmax/Solution.py` as `03-softmax/solution.py` and Linux does
+    not, and a hand-in must be graded the same on both."""
+    try:
+        parts = path.relative_to(inside).parts
+    except ValueError:
+        return ""
+    folder = inside
+    for part in parts:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return ""
+        if part not in names:
+            return next((name for name in names if name.casefold() == part.casefold()), "")
+        folder = folder / part
+    return ""
+
+
 def leads_out(path: Path, inside: Path) -> str:
     """Why `path` is not a file of the learner's folder `inside`, or "" if it is: a
     link may not lead out of it (to the references, say), and only a regular file of
     at most MAX_SOLUTION_BYTES counts. A learner's repository may commit links, and a
     clone makes them real."""
+    other = other_case(path, inside)
+    if other:
+        return f"no such file ({other} differs in case, which Linux tells apart)"
     if not path.exists() and not path.is_symlink():
         return "no such file"
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader.learner.grade import left_out, missing_summary
+from grader.learner.grade import left_out, missing_summary, resolve_submissions
 from grader.registry import problems
 from grader.reports import results
 from grader.reports.report import ProblemSummary, Report
@@ -92,3 +92,31 @@ def test_a_repositorys_left_out_problem_says_why_of_its_own_folder(tmp_path: Pat
     assert folder == tmp_path / "problems"
     (said,) = [r.message for r in missing_summary(FIRST, folder).results]
     assert "(not a file)" in said
+
+
+def test_a_name_in_other_case_is_missing_on_every_disk(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """03-softmax/Solution.py: Linux finds no solution.py, and macOS and Windows, which
+    open it as solution.py, count it missing too, for the same reason: one hand-in,
+    one score, wherever it is graded."""
+    from grader import paths
+
+    folder = tmp_path / FIRST.folder
+    folder.mkdir()
+    (folder / "Solution.py").write_text("class Solution: pass\n", encoding="utf-8")
+    asked = folder / "solution.py"
+    reason = "no such file (Solution.py differs in case, which Linux tells apart)"
+    assert paths.leads_out(asked, tmp_path) == reason  # Linux
+    said = missing_summary(FIRST, tmp_path).results[0].message
+    assert "no such file; Solution.py differs in case, which Linux tells apart" in said
+    # macOS: the file opens by the name asked for, its folder lists the learner's name.
+    (folder / "Solution.py").rename(asked)
+    listdir = paths.os.listdir
+    monkeypatch.setattr(paths.os, "listdir", lambda where: (
+        ["Solution.py"] if Path(where) == folder else listdir(where)))
+    assert asked.is_file() and paths.leads_out(asked, tmp_path) == reason
+    # A classroom grade of the folder leaves it out, as the gradebook does.
+    (tmp_path / SECOND.folder).mkdir()
+    (tmp_path / SECOND.folder / "solution.py").write_text("class Solution: pass\n", "utf-8")
+    args = argparse.Namespace(submission=str(tmp_path), problems=[], classroom=True,
+                              reference=False)
+    assert list(resolve_submissions(args)) == [SECOND]

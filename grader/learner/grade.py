@@ -118,7 +118,10 @@ def resolve_submissions(args: argparse.Namespace) -> dict[Problem, Path]:
     if target.is_dir():
         target = handed_in_folder(target)
         found = {p: target / p.folder / "solution.py" for p in chosen}
-        found = {p: f for p, f in found.items() if f.is_file()}
+        # Named as asked, case included, as Linux finds it (macOS and Windows do not
+        # tell case apart): the same hand-in has the same problems everywhere.
+        found = {p: f for p, f in found.items()
+                 if f.is_file() and not paths.other_case(f, target)}
         if not found:
             raise UsageError(tr("{target} holds no NN-slug/solution.py files like problems/",
                                 target=target))
@@ -223,7 +226,10 @@ def missing_summary(problem: Problem, folder: Path) -> ProblemSummary:
     from grader.reports.results import TestResult
 
     path = folder / problem.folder / "solution.py"
-    why = tr("not a file") if path.exists() or path.is_symlink() else tr("no such file")
+    other = paths.other_case(path, folder)
+    why = (tr("no such file; {name} differs in case, which Linux tells apart", name=other)
+           if other else tr("not a file") if path.exists() or path.is_symlink()
+           else tr("no such file"))
     return ProblemSummary(problem, path, [TestResult(
         tr("Handed in"), problem, "error", kind=UNAVAILABLE,
         message=tr("missing: {file} ({why}): a problem left out scores 0",
