@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,15 @@ def test_the_sandboxed_fork_server_keeps_torchs_cache_in_its_scratch_root(
         server = pool.server
         if server is None or server.process is None:
             pytest.skip("no fork server here")
-        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
         cache = Path(server.scratch_root) / "torch-cache"
+        # While the server execs (a launcher execs it once more), its environment reads
+        # empty for a moment: read it once it holds anything.
+        environ: list[bytes] = []
+        for _ in range(300):
+            environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+            if any(environ):
+                break
+            time.sleep(0.1)
         assert f"{TORCH_CACHE_VARIABLE}={cache}".encode() in environ
         assert pool.torch_cache() == str(cache)
 
