@@ -273,3 +273,23 @@ def test_a_gpt_with_a_mask_buffer_trains_to_the_end_and_talks(tmp_path):
     assert talked.returncode == 0, talked.stderr
     # The text may end in a newline of its own: only talk's one is taken off.
     assert talked.stdout.startswith("Tom") and len(talked.stdout.removesuffix("\n")) == 23
+
+
+def test_a_get_batch_of_views_trains_with_a_step_that_views_them(tmp_path):
+    """Problem 19's unfold.py example returns rows[:, :-1] and rows[:, 1:], views that
+    are not contiguous, and passes; the reference train_step flattens with .view(-1),
+    which 25's cases (contiguous batches) pass. The grader's loop hands the step its
+    batch as those cases do, so the two passing files train together."""
+    batches = example("batches", "unfold.py", tmp_path)
+    folder = kata(tmp_path)
+    shutil.copy(batches, folder / "problems" / "19-batches" / "solution.py")
+    status_file = folder / ".gpt-kata" / "status.json"
+    status = json.loads(status_file.read_text())
+    status["batches"] = {"sha256": hashlib.sha256(batches.read_bytes()).hexdigest(),
+                         "status": "pass", "starter": False}
+    status_file.write_text(json.dumps(status))
+    run = tmp_path / "run"
+    done = gpt_kata(folder, "train", "--yours", "--steps", "2", "--threads", "1",
+                    "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    assert (run / "model.safetensors").is_file()
