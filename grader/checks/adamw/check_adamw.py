@@ -31,14 +31,16 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
            step: int, lr: float, betas: tuple[float, float], eps: float, weight_decay: float,
            *, coupled: bool = False, corrected: bool = True, eps_inside: bool = False,
            decay_after: bool = False, counted: int = 1, decay_lr: bool = True,
-           second_corrected: bool = True) -> Update:
+           second_corrected: bool = True, eps_uncorrected: bool = False) -> Update:
     """AdamW's update, or one of its known mistakes: `coupled` adds the decay to the
     gradient (Adam with L2), `corrected=False` leaves the bias correction out,
     `eps_inside` adds eps under the square root, `decay_after` shrinks the weight
     after the Adam move, `counted` is what the step count grows by first, and
     `decay_lr=False` shrinks the weight by weight_decay alone, not lr * weight_decay
     (the paper's decoupled decay, which torch scales by lr); `second_corrected=False`
-    corrects the first moment's bias only."""
+    corrects the first moment's bias only; `eps_uncorrected` folds both corrections into
+    the step size, lr * sqrt(1 - beta2 ** t) / (1 - beta1 ** t), and divides by
+    sqrt(exp_avg_sq) + eps (the Adam paper's faster form, whose eps is not torch's)."""
     beta1, beta2 = betas
     t = step + counted
     first = 1 - beta1 ** t if corrected else 1.0
@@ -53,7 +55,10 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
         m = beta1 * m + (1 - beta1) * g
         v = beta2 * v + (1 - beta2) * g * g
         denom = (v / second + eps).sqrt() if eps_inside else v.sqrt() / math.sqrt(second) + eps
-        p = p - lr / first * m / denom
+        if eps_uncorrected:
+            p = p - lr * math.sqrt(second) / first * m / (v.sqrt() + eps)
+        else:
+            p = p - lr / first * m / denom
         if decay_after and not coupled:
             p = p * shrink
         for kept, value in zip(out, (p, m, v)):
