@@ -125,6 +125,23 @@ def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) ->
         solution_file(find("softmax"), module.Solution, vars(module))
 
 
+def test_a_module_class_of_another_name_is_graded_under_the_problems_name(
+        tmp_path: Path) -> None:
+    """A notebook's attention head called AttentionHead: the grader looks for Head, and
+    finds it (it once found only a `Solution` alias, and said there was no Head)."""
+    reference = (ROOT / "solutions" / "20-attention-head" / "solution.py").read_text()
+    cells = tmp_path / "cells.py"
+    cells.write_text(reference.replace("class Head(", "class AttentionHead("))
+    module = module_from(cells, "cells_for_test")
+    problem = find("attention-head")
+    file = tmp_path / "problems" / problem.folder / "solution.py"
+    file.parent.mkdir(parents=True)
+    file.write_text(solution_file(problem, module.AttentionHead, vars(module)))
+    graded = python("-m", "grader", "grade", "attention-head", "--submission", str(file))
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert "8/8 checks pass" in graded.stdout
+
+
 def test_an_unknown_problem_is_a_message(tmp_path: Path) -> None:
     done = python("-c", "from grader import check\nprint('RESULT', check('decoed', int))")
     assert "RESULT False" in done.stdout and "did you mean decode" in done.stdout

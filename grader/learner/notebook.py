@@ -81,7 +81,8 @@ def _problem(name: str | int) -> Problem:
 
 
 def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
-    """The text of a solution file holding `cls`, as `Solution`, and what it uses.
+    """The text of a solution file holding `cls`, under the name the problem's grader
+    looks for (Solution, or the module's: Head, Block, ...), and what it uses.
 
     names: the namespace the class was defined in (the notebook's), to resolve
     the names the class uses but does not define.
@@ -119,7 +120,10 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
             f"{cls.__name__} uses {', '.join(sorted(unresolved))}, which check() cannot "
             "bring from your notebook (not a module, nor a function or class defined "
             "there); import or define it inside the class, or in the same cell")
-    alias = [] if cls.__name__ == "Solution" else [f"\n\nSolution = {cls.__name__}"]
+    # The grader looks the class up by the problem's name for it: Solution, or the
+    # module's (Head, GroupedQueryAttention, ...).
+    wanted = problem.class_name
+    alias = [] if cls.__name__ == wanted else [f"\n\n{wanted} = {cls.__name__}"]
     parts = ["\n".join(dict.fromkeys(lines)), *reversed(bodies), class_source.rstrip()]
     return "\n\n\n".join(p for p in parts if p) + "".join(alias) + "\n"
 
