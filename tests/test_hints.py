@@ -42,6 +42,14 @@ def test_no_hint_but_the_last_holds_a_mistakes_fix():
             assert not [fix for fix in fixes if fix in hint], (problem.slug, hint)
 
 
+def test_the_clip_answer_returns_zero_when_no_parameter_has_a_gradient():
+    """The last hint is the answer: clip-grad-norm's once stacked an empty list when no
+    parameter had a gradient, which its graded case no-gradients-at-all refuses."""
+    answer = find("clip-grad-norm").hints[-1]
+    assert "if not grads: return torch.tensor(0.0)" in answer
+    assert answer.index("if not grads") < answer.index("torch.stack")
+
+
 def test_a_named_mistake_keeps_its_fix_aside():
     from grader.grading.values.failures import GradeFailure, Mistake, naming
 
