@@ -42,12 +42,17 @@ def test_no_hint_but_the_last_holds_a_mistakes_fix():
             assert not [fix for fix in fixes if fix in hint], (problem.slug, hint)
 
 
-def test_the_clip_answer_returns_zero_when_no_parameter_has_a_gradient():
-    """The last hint is the answer: clip-grad-norm's once stacked an empty list when no
-    parameter had a gradient, which its graded case no-gradients-at-all refuses."""
-    answer = find("clip-grad-norm").hints[-1]
-    assert "if not grads: return torch.tensor(0.0)" in answer
-    assert answer.index("if not grads") < answer.index("torch.stack")
+@pytest.mark.parametrize("slug, guard, body", [
+    ("clip-grad-norm", "if not grads: return torch.tensor(0.0)", "torch.stack"),
+    ("batches", "if len(data) <= context_length: raise ValueError", "torch.randint"),
+    ("bpe", "if vocab_size < 256: raise ValueError", "while 256 + len(merges)"),
+])
+def test_an_answer_meets_the_edge_case_its_grade_checks(slug, guard, body):
+    """The last hint is the answer: these once left out an edge case a graded check
+    refuses (no gradients at all: torch.stack of an empty list; data that holds no
+    window; a vocab_size below 256), so that the answer as given failed its grade."""
+    answer = find(slug).hints[-1]
+    assert guard in answer and answer.index(guard) < answer.index(body), answer
 
 
 def test_a_named_mistake_keeps_its_fix_aside():
