@@ -237,6 +237,22 @@ def test_a_notebook_class_may_use_earlier_solutions(tmp_path: Path) -> None:
     assert "RESULT True" in done.stdout, done.stdout + done.stderr
 
 
+def test_a_class_from_examples_that_uses_its_files_other_classes_is_graded(
+        tmp_path: Path) -> None:
+    """examples("gpt") hands the notebook the learner's GPT, whose file also holds the
+    Block it builds; check("gpt", GPT) brings that Block as its source. It once brought
+    it as solution_of("23-gpt", name="Block"): the file being graded loading itself,
+    which ended in a RecursionError for a file that passes `gpt-kata grade`."""
+    with_solved(tmp_path, "23-gpt")
+    done = python("-c", textwrap.dedent("""\
+        from grader.play import examples
+        from grader import check
+        print("RESULT", check("gpt", examples("gpt")["GPT"]))
+        """), cwd=tmp_path)
+    assert "RESULT True" in done.stdout, done.stdout + done.stderr
+    assert "RecursionError" not in done.stdout
+
+
 REUSED_CELL = """\
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
             if name not in names:
                 unresolved.append(name)
                 continue
-            line, body = _bring(name, names[name])
+            line, body = _bring(name, names[name], problem.folder)
             if line is None and body is None:
                 unresolved.append(name)
             if line:
@@ -225,8 +225,12 @@ def _annotations(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
-    """An import line or a definition's source that gives `name` its value."""
+def _bring(name: str, value: Any, graded: str = "") -> tuple[str | None, str | None]:
+    """An import line or a definition's source that gives `name` its value.
+
+    graded: the folder of the problem being graded. What comes from that problem's
+    own solution (examples() hands a notebook its Block, MLP, ...) travels as its
+    source: solution_of of the very file being graded would load itself, endlessly."""
     if isinstance(value, types.ModuleType):
         module = value.__name__
         return (f"import {module}" if module == name else f"import {module} as {name}"), None
@@ -235,7 +239,7 @@ def _bring(name: str, value: Any) -> tuple[str | None, str | None]:
     file = getattr(module, "__file__", None)
     folder = Path(file).parent.name if file else ""
     if module_name and module_name.startswith("kata_solution_") and \
-            PROBLEM_FOLDER.fullmatch(folder):
+            PROBLEM_FOLDER.fullmatch(folder) and folder != graded:
         reused = _reused(folder, value)
         if reused is not None:
             return f"from grader.reuse import solution_of\n{name} = {reused}", None
