@@ -577,6 +577,35 @@ def test_check_grades_a_notebook_class_in_the_copy(released: Path, tmp_path: Pat
     assert "practice grade" in ran.stdout and "05-decode" in ran.stdout, ran.stdout
 
 
+THREADS_FIRST = """\
+import linecache, types, torch
+torch.set_num_threads(2)
+print("PRODUCT", float((torch.ones(256, 256) @ torch.ones(256, 256))[0, 0]))
+cell = {cell!r}
+linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")
+main = types.ModuleType("cell_main")
+sys.modules["cell_main"] = main
+exec(compile(cell, "<cell>", "exec"), main.__dict__)
+from grader import check
+print("RESULT", check("attention-head", main.Head))
+"""
+
+
+def test_check_grades_in_the_copy_after_the_notebook_ran_torch_on_threads(
+        released: Path, tmp_path: Path) -> None:
+    """A notebook that ran torch on two threads first (examples(), a forward pass) holds
+    an OpenMP thread pool, which the practice grade's forked process cannot use: the
+    head's first matrix product there waited until the call's time limit, and a right
+    class failed as an endless loop."""
+    head = (paths.ROOT / "solutions" / "20-attention-head" / "solution.py").read_text()
+    script = tmp_path / "notebook.py"
+    script.write_text(THREADS_FIRST.format(cell=head), encoding="utf-8")
+    ran = copy_command(released, "-c-script", str(script))
+    assert "PRODUCT 256.0" in ran.stdout, ran.stdout + ran.stderr
+    assert ran.returncode == 0 and "RESULT True" in ran.stdout, ran.stdout + ran.stderr
+    assert "no answer within" not in ran.stdout, ran.stdout
+
+
 def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)

@@ -89,7 +89,8 @@ class PracticeRuns:
 
     def _start(self) -> None:
         ours, theirs = self.context.Pipe()
-        self.process = self.context.Process(target=serve, args=(theirs,), daemon=True)
+        self.process = self.context.Process(target=serve, args=(theirs, self.fork),
+                                            daemon=True)
         self.process.start()
         theirs.close()
         self.connection = ours
@@ -111,10 +112,19 @@ class PracticeRuns:
         self.close()
 
 
-def serve(connection: Any) -> None:
+def serve(connection: Any, forked: bool = False) -> None:
     """The child: grade each (slug, path) it is sent, in torch's state as it found it,
-    saying when the learner's code starts and stops running."""
+    saying when the learner's code starts and stops running.
+
+    forked: whether it is a fork of the grade's process. A notebook that ran torch on
+    more than one thread (examples(), a forward pass) has an OpenMP thread pool, which
+    a forked child cannot use: its first parallel operation would wait forever. The
+    child then computes on one thread, as the kata's workers do."""
     draw_off_screen()
+    if forked:
+        import torch
+
+        torch.set_num_threads(1)
     state = torch_state()
     while True:
         try:
