@@ -191,13 +191,13 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
     TRAINED_WEIGHTS_ATOL) and, for a loop ("training-loop"), its log of (step,
     train_loss, val_loss), how its forward passes ran (as many with gradients on, and
     in the same of the four modes: gradients on or off, training or evaluation), and
-    where weights differ, the first step that ran at another learning rate."""
+    where its losses or weights differ, the first step that ran at another learning
+    rate, in their place."""
     size = 4 if rule == "training-loop" else 2
     if not (isinstance(got, tuple) and len(got) == size):
         return tr("the run handed back {value}", value=describe(got))
     losses, weights, *modes = got
     want_losses, want_weights, *want_modes = want
-    rate = first_other_rate(modes[1], want_modes[1]) if rule == "training-loop" else ""
     if rule == "training-loop":
         if isinstance(losses, str):
             return tr("train_loop() returned {error}, not a list of (step, train_loss, "
@@ -220,8 +220,18 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
         if ran != want_ran:
             return tr("the forward passes ran as {modes}, expected as {expected}",
                       modes=ran, expected=want_ran)
-        losses = [v for entry in losses for v in entry[1:]]
-        want_losses = [v for entry in want_losses for v in entry[1:]]
+        difference = values_difference([v for entry in losses for v in entry[1:]],
+                                       [v for entry in want_losses for v in entry[1:]],
+                                       weights, want_weights)
+        # A rate of the loop's own moves both, and is what to fix: the kata's judge
+        # says it in the same words (schedule_rates.py).
+        return (difference and first_other_rate(modes[1], want_modes[1])) or difference
+    return values_difference(losses, want_losses, weights, want_weights)
+
+
+def values_difference(losses: Any, want_losses: list[float], weights: Any,
+                      want_weights: dict[str, torch.Tensor]) -> str:
+    """How a run's losses and final weights differ from the stored ones; "" for none."""
     if not isinstance(losses, list) or len(losses) != len(want_losses):
         return tr("the losses are {losses}, expected {expected}", losses=describe(losses),
                   expected=describe(want_losses))
@@ -243,9 +253,6 @@ def training_difference(got: Any, want: Any, rule: str) -> str:
             return tr("the weights `{name}` are {value}, expected {expected}", name=name,
                       value=describe(value), expected=describe(wanted))
         error = float((value.double() - wanted.double()).abs().max()) if value.numel() else 0.0
-        if not error <= TRAINED_WEIGHTS_ATOL and rate:
-            return tr("after the last step the weights `{name}` differ from the expected "
-                      "ones by up to {error:.2e}: {rate}", name=name, error=error, rate=rate)
         if not error <= TRAINED_WEIGHTS_ATOL:
             return tr("the losses are right, but after the last step the weights `{name}` "
                       "differ from the expected ones by up to {error:.2e} (more than the "
