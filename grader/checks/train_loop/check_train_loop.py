@@ -371,12 +371,11 @@ def judge(got: Any, expected: tuple, call: Call) -> None:
                               "optimizer.step() never changed them", steps=steps))
     for name, want in want_weights.items():
         error = (weights[name] - want).abs().max().item()
-        if not error <= TRAINED_WEIGHTS_ATOL and first_other_rate(rates, want_rates):
-            raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ from "
-                                  "the expected ones by up to {error:.2e}: {rate}",
-                                  steps=steps, name=name, error=error,
-                                  rate=first_other_rate(rates, want_rates)))
         if not error <= TRAINED_WEIGHTS_ATOL:
+            if rate := first_other_rate(rates, want_rates):
+                raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ "
+                                      "from the expected ones by up to {error:.2e}: {rate}",
+                                      steps=steps, name=name, error=error, rate=rate))
             raise GradeFailure(tr("after the {steps} steps the weights `{name}` differ from "
                                   "the expected ones by up to {error:.2e} (more than the "
                                   "{allowed:g} allowed): some step trained on another batch, "

@@ -1,7 +1,7 @@
 """Knowing what is already graded: a learner whose files, grader, options, examples
-seed, torch and hypothesis and sandbox are unchanged since the last run keeps their
-report, and is not graded again. A report made under a weaker grade (without the sandbox, or under
-other drawn examples) is never kept in place of a stronger one.
+seed, torch and hypothesis, and sandbox are unchanged since the last run keeps their
+report, and is not graded again. A report made under a weaker grade (without the
+sandbox, or under other drawn examples) is never kept in place of a stronger one.
 
 DIR/.gradebook-state.json maps each learner to the key of what was graded.
 """

@@ -83,7 +83,11 @@ class PracticeRuns:
                 return value
             now = time.monotonic()
             if value:
-                running_since, cpu_since = now, process_tree_cpu(self.process.pid)
+                # At every call the process alone, which is cheap; a time-out reads its
+                # tree, where a process an earlier call left running counts whole (only
+                # the message can be off, and only then).
+                running_since = now
+                cpu_since = process_tree_cpu(self.process.pid, children=False)
             elif running_since is not None:
                 spent, running_since = spent + now - running_since, None
 

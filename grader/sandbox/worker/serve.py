@@ -25,7 +25,7 @@ from grader.locale import tr
 from grader.reuse import source_spec
 from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.wire.frames import read_frame, write_frame
-from grader.sandbox.wire.printed import Capture, Printed, clip
+from grader.sandbox.wire.printed import Capture, clip
 from grader.sandbox.worker.describe import describe_error
 from grader.sandbox.worker.harness_ref import harness_name, run_harness
 from grader.sandbox.worker.held import reference_code_held
@@ -40,12 +40,11 @@ CALL_OUTPUT_LIMIT = 4000
 CALL_OUTPUT_KEPT = 2 * CALL_OUTPUT_LIMIT
 
 
-def printed(text: str | Capture) -> dict[str, Any]:
+def printed(captured: Capture) -> dict[str, Any]:
     """What a call printed, cut to CALL_OUTPUT_LIMIT at a line end, as the reply's fields:
     the lines kept, and how many were left out after them (`output_cut`), so that the
     report can say how many there were."""
-    output = text.printed() if isinstance(text, Capture) else Printed.of(text)
-    kept, cut = clip(output, CALL_OUTPUT_LIMIT).kept()
+    kept, cut = clip(captured.printed(), CALL_OUTPUT_LIMIT).kept()
     return {"output": kept, "output_cut": cut}
 
 
