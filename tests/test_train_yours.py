@@ -293,3 +293,26 @@ def test_a_get_batch_of_views_trains_with_a_step_that_views_them(tmp_path):
                     "--out", str(run))
     assert done.returncode == 0, done.stderr
     assert (run / "model.safetensors").is_file()
+
+
+def test_an_error_in_your_gpt_names_its_problems_file(tmp_path):
+    """Three problems' files train together: an error raised in the GPT's file is shown
+    in it ("23-gpt/solution.py:LINE"), not at the line of 25's that called the model."""
+    folder = kata(tmp_path)
+    gpt = folder / "problems" / "23-gpt" / "solution.py"
+    source = gpt.read_text()
+    raising = source.replace("        T = context.shape[1]\n",
+                             "        T = context.shape[1]\n"
+                             "        if torch.is_grad_enabled():\n"
+                             "            raise ValueError('no gradients here')\n")
+    assert raising != source
+    gpt.write_text(raising)
+    line = raising.splitlines().index("            raise ValueError('no gradients here')") + 1
+    # Recorded as passing, as a grade that never computes gradients would leave it.
+    status = json.loads((folder / ".gpt-kata" / "status.json").read_text())
+    status["gpt"]["sha256"] = hashlib.sha256(gpt.read_bytes()).hexdigest()
+    (folder / ".gpt-kata" / "status.json").write_text(json.dumps(status))
+    done = gpt_kata(folder, "train", "--yours", "--steps", "5", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"23-gpt/solution.py:{line}: ValueError: no gradients here" in done.stderr

@@ -13,7 +13,7 @@ class Solution:
         optimizer.zero_grad(set_to_none=True)
         logits = model(x)
         # One prediction per row: (B*T, vocab_size) against (B*T,) targets.
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
         loss.backward()
         optimizer.step()
         # A number, not the tensor: the tensor holds the step's whole graph.

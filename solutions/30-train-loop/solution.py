@@ -30,7 +30,7 @@ class Solution:
             x, y = self.get_batch(train_data, context_length, batch_size, generator)
             optimizer.zero_grad(set_to_none=True)
             logits = model(x)
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
             loss.backward()
             # Between backward() and step(): the step follows the clipped gradients.
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)

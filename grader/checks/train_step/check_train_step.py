@@ -111,7 +111,8 @@ def draw_example(data: st.DataObject) -> tuple:
 def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor,
               reduction: str = "mean") -> torch.Tensor:
     logits = model(x)
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction=reduction)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                           reduction=reduction)
 
 
 def unflattened_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -209,7 +210,7 @@ MISTAKES = [
             stepping(step_doing(*RIGHT_ORDER, loss_of=unflattened_loss))),
     Mistake("flatten the logits and the targets in different orders",
             "flatten both row by row, so that each position meets its own target: "
-            "logits.view(B * T, vocab_size) and y.view(B * T)",
+            "logits.reshape(B * T, vocab_size) and y.reshape(B * T)",
             stepping(step_doing(*RIGHT_ORDER, loss_of=crossed_loss))),
     Mistake("shift the targets again",
             "y[b, t] already is the token after x[b, t]: compare logits[:, t] with y[:, t]",
@@ -234,8 +235,8 @@ def never_moved(weights: dict[str, torch.Tensor], model: dict[str, Any]) -> bool
 
 def explaining(no_graph: Callable[[], str]) -> Callable[[Call], str]:
     """A training check's note on an error no mistake names: a loss with no graph
-    (`no_graph()` asks how, in that check's terms and the learner's language), or
-    logits left (B, T, vocab_size)."""
+    (`no_graph()` asks how, in that check's terms and the learner's language),
+    logits left (B, T, vocab_size), or a batch flattened with .view()."""
     def explain(call: Call) -> str:
         message = str(call.outcome[1])
         if "does not require grad" in message:
@@ -244,6 +245,10 @@ def explaining(no_graph: Callable[[], str]) -> Callable[[Call], str]:
         if "Expected target size" in message or "size mismatch" in message:
             return "\n" + tr("F.cross_entropy reads dimension 1 as the classes: flatten the "
                              "logits to (B*T, vocab_size) and the targets to (B*T,) first.")
+        if "view size is not compatible" in message:
+            return "\n" + tr("x and y may be views that are not contiguous, as problem 19's "
+                             "get_batch may return them (rows[:, :-1] and rows[:, 1:] of "
+                             "one tensor): .view() cannot flatten those, .reshape() can.")
         return ""
     return explain
 

@@ -3,19 +3,26 @@ one plain line with its file and line, and the kind of failure it is."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePath
 
 from grader.grading.values.failures import BUSY, NOT_IMPLEMENTED, UNAVAILABLE
 from grader.grading.values.sanitise import learner_error
 from grader.locale import tr
+from grader.reuse import PROBLEM_FOLDER
 
 
 def where(error: dict) -> str:
+    """The file and line an error names: "solution.py:12: ", or where the worker
+    found it in another problem's file, "23-gpt/solution.py:40: "."""
     file, line = error.get("file"), error.get("line")
-    if file and line:
-        return f"{Path(file).name}:{line}: "
     if file:
-        return f"{Path(file).name}: "
+        parts = PurePath(file).parts
+        elsewhere = len(parts) == 2 and PROBLEM_FOLDER.fullmatch(parts[0])
+        file = "/".join(parts) if elsewhere else PurePath(file).name
+    if file and line:
+        return f"{file}:{line}: "
+    if file:
+        return f"{file}: "
     return ""
 
 
