@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from grader.classroom.gradebook import layouts
-from grader.classroom.gradebook.roster import collect, not_hand_ins, roster_folders
+from grader.classroom.gradebook.roster import (
+    collect,
+    hidden_hand_ins,
+    not_hand_ins,
+    roster_folders,
+)
 from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import find
 
@@ -86,6 +91,11 @@ def test_zip_files_in_the_roster_are_learners(tmp_path: Path) -> None:
                      "bo": roster / "bo.zip"}
     # What is no learner's is named, for the instructor to see; dot entries are not.
     assert not_hand_ins(roster, tmp_path / "out") == ["notes.txt"]
+    # A dot entry that holds a hand-in is named apart; a tool's folder is not.
+    (roster / ".git" / "objects").mkdir(parents=True)
+    (roster / ".cy" / "problems" / DECODE).mkdir(parents=True)
+    (roster / ".dee" / DECODE).mkdir(parents=True)
+    assert hidden_hand_ins(roster) == [".cy", ".dee", ".hidden.zip"]
 
 
 def test_no_hand_in_takes_anothers_name(tmp_path: Path) -> None:

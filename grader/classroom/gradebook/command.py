@@ -40,7 +40,13 @@ from grader.classroom.gradebook.outputs import (
 )
 from grader.classroom.gradebook.repositories import add_arguments as add_roster_arguments
 from grader.classroom.gradebook.repositories import gradebook_of_repositories
-from grader.classroom.gradebook.roster import Learner, collect, not_hand_ins, roster_folders
+from grader.classroom.gradebook.roster import (
+    Learner,
+    collect,
+    hidden_hand_ins,
+    not_hand_ins,
+    roster_folders,
+)
 from grader.classroom.gradebook.shards import shard_of, shard_spec
 from grader.classroom.gradebook.state import (
     as_strong,
@@ -113,6 +119,10 @@ def gradebook(args: argparse.Namespace) -> int:
     if ignored:
         print(f"gpt-kata gradebook: not graded, as neither a folder nor a zip: "
               f"{', '.join(ignored)}", file=sys.stderr)
+    hidden = hidden_hand_ins(Path(args.roster))
+    if hidden:
+        print(f"gpt-kata gradebook: not graded, as hidden (the name begins with a dot): "
+              f"{', '.join(hidden)}", file=sys.stderr)
     shared = shared_report_files(learners)
     if shared:
         pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)

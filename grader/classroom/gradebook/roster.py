@@ -82,6 +82,21 @@ def not_hand_ins(roster: Path, out: Path) -> list[str]:
         return []
 
 
+def hidden_hand_ins(roster: Path) -> list[str]:
+    """The roster's entries that would be learners but for the dot that begins their
+    name, which hides them (`.ada/` holding problems, `.ada.zip`), as safe names: no
+    learner goes missing unsaid, and a tool's folder (.git, .github) is not named."""
+    def looks_handed_in(entry: Path) -> bool:
+        if entry.is_dir():
+            return layouts.has_problems(entry) or layouts.has_problems(entry / "problems")
+        return entry.suffix.lower() == ".zip" and entry.is_file()
+    try:
+        return sorted(folder_name(e.name) for e in roster.iterdir()
+                      if e.name.startswith(".") and not e.is_symlink() and looks_handed_in(e))
+    except OSError:
+        return []
+
+
 def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     if not roster.is_dir():
         raise UsageError(f"{roster}: no such folder (ROSTER holds one folder per learner)")
