@@ -49,6 +49,18 @@ def test_a_commit_backdated_after_a_run_past_the_deadline_is_not_on_time(tmp_pat
     assert source.commit == backdated and text == BACKDATED
     assert source.late_minutes == 5
     assert any("not in the repository at" in note for note in source.notes)
+    assert not any("late by its date" in note for note in source.notes), source.notes
+
+
+def test_a_late_commit_that_no_run_bounds_is_late_by_its_date_and_says_so(tmp_path) -> None:
+    repo = tmp_path / "dee"
+    late = commit(repo, {f"problems/{CROP}/solution.py": LATE}, DEADLINE + timedelta(hours=1))
+    sightings = Sightings.load(tmp_path / "record")
+    source, text = fetched(tmp_path, repo, Policy(DEADLINE, latest=True), sightings,
+                           DEADLINE + timedelta(days=1))
+    assert source.commit == late and text == LATE and source.late_minutes == 60
+    assert any(f"commit {late[:12]} is late by its date, which its committer sets" in note
+               for note in source.notes), source.notes
 
 
 def test_a_commit_seen_at_the_deadline_counts_and_a_first_run_says_what_it_trusts(

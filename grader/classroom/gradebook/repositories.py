@@ -346,6 +346,10 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
         if policy.deadline is not None:
             late = pushed - policy.deadline.timestamp()
             source.late_minutes = math.ceil(late / 60) if late > 0 else 0
+            if late > 0 and pushed == stamp:  # no run's record bounds it
+                notes.append(f"commit {commit[:12]} is late by its date, which its "
+                             "committer sets (runs of gradebook --fetch-only after the "
+                             "deadline record when it was not there yet)")
         # A repository's .git* files are no news; links and the like are.
         source.notes = notes + [n for n in layouts.unpack(tree_members(repo, commit,
                                                                        allow_local),
