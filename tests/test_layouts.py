@@ -310,3 +310,24 @@ def test_a_name_given_twice_in_a_zip_is_read_once(tmp_path: Path) -> None:
     learner = collect("kim", tmp_path / "kim.zip", chosen())
     assert learner.files == {CROP: SOURCE, DECODE: SOURCE}
     assert "ignored 2 names given twice" in learner.notes
+
+
+def test_a_problems_folder_in_other_case_is_found_alike_on_every_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Problems/` beside another folder: Linux finds no problems/ there, and macOS and
+    Windows, whose disks open `Problems/` as `problems/`, find none either."""
+    from grader import paths
+
+    hand_in = tmp_path / "ada"
+    (hand_in / "Problems" / DECODE).mkdir(parents=True)
+    (hand_in / "Problems" / DECODE / "solution.py").write_bytes(SOURCE)
+    (hand_in / "docs").mkdir()
+    linux = layouts.find(hand_in, hand_in, "ada", [DECODE])
+    assert linux.folder == hand_in and "no NN-slug/solution.py" in linux.looked_for
+    # macOS: the folder opens by the name asked for, and lists the learner's name.
+    (hand_in / "Problems").rename(hand_in / "problems")
+    listdir = paths.os.listdir
+    monkeypatch.setattr(paths.os, "listdir", lambda where: [
+        "Problems" if name == "problems" else name for name in listdir(where)])
+    mac = layouts.find(hand_in, hand_in, "ada", [DECODE])
+    assert mac.folder == hand_in and "no NN-slug/solution.py" in mac.looked_for

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.grading.values.sanitise import folder_name
-from grader.paths import MAX_SOLUTION_BYTES
+from grader.paths import MAX_SOLUTION_BYTES, other_case
 
 # Solutions are a few kilobytes (paths.MAX_SOLUTION_BYTES); these bound what reading
 # one hand-in may cost.
@@ -254,9 +254,11 @@ def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
     for _ in range(MAX_DEPTH):
         for name in ("problems", ""):
             # The hand-in itself may be a link (Gradescope's submission is); none inside it.
+            # `Problems/` is not `problems/`, though macOS's and Windows's disks open it
+            # as such: the layout found is the same on every disk.
             candidate = folder / name if name else folder
-            if (not (name and candidate.is_symlink()) and candidate.is_dir()
-                    and has_problems(candidate)):
+            if (not (name and (candidate.is_symlink() or other_case(candidate, folder)))
+                    and candidate.is_dir() and has_problems(candidate)):
                 where = "/".join([*path, name] if name else path)
                 if where:
                     notes.append(f"found the problems in {where}/")
