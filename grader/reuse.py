@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import importlib.util
+import os
 import re
 import sys
 from pathlib import Path
@@ -50,6 +51,19 @@ def source_spec(name: str, path: str | Path) -> importlib.machinery.ModuleSpec:
                                                   loader=SourceOnly(name, str(path)))
     assert spec is not None  # a loader given: a spec is always made
     return spec
+
+
+def learner_file(filename: str, path: str) -> str | None:
+    """How a frame's file is shown, if it is the submission file ("solution.py") or
+    another problem's solution.py beside it ("23-gpt/solution.py"), which a call
+    reaches through `solution_of` or `train --yours` runs; None for any other file."""
+    file, target = (Path(os.path.normcase(os.path.abspath(name))) for name in (filename, path))
+    if file == target:
+        return target.name
+    if file.name == target.name and file.parent.parent == target.parent.parent \
+            and PROBLEM_FOLDER.fullmatch(file.parent.name):
+        return f"{file.parent.name}/{file.name}"
+    return None
 
 
 def unfinished_methods(source: str) -> list[str]:

@@ -456,3 +456,23 @@ def test_the_practice_runs_draw_off_screen(spawned: str, tmp_path: Path,
     with PracticeRuns(60.0, 60.0) as runs:
         result = runs.grade("softmax", tmp_path / "solution.py")
     assert result.unavailable.lower() == "agg"
+
+
+def test_an_error_in_an_earlier_solution_names_its_file_in_the_copy(
+        small_copy: Path, tmp_path: Path) -> None:
+    """An error raised in the earlier file that solution_of took is shown in that file,
+    "03-softmax/solution.py:3", as the kata's worker shows it."""
+    softmax = ("class Solution:\n"
+               "    def softmax(self, logits):\n"
+               "        return logits / no_such_name\n")
+    temperature = ("from grader.reuse import solution_of\n"
+                   "Softmax = solution_of('softmax')\n"
+                   "class Solution:\n"
+                   "    def apply_temperature(self, logits, temperature):\n"
+                   "        return Softmax().softmax(logits / temperature)\n")
+    copy = learner(small_copy, tmp_path, {"temperature": temperature, "softmax": softmax})
+    graded = practice_grade(copy, "temperature", "--json", str(tmp_path / "grade.json"))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    messages = [t["message"] for t in
+                json.loads((tmp_path / "grade.json").read_text("utf-8"))["tests"]]
+    assert any("03-softmax/solution.py:3: NameError" in m for m in messages), messages

@@ -17,6 +17,7 @@ from gpt_kata_practice.codec import stored
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.locale import tr, translated
+from grader.reuse import learner_file
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,10 @@ def load(path: Path) -> ModuleType:
 
 
 def where(exc: BaseException, path: Path) -> str:
+    """Where in the learner's files the error was raised, as the kata's worker says it."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if Path(frame.filename).resolve() == path.resolve():
-            return f"{path.name}:{frame.lineno}: "
+        if shown := learner_file(frame.filename, str(path)):
+            return f"{shown}:{frame.lineno}: "
     return ""
 
 

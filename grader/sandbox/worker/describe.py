@@ -6,14 +6,13 @@ learner is shown for an exception or a fatal signal."""
 from __future__ import annotations
 
 import errno
-import os
 import signal
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.locale import tr
-from grader.reuse import PROBLEM_FOLDER
+from grader.reuse import learner_file
 from grader.sandbox.wire.limits import MB
 from grader.sandbox.worker.layers.seccomp import refused_call
 
@@ -66,23 +65,10 @@ def limit_message(policy: Policy, exc: BaseException | None = None,
     return None
 
 
-def _learner_file(filename: str, path: str) -> str | None:
-    """How a frame's file is shown, if it is the submission file ("solution.py") or
-    another problem's solution.py beside it ("23-gpt/solution.py"), which a call
-    reaches through `solution_of` or `train --yours` runs; None for any other file."""
-    file, target = (Path(os.path.normcase(os.path.abspath(name))) for name in (filename, path))
-    if file == target:
-        return target.name
-    if file.name == target.name and file.parent.parent == target.parent.parent \
-            and PROBLEM_FOLDER.fullmatch(file.parent.name):
-        return f"{file.parent.name}/{file.name}"
-    return None
-
-
 def _own_frames(exc: BaseException, path: str) -> list[tuple[str, traceback.FrameSummary]]:
     """The frames of the traceback that are in the learner's files, outermost first,
     each with its file as shown."""
-    frames = ((_learner_file(frame.filename, path), frame)
+    frames = ((learner_file(frame.filename, path), frame)
               for frame in traceback.extract_tb(exc.__traceback__))
     return [(shown, frame) for shown, frame in frames if shown]
 
@@ -102,7 +88,7 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
     file, line, function = ((own[-1][0], own[-1][1].lineno, own[-1][1].name) if own
                             else (None, None, None))
     if isinstance(exc, SyntaxError) and exc.lineno is not None:
-        file = _learner_file(exc.filename or path, path) or Path(path).name
+        file = learner_file(exc.filename or path, path) or Path(path).name
         line, function = exc.lineno, None
     frames = [f"{shown}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for shown, f in own]
     message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
