@@ -189,8 +189,9 @@ def test_a_tracks_problems_are_consecutive():
         if problem.track != previous and problem.track in seen:
             pytest.fail(f"{problem.folder} is in the track {problem.track!r}, which ended "
                         f"before {previous!r} began: move its registry entry up among "
-                        f"{problem.track!r}'s problems (the ones after it are renumbered), "
-                        "or give it the track of the problems around it", pytrace=False)
+                        f"{problem.track!r}'s problems (renumbering the ones after it: "
+                        "docs/pages/contributors/adding-a-problem.md, step 1), or give it "
+                        "the track of the problems around it", pytrace=False)
         seen.setdefault(problem.track, problem)
         previous = problem.track
 
