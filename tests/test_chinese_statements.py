@@ -4,7 +4,8 @@ Each problems/NN-slug/README.zh.md is written for a Chinese reader, not word for
 word, but it must teach the same thing with the same code and values: the same
 code blocks byte for byte (the examples a learner runs), the same inline code, the
 same numbers in the prose, the same sections, and the glossary's terms
-(problems/glossary.zh.toml) wherever the English uses them.
+(problems/glossary.zh.toml) wherever the English uses them. The site's own pages
+with a Chinese twin (docs/pages/**/NAME.zh.md) keep their English's code and numbers.
 """
 
 from __future__ import annotations
@@ -107,6 +108,29 @@ def test_the_chinese_statement_uses_the_glossary(folder: str) -> None:
                if re.search(rf"\b{re.escape(t['en'])}", english, re.I)
                and t["zh"] not in chinese]
     assert not missing, f"the English uses these terms, not the Chinese their glossary's: {missing}"
+
+
+# The site's own pages with a Chinese twin beside them (NAME.zh.md). The statements'
+# pages, which the build writes into docs/pages/problems/, are checked above.
+PAGES = ROOT / "docs" / "pages"
+TWINS = sorted(p for p in PAGES.rglob("*.zh.md") if p.relative_to(PAGES).parts[0] != "problems")
+
+
+def page_code(text: str) -> list[str]:
+    """A page's code blocks, less the `--lang zh` the Chinese commands add and the
+    spaces that realign their comments."""
+    return [" ".join(block.replace("--lang zh ", "").split()) for block in code_blocks(text)]
+
+
+@pytest.mark.parametrize("chinese", TWINS, ids=lambda p: p.relative_to(PAGES).as_posix())
+def test_a_chinese_page_keeps_the_code_and_numbers_of_its_english(chinese: Path) -> None:
+    # A page changed in English only is caught here, as a statement is above.
+    zh = chinese.read_text(encoding="utf-8")
+    en = chinese.with_name(chinese.name.replace(".zh.md", ".md")).read_text(encoding="utf-8")
+    assert page_code(zh) == page_code(en), "the code blocks differ from the English page's"
+    assert numbers(zh) == numbers(en), (
+        f"numbers only in English: {sorted(numbers(en) - numbers(zh))}; "
+        f"only in Chinese: {sorted(numbers(zh) - numbers(en))}")
 
 
 def test_the_parity_checks_can_fail() -> None:

@@ -164,8 +164,12 @@ def declared_contract(tree: ast.Module) -> tuple[object, object]:
 
 
 def folders(root: Path) -> set[str]:
+    # Checking out a branch without a problem leaves its folders behind holding only
+    # their bytecode, which git ignores: no problem's folder, and no stray either.
     return {p.name for p in root.iterdir()
-            if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".")}
+            if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".")
+            and any(f.is_file() and "__pycache__" not in f.relative_to(p).parts
+                    for f in p.rglob("*"))}
 
 
 def test_registry_is_well_formed():
@@ -189,8 +193,9 @@ def test_a_tracks_problems_are_consecutive():
         if problem.track != previous and problem.track in seen:
             pytest.fail(f"{problem.folder} is in the track {problem.track!r}, which ended "
                         f"before {previous!r} began: move its registry entry up among "
-                        f"{problem.track!r}'s problems (the ones after it are renumbered), "
-                        "or give it the track of the problems around it", pytrace=False)
+                        f"{problem.track!r}'s problems (renumbering the ones after it: "
+                        "docs/pages/contributors/adding-a-problem.md, step 1), or give it "
+                        "the track of the problems around it", pytrace=False)
         seen.setdefault(problem.track, problem)
         previous = problem.track
 
@@ -246,10 +251,18 @@ def test_every_check_module_belongs_to_a_problem():
 def test_a_grading_folder_is_one_problem_s():
     # The folders of grader/checks/ are the problems' and the shared mistakes': a
     # folder of no problem (a slug renamed, say) would hold files nothing reads.
-    folders = {p.name for p in CHECKS.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    found = folders(CHECKS)
     expected = {p.grading_folder.name for p in problems()} | {"shared_mistakes"}
-    assert folders == expected, f"unexpected {sorted(folders - expected)}, missing " \
-                                f"{sorted(expected - folders)}"
+    assert found == expected, f"unexpected {sorted(found - expected)}, missing " \
+                              f"{sorted(expected - found)}"
+
+
+def test_a_folder_of_bytecode_alone_is_no_folder(tmp_path: Path):
+    (tmp_path / "36-gone" / "examples" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "36-gone" / "examples" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"")
+    (tmp_path / "01-kept" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "01-kept" / "solution.py").write_text("", encoding="utf-8")
+    assert folders(tmp_path) == {"01-kept"}
 
 
 @PROBLEMS_BY_FOLDER

@@ -32,6 +32,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = DOCS / "pages"
 PROBLEMS_PAGE = PAGES / "learners" / "problems.md"
+PROBLEMS_PAGE_ZH = PAGES / "learners" / "problems.zh.md"
 ADDING_PAGE = PAGES / "contributors" / "adding-a-problem.md"
 REGISTRY = ROOT / "problems" / "registry.toml"
 CI_RUN = ROOT / ".ci" / "run"
@@ -138,14 +139,14 @@ def test_the_readmes_links_lead_to_files() -> None:
 # -- the problem tables ---------------------------------------------------------------
 
 
-def documented_tracks() -> list[tuple[str, list[tuple[int, str]]]]:
+def documented_tracks(page: Path = PROBLEMS_PAGE) -> list[tuple[str, list[tuple[int, str]]]]:
     """Each `## track` of the problems page with its table's (number, slug) rows."""
     tracks: list[tuple[str, list[tuple[int, str]]]] = []
-    for line in text(PROBLEMS_PAGE).splitlines():
+    for line in text(page).splitlines():
         if line.startswith("## "):
             tracks.append((line[3:].strip(), []))
         elif match := re.match(r"\|\s*(\d+)\s*\|\s*\[?`([^`]+)`", line):
-            assert tracks, f"{PROBLEMS_PAGE.name}: a row before any track heading: {line}"
+            assert tracks, f"{page.name}: a row before any track heading: {line}"
             tracks[-1][1].append((int(match.group(1)), match.group(2)))
     return [(track, rows) for track, rows in tracks if rows]
 
@@ -239,9 +240,11 @@ def has_goldens(entry: dict) -> str | None:
     return "no goldens in data/goldens.json (make_data new-goldens)"
 
 
-def has_a_row(entry: dict) -> str | None:
-    rows = {row for _, rows in documented_tracks() for row in rows}
-    return None if (entry["number"], entry["slug"]) in rows else f"no row in {PROBLEMS_PAGE.name}"
+def has_a_row_in(page: Path) -> Callable[[dict], str | None]:
+    def check(entry: dict) -> str | None:
+        rows = {row for _, rows in documented_tracks(page) for row in rows}
+        return None if (entry["number"], entry["slug"]) in rows else f"no row in {page.name}"
+    return check
 
 
 # Each place "Adding a problem" names, as the page writes it, and how to see that a
@@ -258,7 +261,8 @@ PLACES: dict[str, Callable[[dict], str | None]] = {
     "grader/checks/<slug>/examples/expected.toml": has_submissions,
     "data/starters/NN-slug/solution.py": has_file("data/starters/{folder}/solution.py"),
     "data/goldens.json": has_goldens,
-    "docs/pages/learners/problems.md": has_a_row,
+    "docs/pages/learners/problems.md": has_a_row_in(PROBLEMS_PAGE),
+    "docs/pages/learners/problems.zh.md": has_a_row_in(PROBLEMS_PAGE_ZH),
 }
 
 

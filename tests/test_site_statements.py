@@ -114,6 +114,12 @@ def test_problem_numbers_become_links_outside_code() -> None:
     assert "Problems [13](../13-eos-stop/index.md) to [16](../16-sampler/index.md)" in got
     assert "`problem 06`" in got and "```\nproblem 07\n```" in got
     assert "problem 15 is this one" in got  # a page does not link to itself
+    # A statement's lines are wrapped anywhere, between "problem" and its number too.
+    wrapped = statements.link_problems("as in problem\n   06. Problems 01\nto 05 are", kv,
+                                       by_number)
+    assert "[problem 06](../06-generate/index.md)" in wrapped
+    assert "Problems [01](../01-crop-context/index.md)\nto [05](../05-decode/index.md)" \
+        in wrapped
 
 
 def test_relative_links_are_made_to_work_on_the_site(tmp_path: Path, monkeypatch) -> None:

@@ -69,7 +69,10 @@ def page_path(entry: Entry, language: str = "en") -> str:
 # A fenced block, or a code span: text that is left as it is.
 CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]+`", re.M | re.S)
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
-PROBLEM = re.compile(r"\b([Pp]roblems?) (\d{2})\b((?:(?:, | and | or | to )\d{2}\b)*)")
+# The blanks between words hold at most one line break: a statement is wrapped anywhere.
+BLANK = r"(?:[ \t]+\n?|\n)[ \t]*"
+PROBLEM = re.compile(rf"\b([Pp]roblems?){BLANK}(\d{{2}})\b"
+                     rf"((?:(?:,|{BLANK}and|{BLANK}or|{BLANK}to){BLANK}\d{{2}}\b)*)")
 # "第 06 题", "第 06 和 07 题": problem numbers in the Chinese statements.
 PROBLEM_ZH = re.compile(r"第 ?(\d{2})((?:(?: ?[、和或至到] ?)\d{2})*) ?题")
 
