@@ -198,7 +198,10 @@ def judged_batch() -> Batch:
                          slot="top-k"),
                   Attack("returns-a-long-int-for-logits", "returns_odd_value.py",
                          ["should be a Tensor, but it is a int"], {"KIND": "a-long-int"},
-                         slot="top-p")], timeout=10)
+                         slot="top-p"),
+                  Attack("replaces-harness", "replaces_harness.py",
+                         ["clip_gradients is not shaped as it returns it"],
+                         slot="clip-grad-norm")], timeout=10)
 
 
 def sandbox_batch(setting: Setting) -> Batch:
