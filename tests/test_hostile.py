@@ -193,7 +193,10 @@ def odd_batch() -> Batch:
 def judged_batch() -> Batch:
     """Answers the worker carries that the judges must read without an error of their own:
     one raised while a failure's message is made ended the whole grade."""
-    return Batch([Attack("returns-a-float-for-logits", "returns_odd_value.py",
+    return Batch([Attack("returns-a-nan-token", "returns_odd_value.py",
+                         ["the sampled token has dtype torch.float32"], {"KIND": "a-nan-token"},
+                         slot="sample"),
+                  Attack("returns-a-float-for-logits", "returns_odd_value.py",
                          ["should be a Tensor, but it is a float"], {"KIND": "a-float"},
                          slot="top-k"),
                   Attack("returns-a-long-int-for-logits", "returns_odd_value.py",
@@ -371,6 +374,7 @@ def test_batch_ends_with_a_report_and_no_traceback(batches, name):
     assert "Traceback" not in batch.stdout + batch.stderr
     assert batch.report["message"] is None  # no internal grader error
     assert "internal grader error" not in json.dumps(batch.report)
+    assert "could not name the mistake" not in json.dumps(batch.report)
     # Every hostile problem was graded, and the problem after them still passes.
     for slug in batch.slots:
         assert batch.tests(slug), slug

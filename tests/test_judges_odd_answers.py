@@ -41,3 +41,10 @@ def test_a_number_for_filtered_logits_is_no_known_mistake(odd: object) -> None:
     logits = torch.zeros(1, 5)
     assert not same_filtering(("value", odd), ("value", logits))
     assert not same_filtering(("value", logits), ("value", odd))
+
+
+def test_a_diagnosis_that_fails_leaves_the_failure_its_message() -> None:
+    # The diagnosis runs as pytest reports the check: raised there, it ended the grade.
+    failure = GradeFailure("the answer is wrong", lambda: str(int(float("nan"))))
+    assert str(failure).startswith("the answer is wrong")
+    assert "could not name the mistake: ValueError" in str(failure)

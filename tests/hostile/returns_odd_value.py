@@ -30,6 +30,8 @@ def odd_value(args):
         return 1.5
     if KIND == "a-long-int":  # 4001 digits: sent, and too long for any tensor
         return 10**4000
+    if KIND == "a-nan-token":  # no token id: int() of it raises
+        return torch.full((1, 1), float("nan"))
     if KIND == "unprintable-error":
         raise Unprintable()
     if KIND == "argument-made-unreadable":
