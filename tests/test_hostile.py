@@ -190,6 +190,23 @@ def odd_batch() -> Batch:
     return Batch(attacks, timeout=3)
 
 
+def judged_batch() -> Batch:
+    """Answers the worker carries that the judges must read without an error of their own:
+    one raised while a failure's message is made ended the whole grade."""
+    return Batch([Attack("returns-a-nan-token", "returns_odd_value.py",
+                         ["the sampled token has dtype torch.float32"], {"KIND": "a-nan-token"},
+                         slot="sample"),
+                  Attack("returns-a-float-for-logits", "returns_odd_value.py",
+                         ["should be a Tensor, but it is a float"], {"KIND": "a-float"},
+                         slot="top-k"),
+                  Attack("returns-a-long-int-for-logits", "returns_odd_value.py",
+                         ["should be a Tensor, but it is a int"], {"KIND": "a-long-int"},
+                         slot="top-p"),
+                  Attack("replaces-harness", "replaces_harness.py",
+                         ["clip_gradients is not shaped as it returns it"],
+                         slot="clip-grad-norm")], timeout=10)
+
+
 def sandbox_batch(setting: Setting) -> Batch:
     attacks = [
         Attack("reads-private-files", "reads_private_files.py", ["blocked solutions"]),
@@ -216,7 +233,8 @@ def sandbox_batch(setting: Setting) -> Batch:
 
 
 def all_batches(setting: Setting) -> dict[str, Batch]:
-    return {"protocol": protocol_batch(), "odd": odd_batch(), "sandbox": sandbox_batch(setting)}
+    return {"protocol": protocol_batch(), "odd": odd_batch(), "judged": judged_batch(),
+            "sandbox": sandbox_batch(setting)}
 
 
 class Listeners:
@@ -349,13 +367,14 @@ def every_attack() -> list[tuple[str, str]]:
 
 
 # --- what holds for every batch ------------------------------------------------------------
-@pytest.mark.parametrize("name", ["protocol", "odd", "sandbox"])
+@pytest.mark.parametrize("name", ["protocol", "odd", "judged", "sandbox"])
 def test_batch_ends_with_a_report_and_no_traceback(batches, name):
     batch = batches[name]
     assert batch.report is not None, batch.stderr[-3000:]
     assert "Traceback" not in batch.stdout + batch.stderr
     assert batch.report["message"] is None  # no internal grader error
     assert "internal grader error" not in json.dumps(batch.report)
+    assert "could not name the mistake" not in json.dumps(batch.report)
     # Every hostile problem was graded, and the problem after them still passes.
     for slug in batch.slots:
         assert batch.tests(slug), slug

@@ -135,3 +135,38 @@ def test_a_frame_over_the_readers_limit_is_dropped_and_the_stream_stays_in_step(
         read_frame(stream, lambda: asked.append(1) or 1000)
     assert asked == [1]  # asked once the header came
     assert read_frame(stream, 1000) == {"next": 1}
+
+
+# --- a harness's result, which the submission beside it in the worker can replace --------
+def trained() -> tuple:
+    """train_loop_run's result as the harness makes it, through the wire."""
+    modes = {"grad, train": 3, "grad, eval": 0, "no grad, train": 0, "no grad, eval": 2}
+    return decode(encode(([(0, 4.1, 4.2), (3, 3.9, 4.0)], {"w": torch.zeros(2, 3)}, modes,
+                          [(1e-3,), (5e-4,)])))
+
+
+def test_a_harness_result_as_the_harness_makes_it_fits() -> None:
+    from grader.sandbox.worker.harness_ref import harness_result_fits
+
+    reference = trained()
+    assert harness_result_fits("train_loop_run", reference, reference)
+    # What the learner's loop gave is the learner's answer, read by the judges.
+    learner = decode(encode(("a NoneType", {"w": torch.ones(2, 3, dtype=torch.float64),
+                                            "extra": torch.ones(1)}, reference[2], [()])))
+    assert harness_result_fits("train_loop_run", learner, reference)
+    assert harness_result_fits("clip_gradients", decode(encode(("x", [None, torch.ones(2)]))),
+                               None)
+    assert harness_result_fits("word_streamer", decode(encode([(0, "a "), (2, None)])), None)
+
+
+@pytest.mark.parametrize("forged", [
+    5, (), ([], {"w": torch.zeros(2, 3)}, {}, []),  # no modes
+    ([], {}, {"grad, train": 1}, []),  # a weight missing, and modes
+    ([], {"w": torch.zeros(3)}, trained()[2], []),  # another shape
+    ([], {"w": torch.zeros(2, 3, dtype=torch.bool)}, trained()[2], []),
+    ([], {"w": torch.zeros(2, 3)}, trained()[2], [5]),  # a rate that is no tuple
+])
+def test_a_replaced_harness_result_does_not_fit(forged: object) -> None:
+    from grader.sandbox.worker.harness_ref import harness_result_fits
+
+    assert not harness_result_fits("train_loop_run", decode(encode(forged)), trained())

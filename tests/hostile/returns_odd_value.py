@@ -1,4 +1,5 @@
-"""Returns values the protocol cannot carry, each of a kind encode() must refuse.
+"""Returns odd values: ones the protocol cannot carry, each of a kind encode() must
+refuse, and ones it carries that no judge expects where the answer is a tensor.
 
 KIND picks one (the tests set it per problem).
 """
@@ -25,6 +26,12 @@ def odd_value(args):
         return torch.zeros(2, dtype=torch.complex64)
     if KIND == "huge-int":
         return 10**5000
+    if KIND == "a-float":  # a tensor compared with it gives a tensor, not a truth
+        return 1.5
+    if KIND == "a-long-int":  # 4001 digits: sent, and too long for any tensor
+        return 10**4000
+    if KIND == "a-nan-token":  # no token id: int() of it raises
+        return torch.full((1, 1), float("nan"))
     if KIND == "unprintable-error":
         raise Unprintable()
     if KIND == "argument-made-unreadable":

@@ -76,8 +76,9 @@ def how_drawn(call: Call) -> Diagnosis | str:
         answers = []
         for seed in (PROBE_SEEDS[0], *PROBE_SEEDS):
             outcome = call.again(*generator_args(probs, seed))
+            # Only a token id tells what was drawn (a float, nan say, is none).
             if outcome[0] != "value" or not isinstance(outcome[1], torch.Tensor) or (
-                    outcome[1].numel() != 1):
+                    outcome[1].numel() != 1 or outcome[1].is_floating_point()):
                 return ""
             answers.append(int(outcome[1].flatten()[0]))
     except GradeFailure:

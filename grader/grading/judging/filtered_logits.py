@@ -187,7 +187,8 @@ def same_filtering(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
         return False
     x, y = a[1], b[1]
     if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
-        return x == y
+        # A number beside a tensor compares element by element, which is no answer.
+        return not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor) and x == y
     if x.shape != y.shape or x.dtype != y.dtype or x.dim() == 0:
         return False
     return bool(_same(torch.sort(_rows(x), dim=-1).values,

@@ -39,7 +39,7 @@ from grader.registry import Problem
 from grader.sandbox.host.process import CallOutcome, SubmissionProcess
 from grader.sandbox.wire.encoding import decode
 from grader.sandbox.wire.printed import Printed
-from grader.sandbox.worker.harness_ref import harness_name, run_harness
+from grader.sandbox.worker.harness_ref import harness_name, harness_result_fits, run_harness
 
 
 @dataclass
@@ -87,7 +87,18 @@ class Kata:
         if result.error is not None:
             return self._error(method, result)
         self._check_inputs_untouched(method, args, result, arg_names)
+        self._expect_harness_shape(method, result.result)
         return ("value", result.result)
+
+    @staticmethod
+    def _expect_harness_shape(method: str, value: Any, reference: Any = None) -> None:
+        """A harness's result must be shaped as it returns it before a judge unpacks it:
+        the submission beside it in the worker can replace it (harness_ref.RESULTS)."""
+        harness = harness_name(method)
+        if harness and not harness_result_fits(harness, value, reference):
+            raise GradeFailure(tr("the result of the grader's {harness} is not shaped as it "
+                                  "returns it: the code changed the grader's own code in its "
+                                  "process", harness=harness))
 
     def _fail_stuck(self) -> None:
         # One raise site, so hypothesis sees the same failure when it replays.
@@ -162,6 +173,8 @@ class Kata:
                            **kwargs)
         if not live:
             reference()
+        if got[0] == "value":  # now the weights' names can be read from the reference's
+            self._expect_harness_shape(method, got[1], live[0])
         return got, live[0]
 
     def reference_call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:

@@ -196,9 +196,21 @@ class GradeFailure(AssertionError):
     def diagnosis(self) -> Diagnosis:
         """The message, its fix and what `explain` adds, piece by piece."""
         if self._diagnosis is None:
-            extra = as_diagnosis(self.explain()) if self.explain else Diagnosis()
-            self._diagnosis = Diagnosis.of(self.message, self.hint) + extra
+            self._diagnosis = Diagnosis.of(self.message, self.hint) + self._explained()
         return self._diagnosis
+
+    def _explained(self) -> Diagnosis:
+        """What `explain` adds. It reads the learner's answer, which may be any value a
+        worker can send: where naming the mistake fails on it, the failure keeps its own
+        message and says so. Raised, the error would come out of pytest's report of the
+        check and end the whole grade, every problem after this one lost."""
+        if not self.explain:
+            return Diagnosis()
+        try:
+            return as_diagnosis(self.explain())
+        except Exception as exc:  # noqa: BLE001 - any error: the verdict stands without it
+            return Diagnosis.of("\n" + tr("(the grader could not name the mistake: {error})",
+                                          error=f"{type(exc).__name__}: {exc}"))
 
     def __str__(self) -> str:
         return self.diagnosis.whole
