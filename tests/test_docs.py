@@ -184,7 +184,7 @@ def test_each_problem_of_the_tables_leads_to_its_statement() -> None:
 
 # Problems with no learner-style submissions yet, as it stands; a new problem is
 # not among them, and one that gains its folder must leave this set.
-WITHOUT_SUBMISSIONS = {"crop-context", "decode"}
+WITHOUT_SUBMISSIONS = {"decode"}
 
 
 def has_file(template: str) -> Callable[[dict], str | None]:

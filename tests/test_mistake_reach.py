@@ -9,7 +9,7 @@ import torch
 from grader.maintainer import mistake_reach
 
 CROP_MISTAKES = {"keep the oldest tokens instead of the newest", "keep one token too few",
-                 "keep one token too many"}
+                 "keep one token too many", "slice the batch dimension instead of the tokens"}
 
 
 def test_crop_contexts_drawn_examples_show_every_known_mistake() -> None:

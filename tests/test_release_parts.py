@@ -129,6 +129,33 @@ def test_a_refusal_with_the_wrong_error_fails_in_the_copy(
     assert all(t["status"] == "pass" for t in tests if not t["check"].startswith("refusal: "))
 
 
+@pytest.fixture(scope="module")
+def generator_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("generators") / "copy"
+    write_release(copy, only=frozenset({"sample", "batches"}))
+    return copy
+
+
+@pytest.mark.parametrize(("slug", "name"), [
+    ("sample", "not_restored"), ("batches", "rewound"), ("batches", "extra_draw")])
+def test_the_copy_wants_the_generator_where_the_kata_does(
+        generator_copy: Path, tmp_path: Path, slug: str, name: str) -> None:
+    """A right answer that leaves the caller's generator elsewhere than the reference
+    does (sample's not put back, batches' put back or drawn from once more) fails the
+    copy's grade, as it fails the kata's; the same file with the generator left right
+    passes."""
+    copy = learner(generator_copy, tmp_path, {slug: mistaken(slug, name)})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, slug, "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    assert failed and all("the right answer, but the generator `generator` is left in "
+                          "another state" in t["message"] for t in failed), failed
+    base = (examples(slug) / spec_of(slug)["base"]).read_text("utf-8")
+    right = learner(generator_copy, tmp_path / "right", {slug: base})
+    assert practice_grade(right, slug).returncode == 0
+
+
 def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
     """In Chinese, a practice grade names its cases, drawn examples and refusals in
     Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""

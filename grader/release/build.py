@@ -334,6 +334,24 @@ def live_answer(contract: Any, method: Any, args: tuple) -> tuple[str, Any]:
     return answer
 
 
+def generators_left(method: Any, args: tuple) -> Any:
+    """Where the reference leaves each generator it is given, by argument position (put
+    back, as sample's; moved on by its draws, as batches'), stored so that the practice
+    grade holds the learner's to it as the kata's judges do; None where none is given."""
+    import torch
+
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
+    from grader.release.practice import codec
+
+    if not any(isinstance(a, torch.Generator) for a in args):
+        return None
+    ran = fresh_args(args)
+    with torch.no_grad():
+        outcome_of(method, *ran)
+    return codec.encode({i: a for i, a in enumerate(ran) if isinstance(a, torch.Generator)})
+
+
 def contract_cases(problem: Problem, module: Any, contract: Any,
                    models: Models) -> dict[str, Any]:
     """The contract's fixed cases and a few drawn examples, each with the reference's
@@ -366,6 +384,9 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             elif golden is None:
                 return None
             case = stored_case(problem, contract, reference, args, golden[0], rule, met)
+            left = generators_left(method, args)
+            if left:
+                case["generators"] = left
         models.merge(met)
         if not first:
             first.append((args, golden[0]))

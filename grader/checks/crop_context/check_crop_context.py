@@ -30,6 +30,10 @@ def keep_one_token_too_many(c, n):
     return c[:, -(n + 1):]
 
 
+def slice_the_batch_dimension_instead_of_the_tokens(c, n):
+    return c[-n:]
+
+
 MISTAKES = mistakes_of(globals())
 
 
@@ -39,8 +43,11 @@ def cases() -> dict[str, tuple]:
         "shorter": (prompt_ids("Tom ran."), n),
         "one-token": (prompt_ids("T"), n),
         "exactly-context-length": (prompt_ids(corpus_prefix(n)), n),
-        "one-longer": (prompt_ids(corpus_prefix(n + 1)), n),
+        # Before one-longer: there, slicing the batch dimension (which crops nothing)
+        # and keeping one token too many give the same answer; here they differ, and
+        # the mistake named first is the one tried first after.
         "much-longer": (prompt_ids(corpus_prefix(3 * n + 5)), n),
+        "one-longer": (prompt_ids(corpus_prefix(n + 1)), n),
     }
 
 

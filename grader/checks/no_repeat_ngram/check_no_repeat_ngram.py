@@ -85,6 +85,10 @@ def use_the_first_rows_ids_for_every_row(x, ids, n):
     return banned_logits(x, ids, n, first_row=True) if x.dim() == 2 else None
 
 
+def ban_no_token_at_all(x, ids, n):
+    return x.clone()
+
+
 MISTAKES = mistakes_of(globals())
 
 

@@ -147,6 +147,11 @@ def end_starts_next(text: str, ends: str) -> list[str]:
     return [chunk for chunk in re.split(f"(?=[{re.escape(ends)}])", text) if chunk]
 
 
+def so_far(chunks: list[str]) -> list[str]:
+    """Each chunk with every chunk before it: a chunk never emptied once yielded."""
+    return ["".join(chunks[:k + 1]) for k in range(len(chunks))]
+
+
 def mistake(unit: str | None, chunks):
     """Run a mistake's `chunks(text, ends)` on the reference text (for one unit only)."""
     def run(model, new_chars, context, context_length, int_to_char, unit_=None, **knobs):
@@ -178,6 +183,11 @@ MISTAKES = [
     Mistake("yield words when unit='sentence'",
             "with unit='sentence', a chunk ends only after '.', '!' or '?'",
             mistake("sentence", lambda text, ends: split_chunks(text, "word"))),
+    Mistake("yield all the text so far instead of only the new chunk",
+            "start the next chunk empty once a chunk is yielded: chunk = \"\" right after "
+            "`yield chunk`",
+            mistake(None, lambda text, ends: so_far(split_at(text, ends))),
+            mistake(None, lambda text, ends: so_far(split_at(text, ends)) + [text][:len(text)])),
     Mistake("yield one character at a time",
             "collect characters until the one that ends the chunk, then yield them together",
             mistake(None, lambda text, ends: list(text))),

@@ -23,6 +23,10 @@ def return_probabilities_instead_of_logits(x, t):
     return torch.softmax(x / t, dim=-1)
 
 
+def divide_the_probabilities_by_the_temperature(x, t):
+    return torch.softmax(x, dim=-1) / t
+
+
 MISTAKES = mistakes_of(globals())
 NOT_RAISING = Mistake(
     "forget to raise for temperature <= 0",

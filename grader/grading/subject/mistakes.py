@@ -19,7 +19,7 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
                     context_length: int, int_to_char: dict[int, str], *, pick: str = "sample",
                     restore: bool = True, crop: str = "last", position: int = -1,
                     softmax_dim: int = -1, keep_row: int | None = None,
-                    whole: bool = False) -> str:
+                    whole: bool = False, append: bool = True) -> str:
     """Track 1's generate(), with one knob per known mistake.
 
     `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
@@ -48,7 +48,8 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
                 next_token = next_token[keep_row].view(1, 1)
             if restore:
                 generator.set_state(initial_state)
-            context = torch.cat((context, next_token), dim=1)
+            if append:
+                context = torch.cat((context, next_token), dim=1)
             new.append(int(next_token))
     kept = context[0].tolist() if whole else new
     return "".join(int_to_char[i] for i in kept)

@@ -298,6 +298,18 @@ def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
     return ""
 
 
+def generator_elsewhere(args: tuple, left: dict[int, torch.Generator],
+                        arg_names: list[str]) -> str:
+    """The name of a generator the call left in another state than the reference's
+    call leaves it in (`left`, by argument position), or ""."""
+    for i, theirs in left.items():
+        given = args[i]
+        if not (isinstance(given, torch.Generator)
+                and torch.equal(given.get_state(), theirs.get_state())):
+            return arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
+    return ""
+
+
 def nan_as_zero(t: torch.Tensor) -> torch.Tensor:
     """`t` with nan as 0 and the infinities kept (nan_to_num's default would turn -inf
     into the dtype's lowest number, and a -inf overwritten by it would look kept)."""

@@ -144,6 +144,17 @@ def grade_problem(slug: str, path: Path,
             # A case on a model may have other right answers, where two picks tie.
             right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
             if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+                left = codec.decode(case["generators"]) if "generators" in case else {}
+                elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
+                if elsewhere:
+                    fail(result, Failure(label, tr(
+                        "the right answer, but the generator `{name}` is left in another "
+                        "state than the reference leaves it in, so the next draw from it will "
+                        "differ.", name=elsewhere), hint=tr(
+                        "leave the generator where the statement says: put back with "
+                        "set_state(initial_state) where it asks for that, else moved on by "
+                        "exactly the draws it describes")))
+                    continue
                 if models:
                     wrong = wrong_calls(part, args, models, slug)
                     if wrong is not None:
