@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import HOSTILE, ROOT
 from filelock import FileLock
@@ -131,11 +132,11 @@ def start(batch: Batch, root: Path) -> subprocess.Popen:
 
 # --- the batches ---------------------------------------------------------------------------
 FORGERIES = {  # KIND in forges_reply.py -> the reason the learner is given
-    "negative-shape": "has a negative size",
+    "negative-shape": "Expected `int` >= 0 - at `$.shape[0]`",
     "shape-bytes-mismatch": "does not match its shape",
-    "unknown-dtype": "'complex64' is not one the grader reads",
+    "unknown-dtype": "Invalid enum value 'complex64' - at `$.dtype`",
     "generator-state-3-bytes": "a generator state of 3 bytes",
-    "huge-element-count": "elements (at most",
+    "huge-element-count": "Expected `int` <= 16777216 - at `$.shape[0]`",
     "nesting-600": "nested too deeply",
     "string-100mb": "larger than the",
     "error-not-an-object": "an error report that is not an object",
@@ -145,7 +146,7 @@ ODD_VALUES = {  # KIND in returns_odd_value.py -> what the learner is told
     "nesting-600": f"nested more than {MAX_DEPTH} levels deep",
     "string-100mb": "a str of 104857600 characters",
     "complex-tensor": "a tensor of dtype complex64",
-    "huge-int": "could not be sent to the grader",
+    "huge-int": "an int of more than 4300 digits",
     "unprintable-error": "Unprintable: <Unprintable whose message cannot be printed>",
     "argument-made-unreadable": "a tensor of dtype complex64",
 }
@@ -417,11 +418,15 @@ def test_unloadable_submission_is_one_plain_line(batches, name):
     assert "\n" not in message
 
 
+# {"type": "list", "items": [...]} in msgpack: a map of two, its tag, then its items.
+LIST_OF_ONE = b"\x82\xa4type\xa4list\xa5items\x91"
+
+
 @pytest.mark.parametrize("frame", [
-    b'{"ok": true, "result": ' + b'{"__list__": [' * 600 + b"1" + b"]}" * 600 + b"}",
-    b"[" * 100_000 + b"]" * 100_000,
+    b"\x82\xa2ok\xc3\xa6result" + LIST_OF_ONE * 600 + b"\x01",
+    b"\x91" * 100_000 + b"\xc0",
 ])
-def test_deep_json_is_a_protocol_error_not_a_recursion_error(frame):
+def test_a_deep_message_is_a_protocol_error_not_a_recursion_error(frame):
     import io
     import struct
 
@@ -429,22 +434,27 @@ def test_deep_json_is_a_protocol_error_not_a_recursion_error(frame):
         read_frame(io.BytesIO(struct.pack(">I", len(frame)) + frame))
 
 
+def tensor(dtype: str, shape: list, data: object) -> dict:
+    return {"type": "tensor", "dtype": dtype, "shape": shape, "data": data}
+
+
 @pytest.mark.parametrize("reply", [
-    {"ok": True, "result": {"__tensor__": {"dtype": "float32", "shape": [-1], "data": ""}}},
-    {"ok": True, "result": {"__tensor__": {"dtype": "float32", "shape": [0, 10**20],
-                                           "data": ""}}},
-    {"ok": True, "result": {"__tensor__": {"dtype": "float32", "shape": [2**40],
-                                           "data": "AAAA"}}},
-    {"ok": True, "result": {"__tensor__": {"dtype": "float32", "shape": [True],
-                                           "data": ""}}},
-    {"ok": True, "result": {"__tensor__": {"dtype": "int64", "shape": [1],
-                                           "data": "!!!!!!!!!!!!"}}},
-    {"ok": True, "result": {"__generator__": {"__tensor__": {
-        "dtype": "uint8", "shape": [5056], "data": "A" * 6744}}}},  # the size, but all zeros
-    {"ok": True, "result": {"__model__": {"kind": "random", "config": {"n_embd": 2**40},
-                                          "seed": 0}}},
-    {"ok": True, "result": {"__dict__": [[{"__list__": []}, 1]]}},
-    {"ok": True, "result": {"__list__": [], "extra": 1}},
+    {"ok": True, "result": tensor("float32", [-1], b"")},
+    {"ok": True, "result": tensor("float32", [0, 2**63 - 1], b"")},
+    {"ok": True, "result": tensor("float32", [2**40], b"\0" * 4)},
+    {"ok": True, "result": tensor("float32", [True], b"")},
+    {"ok": True, "result": tensor("int64", [1], b"\0" * 7)},
+    {"ok": True, "result": tensor("int64", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                           16, 17], b"")},
+    {"ok": True, "result": {"type": "generator", "state": b"\0" * 5056}},  # all zeros
+    {"ok": True, "result": {"type": "generator", "state": b"\1\2\3"}},
+    {"ok": True, "result": {"type": "model", "kind": "random", "config": {"n_embd": 2**40},
+                            "seed": 0}},
+    {"ok": True, "result": {"type": "model", "kind": "run", "config": {}, "seed": 0,
+                            "path": ["/etc"]}},
+    {"ok": True, "result": {"type": "dict", "pairs": [[{"type": "list", "items": []}, 1]]}},
+    {"ok": True, "result": {"type": "list", "items": [], "extra": 1}},
+    {"ok": True, "result": {"type": "float", "text": "1e309"}},
     {"ok": True, "result": "x" * 1_000_001},
     {"ok": True, "result": 1, "model_calls": [[1, -1]]},
     {"ok": True, "result": 1, "model_changed": "yes"},
@@ -464,12 +474,12 @@ def test_deep_json_is_a_protocol_error_not_a_recursion_error(frame):
 ])
 def test_malformed_replies_are_protocol_errors(reply):
     with pytest.raises(ProtocolError) as caught:
-        read_call_reply(json.loads(json.dumps(reply)))
+        read_call_reply(msgspec.msgpack.decode(msgspec.msgpack.encode(reply)))
     assert unreadable(caught.value).startswith(UNREADABLE)
 
 
 def test_the_lines_a_worker_left_out_come_as_a_count_beside_what_it_kept():
-    reply = {"ok": True, "result": {"__list__": [], "tuple": False}, "output": "a\nb\n",
+    reply = {"ok": True, "result": {"type": "list", "items": []}, "output": "a\nb\n",
              "output_cut": 7}
     output = read_call_reply(reply)["output"]
     assert output.items == ("a\n", "b\n", 7)
@@ -487,7 +497,7 @@ def test_honest_values_still_decode():
         nested = [nested]
     value = {"t": torch.arange(6).view(2, 3), "g": generator, "n": nested,
              "b": torch.tensor([True, False]), "e": torch.empty(0, 5)}
-    back = decode(json.loads(json.dumps(encode(value))))
+    back = decode(msgspec.msgpack.decode(msgspec.msgpack.encode(encode(value))))
     assert torch.equal(back["t"], value["t"]) and torch.equal(back["b"], value["b"])
     assert torch.equal(back["g"].get_state(), generator.get_state())
     assert back["e"].shape == (0, 5) and back["n"] == nested

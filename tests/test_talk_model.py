@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 import torch
 from conftest import examples
@@ -255,8 +256,8 @@ def test_a_worker_refuses_to_build_a_run(run):
 
 def test_a_run_spec_crosses_the_protocol_with_its_folder():
     spec = ModelSpec("run", {"vocab_size": 5, "context_length": 8}, 0, "/runs/mine")
-    assert decode(json.loads(json.dumps(encode(spec)))) == spec
-    forged = {"__model__": {"kind": "run", "config": {}, "seed": 0, "path": ["/etc"]}}
+    assert decode(msgspec.msgpack.decode(msgspec.msgpack.encode(encode(spec)))) == spec
+    forged = {"type": "model", "kind": "run", "config": {}, "seed": 0, "path": ["/etc"]}
     with pytest.raises(ProtocolError):
         decode(forged)
 

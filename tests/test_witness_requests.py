@@ -9,12 +9,11 @@ not grow with what was sent.
 
 from __future__ import annotations
 
-import base64
-import json
 import socket
 import struct
 from pathlib import Path
 
+import msgspec
 import pytest
 import torch
 
@@ -127,14 +126,11 @@ def test_an_oversized_cache_fails_cleanly_and_the_grader_does_not_hold_it(served
     # A cache of 36 MB for a model whose largest honest request is a few hundred KB
     # (and below the protocol's own frame limit), as the worker's encode() writes it.
     size = 9 * 2**20  # bytes of each of its four tensors
-    keys = base64.b64encode(bytes(size)).decode()
-    tensor = {"__tensor__": {"dtype": "float32", "shape": [1, 2, size // 8, 1],
-                             "data": keys}}
+    tensor = torch.zeros(1, 2, size // 8, 1)
     message = {"op": "forward_with_cache", "model": encode(SPEC),
                "context": encode(torch.tensor([[1]])),
-               "cache": {"__list__": [{"__list__": [tensor, tensor], "tuple": True}] * 2,
-                         "tuple": False}}
-    data = json.dumps(message).encode()
+               "cache": encode([(tensor, tensor)] * 2)}
+    data = msgspec.msgpack.encode(message)
     assert len(data) > 20 * request_limit(random_model(CONFIG, 3))
     replies = []
 

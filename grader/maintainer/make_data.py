@@ -22,6 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import msgspec
 import torch
 
 from grader.grading.contracts.declaring import load_check_module
@@ -92,7 +93,8 @@ def record_sha256(*paths: Path) -> None:
 @torch.no_grad()
 def goldens_of(problem: Problem) -> dict:
     answers = load_check_module(problem).CONTRACT.reference_answers(load_reference(problem))
-    return {case_id: encode(a) for case_id, a in answers.items()}
+    # As JSON holds them: a tensor's bytes in base64 (grader/sandbox/wire/encoding.py).
+    return {case_id: msgspec.to_builtins(encode(a)) for case_id, a in answers.items()}
 
 
 def make_goldens() -> None:

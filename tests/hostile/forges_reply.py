@@ -5,26 +5,25 @@ the submission, but a list of open descriptors finds it. KIND picks the forgery
 (the tests set it per problem); each breaks one rule the grader must check.
 """
 
-import base64
-import json
 import os
 import stat
 import struct
 import threading
 
+import msgspec
+
 KIND = "negative-shape"
 
 
 def tensor(dtype, shape, data):
-    return {"__tensor__": {"dtype": dtype, "shape": shape,
-                           "data": base64.b64encode(data).decode()}}
+    return {"type": "tensor", "dtype": dtype, "shape": shape, "data": data}
 
 
 RESULTS = {
     "negative-shape": tensor("float32", [-1, 4], b""),
     "shape-bytes-mismatch": tensor("float32", [2, 3], b"\0" * 5),
     "unknown-dtype": tensor("complex64", [1], b"\0" * 8),
-    "generator-state-3-bytes": {"__generator__": tensor("uint8", [3], b"\1\2\3")},
+    "generator-state-3-bytes": {"type": "generator", "state": b"\1\2\3"},
     "huge-element-count": tensor("float32", [1 << 40, 1 << 20], b"\0" * 4),
     "error-not-an-object": None,  # a reply whose error report is a bare string
 }
@@ -34,19 +33,21 @@ def chunks():
     """The frame, in pieces: a 100 MB one is never built whole."""
     if KIND == "string-100mb":
         size = 100 << 20
-        head, tail = b'{"ok": true, "result": "', b'"}'
-        yield struct.pack(">I", len(head) + size + len(tail)) + head
+        # {"ok": true, "result": <a str of `size` bytes>}: str 32's header, then the text.
+        head = b"\x82\xa2ok\xc3\xa6result\xdb" + struct.pack(">I", size)
+        yield struct.pack(">I", len(head) + size) + head
         for _ in range(size >> 20):
             yield b"x" * (1 << 20)
-        yield tail
         return
     if KIND == "nesting-600":
-        text = '{"ok": true, "result": ' + '{"__list__": [' * 600 + "1" + "]}" * 600 + "}"
+        # {"type": "list", "items": [...]} 600 deep, written by hand: msgspec's encoder
+        # would refuse to go so deep.
+        one = b"\x82\xa4type\xa4list\xa5items\x91"
+        data = b"\x82\xa2ok\xc3\xa6result" + one * 600 + b"\x01"
     elif KIND == "error-not-an-object":
-        text = json.dumps({"error": "not a report"})
+        data = msgspec.msgpack.encode({"error": "not a report"})
     else:
-        text = json.dumps({"ok": True, "result": RESULTS[KIND]})
-    data = text.encode()
+        data = msgspec.msgpack.encode({"ok": True, "result": RESULTS[KIND]})
     yield struct.pack(">I", len(data)) + data
 
 

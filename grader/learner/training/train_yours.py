@@ -173,8 +173,8 @@ def train_yours(text: str, out: Path, steps: int, seed: int, threads: int,
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     # The encoded corpus travels to the worker in one message: 8 bytes a character
-    # as int64, a third more in base64, under the protocol's frame limit.
-    most = (MAX_FRAME - 2**20) * 3 // 4 // 8
+    # as int64, under the protocol's frame limit.
+    most = (MAX_FRAME - 2**20) // 8
     if len(text) > most:
         raise UsageError(tr("the corpus has {size} characters, more than the {most} "
                             "train --yours can hand to your code; use a smaller --corpus",

@@ -1,9 +1,8 @@
-"""The grader's end of one worker's channel: length-prefixed JSON frames, with time
+"""The grader's end of one worker's channel: length-prefixed msgpack frames, with time
 limits on sending and on replies."""
 
 from __future__ import annotations
 
-import json
 import queue
 import socket
 import threading
@@ -11,7 +10,7 @@ from typing import IO
 
 from grader.locale import tr
 from grader.sandbox.wire.encoding import ProtocolError
-from grader.sandbox.wire.frames import HEADER, read_frame
+from grader.sandbox.wire.frames import pack, read_frame
 
 # Frames up to this size are written directly; larger ones under a deadline.
 SMALL_FRAME = 4096
@@ -43,7 +42,7 @@ def close_quietly(*ends: IO[bytes] | socket.socket) -> None:
 
 
 class Channel:
-    """Length-prefixed JSON frames to and from one worker, with time limits on replies."""
+    """Length-prefixed msgpack frames to and from one worker, with time limits on replies."""
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
         self.reader, self.writer = reader, writer
@@ -63,8 +62,7 @@ class Channel:
     def send(self, message: dict, timeout: float) -> None:
         """Write one frame, or raise SendTimeout if the worker has not taken it all
         within `timeout` seconds (a worker that stops reading must not hang the grader)."""
-        data = json.dumps(message, allow_nan=False).encode()
-        frame = HEADER.pack(len(data)) + data
+        frame = pack(message)
         if len(frame) <= SMALL_FRAME:
             # The protocol is one request, then its reply: the worker has read all
             # that came before, so a frame this small fits in the empty buffer.

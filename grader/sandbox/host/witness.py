@@ -72,13 +72,13 @@ def request_limit(model: Any) -> int:
     """Bytes of the largest request an honest call to `model` sends, and some room.
 
     The context and the cache at their largest (MAX_BATCH rows, the whole
-    window), in base64, with room for JSON's wrapping.
+    window), with room for the message's wrapping.
     """
     config = model.config
     itemsize = next(model.parameters()).element_size()
     window = config.context_length
     raw = MAX_BATCH * window * (8 + 2 * config.n_layer * config.n_embd * itemsize)
-    return raw * 4 // 3 + 64 * 1024 + 512 * config.n_layer
+    return raw + 64 * 1024 + 512 * config.n_layer
 
 
 class Witness:

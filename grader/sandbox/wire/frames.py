@@ -1,29 +1,35 @@
-"""How messages cross between the grader and a worker: JSON objects, each framed by
-a 4-byte length, read with limits on size and depth that hold whatever the other side
+"""How messages cross between the grader and a worker: msgpack maps, each framed by a
+4-byte length, read with limits on size and depth that hold whatever the other side
 writes. What a message holds is grader.sandbox.wire.encoding's (values) and
 grader.sandbox.wire.replies' (the replies the grader accepts).
 """
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Callable
 from typing import IO, Any
+
+import msgspec
 
 from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError
 
 MAX_FRAME = 64 * 1024 * 1024
 HEADER = struct.Struct(">I")
-# The JSON of one message: a value MAX_DEPTH deep takes up to three JSON levels a
-# level (a dict is {"__dict__": [[key, value]]}), and a message wraps it in a few more.
-MAX_JSON_DEPTH = 3 * (MAX_DEPTH + 1) + 8
-TOO_DEEP = f"JSON nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
+# The levels of one message: a value MAX_DEPTH deep takes up to three levels a level
+# (a dict is {"type": "dict", "pairs": [[key, value]]}), and a message wraps it in a few.
+MAX_NESTING = 3 * (MAX_DEPTH + 1) + 8
+TOO_DEEP = f"a message nested too deeply to read (more than {MAX_NESTING} levels)"
+
+
+def pack(message: dict) -> bytes:
+    """One message as its frame: the length, then the msgpack."""
+    data = msgspec.msgpack.encode(message)
+    return HEADER.pack(len(data)) + data
 
 
 def write_frame(stream: IO[bytes], message: dict) -> None:
-    data = json.dumps(message, allow_nan=False).encode()
-    stream.write(HEADER.pack(len(data)) + data)
+    stream.write(pack(message))
     stream.flush()
 
 
@@ -55,21 +61,20 @@ def read_frame(stream: IO[bytes],
     if len(data) < size:
         return None
     try:
-        message = json.loads(data)
+        message = msgspec.msgpack.decode(data)
     except RecursionError:
-        # The JSON parser recurses per level; a thread that let this escape
+        # The decoder recurses per level; a thread that let this escape
         # would die silently and leave the call waiting for its time-out.
         raise ProtocolError(TOO_DEEP) from None
     except MemoryError:
         raise ProtocolError("a message too large to read") from None
-    except ValueError as exc:
-        raise ProtocolError(f"not JSON: {str(exc)[:200]}") from None
+    except (msgspec.DecodeError, ValueError, TypeError) as exc:
+        raise ProtocolError(f"not msgpack: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
-        raise ProtocolError("a message must be a JSON object")
-    # How deep the parser itself goes before it gives up depends on the Python
-    # version (3.12's parser reads 1,200 levels that 3.11's refuses), so the
-    # limit is checked here, the same everywhere.
-    if nested_deeper(message, MAX_JSON_DEPTH):
+        raise ProtocolError("a message must be a map")
+    # How deep the decoder itself goes before it gives up depends on the Python
+    # version's recursion limit, so the protocol's own limit is checked here.
+    if nested_deeper(message, MAX_NESTING):
         raise ProtocolError(TOO_DEEP)
     return message
 
@@ -85,7 +90,7 @@ def _skip(stream: IO[bytes], size: int) -> bool:
 
 
 def nested_deeper(value: Any, limit: int) -> bool:
-    """Whether JSON data holds lists and objects more than `limit` levels deep
+    """Whether decoded data holds lists and maps more than `limit` levels deep
     (the top one is level 1); walked without recursion."""
     todo: list[tuple[Any, int]] = [(value, 1)]
     while todo:

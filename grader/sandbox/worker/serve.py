@@ -318,9 +318,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
         try:
             write_frame(proto_out, reply)
-        except (ValueError, TypeError, RecursionError) as exc:
-            # json refuses some values encode() lets through (an int of more than
-            # 4300 digits): say so rather than end the worker.
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            # A value encode() let through that msgpack refuses: say so rather than
+            # end the worker.
             write_frame(proto_out, {"error": {
                 "type": "BadResult",
                 "message": tr("the result could not be sent to the grader: {error}",
