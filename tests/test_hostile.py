@@ -139,7 +139,7 @@ FORGERIES = {  # KIND in forges_reply.py -> the reason the learner is given
     "huge-element-count": "Expected `int` <= 16777216 - at `$.shape[0]`",
     "nesting-600": "nested too deeply",
     "string-100mb": "larger than the",
-    "error-not-an-object": "an error report that is not an object",
+    "error-not-an-object": "Expected `object`, got `str` - at `$.error`",
 }
 
 ODD_VALUES = {  # KIND in returns_odd_value.py -> what the learner is told

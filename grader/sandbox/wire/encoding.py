@@ -224,14 +224,6 @@ def _decode(value: Any, depth: int) -> Any:
     return value
 
 
-def checked_int(value: Any, what: str, low: int, high: int) -> int:
-    # bool is an int to Python but never a size or a seed.
-    if type(value) is not int or not low <= value <= high:
-        raise ProtocolError(f"{what} {str(value)[:30]} is not a whole number from {low} "
-                            f"to {high}")
-    return value
-
-
 def _decode_tensor(spec: Tensor) -> Any:
     import torch
 
@@ -273,14 +265,3 @@ def _decode_generator(state: bytes) -> Any:
     except RuntimeError:
         raise ProtocolError("a generator state torch refuses") from None
     return generator
-
-
-def checked_text(value: Any, what: str, limit: int, default: str = "") -> str:
-    """A string of at most `limit` characters, or `default` for None (the field left out)."""
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise ProtocolError(f"{what} that is not a string")
-    if len(value) > limit:
-        raise ProtocolError(f"{what} of {len(value)} characters (at most {limit})")
-    return value
