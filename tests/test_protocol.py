@@ -67,6 +67,9 @@ def test_special_floats_generators_and_models_round_trip():
     spec = ModelSpec("random", {"vocab_size": 5}, 3)
     assert decode(encode(spec)) == spec
     assert decode(encode((1, 2))) == (1, 2)
+    # A lone surrogate, which UTF-8 cannot hold, arrives as it left.
+    assert decode(msgspec.msgpack.decode(msgspec.msgpack.encode(encode("a\ud800b")))) == (
+        "a\ud800b")
     # Past msgpack's 64 bits, an int travels as its digits, up to Python's own limit.
     assert decode(encode([-(2**63), 2**64 - 1, 2**64, -(10**4299)])) == [
         -(2**63), 2**64 - 1, 2**64, -(10**4299)]
@@ -136,6 +139,16 @@ def test_the_deepest_value_encode_sends_is_read_back():
     write_frame(stream, {"ok": True, "result": encode(value)})
     stream.seek(0)
     assert decode(read_frame(stream)["result"]) == value
+
+
+def test_printed_text_that_utf8_cannot_hold_is_sent_as_its_escape():
+    stream = io.BytesIO()
+    write_frame(stream, {"ok": True, "result": encode("\udc80"), "output": "x\ud800\n",
+                         "frames": ["\udfff"]})
+    stream.seek(0)
+    message = read_frame(stream)
+    assert message["output"] == "x\\ud800\n" and message["frames"] == ["\\udfff"]
+    assert decode(message["result"]) == "\udc80"
 
 
 def test_a_frame_over_the_readers_limit_is_dropped_and_the_stream_stays_in_step():

@@ -86,6 +86,11 @@ class Int(Wire, tag="int"):
     digits: Annotated[str, msgspec.Meta(max_length=MAX_DIGITS + 1, pattern="^-?[0-9]+$")]
 
 
+class Text(Wire, tag="text"):
+    # A str that UTF-8 cannot hold (a lone surrogate), as "surrogatepass" writes it.
+    utf8: Annotated[bytes, msgspec.Meta(max_length=3 * MAX_STRING)]
+
+
 class Float(Wire, tag="float"):
     text: Literal["inf", "-inf", "nan"]  # JSON, where the goldens live, has none of them
 
@@ -100,7 +105,7 @@ class Dict(Wire, tag="dict"):
 
 
 Value = (None | bool | int | float | Annotated[str, msgspec.Meta(max_length=MAX_STRING)]
-         | Tensor | Generator | Model | Int | Float | List | Dict)
+         | Tensor | Generator | Model | Int | Float | Text | List | Dict)
 
 
 def encode(value: Any) -> Any:
@@ -128,7 +133,8 @@ def _encode(value: Any, depth: int) -> Any:
         if len(value) > MAX_STRING:
             raise Unencodable(tr("a str of {size} characters (at most {most} can be sent)",
                                  size=len(value), most=MAX_STRING))
-        return value
+        return value if value.isascii() or encodes(value) else Text(
+            value.encode("utf-8", "surrogatepass"))
     if isinstance(value, float):
         return value if math.isfinite(value) else Float(repr(value))
     if isinstance(value, torch.Tensor):
@@ -150,6 +156,15 @@ def _encode(value: Any, depth: int) -> Any:
             raise Unencodable(tr("a dict of more than {most} items", most=MAX_ITEMS))
         return Dict([(_encode(k, depth + 1), _encode(v, depth + 1)) for k, v in pairs])
     raise Unencodable(tr("a value of type {type}", type=type(value).__name__))
+
+
+def encodes(text: str) -> bool:
+    """Whether UTF-8, and so msgpack, can hold `text`."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _encode_tensor(value: Any) -> Tensor:
@@ -221,6 +236,11 @@ def _decode(value: Any, depth: int) -> Any:
         return int(value.digits)
     if isinstance(value, Float):
         return float(value.text)
+    if isinstance(value, Text):
+        text = value.utf8.decode("utf-8", "surrogatepass")
+        if len(text) > MAX_STRING:
+            raise ProtocolError(f"a string of {len(text)} characters (at most {MAX_STRING})")
+        return text
     return value
 
 

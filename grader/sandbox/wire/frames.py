@@ -24,8 +24,24 @@ TOO_DEEP = f"a message nested too deeply to read (more than {MAX_NESTING} levels
 
 def pack(message: dict) -> bytes:
     """One message as its frame: the length, then the msgpack."""
-    data = msgspec.msgpack.encode(message)
+    try:
+        data = msgspec.msgpack.encode(message)
+    except UnicodeEncodeError:
+        # Text the submission printed or raised, with a lone surrogate that UTF-8
+        # cannot hold: sent as its escape, as every report shows it. (Its values
+        # carry such text exactly: encoding.Text.)
+        data = msgspec.msgpack.encode(escaped(message))
     return HEADER.pack(len(data)) + data
+
+
+def escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, dict):
+        return {escaped(key): escaped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escaped(item) for item in value]
+    return value
 
 
 def write_frame(stream: IO[bytes], message: dict) -> None:
