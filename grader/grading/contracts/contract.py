@@ -224,10 +224,25 @@ class Contract:
 
     def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
         named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
-                             kata.diagnoses)
+                             kata.diagnoses, partial(self.elsewhere, call))
         if named or not self.fallback_hint:
             return named
         return self.fallback_hint(call)
+
+    def elsewhere(self, call: Call) -> list[tuple[tuple, Outcome]]:
+        """The learner's outcomes on the other cases, for a call whose answer fits
+        several mistakes: those the call cannot tell apart, the cases can."""
+        if call.again is None:
+            return []
+        seen = []
+        for case_id, args in self.case_args.items():
+            if case_id == call.case_id:
+                continue
+            try:
+                seen.append((args, call.again(*args)))
+            except GradeFailure:
+                break  # the call went wrong in the worker: what was seen so far stands
+        return seen
 
     @property
     def called(self) -> str:

@@ -38,6 +38,10 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
             logits = model(context)
             logits = logits[0] if keep_row is not None else logits[:, position, :]
             if pick == "argmax":
+                if softmax_dim != -1:
+                    # Greedy needs no softmax, but one over the batch makes every
+                    # probability 1, and the argmax then token 0 every time.
+                    logits = F.softmax(logits, dim=softmax_dim)
                 next_token = logits.argmax(dim=-1, keepdim=True)
             elif pick == "argmin":
                 next_token = logits.argmin(dim=-1, keepdim=True)
