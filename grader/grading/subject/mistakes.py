@@ -25,8 +25,8 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
     `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
     "argmin". `crop` is "last" (right), "first", "none", or a window one token
     too long ("one-over") or too short ("one-short", or "one-short-when-over"
-    where it crops only a context longer than the model's). With `keep_row`, every position's distribution is sampled and
-    that row's token kept.
+    where it crops only a context longer than the model's). With `keep_row`,
+    every position's distribution is sampled and that row's token kept.
     """
     generator = torch.Generator().manual_seed(0)  # the draws of torch.manual_seed(0)
     initial_state = generator.get_state()
