@@ -167,7 +167,7 @@ def test_every_case_of_every_check_can_be_shown():
 
 
 def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
-    from grader.checks.sample.check_sample import PROBE_SEEDS, probe_probs
+    from grader.grading.judging.generator_draws import PROBE_SEEDS, probe_probs
 
     probs = probe_probs()
     assert int(probs.argmax()) == 0 and int((probs == probs.max()).sum()) == 1
