@@ -118,6 +118,31 @@ def test_a_mistake_named_once_is_preferred_where_an_input_cannot_tell_two_apart(
     assert find_mistake(("value", 1), [first, second], (0,)) is first
 
 
+def test_the_first_failure_that_fits_two_mistakes_is_named_by_the_other_cases():
+    # The learner adds 1 below ten and 2 from ten on: the input 0 fits both mistakes,
+    # and is the first to fail; the learner's answer 12 to the other case, 10, is the
+    # second's alone.
+    first = Mistake("add one", "fix a", off_by(1))
+    second = Mistake("add one, or two from ten", "fix b", lambda x: x + (2 if x >= 10 else 1))
+    asked = []
+
+    def elsewhere():
+        asked.append(True)
+        return [((10,), ("value", 12))]
+
+    memory = Diagnoses()
+    assert find_mistake(("value", 1), [first, second], (0,), memory=memory,
+                        elsewhere=elsewhere) is second
+    assert memory.named == ["add one, or two from ten"]
+    # one fitting mistake needs no other case
+    asked.clear()
+    assert find_mistake(("value", 1), [first], (0,), elsewhere=elsewhere) is first
+    assert asked == []
+    # where the other cases fit neither, the first that fits this one is named
+    assert find_mistake(("value", 1), [first, second], (0,),
+                        elsewhere=lambda: [((10,), ("value", 99))]) is first
+
+
 def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
     silent = Mistake("add zero here", "fix", off_by(0))
     memory = Diagnoses()
@@ -142,7 +167,7 @@ def test_every_case_of_every_check_can_be_shown():
 
 
 def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
-    from grader.checks.sample.check_sample import PROBE_SEEDS, probe_probs
+    from grader.grading.judging.generator_draws import PROBE_SEEDS, probe_probs
 
     probs = probe_probs()
     assert int(probs.argmax()) == 0 and int((probs == probs.max()).sum()) == 1

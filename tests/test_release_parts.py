@@ -156,6 +156,33 @@ def test_the_copy_wants_the_generator_where_the_kata_does(
     assert practice_grade(right, slug).returncode == 0
 
 
+@pytest.mark.parametrize(("name", "mistake"), [("global_generator", "NOT_THE_GENERATOR"),
+                                               ("argmax", "ARGMAX")])
+def test_the_copy_names_a_draw_without_the_generator_as_the_kata_does(
+        generator_copy: Path, tmp_path: Path, name: str, mistake: str) -> None:
+    """No stored answer shows a draw from PyTorch's global random state: the copy calls
+    the learner's sample() again on the kata's probe, and names the mistake in the
+    kata's words, with the same id, its draws as evidence."""
+    from grader.grading.judging import generator_draws
+
+    named = getattr(generator_draws, mistake).named("sample")
+    expected = spec_of("sample")["mistakes"][name]
+    assert named.id == expected["mistake"]  # the id the kata's grade of this file names
+    copy = learner(generator_copy, tmp_path, {"sample": mistaken("sample", name)})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "sample", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    assert failed, graded.stdout
+    for test in failed:
+        assert test["mistake"] is not None and test["mistake"]["id"] == named.id, test
+        assert test["message"].endswith(named.said), test
+        assert test["mistake"]["hint"] == named.hint
+    if mistake == "NOT_THE_GENERATOR":
+        assert "sample() drew tokens" in graded.stdout, graded.stdout
+    assert expected["never"] not in graded.stdout, graded.stdout
+
+
 def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
     """In Chinese, a practice grade names its cases, drawn examples and refusals in
     Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""

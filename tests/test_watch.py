@@ -148,3 +148,57 @@ def test_a_file_missing_from_the_start_is_said_at_once(monkeypatch) -> None:
     assert graded.grades == []
     # Said at the start, and again when r asks for the file once more.
     assert graded.printed().count("waiting for problems/03-softmax/solution.py") == 2
+
+
+def test_each_change_of_what_the_file_holds_is_graded_once(monkeypatch, tmp_path: Path) -> None:
+    """A save that lands as two writes (emptied, then written) is graded once, whole;
+    a touch, or a save of what was graded, is not graded again; a save during a grade
+    is graded after it. Before, each of the first two was graded once more than it
+    needed (the half-written file, the touch), and the last not at all."""
+    import io
+
+    from rich.console import Console
+
+    from grader.learner import watch
+    from grader.registry import find
+
+    file = tmp_path / "problems" / "01-crop-context" / "solution.py"
+    file.parent.mkdir(parents=True)
+    file.write_text("first\n")
+    problem = find("crop-context")
+    monkeypatch.setattr(type(problem), "starter", property(lambda _: file))  # this file
+    monkeypatch.setattr(watch, "POLL", 0.0)
+    stamp = iter(range(10**9, 2 * 10**9, 10**6))  # each write a modification time of its own
+
+    def save(text: str) -> None:
+        file.write_text(text)
+        os.utime(file, ns=(next(stamp),) * 2)
+
+    grades: list[str] = []
+
+    def grade() -> str:
+        grades.append(file.read_text())
+        if len(grades) == 3:
+            save("saved while grading\n")
+        return "fail"
+
+    # What happens between two looks at the file, one step a look.
+    steps = [None, None,
+             lambda: save(""), lambda: save("second\n"), None,  # one save, two writes
+             lambda: os.utime(file, ns=(next(stamp),) * 2), None, None,  # a touch
+             lambda: save("second\n"), None, None,  # saved again, unchanged
+             lambda: save("third\n"), None, None, None, None, None]
+    remaining = iter(steps)
+
+    def keys() -> str | None:
+        step = next(remaining, "q")
+        if callable(step):
+            step()
+            return None
+        return step
+
+    watcher = watch.Watcher(problem, pool=None, interactive=False, stay=True, keys=keys)
+    watcher.out = Console(file=io.StringIO(), width=200)
+    monkeypatch.setattr(watcher, "grade", grade)
+    assert watcher.run() == 0
+    assert grades == ["first\n", "second\n", "third\n", "saved while grading\n"]

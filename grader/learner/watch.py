@@ -1,5 +1,5 @@
-"""`gpt-kata watch`: re-grade the current problem every time its file is saved,
-or an earlier solution it takes with `solution_of(...)`.
+"""`gpt-kata watch`: re-grade the current problem every time what its file holds
+changes, or an earlier solution it takes with `solution_of(...)`.
 
 torch, pytest and the fork server stay loaded between grades, so a save is
 graded in a fraction of a cold `gpt-kata grade`. On a terminal, keys work as in
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +40,14 @@ def signature(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_mtime_ns, info.st_size
+
+
+def digest(path: Path) -> str | None:
+    """What the file holds: a save that changes nothing (a touch, a save unedited) keeps it."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 # What a key press does; Ctrl-D (POSIX), Ctrl-Z and Ctrl-C (Windows) end the watch too.
@@ -123,6 +132,10 @@ class Watcher:
             self._own, self._earlier = own, earlier_files(self.problem.starter)
         return (own, *(signature(file) for file in self._earlier))
 
+    def contents(self) -> tuple:
+        """What the files `watched` looks at hold: a grade is needed only when it changed."""
+        return (digest(self.problem.starter), *(digest(file) for file in self._earlier))
+
     def grade(self) -> str:
         """Grade the current problem's file; its status."""
         from rich.markup import escape
@@ -166,28 +179,41 @@ class Watcher:
 
     def run(self) -> int:
         # Not None: a file missing from the start is said at once, as one removed later.
-        last: object = NOTHING_SEEN
+        last: object = NOTHING_SEEN  # the files as last acted on
+        seen: object = NOTHING_SEEN  # the files at the look before this one
+        graded: object = NOTHING_SEEN  # what they held when last graded
         while True:
             current = self.watched()
-            if current != last:
+            # A save can land as several writes (the file emptied, then written): the
+            # files are acted on once two looks in a row find them alike, not half written.
+            if current != last and current == seen:
                 last = current
                 if current is None:
+                    graded = NOTHING_SEEN
                     self.out.print(tr("waiting for problems/{folder}/solution.py",
                                       folder=self.problem.folder))
-                elif self.grade() == "pass" and not self.stay and not self.advance():
-                    return EXIT_PASS
-                last = self.watched()
+                elif self.contents() != graded:
+                    # Only what they hold is graded again: a touch, or a save of what was
+                    # graded already, changes the files' times and not their grade. A save
+                    # during the grade is seen at the next look, and graded then.
+                    graded = self.contents()
+                    watched = self.problem
+                    if self.grade() == "pass" and not self.stay and not self.advance():
+                        return EXIT_PASS
+                    if self.problem != watched:  # moved on: its file waits for a save
+                        last = seen = self.watched()
+                        graded = self.contents()
+                        continue
+            seen = current
             action = action_of(self.keys())
             if action == "quit":
                 return EXIT_PASS
-            if action == "rerun":
-                last = NOTHING_SEEN
+            if action == "rerun" or (action == "next" and self.skip()):
+                last = graded = NOTHING_SEEN
             elif action == "hint":
                 self.show_hint()
             elif action == "list":
                 self.show_list()
-            elif action == "next" and self.skip():
-                last = NOTHING_SEEN
             time.sleep(POLL)
 
     def advance(self) -> bool:

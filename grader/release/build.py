@@ -66,6 +66,7 @@ RUNTIME_FILES = (
     "grading/values/tolerances.py",
     "grading/subject/__init__.py", "grading/subject/cases.py",
     "grading/judging/__init__.py", "grading/judging/cached_steps.py",
+    "grading/judging/generator_draws.py",
     "grading/judging/schedule_rates.py", "grading/judging/written_by_hand.py",
     "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
     "reports/report.py", "reports/results.py", "reports/scoring.py", "reports/written.py",
@@ -79,6 +80,10 @@ WITNESSED = "its checks judge how your code calls the model, which stored answer
 # The rules by which a copy judges how a learner's code calls its model
 # (practice/practice_grade.py).
 CALL_RULES = ("one-token-per-step",)
+# The diagnoses a copy makes by calling the learner's code again, where no stored answer
+# can name a mistake (practice/practice_grade.py): a check module declares one as
+# PRACTICE_DIAGNOSIS, and both graders run the same runtime code for it.
+AGAIN_DIAGNOSES = ("generator-draws",)
 HARNESS = ("its checks drive your code with code of the grader's own that this copy cannot "
            "hold (a model it builds and trains)")
 NEEDS_MODEL = ("some of its cases run a model this copy cannot hold (a trained run, or your own "
@@ -408,6 +413,10 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     refusals = {refusal_id: stored_refusal(problem, contract, method, refusal, rule, models)
                 for refusal_id, refusal in contract.refused.items()}
     calls = getattr(module, "PRACTICE_CALLS", "") if contract.witness_model_calls else ""
+    again = getattr(module, "PRACTICE_DIAGNOSIS", "")
+    if again and again not in AGAIN_DIAGNOSES:
+        raise ReleaseError(f"{module.__name__} declares PRACTICE_DIAGNOSIS = {again!r}, which "
+                           f"is not one of the copy's: {sorted(AGAIN_DIAGNOSES)}")
     lenient = float_dtypes.any_float_dtype(contract, reference, *first[0]) if first else []
     if calls:  # the copy runs these models' forward_with_cache, and judges their calls
         models.cached |= set(models.specs)
@@ -416,6 +425,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             "harness": contract.harness, "judge": rule, "cases": stored, "examples": drawn,
             **({"refusals": refusals} if refusals else {}),
             **({"calls": calls} if calls else {}),
+            **({"diagnosis": again} if again else {}),
             **({"any_float_dtype": lenient} if lenient else {})}
 
 

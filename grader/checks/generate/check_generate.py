@@ -12,7 +12,8 @@ from grader.grading.subject.strategies import generation_example
 MISTAKES = mistakes_of(globals(), generation_loop)
 
 
-CONTRACT = Contract(cases=generation_cases, judge=judge_reset_sampling, mistakes=MISTAKES)
+CONTRACT = Contract(cases=generation_cases, judge=judge_reset_sampling, mistakes=MISTAKES,
+                    tell_apart_on_cases=True)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt on the shipped model",

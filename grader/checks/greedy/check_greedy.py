@@ -48,7 +48,7 @@ def judge(got: Any, expected: str, call: Call) -> None:
                 window=lambda ids: ids[-context_length:])
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, tell_apart_on_cases=True)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The greedy text for a fixed prompt on the shipped model",

@@ -8,17 +8,14 @@ import torch
 from hypothesis import strategies as st
 
 from grader.grading.contracts.contract import Contract
+from grader.grading.judging import generator_draws
 from grader.grading.judging.any_result import expect_tensor
+from grader.grading.judging.generator_draws import ARGMAX, NOT_THE_GENERATOR, generator_args
 from grader.grading.subject.cases import shipped_logits
 from grader.grading.subject.kata import Call
 from grader.grading.subject.strategies import logits
-from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake, naming
+from grader.grading.values.failures import Diagnosis, GradeFailure
 from grader.locale import tr
-
-
-def generator_args(probs: torch.Tensor, seed: int) -> tuple:
-    generator = torch.Generator().manual_seed(seed)
-    return (probs, generator, generator.get_state())
 
 
 def shipped_probs(prompt: str) -> torch.Tensor:
@@ -43,63 +40,15 @@ def draw_example(data: st.DataObject) -> tuple:
     return generator_args(torch.softmax(x, dim=-1), seed)
 
 
-# -- telling the ways of not using the generator apart ----------------------------------------
-# One wrong draw cannot say whether the learner took the argmax or sampled from
-# PyTorch's global random state: on probabilities (0.5, 0.5), the smallest ones
-# hypothesis finds, either gives token 0. So the diagnosis calls the learner's
-# sample() again, on a probe: PROBE_SIZE nearly equal probabilities, the first a
-# little larger. The argmax always answers 0; a draw from the global state
-# answers something else, and something new each time; a draw with the
-# generator answers the same for the same generator state.
-PROBE_SIZE = 1000
-PROBE_SEEDS = (1234, 4321)  # two seeds whose draws on the probe differ, neither token 0
-ARGMAX = Mistake("take the most likely token (argmax) instead of sampling",
-                 "sample with torch.multinomial(probs, 1, generator=generator)")
-NOT_THE_GENERATOR = Mistake("do not draw with the generator you were given (torch.multinomial "
-                            "without generator= draws from PyTorch's global random state)",
-                            "pass the generator in: "
-                            "torch.multinomial(probs, 1, generator=generator)")
-
-
-def probe_probs() -> torch.Tensor:
-    probs = torch.ones(1, PROBE_SIZE)
-    probs[0, 0] = 1.01
-    return probs / probs.sum()
+# The mistakes how_drawn names, listed where the kata's catalogs and ids look for a
+# check's mistakes.
+NAMED_BY_DRAWING_AGAIN = (ARGMAX, NOT_THE_GENERATOR)
 
 
 def how_drawn(call: Call) -> Diagnosis | str:
-    """The diagnosis of a wrong draw, from sample() called again on the probe."""
-    if call.again is None:
-        return ""
-    probs = probe_probs()
-    try:
-        answers = []
-        for seed in (PROBE_SEEDS[0], *PROBE_SEEDS):
-            outcome = call.again(*generator_args(probs, seed))
-            # Only a token id tells what was drawn (a float, nan say, is none).
-            if outcome[0] != "value" or not isinstance(outcome[1], torch.Tensor) or (
-                    outcome[1].numel() != 1 or outcome[1].is_floating_point()):
-                return ""
-            answers.append(int(outcome[1].flatten()[0]))
-    except GradeFailure:
-        return ""  # the probe itself went wrong: nothing to conclude from it
-    first, again, other_seed = answers
-    if answers == [0, 0, 0]:
-        return naming(ARGMAX)
-    reference = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
-                 for seed in PROBE_SEEDS]
-    evidence = "\n" + tr("Called again on {size} nearly equal probabilities with generators "
-                         "seeded {seed}, {seed} and {other_seed}, sample() drew tokens {first}, "
-                         "{again} and {other}; drawing with the generator gives {reference}, "
-                         "{reference} and {other_reference}", size=PROBE_SIZE,
-                         seed=PROBE_SEEDS[0], other_seed=PROBE_SEEDS[1], first=first,
-                         again=again, other=other_seed, reference=reference[0],
-                         other_reference=reference[1])
-    if first != again or (first == other_seed and reference[0] != reference[1]):
-        # A different token for the same generator state, or the same token for
-        # different states: what was drawn does not depend on the generator.
-        return evidence + naming(NOT_THE_GENERATOR)
-    return ""
+    """The diagnosis of a wrong draw, from sample() called again on a probe
+    (generator_draws.py, which a learners' copy runs too)."""
+    return generator_draws.how_drawn(call.again) if call.again is not None else ""
 
 
 def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
@@ -123,6 +72,9 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
 
 
 CONTRACT = Contract(cases=cases, judge=judge)
+# A learners' copy names a wrong draw as this check does, calling the learner's sample()
+# again on the same probe (grader/release/build.py's AGAIN_DIAGNOSES).
+PRACTICE_DIAGNOSIS = "generator-draws"
 
 test_fixed_distributions, test_random_distributions = CONTRACT.tests(
     "A draw from a fixed distribution, and the generator restored",

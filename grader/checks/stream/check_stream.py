@@ -188,6 +188,10 @@ MISTAKES = [
             "`yield chunk`",
             mistake(None, lambda text, ends: so_far(split_at(text, ends))),
             mistake(None, lambda text, ends: so_far(split_at(text, ends)) + [text][:len(text)])),
+    Mistake("make the whole text first, then yield it as one chunk",
+            "yield each chunk inside the loop, as soon as its last character is sampled, "
+            "then start the next chunk empty",
+            mistake(None, lambda text, ends: [text][:len(text)])),
     Mistake("yield one character at a time",
             "collect characters until the one that ends the chunk, then yield them together",
             mistake(None, lambda text, ends: list(text))),
@@ -259,6 +263,27 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
                         "sampled, instead of making the whole text first and cutting it up"))
 
 
+def expect_no_repeats(chunks: list[str], new_chars: int) -> None:
+    """No chunk repeats the chunk before it whole. A complete chunk ends at its only
+    end character, so one that starts with a complete chunk and goes on holds two:
+    the chunk was not emptied once yielded, and the chunks join into more text than
+    was made, which the text's own check would only count."""
+    joined = sum(len(chunk) for chunk in chunks)
+    if joined <= new_chars:
+        return
+    for k in range(1, len(chunks)):
+        before, chunk = chunks[k - 1], chunks[k]
+        if before and len(chunk) > len(before) and chunk.startswith(before):
+            raise GradeFailure(tr(
+                "chunk {k} is {chunk}, which starts with all of chunk {before_k}, {before}: "
+                "each chunk repeats the text yielded before it, so the {count} chunks join "
+                "into {joined} characters for the {new_chars} new ones\n"
+                "  chunks {before_k} to {last}: {shown}", k=k + 1, chunk=show(chunk),
+                before_k=k, before=show(before), count=len(chunks), joined=joined,
+                new_chars=new_chars, last=min(k + 2, len(chunks)),
+                shown=chunks[k - 1:k + 2]))
+
+
 def judge(got: Any, expected: list[str], call: Call) -> None:
     model, _, context, context_length, int_to_char, unit = fresh_args(call.args)
     chunks = [chunk for chunk, _ in got]
@@ -268,6 +293,7 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
                                   kind=type(chunk).__name__),
                                hint=tr("yield each chunk as a str"))
     text, expected_text = "".join(chunks), "".join(expected)
+    expect_no_repeats(chunks, len(expected_text))
     try:
         judge_reset_sampled_text(text, expected_text, model=model,
                                  prompt_ids=context[0].tolist(), context_length=context_length,

@@ -36,19 +36,34 @@ class Diagnoses:
         return sorted(mistakes, key=rank)  # stable: otherwise in the check's own order
 
 
+# The learner's outcomes on other arguments than the failing call's: (arguments,
+# outcome) pairs, asked for only where one call fits several mistakes.
+Elsewhere = Callable[[], Sequence[tuple[tuple, Outcome]]]
+
+
 def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[Outcome, Outcome], bool] = same_outcome,
                  expected: Outcome | None = None,
-                 memory: Diagnoses | None = None) -> Mistake | None:
+                 memory: Diagnoses | None = None,
+                 elsewhere: Elsewhere | None = None) -> Mistake | None:
     """The known mistake whose outcome on `args` matches the learner's, if any.
 
     A mistake that gives the `expected` outcome on these arguments is no
     explanation of a failure, whatever else failed (a stream that was not
     streamed, say), so it is passed over.
+
+    Where several mistakes fit these arguments (on a prompt shorter than the
+    window, reading the first position and a softmax over the batch give the
+    same text) and `elsewhere` gives the learner's outcomes on other arguments,
+    the first that also fits those is named: the evidence of one call alone
+    would name whichever comes first, and a later check then another name for
+    the same bug.
     """
     memory = memory if memory is not None else Diagnoses()
+    fitting: list[Mistake] = []
     for mistake in memory.order(mistakes):
         silent = False  # a way of making it that these arguments cannot show
+        fits = False
         for run in mistake.runs:
             outcome = outcome_of(run, *fresh_args(args))
             if expected and same_outcome(expected, outcome):
@@ -58,14 +73,37 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                 # the learner's nan is no evidence of this mistake in particular.
                 silent = True
             elif matches(got, outcome):
-                if mistake.name not in memory.named:
-                    memory.named.append(mistake.name)
-                return mistake
+                fits = True
+                break
             elif outcome[0] == "error" or outcome[1] is None:
                 silent = True  # this way of making it does not apply to these arguments
-        if not silent:
+        if fits:
+            fitting.append(mistake)
+            if elsewhere is None:
+                break
+        elif not silent:
             memory.ruled_out.add(mistake.name)
-    return None
+    if not fitting:
+        return None
+    found = fitting[0]
+    if len(fitting) > 1 and elsewhere is not None:
+        seen = elsewhere()
+        found = next((m for m in fitting if not contradicted(m, seen, matches)), found)
+    if found.name not in memory.named:
+        memory.named.append(found.name)
+    return found
+
+
+def contradicted(mistake: Mistake, seen: Sequence[tuple[tuple, Outcome]],
+                 matches: Callable[[Outcome, Outcome], bool]) -> bool:
+    """Whether the learner's outcome on some other arguments is not the mistake's there
+    (a way of making it that fails or gives nothing there is no evidence either way)."""
+    for args, got in seen:
+        outcomes = [outcome_of(run, *fresh_args(args)) for run in mistake.runs]
+        shown = [o for o in outcomes if o[0] != "error" and o[1] is not None]
+        if shown and not any(matches(got, o) for o in shown):
+            return True
+    return False
 
 
 def nothing_but_nan(outcome: Outcome) -> bool:
@@ -82,7 +120,8 @@ def nothing_but_nan(outcome: Outcome) -> bool:
 def name_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[Outcome, Outcome], bool] = same_outcome,
                  expected: Outcome | None = None,
-                 memory: Diagnoses | None = None) -> Diagnosis:
+                 memory: Diagnoses | None = None,
+                 elsewhere: Elsewhere | None = None) -> Diagnosis:
     """The diagnosis naming the mistake `find_mistake` finds, if any."""
-    mistake = find_mistake(got, mistakes, args, matches, expected, memory)
+    mistake = find_mistake(got, mistakes, args, matches, expected, memory, elsewhere)
     return naming(mistake) if mistake else Diagnosis()

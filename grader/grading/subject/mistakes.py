@@ -23,8 +23,10 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
     """Track 1's generate(), with one knob per known mistake.
 
     `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
-    "argmin". With `keep_row`, every position's distribution is sampled and
-    that row's token kept.
+    "argmin". `crop` is "last" (right), "first", "none", or a window one token
+    too long ("one-over") or too short ("one-short", or "one-short-when-over"
+    where it crops only a context longer than the model's). With `keep_row`,
+    every position's distribution is sampled and that row's token kept.
     """
     generator = torch.Generator().manual_seed(0)  # the draws of torch.manual_seed(0)
     initial_state = generator.get_state()
@@ -35,9 +37,21 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
                 context = context[:, -context_length:]
             elif crop == "first" and context.shape[1] > context_length:
                 context = context[:, :context_length]
+            elif crop == "one-over":
+                context = context[:, -context_length - 1:]
+            elif crop == "one-short":
+                # At every step, as learners write it: with context_length 1 this is
+                # context[:, -0:], every token.
+                context = context[:, -(context_length - 1):]
+            elif crop == "one-short-when-over" and context.shape[1] > context_length:
+                context = context[:, -(context_length - 1):]
             logits = model(context)
             logits = logits[0] if keep_row is not None else logits[:, position, :]
             if pick == "argmax":
+                if softmax_dim != -1:
+                    # Greedy needs no softmax, but one over the batch makes every
+                    # probability 1, and the argmax then token 0 every time.
+                    logits = F.softmax(logits, dim=softmax_dim)
                 next_token = logits.argmax(dim=-1, keepdim=True)
             elif pick == "argmin":
                 next_token = logits.argmin(dim=-1, keepdim=True)

@@ -174,8 +174,11 @@ def grade_problem(slug: str, path: Path,
                              method=part["method"], got=judge.describe(got[1]),
                              expected=judge.describe(want),
                              difference=judge.difference(got[1], want))
-            fail(result, naming(Failure(label, message), got, case["mistakes"], part["judge"],
-                                args))
+            failure = naming(Failure(label, message), got, case["mistakes"], part["judge"],
+                             args)
+            if failure.mistake is None and part.get("diagnosis"):
+                failure = drawn_again(failure, part, module, path, running, slug)
+            fail(result, failure)
         for label, part, refusal in refusals:
             args = codec.decode(refusal["args"])
             refused(result, label, part, refusal, args,
@@ -265,6 +268,27 @@ def wrong_calls(part: dict[str, Any], args: tuple, models: list[codec.ExportedGP
                                                     "name": named_mistake.name,
                                                     "hint": named_mistake.hint})
     return None
+
+
+def drawn_again(failure: Failure, part: dict[str, Any], module: ModuleType, path: Path,
+                running: Callable[[bool], None], slug: str) -> Failure:
+    """`failure`, with what the kata's diagnosis of the part says of the learner's code
+    called again (sample's draws on a probe, generator_draws.py, the kata's own code):
+    no stored answer shows a draw from PyTorch's global random state."""
+    from grader.grading.judging.generator_draws import how_drawn
+
+    def again(*args: Any) -> tuple[str, Any]:
+        return attempt(part, module, args, path, running)[0]
+
+    diagnosis = how_drawn(again) if part["diagnosis"] == "generator-draws" else ""
+    if not diagnosis or isinstance(diagnosis, str):
+        return failure
+    mistake = diagnosis.mistake
+    named = None if mistake is None else mistake.named(slug)
+    return Failure(failure.label, failure.says + diagnosis.says,
+                   next(iter(diagnosis.hints), ""),
+                   None if named is None else {"id": named.id, "name": named.name,
+                                               "hint": named.hint})
 
 
 def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]], rule: str,
