@@ -5,6 +5,7 @@ of the navigation, as CI does."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -35,3 +36,12 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     statements = sorted((zh / "problems").glob("[0-9][0-9]-*/index.html"))
     assert len(statements) == len(list((ROOT / "problems").glob("[0-9][0-9]-*/README.zh.md")))
     assert "题" in statements[0].read_text(encoding="utf-8")
+    # Each hand-drawn picture a Chinese page shows is its Chinese twin, under zh/.
+    shown = 0
+    for page in zh.rglob("*.html"):
+        for src in re.findall(r'<img[^>]* src="([^"]+\.svg)"', page.read_text(encoding="utf-8")):
+            picture = (page.parent / src).resolve()
+            assert picture.is_relative_to(zh.resolve()), f"{page}: {src} is the English one"
+            assert re.search(r"[\u4e00-\u9fff]", picture.read_text(encoding="utf-8")), picture
+            shown += 1
+    assert shown >= 3, "the Chinese site shows none of the hand-drawn pictures"

@@ -1,7 +1,10 @@
 """The site's pictures: drawn at each build by the project's own code.
 
 Three diagrams are hand-written SVG in docs/pages/pictures/ (the model, the
-generation loop, the KV cache). The rest are drawn here, into pages/figures/
+generation loop, the KV cache), in English. Their Chinese twins, NAME.zh.svg beside
+them (ignored by git), are written here from them, each label translated by the
+kata's catalogs (grader/locale/zh/pictures.po); the i18n plugin shows a page of the
+Chinese site the twin of each picture it names. The rest are drawn here, into pages/figures/
 (ignored by git), from the shipped model and the project's commands, so that
 they show what the code does today:
 
@@ -267,8 +270,39 @@ INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           ROOT / "grader" / "model" / "training.py"]
 
 
+# The languages of the hand-drawn pictures' twins, besides English.
+TWINS = ("zh",)
+HAND_DRAWN = "pictures"
+
+
+def write_twins(pages: Path) -> list[Path]:
+    """The hand-drawn pictures' twins in each language of TWINS, rewritten where they
+    differ from what the sources and the catalogs make; a twin whose English is gone
+    is removed."""
+    from grader.locale import catalog
+    from grader.maintainer.catalogs import translated_picture
+
+    folder = pages / HAND_DRAWN
+    sources = sorted(p for p in folder.glob("*.svg") if p.name.count(".") == 1)
+    written = []
+    for code in TWINS:
+        for source in sources:
+            twin = source.with_name(f"{source.stem}.{code}.svg")
+            svg = translated_picture(source.read_text(encoding="utf-8"), catalog(code), code)
+            if not twin.is_file() or twin.read_text(encoding="utf-8") != svg:
+                hidden = twin.with_name(f".{twin.name}-{os.getpid()}")
+                hidden.write_text(svg, encoding="utf-8")
+                os.replace(hidden, twin)
+            written.append(twin)
+        for stale in folder.glob(f"*.{code}.svg"):
+            if stale not in written:
+                stale.unlink(missing_ok=True)
+    return written
+
+
 def write(pages: Path) -> dict[str, list[str]]:
     """Draw what is out of date; the pictures of each problem's page, as markdown."""
+    write_twins(pages)
     out = pages / OUT
     out.mkdir(parents=True, exist_ok=True)
     newest = max(p.stat().st_mtime for p in INPUTS)
