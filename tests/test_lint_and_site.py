@@ -45,3 +45,9 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             assert re.search(r"[\u4e00-\u9fff]", picture.read_text(encoding="utf-8")), picture
             shown += 1
     assert shown >= 3, "the Chinese site shows none of the hand-drawn pictures"
+    # A page with no Chinese, shown in English, says so on the Chinese site only.
+    note = "本页暂无中文版"
+    assert note in (zh / "instructors" / "index.html").read_text(encoding="utf-8")
+    assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
+    assert note not in (tmp_path / "site" / "instructors" / "index.html").read_text(
+        encoding="utf-8")

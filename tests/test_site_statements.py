@@ -252,3 +252,31 @@ def test_a_chinese_picture_has_chinese_labels_in_a_font_that_draws_them(
                 assert not re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", label), label
             else:
                 assert CJK.search(label), f"{twin.name}: {label!r} is not translated"
+
+
+def test_the_chinese_site_names_every_page_of_the_navigation_in_chinese() -> None:
+    """The Chinese navigation names every page in Chinese, those shown in English too
+    (their note says so); a product's name (Gradescope) stays as it is."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+    zh = next(language for plugin in config["plugins"] if isinstance(plugin, dict)
+              for language in plugin.get("i18n", {}).get("languages", [])
+              if language["locale"] == "zh")
+    names = zh["nav_translations"]
+
+    def titles(items: list) -> list[str]:
+        found = []
+        for item in items:
+            if isinstance(item, dict):
+                for title, value in item.items():
+                    found.append(title)
+                    found += titles(value) if isinstance(value, list) else []
+        return found
+
+    shown = titles(config["nav"])
+    assert shown
+    missing = [t for t in shown if t not in names]
+    assert not missing, f"no Chinese name in mkdocs.yml's nav_translations: {missing}"
+    english = [t for t in shown if not CJK.search(names[t]) and " " in t]
+    assert not english, f"named in English on the Chinese site: {english}"
