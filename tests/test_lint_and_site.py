@@ -51,3 +51,8 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
     assert note not in (tmp_path / "site" / "instructors" / "index.html").read_text(
         encoding="utf-8")
+    # The trace's report on the Chinese pictures page is the Chinese run's.
+    chinese_run = "gpt-kata --lang zh trace"
+    assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
+    assert chinese_run not in (tmp_path / "site" / "learners" / "pictures.html").read_text(
+        encoding="utf-8")

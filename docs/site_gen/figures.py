@@ -206,9 +206,12 @@ def sampling_filters(path: Path) -> None:
     plt.close(fig)
 
 
-def trace(path: Path) -> None:
+def trace(path: Path, language: str = "en") -> None:
     """`gpt-kata trace --plot` on the submission, as a learner runs it; its report
-    is kept beside the picture for the pages to include."""
+    is kept beside the picture for the pages to include. In Chinese, as a learner
+    runs `gpt-kata --lang zh trace`: the picture is kept only where a font that holds
+    Chinese is installed (the plot would draw empty boxes), and the Chinese site
+    shows the English one instead; the report is kept either way."""
     problem, mistake = TRACED
     with tempfile.TemporaryDirectory() as tmp:
         written = subprocess.run([sys.executable, str(ROOT / "tests" / "learner_examples.py"),
@@ -217,7 +220,7 @@ def trace(path: Path) -> None:
         submission = Path(written.stdout.strip())
         command = [sys.executable, "-m", "grader", "trace", problem, "--submission",
                    str(submission), "--plot", str(path)]
-        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", "GPT_KATA_LANG": language}
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=300)
     if (done.returncode not in (0, 1) or not path.is_file()) and sys.platform == "linux":
@@ -238,9 +241,22 @@ def trace(path: Path) -> None:
     report = done.stdout.replace(str(path), PLOT).replace(str(submission), submission.name)
     report = report.replace(str(ROOT) + os.sep, "")
     report = report.replace(os.path.relpath(path, ROOT), PLOT)
+    command = "gpt-kata" + (f" --lang {language}" if language != "en" else "")
     path.with_suffix(".txt").write_text(
-        f"$ gpt-kata trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",
+        f"$ {command} trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",
         encoding="utf-8")
+    if language != "en" and not cjk_font():
+        path.unlink(missing_ok=True)
+
+
+def cjk_font() -> str | None:
+    """The font matplotlib draws Chinese with here (the trace's list), or None."""
+    from matplotlib import font_manager
+
+    from grader.learner.tools.trace_plot import CJK_FONTS
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
 
 
 def loss_curve(path: Path) -> None:
@@ -259,6 +275,9 @@ DRAWN = {
     "attention-mask.png": attention,
     "sampling-filters.png": sampling_filters,
     PLOT: trace,
+    # The trace in Chinese: the i18n plugin shows it on the Chinese pages in place of
+    # the English one, whose report they include in Chinese too.
+    PLOT.replace(".png", ".zh.png"): lambda path: trace(path, "zh"),
     "loss-curve.png": loss_curve,
 }
 # What each drawing reads: a picture newer than all of these is not drawn again
@@ -267,6 +286,7 @@ INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           EXAMPLES / "expected.toml", EXAMPLES / "well_known_style.py",
           ROOT / "solutions" / "06-generate" / "solution.py",
           ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
+          ROOT / "grader" / "locale" / "zh" / "messages.po",
           ROOT / "grader" / "model" / "training.py"]
 
 
@@ -308,7 +328,10 @@ def write(pages: Path) -> dict[str, list[str]]:
     newest = max(p.stat().st_mtime for p in INPUTS)
     for name, draw in DRAWN.items():
         target = out / name
-        if not target.is_file() or target.stat().st_mtime < newest:
+        # A drawing is its picture, or its report alone (a Chinese trace where no
+        # font draws Chinese): drawn again when neither is, or it is older.
+        made = [p for p in (target, target.with_suffix(".txt")) if p.is_file()]
+        if not made or max(p.stat().st_mtime for p in made) < newest:
             # Drawn under a hidden name of this process's, then renamed: two builds
             # at once (the tests run in parallel) never read a picture half drawn.
             hidden = f".{target.stem}-{os.getpid()}"
