@@ -56,3 +56,10 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
     assert chinese_run not in (tmp_path / "site" / "learners" / "pictures.html").read_text(
         encoding="utf-8")
+    # Where matplotlib has a font that holds Chinese, the drawn pictures are Chinese too.
+    from grader.locale.fonts import cjk_font
+
+    if cjk_font():
+        for name in ("trace-crop-first.png", "loss-curve.png"):
+            english = (tmp_path / "site" / "figures" / name).read_bytes()
+            assert (zh / "figures" / name).read_bytes() != english, name

@@ -180,9 +180,6 @@ PAGES = ROOT / "docs" / "pages"
 HAND_DRAWN = PAGES / "pictures"
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 CJK = re.compile(r"[\u3400-\u9fff]")
-# Fonts that hold Chinese, on macOS, Windows and Linux.
-CJK_FONTS = ("PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC",
-             "Source Han Sans SC", "WenQuanYi Micro Hei")
 
 
 def hand_drawn_in(page: Path, markdown: str) -> set[Path]:
@@ -228,6 +225,7 @@ def test_a_chinese_picture_has_chinese_labels_in_a_font_that_draws_them(
         tmp_path: Path) -> None:
     """Every label of a twin is Chinese, but code (marked translate="no" in the
     English, as `model(context)`), and the picture names fonts that hold Chinese."""
+    from grader.locale.fonts import CJK_FONTS
     from grader.maintainer.catalogs import LABEL, LINE
 
     figures = load("figures")

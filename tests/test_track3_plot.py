@@ -49,3 +49,15 @@ def test_the_loss_axis_is_logarithmic_with_a_line_at_ln_vocab(monkeypatch, tmp_p
 def test_without_a_vocabulary_size_there_is_no_line(monkeypatch, tmp_path):
     axes = drawn(monkeypatch, tmp_path, None)
     assert len(axes.get_lines()) == 2
+
+
+def test_in_chinese_the_curve_is_labelled_in_chinese(monkeypatch, tmp_path):
+    """`gpt-kata --lang zh train` draws its curve in Chinese, as it prints."""
+    import re
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    axes = drawn(monkeypatch, tmp_path, 40)
+    shown = [axes.get_title(), axes.get_xlabel(), axes.get_ylabel(),
+             *(text.get_text() for text in axes.get_legend().get_texts())]
+    assert all(re.search(r"[\u4e00-\u9fff]", text) for text in shown), shown
+    assert "ln(40) = 3.69" in shown[-1]

@@ -250,24 +250,36 @@ def trace(path: Path, language: str = "en") -> None:
 
 
 def cjk_font() -> str | None:
-    """The font matplotlib draws Chinese with here (the trace's list), or None."""
-    from matplotlib import font_manager
+    """The font matplotlib draws Chinese with here, or None."""
+    from grader.locale.fonts import cjk_font
 
-    from grader.learner.tools.trace_plot import CJK_FONTS
-
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
+    return cjk_font()
 
 
-def loss_curve(path: Path) -> None:
-    """The run's losses, drawn by plot_losses, as `gpt-kata train` draws them."""
+def loss_curve(path: Path, language: str = "en") -> None:
+    """The run's losses, drawn by plot_losses, as `gpt-kata train` draws them; in
+    Chinese as `gpt-kata --lang zh train` does, where a font that holds Chinese is
+    installed (elsewhere the Chinese pages show the English picture)."""
+    from grader.locale import SETTING
     from grader.model.artifacts import shipped_vocab
     from grader.model.training import plot_losses
 
+    if language != "en" and not cjk_font():
+        return
     with LOSS_LOG.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     log = [(int(r["step"]), float(r["train_loss"]), float(r["val_loss"])) for r in rows]
-    if not plot_losses(log, path, len(shipped_vocab())):
+    before = os.environ.get(SETTING)
+    os.environ[SETTING] = language  # what `--lang` sets; put back after, with the fonts
+    try:
+        with pyplot().rc_context():
+            drawn = plot_losses(log, path, len(shipped_vocab()))
+    finally:
+        if before is None:
+            os.environ.pop(SETTING, None)
+        else:
+            os.environ[SETTING] = before
+    if not drawn:
         raise RuntimeError("matplotlib is missing: the site's pictures need it")
 
 
@@ -279,6 +291,7 @@ DRAWN = {
     # the English one, whose report they include in Chinese too.
     PLOT.replace(".png", ".zh.png"): lambda path: trace(path, "zh"),
     "loss-curve.png": loss_curve,
+    "loss-curve.zh.png": lambda path: loss_curve(path, "zh"),
 }
 # What each drawing reads: a picture newer than all of these is not drawn again
 # (`mkdocs serve` rebuilds at every save).
@@ -287,7 +300,7 @@ INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           ROOT / "solutions" / "06-generate" / "solution.py",
           ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
           ROOT / "grader" / "locale" / "zh" / "messages.po",
-          ROOT / "grader" / "model" / "training.py"]
+          ROOT / "grader" / "model" / "training.py", ROOT / "grader" / "locale" / "fonts.py"]
 
 
 # The languages of the hand-drawn pictures' twins, besides English.

@@ -1,0 +1,29 @@
+"""The fonts a picture needs to draw the language in use: matplotlib's own, DejaVu
+Sans, has no Chinese characters, and draws empty boxes for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Fonts with Chinese characters, tried in turn before matplotlib's own where the
+# labels are not English.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC",
+             "Hiragino Sans GB", "Heiti SC", "Arial Unicode MS")
+
+
+def cjk_font() -> str | None:
+    """The first font of CJK_FONTS that matplotlib knows is installed, or None."""
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
+def use_cjk_fonts(plt: Any) -> None:
+    """Put the first installed font of CJK_FONTS before matplotlib's own sans-serif
+    fonts, which it falls back to for the characters that font lacks."""
+    chosen = cjk_font()
+    if chosen:
+        plt.rcParams["font.family"] = "sans-serif"
+        plt.rcParams["font.sans-serif"] = [chosen, *plt.rcParams["font.sans-serif"]]
