@@ -60,6 +60,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     from grader.locale.fonts import cjk_font
 
     if cjk_font():
-        for name in ("trace-crop-first.png", "loss-curve.png"):
+        for name in ("attention-mask.png", "sampling-filters.png", "trace-crop-first.png",
+                     "loss-curve.png"):
             english = (tmp_path / "site" / "figures" / name).read_bytes()
             assert (zh / "figures" / name).read_bytes() != english, name

@@ -26,6 +26,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +122,38 @@ def pyplot():
     return plt
 
 
+@contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """The kata in `language` (what `--lang` sets) and matplotlib in a font that draws
+    it, in this process for the while; both put back after."""
+    from grader.locale import SETTING
+    from grader.locale.fonts import use_cjk_fonts
+
+    plt = pyplot()
+    before = os.environ.get(SETTING)
+    os.environ[SETTING] = language
+    try:
+        with plt.rc_context():
+            if language != "en":
+                use_cjk_fonts(plt)
+            yield
+    finally:
+        if before is None:
+            os.environ.pop(SETTING, None)
+        else:
+            os.environ[SETTING] = before
+
+
+def in_chinese(draw: Callable[[Path], None]) -> Callable[[Path], None]:
+    """`draw` in Chinese, where a font that holds Chinese is installed: elsewhere it
+    draws nothing, and the Chinese pages show the English picture."""
+    def drawn(path: Path) -> None:
+        if cjk_font():
+            with speaking("zh"):
+                draw(path)
+    return drawn
+
+
 def shown(c: str) -> str:
     return {" ": "␣", "\n": "\\n"}.get(c, c)
 
@@ -131,6 +165,7 @@ def attention(path: Path) -> None:
 
     import torch
 
+    from grader.locale import tr
     from grader.model.artifacts import encode, shipped_model, shipped_vocab
     from grader.model.gpt import causal_mask
 
@@ -151,18 +186,18 @@ def attention(path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=100)
     allowed = (mask == 0).float()
     axes[0].imshow(allowed, cmap="Blues", vmin=0, vmax=1.4)
-    axes[0].set_title("the mask: query i sees keys 0..i (blue);\n"
-                      "the rest get -inf before the softmax")
+    axes[0].set_title(tr("the mask: query i sees keys 0..i (blue);\n"
+                         "the rest get -inf before the softmax"))
     image = axes[1].imshow(weights, cmap="viridis", vmin=0, vmax=1)
-    axes[1].set_title("the shipped GPT, layer 1, head 1: softmax of\n"
-                      "the masked scores, each row sums to 1")
+    axes[1].set_title(tr("the shipped GPT, layer 1, head 1: softmax of\n"
+                         "the masked scores, each row sums to 1"))
     fig.colorbar(image, ax=axes[1], fraction=0.046, pad=0.04)
     for ax in axes:
         ax.set_xticks(range(T), labels)
         ax.set_yticks(range(T), labels)
-        ax.set_xlabel("key: the character looked at")
-        ax.set_ylabel("query: the character looking")
-    fig.suptitle(f"causal self-attention over {ATTENTION_PROMPT!r}")
+        ax.set_xlabel(tr("key: the character looked at"))
+        ax.set_ylabel(tr("query: the character looking"))
+    fig.suptitle(tr("causal self-attention over {prompt}", prompt=repr(ATTENTION_PROMPT)))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -173,6 +208,7 @@ def sampling_filters(path: Path) -> None:
     what top-k (the k likeliest) and top-p (the fewest likeliest that hold p) keep."""
     import torch
 
+    from grader.locale import tr
     from grader.model.artifacts import encode, shipped_model, shipped_vocab
 
     model, vocab = shipped_model(), shipped_vocab()
@@ -182,7 +218,7 @@ def sampling_filters(path: Path) -> None:
     values = probs[order]
     before = torch.cumsum(probs.sort(descending=True).values, 0)[:16] - values
     keeps = {
-        "no filter": [True] * len(order),
+        tr("no filter"): [True] * len(order),
         f"top-k, k={TOP_K}": [i < TOP_K for i in range(len(order))],
         f"top-p, p={TOP_P}": [bool(b < TOP_P) for b in before],
     }
@@ -191,16 +227,17 @@ def sampling_filters(path: Path) -> None:
     for ax, (title, keep) in zip(axes, keeps.items()):
         kept = values * torch.tensor(keep)
         total = float(kept.sum())
-        ax.bar(range(len(order)), values, color="#cccccc", label="cut (set to -inf)")
-        ax.bar(range(len(order)), kept, color="tab:blue", label="kept")
+        ax.bar(range(len(order)), values, color="#cccccc", label=tr("cut (set to -inf)"))
+        ax.bar(range(len(order)), kept, color="tab:blue", label=tr("kept"))
         ax.set_xticks(range(len(order)), [shown(vocab[int(t)]) for t in order])
-        ax.set_title(f"{title}: every character kept" if all(keep) else
-                     f"{title}: {sum(keep)} kept, holding {total:.2f}")
+        ax.set_title(tr("{filter}: every character kept", filter=title) if all(keep) else
+                     tr("{filter}: {kept} kept, holding {mass}", filter=title, kept=sum(keep),
+                        mass=f"{total:.2f}"))
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("probability")
+    axes[0].set_ylabel(tr("probability"))
     axes[0].legend(loc="upper right")
-    fig.suptitle(f"the next character after {PROMPT!r}, the 16 likeliest "
-                 "(kept ones are renormalised before sampling)")
+    fig.suptitle(tr("the next character after {prompt}, the 16 likeliest "
+                    "(kept ones are renormalised before sampling)", prompt=repr(PROMPT)))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -256,42 +293,32 @@ def cjk_font() -> str | None:
     return cjk_font()
 
 
-def loss_curve(path: Path, language: str = "en") -> None:
-    """The run's losses, drawn by plot_losses, as `gpt-kata train` draws them; in
-    Chinese as `gpt-kata --lang zh train` does, where a font that holds Chinese is
-    installed (elsewhere the Chinese pages show the English picture)."""
-    from grader.locale import SETTING
+def loss_curve(path: Path) -> None:
+    """The run's losses, drawn by plot_losses, as `gpt-kata train` draws them."""
     from grader.model.artifacts import shipped_vocab
     from grader.model.training import plot_losses
 
-    if language != "en" and not cjk_font():
-        return
     with LOSS_LOG.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     log = [(int(r["step"]), float(r["train_loss"]), float(r["val_loss"])) for r in rows]
-    before = os.environ.get(SETTING)
-    os.environ[SETTING] = language  # what `--lang` sets; put back after, with the fonts
-    try:
-        with pyplot().rc_context():
-            drawn = plot_losses(log, path, len(shipped_vocab()))
-    finally:
-        if before is None:
-            os.environ.pop(SETTING, None)
-        else:
-            os.environ[SETTING] = before
-    if not drawn:
+    if not plot_losses(log, path, len(shipped_vocab())):
         raise RuntimeError("matplotlib is missing: the site's pictures need it")
 
 
+# The pictures in Chinese, NAME.zh.png, which the i18n plugin shows on the Chinese pages
+# in place of NAME.png: drawn as `gpt-kata --lang zh` draws, the labels of this
+# module's own pictures translated by the kata's catalogs (pictures.po).
 DRAWN = {
     "attention-mask.png": attention,
+    "attention-mask.zh.png": in_chinese(attention),
     "sampling-filters.png": sampling_filters,
+    "sampling-filters.zh.png": in_chinese(sampling_filters),
     PLOT: trace,
-    # The trace in Chinese: the i18n plugin shows it on the Chinese pages in place of
-    # the English one, whose report they include in Chinese too.
+    # The Chinese trace's report is kept even where its picture cannot be drawn: the
+    # Chinese pictures page includes it.
     PLOT.replace(".png", ".zh.png"): lambda path: trace(path, "zh"),
     "loss-curve.png": loss_curve,
-    "loss-curve.zh.png": lambda path: loss_curve(path, "zh"),
+    "loss-curve.zh.png": in_chinese(loss_curve),
 }
 # What each drawing reads: a picture newer than all of these is not drawn again
 # (`mkdocs serve` rebuilds at every save).
@@ -300,7 +327,8 @@ INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           ROOT / "solutions" / "06-generate" / "solution.py",
           ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
           ROOT / "grader" / "locale" / "zh" / "messages.po",
-          ROOT / "grader" / "model" / "training.py", ROOT / "grader" / "locale" / "fonts.py"]
+          ROOT / "grader" / "model" / "training.py", ROOT / "grader" / "locale" / "fonts.py",
+          ROOT / "grader" / "locale" / "zh" / "pictures.po"]
 
 
 # The languages of the hand-drawn pictures' twins, besides English.

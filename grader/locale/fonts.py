@@ -21,9 +21,10 @@ def cjk_font() -> str | None:
 
 
 def use_cjk_fonts(plt: Any) -> None:
-    """Put the first installed font of CJK_FONTS before matplotlib's own sans-serif
-    fonts, which it falls back to for the characters that font lacks."""
+    """Draw with matplotlib's own sans-serif font first, then with the first installed
+    font of CJK_FONTS for the characters the first lacks (matplotlib falls back from
+    one family to the next, glyph by glyph): the Latin text, and "␣", which some CJK
+    fonts draw as an empty box, look as they do in English."""
     chosen = cjk_font()
     if chosen:
-        plt.rcParams["font.family"] = "sans-serif"
-        plt.rcParams["font.sans-serif"] = [chosen, *plt.rcParams["font.sans-serif"]]
+        plt.rcParams["font.family"] = ["sans-serif", chosen]

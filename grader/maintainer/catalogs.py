@@ -11,8 +11,10 @@ The texts, by catalog:
 - checks.po: each check's title (its test's docstring, in the check modules);
 - mistakes.po: each known mistake's name and fix (the check modules);
 - messages.po: each `tr("...")` and `marked("...")` literal in grader/;
-- pictures.po: each label of the site's hand-drawn pictures (docs/pages/pictures/),
-  from which the site's build writes their Chinese twins (translated_picture).
+- pictures.po: each label of the site's pictures: of the hand-drawn ones
+  (docs/pages/pictures/), from which the site's build writes their Chinese twins
+  (translated_picture), and each `tr("...")` literal of the code that draws the
+  others (docs/site_gen/).
 """
 
 from __future__ import annotations
@@ -145,6 +147,7 @@ def picture_texts(folder: Path = PICTURES) -> Iterator[Source]:
     for path in sources:
         for label in picture_labels(path.read_text(encoding="utf-8")):
             yield label, f"docs/pages/pictures/{path.name}"
+    yield from message_texts(folder.parents[1] / "site_gen")
 
 
 CATALOG_TEXTS = {"problems": problem_texts, "checks": check_texts,
