@@ -4,9 +4,10 @@ Three diagrams are hand-written SVG in docs/pages/pictures/ (the model, the
 generation loop, the KV cache), in English. Their Chinese twins, NAME.zh.svg beside
 them (ignored by git), are written here from them, each label translated by the
 kata's catalogs (grader/locale/zh/pictures.po); the i18n plugin shows a page of the
-Chinese site the twin of each picture it names. The rest are drawn here, into pages/figures/
-(ignored by git), from the shipped model and the project's commands, so that
-they show what the code does today:
+Chinese site the twin of each picture it names. The rest are drawn here, into
+pages/figures/ (ignored by git), from the shipped model and the project's commands,
+so that they show what the code does today, each a second time in Chinese
+(NAME.zh.png) where a font that holds Chinese is installed:
 
 - the attention mask, and the weights one head of the shipped GPT gives;
 - the sampling filters: the shipped GPT's next-character probabilities, and
