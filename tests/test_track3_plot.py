@@ -61,3 +61,18 @@ def test_in_chinese_the_curve_is_labelled_in_chinese(monkeypatch, tmp_path):
              *(text.get_text() for text in axes.get_legend().get_texts())]
     assert all(re.search(r"[\u4e00-\u9fff]", text) for text in shown), shown
     assert "ln(40) = 3.69" in shown[-1]
+
+
+def test_a_chinese_plot_draws_latin_in_matplotlibs_font_and_chinese_in_a_cjk_one(monkeypatch):
+    """Latin text and "␣" keep matplotlib's own font, which has them (a CJK font first
+    would draw "␣" as an empty box); Chinese falls back to the installed CJK font."""
+    from types import SimpleNamespace
+
+    from grader.locale import fonts
+
+    monkeypatch.setattr(fonts, "cjk_font", lambda: "WenQuanYi Micro Hei")
+    plt = SimpleNamespace(rcParams={"font.family": ["sans-serif"],
+                                    "font.sans-serif": ["DejaVu Sans"]})
+    fonts.use_cjk_fonts(plt)
+    assert plt.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
+    assert plt.rcParams["font.sans-serif"][0] == "DejaVu Sans"
