@@ -76,3 +76,31 @@ def test_a_chinese_plot_draws_latin_in_matplotlibs_font_and_chinese_in_a_cjk_one
     fonts.use_cjk_fonts(plt)
     assert plt.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
     assert plt.rcParams["font.sans-serif"][0] == "DejaVu Sans"
+
+
+def test_a_cjk_font_installed_after_matplotlibs_cache_is_found(monkeypatch):
+    """matplotlib's cached font list predates a font a learner installs to end the
+    empty boxes: the system's font files are read again, and the font is used."""
+    from types import SimpleNamespace
+
+    from matplotlib import font_manager
+
+    from grader.locale import fonts
+
+    listed = [SimpleNamespace(name="DejaVu Sans")]
+    added = []
+
+    def addfont(path: str) -> None:
+        added.append(path)
+        listed.append(SimpleNamespace(name="Noto Sans CJK SC"))
+
+    monkeypatch.setattr(font_manager, "fontManager",
+                        SimpleNamespace(ttflist=listed, addfont=addfont))
+    monkeypatch.setattr(font_manager, "findSystemFonts",
+                        lambda: ["/fonts/DejaVuSans.ttf", "/fonts/NotoSansCJK-Regular.ttc"])
+    names = {"/fonts/DejaVuSans.ttf": "DejaVu Sans",
+             "/fonts/NotoSansCJK-Regular.ttc": "Noto Sans CJK SC"}
+    monkeypatch.setattr(font_manager, "get_font",
+                        lambda path: SimpleNamespace(family_name=names[path]))
+    assert fonts.cjk_font() == "Noto Sans CJK SC"
+    assert added == ["/fonts/NotoSansCJK-Regular.ttc"]

@@ -13,11 +13,29 @@ CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanY
 
 
 def cjk_font() -> str | None:
-    """The first font of CJK_FONTS that matplotlib knows is installed, or None."""
+    """The first font of CJK_FONTS that is installed, or None.
+
+    matplotlib lists the system's fonts once, in a cache it keeps until it is
+    upgraded: a font installed after that (a learner's answer to empty boxes) is not
+    in its list. Where the list has none of CJK_FONTS, the system's font files are
+    read again, and the first of them that is one is added to it."""
     from matplotlib import font_manager
 
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
+    def known() -> str | None:
+        installed = {font.name for font in font_manager.fontManager.ttflist}
+        return next((name for name in CJK_FONTS if name in installed), None)
+
+    if (found := known()) is not None:
+        return found
+    for path in font_manager.findSystemFonts():
+        try:
+            family = font_manager.get_font(path).family_name
+        except (OSError, RuntimeError, ValueError):
+            continue  # a file FreeType cannot read: matplotlib skips it too
+        if family in CJK_FONTS:
+            font_manager.fontManager.addfont(path)
+            return known()
+    return None
 
 
 def use_cjk_fonts(plt: Any) -> None:
