@@ -45,6 +45,9 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             assert re.search(r"[\u4e00-\u9fff]", picture.read_text(encoding="utf-8")), picture
             shown += 1
     assert shown >= 3, "the Chinese site shows none of the hand-drawn pictures"
+    # A heading's link is titled in Chinese on a Chinese page.
+    loop = (zh / "learners" / "loop.html").read_text(encoding="utf-8")
+    assert 'class="headerlink"' in loop and "Permanent link" not in loop
     # A page with no Chinese, shown in English, says so on the Chinese site only.
     note = "本页暂无中文版"
     assert note in (zh / "instructors" / "index.html").read_text(encoding="utf-8")

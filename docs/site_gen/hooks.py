@@ -5,7 +5,8 @@ each build, before MkDocs reads the pages.
 - every statement as a page (statements.py) into pages/problems/, and their
   section of the navigation, after the learners' pages;
 - on the Chinese site, a note atop each page that has no Chinese yet and is shown
-  in English (the i18n plugin's fallback), so that a reader knows it is not missing.
+  in English (the i18n plugin's fallback), so that a reader knows it is not missing;
+  and the headings' links titled in Chinese.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -85,3 +86,15 @@ def on_page_markdown(markdown, page, config, files):
     if shown_in == "zh" and written_in != "zh":
         return with_note(markdown, NOT_YET_ZH)
     return markdown
+
+
+# The title of a heading's link (the toc extension's permalink_title, which mkdocs.yml
+# leaves at its English default), and its Chinese.
+PERMALINK = 'title="Permanent link"'
+PERMALINK_ZH = 'title="本节的永久链接"'
+
+
+def on_page_content(html, page, config, files):
+    if getattr(page.file, "locale_alternate_of", None) == "zh":
+        return html.replace(PERMALINK, PERMALINK_ZH)
+    return html
