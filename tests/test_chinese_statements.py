@@ -116,10 +116,25 @@ PAGES = ROOT / "docs" / "pages"
 TWINS = sorted(p for p in PAGES.rglob("*.zh.md") if p.relative_to(PAGES).parts[0] != "problems")
 
 
+# A comment of a code block ("  # every problem"): the Chinese page's is Chinese.
+COMMENT = re.compile(r"(?:^|[ \t])#[ \t][^\n]*", re.M)
+
+
 def page_code(text: str) -> list[str]:
-    """A page's code blocks, less the `--lang zh` the Chinese commands add and the
-    spaces that realign their comments."""
-    return [" ".join(block.replace("--lang zh ", "").split()) for block in code_blocks(text)]
+    """A page's code blocks, less the `--lang zh` the Chinese commands add, their
+    comments, which a Chinese page writes in Chinese, and the `.zh` of a command's
+    report it includes in Chinese (`--8<-- "figures/NAME.zh.txt"`)."""
+    return [" ".join(COMMENT.sub("", block).replace("--lang zh ", "")
+                     .replace('.zh.txt"', '.txt"').split())
+            for block in code_blocks(text)]
+
+
+@pytest.mark.parametrize("chinese", TWINS, ids=lambda p: p.relative_to(PAGES).as_posix())
+def test_a_chinese_pages_code_comments_are_chinese(chinese: Path) -> None:
+    english = [c.strip() for block in code_blocks(chinese.read_text(encoding="utf-8"))
+               for c in COMMENT.findall(block)
+               if not re.search(r"[\u4e00-\u9fff]", c) and re.search(r"[A-Za-z]+ [A-Za-z]+", c)]
+    assert not english, f"comments left in English: {english}"
 
 
 @pytest.mark.parametrize("chinese", TWINS, ids=lambda p: p.relative_to(PAGES).as_posix())

@@ -5,6 +5,7 @@ of the navigation, as CI does."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -35,3 +36,34 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     statements = sorted((zh / "problems").glob("[0-9][0-9]-*/index.html"))
     assert len(statements) == len(list((ROOT / "problems").glob("[0-9][0-9]-*/README.zh.md")))
     assert "题" in statements[0].read_text(encoding="utf-8")
+    # Each hand-drawn picture a Chinese page shows is its Chinese twin, under zh/.
+    shown = 0
+    for page in zh.rglob("*.html"):
+        for src in re.findall(r'<img[^>]* src="([^"]+\.svg)"', page.read_text(encoding="utf-8")):
+            picture = (page.parent / src).resolve()
+            assert picture.is_relative_to(zh.resolve()), f"{page}: {src} is the English one"
+            assert re.search(r"[\u4e00-\u9fff]", picture.read_text(encoding="utf-8")), picture
+            shown += 1
+    assert shown >= 3, "the Chinese site shows none of the hand-drawn pictures"
+    # A heading's link is titled in Chinese on a Chinese page.
+    loop = (zh / "learners" / "loop.html").read_text(encoding="utf-8")
+    assert 'class="headerlink"' in loop and "Permanent link" not in loop
+    # A page with no Chinese, shown in English, says so on the Chinese site only.
+    note = "本页暂无中文版"
+    assert note in (zh / "instructors" / "index.html").read_text(encoding="utf-8")
+    assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
+    assert note not in (tmp_path / "site" / "instructors" / "index.html").read_text(
+        encoding="utf-8")
+    # The trace's report on the Chinese pictures page is the Chinese run's.
+    chinese_run = "gpt-kata --lang zh trace"
+    assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
+    assert chinese_run not in (tmp_path / "site" / "learners" / "pictures.html").read_text(
+        encoding="utf-8")
+    # Where matplotlib has a font that holds Chinese, the drawn pictures are Chinese too.
+    from grader.locale.fonts import cjk_font
+
+    if cjk_font():
+        for name in ("attention-mask.png", "sampling-filters.png", "trace-crop-first.png",
+                     "loss-curve.png"):
+            english = (tmp_path / "site" / "figures" / name).read_bytes()
+            assert (zh / "figures" / name).read_bytes() != english, name

@@ -247,6 +247,10 @@ def test_a_chinese_reader_finds_the_statements_in_chinese(site: str, browser) ->
     drawn = pictures(browser)
     assert any(src.endswith("kv-cache.svg") for src in drawn), f"no KV cache picture: {drawn}"
     assert all(drawn.values()), f"pictures that did not load: {drawn}"
+    # the picture's Chinese twin, which the build wrote and the i18n plugin put under zh/
+    loaded = browser.execute_script(
+        "return [...document.querySelectorAll('article img')].map(i => i.src)")
+    assert any(src.endswith("/zh/pictures/kv-cache.svg") for src in loaded), loaded
     english = [a.get_attribute("href") for a in
                browser.find_elements(By.CSS_SELECTOR, "a[hreflang='en']")]
     assert english, "no link to the English site on a Chinese page"

@@ -142,7 +142,8 @@ def test_relative_links_are_made_to_work_on_the_site(tmp_path: Path, monkeypatch
 
 def test_git_ignores_what_the_build_writes() -> None:
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    for folder in ("docs/pages/problems/", "docs/pages/figures/", "docs/zensical.yml"):
+    for folder in ("docs/pages/problems/", "docs/pages/figures/", "docs/zensical.yml",
+                   "docs/pages/pictures/*.zh.svg"):
         assert folder in ignored, f".gitignore does not name {folder}"
 
 
@@ -173,3 +174,107 @@ def test_the_chinese_site_names_every_statement_and_track_in_chinese() -> None:
     assert set(figures.CAPTIONS_ZH) == set(figures.PICTURE)
     caption = statements.with_pictures("## x\n", [figures.markdown("model", "zh")])
     assert figures.CAPTIONS_ZH["model"] in caption
+
+
+PAGES = ROOT / "docs" / "pages"
+HAND_DRAWN = PAGES / "pictures"
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def hand_drawn_in(page: Path, markdown: str) -> set[Path]:
+    """The hand-drawn pictures a page shows, as files of docs/pages/pictures/."""
+    shown = {(page.parent / src).resolve() for src in IMAGE.findall(markdown)}
+    return {p for p in shown if p.parent == HAND_DRAWN.resolve()}
+
+
+def test_every_picture_of_an_english_page_has_a_chinese_twin_its_chinese_page_shows(
+        tmp_path: Path) -> None:
+    """A page of the Chinese site names the pictures its English page names: the i18n
+    plugin shows it each picture's Chinese twin (NAME.zh.svg), which the build writes
+    for every hand-drawn picture."""
+    figures = load("figures")
+    pairs = []
+    for page in sorted(PAGES.rglob("*.md")):
+        if page.name.endswith(".zh.md") or page.relative_to(PAGES).parts[0] == "problems":
+            continue  # the statements' pages are written by the build: below
+        english = hand_drawn_in(page, page.read_text(encoding="utf-8"))
+        if english:
+            twin = page.with_name(f"{page.stem}.zh.md")
+            assert twin.is_file(), f"{page.relative_to(PAGES)} shows pictures and has no Chinese"
+            pairs.append((page, english, hand_drawn_in(twin, twin.read_text(encoding="utf-8"))))
+    statement = PAGES / "problems" / "01-any" / "index.md"
+    for slug in figures.PROBLEM_PICTURES:
+        pairs.append((slug, hand_drawn_in(statement, "".join(figures.pictures_in("en")[slug])),
+                      hand_drawn_in(statement, "".join(figures.pictures_in("zh")[slug]))))
+    assert pairs, "no page shows a hand-drawn picture"
+    for where, english, chinese in pairs:
+        assert english == chinese, f"{where}: English {english}, Chinese {chinese}"
+
+    pages = tmp_path / "pages"
+    (pages / "pictures").mkdir(parents=True)
+    for source in HAND_DRAWN.glob("*.svg"):
+        if source.name.count(".") == 1:
+            (pages / "pictures" / source.name).write_bytes(source.read_bytes())
+    twins = {p.name for p in figures.write_twins(pages)}
+    shown = {p.name for _, english, _ in pairs for p in english}
+    assert {name.replace(".svg", ".zh.svg") for name in shown} <= twins, twins
+
+
+def test_a_chinese_picture_has_chinese_labels_in_a_font_that_draws_them(
+        tmp_path: Path) -> None:
+    """Every label of a twin is Chinese, but code (marked translate="no" in the
+    English, as `model(context)`), and the picture names fonts that hold Chinese."""
+    from grader.locale.fonts import CJK_FONTS
+    from grader.maintainer.catalogs import LABEL, LINE
+
+    figures = load("figures")
+    (tmp_path / "pictures").mkdir()
+    for source in HAND_DRAWN.glob("*.svg"):
+        if source.name.count(".") == 1:
+            (tmp_path / "pictures" / source.name).write_bytes(source.read_bytes())
+    twins = figures.write_twins(tmp_path)
+    assert twins
+    for twin in twins:
+        svg = twin.read_text(encoding="utf-8")
+        root = re.search(r"<svg\b[^>]*>", svg).group(0)
+        assert 'xml:lang="zh"' in root, twin.name
+        family = re.search(r'font-family="([^"]*)"', root).group(1)
+        assert any(font in family for font in CJK_FONTS), f"{twin.name}: {family}"
+        for _tag, attributes, content in LABEL.findall(svg):
+            label = " ".join(line for _, line in LINE.findall(content)) or content
+            if not re.search(r"[A-Za-z]", label):
+                continue
+            if 'translate="no"' in attributes:
+                # code, not prose left in English
+                assert not re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", label), label
+            else:
+                assert CJK.search(label), f"{twin.name}: {label!r} is not translated"
+
+
+def test_the_chinese_site_names_every_page_of_the_navigation_in_chinese() -> None:
+    """The Chinese navigation names every page in Chinese, those shown in English too
+    (their note says so); a product's name (Gradescope) stays as it is."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+    zh = next(language for plugin in config["plugins"] if isinstance(plugin, dict)
+              for language in plugin.get("i18n", {}).get("languages", [])
+              if language["locale"] == "zh")
+    names = zh["nav_translations"]
+
+    def titles(items: list) -> list[str]:
+        found = []
+        for item in items:
+            if isinstance(item, dict):
+                for title, value in item.items():
+                    found.append(title)
+                    found += titles(value) if isinstance(value, list) else []
+        return found
+
+    shown = titles(config["nav"])
+    assert shown
+    missing = [t for t in shown if t not in names]
+    assert not missing, f"no Chinese name in mkdocs.yml's nav_translations: {missing}"
+    english = [t for t in shown if not CJK.search(names[t]) and " " in t]
+    assert not english, f"named in English on the Chinese site: {english}"

@@ -49,3 +49,58 @@ def test_the_loss_axis_is_logarithmic_with_a_line_at_ln_vocab(monkeypatch, tmp_p
 def test_without_a_vocabulary_size_there_is_no_line(monkeypatch, tmp_path):
     axes = drawn(monkeypatch, tmp_path, None)
     assert len(axes.get_lines()) == 2
+
+
+def test_in_chinese_the_curve_is_labelled_in_chinese(monkeypatch, tmp_path):
+    """`gpt-kata --lang zh train` draws its curve in Chinese, as it prints."""
+    import re
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    axes = drawn(monkeypatch, tmp_path, 40)
+    shown = [axes.get_title(), axes.get_xlabel(), axes.get_ylabel(),
+             *(text.get_text() for text in axes.get_legend().get_texts())]
+    assert all(re.search(r"[\u4e00-\u9fff]", text) for text in shown), shown
+    assert "ln(40) = 3.69" in shown[-1]
+
+
+def test_a_chinese_plot_draws_latin_in_matplotlibs_font_and_chinese_in_a_cjk_one(monkeypatch):
+    """Latin text and "␣" keep matplotlib's own font, which has them (a CJK font first
+    would draw "␣" as an empty box); Chinese falls back to the installed CJK font."""
+    from types import SimpleNamespace
+
+    from grader.locale import fonts
+
+    monkeypatch.setattr(fonts, "cjk_font", lambda: "WenQuanYi Micro Hei")
+    plt = SimpleNamespace(rcParams={"font.family": ["sans-serif"],
+                                    "font.sans-serif": ["DejaVu Sans"]})
+    fonts.use_cjk_fonts(plt)
+    assert plt.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
+    assert plt.rcParams["font.sans-serif"][0] == "DejaVu Sans"
+
+
+def test_a_cjk_font_installed_after_matplotlibs_cache_is_found(monkeypatch):
+    """matplotlib's cached font list predates a font a learner installs to end the
+    empty boxes: the system's font files are read again, and the font is used."""
+    from types import SimpleNamespace
+
+    from matplotlib import font_manager
+
+    from grader.locale import fonts
+
+    listed = [SimpleNamespace(name="DejaVu Sans")]
+    added = []
+
+    def addfont(path: str) -> None:
+        added.append(path)
+        listed.append(SimpleNamespace(name="Noto Sans CJK SC"))
+
+    monkeypatch.setattr(font_manager, "fontManager",
+                        SimpleNamespace(ttflist=listed, addfont=addfont))
+    monkeypatch.setattr(font_manager, "findSystemFonts",
+                        lambda: ["/fonts/DejaVuSans.ttf", "/fonts/NotoSansCJK-Regular.ttc"])
+    names = {"/fonts/DejaVuSans.ttf": "DejaVu Sans",
+             "/fonts/NotoSansCJK-Regular.ttc": "Noto Sans CJK SC"}
+    monkeypatch.setattr(font_manager, "get_font",
+                        lambda path: SimpleNamespace(family_name=names[path]))
+    assert fonts.cjk_font() == "Noto Sans CJK SC"
+    assert added == ["/fonts/NotoSansCJK-Regular.ttc"]

@@ -1,9 +1,13 @@
 """The site's pictures: drawn at each build by the project's own code.
 
 Three diagrams are hand-written SVG in docs/pages/pictures/ (the model, the
-generation loop, the KV cache). The rest are drawn here, into pages/figures/
-(ignored by git), from the shipped model and the project's commands, so that
-they show what the code does today:
+generation loop, the KV cache), in English. Their Chinese twins, NAME.zh.svg beside
+them (ignored by git), are written here from them, each label translated by the
+kata's catalogs (grader/locale/zh/pictures.po); the i18n plugin shows a page of the
+Chinese site the twin of each picture it names. The rest are drawn here, into
+pages/figures/ (ignored by git), from the shipped model and the project's commands,
+so that they show what the code does today, each a second time in Chinese
+(NAME.zh.png) where a font that holds Chinese is installed:
 
 - the attention mask, and the weights one head of the shipped GPT gives;
 - the sampling filters: the shipped GPT's next-character probabilities, and
@@ -23,6 +27,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +123,38 @@ def pyplot():
     return plt
 
 
+@contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """The kata in `language` (what `--lang` sets) and matplotlib in a font that draws
+    it, in this process for the while; both put back after."""
+    from grader.locale import SETTING
+    from grader.locale.fonts import use_cjk_fonts
+
+    plt = pyplot()
+    before = os.environ.get(SETTING)
+    os.environ[SETTING] = language
+    try:
+        with plt.rc_context():
+            if language != "en":
+                use_cjk_fonts(plt)
+            yield
+    finally:
+        if before is None:
+            os.environ.pop(SETTING, None)
+        else:
+            os.environ[SETTING] = before
+
+
+def in_chinese(draw: Callable[[Path], None]) -> Callable[[Path], None]:
+    """`draw` in Chinese, where a font that holds Chinese is installed: elsewhere it
+    draws nothing, and the Chinese pages show the English picture."""
+    def drawn(path: Path) -> None:
+        if cjk_font():
+            with speaking("zh"):
+                draw(path)
+    return drawn
+
+
 def shown(c: str) -> str:
     return {" ": "␣", "\n": "\\n"}.get(c, c)
 
@@ -128,6 +166,7 @@ def attention(path: Path) -> None:
 
     import torch
 
+    from grader.locale import tr
     from grader.model.artifacts import encode, shipped_model, shipped_vocab
     from grader.model.gpt import causal_mask
 
@@ -148,18 +187,18 @@ def attention(path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=100)
     allowed = (mask == 0).float()
     axes[0].imshow(allowed, cmap="Blues", vmin=0, vmax=1.4)
-    axes[0].set_title("the mask: query i sees keys 0..i (blue);\n"
-                      "the rest get -inf before the softmax")
+    axes[0].set_title(tr("the mask: query i sees keys 0..i (blue);\n"
+                         "the rest get -inf before the softmax"))
     image = axes[1].imshow(weights, cmap="viridis", vmin=0, vmax=1)
-    axes[1].set_title("the shipped GPT, layer 1, head 1: softmax of\n"
-                      "the masked scores, each row sums to 1")
+    axes[1].set_title(tr("the shipped GPT, layer 1, head 1: softmax of\n"
+                         "the masked scores, each row sums to 1"))
     fig.colorbar(image, ax=axes[1], fraction=0.046, pad=0.04)
     for ax in axes:
         ax.set_xticks(range(T), labels)
         ax.set_yticks(range(T), labels)
-        ax.set_xlabel("key: the character looked at")
-        ax.set_ylabel("query: the character looking")
-    fig.suptitle(f"causal self-attention over {ATTENTION_PROMPT!r}")
+        ax.set_xlabel(tr("key: the character looked at"))
+        ax.set_ylabel(tr("query: the character looking"))
+    fig.suptitle(tr("causal self-attention over {prompt}", prompt=repr(ATTENTION_PROMPT)))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -170,6 +209,7 @@ def sampling_filters(path: Path) -> None:
     what top-k (the k likeliest) and top-p (the fewest likeliest that hold p) keep."""
     import torch
 
+    from grader.locale import tr
     from grader.model.artifacts import encode, shipped_model, shipped_vocab
 
     model, vocab = shipped_model(), shipped_vocab()
@@ -179,7 +219,7 @@ def sampling_filters(path: Path) -> None:
     values = probs[order]
     before = torch.cumsum(probs.sort(descending=True).values, 0)[:16] - values
     keeps = {
-        "no filter": [True] * len(order),
+        tr("no filter"): [True] * len(order),
         f"top-k, k={TOP_K}": [i < TOP_K for i in range(len(order))],
         f"top-p, p={TOP_P}": [bool(b < TOP_P) for b in before],
     }
@@ -188,24 +228,28 @@ def sampling_filters(path: Path) -> None:
     for ax, (title, keep) in zip(axes, keeps.items()):
         kept = values * torch.tensor(keep)
         total = float(kept.sum())
-        ax.bar(range(len(order)), values, color="#cccccc", label="cut (set to -inf)")
-        ax.bar(range(len(order)), kept, color="tab:blue", label="kept")
+        ax.bar(range(len(order)), values, color="#cccccc", label=tr("cut (set to -inf)"))
+        ax.bar(range(len(order)), kept, color="tab:blue", label=tr("kept"))
         ax.set_xticks(range(len(order)), [shown(vocab[int(t)]) for t in order])
-        ax.set_title(f"{title}: every character kept" if all(keep) else
-                     f"{title}: {sum(keep)} kept, holding {total:.2f}")
+        ax.set_title(tr("{filter}: every character kept", filter=title) if all(keep) else
+                     tr("{filter}: {kept} kept, holding {mass}", filter=title, kept=sum(keep),
+                        mass=f"{total:.2f}"))
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("probability")
+    axes[0].set_ylabel(tr("probability"))
     axes[0].legend(loc="upper right")
-    fig.suptitle(f"the next character after {PROMPT!r}, the 16 likeliest "
-                 "(kept ones are renormalised before sampling)")
+    fig.suptitle(tr("the next character after {prompt}, the 16 likeliest "
+                    "(kept ones are renormalised before sampling)", prompt=repr(PROMPT)))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
-def trace(path: Path) -> None:
+def trace(path: Path, language: str = "en") -> None:
     """`gpt-kata trace --plot` on the submission, as a learner runs it; its report
-    is kept beside the picture for the pages to include."""
+    is kept beside the picture for the pages to include. In Chinese, as a learner
+    runs `gpt-kata --lang zh trace`: the picture is kept only where a font that holds
+    Chinese is installed (the plot would draw empty boxes), and the Chinese site
+    shows the English one instead; the report is kept either way."""
     problem, mistake = TRACED
     with tempfile.TemporaryDirectory() as tmp:
         written = subprocess.run([sys.executable, str(ROOT / "tests" / "learner_examples.py"),
@@ -214,7 +258,7 @@ def trace(path: Path) -> None:
         submission = Path(written.stdout.strip())
         command = [sys.executable, "-m", "grader", "trace", problem, "--submission",
                    str(submission), "--plot", str(path)]
-        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", "GPT_KATA_LANG": language}
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=300)
     if (done.returncode not in (0, 1) or not path.is_file()) and sys.platform == "linux":
@@ -235,9 +279,19 @@ def trace(path: Path) -> None:
     report = done.stdout.replace(str(path), PLOT).replace(str(submission), submission.name)
     report = report.replace(str(ROOT) + os.sep, "")
     report = report.replace(os.path.relpath(path, ROOT), PLOT)
+    command = "gpt-kata" + (f" --lang {language}" if language != "en" else "")
     path.with_suffix(".txt").write_text(
-        f"$ gpt-kata trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",
+        f"$ {command} trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",
         encoding="utf-8")
+    if language != "en" and not cjk_font():
+        path.unlink(missing_ok=True)
+
+
+def cjk_font() -> str | None:
+    """The font matplotlib draws Chinese with here, or None."""
+    from grader.locale.fonts import cjk_font
+
+    return cjk_font()
 
 
 def loss_curve(path: Path) -> None:
@@ -252,11 +306,20 @@ def loss_curve(path: Path) -> None:
         raise RuntimeError("matplotlib is missing: the site's pictures need it")
 
 
+# The pictures in Chinese, NAME.zh.png, which the i18n plugin shows on the Chinese pages
+# in place of NAME.png: drawn as `gpt-kata --lang zh` draws, the labels of this
+# module's own pictures translated by the kata's catalogs (pictures.po).
 DRAWN = {
     "attention-mask.png": attention,
+    "attention-mask.zh.png": in_chinese(attention),
     "sampling-filters.png": sampling_filters,
+    "sampling-filters.zh.png": in_chinese(sampling_filters),
     PLOT: trace,
+    # The Chinese trace's report is kept even where its picture cannot be drawn: the
+    # Chinese pictures page includes it.
+    PLOT.replace(".png", ".zh.png"): lambda path: trace(path, "zh"),
     "loss-curve.png": loss_curve,
+    "loss-curve.zh.png": in_chinese(loss_curve),
 }
 # What each drawing reads: a picture newer than all of these is not drawn again
 # (`mkdocs serve` rebuilds at every save).
@@ -264,17 +327,53 @@ INPUTS = [Path(__file__), ROOT / "data" / "model.safetensors", LOSS_LOG,
           EXAMPLES / "expected.toml", EXAMPLES / "well_known_style.py",
           ROOT / "solutions" / "06-generate" / "solution.py",
           ROOT / "grader" / "learner" / "tools" / "trace_plot.py",
-          ROOT / "grader" / "model" / "training.py"]
+          ROOT / "grader" / "locale" / "zh" / "messages.po",
+          ROOT / "grader" / "model" / "training.py", ROOT / "grader" / "locale" / "fonts.py",
+          ROOT / "grader" / "locale" / "zh" / "pictures.po"]
+
+
+# The languages of the hand-drawn pictures' twins, besides English.
+TWINS = ("zh",)
+HAND_DRAWN = "pictures"
+
+
+def write_twins(pages: Path) -> list[Path]:
+    """The hand-drawn pictures' twins in each language of TWINS, rewritten where they
+    differ from what the sources and the catalogs make; a twin whose English is gone
+    is removed."""
+    from grader.locale import catalog
+    from grader.maintainer.catalogs import translated_picture
+
+    folder = pages / HAND_DRAWN
+    sources = sorted(p for p in folder.glob("*.svg") if p.name.count(".") == 1)
+    written = []
+    for code in TWINS:
+        for source in sources:
+            twin = source.with_name(f"{source.stem}.{code}.svg")
+            svg = translated_picture(source.read_text(encoding="utf-8"), catalog(code), code)
+            if not twin.is_file() or twin.read_text(encoding="utf-8") != svg:
+                hidden = twin.with_name(f".{twin.name}-{os.getpid()}")
+                hidden.write_text(svg, encoding="utf-8")
+                os.replace(hidden, twin)
+            written.append(twin)
+        for stale in folder.glob(f"*.{code}.svg"):
+            if stale not in written:
+                stale.unlink(missing_ok=True)
+    return written
 
 
 def write(pages: Path) -> dict[str, list[str]]:
     """Draw what is out of date; the pictures of each problem's page, as markdown."""
+    write_twins(pages)
     out = pages / OUT
     out.mkdir(parents=True, exist_ok=True)
     newest = max(p.stat().st_mtime for p in INPUTS)
     for name, draw in DRAWN.items():
         target = out / name
-        if not target.is_file() or target.stat().st_mtime < newest:
+        # A drawing is its picture, or its report alone (a Chinese trace where no
+        # font draws Chinese): drawn again when neither is, or it is older.
+        made = [p for p in (target, target.with_suffix(".txt")) if p.is_file()]
+        if not made or max(p.stat().st_mtime for p in made) < newest:
             # Drawn under a hidden name of this process's, then renamed: two builds
             # at once (the tests run in parallel) never read a picture half drawn.
             hidden = f".{target.stem}-{os.getpid()}"

@@ -3,7 +3,10 @@ each build, before MkDocs reads the pages.
 
 - the pictures the project's own code draws (figures.py) into pages/figures/;
 - every statement as a page (statements.py) into pages/problems/, and their
-  section of the navigation, after the learners' pages.
+  section of the navigation, after the learners' pages;
+- on the Chinese site, a note atop each page that has no Chinese yet and is shown
+  in English (the i18n plugin's fallback), so that a reader knows it is not missing;
+  and the headings' links titled in Chinese.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -12,6 +15,7 @@ Zensical, which runs no hooks (docs/pages/contributors/site.md).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -59,3 +63,38 @@ def translate_statements_nav(config) -> None:
         if language["locale"] == "zh":
             language["nav_translations"] = {**statements.nav_translations_zh(),
                                             **(language["nav_translations"] or {})}
+
+
+# The note atop a page the Chinese site shows in English, under its title.
+NOT_YET_ZH = ('!!! note "本页暂无中文版"\n'
+              "    下面是英文原文。学习者需要的页面（首页、学习者、题目说明、模型与语料）"
+              "都有中文版。\n")
+
+
+def with_note(markdown: str, note: str) -> str:
+    """`note` after the page's title (its first `# ` line), or atop a page with none."""
+    title = re.match(r"# [^\n]*\n", markdown)
+    at = title.end() if title else 0
+    return f"{markdown[:at]}\n{note}\n{markdown[at:]}"
+
+
+def on_page_markdown(markdown, page, config, files):
+    # The i18n plugin marks each file of a language's build with the language it is
+    # written in (locale) and the build's (locale_alternate_of).
+    written_in = getattr(page.file, "locale", None)
+    shown_in = getattr(page.file, "locale_alternate_of", None)
+    if shown_in == "zh" and written_in != "zh":
+        return with_note(markdown, NOT_YET_ZH)
+    return markdown
+
+
+# The title of a heading's link (the toc extension's permalink_title, which mkdocs.yml
+# leaves at its English default), and its Chinese.
+PERMALINK = 'title="Permanent link"'
+PERMALINK_ZH = 'title="本节的永久链接"'
+
+
+def on_page_content(html, page, config, files):
+    if getattr(page.file, "locale_alternate_of", None) == "zh":
+        return html.replace(PERMALINK, PERMALINK_ZH)
+    return html

@@ -10,12 +10,18 @@ The texts, by catalog:
 - problems.po: each track's name, each problem's title and hints (registry.toml);
 - checks.po: each check's title (its test's docstring, in the check modules);
 - mistakes.po: each known mistake's name and fix (the check modules);
-- messages.po: each `tr("...")` and `marked("...")` literal in grader/.
+- messages.po: each `tr("...")` and `marked("...")` literal in grader/;
+- pictures.po: each label of the site's pictures: of the hand-drawn ones
+  (docs/pages/pictures/), from which the site's build writes their Chinese twins
+  (translated_picture), and each `tr("...")` literal of the code that draws the
+  others (docs/site_gen/).
 """
 
 from __future__ import annotations
 
 import ast
+import html
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,8 +93,66 @@ def message_texts(root: Path = PACKAGE) -> Iterator[Source]:
                 yield node.args[0].value, f"{path.relative_to(root.parent)}:{node.lineno}"
 
 
+# The site's pictures drawn by hand, in English: a picture's twin in another language,
+# NAME.<code>.svg beside it, is written by the site's build (docs/site_gen/figures.py)
+# and never kept in git.
+PICTURES = PACKAGE.parent / "docs" / "pages" / "pictures"
+# A picture's texts: its title, and each label. A label of several lines is one text,
+# its lines (each a <tspan>) joined by "\n", so that a translation breaks its own lines;
+# one marked translate="no" (code, as `model(context)`) is the same in every language.
+LABEL = re.compile(r"<(title|text)\b([^>]*)>(.*?)</\1>", re.S)
+LINE = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.S)
+DY = re.compile(r'\sdy="[^"]*"')
+
+
+def picture_labels(svg: str) -> Iterator[str]:
+    """The texts of a hand-drawn picture a translation changes, in order."""
+    for match in LABEL.finditer(svg):
+        tag, attributes, content = match.groups()
+        if 'translate="no"' in attributes:
+            continue
+        lines = [line for _, line in LINE.findall(content)] or [content]
+        label = "\n".join(html.unescape(line) for line in lines)
+        if re.search(r"[A-Za-z]", label):  # "+" and the like are in no language
+            yield label
+
+
+def translated_picture(svg: str, translations: dict[str, str], code: str) -> str:
+    """A hand-drawn picture with each label in `translations` replaced by its
+    translation, line for line: a label of one line stays one line, and one of several
+    takes as many lines as its translation has, spaced as the English ones are."""
+    def replace(match: re.Match) -> str:
+        tag, attributes, content = match.groups()
+        lines = LINE.findall(content)
+        english = "\n".join(html.unescape(line) for _, line in lines or [("", content)])
+        said = translations.get(english) if 'translate="no"' not in attributes else None
+        if not said:
+            return match.group(0)
+        if not lines:
+            return f"<{tag}{attributes}>{html.escape(said, quote=False)}</{tag}>"
+        first = DY.sub("", lines[0][0])
+        later = lines[1][0] if len(lines) > 1 else first
+        spans = [f"<tspan{first if i == 0 else later}>{html.escape(line, quote=False)}</tspan>"
+                 for i, line in enumerate(said.split("\n"))]
+        return f"<{tag}{attributes}>{''.join(spans)}</{tag}>"
+
+    # The language named, so that a browser draws Chinese with Chinese glyphs.
+    return re.sub(r"<svg\b", f'<svg xml:lang="{code}"', LABEL.sub(replace, svg), count=1)
+
+
+def picture_texts(folder: Path = PICTURES) -> Iterator[Source]:
+    sources = sorted(p for p in folder.glob("*.svg") if p.name.count(".") == 1)
+    if not sources:  # an installed kata has no site: its catalog must not be emptied
+        raise FileNotFoundError(f"no pictures in {folder}: run this in the repository")
+    for path in sources:
+        for label in picture_labels(path.read_text(encoding="utf-8")):
+            yield label, f"docs/pages/pictures/{path.name}"
+    yield from message_texts(folder.parents[1] / "site_gen")
+
+
 CATALOG_TEXTS = {"problems": problem_texts, "checks": check_texts,
-                 "mistakes": mistake_texts, "messages": message_texts}
+                 "mistakes": mistake_texts, "messages": message_texts,
+                 "pictures": picture_texts}
 
 
 def texts(name: str) -> dict[str, list[str]]:

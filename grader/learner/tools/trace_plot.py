@@ -7,20 +7,16 @@ neither pays for it nor needs it (the command checks it is installed first).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from grader.learner.tools.trace_steps import Distributions, Run, misled
 from grader.locale import language, tr
+from grader.locale.fonts import use_cjk_fonts
 
 if TYPE_CHECKING:
     from grader.learner.tools.trace_plan import Plan
 
 BARS = 20  # the most likely tokens shown; the rest of 40 or more would be unreadable
-# Fonts with Chinese characters, tried in turn before matplotlib's own where the
-# labels are not English: DejaVu Sans has none, and would draw empty boxes.
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
-             "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC",
-             "Hiragino Sans GB", "Heiti SC", "Arial Unicode MS")
 
 
 def label(token: int, int_to_char: dict[int, str]) -> str:
@@ -85,18 +81,6 @@ def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distribu
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def use_cjk_fonts(plt: Any) -> None:
-    """Put the first installed font of CJK_FONTS before matplotlib's own sans-serif
-    fonts, which it falls back to for the characters that font lacks."""
-    from matplotlib import font_manager
-
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    chosen = [name for name in CJK_FONTS if name in installed][:1]
-    if chosen:
-        plt.rcParams["font.family"] = "sans-serif"
-        plt.rcParams["font.sans-serif"] = [*chosen, *plt.rcParams["font.sans-serif"]]
 
 
 def leading_tokens(series: list, picks: set[int | None]) -> list[int]:
