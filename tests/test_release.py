@@ -974,3 +974,19 @@ def test_the_practice_tolerances_are_the_full_graders() -> None:
         assert judge.same(got, want) == equality.same_outcome(("value", got), ("value", want))
         assert judge.same(got, want, activations=True) == equality.same_activations(
             ("value", got), ("value", want))
+
+
+def test_the_practice_grade_names_a_gradient_read_where_there_is_none_as_the_kata_does() -> None:
+    """clip-grad-norm's check takes any error raised on a None .grad for its mistake,
+    whichever operation met the None (`p.grad.double()`, `torch.linalg.vector_norm(None)`);
+    the copy's rule for its stored answers must too, or the copy names nothing where
+    the kata names the mistake."""
+    from grader.release.practice import judge
+
+    learners = ("error", "AttributeError: 'NoneType' object has no attribute 'double'")
+    stored = ("error", "TypeError: linalg_vector_norm(): argument 'input' (position 1) "
+                       "must be Tensor, not NoneType")
+    assert judge.same_outcome(learners, stored, "own-scale")
+    assert not judge.same_outcome(("error", "ZeroDivisionError: division by zero"), stored,
+                                  "own-scale")
+    assert not judge.same_outcome(learners, stored, "")  # other problems' errors: as raised

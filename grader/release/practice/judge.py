@@ -87,6 +87,11 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
     if got[0] != want[0]:
         return False
     if got[0] == "error":
+        # A .grad read where there is none raises in whichever operation meets the None
+        # first: clip-grad-norm's check (same_clipping) takes any two such errors for one
+        # mistake, and so does its rule here.
+        if rule == "own-scale" and all("NoneType" in str(o[1]) for o in (got, want)):
+            return True
         return str(got[1]) == str(want[1])
     if rule == "filtering":
         return same_filtering(got[1], want[1], args[0])
