@@ -990,3 +990,23 @@ def test_the_practice_grade_names_a_gradient_read_where_there_is_none_as_the_kat
     assert not judge.same_outcome(("error", "ZeroDivisionError: division by zero"), stored,
                                   "own-scale")
     assert not judge.same_outcome(learners, stored, "")  # other problems' errors: as raised
+
+
+def test_the_practice_grade_says_which_part_of_an_answer_of_several_tensors_differs() -> None:
+    """AdamW's lists, clip-grad-norm's (total, gradients) and the attention's
+    (y, (k, v)) are told by their parts, and the first part that differs by its place
+    and entry, as the kata says where; not by torch's repr of the numbers, cut off
+    before it reaches them."""
+    import torch
+
+    from grader.release.practice import judge
+
+    grads = [torch.zeros(4, 3), torch.ones(3)]
+    other = [torch.zeros(4, 3), torch.tensor([1.0, 7.0, 1.0])]
+    told = judge.describe((torch.tensor(2.5), grads))
+    assert "tensor([" not in told and "float32 tensor of shape (4, 3)" in told
+    said = judge.difference((torch.tensor(2.5), other), (torch.tensor(2.5), grads))
+    assert "[1][1]" in said and "(1,) is 7.0, expected 1.0" in said
+    assert "[0] is a float" in judge.difference((2.5, grads), (torch.tensor(2.5), grads))
+    assert "[1][0] has shape (3, 4)" in judge.difference(
+        (torch.tensor(2.5), [torch.zeros(3, 4), torch.ones(3)]), (torch.tensor(2.5), grads))
