@@ -974,3 +974,74 @@ def test_the_practice_tolerances_are_the_full_graders() -> None:
         assert judge.same(got, want) == equality.same_outcome(("value", got), ("value", want))
         assert judge.same(got, want, activations=True) == equality.same_activations(
             ("value", got), ("value", want))
+
+
+def test_the_practice_grade_names_a_gradient_read_where_there_is_none_as_the_kata_does() -> None:
+    """clip-grad-norm's check takes any error raised on a None .grad for its mistake,
+    whichever operation met the None (`p.grad.double()`, `torch.linalg.vector_norm(None)`);
+    the copy's rule for its stored answers must too, or the copy names nothing where
+    the kata names the mistake."""
+    from grader.release.practice import judge
+
+    learners = ("error", "AttributeError: 'NoneType' object has no attribute 'double'")
+    stored = ("error", "TypeError: linalg_vector_norm(): argument 'input' (position 1) "
+                       "must be Tensor, not NoneType")
+    assert judge.same_outcome(learners, stored, "own-scale")
+    assert not judge.same_outcome(("error", "ZeroDivisionError: division by zero"), stored,
+                                  "own-scale")
+    assert not judge.same_outcome(learners, stored, "")  # other problems' errors: as raised
+
+
+def test_the_practice_grade_says_which_part_of_an_answer_of_several_tensors_differs() -> None:
+    """AdamW's lists, clip-grad-norm's (total, gradients) and the attention's
+    (y, (k, v)) are told by their parts, and the first part that differs by its place
+    and entry, as the kata says where; not by torch's repr of the numbers, cut off
+    before it reaches them."""
+    import torch
+
+    from grader.release.practice import judge
+
+    grads = [torch.zeros(4, 3), torch.ones(3)]
+    other = [torch.zeros(4, 3), torch.tensor([1.0, 7.0, 1.0])]
+    told = judge.describe((torch.tensor(2.5), grads))
+    assert "tensor([" not in told and "float32 tensor of shape (4, 3)" in told
+    said = judge.difference((torch.tensor(2.5), other), (torch.tensor(2.5), grads))
+    assert "[1][1]" in said and "(1,) is 7.0, expected 1.0" in said
+    assert "[0] is a float" in judge.difference((2.5, grads), (torch.tensor(2.5), grads))
+    assert "[1][0] has shape (3, 4)" in judge.difference(
+        (torch.tensor(2.5), [torch.zeros(3, 4), torch.ones(3)]), (torch.tensor(2.5), grads))
+
+
+def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case whose answer two stored mistakes give alike (lr-schedule's integer division
+    and its whole-period cosine both leave the last step at max_lr) names the one an
+    earlier case of the same file named, as the kata's Diagnoses do; without one, the
+    first in the check's order. The copy's package is stood in for by the modules it is
+    written from."""
+    package = tmp_path / "gpt_kata_practice"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("codec", "judge"):
+        shutil.copy(Path("grader/release/practice") / f"{name}.py", package / f"{name}.py")
+    (package / "weights.py").write_text("class KnownWeightsError(Exception):\n    pass\n\n\n"
+                                        "def load_known_weights(*args):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("gpt_kata_practice", "gpt_kata_practice.codec", "gpt_kata_practice.judge",
+                 "gpt_kata_practice.weights", "grader.release.practice.practice_grade"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    from gpt_kata_practice import codec
+
+    from grader.release.practice.practice_grade import Failure, naming
+
+    both = [{"id": f"lr-schedule/{name}", "name": name, "hint": "",
+             "outcome": codec.encode(("value", 0.003))}
+            for name in ("run-a-whole-period-of-the-cosine",
+                         "divide-the-progress-with-integer-division")]
+    named = ["lr-schedule/divide-the-progress-with-integer-division"]
+    said = naming(Failure("case train-last-step", "wrong"), ("value", 0.003), both, "", (),
+                  named)
+    assert said.mistake and said.mistake["id"] == named[0]
+    fresh: list[str] = []
+    first = naming(Failure("case a", "wrong"), ("value", 0.003), both, "", (), fresh)
+    assert first.mistake and first.mistake["id"] == both[0]["id"] and fresh == [both[0]["id"]]

@@ -313,6 +313,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
         status.record(report)
     if not args.quiet:
         show(report, out, args.verbose)
+        if not args.reference and args.submission is None:
+            for line in status.earlier_unpassed(report):
+                out.print(f"[dim]{escape(line)}[/]", highlight=False)
         # The layers the workers said they could not set up (none when unsandboxed).
         if missing_line := layers_line(report.isolation):
             out.print(f"[dim]{escape(missing_line)}[/]")

@@ -54,6 +54,10 @@ def grade(args: argparse.Namespace) -> int:
     status.record(report)
     if not args.quiet:
         show(report, out, args.verbose)
+        from rich.markup import escape
+
+        for line in status.earlier_unpassed(report):
+            out.print(f"[dim]{escape(line)}[/]", highlight=False)
         out.print("[dim]" + practice_note() + "[/]", highlight=False)
     written = write_reports(args, report)
     return EXIT_PASS if report.status == "pass" and written else EXIT_FAIL

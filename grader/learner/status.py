@@ -132,6 +132,33 @@ def record(report: Report) -> None:
     save_status(updates)
 
 
+def earlier_unpassed(report: Report) -> list[str]:
+    """A line for each failing problem of the learner's own files that takes an earlier
+    solution with solution_of(...) whose file, as it is now, has not passed its own
+    grade: a failure there shows here too, as a wrong answer with no mistake of this
+    problem's to name (35's Llama takes 29, 33 and 34's parts)."""
+    by_folder = {p.folder: p for p in problems()}
+    known = load_status()
+    lines = []
+    for s in report.summaries:
+        if s.status == "pass" or not s.submission:
+            continue
+        behind = []
+        for earlier in earlier_files(Path(s.submission)):
+            problem = by_folder.get(earlier.parent.name)
+            recorded = known.get(problem.slug, {}) if problem else {}
+            if problem and not (recorded.get("status") == "pass"
+                                and recorded.get("sha256") == solution_hash(earlier)):
+                behind.append(problem)
+        if behind:
+            lines.append(tr("{folder} uses {earlier} through solution_of(...), not passing yet: "
+                            "a failure there shows here too (`gpt-kata grade {numbers}`)",
+                            folder=s.problem.folder,
+                            earlier=", ".join(p.folder for p in behind),
+                            numbers=" ".join(str(p.number) for p in behind)))
+    return lines
+
+
 def current_status(problem: Problem, pool: WorkerPool) -> str:
     """The problem's learner_status, its file graded first in `pool`, saying so on
     stderr, if it changed since its last grade (a learners' copy's tools grade it by

@@ -38,15 +38,17 @@ def norm(g: torch.Tensor) -> torch.Tensor:
 def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
             always: bool = False, eps: float = EPS, in_place: bool = True,
             report_after: bool = False, skip_missing: bool = True,
-            by_value: bool = False, summed: bool = False) -> tuple[Any, Grads]:
+            by_value: bool = False, summed: bool = False,
+            squared: bool = False) -> tuple[Any, Grads]:
     """What the harness hands back for clipping done right, or one of its known
     mistakes: `per_parameter` clips each gradient by its own norm, `always` scales
     by max_norm / total even when under the limit, `eps` is the 1e-6 (0: left out),
     `in_place=False` leaves the gradients as they were, `report_after` returns
     the norm after clipping, `skip_missing=False` takes the norm of a .grad
     that is None too (and raises there), `by_value` clamps each entry to
-    +-max_norm (clip_grad_value_'s job) instead of scaling, and `summed` takes the
-    sum of the gradients' norms for their total norm."""
+    +-max_norm (clip_grad_value_'s job) instead of scaling, `summed` takes the
+    sum of the gradients' norms for their total norm, and `squared` the sum of their
+    squares, the root left out."""
     grads = [None if g is None else g.clone() for g in parameters]
     present = [g for g in grads if g is not None or not skip_missing]
     if not present:
@@ -54,6 +56,8 @@ def clipped(parameters: Grads, max_norm: float, *, per_parameter: bool = False,
 
     def total_of(group: Grads) -> torch.Tensor:
         norms = torch.stack([norm(g) for g in group])
+        if squared:
+            return norms.square().sum()
         return norms.sum() if summed else norm(norms)
 
     total = total_of(present)

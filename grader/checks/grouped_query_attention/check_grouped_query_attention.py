@@ -71,8 +71,10 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
     `repeat_interleave`); `turned` says which of q, k, v RoPE turns; `positions="zero"`
     restarts the new tokens' positions at 0; `cached="raw"` caches the keys before they
     are turned (and returns them so), `cached="turned-again"` turns the whole cache at
-    positions 0 .. on every call; `mask` is "causal", None, or "first" (placed at the
-    start of the cache, as if there were none); `scale` divides by sqrt(head_dim),
+    positions 0 .. on every call, and `cached="turned-after-cat"` does so and returns
+    the cache so turned, whose earlier keys each call then turns once more; `mask` is
+    "causal", None, or "first" (placed at the start of the cache, as if there were
+    none); `scale` divides by sqrt(head_dim),
     sqrt(n_embd), head_dim or nothing; `returned` is "all", "new" (only this call's
     keys and values) or "repeated" (after repeating them for every query head);
     `output=False` leaves out o_proj; `pairing` and `own_base` are RoPE's own mistakes.
@@ -94,7 +96,7 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
     if past is not None:
         k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
         raw_k = torch.cat([past[0], raw_k], dim=2)
-    if cached == "turned-again":
+    if cached in ("turned-again", "turned-after-cat"):
         k = turn(raw_k, 0)
     group = H // KV
     if groups == "interleave":

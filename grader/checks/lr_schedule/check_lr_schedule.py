@@ -25,23 +25,33 @@ PEAK_ATOL = 1e-9
 def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: int, *,
              late_end: bool = False, from_zero: bool = False, one_more: bool = False,
              clamped: bool = True, span: str = "after the warm-up",
-             floor: bool = True, ahead: int = 0) -> float:
+             floor: bool = True, ahead: int = 0, whole: bool = False,
+             swing: str = "max_lr - min_lr", period: float = 1.0) -> float:
     """The schedule, or one of its known mistakes: `late_end` keeps climbing one step
     longer (step <= warmup_steps), `from_zero` starts the line at 0, `one_more`
     divides it by warmup_steps + 1 (nanoGPT's train.py), `clamped=False`
     lets the cosine run on past the last step, and `span` says what the cosine is
     spread over ("the whole run": step / steps), `floor=False` lets the cosine fall
-    to 0 instead of min_lr, and `ahead` counts the decay's steps from that many early."""
+    to 0 instead of min_lr, and `ahead` counts the decay's steps from that many early;
+    `whole` divides the progress with // (0 until the end, so the rate stays at the
+    peak), `span="one step short"` ends the cosine at step steps - 1, and
+    `swing="max_lr"` swings the cosine by max_lr above the floor, not by max_lr -
+    min_lr, and `period=2.0` runs a whole period of the cosine, back up to the peak."""
     if step < warmup_steps + late_end:
         return max_lr * (step + (not from_zero)) / (warmup_steps + one_more)
     if span == "the whole run":
         progress = step / max(1, steps)
+    elif span == "one step short":
+        progress = (step - warmup_steps) / max(1, steps - warmup_steps - 1)
+    elif whole:
+        progress = (step - warmup_steps + ahead) // max(1, steps - warmup_steps)
     else:
         progress = (step - warmup_steps + ahead) / max(1, steps - warmup_steps)
     if clamped:
         progress = min(1.0, progress)
     low = min_lr if floor else 0.0
-    return low + 0.5 * (max_lr - low) * (1 + math.cos(math.pi * progress))
+    height = max_lr if swing == "max_lr" else max_lr - low
+    return low + 0.5 * height * (1 + math.cos(period * math.pi * progress))
 
 
 MISTAKES = mistakes_of(globals(), schedule)

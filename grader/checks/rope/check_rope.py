@@ -45,7 +45,8 @@ PRACTICE_RULE = "rotation"
 def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
          layout: str = "halves", two: bool = True, first: int = 0, offset: bool = True,
          sign: float = 1.0, swap_sign: float = -1.0, dtype: torch.dtype = torch.float32,
-         width: str = "head", own_base: bool = True, twice: bool = False) -> torch.Tensor:
+         width: str = "head", own_base: bool = True, twice: bool = False,
+         rising: bool = False) -> torch.Tensor:
     """Rotary embeddings, or one of their known mistakes.
 
     `pairing` is which dimensions turn together ("halves": i and i + d/2;
@@ -56,7 +57,9 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
     `sign=-1` turns the other way (as does rotate_half written torch.cat([x2, -x1]));
     `swap_sign=1` swaps a pair's halves without the minus; `dtype` is the angles'
     precision; `width="model"` spreads the exponents over all heads' width;
-    `own_base=False` keeps 10000 whatever `base` says.
+    `own_base=False` keeps 10000 whatever `base` says; `rising` drops the minus of the
+    exponent (base ** (2i / d), 1 / inv_freq), so the frequencies climb from 1 to
+    nearly base instead of falling to nearly 1 / base.
     """
     d = x.shape[-1]
     n = x.shape[1] * d if width == "model" else d
@@ -66,7 +69,7 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
         exponents = torch.arange(0, d // 2, dtype=torch.float32) / n
     elif twice:
         exponents = 2 * exponents
-    inv_freq = (1.0 / b ** exponents).to(dtype)
+    inv_freq = ((b ** exponents) if rising else (1.0 / b ** exponents)).to(dtype)
     begin = (start if offset else 0) + first
     positions = torch.arange(begin, begin + x.shape[-2], dtype=torch.float32).to(dtype)
     angles = torch.outer(positions, inv_freq).float()

@@ -46,6 +46,10 @@ class Result:
     # Each case checked, as the JSON report gives it: its label, "pass" or "fail", the
     # message and the mistake it names ({id, name, hint}, the ids the full grader uses).
     checks: list[dict[str, Any]] = field(default_factory=list)
+    # The ids of the mistakes named so far, tried first on the next failure: one bug
+    # gets one name on every case, as the kata's Diagnoses give it, where a case's
+    # answer happens to be two mistakes' at once.
+    named: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -175,7 +179,7 @@ def grade_problem(slug: str, path: Path,
                              expected=judge.describe(want),
                              difference=judge.difference(got[1], want))
             failure = naming(Failure(label, message), got, case["mistakes"], part["judge"],
-                             args)
+                             args, result.named)
             if failure.mistake is None and part.get("diagnosis"):
                 failure = drawn_again(failure, part, module, path, running, slug)
             fail(result, failure)
@@ -222,7 +226,7 @@ def refused(result: Result, label: str, part: dict[str, Any], refusal: dict[str,
         fail(result, naming(Failure(label, tr(
             "{what} returned a value instead of raising ValueError: {why}", what=what,
             why=translated(refusal["why"]))), ("value", answer), refusal["mistakes"],
-            part["judge"], args))
+            part["judge"], args, result.named))
     elif not answer.startswith("ValueError:"):
         fail(result, Failure(label, tr("{what} should raise {kind}; instead {raised}",
                                        what=what, kind="ValueError",
@@ -292,10 +296,14 @@ def drawn_again(failure: Failure, part: dict[str, Any], module: ModuleType, path
 
 
 def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]], rule: str,
-           args: tuple) -> Failure:
-    """`failure`, saying which stored mistake gives the learner's outcome, if one does."""
-    for mistake in mistakes:
+           args: tuple, named: list[str] | None = None) -> Failure:
+    """`failure`, saying which stored mistake gives the learner's outcome, if one does:
+    one of those already `named` for this file first (it is noted there)."""
+    named = named if named is not None else []
+    for mistake in sorted(mistakes, key=lambda m: m["id"] not in named):  # stable
         if judge.same_outcome(got, codec.decode(mistake["outcome"]), rule, args):
+            if mistake["id"] not in named:
+                named.append(mistake["id"])
             said = tr("This is what happens when you {name}.", name=translated(mistake["name"]))
             return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
                            {k: mistake[k] for k in ("id", "name", "hint")})
