@@ -168,14 +168,13 @@ def test_practised_problems_hold_drawn_examples(released: Path) -> None:
 def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
     """Each stored mistake has the id the full grader's JSON report gives it
     (<slug>/<its name in kebab case>), so a practice report names it alike."""
-    import importlib
-
+    from grader.grading.contracts.declaring import load_check_module
     from grader.grading.values.failures import MISTAKE_ID
 
     by_slug = {p.slug: p for p in problems()}
     seen = 0
     for slug, stored in cases_of(released)["problems"].items():
-        module = importlib.import_module(by_slug[slug].checks_module)
+        module = load_check_module(by_slug[slug])
         ids = {m.named(slug).id: m.name for c in contracts_of(module) for m in c.mistakes}
         for case in [case for part in stored["parts"]
                      for case in [*part["cases"].values(), *part["examples"].values()]]:
