@@ -37,6 +37,12 @@ def examples(slug: str) -> Path:
     return CHECKS / slug.replace("-", "_") / "examples"
 
 
+def problem_of(folder: Path) -> str:
+    """The slug of the problem whose examples `folder` is (examples' inverse): its
+    expected.toml does not name it."""
+    return folder.parent.name.replace("_", "-")
+
+
 def example_folders() -> list[Path]:
     """Every problem's examples folder that says what its submissions are expected to get."""
     return sorted(path.parent for path in CHECKS.glob("*/examples/expected.toml"))

@@ -152,6 +152,19 @@ def test_a_check_module_importing_anothers_gives_each_its_own_problem(monkeypatc
     assert DECLARING.get() == ""  # nothing is left declared once they are loaded
 
 
+def test_a_problem_registered_before_its_checks_is_told_which_file_to_write():
+    # The check tier's tests and the maintainer's tools load every registered problem's
+    # check module: the import alone would say only "no module grader.checks.double_it".
+    from grader.grading.contracts.declaring import load_check_module
+
+    unwritten = dataclasses.replace(find("top-k"), number=36, slug="double-it")
+    with pytest.raises(ModuleNotFoundError) as raised:
+        load_check_module(unwritten)
+    said = str(raised.value).replace("\\", "/")
+    assert "36-double-it" in said and "grader/checks/double_it/check_double_it.py" in said
+    assert "adding-a-problem.md" in said
+
+
 def test_a_contract_built_by_a_helper_is_its_check_modules(tmp_path, monkeypatch):
     helper = tmp_path / "contract_helper.py"
     helper.write_text("from grader.grading.contracts.contract import Contract\n\n\n"

@@ -102,11 +102,10 @@ def test_a_problem_takes_a_model_exactly_when_its_checks_hand_one(problem) -> No
     """The registry's takes_model is the one place a worker's models are decided: a
     problem whose cases hold a model and that does not say so would fail for every
     learner; one that says so needlessly hands the reference's code to its worker."""
-    import importlib
-
+    from grader.grading.contracts.declaring import load_check_module
     from grader.release.build import contracts_of
 
-    module = importlib.import_module(problem.checks_module)
+    module = load_check_module(problem)
     contracts = contracts_of(module)
     handed = any(holds_a_model(args) for c in contracts for args in c.case_args.values())
     if problem.module is not None:
@@ -124,12 +123,11 @@ def test_a_problem_trains_exactly_when_a_training_harness_grades_it(problem) -> 
     """The registry's `trains` has the fork server import an optimizer's modules before
     forking the problem's worker: a problem that trains and does not say so pays for
     that import in every worker; one that says so needlessly makes its grade wait."""
-    import importlib
-
+    from grader.grading.contracts.declaring import load_check_module
     from grader.release.build import contracts_of
     from grader.sandbox.worker.harnesses import TRAINING
 
-    module = importlib.import_module(problem.checks_module)
+    module = load_check_module(problem)
     trains = any(c.harness in TRAINING for c in contracts_of(module))
     assert trains == problem.trains, (
         f"{problem.slug}: its checks {'do' if trains else 'do not'} train through a "

@@ -3,7 +3,6 @@ check module cannot make fails at import, naming the file and the table."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from functools import partial
 from pathlib import Path
@@ -17,6 +16,7 @@ else:  # pragma: no cover
 import pytest
 
 from grader import paths
+from grader.grading.contracts.declaring import load_check_module
 from grader.grading.subject import mistakes_data
 from grader.grading.subject.mistakes_data import MistakesDataError, mistakes_of
 from grader.registry import problems
@@ -24,7 +24,7 @@ from grader.registry import problems
 
 def test_every_table_of_every_mistakes_file_is_read_by_its_check_module() -> None:
     for problem in problems():
-        importlib.import_module(problem.checks_module)
+        load_check_module(problem)
     files = [path.resolve() for path in paths.CHECKS.rglob("*.toml")
              if path.parent.name != "examples"]  # the suite's: tests/test_submissions.py
     assert len(files) > len(problems()) // 2  # each problem's mistakes.toml, and the shared

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.model.spec import ModelSpec
+from grader.sandbox.host.process import CallOutcome
 from grader.sandbox.wire.encoding import MAX_DEPTH, ProtocolError, decode, encode
 from grader.sandbox.wire.frames import (
     MAX_FRAME,
@@ -196,3 +197,36 @@ def test_a_replaced_harness_result_does_not_fit(forged: object) -> None:
     from grader.sandbox.worker.harness_ref import harness_result_fits
 
     assert not harness_result_fits("train_loop_run", decode(encode(forged)), trained())
+
+
+class Answers:
+    """A submission process whose every call answers `result`."""
+
+    load_error, witnessed, calls = None, False, 1
+
+    def __init__(self, result: object) -> None:
+        self.result = result
+
+    def call(self, method, args, kwargs, watch, iterate, while_waiting):  # noqa: ANN001, ANN201
+        if while_waiting:
+            while_waiting()
+        return CallOutcome(result=self.result)
+
+
+@pytest.mark.parametrize("weights", [{"w": torch.zeros(2, 3)}, {"v": torch.zeros(2, 3)}])
+def test_a_grade_holds_a_harness_result_to_the_references_weights(monkeypatch, weights) -> None:  # noqa: ANN001
+    # Any names fit where no reference's result is at hand: the grade's one check of the
+    # shape is made with it, so a weight the reference's result has must be there.
+    from grader.grading.subject.kata import Kata
+    from grader.grading.values.failures import GradeFailure
+    from grader.registry import find
+    from grader.sandbox.worker.harness_ref import harness_ref
+
+    forged = decode(encode((trained()[0], weights, trained()[2], trained()[3])))
+    kata = Kata(find("train-loop"), Answers(forged), reference=None)  # type: ignore[arg-type]
+    monkeypatch.setattr(kata, "reference_call", lambda *_: trained())
+    if "w" in weights:
+        assert kata.compare(harness_ref("train_loop_run"))[0] == ("value", forged)
+    else:
+        with pytest.raises(GradeFailure, match="train_loop_run is not shaped"):
+            kata.compare(harness_ref("train_loop_run"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import COPY_ONLY, example_folders, examples
+from conftest import COPY_ONLY, example_folders, examples, problem_of
 from filelock import FileLock
 from learner import learner_kata
 from learner_examples import example, mistake_text, specs
@@ -168,14 +168,13 @@ def test_practised_problems_hold_drawn_examples(released: Path) -> None:
 def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
     """Each stored mistake has the id the full grader's JSON report gives it
     (<slug>/<its name in kebab case>), so a practice report names it alike."""
-    import importlib
-
+    from grader.grading.contracts.declaring import load_check_module
     from grader.grading.values.failures import MISTAKE_ID
 
     by_slug = {p.slug: p for p in problems()}
     seen = 0
     for slug, stored in cases_of(released)["problems"].items():
-        module = importlib.import_module(by_slug[slug].checks_module)
+        module = load_check_module(by_slug[slug])
         ids = {m.named(slug).id: m.name for c in contracts_of(module) for m in c.mistakes}
         for case in [case for part in stored["parts"]
                      for case in [*part["cases"].values(), *part["examples"].values()]]:
@@ -734,24 +733,24 @@ def practice(released: Path):  # noqa: ANN201 - the copy's own module
 
 
 @pytest.mark.parametrize("folder", example_folders(),
-                         ids=lambda p: p.parent.name.replace("_", "-"))
+                         ids=problem_of)
 def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Path) -> None:  # noqa: ANN001
     """Every equivalent style passes the practice checks, and of the mistakes that fail
     them, at least one is named as the instructor's grade names it."""
-    spec = tomllib.loads((folder / "expected.toml").read_text(encoding="utf-8"))
+    spec, slug = specs()[folder], problem_of(folder)
     stored = practice.stored()
-    if spec["problem"] not in stored["problems"]:
-        why = stored["not_practised"].get(spec["problem"], "?")
-        pytest.skip(f"{spec['problem']} has no practice cases: {why}")
+    if slug not in stored["problems"]:
+        why = stored["not_practised"].get(slug, "?")
+        pytest.skip(f"{slug} has no practice cases: {why}")
     for name in spec.get("equivalent", {}):
-        path = example(spec["problem"], name, tmp_path)
-        result = practice.grade_problem(spec["problem"], path)
+        path = example(slug, name, tmp_path)
+        result = practice.grade_problem(slug, path)
         assert result.ok, (name, result.unavailable, result.failures)
     named, failed = [], []
     for name, mistake in spec.get("mistakes", {}).items():
         path = tmp_path / f"{name}.py"
         path.write_text(mistake_text(folder, name), encoding="utf-8")
-        result = practice.grade_problem(spec["problem"], path)
+        result = practice.grade_problem(slug, path)
         if result.ok:
             continue  # a mistake the stored cases cannot show (a generator's state)
         failed.append(name)
@@ -762,13 +761,13 @@ def test_styles_pass_and_mistakes_are_named(folder: Path, practice, tmp_path: Pa
         if (all(s in report for s in ([says] if isinstance(says, str) else says)) if says
                 else mistake["mistake"] in ids):
             named.append(name)
-    if spec["problem"] == "sample":
+    if slug == "sample":
         # sample's mistakes draw from the wrong generator: their stored answers are
         # draws the learner's run does not repeat, so they fail unnamed.
         assert failed and not named
     else:
         assert named, f"none of {failed} is named"
-    if spec["problem"] == "kv-cache":
+    if slug == "kv-cache":
         # Its text is right: only the calls the copy's model saw can name it.
         assert "no_cache" in named, named
 

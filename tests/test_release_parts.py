@@ -183,6 +183,29 @@ def test_the_copy_names_a_draw_without_the_generator_as_the_kata_does(
     assert expected["never"] not in graded.stdout, graded.stdout
 
 
+def test_a_cases_answer_and_where_it_leaves_the_generator_come_from_one_run() -> None:
+    """The copy stores where the reference leaves a case's generator from the run that
+    gave its answer, not from a second run of the reference."""
+    import torch
+
+    from grader.grading.contracts.declaring import load_check_module
+    from grader.grading.subject.reference import load_reference
+    from grader.release.build import live_answer, reference_call
+    from grader.release.practice import codec
+
+    problem = BY_SLUG["batches"]
+    contract = load_check_module(problem).CONTRACT
+    method = reference_call(contract, load_reference(problem))
+    runs: list[tuple] = []
+    args = next(iter(contract.case_args.values()))
+    answer, left = live_answer(contract, lambda *ran: runs.append(ran) or method(*ran), args)
+    (ran,) = runs
+    moved = {i: a for i, a in enumerate(ran) if isinstance(a, torch.Generator)}
+    assert answer[0] == "value" and moved and left == codec.encode(moved)
+    # batches draws from it: where it is left is not where the case's own generator is.
+    assert all(not torch.equal(a.get_state(), args[i].get_state()) for i, a in moved.items())
+
+
 def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
     """In Chinese, a practice grade names its cases, drawn examples and refusals in
     Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""

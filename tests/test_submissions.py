@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import examples, grade_batch, messages
+from conftest import grade_batch, messages, problem_of
 from learner_examples import mistake_text, specs, text_of
 from patches import PatchError
 
 from grader.grading.values.failures import MISTAKE_ID
 
 CHUNK = 5  # files per grading process: small enough to spread over the cores
+# The tables of an expected.toml; its problem is the folder's (conftest.problem_of).
+SPEC_KEYS = {"base", "equivalent", "mistakes", "elsewhere"}
 MISTAKE_KEYS = {"says", "never", "patch", "file", "status", "mistake"}
 # A mistake fails its grade; one that leaves no check gradable at all (every check an
 # error, such as parameters under other names) is the run status `error` instead.
@@ -72,7 +74,7 @@ class Expectation:
 def expectations() -> list[Expectation]:
     found = []
     for folder, spec in specs().items():
-        problem, base = spec["problem"], spec.get("base")
+        problem, base = problem_of(folder), spec.get("base")
         for file, style in spec.get("equivalent", {}).items():
             patch = style.get("patch") if isinstance(style, dict) else None
             found.append(Expectation(folder, problem, file, passes=True, patch=patch,
@@ -105,8 +107,7 @@ PATCHED = [e for e in expectations() if e.patch is not None]
 def test_every_submission_file_has_an_expectation() -> None:
     for folder, spec in specs().items():
         where = f"{folder.relative_to(folder.parents[2])}/expected.toml"
-        assert folder == examples(spec["problem"]), \
-            f"{where}: its problem is {spec['problem']!r}, whose examples are elsewhere"
+        assert set(spec) <= SPEC_KEYS, f"{where}: unknown keys {sorted(set(spec) - SPEC_KEYS)}"
         styles = spec.get("equivalent", {})
         equivalent = {name for name, style in styles.items() if not isinstance(style, dict)}
         whole, patched = set(), []
@@ -128,7 +129,7 @@ def test_every_submission_file_has_an_expectation() -> None:
                 f"{where}: mistake {name!r} needs a file or a patch, not both"
             named = mistake.get("mistake")
             assert named is None or (MISTAKE_ID.fullmatch(named)
-                                     and named.startswith(f"{spec['problem']}/")), \
+                                     and named.startswith(f"{problem_of(folder)}/")), \
                 f"{where}: mistake {name!r} names {named!r}, not <problem>/<kebab-case id>"
             if "file" in mistake:
                 whole.add(mistake["file"])
@@ -254,10 +255,10 @@ def test_a_patch_that_no_longer_fits_deep_in_a_chain_is_named_once(monkeypatch,
 
 def test_a_patched_style_named_without_py_is_written_out_as_a_py_file(tmp_path) -> None:
     from learner_examples import example
-    for spec in specs().values():
+    for folder, spec in specs().items():
         for name, style in spec.get("equivalent", {}).items():
             if isinstance(style, dict) and not name.endswith(".py"):
-                written = example(spec["problem"], name, tmp_path)
+                written = example(problem_of(folder), name, tmp_path)
                 assert written.name == f"{name}.py" and written.is_file(), written
                 return
     pytest.fail("no patched style is named without .py: this test checks nothing")

@@ -325,36 +325,24 @@ def problem_cases(problem: Problem, models: Models) -> dict[str, Any]:
     return {"parts": parts, **({"not_practised": left} if left else {})}
 
 
-def live_answer(contract: Any, method: Any, args: tuple) -> tuple[str, Any]:
-    """The reference's outcome on `args`, a list for a method that yields."""
-    import torch
-
-    from grader.grading.subject.reference import fresh_args
-    from grader.grading.values.equality import outcome_of
-
-    with torch.no_grad():
-        answer = outcome_of(method, *fresh_args(args))
-    if answer[0] == "value" and contract.iterate:
-        return ("value", list(answer[1]))
-    return answer
-
-
-def generators_left(method: Any, args: tuple) -> Any:
-    """Where the reference leaves each generator it is given, by argument position (put
-    back, as sample's; moved on by its draws, as batches'), stored so that the practice
-    grade holds the learner's to it as the kata's judges do; None where none is given."""
+def live_answer(contract: Any, method: Any, args: tuple) -> tuple[tuple[str, Any], Any]:
+    """The reference's outcome on `args`, a list for a method that yields, and where it
+    leaves each generator it is given, by argument position (put back, as sample's; moved
+    on by its draws, as batches'), stored so that the practice grade holds the learner's to
+    it as the kata's judges do; None where none is given."""
     import torch
 
     from grader.grading.subject.reference import fresh_args
     from grader.grading.values.equality import outcome_of
     from grader.release.practice import codec
 
-    if not any(isinstance(a, torch.Generator) for a in args):
-        return None
     ran = fresh_args(args)
     with torch.no_grad():
-        outcome_of(method, *ran)
-    return codec.encode({i: a for i, a in enumerate(ran) if isinstance(a, torch.Generator)})
+        answer = outcome_of(method, *ran)
+    if answer[0] == "value" and contract.iterate:
+        answer = ("value", list(answer[1]))
+    generators = {i: a for i, a in enumerate(ran) if isinstance(a, torch.Generator)}
+    return answer, codec.encode(generators) if generators else None
 
 
 def contract_cases(problem: Problem, module: Any, contract: Any,
@@ -383,13 +371,12 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             # AVX2) move the last bits of the model's logits that the stored arguments
             # hold, so the copy would fail its own references. The golden stands in only
             # where the reference's answer now is not a value.
-            answer = live_answer(contract, method, args)
+            answer, left = live_answer(contract, method, args)
             if answer[0] == "value":
                 golden = (answer[1],)
             elif golden is None:
                 return None
             case = stored_case(problem, contract, reference, args, golden[0], rule, met)
-            left = generators_left(method, args)
             if left:
                 case["generators"] = left
         models.merge(met)
@@ -510,7 +497,7 @@ def stored_refusal(problem: Problem, contract: Any, method: Any, refusal: Any, r
     each named way of returning a value instead."""
     from grader.release.practice import codec
 
-    if live_answer(contract, method, refusal.args)[0] != "error":
+    if live_answer(contract, method, refusal.args)[0][0] != "error":
         raise ReleaseError(f"the reference {contract.method}() of {problem.slug} accepts "
                            f"{refusal.what}, which its check expects it to refuse")
     met = Models()

@@ -63,10 +63,11 @@ class Member:
 
 def is_hand_in(entry: Path) -> bool:
     """A learner's entry in a roster folder: a folder, or a zip file."""
-    if entry.name.startswith("."):
-        return False
-    if entry.is_dir():
-        return True
+    return not entry.name.startswith(".") and (entry.is_dir() or is_zip(entry))
+
+
+def is_zip(entry: Path) -> bool:
+    """A zip file that is one, not a link to a file elsewhere."""
     return entry.suffix.lower() == ".zip" and entry.is_file() and not entry.is_symlink()
 
 
@@ -97,8 +98,7 @@ def opened(entry: Path, wanted: list[str]) -> Iterator[Found]:
     if entry.is_dir():
         found = find(entry, entry.resolve(), str(entry), wanted)
         inner = [e for e in children(found.folder) if e.suffix.lower() == ".zip"]
-        if found.looked_for and len(inner) == 1 and inner[0].is_file() \
-                and not inner[0].is_symlink():
+        if found.looked_for and len(inner) == 1 and is_zip(inner[0]):
             # A folder holding only their zip.
             with opened_zip(inner[0], str(inner[0]), wanted) as zipped:
                 zipped.notes.insert(0, f"graded the zip {inner[0].name} in the folder")

@@ -89,7 +89,7 @@ def hidden_hand_ins(roster: Path) -> list[str]:
     def looks_handed_in(entry: Path) -> bool:
         if entry.is_dir():
             return layouts.has_problems(entry) or layouts.has_problems(entry / "problems")
-        return entry.suffix.lower() == ".zip" and entry.is_file()
+        return layouts.is_zip(entry)
     try:
         return sorted(folder_name(e.name) for e in roster.iterdir()
                       if e.name.startswith(".") and not e.is_symlink() and looks_handed_in(e))

@@ -79,7 +79,13 @@ def install() -> None:
 
 
 def load_check_module(problem: Problem) -> ModuleType:
-    """A problem's check module, for a tool that reads its contract outside a grade."""
+    """A problem's check module, for a tool that reads its contract outside a grade.
+    A problem registered before its checks are written is told which file to write,
+    where the import alone would name only a package, grader.checks.<slug>."""
+    if not problem.checks.is_file():
+        raise ModuleNotFoundError(
+            f"{problem.folder} has no check module: write {problem.checks} (step 4 of "
+            "docs/pages/contributors/adding-a-problem.md)", name=problem.checks_module)
     return importlib.import_module(problem.checks_module)
 
 

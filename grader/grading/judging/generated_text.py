@@ -88,11 +88,7 @@ def judge_steps(
                if len(got) > len(expected) and got.startswith(prompt) else "")
             + hint
         )
-    lookup = {c: i for i, c in int_to_char.items()}
-    unknown = sorted(set(got) - set(lookup))
-    if unknown:
-        raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
-                              unknown=unknown) + hint)
+    lookup = ids_of_text(got, int_to_char, hint)
     ids = list(prompt_ids)
     for step, char in enumerate(got):
         choice = choose(window(ids), step)
@@ -148,14 +144,14 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
 
 
 # -- what a generation loop with its own ends (problems 13 and 16) may return ---------------
-def ids_of_text(got: str, int_to_char: dict[int, str]) -> dict[str, int]:
+def ids_of_text(got: str, int_to_char: dict[int, str], hint: str = "") -> dict[str, int]:
     """Each character's token id, once every character of `got` is one the model can
-    produce."""
+    produce (else a failure, `hint` added to what it says)."""
     lookup = {c: i for i, c in int_to_char.items()}
     unknown = sorted(set(got) - set(lookup))
     if unknown:
         raise GradeFailure(tr("the text holds characters the model cannot produce: {unknown}",
-                              unknown=unknown))
+                              unknown=unknown) + hint)
     return lookup
 
 

@@ -71,8 +71,13 @@ class Kata:
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
                 iterate: bool = False, while_waiting: Callable[[], None] | None = None,
+                reference_answer: Callable[[], Any] = lambda: None,
                 **kwargs: Any) -> tuple[str, Any]:
-        """Like `outcome_of` for the learner's method, so it can be compared with mistakes."""
+        """Like `outcome_of` for the learner's method, so it can be compared with mistakes.
+
+        A harness's result must be shaped as it returns it before a judge unpacks it: the
+        submission beside it in the worker can replace it (harness_ref.RESULTS). Its
+        weights are held to the reference's names where `reference_answer` gives them."""
         if self.unavailable:
             raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if self.stuck:
@@ -87,18 +92,12 @@ class Kata:
         if result.error is not None:
             return self._error(method, result)
         self._check_inputs_untouched(method, args, result, arg_names)
-        self._expect_harness_shape(method, result.result)
-        return ("value", result.result)
-
-    @staticmethod
-    def _expect_harness_shape(method: str, value: Any, reference: Any = None) -> None:
-        """A harness's result must be shaped as it returns it before a judge unpacks it:
-        the submission beside it in the worker can replace it (harness_ref.RESULTS)."""
         harness = harness_name(method)
-        if harness and not harness_result_fits(harness, value, reference):
+        if harness and not harness_result_fits(harness, result.result, reference_answer()):
             raise GradeFailure(tr("the result of the grader's {harness} is not shaped as it "
                                   "returns it: the code changed the grader's own code in its "
                                   "process", harness=harness))
+        return ("value", result.result)
 
     def _fail_stuck(self) -> None:
         # One raise site, so hypothesis sees the same failure when it replays.
@@ -168,14 +167,16 @@ class Kata:
         # alone: timed against the reference's work, the witness's answers could
         # tell the submission what the reference reads.
         alone = (self.starter and self.submission.calls == 0) or self.submission.witnessed
+
+        def answer() -> Any:
+            if not live:
+                reference()
+            return live[0]
+
         got = self.outcome(method, *args, arg_names=arg_names,
                            while_waiting=None if alone else reference, iterate=iterate,
-                           **kwargs)
-        if not live:
-            reference()
-        if got[0] == "value":  # now the weights' names can be read from the reference's
-            self._expect_harness_shape(method, got[1], live[0])
-        return got, live[0]
+                           reference_answer=answer, **kwargs)
+        return got, answer()
 
     def reference_call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         """The reference's answer: its method, or a harness driving the module it is from."""
