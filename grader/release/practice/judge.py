@@ -343,8 +343,11 @@ def describe(value: Any) -> str:
 
 def difference(got: Any, want: Any) -> str:
     """Where two tensors of one shape differ, as the kata's grade says it: the first
-    entry that differs, with both values, and how many differ ("" when they do not
-    compare so)."""
+    entry that differs, with both values, and how many differ; that `got` is no tensor
+    where one is expected (a loss returned as loss.item() shows the expected number,
+    and would read as right); "" when they do not compare so."""
+    if isinstance(want, torch.Tensor) and not isinstance(got, torch.Tensor):
+        return tr("; it is a {actual}, not a tensor", actual=type(got).__name__)
     if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
             and got.shape == want.shape and got.numel()):
         return ""
