@@ -177,8 +177,9 @@ def uncut_mask(call: Call) -> str:
     if window == positions or not re.search(rf"\b{window}\b", message) or not re.search(
             rf"\b{positions}\b", message):
         return ""
+    # "of length T", not "of T positions": T is 1 in the one-token case.
     return "\n" + tr("Something sized for the whole window (context_length = {window}) met "
-                     "an input of {positions} positions: cut it to the input's length, as the "
+                     "an input of length {positions}: cut it to the input's length, as the "
                      "window may be longer than the text (a mask self.tril[:T, :T], the "
                      "positions torch.arange(T)).", window=window, positions=positions)
 
