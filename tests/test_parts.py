@@ -155,6 +155,35 @@ def test_biases_left_on_are_named_with_their_fix() -> None:
     assert "  up has a bias left on: build it with nn.Linear(..., bias=False)" in message
 
 
+class NoBiases(nn.Module):
+    """Layers built with bias=False, as the well-known lecture's head builds them."""
+
+    def __init__(self, misnamed: bool = False) -> None:
+        super().__init__()
+        self.up = nn.Linear(2, 3, bias=False)
+        setattr(self, "down2" if misnamed else "down", nn.Linear(3, 2, bias=False))
+
+
+def test_biases_left_off_are_named_with_their_fix() -> None:
+    """Layers the statement fixes with a bias are built without: the message says so,
+    and how to keep them, rather than only that the names differ."""
+    weights = {"up.weight": torch.zeros(3, 2), "up.bias": torch.zeros(3),
+               "down.weight": torch.zeros(2, 3), "down.bias": torch.zeros(2)}
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.load_known_weights(NoBiases(), weights, "Layer")
+    message = str(raised.value)
+    assert message.startswith("Layer has biases left off")
+    assert "do not have the names" not in message
+    assert "  missing:  up.bias, down.bias" in message.splitlines()
+    assert ("  build up, down with their biases: nn.Linear(in, out), without bias=False"
+            in message.splitlines())
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.load_known_weights(NoBiases(misnamed=True), weights, "Layer")
+    message = str(raised.value)
+    assert "do not have the names the statement fixes" in message
+    assert "  up has no bias: build it with nn.Linear(in, out), without bias=False" in message
+
+
 class Hardcoded(nn.Module):
     """Sizes of the shipped model written in, and a mask buffer of its own."""
 

@@ -921,6 +921,8 @@ def misfits() -> dict[str, tuple]:
         "tied": (Tied(), {"wte.weight": torch.zeros(5, 3), "head.weight": torch.zeros(5, 3)}),
         "a-python-list": (Listed(), two),
         "one-block-twice": (Repeated(), two),
+        "biases-left-off": (nn.Sequential(nn.Linear(2, 3, bias=False)),
+                            {"0.weight": torch.ones(3, 2), "0.bias": torch.ones(3)}),
     }
 
 
@@ -952,6 +954,7 @@ def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
     assert "nn.ModuleList" in said["a-python-list"]
     assert "the same Linear as blocks.0" in said["one-block-twice"]
     assert "and 18 more" in said["many-names"]
+    assert "without bias=False" in said["biases-left-off"]
 
 
 def test_the_practice_tolerances_are_the_full_graders() -> None:

@@ -553,3 +553,33 @@ def test_an_error_in_an_earlier_solution_names_its_file_in_the_copy(
     messages = [t["message"] for t in
                 json.loads((tmp_path / "grade.json").read_text("utf-8"))["tests"]]
     assert any("03-softmax/solution.py:3: NameError" in m for m in messages), messages
+
+
+@pytest.fixture(scope="module")
+def attention_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("attention") / "copy"
+    write_release(copy, only=frozenset({"multi-head-attention"}))
+    return copy
+
+
+def test_a_module_that_drops_in_evaluation_mode_is_told_so_in_the_copy(
+        attention_copy: Path, tmp_path: Path) -> None:
+    """The copy does not practise the check of the same output twice, so F.dropout(x, p)
+    left on gave wrong outputs and no reason; each such case now says that the module,
+    called again, gave another output, as the kata's grade says it, with the fix for
+    hint. A wrong module that repeats itself is not said to drop."""
+    note = "your module gave another output: is a dropout left active?"
+    slug = "multi-head-attention"
+    copy = learner(attention_copy, tmp_path, {slug: mistaken(slug, "dropout_left_active")})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, slug, "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    # One token's only weight, 1, dropped or not, may well come out the same twice.
+    long = [t for t in failed if t["check"] in ("case a-sentence", "case full-window")]
+    assert len(long) == 2 and all(note in t["message"] for t in long), failed
+    assert note in graded.stdout, graded.stdout
+    steady = learner(attention_copy, tmp_path / "steady",
+                     {slug: mistaken(slug, "scaled_by_n_embd")})
+    graded = practice_grade(steady, slug)
+    assert graded.returncode == 1 and "dropout" not in graded.stdout, graded.stdout

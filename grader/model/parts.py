@@ -174,12 +174,17 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     extra = [k for k in found if k not in weights]
     if missing or extra:
         biases = _biases_left_on(weights, extra)
+        left_off = _biases_left_off(found, missing)
         lines = [f"{class_name}'s parameters do not have the names the statement fixes, "
                  "so the grader cannot load its known weights into them:"]
         alone = bool(biases) and not missing and len(biases) == len(extra)
+        alone_off = bool(left_off) and not extra and len(left_off) == len(missing)
         if alone:
             lines = [f"{class_name} has biases left on, where the statement's layers have "
                      "none, so the grader cannot load its known weights into it:"]
+        elif alone_off:
+            lines = [f"{class_name} has biases left off, where the statement's layers have "
+                     "them, so the grader cannot load its known weights into it:"]
         if len(weights) <= SHOWN_NAMES:  # a short list reads best whole
             lines += [f"  expected: {', '.join(weights)}",
                       f"  found:    {', '.join(found) or 'no parameters at all'}"]
@@ -190,7 +195,7 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
         if extra:
             lines.append(f"  not expected: {names(extra)}")
         lines += (_tied(module, missing) + _unregistered(module, missing, found)
-                  + _said_of_biases(biases, alone))
+                  + _said_of_biases(biases, alone) + _said_of_biases_off(left_off, alone_off))
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -219,6 +224,27 @@ def _said_of_biases(biases: list[str], alone: bool) -> list[str]:
     one = len(biases) == 1
     return [f"  {listed} {'has a bias' if one else 'have biases'} left on: build "
             f"{'it' if one else 'them'} with nn.Linear(..., bias=False)"]
+
+
+def _biases_left_off(found: dict[str, torch.Tensor], missing: list[str]) -> list[str]:
+    """The names expected but not found that are the biases of layers found without
+    one: nn.Linear(..., bias=False) where the statement's layer keeps nn.Linear's
+    default (a head written as in the well-known lecture, whose layers have none)."""
+    return [name for name in missing if name.endswith(".bias")
+            and f"{name.removesuffix('.bias')}.weight" in found]
+
+
+def _said_of_biases_off(biases: list[str], alone: bool) -> list[str]:
+    """The fix of biases left off; what they are too, among other names' troubles."""
+    if not biases:
+        return []
+    listed = names([name.removesuffix(".bias") for name in biases])
+    if alone:
+        return [f"  build {listed} with their biases: nn.Linear(in, out), without "
+                "bias=False"]
+    one = len(biases) == 1
+    return [f"  {listed} {'has no bias' if one else 'have no biases'}: build "
+            f"{'it' if one else 'them'} with nn.Linear(in, out), without bias=False"]
 
 
 def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:

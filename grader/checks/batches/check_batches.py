@@ -60,6 +60,16 @@ def stack_the_windows_along_the_wrong_dimension(d, n, b, g):
     return drawn(len(d) - n, d, n, b, g, dim=1)
 
 
+def seed_the_generator_inside_get_batch(d, n, b, g, seed: int = 0):
+    # The learner's own manual_seed(seed) on the generator given: every batch the same.
+    return drawn(len(d) - n, d, n, b, torch.Generator().manual_seed(seed))
+
+
+def roll_x_for_the_targets(d, n, b, g):
+    x, _ = drawn(len(d) - n, d, n, b, g)
+    return x, x.roll(-1, dims=1)
+
+
 MISTAKES = mistakes_of(globals())
 
 

@@ -38,6 +38,15 @@ def use_nll_loss_on_the_raw_logits(logits, targets):
     return F.nll_loss(*flat(logits, targets))
 
 
+def log_softmax_over_the_flat_positions(logits, targets):
+    flat_logits, flat_targets = flat(logits, targets)
+    return F.nll_loss(F.log_softmax(flat_logits, dim=0), flat_targets)
+
+
+def log_softmax_over_time(logits, targets):
+    return F.nll_loss(*flat(F.log_softmax(logits, dim=1), targets))
+
+
 def sum_the_losses_instead_of_averaging_them(logits, targets):
     return F.cross_entropy(*flat(logits, targets), reduction="sum")
 

@@ -32,6 +32,10 @@ def sort_the_corpus_without_removing_repeats(text, corpus):
     return ids(text, numbering(sorted(corpus)))  # a character's id: its last place there
 
 
+def build_the_vocabulary_from_the_text_instead_of_the_corpus(text, corpus):
+    return ids(text, numbering(sorted(set(text))))
+
+
 def count_the_ids_from_1(text, corpus):
     return ids(text, numbering(sorted(set(corpus)), start=1))
 

@@ -27,7 +27,7 @@ from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import shared
 from grader.grading.subject.strategies import random_models, token_contexts
 from grader.grading.values.equality import same_activations
-from grader.grading.values.failures import GradeFailure, Mistake
+from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import tr
 from grader.model import artifacts
 from grader.model.parts import weights
@@ -127,9 +127,41 @@ def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mista
     """The contract of a module whose output is activations (`output` names it in a
     failure), and its three tests: the fixed `cases` (described by `shipped`), examples
     drawn by `draw` (by `drawn`), and the same output twice."""
-    contract = Contract(cases=cases, mistakes=list(mistakes), fallback_hint=uncut_mask,
+    contract = Contract(cases=cases, mistakes=list(mistakes), fallback_hint=unnamed_module_hint,
                         **judged_as_activations(output))
     return (contract, *contract.tests(shipped, drawn, draw), repeatable(contract))
+
+
+def unnamed_module_hint(call: Call) -> Diagnosis | str:
+    """What a module's failure that names no known mistake can still show: something
+    sized for the whole window, or an output that changes from call to call."""
+    return uncut_mask(call) or dropout_left_active(call)
+
+
+def dropout_left_active(call: Call) -> Diagnosis | str:
+    """A note on a wrong output that the same call, made again, does not repeat: a
+    dropout left active. The check of the same output twice says so too, but it comes
+    last among the module's checks, below the wrong outputs the terminal shows first;
+    here each of those says it, with the evidence of its own case."""
+    first = call.outcome[1] if call.outcome[0] == "value" else None
+    if not isinstance(first, torch.Tensor) or call.again is None:
+        return ""
+    try:
+        second = call.again(*call.args)
+    except GradeFailure:
+        return ""  # the second call went wrong: the other checks report that
+    again = second[1] if second[0] == "value" else None
+    if not (isinstance(again, torch.Tensor) and again.shape == first.shape):
+        return ""
+    both_nan = first.isnan() & again.isnan() if first.is_floating_point() else False
+    if bool(((first == again) | both_nan).all()):
+        return ""
+    return Diagnosis.of("\n" + tr("Called again with the same weights and input, your module "
+                                  "gave another output: is a dropout left active?"),
+                        hint=tr("the grader calls it in evaluation mode (module.eval()), "
+                                "where nn.Dropout does nothing, but F.dropout(x, p) drops "
+                                "unless given training=self.training: use nn.Dropout, or "
+                                "leave dropout out"))
 
 
 def uncut_mask(call: Call) -> str:
@@ -145,8 +177,9 @@ def uncut_mask(call: Call) -> str:
     if window == positions or not re.search(rf"\b{window}\b", message) or not re.search(
             rf"\b{positions}\b", message):
         return ""
+    # "of length T", not "of T positions": T is 1 in the one-token case.
     return "\n" + tr("Something sized for the whole window (context_length = {window}) met "
-                     "an input of {positions} positions: cut it to the input's length, as the "
+                     "an input of length {positions}: cut it to the input's length, as the "
                      "window may be longer than the text (a mask self.tril[:T, :T], the "
                      "positions torch.arange(T)).", window=window, positions=positions)
 
@@ -198,6 +231,10 @@ def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, 
         Mistake("leave the scores unscaled",
                 "divide q @ k.transpose(-2, -1) by sqrt(head_size) before the softmax",
                 knob(scale="none")),
+        Mistake("multiply the scores by the square root of head_size instead of dividing",
+                "scale by 1 / sqrt(head_size): q @ k.transpose(-2, -1) / math.sqrt(head_size), "
+                "or * head_size ** -0.5, whose exponent is negative",
+                knob(scale="times-sqrt")),
         Mistake(*softmax, knob(softmax_dim=-2), knob(softmax_dim=1)),
         *own,
         Mistake("mask after the softmax",

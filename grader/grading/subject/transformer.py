@@ -24,7 +24,8 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int |
     """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
 
     `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
-    -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none" or the
+    -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none",
+    "times-sqrt" (multiplied by sqrt(head_size), the exponent's sign slipped) or the
     number to divide by. `fill` is what the masked scores become (0 is the mistake
     of masking with 0, or of multiplying by the triangle), and `triangle` "upper"
     lets each query see the keys after it instead (torch.triu for torch.tril).
@@ -32,7 +33,8 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int |
     T, size = q.shape[-2], q.shape[-1]
     scores = q @ k.transpose(-2, -1)
     if isinstance(scale, str):
-        scale = {"sqrt": math.sqrt(size), "size": size, "none": 1.0}[scale]
+        scale = {"sqrt": math.sqrt(size), "size": size, "none": 1.0,
+                 "times-sqrt": 1 / math.sqrt(size)}[scale]
     scores = scores / scale
     if diagonal is None:
         return F.softmax(scores, dim=softmax_dim) @ v
@@ -115,17 +117,20 @@ def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
           norm: str = "pre", residual: tuple[str, ...] = ("attn", "mlp"),
           activation: str = "gelu", swap_norms: bool = False, eps: float = 1e-5,
           unbiased: bool = False, norms: str = "each", normed: tuple[str, ...] = (),
-          **knobs: Any) -> torch.Tensor:
+          parallel: bool = False, **knobs: Any) -> torch.Tensor:
     """A transformer block (problem transformer-block), with one knob per mistake.
 
     `norm="post"` normalises after each residual sum (the original
     transformer's order) instead of before each sub-layer; `residual` names the
     sub-layers whose input is added back; `activation` is "gelu", "tanh" (GELU's
-    tanh approximation) or "relu"; `swap_norms` uses ln_2 before the attention
+    tanh approximation), "relu" or "none" (no activation: two linear layers in a row);
+    `swap_norms` uses ln_2 before the attention
     and ln_1 before the MLP, `norms="first"` ln_1 before both; `normed` names the
     sub-layers whose output is added to the normalised x they read, not to x; `eps` and
-    `unbiased` are the LayerNorms' (see layer_norm). Other `knobs` go to the attention
-    layer (see layer).
+    `unbiased` are the LayerNorms' (see layer_norm); `parallel` lets the MLP read the
+    block's input, as the attention does, instead of x after the attention's sum
+    (x + attn(ln_1(x)) + mlp(ln_2(x))). Other `knobs` go to the attention layer (see
+    layer).
     """
     w = parts.state_dict(weights)
     ln_1, ln_2 = ("ln_2", "ln_1") if swap_norms else ("ln_1", "ln_2")
@@ -142,13 +147,14 @@ def block(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
 
     def mlp(t: torch.Tensor) -> torch.Tensor:
         hidden = F.linear(t, w["mlp.fc.weight"], w["mlp.fc.bias"])
-        hidden = {"gelu": F.gelu, "relu": F.relu,
+        hidden = {"gelu": F.gelu, "relu": F.relu, "none": lambda h: h,
                   "tanh": lambda h: F.gelu(h, approximate="tanh")}[activation](hidden)
         return F.linear(hidden, w["mlp.proj.weight"], w["mlp.proj.bias"])
 
+    block_input = x
     for name, sub, ln in (("attn", attend_all, ln_1), ("mlp", mlp, ln_2)):
         if norm == "pre":
-            read = norm_of(ln, x)
+            read = norm_of(ln, block_input if parallel else x)
             keep = (read if name in normed else x) if name in residual else 0
             x = keep + sub(read)
         else:

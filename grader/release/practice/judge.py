@@ -365,7 +365,8 @@ def difference(got: Any, want: Any, path: str = "") -> str:
     """Where two tensors of one shape differ, as the kata's grade says it: the first
     entry that differs, with both values, and how many differ ("" when they do not
     compare so). In answers of several tensors, the first part that differs, by its
-    place (`[1][0]`), and how."""
+    place (`[1][0]`), and how. That `got` is no tensor where one is expected (a loss
+    returned as loss.item() shows the expected number, and would read as right)."""
     if (isinstance(got, (tuple, list)) and isinstance(want, (tuple, list))
             and len(got) == len(want)):
         for i, (part, wanted) in enumerate(zip(got, want)):
@@ -380,6 +381,8 @@ def difference(got: Any, want: Any, path: str = "") -> str:
         if got.shape != want.shape:
             return tr("; {path} has shape {got}, expected {expected}", path=path,
                       got=tuple(got.shape), expected=tuple(want.shape))
+    if isinstance(want, torch.Tensor) and not isinstance(got, torch.Tensor):
+        return tr("; it is a {actual}, not a tensor", actual=type(got).__name__)
     if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
             and got.shape == want.shape and got.numel()):
         return ""

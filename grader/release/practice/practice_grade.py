@@ -182,6 +182,8 @@ def grade_problem(slug: str, path: Path,
                              args, result.named)
             if failure.mistake is None and part.get("diagnosis"):
                 failure = drawn_again(failure, part, module, path, running, slug)
+            if failure.mistake is None and part["module"]:
+                failure = unrepeated(failure, part, module, case, got, want, path, running)
             fail(result, failure)
         for label, part, refusal in refusals:
             args = codec.decode(refusal["args"])
@@ -308,6 +310,30 @@ def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]
             return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
                            {k: mistake[k] for k in ("id", "name", "hint")})
     return failure
+
+
+def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,
+               case: dict[str, Any], got: tuple[str, Any], want: Any, path: Path,
+               running: Callable[[bool], None]) -> Failure:
+    """`failure`, saying that the module gave another output when called again on the
+    same case, where it does: a dropout left active. The kata's grade says so on each
+    such case too; its check of the same output twice is not practised here."""
+    if got[0] != "value" or not isinstance(got[1], torch.Tensor):
+        return failure
+    again, _ = attempt(part, module, codec.decode(case["args"]), path, running)
+    if again[0] != "value":
+        return failure
+    second = judge.in_stored_dtypes(again[1], want, part.get("any_float_dtype", []))
+    if not isinstance(second, torch.Tensor) or second.shape != got[1].shape:
+        return failure
+    if torch.equal(judge.nan_as_zero(second), judge.nan_as_zero(got[1])):
+        return failure
+    said = tr("Called again with the same weights and input, your module gave another "
+              "output: is a dropout left active?")
+    return Failure(failure.label, f"{failure.says}\n{said}", tr(
+        "the grader calls it in evaluation mode (module.eval()), where nn.Dropout does "
+        "nothing, but F.dropout(x, p) drops unless given training=self.training: use "
+        "nn.Dropout, or leave dropout out"))
 
 
 def fail(result: Result, failure: Failure) -> None:

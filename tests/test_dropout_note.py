@@ -1,0 +1,39 @@
+"""A module whose output changes from call to call is told so on its own wrong cases.
+
+The check of the same output twice says "is a dropout left active?", but it comes
+last among a module's checks, and the terminal shows the first three ways a problem
+fails: a learner whose F.dropout drops in evaluation mode saw three outputs that were
+off, and nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import examples, run_grade
+from learner_examples import mistake_text
+
+NOTE = "your module gave another output: is a dropout left active?"
+
+
+def test_each_wrong_case_of_a_dropping_module_says_its_output_changes(tmp_path: Path) -> None:
+    submission = tmp_path / "solution.py"
+    submission.write_text(mistake_text(examples("multi-head-attention"),
+                                       "dropout_left_active"), "utf-8")
+    graded = run_grade("multi-head-attention", "--submission", submission, tmp_path=tmp_path)
+    assert graded.report is not None, graded.stderr
+    cases = [t for t in graded.report["tests"] if "[a-sentence]" in t["name"]]
+    assert cases and cases[0]["status"] == "fail", graded.stdout
+    assert NOTE in cases[0]["message"], cases[0]["message"]
+    assert "training=self.training" in (cases[0]["hint"] or ""), cases[0]
+    assert NOTE in graded.stdout.split("stuck?")[0], graded.stdout  # among what is shown
+
+
+def test_a_wrong_module_that_repeats_itself_is_not_said_to_drop(tmp_path: Path) -> None:
+    submission = tmp_path / "solution.py"
+    submission.write_text(mistake_text(examples("multi-head-attention"), "no_projection"),
+                          "utf-8")
+    graded = run_grade("multi-head-attention", "--submission", submission, tmp_path=tmp_path)
+    assert graded.report is not None, graded.stderr
+    assert any(t["status"] == "fail" for t in graded.report["tests"]), graded.stdout
+    assert "dropout" not in graded.messages(), graded.messages()
