@@ -180,7 +180,9 @@ class Watcher:
     def run(self) -> int:
         # Not None: a file missing from the start is said at once, as one removed later.
         last: object = NOTHING_SEEN  # the files as last acted on
-        seen: object = NOTHING_SEEN  # the files at the look before this one
+        # The files at the look before this one: as they are at the start, which are
+        # graded at once (a watch whose input is closed quits after its first look).
+        seen: object = self.watched()
         graded: object = NOTHING_SEEN  # what they held when last graded
         while True:
             current = self.watched()
