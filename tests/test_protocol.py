@@ -77,6 +77,15 @@ def test_special_floats_generators_and_models_round_trip():
     assert decode(encode({1: "a"})) == {1: "a"}
 
 
+def test_an_empty_tensor_made_from_numpy_crosses():
+    import numpy
+
+    for empty in (torch.tensor(numpy.array([], dtype=numpy.int64)),
+                  torch.from_numpy(numpy.zeros((0, 3), dtype=numpy.float32))):
+        back = decode(msgspec.msgpack.decode(msgspec.msgpack.encode(encode(empty))))
+        assert back.shape == empty.shape and back.dtype == empty.dtype
+
+
 def test_unsupported_values_are_refused():
     with pytest.raises(TypeError):
         encode(object())

@@ -184,7 +184,8 @@ def _encode_tensor(value: Any) -> Tensor:
                              count=value.numel(), most=MAX_ELEMENTS))
     try:
         t = value.detach().cpu().contiguous()
-        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes()
+        # An empty tensor can keep a stride of 0 (one made from NumPy), which .view refuses.
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
     except Exception as exc:  # noqa: BLE001 - meta tensors, odd subclasses: all refused alike
         raise Unencodable(tr("a tensor whose data cannot be read ({error})",
                              error=type(exc).__name__)) from None
