@@ -157,7 +157,9 @@ def write_release(out: Path, only: frozenset[str] | None = None,
         source = (paths.PACKAGE / name).read_bytes()
         put(f"grader/{name}", source if answer_hints else answers.without_fixes(source))
     # The language's catalogs: the copy speaks the kata's words, in its languages.
-    catalogs = sorted(CATALOGS.glob("*/*.po"))  # written once the cases' fixes are known
+    # Written once the cases' fixes are known; not the labels of the site's pictures
+    # (pictures.po), which only the site's build reads.
+    catalogs = sorted(p for p in CATALOGS.glob("*/*.po") if p.stem != "pictures")
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
