@@ -7,6 +7,7 @@ The diagnoses themselves are graded end to end from each problem's examples/
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from grader.grading.contracts.declaring import load_check_module
@@ -174,6 +175,17 @@ def test_the_sample_probe_tells_the_argmax_from_the_generators_draws():
     draws = [int(torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)))
              for seed in PROBE_SEEDS]
     assert 0 not in draws and draws[0] != draws[1]
+
+
+@pytest.mark.parametrize("tokens", [[5, 5, 7, 9], [5, 7, 5, 9], [5, 5, 5, 5]])
+def test_a_draw_that_repeats_itself_once_by_chance_is_still_named(tokens):
+    """A draw from the global state gives the same token twice in a row one time in a
+    thousand: the probe draws with the first seed three times."""
+    from grader.grading.judging.generator_draws import NOT_THE_GENERATOR, how_drawn
+
+    drawn = iter(tokens)
+    diagnosis = how_drawn(lambda *args: ("value", torch.tensor([next(drawn)])))
+    assert diagnosis and diagnosis.mistake is NOT_THE_GENERATOR
 
 
 def test_a_mistake_that_does_not_apply_is_not_ruled_out():
