@@ -144,6 +144,35 @@ def test_the_first_failure_that_fits_two_mistakes_is_named_by_the_other_cases():
                         elsewhere=lambda: [((10,), ("value", 99))]) is first
 
 
+def test_a_mistake_told_apart_once_is_named_again_without_running_the_rest():
+    """The learner's other answers do not change: the scan of every mistake and the
+    learner's other cases are paid for once a grade, not on every failing call."""
+    ran = []
+    first = Mistake("add one, or two from ten", "fix b",
+                    lambda x: ran.append("first") or x + (2 if x >= 10 else 1))
+    second = Mistake("add one", "fix a", lambda x: ran.append("second") or x + 1)
+    asked = []
+
+    def elsewhere():
+        asked.append(True)
+        return [((10,), ("value", 12))]
+
+    memory = Diagnoses()
+    assert find_mistake(("value", 1), [second, first], (0,), memory=memory,
+                        elsewhere=elsewhere) is first
+    assert memory.told_apart == {"add one, or two from ten"} and len(asked) == 1
+    ran.clear()
+    assert find_mistake(("value", 3), [second, first], (2,), memory=memory,
+                        elsewhere=elsewhere) is first
+    assert ran == ["first"] and len(asked) == 1
+    # where the other cases named none of the look-alikes, each later call asks again
+    memory = Diagnoses()
+    nowhere = [((10,), ("value", 99))]
+    assert find_mistake(("value", 1), [second, first], (0,), memory=memory,
+                        elsewhere=lambda: nowhere) is second
+    assert memory.told_apart == set()
+
+
 def test_a_mistake_that_gives_the_right_answer_is_not_ruled_out():
     silent = Mistake("add zero here", "fix", off_by(0))
     memory = Diagnoses()

@@ -27,6 +27,10 @@ class Diagnoses:
 
     named: list[str] = field(default_factory=list)
     ruled_out: set[str] = field(default_factory=set)
+    # Mistakes named over look-alikes that fitted the same call, by the learner's
+    # answers to the other cases. Those answers do not change, so one of these that
+    # fits a later call first is named again without running the rest.
+    told_apart: set[str] = field(default_factory=set)
 
     def order(self, mistakes: Sequence[Mistake]) -> list[Mistake]:
         def rank(mistake: Mistake) -> int:
@@ -57,7 +61,8 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
     same text) and `elsewhere` gives the learner's outcomes on other arguments,
     the first that also fits those is named: the evidence of one call alone
     would name whichever comes first, and a later check then another name for
-    the same bug.
+    the same bug. A mistake told apart so once, and the first to fit a later
+    call, is named there at once: the other cases would say the same again.
     """
     memory = memory if memory is not None else Diagnoses()
     fitting: list[Mistake] = []
@@ -79,7 +84,7 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                 silent = True  # this way of making it does not apply to these arguments
         if fits:
             fitting.append(mistake)
-            if elsewhere is None:
+            if elsewhere is None or fitting == [mistake] and mistake.name in memory.told_apart:
                 break
         elif not silent:
             memory.ruled_out.add(mistake.name)
@@ -88,7 +93,10 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
     found = fitting[0]
     if len(fitting) > 1 and elsewhere is not None:
         seen = elsewhere()
-        found = next((m for m in fitting if not contradicted(m, seen, matches)), found)
+        told = next((m for m in fitting if not contradicted(m, seen, matches)), None)
+        if told is not None:
+            found = told
+            memory.told_apart.add(told.name)
     if found.name not in memory.named:
         memory.named.append(found.name)
     return found
