@@ -76,7 +76,11 @@ def held_to(reply: Any, kind: type) -> Any:
 
 def read_error(error: Any) -> dict[str, Any]:
     """A worker's error report, with only the fields the grader reads, each checked."""
-    report = msgspec.structs.asdict(held_to(error, ErrorReport))
+    return error_fields(held_to(error, ErrorReport))
+
+
+def error_fields(error: ErrorReport) -> dict[str, Any]:
+    report = msgspec.structs.asdict(error)
     # An empty name is no name: shown as if the worker had given none.
     return {key: value or None if key in ("file", "function", "limit") else value
             for key, value in report.items()}
@@ -101,7 +105,7 @@ def read_call_reply(reply: dict) -> dict[str, Any]:
     """A reply to `call`, checked and decoded: the fields of a CallOutcome."""
     if "error" in reply:
         failed = held_to(reply, Failed)
-        return {"error": read_error(reply["error"]), "output": printed(failed)}
+        return {"error": error_fields(failed.error), "output": printed(failed)}
     returned = held_to(reply, Returned)
     return {"result": decode(returned.result), "model_changed": returned.model_changed,
             "after": {int(key): decode(value) for key, value in returned.after.items()},
