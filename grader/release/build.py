@@ -25,7 +25,8 @@ from grader.locale import CATALOGS, ENGLISH, LANGUAGES
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import answers, examples, float_dtypes, sources, ties
-from grader.release.models import Models, example_programs, model_name, modern_outputs
+from grader.release.models import Models, example_programs, modern_outputs
+from grader.release.practice.codec import model_name
 from grader.release.traces import stored_traces
 
 PRACTICE_SOURCE = Path(__file__).with_name("practice")
@@ -71,7 +72,8 @@ RUNTIME_FILES = (
     "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
     "reports/report.py", "reports/results.py", "reports/scoring.py", "reports/written.py",
     "sandbox/__init__.py", "sandbox/host/__init__.py", "sandbox/host/slow_or_endless.py",
-    "sandbox/wire/__init__.py", "sandbox/wire/limits.py", "sandbox/wire/printed.py",
+    "sandbox/wire/__init__.py", "sandbox/wire/encoding.py", "sandbox/wire/limits.py",
+    "sandbox/wire/printed.py",
 )
 PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "runs.py",
                   "shipped.py", "training.py")
@@ -518,8 +520,8 @@ def stored_refusal(problem: Problem, contract: Any, method: Any, refusal: Any, r
 
 def resolve(problem: Problem, args: tuple, models: Models) -> tuple:
     """A case's arguments as the learner's code receives them: a module problem's
-    weights, described by the check, become the tensors themselves, and a model a
-    marker for its exported program."""
+    weights, described by the check, become the tensors themselves; a model's spec
+    is kept for its exported program."""
     from grader.model.spec import ModelSpec
 
     if not problem.module:

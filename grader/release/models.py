@@ -3,7 +3,7 @@
 A case's arguments name models by ModelSpec: the shipped GPT, or a seeded random
 one of other sizes. The copy cannot build either (the GPT class is problem 23's
 answer), so each model a case needs is exported once, under a name made from its
-spec, and the case's arguments hold a marker with that name.
+spec, which the case's arguments hold and the copy runs that program for.
 
 The training problems' drivers build a GPT of their own for each call, from a
 config and a seed (artifacts.trainable_model). The release records which ones the
@@ -19,28 +19,11 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
+from grader.release.practice.codec import model_name
+
 SHIPPED = "shipped"
-
-
-@dataclass(frozen=True)
-class StoredModel:
-    """Stands for an exported model among a case's arguments (the codec writes its name)."""
-
-    name: str
-
-
-def model_name(spec: Any) -> str:
-    """The file name of a spec's program: the shipped model's, or one from the random
-    model's sizes and seed, so that one spec is exported once however many cases use it."""
-    if spec.kind == "shipped":
-        return SHIPPED
-    if spec.kind != "random":
-        raise ValueError(f"a {spec.kind} model cannot be exported")
-    key = json.dumps({"config": spec.config, "seed": spec.seed}, sort_keys=True)
-    return f"random-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 class Models:
@@ -53,10 +36,13 @@ class Models:
         # The models whose forward_with_cache the copy needs too (problem 15's loop).
         self.cached: set[str] = set()
 
-    def marker(self, spec: Any) -> StoredModel:
+    def marker(self, spec: Any) -> Any:
+        """`spec`, kept to be exported, as a case stores it for the copy to run its
+        program: its sizes in one order, as its name has them, whatever order a check
+        built them in, so that two releases write the same bytes."""
         name = model_name(spec)
         self.specs.setdefault(name, spec)
-        return StoredModel(name)
+        return type(spec)(spec.kind, dict(sorted(spec.config.items())), spec.seed)
 
     def merge(self, other: Models) -> None:
         for spec in other.specs.values():

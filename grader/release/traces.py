@@ -42,7 +42,7 @@ def stored_traces(models: Models, only: frozenset[str] | None = None) -> dict[st
                         len(contract.case_args))
             with torch.no_grad():
                 run = reference_run(plan)
-            # Each model a marker for its exported program.
+            # Each model kept, to be exported for the copy.
             shown = tuple(met.marker(a) if isinstance(a, ModelSpec) else a for a in args)
             cases[case_id] = {"args": codec.encode(shown),
                               "passes": passes_of(run), "text": run.text}

@@ -1,13 +1,12 @@
-"""Values as JSON: tensors by dtype, shape and bytes; generators by their state.
+"""Values as JSON, as the worker protocol writes them; the models the copy runs.
 
 Written with sorted keys and no timestamps, so the same values always give the same file.
 """
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import json
-import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +14,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import torch
 
 from grader.model.config import GPTConfig
+from grader.model.spec import ModelSpec
+from grader.sandbox.wire import encoding as wire
 
 MODELS = Path(__file__).with_name("models")
 
@@ -118,50 +120,32 @@ def stored_model(name: str) -> torch.nn.Module:
 
 
 def encode(value: Any) -> Any:
-    if type(value).__name__ == "StoredModel":  # made by the release, which the copy lacks
-        return {"__model__": value.name}
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, torch.Tensor):
-        t = value.detach().contiguous().cpu()
-        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        return {"__tensor__": {"dtype": str(t.dtype).removeprefix("torch."),
-                               "shape": list(t.shape), "data": base64.b64encode(raw).decode()}}
-    if isinstance(value, torch.Generator):
-        return {"__generator__": encode(value.get_state())}
-    if isinstance(value, tuple):
-        return {"__tuple__": [encode(v) for v in value]}
-    if isinstance(value, list):
-        return [encode(v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, (str, int, tuple)) for k in value):
-        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
-    raise TypeError(f"cannot store a {type(value).__name__}")
+    """`value` as JSON data, written as the worker protocol writes it (the structs of
+    grader/sandbox/wire/encoding.py, bytes in base64), models as their specs."""
+    return msgspec.to_builtins(wire.encode(value))
 
 
 def decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "__model__" in value:
-        return stored_model(value["__model__"])
-    if "__float__" in value:
-        return float(value["__float__"])
-    if "__tensor__" in value:
-        spec = value["__tensor__"]
-        dtype = getattr(torch, spec["dtype"])
-        raw = bytearray(base64.b64decode(spec["data"]))
-        if not raw:
-            return torch.empty(spec["shape"], dtype=dtype)
-        return torch.frombuffer(raw, dtype=torch.uint8).view(dtype).reshape(spec["shape"]).clone()
-    if "__generator__" in value:
-        generator = torch.Generator()
-        generator.set_state(decode(value["__generator__"]))
-        return generator
-    if "__tuple__" in value:
-        return tuple(decode(v) for v in value["__tuple__"])
-    if "__dict__" in value:
-        return {decode(k): decode(v) for k, v in value["__dict__"]}
-    raise ValueError(f"not a stored value: {sorted(value)}")
+    """The value `encode` wrote, each model spec the exported program of its model."""
+    return exported(wire.decode(value))
+
+
+def exported(value: Any) -> Any:
+    if isinstance(value, ModelSpec):
+        return stored_model(model_name(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(exported(v) for v in value)
+    if isinstance(value, dict):
+        return {k: exported(v) for k, v in value.items()}
+    return value
+
+
+def model_name(spec: ModelSpec) -> str:
+    """The file name of a spec's program: the shipped model's, or one from the random
+    model's sizes and seed, so that one spec is exported once however many cases use it."""
+    if spec.kind == "shipped":
+        return "shipped"
+    if spec.kind != "random":
+        raise ValueError(f"a {spec.kind} model cannot be exported")
+    key = json.dumps({"config": spec.config, "seed": spec.seed}, sort_keys=True)
+    return f"random-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
