@@ -31,7 +31,8 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
            step: int, lr: float, betas: tuple[float, float], eps: float, weight_decay: float,
            *, coupled: bool = False, corrected: bool = True, eps_inside: bool = False,
            decay_after: bool = False, counted: int = 1, decay_lr: bool = True,
-           second_corrected: bool = True, eps_uncorrected: bool = False) -> Update:
+           second_corrected: bool = True, eps_uncorrected: bool = False,
+           swapped: str = "", stale: tuple[str, ...] = ()) -> Update:
     """AdamW's update, or one of its known mistakes: `coupled` adds the decay to the
     gradient (Adam with L2), `corrected=False` leaves the bias correction out,
     `eps_inside` adds eps under the square root, `decay_after` shrinks the weight
@@ -40,8 +41,14 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
     (the paper's decoupled decay, which torch scales by lr); `second_corrected=False`
     corrects the first moment's bias only; `eps_uncorrected` folds both corrections into
     the step size, lr * sqrt(1 - beta2 ** t) / (1 - beta1 ** t), and divides by
-    sqrt(exp_avg_sq) + eps (the Adam paper's faster form, whose eps is not torch's)."""
-    beta1, beta2 = betas
+    sqrt(exp_avg_sq) + eps (the Adam paper's faster form, whose eps is not torch's);
+    `swapped` gives exp_avg beta2 and exp_avg_sq beta1, "everywhere" (the betas unpacked
+    in the wrong order, corrections too) or "in the averages" only; `stale` names the
+    averages returned as they were given (m = beta1 * m + ... rebinds a name in a loop
+    and leaves the list's entry as it was), though the move used their new values."""
+    beta1, beta2 = betas[::-1] if swapped == "everywhere" else betas
+    # The betas each average is made with: swapped in its line only, or with the rest.
+    m_beta, v_beta = (beta2, beta1) if swapped == "in the averages" else (beta1, beta2)
     t = step + counted
     first = 1 - beta1 ** t if corrected else 1.0
     second = 1 - beta2 ** t if corrected and second_corrected else 1.0
@@ -52,8 +59,9 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
             g = g + weight_decay * p
         elif not decay_after:
             p = p * shrink
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
+        old_m, old_v = m, v
+        m = m_beta * m + (1 - m_beta) * g
+        v = v_beta * v + (1 - v_beta) * g * g
         denom = (v / second + eps).sqrt() if eps_inside else v.sqrt() / math.sqrt(second) + eps
         if eps_uncorrected:
             p = p - lr * math.sqrt(second) / first * m / (v.sqrt() + eps)
@@ -61,6 +69,8 @@ def update(params: Tensors, grads: Tensors, exp_avgs: Tensors, exp_avg_sqs: Tens
             p = p - lr / first * m / denom
         if decay_after and not coupled:
             p = p * shrink
+        m = old_m if "exp_avg" in stale else m
+        v = old_v if "exp_avg_sq" in stale else v
         for kept, value in zip(out, (p, m, v)):
             kept.append(value)
     return out

@@ -64,7 +64,7 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
               turned: str = "qk", positions: str = "start", cached: str = "turned",
               mask: str = "causal", scale: str = "head", returned: str = "all",
               output: bool = True, pairing: str = "halves", own_base: bool = True,
-              softmax_dim: int = -1) -> tuple[torch.Tensor, Cache]:
+              softmax_dim: int = -1, merge: str = "heads") -> tuple[torch.Tensor, Cache]:
     """Grouped-query attention, or one of its known mistakes.
 
     `groups="tile"` gives query head h the key head h % n_kv_head (`repeat` instead of
@@ -77,7 +77,10 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
     none); `scale` divides by sqrt(head_dim),
     sqrt(n_embd), head_dim or nothing; `returned` is "all", "new" (only this call's
     keys and values) or "repeated" (after repeating them for every query head);
-    `output=False` leaves out o_proj; `pairing` and `own_base` are RoPE's own mistakes.
+    `output=False` leaves out o_proj; `pairing` and `own_base` are RoPE's own mistakes;
+    `merge="time"` joins the heads' outputs, (B, n_head, T, head_dim), to (B, T, n_embd)
+    without transposing them back, which mixes the positions (as multi-head attention's
+    same knob does).
     """
     c, w = LlamaConfig(**config), state_dict(weights)
     B, T, _ = x.shape
@@ -112,7 +115,7 @@ def attention(config: dict[str, Any], weights: dict[str, Any], x: torch.Tensor,
                                                           else 0)
         scores = scores.masked_fill(~allowed, float("-inf"))
     heads = F.softmax(scores, dim=softmax_dim) @ values
-    y = heads.transpose(1, 2).reshape(B, T, H * hd)
+    y = (heads.transpose(1, 2) if merge == "heads" else heads).reshape(B, T, H * hd)
     y = y @ w["o_proj.weight"].T if output else y
     if cached in ("raw", "turned-again"):
         k = raw_k

@@ -26,7 +26,8 @@ def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: 
              late_end: bool = False, from_zero: bool = False, one_more: bool = False,
              clamped: bool = True, span: str = "after the warm-up",
              floor: bool = True, ahead: int = 0, whole: bool = False,
-             swing: str = "max_lr - min_lr", period: float = 1.0) -> float:
+             swing: str = "max_lr - min_lr", period: float = 1.0,
+             curve: str = "cosine") -> float:
     """The schedule, or one of its known mistakes: `late_end` keeps climbing one step
     longer (step <= warmup_steps), `from_zero` starts the line at 0, `one_more`
     divides it by warmup_steps + 1 (nanoGPT's train.py), `clamped=False`
@@ -36,7 +37,8 @@ def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: 
     `whole` divides the progress with // (0 until the end, so the rate stays at the
     peak), `span="one step short"` ends the cosine at step steps - 1, and
     `swing="max_lr"` swings the cosine by max_lr above the floor, not by max_lr -
-    min_lr, and `period=2.0` runs a whole period of the cosine, back up to the peak."""
+    min_lr, and `period=2.0` runs a whole period of the cosine, back up to the peak;
+    `curve="linear"` falls along a straight line from the peak to the floor instead."""
     if step < warmup_steps + late_end:
         return max_lr * (step + (not from_zero)) / (warmup_steps + one_more)
     if span == "the whole run":
@@ -51,6 +53,8 @@ def schedule(step: int, max_lr: float, min_lr: float, warmup_steps: int, steps: 
         progress = min(1.0, progress)
     low = min_lr if floor else 0.0
     height = max_lr if swing == "max_lr" else max_lr - low
+    if curve == "linear":
+        return low + height * (1 - progress)
     return low + 0.5 * height * (1 + math.cos(period * math.pi * progress))
 
 

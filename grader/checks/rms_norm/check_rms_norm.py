@@ -28,16 +28,24 @@ EPS = 1e-5
 
 def rms_norm(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor, *,
              eps: float = EPS, centred: bool = False, eps_outside: bool = False,
-             squares: str = "mean", gain: bool = True, dim: int = -1) -> torch.Tensor:
+             squares: str = "mean", gain: bool = True, dim: int = -1,
+             root: bool = True) -> torch.Tensor:
     """RMSNorm, or one of its known mistakes: another `eps`, the mean taken away
     first (`centred`, LayerNorm without its bias), eps added after the root,
-    the squares summed, the gain left out, or the mean taken over another `dim`."""
+    the squares summed, the gain left out, the mean taken over another `dim`, or
+    `root=False`, x divided by the mean of the squares itself (its square, not its
+    root: the mean square, not the root mean square)."""
     weight = state_dict(weights)["weight"]
     if centred:
         x = x - x.mean(dim=-1, keepdim=True)
     reduced = x.pow(2).sum(dim, keepdim=True) if squares == "sum" else \
         x.pow(2).mean(dim, keepdim=True)
-    y = x / (reduced.sqrt() + eps) if eps_outside else x * torch.rsqrt(reduced + eps)
+    if not root:
+        y = x / (reduced + eps)
+    elif eps_outside:
+        y = x / (reduced.sqrt() + eps)
+    else:
+        y = x * torch.rsqrt(reduced + eps)
     return y * weight if gain else y
 
 

@@ -46,7 +46,7 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
          layout: str = "halves", two: bool = True, first: int = 0, offset: bool = True,
          sign: float = 1.0, swap_sign: float = -1.0, dtype: torch.dtype = torch.float32,
          width: str = "head", own_base: bool = True, twice: bool = False,
-         rising: bool = False) -> torch.Tensor:
+         rising: bool = False, swapped: bool = False) -> torch.Tensor:
     """Rotary embeddings, or one of their known mistakes.
 
     `pairing` is which dimensions turn together ("halves": i and i + d/2;
@@ -59,7 +59,8 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
     precision; `width="model"` spreads the exponents over all heads' width;
     `own_base=False` keeps 10000 whatever `base` says; `rising` drops the minus of the
     exponent (base ** (2i / d), 1 / inv_freq), so the frequencies climb from 1 to
-    nearly base instead of falling to nearly 1 / base.
+    nearly base instead of falling to nearly 1 / base; `swapped` multiplies x by the sines
+    and the turned halves by the cosines.
     """
     d = x.shape[-1]
     n = x.shape[1] * d if width == "model" else d
@@ -76,6 +77,8 @@ def rope(x: torch.Tensor, start: int, base: float, *, pairing: str = "halves",
     laid = (torch.cat([angles, angles], dim=-1) if layout == "halves"
             else angles.repeat_interleave(2, dim=-1))
     cos, sin = laid.cos(), sign * laid.sin()
+    if swapped:
+        cos, sin = sin, cos
     if pairing == "halves":
         a, b_ = x[..., : d // 2], x[..., d // 2:]
         turned = torch.cat([swap_sign * b_, a], dim=-1)
