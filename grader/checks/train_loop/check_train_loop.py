@@ -42,6 +42,7 @@ from grader.grading.values.failures import GradeFailure, Mistake
 from grader.grading.values.tolerances import TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.sandbox.worker import harnesses
+from grader.wording import a_kind
 
 
 @cache
@@ -319,7 +320,7 @@ def same_training(a: Outcome, b: Outcome) -> bool:
 def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return tr("a tensor (return loss.item(), a float, not the tensor)")
-    return repr(value) if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
+    return repr(value) if isinstance(value, str) else a_kind(type(value).__name__)
 
 
 def expect_log_entries(log: Any) -> None:

@@ -32,6 +32,7 @@ from grader.grading.values.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox.worker import harnesses
+from grader.wording import a_kind
 
 SMALL = {"vocab_size": 40, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 16}
 DEEPER = {"vocab_size": 40, "context_length": 16, "n_layer": 2, "n_head": 4, "n_embd": 32}
@@ -279,7 +280,7 @@ def expect_floats(returned: list) -> None:
                                   "as long as the caller keeps it (a training loop keeps every "
                                   "one), and prints as tensor(..., grad_fn=...); return "
                                   "loss.item()", step=step))
-        what = value if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
+        what = value if isinstance(value, str) else a_kind(type(value).__name__)
         raise GradeFailure(tr("train_step() returned {what} at step {step}, not a float; "
                               "return loss.item()", what=what, step=step))
 
