@@ -116,6 +116,11 @@ def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor,
                            reduction=reduction)
 
 
+def loss_against_inputs(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Each position scored against its own input token, not the one after it."""
+    return flat_loss(model, x, x)
+
+
 def unflattened_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
 
@@ -182,6 +187,12 @@ def stepping(step: Step) -> Any:
     return lambda model, optimizer, x, y: harnesses.train_steps(module, model, optimizer, x, y)
 
 
+# The training loop's check names the same mistake in its own loop, in the same words.
+INPUTS_AS_TARGETS = "compute the loss against the inputs x instead of the targets y"
+INPUTS_AS_TARGETS_FIX = ("the model reads x and predicts at each position the token after it, "
+                         "which is y at that position: F.cross_entropy(logits.reshape(-1, "
+                         "logits.size(-1)), y.reshape(-1))")
+
 MISTAKES = [
     Mistake("never zero the gradients",
             "backward() adds to .grad, so without optimizer.zero_grad() each step follows "
@@ -213,6 +224,8 @@ MISTAKES = [
             "flatten both row by row, so that each position meets its own target: "
             "logits.reshape(B * T, vocab_size) and y.reshape(B * T)",
             stepping(step_doing(*RIGHT_ORDER, loss_of=crossed_loss))),
+    Mistake(INPUTS_AS_TARGETS, INPUTS_AS_TARGETS_FIX,
+            stepping(step_doing(*RIGHT_ORDER, loss_of=loss_against_inputs))),
     Mistake("shift the targets again",
             "y[b, t] already is the token after x[b, t]: compare logits[:, t] with y[:, t]",
             stepping(step_doing(*RIGHT_ORDER, loss_of=shifted_loss))),
