@@ -15,6 +15,27 @@ def tokens(n: int) -> str:
     return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
 
 
+# Type names said with a vowel though written with a consonant ("an ndarray": en-dee).
+_SAID_WITH_A_VOWEL = ("ndarray",)
+
+
+def article(word: str) -> str:
+    """"a" or "an", as English says `word`: "an int", "a list", "a uint8" (you-int),
+    "an ndarray". A type's name is a word read as written, so its first letter
+    decides, but for the few read letter by letter."""
+    vowel = word[:1].lower() in "aeio" or word.startswith(_SAID_WITH_A_VOWEL)
+    return "an" if vowel else "a"
+
+
+def a_kind(kind: str) -> str:
+    """A type's name with its article, in the language in use: "an int", "a list"
+    (what a message shows where a value is not the kind it should be)."""
+    from grader.locale import tr
+
+    return (tr("an {kind}", kind=kind) if article(kind) == "an"
+            else tr("a {kind}", kind=kind))
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and its noun, singular for exactly one: count(1, "token") is "1 token"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"

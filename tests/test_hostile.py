@@ -201,7 +201,7 @@ def judged_batch() -> Batch:
                          ["should be a Tensor, but it is a float"], {"KIND": "a-float"},
                          slot="top-k"),
                   Attack("returns-a-long-int-for-logits", "returns_odd_value.py",
-                         ["should be a Tensor, but it is a int"], {"KIND": "a-long-int"},
+                         ["should be a Tensor, but it is an int"], {"KIND": "a-long-int"},
                          slot="top-p"),
                   Attack("replaces-harness", "replaces_harness.py",
                          ["clip_gradients is not shaped as it returns it"],

@@ -14,7 +14,9 @@ def test_a_number_returned_for_a_tensor_is_said_to_be_no_tensor() -> None:
     got, want = 0.4796505272388458, torch.tensor(0.4796505272388458)
     assert describe(got) in describe(want)  # the two values alone look the same
     assert difference(got, want) == "; it is a float, not a tensor"
-    assert "ndarray, not a tensor" in difference(np.array([1, 2]), torch.tensor([1, 2]))
+    assert "; it is an ndarray, not a tensor" in difference(np.array([1, 2]),
+                                                           torch.tensor([1, 2]))
+    assert difference(3, torch.tensor(3)) == "; it is an int, not a tensor"
 
 
 def test_a_tensor_for_a_tensor_is_still_compared_entry_by_entry() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader.checks.train_step.check_train_step import expect_floats
 from grader.grading.judging.any_result import expect_tensor
 from grader.grading.values.failures import GradeFailure
-from grader.wording import Plural, agree, count, one_of
+from grader.sandbox.worker.harnesses import _a_kind
+from grader.wording import Plural, a_kind, agree, article, count, one_of
 
 
 def test_one_of_a_thing_is_singular():
@@ -55,3 +57,28 @@ def test_alternatives_are_joined_as_a_list_is_read() -> None:
     assert one_of(["top-k"]) == "top-k"
     assert one_of(["top-k", "top-p"]) == "top-k or top-p"
     assert one_of(["top-k", "top-p", "top-k-top-p"]) == "top-k, top-p or top-k-top-p"
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("int", "an int"), ("float", "a float"), ("list", "a list"), ("object", "an object"),
+    ("ellipsis", "an ellipsis"), ("NoneType", "a NoneType"), ("uint8", "a uint8"),
+    ("ndarray", "an ndarray"), ("Tensor", "a Tensor"), ("tuple or list", "a tuple or list"),
+])
+def test_a_type_takes_the_article_english_says_it_with(kind, said):
+    assert a_kind(kind) == said
+
+
+def test_a_value_of_the_wrong_kind_is_named_with_its_article():
+    with pytest.raises(GradeFailure, match="should be a Tensor, but it is an int$"):
+        expect_tensor(3, torch.zeros(1))
+    with pytest.raises(GradeFailure, match="returned an int at step 1, not a float"):
+        expect_floats([3])
+
+
+@pytest.mark.parametrize("value", [3, 2.5, [1], object(), ..., None, torch.zeros(1), {},
+                                   __import__("numpy").zeros(1)])
+def test_the_workers_drivers_say_a_kind_as_the_grader_does(value):
+    """The drivers cannot import grader/wording.py (the learners' copy holds them without
+    the grader): their own rule must say what it says."""
+    kind = type(value).__name__
+    assert _a_kind(value) == f"{article(kind)} {kind}" == a_kind(kind)

@@ -22,6 +22,7 @@ from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import ATOL, RTOL
 from grader.locale import tr
+from grader.wording import a_kind
 
 Tensors = list[torch.Tensor]
 Update = tuple[Tensors, Tensors, Tensors]
@@ -223,7 +224,7 @@ def judge(got: Any, expected: Update, call: Call) -> None:
 def describe(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return tr("a {kind} of {count} items", kind=type(value).__name__, count=len(value))
-    return tr("a {kind}", kind=type(value).__name__)
+    return a_kind(type(value).__name__)
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, harness="adamw_update")

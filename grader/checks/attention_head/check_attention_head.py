@@ -18,6 +18,8 @@ MISTAKES = attention_mistakes(
     by_size="scale by 1 / sqrt(head_size), so the scores' spread does not depend on it",
     by_embd="the dot products have head_size terms: scale by 1 / sqrt(head_size), where "
             "head_size = k.shape[-1], not x.shape[-1]",
+    by_time="k is (B, T, head_size): its last dimension is head_size, k.size(-1), and "
+            "k.size(1) is T, the number of positions; scale by 1 / sqrt(k.size(-1))",
     softmax=("take the softmax over the queries instead of the keys",
              "each query's row of scores becomes its weights: softmax over the last "
              "dimension, dim=-1"))

@@ -23,6 +23,7 @@ from grader.grading.values.equality import Outcome, outcome_of
 from grader.grading.values.failures import Diagnosis, GradeFailure, naming
 from grader.grading.values.tolerances import RTOL
 from grader.locale import tr
+from grader.wording import a_kind
 
 Grads = list[torch.Tensor | None]
 EPS = 1e-6  # clip_grad_norm_'s own
@@ -162,7 +163,7 @@ def judge(got: Any, expected: tuple[torch.Tensor, Grads], call: Call) -> None:
     total, grads = got
     want_total, want_grads = expected
     if not isinstance(total, torch.Tensor):
-        what = "None" if total is None else tr("a {kind}", kind=type(total).__name__)
+        what = "None" if total is None else a_kind(type(total).__name__)
         raise GradeFailure(tr("clip_grad_norm() returned {value}, not the total norm as a 0-d "
                               "tensor (as clip_grad_norm_ returns it)", value=what))
     expect_tensor(total.reshape(()) if total.numel() == 1 else total, want_total,

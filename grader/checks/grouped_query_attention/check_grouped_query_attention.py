@@ -35,7 +35,7 @@ from grader.locale import tr
 from grader.model import artifacts
 from grader.model.llama import LlamaConfig, apply_rope
 from grader.model.parts import given, state_dict
-from grader.wording import Plural
+from grader.wording import Plural, a_kind
 
 Cache = tuple[torch.Tensor, torch.Tensor]
 # Random weights are drawn from N(0, SCALE^2 / fan_in): scores of a few units, so that
@@ -165,8 +165,8 @@ def shape() -> str:
 def judge(got: Any, expected: tuple, call: Call) -> None:
     if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(
             got[1], (tuple, list)) or len(got[1]) != 2:
-        raise GradeFailure(tr("forward() returned a {kind}; {shape}",
-                              kind=type(got).__name__, shape=shape()), hint=shape())
+        raise GradeFailure(tr("forward() returned {what}; {shape}",
+                              what=a_kind(type(got).__name__), shape=shape()), hint=shape())
     y, (k, v) = got
     want_y, (want_k, want_v) = expected
     for mine, want, what in zip((y, k, v), (want_y, want_k, want_v), parts_named()):

@@ -16,6 +16,7 @@ from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 from grader.model import artifacts
+from grader.wording import a_kind
 
 
 def flat(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -134,8 +135,8 @@ def test_the_loss_backpropagates(kata: Kata) -> None:
         raise GradeFailure(tr("loss() raised {error}", error=got[1]))
     loss, gradient = got[1]
     if not isinstance(loss, torch.Tensor):
-        raise GradeFailure(tr("loss() returned a {kind}, not a tensor that training can call "
-                              ".backward() on", kind=type(loss).__name__))
+        raise GradeFailure(tr("loss() returned {what}, not a tensor that training can call "
+                              ".backward() on", what=a_kind(type(loss).__name__)))
     if gradient is None:
         raise GradeFailure(tr("loss.backward() cannot reach the logits: the loss has no "
                               "graph back to them. Was it .detach()-ed, rebuilt from a number "

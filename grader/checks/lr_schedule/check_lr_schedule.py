@@ -17,6 +17,7 @@ from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import RTOL
 from grader.locale import tr
+from grader.wording import a_kind
 
 # A rate is judged relative to itself (RTOL); a rate near zero, to the run's peak.
 PEAK_ATOL = 1e-9
@@ -116,8 +117,8 @@ def close(got: float, want: float, peak: float) -> bool:
 def judge(got: Any, expected: float, call: Call) -> None:
     step, max_lr, *_ = call.args
     if not is_number(got):
-        raise GradeFailure(tr("learning_rate() returned a {kind}, not a float",
-                              kind=type(got).__name__))
+        raise GradeFailure(tr("learning_rate() returned {what}, not a float",
+                              what=a_kind(type(got).__name__)))
     if not math.isfinite(as_rate(got)) or not close(got, expected, max_lr):
         raise GradeFailure(tr("the learning rate at step {step} is {got}, expected {expected}",
                               step=step, got=repr(as_rate(got)), expected=repr(expected)))

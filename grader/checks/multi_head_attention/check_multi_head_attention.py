@@ -27,11 +27,18 @@ MISTAKES = attention_mistakes(
     transformer.attention,
     by_size="scale by 1 / sqrt(head_size), the size of one head, not of n_embd",
     by_embd="each head's dot products have head_size terms: scale by 1 / sqrt(head_size)",
+    by_time="each head's dot products have head_size terms, whatever the number of "
+            "positions T: scale by 1 / sqrt(head_size), k.size(-1) of the heads' keys",
     softmax=("take the softmax over the wrong dimension",
              "the scores are (B, n_head, T, T) and each query's row becomes its weights: "
              "softmax over the last dimension, dim=-1"),
     own=[
         qkv_order_mistake(transformer.attention),
+        Mistake("divide the scores by the square root of n_head instead of head_size",
+                "once the keys are (B, n_head, T, head_size), k.size(1) is n_head: the "
+                "head's width is the last dimension, k.size(-1); scale by "
+                "1 / sqrt(k.size(-1))",
+                partial(transformer.attention, scale="heads")),
         Mistake("split the heads along the wrong axis", SPLIT,
                 partial(transformer.attention, split="time"),
                 partial(transformer.attention, split="time", merge="time")),

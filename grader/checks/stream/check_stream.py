@@ -48,6 +48,7 @@ from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import marked, tr
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
+from grader.wording import a_kind
 
 ENDS = {"word": " \n", "sentence": ".!?"}
 # A streaming loop may run the model for the next character before it yields
@@ -289,8 +290,8 @@ def judge(got: Any, expected: list[str], call: Call) -> None:
     chunks = [chunk for chunk, _ in got]
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
-            raise GradeFailure(tr("chunk {k} is a {kind}, not a str.", k=k + 1,
-                                  kind=type(chunk).__name__),
+            raise GradeFailure(tr("chunk {k} is {what}, not a str.", k=k + 1,
+                                  what=a_kind(type(chunk).__name__)),
                                hint=tr("yield each chunk as a str"))
     text, expected_text = "".join(chunks), "".join(expected)
     expect_no_repeats(chunks, len(expected_text))

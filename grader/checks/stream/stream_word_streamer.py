@@ -25,6 +25,7 @@ from grader.grading.values.failures import GradeFailure
 from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox.worker import harnesses
+from grader.wording import a_kind
 
 # Characters for random vocabularies: those that end a chunk, and letters.
 POOL = " \n.!?abcdefghijklmnopqrst"
@@ -190,8 +191,8 @@ def judge_streamer(got: Any, expected: list, call: Call) -> None:
                            hint=hint)
     for _, text in got:
         if not isinstance(text, str):
-            raise GradeFailure(tr("WordStreamer called the callback with a {kind}, not a str.",
-                                  kind=type(text).__name__),
+            raise GradeFailure(tr("WordStreamer called the callback with {what}, not a str.",
+                                  what=a_kind(type(text).__name__)),
                                hint=tr("pass it the text itself"))
     merged, expected = emitted(got), emitted(expected)
     expect_text("".join(t for _, t in merged), "".join(t for _, t in expected),

@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from grader.checks.train_step.check_train_step import (
     DEEPER,
+    INPUTS_AS_TARGETS,
+    INPUTS_AS_TARGETS_FIX,
     SMALL,
     close,
     corpus,
@@ -42,6 +44,7 @@ from grader.grading.values.failures import GradeFailure, Mistake
 from grader.grading.values.tolerances import TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.sandbox.worker import harnesses
+from grader.wording import a_kind
 
 
 @cache
@@ -150,7 +153,8 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
                  back_to_train: bool = True, eval_mode: bool = True, redraw: bool = False,
                  eval_from: str = "eval_generator", order: str = "texts", rate_step: int = 0,
                  rate: str = "before", clip: str = "between", zero_grad: bool = True,
-                 first_eval: bool = True, last_eval: bool = True) -> list:
+                 first_eval: bool = True, last_eval: bool = True,
+                 inputs_as_targets: tuple[str, ...] = ()) -> list:
     """The loop of the statement, or one of its known mistakes:
     grad_in_eval evaluates with gradients on; back_to_train=False never calls
     model.train() after evaluating; eval_mode=False never calls model.eval();
@@ -162,7 +166,8 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
     optimizer.param_groups[0] only, "never" leaves the optimizer's; clip "after"
     clips after the step, "before" before backward(), "never" not at all;
     first_eval/last_eval=False leave out the evaluation before training or the one
-    at the end."""
+    at the end; inputs_as_targets names where ("step", "evaluation") the loss is
+    computed against the inputs x instead of the targets y."""
     source = eval_generator if eval_from == "eval_generator" else generator
 
     def draw() -> list:
@@ -179,7 +184,8 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
         if eval_mode:
             model.eval()
         with torch.set_grad_enabled(grad_in_eval):
-            losses = [loss_of(model, x, y).item() for x, y in batches]
+            losses = [loss_of(model, x, x if "evaluation" in inputs_as_targets else y).item()
+                      for x, y in batches]
         if back_to_train:
             model.train()
         return sum(losses) / len(losses)
@@ -205,7 +211,7 @@ def knobbed_loop(model, optimizer, train_data, val_data, generator, eval_generat
             optimizer.zero_grad(set_to_none=True)
         if clip == "before":
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        loss = loss_of(model, x, y)
+        loss = loss_of(model, x, x if "step" in inputs_as_targets else y)
         loss.backward()
         if clip == "between":
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
@@ -290,6 +296,10 @@ MISTAKES = [
             "evaluate also after the last step (step == steps), even when steps is not a "
             "multiple of eval_every: it is the loss of the model the loop hands back",
             looping(last_eval=False)),
+    Mistake(INPUTS_AS_TARGETS, INPUTS_AS_TARGETS_FIX,
+            looping(inputs_as_targets=("step",)),
+            looping(inputs_as_targets=("step", "evaluation")),
+            looping(inputs_as_targets=("evaluation",))),
 ]
 
 
@@ -319,7 +329,7 @@ def same_training(a: Outcome, b: Outcome) -> bool:
 def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return tr("a tensor (return loss.item(), a float, not the tensor)")
-    return repr(value) if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
+    return repr(value) if isinstance(value, str) else a_kind(type(value).__name__)
 
 
 def expect_log_entries(log: Any) -> None:

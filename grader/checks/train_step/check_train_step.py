@@ -32,6 +32,7 @@ from grader.grading.values.tolerances import ATOL, RTOL, TRAINED_WEIGHTS_ATOL
 from grader.locale import tr
 from grader.model import artifacts
 from grader.sandbox.worker import harnesses
+from grader.wording import a_kind
 
 SMALL = {"vocab_size": 40, "context_length": 8, "n_layer": 1, "n_head": 2, "n_embd": 16}
 DEEPER = {"vocab_size": 40, "context_length": 16, "n_layer": 2, "n_head": 4, "n_embd": 32}
@@ -115,6 +116,11 @@ def flat_loss(model: Any, x: torch.Tensor, y: torch.Tensor,
                            reduction=reduction)
 
 
+def loss_against_inputs(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Each position scored against its own input token, not the one after it."""
+    return flat_loss(model, x, x)
+
+
 def unflattened_loss(model: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x), y)  # reads dimension 1, T, as the classes
 
@@ -181,6 +187,12 @@ def stepping(step: Step) -> Any:
     return lambda model, optimizer, x, y: harnesses.train_steps(module, model, optimizer, x, y)
 
 
+# The training loop's check names the same mistake in its own loop, in the same words.
+INPUTS_AS_TARGETS = "compute the loss against the inputs x instead of the targets y"
+INPUTS_AS_TARGETS_FIX = ("the model reads x and predicts at each position the token after it, "
+                         "which is y at that position: F.cross_entropy(logits.reshape(-1, "
+                         "logits.size(-1)), y.reshape(-1))")
+
 MISTAKES = [
     Mistake("never zero the gradients",
             "backward() adds to .grad, so without optimizer.zero_grad() each step follows "
@@ -212,6 +224,8 @@ MISTAKES = [
             "flatten both row by row, so that each position meets its own target: "
             "logits.reshape(B * T, vocab_size) and y.reshape(B * T)",
             stepping(step_doing(*RIGHT_ORDER, loss_of=crossed_loss))),
+    Mistake(INPUTS_AS_TARGETS, INPUTS_AS_TARGETS_FIX,
+            stepping(step_doing(*RIGHT_ORDER, loss_of=loss_against_inputs))),
     Mistake("shift the targets again",
             "y[b, t] already is the token after x[b, t]: compare logits[:, t] with y[:, t]",
             stepping(step_doing(*RIGHT_ORDER, loss_of=shifted_loss))),
@@ -279,7 +293,7 @@ def expect_floats(returned: list) -> None:
                                   "as long as the caller keeps it (a training loop keeps every "
                                   "one), and prints as tensor(..., grad_fn=...); return "
                                   "loss.item()", step=step))
-        what = value if isinstance(value, str) else tr("a {kind}", kind=type(value).__name__)
+        what = value if isinstance(value, str) else a_kind(type(value).__name__)
         raise GradeFailure(tr("train_step() returned {what} at step {step}, not a float; "
                               "return loss.item()", what=what, step=step))
 

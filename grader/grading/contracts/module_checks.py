@@ -196,13 +196,14 @@ def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:
 
 
 def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, by_embd: str,
-                       softmax: tuple[str, str], own: Sequence[Mistake] = ()) -> list[Mistake]:
+                       by_time: str, softmax: tuple[str, str],
+                       own: Sequence[Mistake] = ()) -> list[Mistake]:
     """The known mistakes of causal attention, made by `attention` with one knob
     changed (grader/grading/subject/transformer.py), in the order they are looked for.
 
     The hints of the scaling and of the softmax speak of the problem's own
-    shapes, so the problem gives them: `by_size` and `by_embd` for dividing by
-    head_size and by sqrt(n_embd), `softmax` the (name, hint) of the wrong
+    shapes, so the problem gives them: `by_size`, `by_embd` and `by_time` for dividing
+    by head_size, by sqrt(n_embd) and by sqrt(T), `softmax` the (name, hint) of the wrong
     dimension. `own` are the problem's other mistakes, looked for before
     masking after the softmax.
     """
@@ -235,6 +236,16 @@ def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, 
                 "scale by 1 / sqrt(head_size): q @ k.transpose(-2, -1) / math.sqrt(head_size), "
                 "or * head_size ** -0.5, whose exponent is negative",
                 knob(scale="times-sqrt")),
+        Mistake("divide the scores by the square root of T instead of head_size", by_time,
+                knob(scale="time")),
+        # k.T reverses every dimension of a (B, T, head_size) k (PyTorch only warns that
+        # it is deprecated there): q @ k.T then mostly raises, and where the shapes happen
+        # to broadcast it mixes batches. Either way its outcome is the learner's.
+        Mistake("transpose k with k.T",
+                "on a tensor of more than two dimensions k.T reverses every dimension, the "
+                "batch's too (PyTorch warns that this is deprecated): swap only the last "
+                "two, k.transpose(-2, -1) (or k.mT)",
+                knob(keys="all")),
         Mistake(*softmax, knob(softmax_dim=-2), knob(softmax_dim=1)),
         *own,
         Mistake("mask after the softmax",

@@ -17,7 +17,7 @@ from grader.grading.values.equality import raised
 from grader.grading.values.failures import GradeFailure
 from grader.grading.values.tolerances import ATOL, RTOL, activation_atol
 from grader.locale import tr, translated
-from grader.wording import Plural
+from grader.wording import Plural, a_kind
 
 
 def comparing(expect: Callable[..., None], what: str, **options: Any) -> Judge:
@@ -36,8 +36,9 @@ def expect_type(got: Any, kind: type | tuple[type, ...], what: str) -> None:
         names = kinds[0].__name__
         for other in kinds[1:]:
             names = tr("{first} or {second}", first=names, second=other.__name__)
-        raise GradeFailure(tr("{what} should be a {kind}, but it is a {actual}",
-                              what=named(what), kind=names, actual=type(got).__name__))
+        raise GradeFailure(tr("{what} should be {kind}, but it is {actual}",
+                              what=named(what), kind=a_kind(names),
+                              actual=a_kind(type(got).__name__)))
 
 
 def named(what: str) -> str:

@@ -19,6 +19,7 @@ from grader.locale import tr
 from grader.model import artifacts
 from grader.model.parts import is_description
 from grader.model.spec import ModelSpec
+from grader.wording import a_kind
 
 TEXT_LIMIT = 60  # characters of a long text shown, its end: where generation goes on
 VALUES_LIMIT = 24  # tensor entries shown in full; larger tensors are summarised
@@ -60,7 +61,7 @@ def shown(value: Any, vocab: dict[int, str] | None) -> str:
     try:
         return describe(value, vocab)
     except Exception:  # noqa: BLE001
-        return tr("a {type}", type=type(value).__name__)
+        return a_kind(type(value).__name__)
 
 
 def names_tokens(name: str) -> bool:

@@ -20,21 +20,26 @@ from grader.model import parts
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, diagonal: int | None = 0,
            scale: str | float = "sqrt", softmax_dim: int = -1,
            mask_after_softmax: bool = False, fill: float = float("-inf"),
-           triangle: str = "lower") -> torch.Tensor:
+           triangle: str = "lower", keys: str = "last-two") -> torch.Tensor:
     """softmax(q k^T / sqrt(head_size), masked) v, over the last two dimensions.
 
     `diagonal` is the mask's: 0 lets query t see keys up to t, 1 one key more,
     -1 not even its own; None is no mask. `scale` is "sqrt", "size", "none",
-    "times-sqrt" (multiplied by sqrt(head_size), the exponent's sign slipped) or the
-    number to divide by. `fill` is what the masked scores become (0 is the mistake
+    "times-sqrt" (multiplied by sqrt(head_size), the exponent's sign slipped), "time"
+    (divided by sqrt(T), the keys' size(1) taken for their width) or the number to
+    divide by. `fill` is what the masked scores become (0 is the mistake
     of masking with 0, or of multiplying by the triangle), and `triangle` "upper"
     lets each query see the keys after it instead (torch.triu for torch.tril).
+    `keys="all"` turns k as k.T does on more than two dimensions: every dimension
+    reversed, not the last two swapped (written as the permute k.T is, which torch
+    does without warning that k.T on such a tensor is deprecated).
     """
     T, size = q.shape[-2], q.shape[-1]
-    scores = q @ k.transpose(-2, -1)
+    turned = k.transpose(-2, -1) if keys == "last-two" else k.permute(*reversed(range(k.dim())))
+    scores = q @ turned
     if isinstance(scale, str):
         scale = {"sqrt": math.sqrt(size), "size": size, "none": 1.0,
-                 "times-sqrt": 1 / math.sqrt(size)}[scale]
+                 "times-sqrt": 1 / math.sqrt(size), "time": math.sqrt(T)}[scale]
     scores = scores / scale
     if diagonal is None:
         return F.softmax(scores, dim=softmax_dim) @ v
@@ -75,11 +80,14 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
     `order` names what the three thirds of qkv's output are taken as ("kqv":
     the first third as the keys, the second as the queries); `per_head` reads
     qkv's output head by head, each head's q, k and v side by side (as some
-    libraries lay out their fused weights), not as three thirds.
+    libraries lay out their fused weights), not as three thirds. `scale="heads"`
+    divides by sqrt(n_head), the size(1) of k once it is (B, n_head, T, head_size).
     """
     B, T, C = x.shape
     if knobs.get("scale") == "embd":
         knobs["scale"] = math.sqrt(C)
+    elif knobs.get("scale") == "heads":
+        knobs["scale"] = math.sqrt(n_head)
     size = C // n_head
     out = F.linear(x, w["qkv.weight"], w["qkv.bias"])
     if per_head:
@@ -171,7 +179,9 @@ def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, 
     `positions` False leaves the position embeddings out; "last" adds the
     table's last T rows (positions counted from the end of the table),
     "reversed" rows T-1 down to 0 (counted from the end of the window), "tokens" the
-    rows of the token ids (the table looked up with the context, not the positions).
+    rows of the token ids (the table looked up with the context, not the positions),
+    "from one" rows 1 to T (torch.arange(1, T + 1)), looked up as an nn.Embedding
+    does, so that a full window asks for a row past the table and raises as it does.
     """
     w = parts.state_dict(weights)
     T = context.shape[1]
@@ -185,6 +195,8 @@ def gpt(config: dict[str, int], weights: dict[str, Any], context: torch.Tensor, 
         x = x + table[:T].flip(0)
     elif positions == "tokens":
         x = x + F.embedding(context, table)
+    elif positions == "from one":
+        x = x + F.embedding(torch.arange(1, T + 1), table)
     for i in range(config["n_layer"]):
         x = block(config, {**weights, "part": _join(weights["part"], f"blocks.{i}")}, x, **knobs)
     if final_norm:

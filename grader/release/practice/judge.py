@@ -23,6 +23,7 @@ from grader.grading.values.tolerances import (
     logit_scale_rtol,
 )
 from grader.locale import tr
+from grader.wording import a_kind
 
 # The rules a problem's answers are judged by, as cases.json names them.
 RULES = ("", "activations", "filtering", "rotation", "own-scale", "weights-and-state",
@@ -376,13 +377,14 @@ def difference(got: Any, want: Any, path: str = "") -> str:
         return ""
     if path and isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return tr("; {path} is a {kind}, {got}, expected {expected}", path=path,
-                      kind=type(got).__name__, got=describe(got), expected=describe(want))
+            return tr("; {path} is {kind}, {got}, expected {expected}", path=path,
+                      kind=a_kind(type(got).__name__), got=describe(got),
+                      expected=describe(want))
         if got.shape != want.shape:
             return tr("; {path} has shape {got}, expected {expected}", path=path,
                       got=tuple(got.shape), expected=tuple(want.shape))
     if isinstance(want, torch.Tensor) and not isinstance(got, torch.Tensor):
-        return tr("; it is a {actual}, not a tensor", actual=type(got).__name__)
+        return tr("; it is {actual}, not a tensor", actual=a_kind(type(got).__name__))
     if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
             and got.shape == want.shape and got.numel()):
         return ""
