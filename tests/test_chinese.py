@@ -273,3 +273,52 @@ def test_the_sandbox_notice_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> N
     pool = type("Pool", (), {"sandbox": None, "use_fork": True})()
     assert "沙箱" in unsandboxed(pool)  # type: ignore[arg-type]
     assert "沙箱" in (layers_line(["landlock-abi7"]) or "")
+
+
+def test_a_run_folder_that_cannot_be_talked_with_is_said_in_chinese(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`talk --model RUN` checks the run's files before anything runs; each reason it
+    refuses one reads in Chinese around the paths and the files' own names."""
+    import json
+
+    from grader.model.runs import RunError, read_config, read_vocab, run_files
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    sizes = {"vocab_size": 3, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 4}
+
+    def folder(name: str, files: dict[str, str]) -> Path:
+        made = tmp_path / name
+        made.mkdir()
+        for file, text in files.items():
+            (made / file).write_text(text, encoding="utf-8")
+        return made
+
+    vocab = json.dumps({"0": "a", "1": "b", "2": "c"})
+    config = json.dumps(sizes)
+    refused = {
+        "nowhere": lambda: run_files(tmp_path / "nowhere"),
+        "a-file": lambda: run_files(tmp_path / "a-file.txt"),
+        "failed": lambda: run_files(folder("failed", {"failed.txt": "out of memory"})),
+        "unfinished": lambda: run_files(folder("unfinished", {"loss_log.tsv": ""})),
+        "not-a-run": lambda: run_files(folder("empty", {})),
+        "vocab-short": lambda: run_files(folder("short", {
+            "config.json": json.dumps({**sizes, "vocab_size": 5}), "vocab.json": vocab,
+            "model.safetensors": ""})),
+        "not-json": lambda: read_config(folder("bad", {"c.json": "{"}) / "c.json"),
+        "unknown-sizes": lambda: read_config(folder("odd", {"c.json": "{}"}) / "c.json"),
+        "not-whole": lambda: read_config(folder("half", {"c.json": json.dumps(
+            {**sizes, "n_layer": 1.5})}) / "c.json"),
+        "not-a-multiple": lambda: read_config(folder("heads", {"c.json": json.dumps(
+            {**sizes, "n_head": 3})}) / "c.json"),
+        "ids": lambda: read_vocab(folder("ids", {"v.json": json.dumps({"1": "a"})}) / "v.json"),
+        "twice": lambda: read_vocab(folder("twice", {"v.json": json.dumps(
+            {"0": "a", "1": "a"})}) / "v.json"),
+    }
+    (tmp_path / "a-file.txt").write_text(config)
+    for name, refuse in refused.items():
+        with pytest.raises(RunError) as raised:
+            refuse()
+        said = str(raised.value).replace(str(tmp_path), "")
+        assert CHINESE.search(said), (name, said)
+        prose = re.sub(r"`[^`]*`|\S*[._/]\S*|\w+_\w+", "", said)
+        assert not re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", prose), (name, said)
