@@ -322,3 +322,20 @@ def test_a_run_folder_that_cannot_be_talked_with_is_said_in_chinese(
         assert CHINESE.search(said), (name, said)
         prose = re.sub(r"`[^`]*`|\S*[._/]\S*|\w+_\w+", "", said)
         assert not re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", prose), (name, said)
+
+
+def test_a_checks_title_is_said_in_chinese_with_its_case(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report names a check by its title and the case it ran ("[1.5]"): the title is
+    translated whole, a bracket of its own included."""
+    from grader.reports.report import check_title
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    zh = catalog_of("checks")
+    title = "top_p outside [0, 1] raises ValueError"
+    assert check_title(f"{title} [1.5]") == f"{zh[title]} [1.5]"
+    assert check_title(f"{title} [-0.1]") == f"{zh[title]} [-0.1]"
+    assert check_title(title) == zh[title]
+    assert check_title("k < 1 raises ValueError") == zh["k < 1 raises ValueError"]
+    # The case is found as the last bracket, since no title ends with one.
+    assert not [t for t in catalogs.texts("checks") if t.endswith("]")]
