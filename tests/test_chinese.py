@@ -339,3 +339,37 @@ def test_a_checks_title_is_said_in_chinese_with_its_case(
     assert check_title("k < 1 raises ValueError") == zh["k < 1 raises ValueError"]
     # The case is found as the last bracket, since no title ends with one.
     assert not [t for t in catalogs.texts("checks") if t.endswith("]")]
+
+
+def test_the_models_refusal_of_a_long_context_is_said_in_chinese(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the kata's models raise into a learner's code that gives them more tokens than
+    their window, or no token ids, reads in Chinese; problem 15's diagnosis still knows
+    the window's error, in either language."""
+    import torch
+
+    from grader.checks.kv_cache.check_kv_cache import fallback_hint
+    from grader.grading.subject.kata import Call
+    from grader.model.config import GPTConfig, LlamaConfig, says_too_long
+    from grader.model.gpt import GPT
+    from grader.model.llama import Llama
+
+    sizes = {"vocab_size": 5, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 8}
+    english = []
+    for language in ("en", "zh"):
+        monkeypatch.setenv("GPT_KATA_LANG", language)
+        for model in (GPT(GPTConfig(**sizes)), Llama(LlamaConfig(**sizes, n_kv_head=1))):
+            with pytest.raises(ValueError) as long:
+                model(torch.zeros(1, 5, dtype=torch.long))
+            with pytest.raises(ValueError) as floats:
+                model(torch.zeros(1, 3))
+            said = [str(long.value), str(floats.value)]
+            if language == "en":
+                english += said
+                assert "crop the context to its last 4 tokens" in said[0]
+            else:
+                assert all(CHINESE.search(s) for s in said), said
+                assert not set(said) & set(english)
+            assert says_too_long(f"ValueError: {said[0]}") and not says_too_long(said[1])
+            call = Call("generate_cached", (), {}, ("error", f"ValueError: {said[0]}"), None)
+            assert fallback_hint(call), said[0]  # type: ignore[arg-type]

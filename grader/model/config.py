@@ -9,7 +9,10 @@ GPT's or Llama's code (grader/sandbox/worker/serve.py checks that none is in the
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
+
+from grader.locale import marked, translated
 
 
 @dataclass(frozen=True)
@@ -64,3 +67,28 @@ class TrainSettings:
 # well-formed sentences, short of the 95% bar), on one thread
 # (two threads on a loaded 2-core machine fight, and a step takes ten times as long).
 MODERN_SETTINGS = TrainSettings(steps=2400, threads=1)
+
+
+# What every model the kata hands a learner's code says of a context longer than its
+# window (the GPT, the modern GPT, the witness's model, the learners' copy's), in the
+# learner's language; a check recognises it in English or in that language.
+TOO_LONG = marked("the model sees at most context_length={window} tokens, but got {tokens}: "
+                  "crop the context to its last {window} tokens")
+NOT_TOKEN_IDS = marked("the model takes token ids as a LongTensor of shape (B, T); got {got}")
+
+
+def too_long(window: int, tokens: int) -> str:
+    return translated(TOO_LONG).format(window=window, tokens=tokens)
+
+
+def not_token_ids(got: str) -> str:
+    return translated(NOT_TOKEN_IDS).format(got=got)
+
+
+def says_too_long(message: str) -> bool:
+    """Whether `message` holds `too_long`'s words, in English or the language in use."""
+    for said in {TOO_LONG, translated(TOO_LONG)}:
+        pattern = re.sub(r"\\\{(window|tokens)\\\}", r"\\d+", re.escape(said))
+        if re.search(pattern, message):
+            return True
+    return False
