@@ -373,3 +373,24 @@ def test_the_models_refusal_of_a_long_context_is_said_in_chinese(
             assert says_too_long(f"ValueError: {said[0]}") and not says_too_long(said[1])
             call = Call("generate_cached", (), {}, ("error", f"ValueError: {said[0]}"), None)
             assert fallback_hint(call), said[0]  # type: ignore[arg-type]
+
+
+def test_a_copys_stored_refusal_is_the_learners_in_their_language(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A learners' copy stores its answers' errors as it was written (in English, say),
+    and compares them with what the learner's call raised: the model's refusal said in
+    Chinese is the same refusal, with the same numbers, and no other."""
+    from grader.model.config import not_token_ids, too_long
+    from grader.release.practice.judge import same_outcome
+
+    stored = ("error", f"ValueError: {too_long(48, 49)}")
+    stored_ids = ("error", f"ValueError: {not_token_ids('torch.float32 of shape (1, 3)')}")
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    said = ("error", f"ValueError: {too_long(48, 49)}")
+    assert CHINESE.search(said[1]) and said != stored
+    assert same_outcome(said, stored) and same_outcome(stored, said)
+    assert not same_outcome(("error", f"ValueError: {too_long(48, 50)}"), stored)
+    assert not same_outcome(("error", f"RuntimeError: {too_long(48, 49)}"), stored)
+    assert same_outcome(("error", f"ValueError: {not_token_ids('torch.float32 of shape (1, 3)')}"),
+                        stored_ids)
+    assert not same_outcome(said, stored_ids)
