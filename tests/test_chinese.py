@@ -394,3 +394,16 @@ def test_a_copys_stored_refusal_is_the_learners_in_their_language(
     assert same_outcome(("error", f"ValueError: {not_token_ids('torch.float32 of shape (1, 3)')}"),
                         stored_ids)
     assert not same_outcome(said, stored_ids)
+
+
+def test_a_broken_install_is_said_in_chinese(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.model import artifacts
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    for missing in (lambda: artifacts._read_json(tmp_path / "config.json"),
+                    lambda: artifacts._weights_of(tmp_path / "model.safetensors")):
+        with pytest.raises(artifacts.MissingDataError) as raised:
+            missing()
+        said = str(raised.value).replace(str(tmp_path), "")
+        assert CHINESE.search(said) and "reinstall" not in said, said
