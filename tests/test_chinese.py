@@ -273,3 +273,137 @@ def test_the_sandbox_notice_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> N
     pool = type("Pool", (), {"sandbox": None, "use_fork": True})()
     assert "沙箱" in unsandboxed(pool)  # type: ignore[arg-type]
     assert "沙箱" in (layers_line(["landlock-abi7"]) or "")
+
+
+def test_a_run_folder_that_cannot_be_talked_with_is_said_in_chinese(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`talk --model RUN` checks the run's files before anything runs; each reason it
+    refuses one reads in Chinese around the paths and the files' own names."""
+    import json
+
+    from grader.model.runs import RunError, read_config, read_vocab, run_files
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    sizes = {"vocab_size": 3, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 4}
+
+    def folder(name: str, files: dict[str, str]) -> Path:
+        made = tmp_path / name
+        made.mkdir()
+        for file, text in files.items():
+            (made / file).write_text(text, encoding="utf-8")
+        return made
+
+    vocab = json.dumps({"0": "a", "1": "b", "2": "c"})
+    config = json.dumps(sizes)
+    refused = {
+        "nowhere": lambda: run_files(tmp_path / "nowhere"),
+        "a-file": lambda: run_files(tmp_path / "a-file.txt"),
+        "failed": lambda: run_files(folder("failed", {"failed.txt": "out of memory"})),
+        "unfinished": lambda: run_files(folder("unfinished", {"loss_log.tsv": ""})),
+        "not-a-run": lambda: run_files(folder("empty", {})),
+        "vocab-short": lambda: run_files(folder("short", {
+            "config.json": json.dumps({**sizes, "vocab_size": 5}), "vocab.json": vocab,
+            "model.safetensors": ""})),
+        "not-json": lambda: read_config(folder("bad", {"c.json": "{"}) / "c.json"),
+        "unknown-sizes": lambda: read_config(folder("odd", {"c.json": "{}"}) / "c.json"),
+        "not-whole": lambda: read_config(folder("half", {"c.json": json.dumps(
+            {**sizes, "n_layer": 1.5})}) / "c.json"),
+        "not-a-multiple": lambda: read_config(folder("heads", {"c.json": json.dumps(
+            {**sizes, "n_head": 3})}) / "c.json"),
+        "ids": lambda: read_vocab(folder("ids", {"v.json": json.dumps({"1": "a"})}) / "v.json"),
+        "twice": lambda: read_vocab(folder("twice", {"v.json": json.dumps(
+            {"0": "a", "1": "a"})}) / "v.json"),
+    }
+    (tmp_path / "a-file.txt").write_text(config)
+    for name, refuse in refused.items():
+        with pytest.raises(RunError) as raised:
+            refuse()
+        said = str(raised.value).replace(str(tmp_path), "")
+        assert CHINESE.search(said), (name, said)
+        prose = re.sub(r"`[^`]*`|\S*[._/]\S*|\w+_\w+", "", said)
+        assert not re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", prose), (name, said)
+
+
+def test_a_checks_title_is_said_in_chinese_with_its_case(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report names a check by its title and the case it ran ("[1.5]"): the title is
+    translated whole, a bracket of its own included."""
+    from grader.reports.report import check_title
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    zh = catalog_of("checks")
+    title = "top_p outside [0, 1] raises ValueError"
+    assert check_title(f"{title} [1.5]") == f"{zh[title]} [1.5]"
+    assert check_title(f"{title} [-0.1]") == f"{zh[title]} [-0.1]"
+    assert check_title(title) == zh[title]
+    assert check_title("k < 1 raises ValueError") == zh["k < 1 raises ValueError"]
+    # The case is found as the last bracket, since no title ends with one.
+    assert not [t for t in catalogs.texts("checks") if t.endswith("]")]
+
+
+def test_the_models_refusal_of_a_long_context_is_said_in_chinese(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the kata's models raise into a learner's code that gives them more tokens than
+    their window, or no token ids, reads in Chinese; problem 15's diagnosis still knows
+    the window's error, in either language."""
+    import torch
+
+    from grader.checks.kv_cache.check_kv_cache import fallback_hint
+    from grader.grading.subject.kata import Call
+    from grader.model.config import GPTConfig, LlamaConfig, says_too_long
+    from grader.model.gpt import GPT
+    from grader.model.llama import Llama
+
+    sizes = {"vocab_size": 5, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 8}
+    english = []
+    for language in ("en", "zh"):
+        monkeypatch.setenv("GPT_KATA_LANG", language)
+        for model in (GPT(GPTConfig(**sizes)), Llama(LlamaConfig(**sizes, n_kv_head=1))):
+            with pytest.raises(ValueError) as long:
+                model(torch.zeros(1, 5, dtype=torch.long))
+            with pytest.raises(ValueError) as floats:
+                model(torch.zeros(1, 3))
+            said = [str(long.value), str(floats.value)]
+            if language == "en":
+                english += said
+                assert "crop the context to its last 4 tokens" in said[0]
+            else:
+                assert all(CHINESE.search(s) for s in said), said
+                assert not set(said) & set(english)
+            assert says_too_long(f"ValueError: {said[0]}") and not says_too_long(said[1])
+            call = Call("generate_cached", (), {}, ("error", f"ValueError: {said[0]}"), None)
+            assert fallback_hint(call), said[0]  # type: ignore[arg-type]
+
+
+def test_a_copys_stored_refusal_is_the_learners_in_their_language(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A learners' copy stores its answers' errors as it was written (in English, say),
+    and compares them with what the learner's call raised: the model's refusal said in
+    Chinese is the same refusal, with the same numbers, and no other."""
+    from grader.model.config import not_token_ids, too_long
+    from grader.release.practice.judge import same_outcome
+
+    stored = ("error", f"ValueError: {too_long(48, 49)}")
+    stored_ids = ("error", f"ValueError: {not_token_ids('torch.float32 of shape (1, 3)')}")
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    said = ("error", f"ValueError: {too_long(48, 49)}")
+    assert CHINESE.search(said[1]) and said != stored
+    assert same_outcome(said, stored) and same_outcome(stored, said)
+    assert not same_outcome(("error", f"ValueError: {too_long(48, 50)}"), stored)
+    assert not same_outcome(("error", f"RuntimeError: {too_long(48, 49)}"), stored)
+    assert same_outcome(("error", f"ValueError: {not_token_ids('torch.float32 of shape (1, 3)')}"),
+                        stored_ids)
+    assert not same_outcome(said, stored_ids)
+
+
+def test_a_broken_install_is_said_in_chinese(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.model import artifacts
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    for missing in (lambda: artifacts._read_json(tmp_path / "config.json"),
+                    lambda: artifacts._weights_of(tmp_path / "model.safetensors")):
+        with pytest.raises(artifacts.MissingDataError) as raised:
+            missing()
+        said = str(raised.value).replace(str(tmp_path), "")
+        assert CHINESE.search(said) and "reinstall" not in said, said

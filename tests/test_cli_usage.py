@@ -223,6 +223,20 @@ def test_a_learners_command_line_error_shows_every_command(argv, capsys) -> None
         assert command in usage.split("error:")[0]
 
 
+@pytest.mark.parametrize("argv", [["trace", "--help"], ["trace"]])
+def test_a_chinese_usage_names_the_command_whole(argv, capsys, monkeypatch) -> None:
+    """trace takes its options among its positionals (argparse's intermixed parsing),
+    whose usage argparse keeps by cutting off seven characters, English's "usage: ":
+    in Chinese its usage, in help and in errors alike, still begins with the command."""
+    from grader.cli.main import build_parser
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    with pytest.raises(SystemExit):
+        build_parser("trace").parse_args(argv)
+    said = capsys.readouterr()
+    assert (said.out + said.err).startswith("用法：gpt-kata trace [-h]"), said
+
+
 def test_the_language_and_the_command_are_found_before_the_command() -> None:
     from grader.cli.main import before_the_command
 

@@ -5,6 +5,7 @@ of the navigation, as CI does."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -67,3 +68,27 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                      "loss-curve.png"):
             english = (tmp_path / "site" / "figures" / name).read_bytes()
             assert (zh / "figures" / name).read_bytes() != english, name
+    searched_by_language(tmp_path / "site")
+
+
+def searched_by_language(site: Path) -> None:
+    """Each language's pages search an index of their own language's pages: the
+    English site's holds no Chinese page, the Chinese site's (under zh/, where its
+    pages' `base` points) every Chinese page and none it shows in English."""
+    def index(folder: Path) -> set[str]:
+        found = json.loads((folder / "search" / "search_index.json").read_text("utf-8"))
+        return {entry["location"].split("#")[0] for entry in found["docs"]}
+
+    english, chinese = index(site), index(site / "zh")
+    assert "problems/34-grouped-query-attention/index.html" in english
+    assert not [page for page in english if page.startswith("zh/")]
+    assert "problems/34-grouped-query-attention/index.html" in chinese
+    for page in chinese:
+        text = (site / "zh" / page).read_text(encoding="utf-8")
+        assert '<html lang="zh"' in text and "本页暂无中文版" not in text, page
+    assert "instructors/index.html" not in chinese and "learners/loop.html" in chinese
+    for page, base in (("zh/index.html", "../zh/"), ("zh/problems/index.html", "../../zh/"),
+                       ("index.html", ".")):
+        config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
+                           (site / page).read_text(encoding="utf-8"), re.S)
+        assert config and json.loads(config.group(1))["base"] == base, page

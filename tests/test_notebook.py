@@ -346,3 +346,32 @@ def assert_one_pool(done: subprocess.CompletedProcess[str], spawned: bool) -> No
     # The session's end ends its server: nothing of the grader outlives the kernel.
     pid = int(server)
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_check_speaks_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check()'s own words read in the learner's language: why a class cannot be graded,
+    and the line that starts its grade."""
+    import io
+
+    from rich.console import Console
+
+    from grader.learner import notebook
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    cells = tmp_path / "scaled.py"
+    cells.write_text("SCALE = 2\n\nclass Solution:\n"
+                     "    def softmax(self, logits):\n        return logits * SCALE\n")
+    module = module_from(cells, "cells_for_chinese")
+    with pytest.raises(CheckError, match="Solution 用到了 SCALE"):
+        solution_file(find("softmax"), module.Solution, vars(module))
+    typed: dict = {}
+    exec(compile("class Solution:\n    def decode(self, ids, int_to_char):\n"  # noqa: S102
+                 "        return ''\n", "<typed somewhere>", "exec"), typed)
+    with pytest.raises(CheckError, match="Python 找不到 Solution 的源代码") as raised:
+        solution_file(find("decode"), typed["Solution"], typed)
+    assert "problems/05-decode/solution.py" in str(raised.value)
+    monkeypatch.setattr(notebook, "_grade_in_the_sandbox", lambda *args: True)
+    monkeypatch.setattr(notebook.paths, "in_a_copy", lambda: False)
+    out = Console(file=io.StringIO(), width=200)
+    assert notebook._grade(find("decode"), "x = 1\n", False, out)
+    assert out.file.getvalue().startswith("gpt-kata 正在为 05-decode 评分你的类")

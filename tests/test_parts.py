@@ -8,6 +8,8 @@ grader/model/gpt.py, which none of it uses.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -215,6 +217,88 @@ def test_not_a_module_is_said_plainly() -> None:
     with pytest.raises(parts.ParameterNamesError, match="is not a torch.nn.Module"):
         parts.run_module(Plain, SMALL, parts.weights(ModelSpec("random", SMALL, 0)),
                          torch.zeros(1, 1, dtype=torch.long))
+
+
+class Tied(nn.Module):
+    """The head tied to the token embedding, as GPT-2 ties them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wte = nn.Embedding(5, 3)
+        self.head = nn.Linear(3, 5, bias=False)
+        self.head.weight = self.wte.weight
+
+
+class Listed(nn.Module):
+    """Blocks kept in a plain Python list, or one block three times."""
+
+    def __init__(self, repeated: bool = False) -> None:
+        super().__init__()
+        block = nn.Linear(2, 2)
+        self.blocks = (nn.ModuleList([block] * 3) if repeated
+                       else [nn.Linear(2, 2), nn.Linear(2, 2)])
+
+
+def misfit_messages() -> dict[str, str]:
+    """What loading known weights says of each way a module's parameters can misfit."""
+    blocks = {f"blocks.{i}.{p}": torch.zeros((2, 2) if p == "weight" else (2,))
+              for i in range(3) for p in ("weight", "bias")}
+    biased = {"up.weight": torch.zeros(3, 2), "up.bias": torch.zeros(3),
+              "down.weight": torch.zeros(2, 3), "down.bias": torch.zeros(2)}
+    plain = {"up.weight": torch.zeros(3, 2), "down.weight": torch.zeros(2, 3)}
+    cases = {
+        "misnamed": (TwoLayers(misnamed=True), {**plain, "up.bias": torch.zeros(3)}),
+        "biases-left-on": (TwoLayers(), plain),
+        "a-bias-left-on": (TwoLayers(misnamed=True), plain),
+        "biases-left-off": (NoBiases(), biased),
+        "a-bias-left-off": (NoBiases(misnamed=True), biased),
+        "many-names": (nn.Linear(2, 3), {f"w{i}": torch.zeros(1) for i in range(30)}),
+        "no-parameters": (nn.ReLU(), {"w": torch.zeros(1)}),
+        "tied": (Tied(), {"wte.weight": torch.zeros(5, 3), "head.weight": torch.zeros(5, 3)}),
+        "a-python-list": (Listed(), {k: v for k, v in blocks.items() if "2" not in k}),
+        "one-block-thrice": (Listed(repeated=True), blocks),
+        "a-wrong-shape": (nn.Linear(2, 3), {"weight": torch.ones(2, 2), "bias": torch.ones(3)}),
+    }
+    said = {}
+    for name, (module, weights) in cases.items():
+        with pytest.raises(parts.KnownWeightsError) as raised:
+            parts.load_known_weights(module, weights, "Layer")
+        said[name] = str(raised.value)
+
+    class Plain:
+        def __init__(self, config: object) -> None:
+            pass
+
+    with pytest.raises(parts.ParameterNamesError) as raised:
+        parts.build_loaded(Plain, SMALL, parts.weights(ModelSpec("random", SMALL, 0)))
+    said["not-a-module"] = str(raised.value)
+    return said
+
+
+# The kata's own words in the messages above, none of them a parameter's or code's.
+ENGLISH_WORDS = ("expected", "found", "missing", "the ", "build", "grader", " more",
+                 " and ", "same", "registered", "left o", "has ", "have ", "is not",
+                 "without", "parameters", "shape")
+
+
+def test_every_misfit_is_said_in_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --lang zh each line the loader writes is Chinese around the names and the
+    code it quotes; in English the same cases read as the English tests above."""
+    english = misfit_messages()
+    assert "blocks.1 and blocks.2 are the same Linear as blocks.0" in english["one-block-thrice"]
+    assert "w0, w1" in english["many-names"] and "and 18 more" in english["many-names"]
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    chinese = misfit_messages()
+    assert "blocks.1 和 blocks.2 与 blocks.0 是同一个 Linear" in chinese["one-block-thrice"]
+    assert "另外 18 个" in chinese["many-names"]
+    assert "一个参数也没有" in chinese["no-parameters"]
+    for name, message in chinese.items():
+        for line in message.splitlines():
+            assert re.search(r"[\u4e00-\u9fff]", line), (name, line)
+            assert not [w for w in ENGLISH_WORDS if w in line], (name, line)
+        # The names and the code a learner needs stay as they are.
+        assert set(re.findall(r"nn\.\w+\([^)]*\)", english[name])) == set(
+            re.findall(r"nn\.\w+\([^)]*\)", message)), name
 
 
 @torch.no_grad()

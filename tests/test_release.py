@@ -958,6 +958,23 @@ def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
     assert "without bias=False" in said["biases-left-off"]
 
 
+def test_the_copys_weights_code_speaks_the_learners_language(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy's weights.py says a misfit in Chinese under --lang zh, as the full
+    grader's does: its code is parts.py's, with the language's catalogs behind it."""
+    from grader.locale import catalog
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    module, weights = misfits()["misnamed"]
+    written = written_weights()
+    with pytest.raises(written.KnownWeightsError) as raised:
+        written.load_known_weights(deepcopy(module), weights, "Part")
+    first = str(raised.value).splitlines()[0]
+    assert first == catalog("zh")["{name}'s parameters do not have the names the statement "
+                                  "fixes, so the grader cannot load its known weights into "
+                                  "them:"].format(name="Part")
+
+
 def test_the_practice_tolerances_are_the_full_graders() -> None:
     """The practice judge takes the full grader's tolerances of equality
     (grader/grading/values/tolerances.py, shipped in the copy), not copies of them;

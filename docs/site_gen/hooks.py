@@ -6,7 +6,9 @@ each build, before MkDocs reads the pages.
   section of the navigation, after the learners' pages;
 - on the Chinese site, a note atop each page that has no Chinese yet and is shown
   in English (the i18n plugin's fallback), so that a reader knows it is not missing;
-  and the headings' links titled in Chinese.
+  and the headings' links titled in Chinese;
+- a search index for each language (search.py): the Chinese pages search the
+  Chinese pages, the English pages the English ones.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -25,6 +27,7 @@ for path in (HERE, HERE.parents[1]):  # these modules, and the repository's grad
         sys.path.insert(0, str(path))
 
 import figures  # noqa: E402
+import search  # noqa: E402
 import statements  # noqa: E402
 
 # The navigation's section of the statements, and the section it follows.
@@ -84,6 +87,9 @@ def on_page_markdown(markdown, page, config, files):
     written_in = getattr(page.file, "locale", None)
     shown_in = getattr(page.file, "locale_alternate_of", None)
     if shown_in == "zh" and written_in != "zh":
+        # Its English is found by the English site's search, not the Chinese one's
+        # (Material's search plugin reads `search: exclude` from a page's meta).
+        page.meta["search"] = {**(page.meta.get("search") or {}), "exclude": True}
         return with_note(markdown, NOT_YET_ZH)
     return markdown
 
@@ -98,3 +104,21 @@ def on_page_content(html, page, config, files):
     if getattr(page.file, "locale_alternate_of", None) == "zh":
         return html.replace(PERMALINK, PERMALINK_ZH)
     return html
+
+
+def on_post_page(output, page, config):
+    # A Chinese page searches the Chinese site's own index, under zh/.
+    if getattr(page.file, "locale_alternate_of", None) == "zh":
+        return search.with_base_in(output, "zh")
+    return output
+
+
+def on_post_build(config):
+    search.split(Path(config["site_dir"]), ["zh"])
+
+
+# After the i18n plugin's (-100), which builds the Chinese site inside the English
+# one's post_build and then writes one index of both: so this runs after the Chinese
+# build's index is written, and again after the plugin's. (MkDocs' event_priority
+# sets this attribute; set here, `python docs/site_gen` needs no MkDocs.)
+on_post_build.mkdocs_priority = -200  # type: ignore[attr-defined]

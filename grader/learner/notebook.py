@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import paths
+from grader.locale import marked, tr, translated
 from grader.registry import Problem, find
 from grader.reuse import PROBLEM_FOLDER
 
 if TYPE_CHECKING:
     from grader.sandbox.host.pool import WorkerPool
 
-NO_SOURCE = (
+NO_SOURCE = marked(
     "check() grades the source of your class, and Python cannot find the source of {name}: "
     "it keeps it for classes defined in a Jupyter notebook, in IPython or in a file, but not "
     "at the plain `python` prompt or in exec(). Define the class in a notebook or IPython "
@@ -89,7 +90,7 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
     """
     class_source = source_of_class(cls)
     if class_source is None:
-        raise CheckError(NO_SOURCE.format(name=cls.__name__, folder=problem.folder,
+        raise CheckError(translated(NO_SOURCE).format(name=cls.__name__, folder=problem.folder,
                                           slug=problem.slug))
     starter = _starter_source(problem)
     imports = [ast.get_source_segment(starter, node) or "" for node in ast.parse(starter).body
@@ -116,10 +117,11 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
                 bodies.append(body)
                 pending.append(body)
     if unresolved:
-        raise CheckError(
-            f"{cls.__name__} uses {', '.join(sorted(unresolved))}, which check() cannot "
-            "bring from your notebook (not a module, nor a function or class defined "
-            "there); import or define it inside the class, or in the same cell")
+        raise CheckError(tr(
+            "{name} uses {names}, which check() cannot bring from your notebook (not a "
+            "module, nor a function or class defined there); import or define it inside "
+            "the class, or in the same cell", name=cls.__name__,
+            names=", ".join(sorted(unresolved))))
     # The grader looks the class up by the problem's name for it: Solution, or the
     # module's (Head, GroupedQueryAttention, ...).
     wanted = problem.class_name
@@ -317,7 +319,8 @@ def _stage(problem: Problem, text: str, root: Path) -> Path:
 def _grade(problem: Problem, text: str, verbose: bool, out: Any) -> bool:
     with tempfile.TemporaryDirectory(prefix="gpt-kata-check-") as tmp:
         file = _stage(problem, text, Path(tmp))
-        out.print(f"[bold]gpt-kata[/] grading your class for {problem.folder}")
+        out.print(tr("[bold]gpt-kata[/] grading your class for {folder}",
+                     folder=problem.folder))
         if paths.in_a_copy():
             return _practise(problem, file, verbose, out)
         return _grade_in_the_sandbox(problem, file, verbose, out)

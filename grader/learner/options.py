@@ -232,7 +232,14 @@ class KataParser(argparse.ArgumentParser):
         # parse_known_intermixed_args parses in two passes through parse_known_args,
         # which must then be argparse's own.
         self._parsing = True
+        # It also keeps the usage for its messages by cutting the formatted usage's
+        # first seven characters, English's "usage: ": another language's prefix
+        # ("用法：") would take the program's name with it. Kept here, cut by its own.
+        usage = self.usage
+        if usage is None:
+            self.usage = self.format_usage().removeprefix(tr("usage: ")).rstrip("\n")
         try:
             return self.parse_known_intermixed_args(args, namespace)
         finally:
             self._parsing = False
+            self.usage = usage

@@ -21,6 +21,7 @@ from safetensors.torch import load_file, save_file
 # The models' classes are imported where a model is built, not here: a worker that is
 # handed no model holds this module (the shipped weights are read in the fork server)
 # and must hold none of their code.
+from grader.locale import tr
 from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
 from grader.paths import DATA
@@ -48,9 +49,8 @@ class MissingDataError(RuntimeError):
 def _read_json(path: Path) -> dict:
     """A shipped JSON file's object."""
     if not path.is_file():
-        raise MissingDataError(
-            f"{path} is missing: reinstall from a full clone of gpt-kata (pip install -e .)"
-        )
+        raise MissingDataError(tr("{path} is missing: reinstall from a full clone of gpt-kata "
+                                  "(pip install -e .)", path=path))
     raw = json.loads(path.read_text(encoding="utf-8"))
     assert isinstance(raw, dict)
     return raw
@@ -111,7 +111,8 @@ def _weights_of(checkpoint: Path) -> dict[str, torch.Tensor]:
     """A checkpoint's tensors; it is looked for first, as it is the file an incomplete
     install lacks."""
     if not checkpoint.is_file():
-        raise MissingDataError(f"{checkpoint} is missing: reinstall from a full clone of gpt-kata")
+        raise MissingDataError(tr("{path} is missing: reinstall from a full clone of gpt-kata",
+                                  path=checkpoint))
     return load_file(str(checkpoint))
 
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.model.config import GPTConfig
+from grader.model.config import GPTConfig, not_token_ids, too_long
 
 
 @functools.lru_cache(maxsize=256)
@@ -123,17 +123,11 @@ class GPT(nn.Module):
         then holds only the new tokens, which sit at positions past..past+T-1.
         """
         if context.dim() != 2 or context.dtype != torch.long:
-            raise ValueError(
-                f"the model takes token ids as a LongTensor of shape (B, T); "
-                f"got {context.dtype} of shape {tuple(context.shape)}"
-            )
+            raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"))
         past = 0 if cache is None else cache[0][0].shape[2]
         T = context.shape[1]
         if past + T > self.context_length:
-            raise ValueError(
-                f"the model sees at most context_length={self.context_length} tokens, "
-                f"but got {past + T}: crop the context to its last {self.context_length} tokens"
-            )
+            raise ValueError(too_long(self.context_length, past + T))
         positions = torch.arange(past, past + T, device=context.device)
         x = self.token_embedding(context) + self.position_embedding(positions)
         new_cache = []

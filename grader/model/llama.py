@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.model.config import LlamaConfig
+from grader.model.config import LlamaConfig, not_token_ids, too_long
 from grader.model.gpt import causal_mask
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
@@ -133,17 +133,10 @@ class Llama(nn.Module):
                            ) -> tuple[torch.Tensor, list[KVCache]]:
         """As GPT.forward_with_cache: `context` holds only the tokens after the cached ones."""
         if context.dim() != 2 or context.dtype != torch.long:
-            raise ValueError(
-                f"the model takes token ids as a LongTensor of shape (B, T); "
-                f"got {context.dtype} of shape {tuple(context.shape)}"
-            )
+            raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"))
         past = 0 if cache is None else cache[0][0].shape[2]
         if past + context.shape[1] > self.context_length:
-            raise ValueError(
-                f"the model sees at most context_length={self.context_length} tokens, "
-                f"but got {past + context.shape[1]}: crop the context to its last "
-                f"{self.context_length} tokens"
-            )
+            raise ValueError(too_long(self.context_length, past + context.shape[1]))
         x = self.embed_tokens(context)
         new_cache = []
         for i, layer in enumerate(self.layers):

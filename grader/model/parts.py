@@ -23,6 +23,7 @@ import torch
 # Only the configs: a module problem's worker runs this file and must hold none of the
 # reference models' code (grader/sandbox/worker/serve.py checks it), so the weights a
 # description stands for are made in the grader (`resolved`), where the models are.
+from grader.locale import tr
 from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
 
@@ -175,33 +176,38 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     if missing or extra:
         biases = _biases_left_on(weights, extra)
         left_off = _biases_left_off(found, missing)
-        lines = [f"{class_name}'s parameters do not have the names the statement fixes, "
-                 "so the grader cannot load its known weights into them:"]
+        lines = [tr("{name}'s parameters do not have the names the statement fixes, "
+                    "so the grader cannot load its known weights into them:", name=class_name)]
         alone = bool(biases) and not missing and len(biases) == len(extra)
         alone_off = bool(left_off) and not extra and len(left_off) == len(missing)
         if alone:
-            lines = [f"{class_name} has biases left on, where the statement's layers have "
-                     "none, so the grader cannot load its known weights into it:"]
+            lines = [tr("{name} has biases left on, where the statement's layers have "
+                        "none, so the grader cannot load its known weights into it:",
+                        name=class_name)]
         elif alone_off:
-            lines = [f"{class_name} has biases left off, where the statement's layers have "
-                     "them, so the grader cannot load its known weights into it:"]
+            lines = [tr("{name} has biases left off, where the statement's layers have "
+                        "them, so the grader cannot load its known weights into it:",
+                        name=class_name)]
         if len(weights) <= SHOWN_NAMES:  # a short list reads best whole
-            lines += [f"  expected: {', '.join(weights)}",
-                      f"  found:    {', '.join(found) or 'no parameters at all'}"]
+            lines += ["  " + tr("expected: {names}", names=", ".join(weights)),
+                      "  " + tr("found:    {names}",
+                                names=", ".join(found) or tr("no parameters at all"))]
         else:
-            lines.append(f"  expected {len(weights)} parameters, found {len(found)}")
+            lines.append("  " + tr("expected {expected} parameters, found {found}",
+                                   expected=len(weights), found=len(found)))
         if missing:
-            lines.append(f"  missing:  {names(missing)}")
+            lines.append("  " + tr("missing:  {names}", names=names(missing)))
         if extra:
-            lines.append(f"  not expected: {names(extra)}")
+            lines.append("  " + tr("not expected: {names}", names=names(extra)))
         lines += (_tied(module, missing) + _unregistered(module, missing, found)
                   + _said_of_biases(biases, alone) + _said_of_biases_off(left_off, alone_off))
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
-            raise KnownWeightsError(
-                f"{class_name}'s parameter {name} has shape {tuple(found[name].shape)}, "
-                f"expected {tuple(value.shape)}")
+            raise KnownWeightsError(tr(
+                "{owner}'s parameter {name} has shape {shape}, expected {expected}",
+                owner=class_name, name=name, shape=tuple(found[name].shape),
+                expected=tuple(value.shape)))
     with torch.no_grad():
         for name, value in weights.items():
             found[name].copy_(value)
@@ -220,10 +226,12 @@ def _said_of_biases(biases: list[str], alone: bool) -> list[str]:
         return []
     listed = names([name.removesuffix(".bias") for name in biases])
     if alone:
-        return [f"  build {listed} with nn.Linear(..., bias=False)"]
-    one = len(biases) == 1
-    return [f"  {listed} {'has a bias' if one else 'have biases'} left on: build "
-            f"{'it' if one else 'them'} with nn.Linear(..., bias=False)"]
+        return ["  " + tr("build {names} with nn.Linear(..., bias=False)", names=listed)]
+    if len(biases) == 1:
+        return ["  " + tr("{names} has a bias left on: build it with "
+                          "nn.Linear(..., bias=False)", names=listed)]
+    return ["  " + tr("{names} have biases left on: build them with "
+                      "nn.Linear(..., bias=False)", names=listed)]
 
 
 def _biases_left_off(found: dict[str, torch.Tensor], missing: list[str]) -> list[str]:
@@ -240,11 +248,13 @@ def _said_of_biases_off(biases: list[str], alone: bool) -> list[str]:
         return []
     listed = names([name.removesuffix(".bias") for name in biases])
     if alone:
-        return [f"  build {listed} with their biases: nn.Linear(in, out), without "
-                "bias=False"]
-    one = len(biases) == 1
-    return [f"  {listed} {'has no bias' if one else 'have no biases'}: build "
-            f"{'it' if one else 'them'} with nn.Linear(in, out), without bias=False"]
+        return ["  " + tr("build {names} with their biases: nn.Linear(in, out), without "
+                          "bias=False", names=listed)]
+    if len(biases) == 1:
+        return ["  " + tr("{names} has no bias: build it with nn.Linear(in, out), without "
+                          "bias=False", names=listed)]
+    return ["  " + tr("{names} have no biases: build them with nn.Linear(in, out), without "
+                      "bias=False", names=listed)]
 
 
 def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
@@ -267,19 +277,24 @@ def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:
     for original, again in copies.items():
         if any(m.startswith(f"{c}.") for c in again for m in missing):
             kind = type(module.get_submodule(original)).__name__
-            listed = (", ".join(again[:-1]) + " and " if len(again) > 1 else "") + again[-1]
-            said.append(f"  {listed} {'is' if len(again) == 1 else 'are'} the same "
-                        f"{kind} as {original} (a list such as [{kind}(config)] * n holds "
-                        f"one module n times): build each anew, as in "
-                        f"nn.ModuleList({kind}(config) for _ in range(n))")
+            fields = dict(names=_joined(again), kind=kind, original=original)
+            said.append("  " + (tr(
+                "{names} is the same {kind} as {original} (a list such as [{kind}(config)] "
+                "* n holds one module n times): build each anew, as in "
+                "nn.ModuleList({kind}(config) for _ in range(n))", **fields)
+                if len(again) == 1 else tr(
+                "{names} are the same {kind} as {original} (a list such as "
+                "[{kind}(config)] * n holds one module n times): build each anew, as in "
+                "nn.ModuleList({kind}(config) for _ in range(n))", **fields)))
     hidden = [c for cs in copies.values() for c in cs]
     first: dict[int, str] = {}
     for name, tensor in module.named_parameters(remove_duplicate=False):
         first.setdefault(id(tensor), name)
         if (name in missing and first[id(tensor)] != name
                 and not any(name.startswith(f"{c}.") for c in hidden)):
-            said.append(f"  {name} is the same tensor as {first[id(tensor)]} (tied weights); "
-                        "the shipped model keeps them apart: give each its own")
+            said.append("  " + tr("{name} is the same tensor as {first} (tied weights); "
+                                  "the shipped model keeps them apart: give each its own",
+                                  name=name, first=first[id(tensor)]))
     return said
 
 
@@ -292,17 +307,26 @@ def _unregistered(module: torch.nn.Module, missing: list[str],
         held = getattr(module, part, None)
         if (isinstance(held, (list, tuple)) and not any(n.startswith(f"{part}.") for n in found)
                 and any(isinstance(m, torch.nn.Module) for m in held)):
-            said.append(f"  self.{part} is a Python {type(held).__name__}, so the modules in "
-                        f"it are not registered and their parameters are not "
-                        f"{type(module).__name__}'s: use nn.ModuleList(...)")
+            said.append("  " + tr("self.{part} is a Python {kind}, so the modules in it are "
+                                  "not registered and their parameters are not {owner}'s: "
+                                  "use nn.ModuleList(...)", part=part,
+                                  kind=type(held).__name__, owner=type(module).__name__))
     return said
+
+
+def _joined(listed: list[str]) -> str:
+    """Names said as one list: "a", "a and b", "a, b and c"."""
+    if len(listed) == 1:
+        return listed[0]
+    return tr("{names} and {last}", names=", ".join(listed[:-1]), last=listed[-1])
 
 
 def names(listed: list[str]) -> str:
     """Parameter names for a message: all of a few, the first of many."""
     if len(listed) <= SHOWN_NAMES:
         return ", ".join(listed)
-    return f"{', '.join(listed[:SHOWN_NAMES])} and {len(listed) - SHOWN_NAMES} more"
+    return tr("{names} and {n} more", names=", ".join(listed[:SHOWN_NAMES]),
+              n=len(listed) - SHOWN_NAMES)
 
 
 def run_module(cls: type, config: dict[str, int], spec: dict[str, Any], *inputs: Any) -> Any:
@@ -325,8 +349,9 @@ def build_loaded(cls: type, config: dict[str, int], spec: dict[str, Any]) -> tor
     """
     made = cls(config_from(config))
     if not isinstance(made, torch.nn.Module):
-        raise ParameterNamesError(f"{cls.__name__} is not a torch.nn.Module: write "
-                        f"class {cls.__name__}(nn.Module) and call super().__init__() first")
+        raise ParameterNamesError(tr("{name} is not a torch.nn.Module: write class "
+                                     "{name}(nn.Module) and call super().__init__() first",
+                                     name=cls.__name__))
     load_known_weights(made, state_dict(spec), cls.__name__)
     return made.eval()
 

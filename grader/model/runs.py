@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from grader.locale import tr
 from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
 
@@ -72,25 +73,29 @@ def run_files(folder: Path) -> tuple[Path, GPTConfig | LlamaConfig, dict[int, st
     in a learners' copy, which holds neither model's code, the learner's own)."""
     folder = folder.resolve()
     if not folder.exists():
-        raise RunError(f"{folder}: no such folder")
+        raise RunError(tr("{folder}: no such folder", folder=folder))
     if not folder.is_dir():
-        raise RunError(f"{folder} is not a folder; give the folder `gpt-kata train` wrote")
+        raise RunError(tr("{folder} is not a folder; give the folder `gpt-kata train` wrote",
+                          folder=folder))
     if (folder / FAILED).is_file():
         said = (folder / FAILED).read_text(encoding="utf-8", errors="replace").strip()
-        reason = said.splitlines()[0][:300] if said else "no reason recorded"
-        raise RunError(f"{folder}: this training run failed ({reason}); train again")
+        reason = said.splitlines()[0][:300] if said else tr("no reason recorded")
+        raise RunError(tr("{folder}: this training run failed ({reason}); train again",
+                          folder=folder, reason=reason))
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing and (folder / "loss_log.tsv").is_file():
-        raise RunError(f"{folder}: training has not finished (no {', '.join(missing)} yet); "
-                       "wait for `gpt-kata train` to end, or train again")
+        raise RunError(tr("{folder}: training has not finished (no {files} yet); wait for "
+                          "`gpt-kata train` to end, or train again", folder=folder,
+                          files=", ".join(missing)))
     if missing:
-        raise RunError(f"{folder} is not a run written by `gpt-kata train` (no "
-                       f"{', '.join(missing)})")
+        raise RunError(tr("{folder} is not a run written by `gpt-kata train` (no {files})",
+                          folder=folder, files=", ".join(missing)))
     config = read_config(folder / "config.json")
     int_to_char = read_vocab(folder / "vocab.json")
     if len(int_to_char) != config.vocab_size:
-        raise RunError(f"{folder}: vocab.json has {len(int_to_char)} characters but "
-                       f"config.json says vocab_size {config.vocab_size}")
+        raise RunError(tr("{folder}: vocab.json has {chars} characters but config.json says "
+                          "vocab_size {vocab_size}", folder=folder, chars=len(int_to_char),
+                          vocab_size=config.vocab_size))
     return folder, config, int_to_char
 
 
@@ -98,7 +103,8 @@ def _json(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise RunError(f"{path} cannot be read as JSON ({type(exc).__name__})") from None
+        raise RunError(tr("{path} cannot be read as JSON ({error})", path=path,
+                          error=type(exc).__name__)) from None
 
 
 def read_config(path: Path) -> GPTConfig | LlamaConfig:
@@ -107,42 +113,46 @@ def read_config(path: Path) -> GPTConfig | LlamaConfig:
     gpt = {f.name for f in fields(GPTConfig)}
     llama = {f.name for f in fields(LlamaConfig)}
     if not isinstance(raw, dict) or set(raw) not in (gpt, llama):
-        raise RunError(f"{path} is not a model config: it needs exactly "
-                       f"{', '.join(sorted(gpt))} (a GPT), or "
-                       f"{', '.join(sorted(llama))} (a modern GPT)")
+        raise RunError(tr("{path} is not a model config: it needs exactly {gpt} (a GPT), "
+                          "or {llama} (a modern GPT)", path=path, gpt=", ".join(sorted(gpt)),
+                          llama=", ".join(sorted(llama))))
     floats = {f.name for f in fields(LlamaConfig) if f.type in (float, "float")}
     for name, value in raw.items():
         if name in floats:
             if type(value) not in (int, float) or not 0 < value < float("inf"):
-                raise RunError(f"{path}: {name} is {value!r}, not a positive number")
+                raise RunError(tr("{path}: {name} is {value}, not a positive number",
+                                  path=path, name=name, value=repr(value)))
         elif type(value) is not int or not 1 <= value <= MAX_SIZE:
-            raise RunError(f"{path}: {name} is {value!r}, not a whole number from 1 to "
-                           f"{MAX_SIZE}")
+            raise RunError(tr("{path}: {name} is {value}, not a whole number from 1 to {most}",
+                              path=path, name=name, value=repr(value), most=MAX_SIZE))
     if raw["n_embd"] % raw["n_head"]:
-        raise RunError(f"{path}: n_embd {raw['n_embd']} is not a multiple of n_head "
-                       f"{raw['n_head']}")
+        raise RunError(tr("{path}: n_embd {n_embd} is not a multiple of n_head {n_head}",
+                          path=path, n_embd=raw["n_embd"], n_head=raw["n_head"]))
     if set(raw) == gpt:
         return GPTConfig(**raw)
     if raw["n_head"] % raw["n_kv_head"]:
-        raise RunError(f"{path}: n_head {raw['n_head']} is not a multiple of n_kv_head "
-                       f"{raw['n_kv_head']}")
+        raise RunError(tr("{path}: n_head {n_head} is not a multiple of n_kv_head "
+                          "{n_kv_head}", path=path, n_head=raw["n_head"],
+                          n_kv_head=raw["n_kv_head"]))
     if (raw["n_embd"] // raw["n_head"]) % 2:
-        raise RunError(f"{path}: the head size n_embd / n_head is odd; rotary positions "
-                       "turn pairs of dimensions")
+        raise RunError(tr("{path}: the head size n_embd / n_head is odd; rotary positions "
+                          "turn pairs of dimensions", path=path))
     return LlamaConfig(**{k: float(v) if k in floats else v for k, v in raw.items()})
 
 
 def read_vocab(path: Path) -> dict[int, str]:
     raw = _json(path)
     if not isinstance(raw, dict) or not raw:
-        raise RunError(f"{path} is not a vocabulary: an object from ids to characters")
+        raise RunError(tr("{path} is not a vocabulary: an object from ids to characters",
+                          path=path))
     if sorted(raw) != sorted(str(i) for i in range(len(raw))):
-        raise RunError(f"{path}: the ids must be 0 to {len(raw) - 1}, each once")
+        raise RunError(tr("{path}: the ids must be 0 to {last}, each once", path=path,
+                          last=len(raw) - 1))
     chars = list(raw.values())
     if not all(isinstance(c, str) and len(c) == 1 for c in chars):
-        raise RunError(f"{path}: every id must map to exactly one character")
+        raise RunError(tr("{path}: every id must map to exactly one character", path=path))
     if len(set(chars)) != len(chars):
-        raise RunError(f"{path}: a character appears under two ids")
+        raise RunError(tr("{path}: a character appears under two ids", path=path))
     return {int(i): c for i, c in raw.items()}
 
 
@@ -155,11 +165,13 @@ def read_weights(path: Path) -> dict[str, torch.Tensor]:
         weights = load_file(str(path))
     except (OSError, SafetensorError, ValueError) as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        raise RunError(f"{path} is not a readable safetensors file ({reason})") from None
+        raise RunError(tr("{path} is not a readable safetensors file ({reason})", path=path,
+                          reason=reason)) from None
     for name, got in weights.items():
         if got.is_floating_point() and not bool(torch.isfinite(got).all()):
-            raise RunError(f"{path}: {name} holds NaN or infinite weights; the training "
-                           "diverged, train again (a lower learning rate or another seed)")
+            raise RunError(tr("{path}: {name} holds NaN or infinite weights; the training "
+                              "diverged, train again (a lower learning rate or another "
+                              "seed)", path=path, name=name))
     return weights
 
 
@@ -172,14 +184,17 @@ def read_model(path: Path, config: GPTConfig | LlamaConfig) -> GPT | Llama:
     expected = model.state_dict()
     if set(weights) != set(expected):
         unknown = sorted(set(weights) ^ set(expected))[:3]
-        what = "modern GPT" if isinstance(model, Llama) else "GPT"
-        raise RunError(f"{path} does not hold the weights of the {what} in config.json "
-                       f"(names that differ: {', '.join(unknown)})")
+        what = tr("modern GPT") if isinstance(model, Llama) else "GPT"
+        raise RunError(tr("{path} does not hold the weights of the {what} in config.json "
+                          "(names that differ: {names})", path=path, what=what,
+                          names=", ".join(unknown)))
     for name, tensor in expected.items():
         got = weights[name]
         if got.shape != tensor.shape or got.dtype != tensor.dtype:
-            raise RunError(f"{path}: {name} is {_dtype(got)} {list(got.shape)} but config.json "
-                           f"makes it {_dtype(tensor)} {list(tensor.shape)}")
+            raise RunError(tr("{path}: {name} is {got} but config.json makes it {expected}",
+                              path=path, name=name,
+                              got=f"{_dtype(got)} {list(got.shape)}",
+                              expected=f"{_dtype(tensor)} {list(tensor.shape)}"))
     model.load_state_dict(weights)
     return model.eval().requires_grad_(False)
 
@@ -201,5 +216,6 @@ def run_model(spec: ModelSpec) -> GPT | Llama:
     """The grader's model for a run spec, if the run still has the sizes the spec names."""
     run = open_run(Path(spec.path))
     if sizes(run.config) != spec.config:
-        raise RunError(f"{spec.path} holds another model than the one described")
+        raise RunError(tr("{path} holds another model than the one described",
+                          path=spec.path))
     return run.model

@@ -28,6 +28,8 @@ so that a module whose parameters do not fit is told the same here as there.
 from __future__ import annotations
 
 import torch
+
+from grader.locale import tr
 '''
 
 

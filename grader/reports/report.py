@@ -193,9 +193,11 @@ class Report:
 
 def check_title(name: str) -> str:
     """A check's name as a learner reads it: its title in the language in use, and the
-    case it ran, as it is ("Softmax of fixed logits [one-row]")."""
-    title, bracket, case = name.partition(" [")
-    return translated(title) + (f" [{case}" if bracket else "")
+    case it ran, as it is ("Softmax of fixed logits [one-row]"). The case is the last
+    bracket: a title may hold one of its own ("top_p outside [0, 1] raises ValueError
+    [1.5]"), and no title ends with one (each ends in words)."""
+    title, bracket, case = name.rpartition(" [") if name.endswith("]") else ("", "", "")
+    return translated(title) + f" [{case}" if bracket else translated(name)
 
 
 def render(report: Report, console: Console, verbose: bool = False) -> None:

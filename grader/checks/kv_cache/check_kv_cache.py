@@ -23,9 +23,8 @@ from grader.grading.subject.strategies import generation_example, vocab
 from grader.grading.values.failures import Diagnosis
 from grader.locale import tr
 from grader.model import artifacts
+from grader.model.config import says_too_long
 from grader.model.spec import ModelSpec
-
-TOO_LONG = "the model sees at most context_length"  # the model's error for too many tokens
 
 
 def cases() -> dict[str, tuple]:
@@ -71,7 +70,7 @@ SEEN_IN_CALLS = (WHOLE_CONTEXT,)
 
 
 def fallback_hint(call: Call) -> Diagnosis | str:
-    if call.outcome[0] == "error" and TOO_LONG in call.outcome[1]:
+    if call.outcome[0] == "error" and says_too_long(call.outcome[1]):
         return Diagnosis.of("\n" + tr("The model was given more tokens than its window holds."),
                             hint=tr("once the text outgrows the window, crop the text to its "
                                     "last context_length tokens and rebuild the cache from "

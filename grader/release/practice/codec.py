@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import torch
 
-from grader.model.config import GPTConfig
+from grader.model.config import GPTConfig, not_token_ids, too_long
 from grader.model.spec import ModelSpec
 from grader.sandbox.wire import encoding as wire
 
@@ -70,15 +70,12 @@ class ExportedGPT(torch.nn.Module):
                 context.dtype != torch.long):
             got = (f"{context.dtype} of shape {tuple(context.shape)}"
                    if isinstance(context, torch.Tensor) else type(context).__name__)
-            raise ValueError(f"the model takes token ids as a LongTensor of shape (B, T); "
-                             f"got {got}")
+            raise ValueError(not_token_ids(got))
         seen = past + context.shape[1]
         if context.shape[1] < 1:
             raise ValueError("the model reads at least one new token; got none")
         if seen > self.context_length:
-            raise ValueError(f"the model sees at most context_length={self.context_length} "
-                             f"tokens, but got {seen}: crop the context to its last "
-                             f"{self.context_length} tokens")
+            raise ValueError(too_long(self.context_length, seen))
         if self.calls is not None:
             self.calls.append([int(context.shape[1]), past])
 

@@ -23,6 +23,7 @@ from grader.grading.values.tolerances import (
     logit_scale_rtol,
 )
 from grader.locale import tr
+from grader.model.config import refusal_in
 from grader.wording import a_kind
 
 # The rules a problem's answers are judged by, as cases.json names them.
@@ -72,6 +73,15 @@ def _same_tensor(got: torch.Tensor, want: torch.Tensor, activations: bool,
                                equal_nan=not own_scale))
 
 
+def same_refusal(got: str, want: str) -> bool:
+    """Two errors ("Type: message") that are one refusal of the kata's models, each in
+    its language: the copy stored its answers' in the language it was written in."""
+    kind, _, said = got.partition(": ")
+    other, _, stored = want.partition(": ")
+    found = refusal_in(said)
+    return kind == other and found is not None and found == refusal_in(stored)
+
+
 def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
                  args: tuple = ()) -> bool:
     """("value", x) or ("error", "Type: message"), the same by `rule`: "" for `same`,
@@ -93,7 +103,7 @@ def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
         # mistake, and so does its rule here.
         if rule == "own-scale" and all("NoneType" in str(o[1]) for o in (got, want)):
             return True
-        return str(got[1]) == str(want[1])
+        return str(got[1]) == str(want[1]) or same_refusal(str(got[1]), str(want[1]))
     if rule == "filtering":
         return same_filtering(got[1], want[1], args[0])
     if rule == "rotation":

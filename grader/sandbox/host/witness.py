@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from grader.model.config import too_long
 from grader.model.spec import ModelSpec
 from grader.sandbox.host.channel import close_quietly
 from grader.sandbox.wire.encoding import ProtocolError, decode, encode
@@ -291,12 +292,6 @@ def expect_cache(model: Any, context: Any, cache: Any) -> None:
                                  f"shape {shape} (rows, heads, cached tokens, head size)")
     if past is not None and past + length > config.context_length:
         raise ValueError(too_long(config.context_length, past + length))
-
-
-def too_long(window: int, tokens: int) -> str:
-    # Word for word the GPT's own error (grader/model/gpt.py), which checks name.
-    return (f"the model sees at most context_length={window} tokens, but got {tokens}: "
-            f"crop the context to its last {window} tokens")
 
 
 def fingerprint(cache: Any) -> bytes:
