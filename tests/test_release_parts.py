@@ -206,6 +206,32 @@ def test_a_cases_answer_and_where_it_leaves_the_generator_come_from_one_run() ->
     assert all(not torch.equal(a.get_state(), args[i].get_state()) for i, a in moved.items())
 
 
+def test_a_stored_value_holds_no_model_the_copy_has_no_program_of() -> None:
+    """A case stores a model as the spec of its exported program, its sizes in one order;
+    any other spec (a hidden model's, whose handle each grade draws anew) is refused, as
+    a value the copy cannot run, so two releases write the same bytes."""
+    import torch
+
+    from grader.model.spec import ModelSpec
+    from grader.release.models import Models
+    from grader.release.practice import codec
+
+    models = Models()
+    one, other = (models.marker(ModelSpec("random", config, 7))
+                  for config in ({"n_head": 2, "n_embd": 8}, {"n_embd": 8, "n_head": 2}))
+    assert codec.encode(one) == codec.encode(other)
+    assert codec.encode(models.marker(ModelSpec("shipped", {"n_layer": 4}))) == codec.encode(
+        models.marker(ModelSpec("shipped")))
+    spec, tensor, held = codec.wire.decode(json.loads(json.dumps(
+        codec.encode([one, torch.arange(3), {"k": (1, float("inf"))}]))))
+    assert codec.model_name(spec) == codec.model_name(ModelSpec("random", {"n_embd": 8,
+                                                                         "n_head": 2}, 7))
+    assert torch.equal(tensor, torch.arange(3)) and held == {"k": (1, float("inf"))}
+    for hidden in (ModelSpec("hidden", {"n_embd": 8}, 12345), ModelSpec("random", {}, 1)):
+        with pytest.raises(TypeError, match="the copy holds no program of it"):
+            codec.encode([torch.zeros(1), {"model": hidden}])
+
+
 def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
     """In Chinese, a practice grade names its cases, drawn examples and refusals in
     Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from grader.release.practice.codec import model_name
+from grader.release.practice.codec import Exported, model_name
 
 SHIPPED = "shipped"
 
@@ -36,13 +36,15 @@ class Models:
         # The models whose forward_with_cache the copy needs too (problem 15's loop).
         self.cached: set[str] = set()
 
-    def marker(self, spec: Any) -> Any:
+    def marker(self, spec: Any) -> Exported:
         """`spec`, kept to be exported, as a case stores it for the copy to run its
-        program: its sizes in one order, as its name has them, whatever order a check
-        built them in, so that two releases write the same bytes."""
-        name = model_name(spec)
-        self.specs.setdefault(name, spec)
-        return type(spec)(spec.kind, dict(sorted(spec.config.items())), spec.seed)
+        program: what its name holds alone (the shipped model's no sizes, a random
+        one's in one order), however a check built it, so that two releases write the
+        same bytes."""
+        self.specs.setdefault(model_name(spec), spec)
+        if spec.kind == "shipped":
+            return Exported("shipped")
+        return Exported(spec.kind, dict(sorted(spec.config.items())), spec.seed)
 
     def merge(self, other: Models) -> None:
         for spec in other.specs.values():

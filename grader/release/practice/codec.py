@@ -116,10 +116,27 @@ def stored_model(name: str) -> torch.nn.Module:
     return ExportedGPT(name)
 
 
+class Exported(ModelSpec):
+    """The spec of a model whose program the release exported: the only model a stored
+    value may hold (a hidden model's, say, is drawn anew by each grade)."""
+
+
 def encode(value: Any) -> Any:
     """`value` as JSON data, written as the worker protocol writes it (the structs of
-    grader/sandbox/wire/encoding.py, bytes in base64), models as their specs."""
+    grader/sandbox/wire/encoding.py, bytes in base64); TypeError if it cannot be stored."""
+    refuse_unexported(value)
     return msgspec.to_builtins(wire.encode(value))
+
+
+def refuse_unexported(value: Any) -> None:
+    if isinstance(value, ModelSpec) and not isinstance(value, Exported):
+        raise TypeError(f"cannot store {value!r}: the copy holds no program of it")
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            refuse_unexported(item)
+    elif isinstance(value, dict):
+        for pair in value.items():
+            refuse_unexported(pair)
 
 
 def decode(value: Any) -> Any:
