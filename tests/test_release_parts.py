@@ -232,6 +232,35 @@ def test_a_stored_value_holds_no_model_the_copy_has_no_program_of() -> None:
             codec.encode([torch.zeros(1), {"model": hidden}])
 
 
+def test_the_copys_cases_are_built_on_one_thread_whatever_was_built_before() -> None:
+    """rope's cases are heads of the modern model: built on two threads, 148 of one
+    case's entries differ in their last bit from one thread's, and a copy written in a
+    process that had graded rope first held those."""
+    import torch
+
+    from grader.grading.contracts.declaring import load_check_module
+    from grader.registry import find
+    from grader.release.build import practice_cases
+    from grader.release.models import Models
+    from grader.release.practice import codec
+
+    contract = load_check_module(find("rope")).CONTRACT
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        (one_thread,) = contract.cases()["queries-of-the-cat"][:1]
+        torch.set_num_threads(2)
+        contract.__dict__.pop("case_args", None)
+        assert contract.case_args  # the check's own, built on two threads
+        torch.set_num_threads(threads)
+        stored = practice_cases(Models(), frozenset({"rope"}), lambda _: None)
+    finally:
+        torch.set_num_threads(threads)
+        contract.__dict__.pop("case_args", None)
+    case = stored["problems"]["rope"]["parts"][0]["cases"]["queries-of-the-cat"]
+    assert torch.equal(codec.decode(case["args"])[0], one_thread)
+
+
 def test_the_copys_grade_speaks_the_language_in_use(small_copy: Path, tmp_path: Path) -> None:
     """In Chinese, a practice grade names its cases, drawn examples and refusals in
     Chinese, and a tensor as the kata describes one; the JSON's mistake ids stay ids."""
