@@ -396,6 +396,56 @@ def test_a_copys_stored_refusal_is_the_learners_in_their_language(
     assert not same_outcome(said, stored_ids)
 
 
+def test_the_witness_refuses_a_misused_model_call_in_chinese(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the witness's model (the one a check's hidden model runs in) says of a call
+    the model would not take reaches the learner's code in Chinese, as the GPT's own
+    refusals do; the learners' copy's model says the same of a context with no tokens,
+    and a copy knows that refusal in either language."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from grader.model.artifacts import random_model
+    from grader.release.practice.codec import ExportedGPT
+    from grader.release.practice.judge import same_outcome
+    from grader.sandbox.host.witness import expect_cache, expect_context
+
+    sizes = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
+    model = random_model(sizes, 3)
+    _, cache = model.forward_with_cache(torch.zeros(1, 3, dtype=torch.long))
+    misuses = {
+        "a batch too large": lambda: expect_context(model, torch.zeros(65, 1, dtype=torch.long)),
+        "no tokens": lambda: expect_context(model, torch.zeros(1, 0, dtype=torch.long)),
+        "floats": lambda: expect_context(model, torch.zeros(1, 2)),
+        "a list": lambda: expect_context(model, [[1, 2]]),
+        "one layer": lambda: expect_cache(model, torch.tensor([[1]]), cache[:1]),
+        "not a pair": lambda: expect_cache(model, torch.tensor([[1]]), [[k] for k, _ in cache]),
+        "doubles": lambda: expect_cache(model, torch.tensor([[1]]),
+                                        [[k.double(), v] for k, v in cache]),
+        "two rows": lambda: expect_cache(model, torch.tensor([[1], [2]]), cache),
+        "the copy's, no tokens": lambda: ExportedGPT.check(
+            SimpleNamespace(context_length=6, calls=None),  # type: ignore[arg-type]
+            torch.zeros(1, 0, dtype=torch.long), 0),
+    }
+    said: dict[str, dict[str, str]] = {}
+    for language in ("en", "zh"):
+        monkeypatch.setenv("GPT_KATA_LANG", language)
+        for name, misuse in misuses.items():
+            with pytest.raises(ValueError) as refused:
+                misuse()
+            said.setdefault(name, {})[language] = str(refused.value)
+    for name, words in said.items():
+        assert not CHINESE.search(words["en"]) and CHINESE.search(words["zh"]), (name, words)
+    assert "a batch of 65 rows; this model takes 1 to 64" in said["a batch too large"]["en"]
+    assert "65" in said["a batch too large"]["zh"] and "64" in said["a batch too large"]["zh"]
+    assert said["no tokens"] == said["the copy's, no tokens"]
+    assert "torch.float32 of shape (1, 2)" in said["floats"]["zh"]
+    assert "torch.float32" in said["doubles"]["zh"] and "键" in said["doubles"]["zh"]
+    assert same_outcome(("error", f"ValueError: {said['no tokens']['zh']}"),
+                        ("error", f"ValueError: {said['no tokens']['en']}"))
+
+
 def test_a_broken_install_is_said_in_chinese(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from grader.model import artifacts

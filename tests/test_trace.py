@@ -294,6 +294,41 @@ def test_plot_writes_a_png_of_the_first_differing_step(crop_first, tmp_path):
     assert width > 100 and height > 100
 
 
+def test_a_chinese_plot_without_a_cjk_font_is_in_english_and_says_so(
+        crop_first, tmp_path, monkeypatch):
+    """`gpt-kata --lang zh trace --plot` where no font has Chinese characters: the
+    picture is labelled in English, with no warning for each character matplotlib
+    cannot draw, and the report says so once, in Chinese."""
+    import warnings
+
+    from matplotlib.axes import Axes
+
+    from grader.locale import fonts
+
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")  # put back after, whatever --lang sets
+    monkeypatch.setattr(fonts, "cjk_font", lambda: None)
+    titles: list[str] = []
+    original = Axes.set_title
+    monkeypatch.setattr(Axes, "set_title",
+                        lambda self, text, *a, **k: titles.append(text) or original(
+                            self, text, *a, **k))
+    picture = tmp_path / "step.png"
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, redirect_stdout(out), \
+            redirect_stderr(err):
+        warnings.simplefilter("always")
+        code = main(["--lang", "zh", "trace", "generate", corpus_prefix(CONTEXT_LENGTH),
+                     "--submission", str(crop_first), "--steps", "4", "--plot",
+                     str(picture)])
+    assert code == 1, out.getvalue() + err.getvalue()
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+    assert len(titles) == 1 and titles[0].endswith(", step 2: the first step that differs")
+    assert not re.search(r"[\u4e00-\u9fff]", titles[0]), titles
+    assert out.getvalue().count("没有安装含中文字符的字体") == 1, out.getvalue()
+    assert picture.read_bytes()[:4] == b"\x89PNG"
+
+
 @pytest.mark.parametrize("args, words", [
     (["no-such-problem"], "no problem called 'no-such-problem'"),
     (["top-k"], "does not generate text"),

@@ -51,16 +51,27 @@ def test_without_a_vocabulary_size_there_is_no_line(monkeypatch, tmp_path):
     assert len(axes.get_lines()) == 2
 
 
-def test_in_chinese_the_curve_is_labelled_in_chinese(monkeypatch, tmp_path):
-    """`gpt-kata --lang zh train` draws its curve in Chinese, as it prints."""
+# The font named below need not be installed here: matplotlib, not finding it, warns
+# of the Chinese characters it then cannot draw.
+@pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
+def test_in_chinese_the_curve_is_labelled_in_chinese(monkeypatch, tmp_path, capsys):
+    """`gpt-kata --lang zh train` draws its curve in Chinese, as it prints, where a font
+    with Chinese characters is installed, and draws it in that font, for this picture
+    only; it says nothing of fonts."""
     import re
 
+    from grader.locale import fonts
+
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    monkeypatch.setattr(fonts, "cjk_font", lambda: "WenQuanYi Micro Hei")
     axes = drawn(monkeypatch, tmp_path, 40)
     shown = [axes.get_title(), axes.get_xlabel(), axes.get_ylabel(),
              *(text.get_text() for text in axes.get_legend().get_texts())]
     assert all(re.search(r"[\u4e00-\u9fff]", text) for text in shown), shown
     assert "ln(40) = 3.69" in shown[-1]
+    assert "WenQuanYi Micro Hei" in axes.title.get_fontfamily()
+    assert "WenQuanYi Micro Hei" not in matplotlib.rcParams["font.family"]
+    assert capsys.readouterr().err == ""
 
 
 def test_a_chinese_plot_draws_latin_in_matplotlibs_font_and_chinese_in_a_cjk_one(monkeypatch):
@@ -104,3 +115,37 @@ def test_a_cjk_font_installed_after_matplotlibs_cache_is_found(monkeypatch):
                         lambda path: SimpleNamespace(family_name=names[path]))
     assert fonts.cjk_font() == "Noto Sans CJK SC"
     assert added == ["/fonts/NotoSansCJK-Regular.ttc"]
+
+
+def test_without_a_cjk_font_a_chinese_curve_is_labelled_in_english_and_says_so(
+        monkeypatch, tmp_path, capsys):
+    """Where no font has Chinese characters, `gpt-kata --lang zh train` labels its curve
+    in English, not in empty boxes with a warning for each character matplotlib cannot
+    draw, and says once, in Chinese, why."""
+    import logging
+    import warnings
+
+    from grader.locale import fonts
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    monkeypatch.setattr(fonts, "cjk_font", lambda: None)
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("matplotlib").addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            axes = drawn(monkeypatch, tmp_path, 40)
+    finally:
+        logging.getLogger("matplotlib").removeHandler(handler)
+    said = [str(w.message) for w in caught] + logged
+    assert not [text for text in said if "missing from font" in text], said
+    assert axes.get_title() == "gpt-kata training loss"
+    assert axes.get_xlabel() == "step"
+    assert [text.get_text() for text in axes.get_legend().get_texts()][:2] == [
+        "train", "validation"]
+    err = capsys.readouterr().err
+    assert err.count("loss_curve.png") == 1
+    assert "没有安装含中文字符的字体" in err and "Noto Sans CJK SC" in err, err
+

@@ -248,7 +248,7 @@ def trace(path: Path, language: str = "en") -> None:
     """`gpt-kata trace --plot` on the submission, as a learner runs it; its report
     is kept beside the picture for the pages to include. In Chinese, as a learner
     runs `gpt-kata --lang zh trace`: the picture is kept only where a font that holds
-    Chinese is installed (the plot would draw empty boxes), and the Chinese site
+    Chinese is installed (elsewhere trace draws it in English), and the Chinese site
     shows the English one instead; the report is kept either way."""
     problem, mistake = TRACED
     with tempfile.TemporaryDirectory() as tmp:
@@ -279,6 +279,13 @@ def trace(path: Path, language: str = "en") -> None:
     report = done.stdout.replace(str(path), PLOT).replace(str(submission), submission.name)
     report = report.replace(str(ROOT) + os.sep, "")
     report = report.replace(os.path.relpath(path, ROOT), PLOT)
+    if language != "en" and not cjk_font():
+        # The report says the picture is in English for want of a font; the page
+        # shows the English picture in its place, and says nothing of this machine.
+        from grader.locale.fonts import in_english_note
+
+        with speaking(language):
+            report = report.replace(in_english_note(PLOT) + "\n", "")
     command = "gpt-kata" + (f" --lang {language}" if language != "en" else "")
     path.with_suffix(".txt").write_text(
         f"$ {command} trace {problem} --submission {submission.name} --plot {PLOT}\n{report}",

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,10 +30,15 @@ ENGLISH = "en"
 LANGUAGES = {"en": "English", "zh": "中文"}
 SETTING = "GPT_KATA_LANG"
 CATALOGS = Path(__file__).parent
+# A language for a while in this thread only, over all the rest (`speaking`): a
+# picture labelled in English where no font draws the learner's language.
+SPOKEN: ContextVar[str | None] = ContextVar("SPOKEN", default=None)
 
 
 def language() -> str:
     """The code of the language in use: "en" or "zh"."""
+    if (spoken := SPOKEN.get()) is not None:
+        return spoken
     chosen = os.environ.get(SETTING, "").strip()
     if chosen:
         return code_of(chosen) or ENGLISH
@@ -70,6 +78,17 @@ def code_of(name: str) -> str | None:
 def use(code: str) -> None:
     """Speak `code` in this process and in every process it starts."""
     os.environ[SETTING] = code
+
+
+@contextmanager
+def speaking(code: str) -> Iterator[None]:
+    """Speak `code` in this thread for the while, and not in the processes it starts:
+    unlike `use`, the environment is left alone."""
+    token = SPOKEN.set(code)
+    try:
+        yield
+    finally:
+        SPOKEN.reset(token)
 
 
 def tr(text: str, /, **fields: Any) -> str:

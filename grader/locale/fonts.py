@@ -3,7 +3,11 @@ Sans, has no Chinese characters, and draws empty boxes for them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from grader.locale import ENGLISH, language, speaking, tr
 
 # Fonts with Chinese characters, tried in turn before matplotlib's own where the
 # labels are not English.
@@ -46,3 +50,27 @@ def use_cjk_fonts(plt: Any) -> None:
     chosen = cjk_font()
     if chosen:
         plt.rcParams["font.family"] = ["sans-serif", chosen]
+
+
+@contextmanager
+def picture_language(plt: Any) -> Iterator[bool]:
+    """Draw a picture, inside the block, in the language in use where a font draws
+    it, and in English where none is installed: English labels read better than
+    empty boxes, and matplotlib warns once for every character it cannot draw. True
+    for the block when the picture is in English for want of a font."""
+    if language() == ENGLISH:
+        yield False
+    elif cjk_font():
+        with plt.rc_context():  # the font for this picture only
+            use_cjk_fonts(plt)
+            yield False
+    else:
+        with speaking(ENGLISH):
+            yield True
+
+
+def in_english_note(picture: str) -> str:
+    """What a command says, once, of a picture `picture_language` drew in English."""
+    return tr("no font with Chinese characters is installed, so {picture} is labelled in "
+              "English; install one, such as Noto Sans CJK SC (fonts-noto-cjk on Debian "
+              "and Ubuntu), to see it in Chinese", picture=picture)

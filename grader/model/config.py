@@ -75,6 +75,9 @@ MODERN_SETTINGS = TrainSettings(steps=2400, threads=1)
 TOO_LONG = marked("the model sees at most context_length={window} tokens, but got {tokens}: "
                   "crop the context to its last {window} tokens")
 NOT_TOKEN_IDS = marked("the model takes token ids as a LongTensor of shape (B, T); got {got}")
+# Said by the witness's model and the learners' copy's: the GPT itself returns logits for
+# none of them, which nothing can sample from.
+NO_TOKENS = marked("the context holds no tokens; give the model at least one")
 
 
 def too_long(window: int, tokens: int) -> str:
@@ -83,6 +86,10 @@ def too_long(window: int, tokens: int) -> str:
 
 def not_token_ids(got: str) -> str:
     return translated(NOT_TOKEN_IDS).format(got=got)
+
+
+def no_tokens() -> str:
+    return translated(NO_TOKENS)
 
 
 def says_too_long(message: str) -> bool:
@@ -98,7 +105,7 @@ def refusal_in(message: str) -> tuple[str, dict[str, str]] | None:
     model says them in theirs: the same refusal either way."""
     from grader.locale import LANGUAGES, catalog
 
-    for template in (TOO_LONG, NOT_TOKEN_IDS):
+    for template in (TOO_LONG, NOT_TOKEN_IDS, NO_TOKENS):
         for said in {template, *(catalog(code).get(template, "") for code in LANGUAGES)}:
             found = re.search(_pattern(said), message) if said else None
             if found:

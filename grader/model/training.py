@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.locale import language, tr
-from grader.locale.fonts import use_cjk_fonts
+from grader.locale import tr
+from grader.locale.fonts import in_english_note, picture_language
 from grader.model.artifacts import save_model, save_vocab, split_corpus
 from grader.model.config import TrainSettings
 from grader.model.gpt import GPT, GPTConfig
@@ -75,30 +75,31 @@ def plot_losses(log: list[tuple[int, float, float]], path: Path,
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    if language() != "en":
-        use_cjk_fonts(plt)
-    steps, train, val = zip(*log)
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    ax.plot(steps, train, label=tr("train"))
-    ax.plot(steps, val, label=tr("validation"))
-    if vocab_size is not None and vocab_size > 1:
-        uniform = math.log(vocab_size)
-        ax.axhline(uniform, color="grey", linestyle="--", linewidth=1,
-                   label=tr("ln({vocab}) = {loss}: a uniform guess", vocab=vocab_size,
-                            loss=f"{uniform:.2f}"))
-    ax.set_yscale("log")
-    # Plain numbers at 1, 2, 3 ... of each decade: a loss of 1.2 reads as 1.2, not 10^0.
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(tr("step"))
-    ax.set_ylabel(tr("cross-entropy loss (nats per character, log scale)"))
-    ax.set_title(tr("gpt-kata training loss"))
-    ax.grid(alpha=0.3, which="both")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    with picture_language(plt) as in_english:
+        steps, train, val = zip(*log)
+        fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+        ax.plot(steps, train, label=tr("train"))
+        ax.plot(steps, val, label=tr("validation"))
+        if vocab_size is not None and vocab_size > 1:
+            uniform = math.log(vocab_size)
+            ax.axhline(uniform, color="grey", linestyle="--", linewidth=1,
+                       label=tr("ln({vocab}) = {loss}: a uniform guess", vocab=vocab_size,
+                                loss=f"{uniform:.2f}"))
+        ax.set_yscale("log")
+        # Plain numbers at 1, 2, 3 ... of each decade: a loss of 1.2 reads as 1.2, not 10^0.
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(tr("step"))
+        ax.set_ylabel(tr("cross-entropy loss (nats per character, log scale)"))
+        ax.set_title(tr("gpt-kata training loss"))
+        ax.grid(alpha=0.3, which="both")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path)
+        plt.close(fig)
+    if in_english:
+        print(in_english_note(path.name), file=sys.stderr)
     return True
 
 

@@ -195,12 +195,15 @@ def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
            traced_cases=count)
     if args.plot:
         from grader.learner.tools.trace_plot import plot
+        from grader.locale.fonts import in_english_note
 
         step = shown.difference if shown.difference is not None else 0
-        plot(Path(args.plot), shown.plan, shown.yours, shown.reference, shown.probs, step,
-             shown.difference is not None)
+        in_english = plot(Path(args.plot), shown.plan, shown.yours, shown.reference,
+                          shown.probs, step, shown.difference is not None)
         out.print(tr("drew step {step} in {plot}", step=step + 1, plot=args.plot),
                   markup=False)
+        if in_english:
+            out.print(in_english_note(args.plot), markup=False)
     return EXIT_PASS if shown.difference is None else EXIT_FAIL
 
 

@@ -7,11 +7,11 @@ neither pays for it nor needs it (the command checks it is installed first).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grader.learner.tools.trace_steps import Distributions, Run, misled
-from grader.locale import language, tr
-from grader.locale.fonts import use_cjk_fonts
+from grader.locale import tr
+from grader.locale.fonts import picture_language
 
 if TYPE_CHECKING:
     from grader.learner.tools.trace_plan import Plan
@@ -27,17 +27,22 @@ def label(token: int, int_to_char: dict[int, str]) -> str:
 
 
 def plot(path: Path, the_plan: Plan, yours: Run, reference: Run, probs: Distributions,
-         step: int, differs: bool) -> None:
+         step: int, differs: bool) -> bool:
     """Draw step `step` (an index): the reference's probabilities after your window
-    and, where it differs, after the reference's, with both picks marked."""
+    and, where it differs, after the reference's, with both picks marked. True when
+    the picture is in English for want of a font that draws the language in use."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if language() != "en":
-        use_cjk_fonts(plt)
+    with picture_language(plt) as in_english:
+        draw(plt, path, the_plan, yours, reference, probs, step, differs)
+    return in_english
 
+
+def draw(plt: Any, path: Path, the_plan: Plan, yours: Run, reference: Run,
+         probs: Distributions, step: int, differs: bool) -> None:
     int_to_char = the_plan.args["int_to_char"]
     mine = yours.steps[step] if step < len(yours.steps) else None
     theirs = reference.steps[step] if step < len(reference.steps) else None

@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 import torch
 
-from grader.model.config import GPTConfig, not_token_ids, too_long
+from grader.locale import tr
+from grader.model.config import GPTConfig, no_tokens, not_token_ids, too_long
 from grader.model.spec import ModelSpec
 from grader.sandbox.wire import encoding as wire
 
@@ -56,8 +57,9 @@ class ExportedGPT(torch.nn.Module):
         past = 0 if cache is None else int(cache[0][0].shape[2])
         self.check(context, past)
         if context.shape[0] != 1:
-            raise ValueError("this copy's model runs forward_with_cache on a batch of one, "
-                             f"(1, T), as problem 15 does; got a batch of {context.shape[0]}")
+            raise ValueError(tr("this copy's model runs forward_with_cache on a batch of one, "
+                                "(1, T), as problem 15 does; got a batch of {rows}",
+                                rows=context.shape[0]))
         variant = (f"{'next' if cache is not None else 'first'}-"
                    f"{'many' if context.shape[1] > 1 else 'one'}")
         program = cached_program(self.name, variant)
@@ -73,7 +75,7 @@ class ExportedGPT(torch.nn.Module):
             raise ValueError(not_token_ids(got))
         seen = past + context.shape[1]
         if context.shape[1] < 1:
-            raise ValueError("the model reads at least one new token; got none")
+            raise ValueError(no_tokens())
         if seen > self.context_length:
             raise ValueError(too_long(self.context_length, seen))
         if self.calls is not None:
@@ -97,8 +99,8 @@ def cached_program(name: str, variant: str) -> torch.nn.Module:
     """One of a model's forward_with_cache programs (release/models.py's CACHED_VARIANTS),
     loaded once."""
     if not (MODELS / f"{name}.cached-{variant}.pt2").is_file():
-        raise ValueError(f"this copy holds no forward_with_cache of this model ({variant}): "
-                         "only the models of problem 15's cases have one")
+        raise ValueError(tr("this copy holds no forward_with_cache of this model ({variant}): "
+                            "only the models of problem 15's cases have one", variant=variant))
     return load_program(f"{name}.cached-{variant}")
 
 

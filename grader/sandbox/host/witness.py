@@ -34,7 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from grader.model.config import too_long
+from grader.locale import tr
+from grader.model.config import no_tokens, not_token_ids, too_long
 from grader.model.spec import ModelSpec
 from grader.sandbox.host.channel import close_quietly
 from grader.sandbox.wire.encoding import ProtocolError, decode, encode
@@ -138,8 +139,9 @@ class Witness:
                 except Oversized as exc:
                     write_frame(self.writer, {"error": {
                         "type": "ValueError",
-                        "message": f"the model's input is larger than any it takes ({exc}): "
-                                   "at most context_length tokens, and a cache of that many"}})
+                        "message": tr("the model's input is larger than any it takes "
+                                      "({reason}): at most context_length tokens, and a cache "
+                                      "of that many", reason=exc)}})
                     continue
                 if message is None:
                     return
@@ -149,13 +151,16 @@ class Witness:
                         if counted:
                             self.marks.append(len(self.calls))
                     write_frame(self.writer, {"ok": True} if counted else {"error": {
-                        "type": "RuntimeError", "message": "too many chunks"}})
+                        "type": "RuntimeError",
+                        "message": tr("more than {most} chunks in one call of your code",
+                                      most=MAX_ROWS)}})
                     continue
                 try:
                     reply: dict[str, Any] = {"value": encode(self._forward(message))}
                 except (ProtocolError, RecursionError) as exc:
                     reply = {"error": {"type": "ValueError",
-                                       "message": f"the model could not read its input: {exc}"}}
+                                       "message": tr("the model could not read its input: "
+                                                     "{reason}", reason=exc)}}
                 except tuple(ERRORS.values()) as exc:
                     reply = {"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}}
                 write_frame(self.writer, reply)
@@ -171,14 +176,14 @@ class Witness:
 
         op = message.get("op")
         if op not in ("forward", "forward_with_cache"):
-            raise ValueError(f"unknown model call {str(op)[:40]!r}")
+            raise ValueError(tr("unknown model call {op}", op=repr(str(op)[:40])))
         spec = decode(message.get("model"))
         if not isinstance(spec, ModelSpec):
-            raise ValueError("not a model")
+            raise ValueError(tr("not a model"))
         with self.lock:
             model = self.models.get(spec.key())
         if model is None:
-            raise ValueError("not the model this call was given")
+            raise ValueError(tr("not the model this call was given"))
         context = decode(message.get("context"))
         expect_context(model, context)
         cache = None
@@ -190,8 +195,8 @@ class Witness:
         rows = int(context.shape[0])
         with self.lock:
             if self.rows + rows > MAX_ROWS:
-                raise RuntimeError(f"more than {MAX_ROWS} rows of model calls in one call of "
-                                   "your code; the grader serves no more")
+                raise RuntimeError(tr("more than {most} rows of model calls in one call of "
+                                      "your code; the grader serves no more", most=MAX_ROWS))
             self.rows += rows
         past = int(cache[0][0].shape[2]) if cache is not None else 0
         before: list[list[int] | None] = [[] for _ in range(rows)]
@@ -243,15 +248,18 @@ def expect_context(model: Any, context: Any) -> None:
     """A (batch, time) LongTensor of token ids the model has, that fits its window."""
     import torch
 
-    if not isinstance(context, torch.Tensor) or context.dim() != 2:
-        raise ValueError("the context must be a (batch, time) tensor of token ids")
-    if context.dtype != torch.long:
-        raise ValueError(f"token ids must be a LongTensor, not {context.dtype}")
+    if not isinstance(context, torch.Tensor) or context.dim() != 2 or (
+            context.dtype != torch.long):
+        # The GPT's own words (grader/model/gpt.py), as a learner would get them from it.
+        raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"
+                                       if isinstance(context, torch.Tensor)
+                                       else type(context).__name__))
     rows, length = context.shape
     if not 1 <= rows <= MAX_BATCH:
-        raise ValueError(f"a batch of {rows} rows; this model takes 1 to {MAX_BATCH}")
+        raise ValueError(tr("a batch of {rows} rows; this model takes 1 to {most}", rows=rows,
+                            most=MAX_BATCH))
     if length < 1:
-        raise ValueError("the context holds no tokens; give the model at least one")
+        raise ValueError(no_tokens())
     window = model.config.context_length
     if length > window:
         raise ValueError(too_long(window, length))
@@ -269,8 +277,9 @@ def expect_cache(model: Any, context: Any, cache: Any) -> None:
     config = model.config
     layers = config.n_layer
     if not isinstance(cache, (list, tuple)) or len(cache) != layers:
-        raise ValueError(f"the cache must hold one (keys, values) pair for each of the "
-                         f"model's {layers} layers, as forward_with_cache returned it")
+        raise ValueError(tr("the cache must hold one (keys, values) pair for each of the "
+                            "model's {layers} layers, as forward_with_cache returned it",
+                            layers=layers))
     dtype = next(model.parameters()).dtype
     # A modern run's cache holds its key/value heads, fewer than its query heads.
     heads = getattr(config, "n_kv_head", config.n_head)
@@ -278,18 +287,21 @@ def expect_cache(model: Any, context: Any, cache: Any) -> None:
     past = None
     for i, layer in enumerate(cache):
         if not isinstance(layer, (list, tuple)) or len(layer) != 2:
-            raise ValueError(f"layer {i} of the cache is not a (keys, values) pair")
-        for what, tensor in zip(("keys", "values"), layer):
+            raise ValueError(tr("layer {layer} of the cache is not a (keys, values) pair",
+                                layer=i))
+        for what, tensor in zip((tr("keys"), tr("values")), layer):
             if not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype or tensor.dim() != 4:
-                raise ValueError(f"the {what} of layer {i} of the cache must be a 4-d {dtype} "
-                                 "tensor, as forward_with_cache returned them")
+                raise ValueError(tr("the {what} of layer {layer} of the cache must be a 4-d "
+                                    "{dtype} tensor, as forward_with_cache returned them",
+                                    what=what, layer=i, dtype=dtype))
             if past is None:
                 past = int(tensor.shape[2])
             shape = (rows, heads, past, config.n_embd // heads)
             if tuple(tensor.shape) != shape:
-                raise ValueError(f"the {what} of layer {i} of the cache have shape "
-                                 f"{tuple(tensor.shape)}; with this context they must have "
-                                 f"shape {shape} (rows, heads, cached tokens, head size)")
+                raise ValueError(tr("the {what} of layer {layer} of the cache have shape "
+                                    "{shape}; with this context they must have shape {needed} "
+                                    "(rows, heads, cached tokens, head size)", what=what,
+                                    layer=i, shape=tuple(tensor.shape), needed=shape))
     if past is not None and past + length > config.context_length:
         raise ValueError(too_long(config.context_length, past + length))
 
