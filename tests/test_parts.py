@@ -12,6 +12,7 @@ import re
 
 import pytest
 import torch
+from misfits import NoBiases, TwoLayers, misfits
 from torch import nn
 
 from grader.grading.judging.any_result import expect_activations
@@ -129,15 +130,6 @@ def test_wrong_names_are_listed_expected_against_found() -> None:
     assert "not expected: k.weight, k.bias" in message
 
 
-class TwoLayers(nn.Module):
-    """Two layers built with nn.Linear's default bias=True, one of them misnamed."""
-
-    def __init__(self, misnamed: bool = False) -> None:
-        super().__init__()
-        self.up = nn.Linear(2, 3)
-        setattr(self, "down2" if misnamed else "down", nn.Linear(3, 2))
-
-
 def test_biases_left_on_are_named_with_their_fix() -> None:
     """Layers the statement fixes without a bias are built with one: the message says
     so, and how to leave them out, rather than only that the names differ."""
@@ -155,15 +147,6 @@ def test_biases_left_on_are_named_with_their_fix() -> None:
     assert "do not have the names the statement fixes" in message
     assert "  missing:  down.weight" in message
     assert "  up has a bias left on: build it with nn.Linear(..., bias=False)" in message
-
-
-class NoBiases(nn.Module):
-    """Layers built with bias=False, as the well-known lecture's head builds them."""
-
-    def __init__(self, misnamed: bool = False) -> None:
-        super().__init__()
-        self.up = nn.Linear(2, 3, bias=False)
-        setattr(self, "down2" if misnamed else "down", nn.Linear(3, 2, bias=False))
 
 
 def test_biases_left_off_are_named_with_their_fix() -> None:
@@ -219,48 +202,10 @@ def test_not_a_module_is_said_plainly() -> None:
                          torch.zeros(1, 1, dtype=torch.long))
 
 
-class Tied(nn.Module):
-    """The head tied to the token embedding, as GPT-2 ties them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.wte = nn.Embedding(5, 3)
-        self.head = nn.Linear(3, 5, bias=False)
-        self.head.weight = self.wte.weight
-
-
-class Listed(nn.Module):
-    """Blocks kept in a plain Python list, or one block three times."""
-
-    def __init__(self, repeated: bool = False) -> None:
-        super().__init__()
-        block = nn.Linear(2, 2)
-        self.blocks = (nn.ModuleList([block] * 3) if repeated
-                       else [nn.Linear(2, 2), nn.Linear(2, 2)])
-
-
 def misfit_messages() -> dict[str, str]:
     """What loading known weights says of each way a module's parameters can misfit."""
-    blocks = {f"blocks.{i}.{p}": torch.zeros((2, 2) if p == "weight" else (2,))
-              for i in range(3) for p in ("weight", "bias")}
-    biased = {"up.weight": torch.zeros(3, 2), "up.bias": torch.zeros(3),
-              "down.weight": torch.zeros(2, 3), "down.bias": torch.zeros(2)}
-    plain = {"up.weight": torch.zeros(3, 2), "down.weight": torch.zeros(2, 3)}
-    cases = {
-        "misnamed": (TwoLayers(misnamed=True), {**plain, "up.bias": torch.zeros(3)}),
-        "biases-left-on": (TwoLayers(), plain),
-        "a-bias-left-on": (TwoLayers(misnamed=True), plain),
-        "biases-left-off": (NoBiases(), biased),
-        "a-bias-left-off": (NoBiases(misnamed=True), biased),
-        "many-names": (nn.Linear(2, 3), {f"w{i}": torch.zeros(1) for i in range(30)}),
-        "no-parameters": (nn.ReLU(), {"w": torch.zeros(1)}),
-        "tied": (Tied(), {"wte.weight": torch.zeros(5, 3), "head.weight": torch.zeros(5, 3)}),
-        "a-python-list": (Listed(), {k: v for k, v in blocks.items() if "2" not in k}),
-        "one-block-thrice": (Listed(repeated=True), blocks),
-        "a-wrong-shape": (nn.Linear(2, 3), {"weight": torch.ones(2, 2), "bias": torch.ones(3)}),
-    }
     said = {}
-    for name, (module, weights) in cases.items():
+    for name, (module, weights) in misfits().items():
         with pytest.raises(parts.KnownWeightsError) as raised:
             parts.load_known_weights(module, weights, "Layer")
         said[name] = str(raised.value)

@@ -20,6 +20,7 @@ from conftest import COPY_ONLY, example_folders, examples, problem_of
 from filelock import FileLock
 from learner import learner_kata
 from learner_examples import example, mistake_text, specs
+from misfits import misfits
 
 from grader import paths
 from grader.grading.subject.strategies import SEED_VARIABLE
@@ -888,43 +889,13 @@ def written_weights() -> ModuleType:
     return module
 
 
-def misfits() -> dict[str, tuple]:
-    """Modules whose parameters do not fit known weights, each in one way the message
-    explains, and one that fits: (module, the weights it is given)."""
+def every_fit() -> dict[str, tuple]:
+    """Each misfit of tests/misfits.py, and a module that fits: (module, its weights)."""
     import torch
     from torch import nn
 
-    class Tied(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.wte = nn.Embedding(5, 3)
-            self.head = nn.Linear(3, 5, bias=False)
-            self.head.weight = self.wte.weight
-
-    class Listed(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.blocks = [nn.Linear(2, 2), nn.Linear(2, 2)]
-
-    class Repeated(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.blocks = nn.ModuleList([nn.Linear(2, 2)] * 2)
-
-    many = {f"w{i}": torch.zeros(1) for i in range(30)}
-    two = {f"blocks.{i}.{p}": torch.zeros((2, 2) if p == "weight" else (2,))
-           for i in range(2) for p in ("weight", "bias")}
-    return {
-        "fits": (nn.Linear(2, 3), {"weight": torch.ones(3, 2), "bias": torch.ones(3)}),
-        "a-wrong-shape": (nn.Linear(2, 3), {"weight": torch.ones(2, 2), "bias": torch.ones(3)}),
-        "misnamed": (nn.Linear(2, 3), {"w": torch.ones(3, 2), "bias": torch.ones(3)}),
-        "many-names": (nn.Linear(2, 3), many),
-        "tied": (Tied(), {"wte.weight": torch.zeros(5, 3), "head.weight": torch.zeros(5, 3)}),
-        "a-python-list": (Listed(), two),
-        "one-block-twice": (Repeated(), two),
-        "biases-left-off": (nn.Sequential(nn.Linear(2, 3, bias=False)),
-                            {"0.weight": torch.ones(3, 2), "0.bias": torch.ones(3)}),
-    }
+    fits = (nn.Linear(2, 3), {"weight": torch.ones(3, 2), "bias": torch.ones(3)})
+    return {"fits": fits, **misfits()}
 
 
 def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
@@ -934,7 +905,7 @@ def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
     from grader.model import parts
 
     written = written_weights()
-    for name, (module, weights) in misfits().items():
+    for name, (module, weights) in every_fit().items():
         results = []
         for code in (parts, written):
             target = deepcopy(module)
@@ -950,10 +921,10 @@ def test_the_copys_weights_code_says_what_the_full_graders_says() -> None:
                                  else "ParameterNamesError"), (name, results[0])
     said = {name: str(pytest.raises(written.KnownWeightsError, written.load_known_weights,
                                     deepcopy(m), w, "Part").value)
-            for name, (m, w) in misfits().items() if name != "fits"}
+            for name, (m, w) in misfits().items()}
     assert "tied weights" in said["tied"]
     assert "nn.ModuleList" in said["a-python-list"]
-    assert "the same Linear as blocks.0" in said["one-block-twice"]
+    assert "the same Linear as blocks.0" in said["one-block-thrice"]
     assert "and 18 more" in said["many-names"]
     assert "without bias=False" in said["biases-left-off"]
 

@@ -217,11 +217,11 @@ def test_a_stored_value_holds_no_model_the_copy_has_no_program_of() -> None:
     from grader.release.practice import codec
 
     models = Models()
-    one, other = (models.marker(ModelSpec("random", config, 7))
+    one, other = (models.exported(ModelSpec("random", config, 7))
                   for config in ({"n_head": 2, "n_embd": 8}, {"n_embd": 8, "n_head": 2}))
     assert codec.encode(one) == codec.encode(other)
-    assert codec.encode(models.marker(ModelSpec("shipped", {"n_layer": 4}))) == codec.encode(
-        models.marker(ModelSpec("shipped")))
+    assert codec.encode(models.exported(ModelSpec("shipped", {"n_layer": 4}))) == codec.encode(
+        models.exported(ModelSpec("shipped")))
     spec, tensor, held = codec.wire.decode(json.loads(json.dumps(
         codec.encode([one, torch.arange(3), {"k": (1, float("inf"))}]))))
     assert codec.model_name(spec) == codec.model_name(ModelSpec("random", {"n_embd": 8,

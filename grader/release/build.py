@@ -165,7 +165,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     # Written from the grader's own definitions: one source for both graders.
     put(f"{PACKAGE}/weights.py", sources.weights_module())
     models = Models()
-    models.marker(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does,
+    models.exported(SHIPPED_SPEC)  # the copy's tools run the shipped GPT even where no case does,
     models.cached.add(model_name(SHIPPED_SPEC))  # and problem 15's example its KV cache
     from grader.play import TRAINED_IN_EXAMPLES
 
@@ -533,7 +533,7 @@ def resolve(problem: Problem, args: tuple, models: Models) -> tuple:
             if isinstance(a, ModelSpec):
                 if a.kind not in ("shipped", "random"):
                     raise NotPractised(NEEDS_MODEL)
-                a = models.marker(a)
+                a = models.exported(a)
             shown.append(a)
         return tuple(shown)
     from grader.model.parts import state_dict

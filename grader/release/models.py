@@ -1,9 +1,9 @@
 """The models a practice case runs, as torch.export programs with no Python source.
 
-A case's arguments name models by ModelSpec: the shipped GPT, or a seeded random
-one of other sizes. The copy cannot build either (the GPT class is problem 23's
-answer), so each model a case needs is exported once, under a name made from its
-spec, which the case's arguments hold and the copy runs that program for.
+A check's cases name models by ModelSpec: the shipped GPT, or a seeded random one
+of other sizes. The copy cannot build either (the GPT class is problem 23's answer),
+so each model a case needs is exported once, under a name made from its spec; the
+case stores the spec as `Exported`, and the copy runs the program of that name.
 
 The training problems' drivers build a GPT of their own for each call, from a
 config and a seed (artifacts.trainable_model). The release records which ones the
@@ -36,19 +36,19 @@ class Models:
         # The models whose forward_with_cache the copy needs too (problem 15's loop).
         self.cached: set[str] = set()
 
-    def marker(self, spec: Any) -> Exported:
+    def exported(self, spec: Any) -> Exported:
         """`spec`, kept to be exported, as a case stores it for the copy to run its
         program: what its name holds alone (the shipped model's no sizes, a random
         one's in one order), however a check built it, so that two releases write the
         same bytes."""
         self.specs.setdefault(model_name(spec), spec)
-        if spec.kind == "shipped":
-            return Exported("shipped")
+        if spec.kind == SHIPPED:
+            return Exported(SHIPPED)
         return Exported(spec.kind, dict(sorted(spec.config.items())), spec.seed)
 
     def merge(self, other: Models) -> None:
         for spec in other.specs.values():
-            self.marker(spec)
+            self.exported(spec)
         self.trained.update(other.trained)
         self.cached |= other.cached
 

@@ -3,7 +3,7 @@
 In the kata, trace runs the reference live on each fixed case of a problem that
 generates text. A copy holds no reference: the release runs it here on those cases
 and stores what trace reads of a run, the window the model read at each step and
-its text, with the case's arguments, each model among them a marker for its
+its text, with the case's arguments, each model among them the spec of its
 exported program. The copy rebuilds the steps from them as the kata does
 (grader/learner/tools/trace_steps.py).
 """
@@ -43,7 +43,7 @@ def stored_traces(models: Models, only: frozenset[str] | None = None) -> dict[st
             with torch.no_grad():
                 run = reference_run(plan)
             # Each model kept, to be exported for the copy.
-            shown = tuple(met.marker(a) if isinstance(a, ModelSpec) else a for a in args)
+            shown = tuple(met.exported(a) if isinstance(a, ModelSpec) else a for a in args)
             cases[case_id] = {"args": codec.encode(shown),
                               "passes": passes_of(run), "text": run.text}
         models.merge(met)

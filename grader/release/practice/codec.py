@@ -1,6 +1,7 @@
 """Values as JSON, as the worker protocol writes them; the models the copy runs.
 
-Written with sorted keys and no timestamps, so the same values always give the same file.
+Written as the worker protocol's structs encode them, with no timestamp and each
+model's sizes in one order (release/models.py), so the same values give the same file.
 """
 
 from __future__ import annotations
