@@ -349,8 +349,9 @@ def test_the_models_refusal_of_a_long_context_is_said_in_chinese(
     import torch
 
     from grader.checks.kv_cache.check_kv_cache import fallback_hint
+    from grader.grading.judging.refusals import says_too_long
     from grader.grading.subject.kata import Call
-    from grader.model.config import GPTConfig, LlamaConfig, says_too_long
+    from grader.model.config import GPTConfig, LlamaConfig
     from grader.model.gpt import GPT
     from grader.model.llama import Llama
 

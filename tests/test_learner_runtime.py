@@ -66,8 +66,9 @@ def test_the_learners_commands_run_without_the_answers(command: list[str],
 INSTRUCTOR = ("grader.classroom", "grader.release", "grader.maintainer")
 # What a learner runs in a copy: its commands (their parsers built), a grade shown, what
 # a statement imports, and the kata's judges the practice grade shares (kv-cache's calls,
-# a training loop's rates, sample's draws again), what a time-out was doing, and the
-# worker protocol's values, as which the copy's cases are stored.
+# a training loop's rates, sample's draws again, the models' refusals in either language),
+# what a time-out was doing, and the worker protocol's values, as which the copy's cases
+# are stored.
 ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.learner.grade",
                 "grader.learner.commands", "grader.learner.notebook",
                 "grader.learner.training.command",
@@ -78,7 +79,7 @@ ENTRY_POINTS = ("grader.play", "grader.__main__", "grader.cli.main", "grader.lea
                 "grader.model.runs", "grader.reports.report", "grader.reports.junit",
                 "grader.reuse", "grader.locale", "grader.grading.judging.cached_steps",
                 "grader.grading.judging.generator_draws",
-                "grader.grading.judging.schedule_rates",
+                "grader.grading.judging.schedule_rates", "grader.grading.judging.refusals",
                 "grader.sandbox.host.slow_or_endless", "grader.sandbox.wire.encoding")
 
 

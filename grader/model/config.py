@@ -9,7 +9,6 @@ GPT's or Llama's code (grader/sandbox/worker/serve.py checks that none is in the
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from grader.locale import marked, translated
@@ -71,7 +70,7 @@ MODERN_SETTINGS = TrainSettings(steps=2400, threads=1)
 
 # What every model the kata hands a learner's code says of a context longer than its
 # window (the GPT, the modern GPT, the witness's model, the learners' copy's), in the
-# learner's language; a check recognises it in English or in that language.
+# learner's language; grader/grading/judging/refusals.py recognises it in any.
 TOO_LONG = marked("the model sees at most context_length={window} tokens, but got {tokens}: "
                   "crop the context to its last {window} tokens")
 NOT_TOKEN_IDS = marked("the model takes token ids as a LongTensor of shape (B, T); got {got}")
@@ -90,39 +89,3 @@ def not_token_ids(got: str) -> str:
 
 def no_tokens() -> str:
     return translated(NO_TOKENS)
-
-
-def says_too_long(message: str) -> bool:
-    """Whether `message` holds `too_long`'s words, in any language the kata speaks."""
-    found = refusal_in(message)
-    return found is not None and found[0] == TOO_LONG
-
-
-def refusal_in(message: str) -> tuple[str, dict[str, str]] | None:
-    """The models' refusal `message` holds, in any language the kata speaks: its English
-    text and what fills its fields; None for any other message. A learners' copy
-    stores its answers' errors in the language it was written in, and its learner's
-    model says them in theirs: the same refusal either way."""
-    from grader.locale import LANGUAGES, catalog
-
-    for template in (TOO_LONG, NOT_TOKEN_IDS, NO_TOKENS):
-        for said in {template, *(catalog(code).get(template, "") for code in LANGUAGES)}:
-            found = re.search(_pattern(said), message) if said else None
-            if found:
-                return template, found.groupdict()
-    return None
-
-
-def _pattern(said: str) -> str:
-    """A refusal's text as a pattern: a number where its count is, any text where its
-    other fields are, and a field said twice the same both times."""
-    seen: set[str] = set()
-
-    def field(match: re.Match) -> str:
-        name = match.group(1)
-        if name in seen:
-            return f"(?P={name})"
-        seen.add(name)
-        return f"(?P<{name}>\\d+)" if name in ("window", "tokens") else f"(?P<{name}>.+)"
-
-    return re.sub(r"\\\{(\w+)\\\}", field, re.escape(said))

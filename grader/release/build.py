@@ -67,6 +67,7 @@ RUNTIME_FILES = (
     "grading/values/tolerances.py",
     "grading/subject/__init__.py", "grading/subject/cases.py",
     "grading/judging/__init__.py", "grading/judging/cached_steps.py",
+    "grading/judging/refusals.py",
     "grading/judging/generator_draws.py",
     "grading/judging/schedule_rates.py", "grading/judging/written_by_hand.py",
     "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",

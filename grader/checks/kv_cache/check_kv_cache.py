@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from grader.grading.contracts.text_from_calls import WitnessedContract, judge_from_calls
 from grader.grading.judging.cached_steps import WHOLE_CONTEXT, expect_one_token_per_step
 from grader.grading.judging.generated_text import judge_reset_sampling
+from grader.grading.judging.refusals import says_too_long
 from grader.grading.subject.cases import (
     SHIPPED,
     context_length,
@@ -23,7 +24,6 @@ from grader.grading.subject.strategies import generation_example, vocab
 from grader.grading.values.failures import Diagnosis
 from grader.locale import tr
 from grader.model import artifacts
-from grader.model.config import says_too_long
 from grader.model.spec import ModelSpec
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from grader.grading.judging.refusals import refusal_in
 from grader.grading.judging.schedule_rates import first_other_rate
 from grader.grading.values.tolerances import (
     ATOL,
@@ -23,7 +24,6 @@ from grader.grading.values.tolerances import (
     logit_scale_rtol,
 )
 from grader.locale import tr
-from grader.model.config import refusal_in
 from grader.wording import a_kind
 
 # The rules a problem's answers are judged by, as cases.json names them.
