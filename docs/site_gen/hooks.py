@@ -17,6 +17,7 @@ Zensical, which runs no hooks (docs/pages/contributors/site.md).
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from pathlib import Path
@@ -51,6 +52,9 @@ def with_section(nav: list, section: list) -> list:
 
 
 def on_config(config):
+    # jieba, which Material's search cuts Chinese text with, says at debug level how it
+    # loads its dictionary, on a handler of its own: a build prints nothing of it.
+    logging.getLogger("jieba").setLevel(logging.WARNING)
     config["nav"] = with_section(config["nav"], generate(Path(config["docs_dir"])))
     translate_statements_nav(config)
     return config
