@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,8 +59,17 @@ pytestmark = pytest.mark.skipif(
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
+    # Each served site's addresses that a page asked for and the site does not have,
+    # by the site's address.
+    missing: dict[str, list[str]] = {}
+
     def log_message(self, *args: object) -> None:
         pass
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if code == http.HTTPStatus.NOT_FOUND:
+            site = f"http://{self.server.server_address[0]}:{self.server.server_address[1]}/"
+            self.missing.setdefault(site, []).append(self.path)
 
 
 # How each generator builds the site into a folder, as CI builds it: MkDocs with
@@ -262,6 +272,39 @@ def test_a_chinese_reader_searches_the_chinese_pages(site: str, browser) -> None
     wait(browser, lambda d: d.current_url.split("#")[0] == target,
          f"the search result does not lead to {target}")
     assert heading(browser).startswith("34 · ") and "分组查询注意力" in heading(browser)
+
+
+def settled(browser) -> None:
+    """Wait until the page has asked for nothing new for a second: its script has run
+    and fetched what it fetches at once."""
+    count = "return performance.getEntriesByType('resource').length"
+    heading(browser)
+    seen, quiet_since, start = -1, time.monotonic(), time.monotonic()
+    while time.monotonic() - quiet_since < 1 and time.monotonic() - start < WAIT:
+        now = browser.execute_script(count)
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+        time.sleep(0.1)
+
+
+def test_a_page_asks_the_site_for_nothing_it_lacks(site: str, browser) -> None:
+    """A page of either language, once its script has run, has fetched only files the
+    site has (Material's script once asked for a sitemap.xml beside the page's twin in
+    each language: zh/sitemap.xml from the home page, learners/sitemap.xml and
+    zh/learners/sitemap.xml from learners/loop.html)."""
+    from selenium.webdriver.common.by import By
+
+    pages = ["index.html", "learners/loop.html", "problems/15-kv-cache/index.html"]
+    browser.get(site + "zh/index.html")
+    if "404" not in browser.title and browser.find_elements(By.CSS_SELECTOR, "article h1"):
+        pages += ["zh/index.html", "zh/learners/loop.html", "zh/problems/15-kv-cache/index.html",
+                  "zh/instructors/index.html"]
+    Quiet.missing.pop(site, None)
+    for page in pages:
+        browser.get(site + page)
+        settled(browser)
+        assert not Quiet.missing.get(site), \
+            f"{page} asks for what the site does not have: {Quiet.missing[site]}"
 
 
 def search_count(browser) -> int | None:
