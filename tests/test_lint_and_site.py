@@ -92,3 +92,29 @@ def searched_by_language(site: Path) -> None:
         config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
                            (site / page).read_text(encoding="utf-8"), re.S)
         assert config and json.loads(config.group(1))["base"] == base, page
+    chinese_words_are_words_of_the_index(site / "zh" / "search" / "search_index.json")
+
+
+# Words a Chinese reader of the kata searches for, each written on many Chinese pages.
+CHINESE_WORDS = ("注意力", "温度", "采样", "缓存", "训练", "词表")
+
+
+def chinese_words_are_words_of_the_index(path: Path) -> None:
+    """Wherever a section of the Chinese site writes a word, inside a phrase too, the
+    word is a term of the index as the search splits it (by the index's separator), or
+    the beginning of one, which the search's trailing wildcard finds. Chinese has no
+    spaces: Material's search cuts it into words with jieba (the dev extra installs it)
+    and puts a zero-width space between them, which the separator splits at."""
+    index = json.loads(path.read_text(encoding="utf-8"))
+    separator = re.compile(index["config"]["separator"])
+    unfound = []
+    for entry in index["docs"]:
+        said = re.sub(r"<[^>]+>", " ", f"{entry['title']} {entry['text']}")
+        terms = separator.split(said)
+        unfound += [(word, entry["location"]) for word in CHINESE_WORDS
+                    if word in said.replace("\u200b", "")
+                    and not any(term.startswith(word) for term in terms)]
+    assert not unfound, (
+        f"{len(unfound)} sections write a word the Chinese site's search cannot find there "
+        "(jieba, which the dev extra installs, cuts the words; the search's separator in "
+        f"docs/mkdocs.yml must split at the zero-width spaces it puts): {unfound[:5]}")

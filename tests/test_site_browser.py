@@ -17,11 +17,15 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,8 +59,17 @@ pytestmark = pytest.mark.skipif(
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
+    # Each served site's addresses that a page asked for and the site does not have,
+    # by the site's address.
+    missing: dict[str, list[str]] = {}
+
     def log_message(self, *args: object) -> None:
         pass
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if code == http.HTTPStatus.NOT_FOUND:
+            site = f"http://{self.server.server_address[0]}:{self.server.server_address[1]}/"
+            self.missing.setdefault(site, []).append(self.path)
 
 
 # How each generator builds the site into a folder, as CI builds it: MkDocs with
@@ -259,6 +272,76 @@ def test_a_chinese_reader_searches_the_chinese_pages(site: str, browser) -> None
     wait(browser, lambda d: d.current_url.split("#")[0] == target,
          f"the search result does not lead to {target}")
     assert heading(browser).startswith("34 · ") and "分组查询注意力" in heading(browser)
+
+
+def settled(browser) -> None:
+    """Wait until the page has asked for nothing new for a second: its script has run
+    and fetched what it fetches at once."""
+    count = "return performance.getEntriesByType('resource').length"
+    heading(browser)
+    seen, quiet_since, start = -1, time.monotonic(), time.monotonic()
+    while time.monotonic() - quiet_since < 1 and time.monotonic() - start < WAIT:
+        now = browser.execute_script(count)
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+        time.sleep(0.1)
+
+
+def test_a_page_asks_the_site_for_nothing_it_lacks(site: str, browser) -> None:
+    """A page of either language, once its script has run, has fetched only files the
+    site has (Material's script once asked for a sitemap.xml beside the page's twin in
+    each language: zh/sitemap.xml from the home page, learners/sitemap.xml and
+    zh/learners/sitemap.xml from learners/loop.html)."""
+    from selenium.webdriver.common.by import By
+
+    pages = ["index.html", "learners/loop.html", "problems/15-kv-cache/index.html"]
+    browser.get(site + "zh/index.html")
+    if "404" not in browser.title and browser.find_elements(By.CSS_SELECTOR, "article h1"):
+        pages += ["zh/index.html", "zh/learners/loop.html", "zh/problems/15-kv-cache/index.html",
+                  "zh/instructors/index.html"]
+    Quiet.missing.pop(site, None)
+    for page in pages:
+        browser.get(site + page)
+        settled(browser)
+        assert not Quiet.missing.get(site), \
+            f"{page} asks for what the site does not have: {Quiet.missing[site]}"
+
+
+def search_count(browser) -> int | None:
+    """How many pages the search box's results say were found; None before a count."""
+    from selenium.webdriver.common.by import By
+
+    said = re.search(r"\d+", browser.find_element(By.CSS_SELECTOR, ".md-search-result__meta").text)
+    return int(said.group()) if said else None
+
+
+def test_a_chinese_reader_finds_a_word_wherever_a_page_writes_it(site: str, browser) -> None:
+    """Chinese has no spaces: a word is found on every Chinese page that writes it, not
+    only where a phrase begins with it (the search once found 注意力 on 4 of the 15
+    Chinese pages that write it)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(site + "zh/index.html")
+    if "404" in browser.title or not browser.find_elements(By.CSS_SELECTOR, "article h1"):
+        pytest.skip("this build has no Chinese site (Zensical builds no i18n plugin's)")
+    with urllib.request.urlopen(site + "zh/search/search_index.json", timeout=WAIT) as answer:
+        index = json.loads(answer.read().decode("utf-8"))
+    word = "注意力"
+    writing = {entry["location"].split("#")[0] for entry in index["docs"]
+               if word in (entry["title"] + entry["text"]).replace("\u200b", "")}
+    assert len(writing) >= 10, f"only {len(writing)} Chinese pages write {word}"
+    box = browser.execute_script(SEARCH_BOX)
+    assert box is not None, "no search box"
+    box.click()
+    box.send_keys(word)
+    # The count is drawn again as the index answers, each letter typed.
+    try:
+        WebDriverWait(browser, WAIT).until(lambda d: (search_count(d) or 0) >= len(writing))
+    except TimeoutException:
+        pytest.fail(f"the search for {word} finds {search_count(browser)} pages of the "
+                    f"{len(writing)} that write it")
 
 
 def test_a_chinese_reader_finds_the_statements_in_chinese(site: str, browser) -> None:

@@ -8,7 +8,9 @@ each build, before MkDocs reads the pages.
   in English (the i18n plugin's fallback), so that a reader knows it is not missing;
   and the headings' links titled in Chinese;
 - a search index for each language (search.py): the Chinese pages search the
-  Chinese pages, the English pages the English ones.
+  Chinese pages, the English pages the English ones;
+- no links in a page's head to its twins in other languages, from which Material's
+  script would ask for a sitemap.xml beside each twin, where there is none.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -17,6 +19,7 @@ Zensical, which runs no hooks (docs/pages/contributors/site.md).
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from pathlib import Path
@@ -51,6 +54,9 @@ def with_section(nav: list, section: list) -> list:
 
 
 def on_config(config):
+    # jieba, which Material's search cuts Chinese text with, says at debug level how it
+    # loads its dictionary, on a handler of its own: a build prints nothing of it.
+    logging.getLogger("jieba").setLevel(logging.WARNING)
     config["nav"] = with_section(config["nav"], generate(Path(config["docs_dir"])))
     translate_statements_nav(config)
     return config
@@ -106,11 +112,36 @@ def on_page_content(html, page, config, files):
     return html
 
 
+# The links in a page's head to its twin in each language, which Material writes from
+# `extra.alternate` and the i18n plugin points at the page's twin.
+ALTERNATE_LINK = re.compile(r'[ \t]*<link rel="alternate" href="[^"]*" hreflang="[^"]*">\n?')
+
+
+def without_alternate_links(html: str) -> str:
+    """The page without its head's links to its twin in each language.
+
+    Material's script takes each such link for a language's root (as Material's own
+    `extra.alternate` names one) and fetches the sitemap.xml beside it, to find the
+    reader's page in that language: beside a page's twin (zh/sitemap.xml,
+    learners/sitemap.xml, zh/learners/sitemap.xml) there is none, so every page asked
+    the site for one or two files it does not have. The language menu's links, which
+    the i18n plugin points at the same twins, take a reader there without it."""
+    return ALTERNATE_LINK.sub("", html)
+
+
 def on_post_page(output, page, config):
+    output = without_alternate_links(output)
     # A Chinese page searches the Chinese site's own index, under zh/.
     if getattr(page.file, "locale_alternate_of", None) == "zh":
         return search.with_base_in(output, "zh")
     return output
+
+
+def on_post_template(output_content, template_name, config):
+    # 404.html, which the last language's build writes with its last page's links.
+    if template_name == "404.html":
+        return without_alternate_links(output_content)
+    return output_content
 
 
 def on_post_build(config):
