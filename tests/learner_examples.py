@@ -74,17 +74,18 @@ def text_of(folder: Path, name: str, seen: tuple[str, ...] = ()) -> str:
 
 def mistake_text(folder: Path, name: str) -> str:
     """A named mistake's text: its whole file (`file`), or its patch applied to the
-    folder's base; a patch that no longer fits raises `PatchError` naming it."""
-    spec = specs()[folder]
-    mistake = spec["mistakes"][name]
+    folder's base, or to the style `of` names (a mistake only that style makes); a
+    patch that no longer fits raises `PatchError` naming it."""
+    mistake = specs()[folder]["mistakes"][name]
     if "file" in mistake:
         return (folder / mistake["file"]).read_text(encoding="utf-8")
-    base_text = text_of(folder, spec["base"])
+    base_folder, base = patched_from(folder, mistake)
+    base_text = text_of(base_folder, base)
     try:
         return apply(mistake["patch"], base_text)
     except PatchError as error:
         raise PatchError(f"{folder.parent.name}/expected.toml: mistake {name!r} no longer "
-                         f"applies to {spec['base']}: {error}") from None
+                         f"applies to {base_folder.parent.name}/{base}: {error}") from None
 
 
 def example(problem: str, name: str, out: Path) -> Path:

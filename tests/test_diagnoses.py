@@ -272,3 +272,31 @@ def test_a_vocabularys_ids_out_of_range_nan_or_inf_are_no_renumbering():
     assert not renumbered(torch.tensor([3, 0, 3]), "bab", "abab")  # sorted(corpus): 3 >= 2
     for bad in (float("nan"), float("inf")):
         assert not renumbered(torch.tensor([bad, 0.0, bad]), "bab", "ab")
+
+
+def test_k_T_on_one_heads_slice_is_named_on_every_shipped_case(tmp_path) -> None:
+    """k.T on a head's (B, T, head_size) slice, in a loop over the heads, raises another
+    error than on all the heads at once: the mistake runs in both layouts, so the fixed
+    cases name it, not only a drawn example whose shapes happen to agree."""
+    from functools import partial
+
+    from conftest import examples
+    from learner_examples import mistake_text
+
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of
+    from grader.model import parts
+    from grader.registry import find
+
+    source = tmp_path / "looped.py"
+    source.write_text(mistake_text(examples("multi-head-attention"),
+                                   "keys_turned_with_dot_t_head_by_head"), encoding="utf-8")
+    learner: dict = {}
+    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), learner)  # noqa: S102
+    contract = load_check_module(find("multi-head-attention")).CONTRACT
+    for case_id, args in contract.case_args.items():
+        got = outcome_of(partial(parts.run_module, learner["CausalSelfAttention"]),
+                         *fresh_args(args))
+        assert got[0] == "error", (case_id, got)
+        named = find_mistake(got, contract.mistakes, args)
+        assert named is not None and named.name == "transpose k with k.T", (case_id, got)

@@ -25,7 +25,7 @@ from grader.grading.values.failures import MISTAKE_ID
 CHUNK = 5  # files per grading process: small enough to spread over the cores
 # The tables of an expected.toml; its problem is the folder's (conftest.problem_of).
 SPEC_KEYS = {"base", "equivalent", "mistakes", "elsewhere"}
-MISTAKE_KEYS = {"says", "never", "patch", "file", "status", "mistake"}
+MISTAKE_KEYS = {"says", "never", "patch", "file", "status", "mistake", "of"}
 # A mistake fails its grade; one that leaves no check gradable at all (every check an
 # error, such as parameters under other names) is the run status `error` instead.
 MISTAKE_STATUSES = {"fail", "error"}

@@ -57,7 +57,8 @@ MISTAKES = attention_mistakes(
         Mistake("leave out the output projection",
                 "the heads' outputs side by side go through self.proj",
                 partial(transformer.attention, project=False)),
-    ])
+    ],
+    layouts=({}, {"loop": True}))
 
 LAYER = LayerChecks("blocks.{}.attn", attention_input, last="last-layer",
                     output=marked("the attention layer's output"))

@@ -196,8 +196,8 @@ def drawn_contexts(data: st.DataObject, config: dict[str, Any]) -> torch.Tensor:
 
 
 def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, by_embd: str,
-                       by_time: str, softmax: tuple[str, str],
-                       own: Sequence[Mistake] = ()) -> list[Mistake]:
+                       by_time: str, softmax: tuple[str, str], own: Sequence[Mistake] = (),
+                       layouts: Sequence[dict[str, Any]] = ({},)) -> list[Mistake]:
     """The known mistakes of causal attention, made by `attention` with one knob
     changed (grader/grading/subject/transformer.py), in the order they are looked for.
 
@@ -205,7 +205,9 @@ def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, 
     shapes, so the problem gives them: `by_size`, `by_embd` and `by_time` for dividing
     by head_size, by sqrt(n_embd) and by sqrt(T), `softmax` the (name, hint) of the wrong
     dimension. `own` are the problem's other mistakes, looked for before
-    masking after the softmax.
+    masking after the softmax. `layouts` are the knobs of each way a learner lays out
+    the heads whose k.T raises an error of its own (the heads at once, or a loop over
+    3-d slices of the channels).
     """
     def knob(**changed: Any) -> Callable[..., torch.Tensor]:
         return partial(attention, **changed)
@@ -240,12 +242,13 @@ def attention_mistakes(attention: Callable[..., torch.Tensor], *, by_size: str, 
                 knob(scale="time")),
         # k.T reverses every dimension of a (B, T, head_size) k (PyTorch only warns that
         # it is deprecated there): q @ k.T then mostly raises, and where the shapes happen
-        # to broadcast it mixes batches. Either way its outcome is the learner's.
+        # to broadcast it mixes batches. Either way its outcome is the learner's, in the
+        # layout of the learner's heads.
         Mistake("transpose k with k.T",
                 "on a tensor of more than two dimensions k.T reverses every dimension, the "
                 "batch's too (PyTorch warns that this is deprecated): swap only the last "
                 "two, k.transpose(-2, -1) (or k.mT)",
-                knob(keys="all")),
+                *(knob(keys="all", **layout) for layout in layouts)),
         Mistake(*softmax, knob(softmax_dim=-2), knob(softmax_dim=1)),
         *own,
         Mistake("mask after the softmax",

@@ -70,7 +70,7 @@ def attention(config: dict[str, int], weights: dict[str, Any], x: torch.Tensor,
 
 def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: str = "heads",
           merge: str = "heads", project: bool = True, order: str = "qkv",
-          per_head: bool = False, **knobs: Any) -> torch.Tensor:
+          per_head: bool = False, loop: bool = False, **knobs: Any) -> torch.Tensor:
     """An attention layer with the weights `w` (qkv, proj).
 
     `split="time"` views (B, T, C) as (B, n_head, T, head_size) directly, which
@@ -82,6 +82,9 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
     qkv's output head by head, each head's q, k and v side by side (as some
     libraries lay out their fused weights), not as three thirds. `scale="heads"`
     divides by sqrt(n_head), the size(1) of k once it is (B, n_head, T, head_size).
+    `loop` attends head by head on each one's (B, T, head_size) slice of the channels
+    and joins the outputs along them, as a loop over the heads does (the same output,
+    but k.T, `keys="all"`, reverses a 3-d slice and raises its own error).
     """
     B, T, C = x.shape
     if knobs.get("scale") == "embd":
@@ -96,6 +99,10 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
     else:
         thirds = dict(zip(order, out.split(C, dim=2)))
         q, k, v = thirds["q"], thirds["k"], thirds["v"]
+        if loop:
+            y = torch.cat([attend(*(t[..., h * size:(h + 1) * size] for t in (q, k, v)), **knobs)
+                           for h in range(n_head)], dim=-1)
+            return F.linear(y, w["proj.weight"], w["proj.bias"]) if project else y
         if split == "heads":
             q, k, v = (t.view(B, T, n_head, size).transpose(1, 2) for t in (q, k, v))
         else:
