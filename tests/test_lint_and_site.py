@@ -69,6 +69,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             english = (tmp_path / "site" / "figures" / name).read_bytes()
             assert (zh / "figures" / name).read_bytes() != english, name
     searched_by_language(tmp_path / "site")
+    each_language_has_its_404(tmp_path / "site")
 
 
 def searched_by_language(site: Path) -> None:
@@ -118,3 +119,21 @@ def chinese_words_are_words_of_the_index(path: Path) -> None:
         f"{len(unfound)} sections write a word the Chinese site's search cannot find there "
         "(jieba, which the dev extra installs, cuts the words; the search's separator in "
         f"docs/mkdocs.yml must split at the zero-width spaces it puts): {unfound[:5]}")
+
+
+def each_language_has_its_404(site: Path) -> None:
+    """The root's 404.html is the English site's, zh/404.html the Chinese site's: each in
+    its language, searching its language's index, its language menu leading to each
+    language's home page (each language's build writes 404.html into the root, and the
+    Chinese one, written last, once stood there with the menu of problem 35's page)."""
+    for page, language, base in (("404.html", "en", "/"), ("zh/404.html", "zh", "/zh/")):
+        html = (site / page).read_text(encoding="utf-8")
+        assert f'<html lang="{language}"' in html, page
+        config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
+                           html, re.S)
+        assert config and json.loads(config.group(1))["base"] == base, page
+        menu = dict((lang, href) for href, lang in re.findall(
+            r'<a href="([^"]*)" hreflang="([^"]+)" class="md-select__link">', html))
+        assert menu == {"en": "/index.html", "zh": "/zh/index.html"}, (page, menu)
+    assert "搜索" not in (site / "404.html").read_text(encoding="utf-8")
+
