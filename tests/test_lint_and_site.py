@@ -70,6 +70,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             assert (zh / "figures" / name).read_bytes() != english, name
     searched_by_language(tmp_path / "site")
     each_language_has_its_404(tmp_path / "site")
+    the_sitemap_names_no_broken_address(tmp_path / "site")
 
 
 def searched_by_language(site: Path) -> None:
@@ -137,3 +138,13 @@ def each_language_has_its_404(site: Path) -> None:
         assert menu == {"en": "/index.html", "zh": "/zh/index.html"}, (page, menu)
     assert "搜索" not in (site / "404.html").read_text(encoding="utf-8")
 
+
+def the_sitemap_names_no_broken_address(site: Path) -> None:
+    """With no `site_url` (the project has no published address), a page has no address
+    for the sitemap, which then names none, as MkDocs' own template does, rather than
+    `Noneindex.html`."""
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    locations = re.findall(r"<loc>([^<]*)</loc>", sitemap)
+    assert not [loc for loc in locations if not loc.startswith(("http://", "https://"))], \
+        locations[:3]
+    assert "None" not in sitemap

@@ -13,6 +13,8 @@ each build, before MkDocs reads the pages.
   script would ask for a sitemap.xml beside each twin, where there is none.
 - a 404.html for each language: the English one in the site's root, the Chinese one
   in zh/, each in its language, its language menu leading to each home page.
+- while the site has no `site_url`, MkDocs' own sitemap.xml, which names no page
+  it has no address for, in place of the i18n plugin's, which wrote `None` for it.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -175,6 +177,19 @@ def on_post_template(output_content, template_name, config):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(NOT_FOUND[language], encoding="utf-8")
     return NOT_FOUND.get(default, NOT_FOUND[language])
+
+
+# The i18n plugin's sitemap.xml, which it puts first among the theme's templates at
+# each language's build: without a `site_url` (the project has no published address
+# yet) it writes `None` before every page's address. MkDocs' own leaves out a page
+# that has no address, as MkDocs intends when a site has none.
+I18N_SITEMAP = "custom_i18n_sitemap"
+
+
+def on_pre_build(config):
+    if not config.get("site_url"):
+        config["theme"].dirs[:] = [folder for folder in config["theme"].dirs
+                                   if Path(folder).name != I18N_SITEMAP]
 
 
 def on_post_build(config):
