@@ -51,10 +51,17 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert 'class="headerlink"' in loop and "Permanent link" not in loop
     # A page with no Chinese, shown in English, says so on the Chinese site only.
     note = "本页暂无中文版"
-    assert note in (zh / "instructors" / "index.html").read_text(encoding="utf-8")
+    assert note in (zh / "contributors" / "index.html").read_text(encoding="utf-8")
     assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
-    assert note not in (tmp_path / "site" / "instructors" / "index.html").read_text(
+    assert note not in (tmp_path / "site" / "contributors" / "index.html").read_text(
         encoding="utf-8")
+    # The instructors' pages written in Chinese are the Chinese site's, in its navigation.
+    for page in sorted((ROOT / "docs" / "pages" / "instructors").glob("*.zh.md")):
+        built = zh / "instructors" / page.name.replace(".zh.md", ".html")
+        html = built.read_text(encoding="utf-8")
+        assert '<html lang="zh"' in html and note not in html, built
+        assert f'href="instructors/{built.name}"' in (zh / "index.html").read_text(
+            encoding="utf-8"), f"{built} is not in the Chinese site's navigation"
     # The trace's report on the Chinese pictures page is the Chinese run's.
     chinese_run = "gpt-kata --lang zh trace"
     assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
@@ -88,7 +95,8 @@ def searched_by_language(site: Path) -> None:
     for page in chinese:
         text = (site / "zh" / page).read_text(encoding="utf-8")
         assert '<html lang="zh"' in text and "本页暂无中文版" not in text, page
-    assert "instructors/index.html" not in chinese and "learners/loop.html" in chinese
+    assert "contributors/index.html" not in chinese and "learners/loop.html" in chinese
+    assert "instructors/index.html" in chinese
     for page, base in (("zh/index.html", "../zh/"), ("zh/problems/index.html", "../../zh/"),
                        ("index.html", ".")):
         config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
