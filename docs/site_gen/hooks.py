@@ -80,8 +80,8 @@ def translate_statements_nav(config) -> None:
 
 # The note atop a page the Chinese site shows in English, under its title.
 NOT_YET_ZH = ('!!! note "本页暂无中文版"\n'
-              "    下面是英文原文。学习者需要的页面（首页、学习者、题目说明、模型与语料）"
-              "都有中文版。\n")
+              "    下面是英文原文。学习者和教师需要的页面"
+              "（首页、学习者、题目说明、教师、模型与语料）都有中文版。\n")
 
 
 def with_note(markdown: str, note: str) -> str:
