@@ -148,6 +148,29 @@ def test_a_chinese_page_keeps_the_code_and_numbers_of_its_english(chinese: Path)
         f"only in Chinese: {sorted(numbers(zh) - numbers(en))}")
 
 
+# A heading of a page, and the anchor it is given (`## 名单 {#the-roster}`), if any.
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]*\{#([\w-]+)\})?[ \t]*$", re.M)
+
+
+def anchors(text: str) -> list[tuple[str, str]]:
+    """Each heading's level and anchor: the one it is given, else the toc extension's
+    slug of its words (mkdocs.yml sets no slugify of its own)."""
+    from markdown.extensions.toc import slugify
+
+    return [(level, given or slugify(words, "-"))
+            for level, words, given in HEADING.findall(FENCE.sub("", text))]
+
+
+@pytest.mark.parametrize("chinese", TWINS, ids=lambda p: p.relative_to(PAGES).as_posix())
+def test_a_chinese_page_keeps_the_anchors_of_its_english(chinese: Path) -> None:
+    # Pages of both languages link to a section by its English anchor (a Chinese page
+    # links to a page the Chinese site may show in English): a Chinese heading gives
+    # itself its English's anchor, or a link into it leads to the top of the page.
+    en = chinese.with_name(chinese.name.replace(".zh.md", ".md")).read_text(encoding="utf-8")
+    assert anchors(chinese.read_text(encoding="utf-8")) == anchors(en), (
+        "the headings' levels or anchors differ from the English page's")
+
+
 def test_the_parity_checks_can_fail() -> None:
     english = "# 01 · A\n\nKeep `k` at 0.5.\n\n## Your task\n\n```python\nx = 1\n```\n"
     drifted = "# 01 · 甲\n\n保留 `j`，取0.25。\n\n```python\nx = 2\n```\n"
@@ -155,3 +178,5 @@ def test_the_parity_checks_can_fail() -> None:
     assert inline_code(drifted) != inline_code(english)
     assert numbers(drifted) != numbers(english)
     assert sections(drifted) != sections(english)
+    assert anchors("## 你的任务 {#your-task}\n") == anchors("## Your task\n")
+    assert anchors("## 你的任务\n") != anchors("## Your task\n")

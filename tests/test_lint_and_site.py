@@ -51,10 +51,17 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert 'class="headerlink"' in loop and "Permanent link" not in loop
     # A page with no Chinese, shown in English, says so on the Chinese site only.
     note = "本页暂无中文版"
-    assert note in (zh / "instructors" / "index.html").read_text(encoding="utf-8")
+    assert note in (zh / "contributors" / "index.html").read_text(encoding="utf-8")
     assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
-    assert note not in (tmp_path / "site" / "instructors" / "index.html").read_text(
+    assert note not in (tmp_path / "site" / "contributors" / "index.html").read_text(
         encoding="utf-8")
+    # The instructors' pages written in Chinese are the Chinese site's, in its navigation.
+    for page in sorted((ROOT / "docs" / "pages" / "instructors").glob("*.zh.md")):
+        built = zh / "instructors" / page.name.replace(".zh.md", ".html")
+        html = built.read_text(encoding="utf-8")
+        assert '<html lang="zh"' in html and note not in html, built
+        assert f'href="instructors/{built.name}"' in (zh / "index.html").read_text(
+            encoding="utf-8"), f"{built} is not in the Chinese site's navigation"
     # The trace's report on the Chinese pictures page is the Chinese run's.
     chinese_run = "gpt-kata --lang zh trace"
     assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
@@ -69,6 +76,8 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             english = (tmp_path / "site" / "figures" / name).read_bytes()
             assert (zh / "figures" / name).read_bytes() != english, name
     searched_by_language(tmp_path / "site")
+    each_language_has_its_404(tmp_path / "site")
+    the_sitemap_names_no_broken_address(tmp_path / "site")
 
 
 def searched_by_language(site: Path) -> None:
@@ -86,7 +95,8 @@ def searched_by_language(site: Path) -> None:
     for page in chinese:
         text = (site / "zh" / page).read_text(encoding="utf-8")
         assert '<html lang="zh"' in text and "本页暂无中文版" not in text, page
-    assert "instructors/index.html" not in chinese and "learners/loop.html" in chinese
+    assert "contributors/index.html" not in chinese and "learners/loop.html" in chinese
+    assert "instructors/index.html" in chinese
     for page, base in (("zh/index.html", "../zh/"), ("zh/problems/index.html", "../../zh/"),
                        ("index.html", ".")):
         config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
@@ -118,3 +128,31 @@ def chinese_words_are_words_of_the_index(path: Path) -> None:
         f"{len(unfound)} sections write a word the Chinese site's search cannot find there "
         "(jieba, which the dev extra installs, cuts the words; the search's separator in "
         f"docs/mkdocs.yml must split at the zero-width spaces it puts): {unfound[:5]}")
+
+
+def each_language_has_its_404(site: Path) -> None:
+    """The root's 404.html is the English site's, zh/404.html the Chinese site's: each in
+    its language, searching its language's index, its language menu leading to each
+    language's home page (each language's build writes 404.html into the root, and the
+    Chinese one, written last, once stood there with the menu of problem 35's page)."""
+    for page, language, base in (("404.html", "en", "/"), ("zh/404.html", "zh", "/zh/")):
+        html = (site / page).read_text(encoding="utf-8")
+        assert f'<html lang="{language}"' in html, page
+        config = re.search(r'<script id="__config" type="application/json">(.*?)</script>',
+                           html, re.S)
+        assert config and json.loads(config.group(1))["base"] == base, page
+        menu = dict((lang, href) for href, lang in re.findall(
+            r'<a href="([^"]*)" hreflang="([^"]+)" class="md-select__link">', html))
+        assert menu == {"en": "/index.html", "zh": "/zh/index.html"}, (page, menu)
+    assert "搜索" not in (site / "404.html").read_text(encoding="utf-8")
+
+
+def the_sitemap_names_no_broken_address(site: Path) -> None:
+    """With no `site_url` (the project has no published address), a page has no address
+    for the sitemap, which then names none, as MkDocs' own template does, rather than
+    `Noneindex.html`."""
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    locations = re.findall(r"<loc>([^<]*)</loc>", sitemap)
+    assert not [loc for loc in locations if not loc.startswith(("http://", "https://"))], \
+        locations[:3]
+    assert "None" not in sitemap

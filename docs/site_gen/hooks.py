@@ -11,6 +11,10 @@ each build, before MkDocs reads the pages.
   Chinese pages, the English pages the English ones;
 - no links in a page's head to its twins in other languages, from which Material's
   script would ask for a sitemap.xml beside each twin, where there is none.
+- a 404.html for each language: the English one in the site's root, the Chinese one
+  in zh/, each in its language, its language menu leading to each home page.
+- while the site has no `site_url`, MkDocs' own sitemap.xml, which names no page
+  it has no address for, in place of the i18n plugin's, which wrote `None` for it.
 
 Both folders are ignored by git. `python docs/site_gen` writes the same files
 without MkDocs, and docs/zensical.yml: mkdocs.yml with that navigation, for
@@ -76,8 +80,8 @@ def translate_statements_nav(config) -> None:
 
 # The note atop a page the Chinese site shows in English, under its title.
 NOT_YET_ZH = ('!!! note "本页暂无中文版"\n'
-              "    下面是英文原文。学习者需要的页面（首页、学习者、题目说明、模型与语料）"
-              "都有中文版。\n")
+              "    下面是英文原文。学习者和教师需要的页面"
+              "（首页、学习者、题目说明、教师、模型与语料）都有中文版。\n")
 
 
 def with_note(markdown: str, note: str) -> str:
@@ -137,11 +141,55 @@ def on_post_page(output, page, config):
     return output
 
 
+# The language menu's links, which on 404.html the i18n plugin leaves pointing at the
+# twins of the last page it built before.
+MENU_LINK = re.compile(r'(<a href=")[^"]*(" hreflang="([^"]+)" class="md-select__link">)')
+# 404.html's links are absolute, from this root (`base` in its `__config` script).
+BASE = re.compile(r'"base": "([^"]*)"')
+# Each language's 404.html, by the language it is written in.
+NOT_FOUND: dict[str, str] = {}
+
+
+def not_found_page(html: str, language: str, default: str) -> str:
+    """404.html in `language`, its language menu leading to each language's home page,
+    and, for a language other than the default, its search rooted at its folder."""
+    base = BASE.search(html)
+    root = base.group(1) if base else "/"
+    html = MENU_LINK.sub(lambda m: m.group(1) + root
+                         + ("" if m.group(3) == default else f"{m.group(3)}/") + "index.html"
+                         + m.group(2), without_alternate_links(html))
+    return html if language == default else search.with_base_in(html, language)
+
+
 def on_post_template(output_content, template_name, config):
-    # 404.html, which the last language's build writes with its last page's links.
-    if template_name == "404.html":
-        return without_alternate_links(output_content)
-    return output_content
+    # Each language's build writes 404.html into the site's root, the last build's
+    # over the first's: the root would be the Chinese one. The default language's is
+    # kept there, and each other language's is written into its folder (zh/404.html),
+    # which the i18n plugin does not do itself.
+    if template_name != "404.html":
+        return output_content
+    plugin = config["plugins"].get("i18n") if hasattr(config["plugins"], "get") else None
+    language = config["theme"]["language"]
+    default = getattr(plugin, "default_language", None) or language
+    NOT_FOUND[language] = not_found_page(output_content, language, default)
+    if language != default:
+        path = Path(config["site_dir"]) / language / "404.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(NOT_FOUND[language], encoding="utf-8")
+    return NOT_FOUND.get(default, NOT_FOUND[language])
+
+
+# The i18n plugin's sitemap.xml, which it puts first among the theme's templates at
+# each language's build: without a `site_url` (the project has no published address
+# yet) it writes `None` before every page's address. MkDocs' own leaves out a page
+# that has no address, as MkDocs intends when a site has none.
+I18N_SITEMAP = "custom_i18n_sitemap"
+
+
+def on_pre_build(config):
+    if not config.get("site_url"):
+        config["theme"].dirs[:] = [folder for folder in config["theme"].dirs
+                                   if Path(folder).name != I18N_SITEMAP]
 
 
 def on_post_build(config):
