@@ -15,7 +15,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.model.config import GPTConfig, not_token_ids, too_long
+from grader.model.config import GPTConfig, LlamaConfig, not_token_ids, too_long
+
+KVCache = tuple[torch.Tensor, torch.Tensor]
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,49 +91,69 @@ class Block(nn.Module):
         return x, new_cache
 
 
-class GPT(nn.Module):
-    def __init__(self, config: GPTConfig) -> None:
+class Decoder(nn.Module):
+    """What the GPT and the modern decoder (grader/model/llama.py) share: their contract,
+    `model(context)` as the logits of `forward_with_cache`, the contexts they refuse,
+    a cache of one (keys, values) per layer, and GPT-2's initial weights."""
+
+    def __init__(self, config: GPTConfig | LlamaConfig) -> None:
         super().__init__()
         self.config = config
         self.context_length = config.context_length
-        self.token_embedding = nn.Embedding(config.vocab_size, config.n_embd)
-        self.position_embedding = nn.Embedding(config.context_length, config.n_embd)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
-        self.ln_f = nn.LayerNorm(config.n_embd)
-        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.apply(self._init_weights)
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
+    def init_weights(self) -> None:
+        """Normal weights of std 0.02 and zero biases, as GPT-2 starts, drawn once every
+        layer is built, in the order the layers were made."""
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
         logits, _ = self.forward_with_cache(context)
         return logits
 
-    def forward_with_cache(
-        self,
-        context: torch.Tensor,
-        cache: list[tuple[torch.Tensor, torch.Tensor]] | None = None,
-    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+    def past_of(self, context: torch.Tensor, cache: list[KVCache] | None) -> int:
+        """How many tokens the cache holds, before the new ones of `context`; a context
+        that is no (B, T) batch of token ids, or that overflows the window, refused."""
+        if context.dim() != 2 or context.dtype != torch.long:
+            raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"))
+        past = 0 if cache is None else cache[0][0].shape[2]
+        if past + context.shape[1] > self.context_length:
+            raise ValueError(too_long(self.context_length, past + context.shape[1]))
+        return past
+
+    @staticmethod
+    def through(layers: nn.ModuleList, x: torch.Tensor, cache: list[KVCache] | None
+                ) -> tuple[torch.Tensor, list[KVCache]]:
+        """`x` through the layers, each with its own part of the cache; the new cache."""
+        new_cache = []
+        for i, layer in enumerate(layers):
+            x, layer_cache = layer(x, None if cache is None else cache[i])
+            new_cache.append(layer_cache)
+        return x, new_cache
+
+
+class GPT(Decoder):
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__(config)
+        self.token_embedding = nn.Embedding(config.vocab_size, config.n_embd)
+        self.position_embedding = nn.Embedding(config.context_length, config.n_embd)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.init_weights()
+
+    def forward_with_cache(self, context: torch.Tensor, cache: list[KVCache] | None = None
+                           ) -> tuple[torch.Tensor, list[KVCache]]:
         """Forward pass that also returns each layer's keys and values.
 
         `cache` holds the keys and values of the tokens already seen; `context`
         then holds only the new tokens, which sit at positions past..past+T-1.
         """
-        if context.dim() != 2 or context.dtype != torch.long:
-            raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"))
-        past = 0 if cache is None else cache[0][0].shape[2]
-        T = context.shape[1]
-        if past + T > self.context_length:
-            raise ValueError(too_long(self.context_length, past + T))
-        positions = torch.arange(past, past + T, device=context.device)
+        past = self.past_of(context, cache)
+        positions = torch.arange(past, past + context.shape[1], device=context.device)
         x = self.token_embedding(context) + self.position_embedding(positions)
-        new_cache = []
-        for i, block in enumerate(self.blocks):
-            x, layer_cache = block(x, None if cache is None else cache[i])
-            new_cache.append(layer_cache)
+        x, new_cache = self.through(self.blocks, x, cache)
         return self.head(self.ln_f(x)), new_cache

@@ -23,10 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.model.config import LlamaConfig, not_token_ids, too_long
-from grader.model.gpt import causal_mask
-
-KVCache = tuple[torch.Tensor, torch.Tensor]
+from grader.model.config import LlamaConfig
+from grader.model.gpt import Decoder, KVCache, causal_mask
 
 
 class RMSNorm(nn.Module):
@@ -112,34 +110,18 @@ class LlamaBlock(nn.Module):
         return x + self.mlp(self.mlp_norm(x)), cache
 
 
-class Llama(nn.Module):
+class Llama(Decoder):
     def __init__(self, config: LlamaConfig) -> None:
-        super().__init__()
-        self.config = config
-        self.context_length = config.context_length
+        super().__init__(config)
         self.embed_tokens = nn.Embedding(config.vocab_size, config.n_embd)
         self.layers = nn.ModuleList(LlamaBlock(config) for _ in range(config.n_layer))
         self.norm = RMSNorm(config)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        for module in self.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, mean=0.0, std=0.02)
-
-    def forward(self, context: torch.Tensor) -> torch.Tensor:
-        logits, _ = self.forward_with_cache(context)
-        return logits
+        self.init_weights()
 
     def forward_with_cache(self, context: torch.Tensor, cache: list[KVCache] | None = None
                            ) -> tuple[torch.Tensor, list[KVCache]]:
         """As GPT.forward_with_cache: `context` holds only the tokens after the cached ones."""
-        if context.dim() != 2 or context.dtype != torch.long:
-            raise ValueError(not_token_ids(f"{context.dtype} of shape {tuple(context.shape)}"))
-        past = 0 if cache is None else cache[0][0].shape[2]
-        if past + context.shape[1] > self.context_length:
-            raise ValueError(too_long(self.context_length, past + context.shape[1]))
-        x = self.embed_tokens(context)
-        new_cache = []
-        for i, layer in enumerate(self.layers):
-            x, layer_cache = layer(x, None if cache is None else cache[i])
-            new_cache.append(layer_cache)
+        self.past_of(context, cache)  # no position table: RoPE turns by the past itself
+        x, new_cache = self.through(self.layers, self.embed_tokens(context), cache)
         return self.lm_head(self.norm(x)), new_cache

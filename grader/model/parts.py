@@ -16,6 +16,7 @@ shipped model it already holds.
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from typing import Any
 
 import torch
@@ -23,7 +24,7 @@ import torch
 # Only the configs: a module problem's worker runs this file and must hold none of the
 # reference models' code (grader/sandbox/worker/serve.py checks it), so the weights a
 # description stands for are made in the grader (`resolved`), where the models are.
-from grader.locale import tr
+from grader.locale import marked, tr, translated
 from grader.model.config import GPTConfig, LlamaConfig
 from grader.model.spec import ModelSpec
 
@@ -174,8 +175,8 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
     missing = [k for k in weights if k not in found]
     extra = [k for k in found if k not in weights]
     if missing or extra:
-        biases = _biases_left_on(weights, extra)
-        left_off = _biases_left_off(found, missing)
+        biases = _lone_biases(extra, weights)
+        left_off = _lone_biases(missing, found)
         lines = [tr("{name}'s parameters do not have the names the statement fixes, "
                     "so the grader cannot load its known weights into them:", name=class_name)]
         alone = bool(biases) and not missing and len(biases) == len(extra)
@@ -200,7 +201,8 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
         if extra:
             lines.append("  " + tr("not expected: {names}", names=names(extra)))
         lines += (_tied(module, missing) + _unregistered(module, missing, found)
-                  + _said_of_biases(biases, alone) + _said_of_biases_off(left_off, alone_off))
+                  + _said_of_biases(biases, alone, left_on=True)
+                  + _said_of_biases(left_off, alone_off, left_on=False))
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -213,48 +215,38 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
             found[name].copy_(value)
 
 
-def _biases_left_on(weights: dict[str, torch.Tensor], extra: list[str]) -> list[str]:
-    """The names found but not expected that are the biases of layers whose weights
-    are expected without one: nn.Linear's bias=True, its default, left on."""
-    return [name for name in extra if name.endswith(".bias")
-            and f"{name.removesuffix('.bias')}.weight" in weights]
+def _lone_biases(candidates: list[str], layers: Collection[str]) -> list[str]:
+    """The names among `candidates` that are the biases of layers whose weights are in
+    `layers`: found but not expected where the expected weights stand without one
+    (nn.Linear's bias=True, its default, left on), or expected but not found where the
+    found layers have none (nn.Linear(..., bias=False) where the statement's layer keeps
+    the default: a head written as in the well-known lecture, whose layers have none)."""
+    return [name for name in candidates if name.endswith(".bias")
+            and f"{name.removesuffix('.bias')}.weight" in layers]
 
 
-def _said_of_biases(biases: list[str], alone: bool) -> list[str]:
-    """The fix of biases left on; what they are too, among other names' troubles."""
+# The fix of biases left on (True) and left off (False): when they are the names' only
+# trouble, then one bias and several among other names' troubles.
+_BIAS_FIXES = {
+    True: (marked("build {names} with nn.Linear(..., bias=False)"),
+           marked("{names} has a bias left on: build it with nn.Linear(..., bias=False)"),
+           marked("{names} have biases left on: build them with nn.Linear(..., bias=False)")),
+    False: (marked("build {names} with their biases: nn.Linear(in, out), without "
+                   "bias=False"),
+            marked("{names} has no bias: build it with nn.Linear(in, out), without "
+                   "bias=False"),
+            marked("{names} have no biases: build them with nn.Linear(in, out), without "
+                   "bias=False")),
+}
+
+
+def _said_of_biases(biases: list[str], alone: bool, left_on: bool) -> list[str]:
+    """The fix of biases left on or off; what they are too, among other names' troubles."""
     if not biases:
         return []
+    fix = _BIAS_FIXES[left_on][0 if alone else 1 if len(biases) == 1 else 2]
     listed = names([name.removesuffix(".bias") for name in biases])
-    if alone:
-        return ["  " + tr("build {names} with nn.Linear(..., bias=False)", names=listed)]
-    if len(biases) == 1:
-        return ["  " + tr("{names} has a bias left on: build it with "
-                          "nn.Linear(..., bias=False)", names=listed)]
-    return ["  " + tr("{names} have biases left on: build them with "
-                      "nn.Linear(..., bias=False)", names=listed)]
-
-
-def _biases_left_off(found: dict[str, torch.Tensor], missing: list[str]) -> list[str]:
-    """The names expected but not found that are the biases of layers found without
-    one: nn.Linear(..., bias=False) where the statement's layer keeps nn.Linear's
-    default (a head written as in the well-known lecture, whose layers have none)."""
-    return [name for name in missing if name.endswith(".bias")
-            and f"{name.removesuffix('.bias')}.weight" in found]
-
-
-def _said_of_biases_off(biases: list[str], alone: bool) -> list[str]:
-    """The fix of biases left off; what they are too, among other names' troubles."""
-    if not biases:
-        return []
-    listed = names([name.removesuffix(".bias") for name in biases])
-    if alone:
-        return ["  " + tr("build {names} with their biases: nn.Linear(in, out), without "
-                          "bias=False", names=listed)]
-    if len(biases) == 1:
-        return ["  " + tr("{names} has no bias: build it with nn.Linear(in, out), without "
-                          "bias=False", names=listed)]
-    return ["  " + tr("{names} have no biases: build them with nn.Linear(in, out), without "
-                      "bias=False", names=listed)]
+    return ["  " + translated(fix).format(names=listed)]
 
 
 def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:

@@ -2,15 +2,14 @@ from collections import Counter
 
 
 def replace_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+    # One pass: a token that completes the pair with the last one kept replaces it.
+    # new_id is in no pair of its own merge, so a merged token is never merged again.
     out = []
-    i = 0
-    while i < len(ids):
-        if tuple(ids[i:i + 2]) == pair:
-            out.append(new_id)
-            i += 2
+    for token in ids:
+        if out and (out[-1], token) == pair:
+            out[-1] = new_id
         else:
-            out.append(ids[i])
-            i += 1
+            out.append(token)
     return out
 
 

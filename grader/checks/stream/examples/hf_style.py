@@ -42,9 +42,13 @@ class Solution:
         generator = torch.manual_seed(0)
         initial_state = generator.get_state()
         context = context[:, -context_length:]
-        cache, fresh, buffer = None, context, []
+        past_key_values, input_ids, buffer = None, context, []
         for _ in range(new_chars):
-            logits, cache = model.forward_with_cache(fresh, cache)
+            # The cache's own length says when the window is full: start it again from
+            # the window's last tokens, the new one among them.
+            if past_key_values is not None and past_key_values[0][0].shape[2] == context_length:
+                past_key_values, input_ids = None, context[:, -context_length:]
+            logits, past_key_values = model.forward_with_cache(input_ids, past_key_values)
             next_token = torch.multinomial(F.softmax(logits[:, -1, :], dim=-1), 1,
                                            generator=generator)
             generator.set_state(initial_state)
@@ -53,10 +57,6 @@ class Solution:
                 yield "".join(buffer)
                 buffer = []
             context = torch.cat((context, next_token), dim=1)
-            if context.shape[1] > context_length:
-                context = context[:, -context_length:]
-                cache, fresh = None, context
-            else:
-                fresh = next_token
+            input_ids = next_token
         if buffer:
             yield "".join(buffer)
