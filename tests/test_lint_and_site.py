@@ -23,12 +23,36 @@ def test_the_code_is_ruff_clean() -> None:
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
 
 
+# A page written in English alone, added to a copy of the site's pages: every page of
+# the site has its Chinese, and the Chinese site must still show such a page in English.
+ENGLISH_ONLY = "english-only.md"
+
+
+def with_an_english_only_page(docs: Path) -> Path:
+    """A copy of docs/pages under `docs`, with a page that has no Chinese twin, and a
+    configuration that is docs/mkdocs.yml building it (MkDocs' `INHERIT`). The copy
+    keeps the pictures already drawn (and their times), so the build draws none again."""
+    shutil.copytree(ROOT / "docs" / "pages", docs / "pages")
+    (docs / "pages" / ENGLISH_ONLY).write_text(
+        "# Only in English\n\nA page with no Chinese beside it.\n", encoding="utf-8")
+    config = docs / "mkdocs.yml"
+    # JSON strings are YAML's; the hook is the repository's, the pages the copy's.
+    config.write_text(
+        f"INHERIT: {json.dumps((ROOT / 'docs' / 'mkdocs.yml').as_posix())}\n"
+        "docs_dir: pages\n"
+        f"hooks:\n  - {json.dumps((ROOT / 'docs' / 'site_gen' / 'hooks.py').as_posix())}\n"
+        f"not_in_nav: {json.dumps('/' + ENGLISH_ONLY)}\n", encoding="utf-8")
+    return config
+
+
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="MkDocs is not installed (the dev extra has it)")
+    # Run from the copy's parent: mkdocs.yml's snippets read docs/pages from there.
+    config = with_an_english_only_page(tmp_path / "docs")
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml",
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
          "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+        cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-5000:]
     assert (tmp_path / "site" / "index.html").is_file()
     # and in Chinese, under zh/: its home page and every statement's
@@ -51,17 +75,22 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert 'class="headerlink"' in loop and "Permanent link" not in loop
     # A page with no Chinese, shown in English, says so on the Chinese site only.
     note = "本页暂无中文版"
-    assert note in (zh / "contributors" / "index.html").read_text(encoding="utf-8")
+    english_only = ENGLISH_ONLY.replace(".md", ".html")
+    shown = (zh / english_only).read_text(encoding="utf-8")
+    assert note in shown and "Only in English" in shown
     assert note not in (zh / "learners" / "loop.html").read_text(encoding="utf-8")
-    assert note not in (tmp_path / "site" / "contributors" / "index.html").read_text(
-        encoding="utf-8")
-    # The instructors' pages written in Chinese are the Chinese site's, in its navigation.
-    for page in sorted((ROOT / "docs" / "pages" / "instructors").glob("*.zh.md")):
-        built = zh / "instructors" / page.name.replace(".zh.md", ".html")
+    assert note not in (tmp_path / "site" / english_only).read_text(encoding="utf-8")
+    # The pages written in Chinese are the Chinese site's, in its navigation.
+    pages = ROOT / "docs" / "pages"
+    for page in sorted(p for p in pages.rglob("*.zh.md")
+                       if p.relative_to(pages).parts[0] != "problems"):
+        built = zh / page.relative_to(pages).with_name(page.name.replace(".zh.md", ".html"))
         html = built.read_text(encoding="utf-8")
         assert '<html lang="zh"' in html and note not in html, built
-        assert f'href="instructors/{built.name}"' in (zh / "index.html").read_text(
-            encoding="utf-8"), f"{built} is not in the Chinese site's navigation"
+        href = built.relative_to(zh).as_posix()
+        assert f'href="{href}"' in (zh / "index.html").read_text(
+            encoding="utf-8") or href == "index.html", (
+            f"{built} is not in the Chinese site's navigation")
     # The trace's report on the Chinese pictures page is the Chinese run's.
     chinese_run = "gpt-kata --lang zh trace"
     assert chinese_run in (zh / "learners" / "pictures.html").read_text(encoding="utf-8")
@@ -95,7 +124,8 @@ def searched_by_language(site: Path) -> None:
     for page in chinese:
         text = (site / "zh" / page).read_text(encoding="utf-8")
         assert '<html lang="zh"' in text and "本页暂无中文版" not in text, page
-    assert "contributors/index.html" not in chinese and "learners/loop.html" in chinese
+    assert ENGLISH_ONLY.replace(".md", ".html") not in chinese
+    assert "learners/loop.html" in chinese
     assert "instructors/index.html" in chinese
     for page, base in (("zh/index.html", "../zh/"), ("zh/problems/index.html", "../../zh/"),
                        ("index.html", ".")):

@@ -78,10 +78,10 @@ def translate_statements_nav(config) -> None:
                                             **(language["nav_translations"] or {})}
 
 
-# The note atop a page the Chinese site shows in English, under its title.
+# The note atop a page the Chinese site shows in English, under its title: every page
+# of the site has its Chinese, so such a page is one added in English alone.
 NOT_YET_ZH = ('!!! note "本页暂无中文版"\n'
-              "    下面是英文原文。学习者和教师需要的页面"
-              "（首页、学习者、题目说明、教师、模型与语料）都有中文版。\n")
+              "    下面是英文原文：这一页的中文版还没有写好。\n")
 
 
 def with_note(markdown: str, note: str) -> str:
