@@ -48,7 +48,7 @@ SHIPPED_SPEC = ModelSpec("shipped")
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
     "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
-    "wording.py", "locale/__init__.py", "locale/fonts.py",
+    "wording.py", "locale/__init__.py", "locale/fonts.py", "locale/parsers.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/runs.py", "model/spec.py",
     "cli/__init__.py", "cli/main.py",
