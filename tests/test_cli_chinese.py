@@ -68,6 +68,38 @@ def test_every_text_argparse_says_to_a_user_has_its_chinese() -> None:
         assert said.endswith("\n") == text.endswith("\n"), (text, said)
 
 
+def test_every_commands_help_is_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command's line in `gpt-kata --help` (which every learner reads, the
+    instructor's commands' too), and every argument's help of every command."""
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    english = [f"gpt-kata --help: {a.dest}: {a.help}" for a in sub._choices_actions
+               if not CHINESE.search(a.help or "")]
+    for name, command in sub.choices.items():
+        english += [f"gpt-kata {name}: {'/'.join(a.option_strings) or a.dest}: {a.help}"
+                    for a in command._actions
+                    if a.help != argparse.SUPPRESS and not CHINESE.search(a.help or "")]
+        english += [f"gpt-kata {name}: {group.title}" for group in command._action_groups
+                    if group._group_actions and not CHINESE.search(group.title or "")]
+    assert not english, "\n".join(english)
+
+
+@pytest.mark.parametrize("command", [None, "grade", "trace", "gradebook", "gradescope",
+                                     "similarity", "release", "talk", "train"])
+def test_a_commands_help_holds_none_of_argparses_english(
+        command: str | None, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPT_KATA_LANG", "")  # undone after the test, as `main` sets it
+    with pytest.raises(SystemExit) as exit_:
+        main(["--lang", "zh", *([command] if command else []), "--help"])
+    assert exit_.value.code == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"用法：gpt-kata {command or ''}".rstrip()), said
+    assert "选项" in said and "显示本帮助并退出" in said, said
+    assert not [words for words in ARGPARSE_ENGLISH if words in said], said
+
+
 @pytest.mark.parametrize("argv, chinese", [
     (["bogus"], "gpt-kata：错误：参数 command：无效的选择：'bogus'（可选："),
     (["list", "extra"], "gpt-kata：错误：无法识别的参数：extra"),

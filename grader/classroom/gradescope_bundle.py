@@ -35,6 +35,7 @@ from grader.classroom.gradebook.repositories import late_penalty
 from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
+from grader.locale import tr
 from grader.reports.late import LatePenalty
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
@@ -312,14 +313,15 @@ def gradescope(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip); "
-                                          "with GPT_KATA_EXAMPLES_SEED set, its grades "
-                                          "draw their examples from that seed")
-    p.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
+    p = sub.add_parser("gradescope", help=tr("build a Gradescope autograder bundle (.zip); "
+                                             "with GPT_KATA_EXAMPLES_SEED set, its grades "
+                                             "draw their examples from that seed"))
+    p.add_argument("--out", required=True, metavar="FILE.zip", help=tr("where the bundle goes"))
     p.add_argument("--allow-unisolated", action="store_true",
-                   help="grade even where Gradescope's container allows no sandbox "
-                        "(default: refuse, and say so in results.json; the bundle's "
-                        "self_test tells which it is before learners submit)")
-    add_late_penalty_options(p, "a late submission's points for each unit begun after its "
-                                "due date")
+                   help=tr("grade even where Gradescope's container allows no sandbox "
+                           "(default: refuse, and say so in results.json; the bundle's "
+                           "self_test tells which it is before learners submit)"))
+    add_late_penalty_options(p, tr(
+        "take RATE of a late submission's points for each unit begun after its due date, "
+        "e.g. 10%%/day, 2%%/h (default: none)"))
     p.set_defaults(run=gradescope)

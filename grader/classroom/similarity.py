@@ -35,6 +35,7 @@ from grader.classroom.gradebook.outputs import report_stem, write_csv
 from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.grading.values.sanitise import cell, markdown_cell, visible
 from grader.learner.errors import EXIT_PASS, UsageError
+from grader.locale import tr
 from grader.registry import Problem
 
 INSTALL = 'pip install "gpt-kata[class]" (or pip install copydetect)'
@@ -243,20 +244,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from grader.learner.options import positive_count
 
     p = sub.add_parser("similarity",
-                       help="which learners' solutions look alike, problem by problem "
-                            "(needs the class extra: copydetect)")
+                       help=tr("which learners' solutions look alike, problem by problem "
+                               "(needs the class extra: copydetect)"))
     p.add_argument("roster", metavar="ROSTER",
-                   help="a folder with one folder per learner, as for gradebook")
+                   help=tr("a folder with one folder per learner, as for gradebook"))
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="compare only these problems (default: all)")
+                   help=tr("compare only these problems (default: all)"))
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="where similarity.csv, similarity.md and the HTML reports go")
+                   help=tr("where similarity.csv, similarity.md and the HTML reports go"))
     p.add_argument("--top", type=positive_count, default=10, metavar="N",
-                   help="pairs per problem in the tables (the CSV has all) "
-                        "(default: %(default)s)")
+                   help=tr("pairs per problem in the tables (the CSV has all) "
+                           "(default: %(default)s)"))
     p.add_argument("--threshold", type=float, default=0.5, metavar="SHARE",
-                   help="pairs the HTML shows side by side: at least this share of one "
-                        "file shared (default: %(default)s)")
-    p.add_argument("--no-html", action="store_true", help="write no HTML reports")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+                   help=tr("pairs the HTML shows side by side: at least this share of one "
+                           "file shared (default: %(default)s)"))
+    p.add_argument("--no-html", action="store_true", help=tr("write no HTML reports"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.set_defaults(run=similarity)

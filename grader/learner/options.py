@@ -120,13 +120,13 @@ def percent_spec(text: str) -> int:
     return _read(text, parse_percent)
 
 
-def add_late_penalty_options(p: argparse.ArgumentParser, late: str) -> None:
-    """--late-penalty and its cap; `late`: what is late, as the command's help says it
-    (e.g. "a late submission's points for each unit begun after its due date")."""
-    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
-                   help=f"take RATE of {late}, e.g. 10%%/day, 2%%/h (default: none)")
+def add_late_penalty_options(p: argparse.ArgumentParser, penalty_help: str) -> None:
+    """--late-penalty and its cap; `penalty_help`: the first's help, which says what is
+    late as the command sees it (e.g. "take RATE of a late submission's points for each
+    unit begun after its due date, ...")."""
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE", help=penalty_help)
     p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
-                   help="the most a late penalty takes (default: %(default)s%%)")
+                   help=tr("the most a late penalty takes (default: %(default)s%%)"))
 
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:

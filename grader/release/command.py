@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from grader.learner.errors import EXIT_PASS, UsageError
+from grader.locale import tr
 
 
 def release(args: argparse.Namespace) -> int:
@@ -35,12 +36,12 @@ def release(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("release", help="write the learners' copy: statements, starters and a "
-                                       "practice grader, without the answers")
-    p.add_argument("out", metavar="OUT", help="a new or empty folder to write it into")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p = sub.add_parser("release", help=tr("write the learners' copy: statements, starters and a "
+                                          "practice grader, without the answers"))
+    p.add_argument("out", metavar="OUT", help=tr("a new or empty folder to write it into"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.add_argument("--no-answer-hints", action="store_true",
-                   help="for a graded class: leave out each problem's last hint (its answer "
-                        "in a line) and every named mistake's fix, in every language; the "
-                        "mistakes are still named")
+                   help=tr("for a graded class: leave out each problem's last hint (its answer "
+                           "in a line) and every named mistake's fix, in every language; the "
+                           "mistakes are still named"))
     p.set_defaults(run=release)

@@ -65,7 +65,7 @@ from grader.learner.options import (
     positive_seconds,
     require_isolation,
 )
-from grader.locale import language
+from grader.locale import language, tr
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
@@ -221,42 +221,43 @@ def gradebook(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gradebook", help="grade a class: every learner's folder in ROSTER")
+    p = sub.add_parser("gradebook", help=tr("grade a class: every learner's folder in ROSTER"))
     p.add_argument("roster", metavar="ROSTER", nargs="?",
-                   help="a folder with one folder per learner: a clone of the kata, or a "
-                        "folder laid out like problems/")
+                   help=tr("a folder with one folder per learner: a clone of the kata, or a "
+                           "folder laid out like problems/"))
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="grade only these problems (default: all)")
+                   help=tr("grade only these problems (default: all)"))
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="where gradebook.csv and each learner's LEARNER.json go")
+                   help=tr("where gradebook.csv and each learner's LEARNER.json go"))
     p.add_argument("--shard", type=shard_spec, metavar="K/N",
-                   help="grade only the K-th of N shares of the learners: in name order, "
-                        "every N-th from the K-th (default: everyone)")
+                   help=tr("grade only the K-th of N shares of the learners: in name order, "
+                           "every N-th from the K-th (default: everyone)"))
     p.add_argument("--merge", nargs="+", metavar="DIR",
-                   help="instead of grading, join these gradebooks (e.g. the shards' --out "
-                        "folders) into one in --out; with --roster FILE, every learner on it "
-                        "gets a row, an error row if no gradebook holds them")
+                   help=tr("instead of grading, join these gradebooks (e.g. the shards' --out "
+                           "folders) into one in --out; with --roster FILE, every learner on it "
+                           "gets a row, an error row if no gradebook holds them"))
     p.add_argument("--allow-partial", action="store_true",
-                   help="with --merge: join the shards given even when some of the N are "
-                        "missing (their learners then have no row)")
+                   help=tr("with --merge: join the shards given even when some of the N are "
+                           "missing (their learners then have no row)"))
     p.add_argument("--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
-                   help="learners graded at a time (default: %(default)s, the cores)")
+                   help=tr("learners graded at a time (default: %(default)s, the cores)"))
     p.add_argument("--force", action="store_true",
-                   help="regrade learners whose files have not changed too")
+                   help=tr("regrade learners whose files have not changed too"))
     p.add_argument("--junit", action="store_true",
-                   help="also write DIR/LEARNER.junit.xml")
+                   help=tr("also write DIR/LEARNER.junit.xml"))
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
-                   metavar="SECONDS", help="limit for each call (default: %(default)g)")
+                   metavar="SECONDS", help=tr("limit for each call (default: %(default)g)"))
     p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
                    metavar="SECONDS",
-                   help="limit for all calls of one problem (default: %(default)g)")
+                   help=tr("limit for all calls of one problem (default: %(default)g)"))
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                   help="memory a learner's code may use (default: %(default)g)")
+                   help=tr("memory a learner's code may use (default: %(default)g)"))
     p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
-                   metavar="MB", help="size of a learner's scratch folder (default: %(default)g)")
+                   metavar="MB",
+                   help=tr("size of a learner's scratch folder (default: %(default)g)"))
     p.add_argument("--allow-unisolated", action="store_true",
-                   help="grade even where no sandbox is available")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+                   help=tr("grade even where no sandbox is available"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     add_lms_arguments(p)
     add_roster_arguments(p)
     p.set_defaults(run=gradebook)

@@ -47,6 +47,7 @@ from grader.classroom.gradebook.sightings import Sightings, iso
 from grader.grading.values.sanitise import visible
 from grader.learner.errors import EXIT_FAIL, UsageError
 from grader.learner.options import add_late_penalty_options
+from grader.locale import tr
 from grader.reports.late import LatePenalty
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
@@ -462,26 +463,28 @@ def hand_ins_of(sources: dict[str, Source], policy: Policy,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--roster", dest="roster_file", metavar="FILE",
-                   help="grade git repositories instead: a CSV of learners and their "
-                        "repositories (learner,repository), GitHub Classroom's "
-                        "classroom_roster.csv or Classroom50's roster.csv")
+                   help=tr("grade git repositories instead: a CSV of learners and their "
+                           "repositories (learner,repository), GitHub Classroom's "
+                           "classroom_roster.csv or Classroom50's roster.csv"))
     p.add_argument("--repo-url", metavar="TEMPLATE",
-                   help="with --roster: each repository's URL from its row, e.g. "
-                        "https://github.com/ORG/gpt-kata-{learner} ({learner}: the "
-                        "learner's GitHub username, or any column of the row)")
+                   help=tr("with --roster: each repository's URL from its row, e.g. "
+                           "https://github.com/ORG/gpt-kata-{learner} ({learner}: the "
+                           "learner's GitHub username, or any column of the row)"))
     p.add_argument("--deadline", type=deadline_spec, metavar="TIME",
-                   help="with --roster: grade the last commit at or before TIME "
-                        "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)")
+                   help=tr("with --roster: grade the last commit at or before TIME "
+                           "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)"))
     p.add_argument("--late-policy", type=policy_spec, metavar="POLICY",
-                   help="cutoff (default: nothing after the deadline counts), grace:2h "
-                        "(commits up to 2 h late count, marked late), or latest (the "
-                        "newest commit, marked late if it is)")
-    add_late_penalty_options(p, "a late hand-in's points for each unit begun (with "
-                                "--late-policy grace:... or latest; the reports say how late)")
+                   help=tr("cutoff (default: nothing after the deadline counts), grace:2h "
+                           "(commits up to 2 h late count, marked late), or latest (the "
+                           "newest commit, marked late if it is)"))
+    add_late_penalty_options(p, tr(
+        "take RATE of a late hand-in's points for each unit begun (with --late-policy "
+        "grace:... or latest; the reports say how late), e.g. 10%%/day, 2%%/h (default: "
+        "none)"))
     p.add_argument("--fetch-only", action="store_true",
-                   help="with --roster: record which commits each repository holds now "
-                        "(DIR/.repos/sightings.json) and grade nothing: run it at the "
-                        "deadline, so that a commit pushed later counts as late whatever "
-                        "its date says")
+                   help=tr("with --roster: record which commits each repository holds now "
+                           "(DIR/.repos/sightings.json) and grade nothing: run it at the "
+                           "deadline, so that a commit pushed later counts as late whatever "
+                           "its date says"))
     p.add_argument("--allow-local-repos", action="store_true",
-                   help="with --roster: also clone file:// repositories")
+                   help=tr("with --roster: also clone file:// repositories"))
