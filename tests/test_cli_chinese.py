@@ -170,3 +170,53 @@ def test_another_parser_keeps_argparses_english(monkeypatch: pytest.MonkeyPatch)
         thread.join()
     assert seen[0].startswith("usage: other"), seen
     assert "show this help message and exit" in seen[0]
+
+
+@pytest.mark.parametrize("argv, chinese", [
+    (["gradebook", "--out", "{file}"], "gpt-kata gradebook: --out {file} 是一个文件"),
+    (["gradebook", "--out", "{tmp}/book"], "gpt-kata gradebook: 请给出 ROSTER 文件夹"),
+    (["gradebook", "{tmp}/nobody", "--out", "{tmp}/book"],
+     "gpt-kata gradebook: {tmp}/nobody：没有这个文件夹"),
+    (["gradebook", "--out", "{tmp}/book", "--roster", "r.csv", "--late-policy", "latest"],
+     "gpt-kata gradebook: --late-policy 需要配合 --deadline"),
+    (["gradebook", "--out", "{tmp}/book", "--shard", "5/2"],
+     "gpt-kata gradebook：错误：参数 --shard：'5/2'：应为 K/N"),
+    (["gradebook", "--out", "{tmp}/book", "--deadline", "2026-12-01T23:59"],
+     "gpt-kata gradebook：错误：参数 --deadline：'2026-12-01T23:59'：请写明时区"),
+    (["gradescope", "--out", "{tmp}/bundle.tar"],
+     "gpt-kata gradescope: --out {tmp}/bundle.tar：Gradescope 只接受 .zip"),
+    (["similarity", "{tmp}", "--out", "{tmp}/alike", "--threshold", "2"],
+     "gpt-kata similarity: "),
+    (["release", "{tmp}"], "gpt-kata release: {tmp} 不是空文件夹"),
+])
+def test_an_instructors_refusal_is_said_in_chinese(
+        argv: list[str], chinese: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    (tmp_path / "file").write_text("not a folder\n", encoding="utf-8")
+    fields = {"tmp": str(tmp_path), "file": str(tmp_path / "file")}
+    try:
+        code = main([arg.format(**fields) for arg in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    said = capsys.readouterr().err
+    last = said.splitlines()[-1]
+    assert last.startswith(chinese.format(**fields)) and CHINESE.search(last), said
+
+
+def test_the_gradebooks_table_is_in_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """What the gradebook shows on the terminal; gradebook.csv keeps its English columns."""
+    from grader.classroom.gradebook.outputs import Row, show_table
+    from grader.learner.output import console
+    from grader.registry import problems
+
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    chosen = list(problems())[:2]
+    row = Row("ada", {p.slug: "pass" for p in chosen}, score=2, max_score=2)
+    show_table(console(), [row], chosen, tmp_path)
+    said = capsys.readouterr().out
+    for chinese in ("学习者", "题目", "得分", "备注", "1 位学习者，2 道题", "已写出"):
+        assert chinese in said, said
+    assert not re.search(r"\b(learner|problems|score|note|wrote)\b", said), said

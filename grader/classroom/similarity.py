@@ -78,8 +78,8 @@ def copy_detector() -> type:
     try:
         from copydetect import CopyDetector
     except ImportError:
-        raise UsageError(f"the similarity report needs copydetect, which is not installed: "
-                         f"{INSTALL}") from None
+        raise UsageError(tr("the similarity report needs copydetect, which is not "
+                            "installed: {install}", install=INSTALL)) from None
     return CopyDetector
 
 
@@ -209,14 +209,14 @@ def show(results: list[ProblemResult], top: int, out: Path, quiet: bool) -> None
         if not result.pairs:
             continue
         table = Table(title=result.problem.folder, title_justify="left")
-        for column in ("learner", "learner", "similarity", "shared tokens"):
+        for column in (tr("learner"), tr("learner"), tr("similarity"), tr("shared tokens")):
             table.add_column(column)
         for pair in result.pairs[:top]:
             table.add_row(escape(pair.a), escape(pair.b), f"{pair.similarity:.0%}",
                           str(pair.overlap))
         console.print(table)
-    console.print(f"wrote {escape(str(out / 'similarity.csv'))}, similarity.md and one HTML "
-                  "report per problem there")
+    console.print(tr("wrote {table}, similarity.md and one HTML report per problem there",
+                     table=escape(str(out / "similarity.csv"))))
 
 
 def similarity(args: argparse.Namespace) -> int:
@@ -224,7 +224,8 @@ def similarity(args: argparse.Namespace) -> int:
 
     copy_detector()  # before reading anything: without it there is nothing to do
     if not 0 <= args.threshold <= 1:
-        raise UsageError(f"--threshold {args.threshold:g}: a share between 0 and 1")
+        raise UsageError(tr("--threshold {threshold:g}: a share between 0 and 1",
+                            threshold=args.threshold))
     chosen = select_problems(args.problems)
     out = Path(args.out)
     roster = Path(args.roster)

@@ -30,8 +30,8 @@ def release(args: argparse.Namespace) -> int:
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
-        print(f"wrote the learners' copy to {out}: {len(written)} files, no reference code; "
-              f"hand it out as it is (see its README.md)")
+        print(tr("wrote the learners' copy to {out}: {count} files, no reference code; "
+                 "hand it out as it is (see its README.md)", out=out, count=len(written)))
     return EXIT_PASS
 
 

@@ -80,7 +80,8 @@ def check_targets(args: argparse.Namespace) -> None:
 
     out = getattr(args, "out", None)
     if out is not None and Path(out).exists() and not Path(out).is_dir():
-        raise UsageError(f"--out {visible(out)} is a file; name a folder for the gradebook")
+        raise UsageError(tr("--out {out} is a file; name a folder for the gradebook",
+                            out=visible(out)))
     for option in ("canvas", "moodle"):
         target = getattr(args, option, None)
         if target and out is not None and Path(target).resolve().is_relative_to(
@@ -97,19 +98,19 @@ def gradebook(args: argparse.Namespace) -> int:
     check_targets(args)
     if args.merge:
         if args.roster is not None or args.shard is not None:
-            raise UsageError("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
-                             "or --shard with it")
+            raise UsageError(tr("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
+                                "or --shard with it"))
         return merge(args)
     if args.roster_file is not None:  # repositories at a deadline: repositories.py
         return gradebook_of_repositories(args, gradebook)
     if getattr(args, "fetch_only", False):
-        raise UsageError("--fetch-only records what learners' repositories hold: give it "
-                         "with --roster FILE")
+        raise UsageError(tr("--fetch-only records what learners' repositories hold: give "
+                            "it with --roster FILE"))
     if args.roster is None:
-        raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
+        raise UsageError(tr("name the ROSTER folder (or --merge DIR... to join gradebooks)"))
     if getattr(args, "late_penalty", None) is not None and not with_repositories(args):
-        raise UsageError("--late-penalty applies to a roster of repositories graded at a "
-                         "deadline: give --roster FILE --deadline TIME --late-policy ...")
+        raise UsageError(tr("--late-penalty applies to a roster of repositories graded at a "
+                            "deadline: give --roster FILE --deadline TIME --late-policy ..."))
     chosen = select_problems(args.problems)
     if args.lms_ids:  # a mistake in it is told before the class is graded, not after
         read_ids(Path(args.lms_ids))
@@ -117,18 +118,20 @@ def gradebook(args: argparse.Namespace) -> int:
     learners = roster_folders(Path(args.roster), out)
     ignored = not_hand_ins(Path(args.roster), out)
     if ignored:
-        print(f"gpt-kata gradebook: not graded, as neither a folder nor a zip: "
-              f"{', '.join(ignored)}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("not graded, as neither a folder nor a zip: "
+                                          "{names}", names=", ".join(ignored)),
+              file=sys.stderr)
     hidden = hidden_hand_ins(Path(args.roster))
     if hidden:
-        print(f"gpt-kata gradebook: not graded, as hidden (the name begins with a dot): "
-              f"{', '.join(hidden)}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("not graded, as hidden (the name begins with a "
+                                          "dot): {names}", names=", ".join(hidden)),
+              file=sys.stderr)
     shared = shared_report_files(learners)
     if shared:
         pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)
-        raise UsageError(f"{pairs}: their reports would be one file where case or accents "
-                         "are not told apart (macOS, Windows, a downloaded artifact); rename "
-                         "one of each")
+        raise UsageError(tr("{pairs}: their reports would be one file where case or "
+                            "accents are not told apart (macOS, Windows, a downloaded "
+                            "artifact); rename one of each", pairs=pairs))
     if args.shard is not None:
         learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
@@ -208,15 +211,19 @@ def gradebook(args: argparse.Namespace) -> int:
         write_csv(out / "gradebook.csv", header(chosen, repositories),
                   csv_lines(ordered, chosen, repositories))
     except OSError as exc:
-        print(f"gpt-kata gradebook: {out / 'gradebook.csv'} could not be written: {exc}; "
-              f"every learner's report is in {out}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("{table} could not be written: {error}; every "
+                                          "learner's report is in {out}",
+                                          table=out / "gradebook.csv", error=exc, out=out),
+              file=sys.stderr)
         return EXIT_FAIL
     write_asked(args, out / "gradebook.csv")
     try:
         show_table(console, ordered, chosen, out)
     except Exception as exc:  # noqa: BLE001 - the gradebook is written; say so in one line
-        print(f"gpt-kata gradebook: the table could not be shown ({type(exc).__name__}: "
-              f"{visible(exc)}); {out / 'gradebook.csv'} was written", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("the table could not be shown ({error}); {table} "
+                                          "was written",
+                                          error=f"{type(exc).__name__}: {visible(exc)}",
+                                          table=out / "gradebook.csv"), file=sys.stderr)
     return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
 
 

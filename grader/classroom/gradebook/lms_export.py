@@ -61,14 +61,16 @@ def read_ids(path: Path) -> dict[str, dict[str, str]]:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             if "learner" not in (reader.fieldnames or []):
-                raise UsageError(f"--lms-ids {path}: needs a 'learner' column (and any of "
-                                 f"{', '.join(ID_COLUMNS)})")
+                raise UsageError(tr("--lms-ids {path}: needs a 'learner' column (and any "
+                                    "of {columns})", path=path,
+                                    columns=", ".join(ID_COLUMNS)))
             return {visible(row["learner"]): {key: visible(row.get(key) or "")
                                               for key in ID_COLUMNS} for row in reader}
     except OSError as exc:
         raise UsageError(f"--lms-ids {path}: {exc.strerror}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"--lms-ids {path}: not a CSV file in UTF-8 ({exc})") from None
+        raise UsageError(tr("--lms-ids {path}: not a CSV file in UTF-8 ({error})", path=path,
+                            error=exc)) from None
 
 
 def canvas(grades: list[tuple[str, str, str]], ids: dict[str, dict[str, str]],

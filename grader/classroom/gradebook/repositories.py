@@ -100,13 +100,16 @@ def deadline_spec(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(read)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a time such as 2026-12-01T23:59Z") from None
+        raise argparse.ArgumentTypeError(tr("{text!r}: a time such as 2026-12-01T23:59Z",
+                                            text=text)) from None
     if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{text!r}: say its time zone (Z, +01:00, ...)")
+        raise argparse.ArgumentTypeError(tr("{text!r}: say its time zone (Z, +01:00, ...)",
+                                            text=text))
     # Far enough from the ends of the calendar that a grace period added to it, or the
     # time zone taken from it, stays a date.
     if not 1970 <= moment.year <= 9000:
-        raise argparse.ArgumentTypeError(f"{text!r}: a deadline between 1970 and 9000")
+        raise argparse.ArgumentTypeError(tr("{text!r}: a deadline between 1970 and 9000",
+                                            text=text))
     return moment.astimezone(timezone.utc)
 
 
@@ -120,13 +123,13 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
         return text, timedelta(0)
     match = re.fullmatch(r"grace:(\d+)([mhd])", text)
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: cutoff, latest, or grace:N followed by "
-                                         "m, h or d (e.g. grace:2h)")
+        raise argparse.ArgumentTypeError(tr("{text!r}: cutoff, latest, or grace:N followed "
+                                            "by m, h or d (e.g. grace:2h)", text=text))
     unit = {"m": "minutes", "h": "hours", "d": "days"}[match[2]]
     grace = timedelta(**{unit: int(match[1])}) if len(match[1]) <= 6 else None
     if grace is None or grace > MAX_GRACE:
-        raise argparse.ArgumentTypeError(f"{text!r}: a grace period of at most "
-                                         f"{MAX_GRACE.days} days")
+        raise argparse.ArgumentTypeError(tr("{text!r}: a grace period of at most {days} days",
+                                            text=text, days=MAX_GRACE.days))
     return "grace", grace
 
 
@@ -136,11 +139,11 @@ def late_penalty(args: argparse.Namespace, kind: str = "") -> LatePenalty | None
     rate = getattr(args, "late_penalty", None)
     if rate is None:
         if getattr(args, "late_penalty_max", 100) != 100:
-            raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+            raise UsageError(tr("--late-penalty-max caps a --late-penalty: give that too"))
         return None
     if kind == "cutoff":
-        raise UsageError("--late-penalty needs --late-policy grace:... or latest: under "
-                         "cutoff, no commit after the deadline is graded")
+        raise UsageError(tr("--late-penalty needs --late-policy grace:... or latest: under "
+                            "cutoff, no commit after the deadline is graded"))
     return replace(rate, most=args.late_penalty_max)
 
 
@@ -392,7 +395,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
         args.roster = None
     kind, grace = args.late_policy or ("cutoff", timedelta(0))
     if args.late_policy and args.deadline is None:
-        raise UsageError("--late-policy needs a --deadline")
+        raise UsageError(tr("--late-policy needs a --deadline"))
     penalty = late_penalty(args, kind)
     policy = Policy(args.deadline, grace, latest=kind == "latest")
     entries = read_roster(Path(args.roster_file), args.repo_url)
@@ -419,8 +422,8 @@ def gradebook_of_repositories(args: argparse.Namespace,
             (hand_ins / entry.name).mkdir()
             continue
         if not args.quiet:
-            print(f"fetching {visible(entry.name)}: {visible(shown_url(entry.url))}",
-                  file=sys.stderr)
+            print(tr("fetching {name}: {url}", name=visible(entry.name),
+                     url=visible(shown_url(entry.url))), file=sys.stderr)
         if entry.problem is not None:  # on the roster with no repository: a row that says why
             (hand_ins / entry.name).mkdir()
             sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
@@ -433,8 +436,9 @@ def gradebook_of_repositories(args: argparse.Namespace,
         for name in failed:
             print(f"gpt-kata gradebook: {visible(name)}: {sources[name].error}",
                   file=sys.stderr)
-        print(f"recorded what {len(sources) - len(failed)} repositories held at {iso(now)} "
-              f"in {sightings.path}; nothing was graded")
+        print(tr("recorded what {count} repositories held at {time} in {file}; nothing was "
+                 "graded", count=len(sources) - len(failed), time=iso(now),
+                 file=sightings.path))
         return EXIT_FAIL if failed else 0
     # A repository that could not be read is its learner's row, with why; what the
     # fetch found (no commit by the deadline) comes before how the folder was read.
