@@ -162,7 +162,8 @@ def learners_files(roster: Path, out: Path,
         try:
             learner = collect(name, folder, chosen)
         except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data: its row alone
-            notes.append(f"{name}: their folder could not be read ({visible(exc)})")
+            notes.append(tr("{name}: their folder could not be read ({error})", name=name,
+                            error=visible(exc)))
             continue
         for problem_folder, content in learner.files.items():
             if content is not None:

@@ -200,7 +200,8 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     busy: list[str] = []
-    with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn(f"[bold]{escape(tr('grading'))}[/]"), BarColumn(),
+                  MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
         task = progress.add_task("", total=len(todo))
         pool = ThreadPoolExecutor(max_workers=args.jobs)
