@@ -238,6 +238,13 @@ def test_the_copy_carries_both_languages(released: Path) -> None:
                             check=False)
     assert listed.returncode == 0, listed.stderr
     assert "截断上下文" in listed.stdout and "README.zh.md" in listed.stdout, listed.stdout
+    # argparse's own words too (grader/locale/parsers.py, in the copy's runtime)
+    mistyped = subprocess.run([sys.executable, "-I", "-B", "-c", code, "--lang", "zh", "list",
+                               "extra"], cwd=released, capture_output=True, text=True,
+                              encoding="utf-8", check=False)
+    assert mistyped.returncode == 2, mistyped.stderr
+    assert mistyped.stderr.startswith("用法：gpt-kata"), mistyped.stderr
+    assert "gpt-kata：错误：无法识别的参数：extra" in mistyped.stderr, mistyped.stderr
 
 
 def test_the_models_are_exported_programs_without_source(released: Path) -> None:

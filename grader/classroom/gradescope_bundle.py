@@ -35,6 +35,7 @@ from grader.classroom.gradebook.repositories import late_penalty
 from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
+from grader.locale import tr
 from grader.reports.late import LatePenalty
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
@@ -140,8 +141,8 @@ def instructor_seed() -> str:
 def checkout_root() -> Path:
     root = paths.PACKAGE.parent
     if paths.INSTALLED or not (root / "pyproject.toml").is_file():
-        raise UsageError("the bundle embeds a wheel built from a checkout of the grader: "
-                         "run this command from your own clone's install (pip install -e)")
+        raise UsageError(tr("the bundle embeds a wheel built from a checkout of the grader: "
+                            "run this command from your own clone's install (pip install -e)"))
     return root
 
 
@@ -248,7 +249,8 @@ def build_wheel(root: Path, into: Path, stamp: int) -> Path:
              "--no-index", "-q", "-w", str(into), str(source)],
             capture_output=True, text=True, env=env)
         if done.returncode != 0:
-            raise UsageError(f"building the wheel failed: {done.stderr.strip()[-500:]}")
+            raise UsageError(tr("building the wheel failed: {output}",
+                                output=done.stderr.strip()[-500:]))
     (wheel,) = into.glob("gpt_kata-*.whl")
     normalise_wheel(wheel, stamp)
     return wheel
@@ -292,34 +294,37 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
 def gradescope(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix != ".zip":
-        raise UsageError(f"--out {out}: Gradescope takes a .zip")
+        raise UsageError(tr("--out {out}: Gradescope takes a .zip", out=out))
     if not out.parent.is_dir():
-        raise UsageError(f"--out {out}: there is no folder {out.parent}")
+        raise UsageError(tr("--out {out}: there is no folder {parent}", out=out,
+                            parent=out.parent))
     seed = instructor_seed()
     late = late_penalty(args)
     wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed,
                                      late=late)
-    print(f"wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "
-          f"wheels/{wheel}, built from {built_from}")
+    print(tr("wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "
+             "wheels/{wheel}, built from {built_from}", out=out, wheel=wheel,
+             built_from=built_from))
     if late is not None:
-        print(f"a submission after its due date (a learner's extension counts) loses "
-              f"{late.policy} of its score")
+        print(tr("a submission after its due date (a learner's extension counts) loses "
+                 "{policy} of its score", policy=late.policy))
     if seed:  # never the seed itself: this line may be shown where learners see it
-        print("its drawn examples come from the instructor's seed set here "
-              "(GPT_KATA_EXAMPLES_SEED), which run_autograder holds: keep the bundle "
-              "from learners")
+        print(tr("its drawn examples come from the instructor's seed set here "
+                 "(GPT_KATA_EXAMPLES_SEED), which run_autograder holds: keep the bundle "
+                 "from learners"))
     return EXIT_PASS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip); "
-                                          "with GPT_KATA_EXAMPLES_SEED set, its grades "
-                                          "draw their examples from that seed")
-    p.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
+    p = sub.add_parser("gradescope", help=tr("build a Gradescope autograder bundle (.zip); "
+                                             "with GPT_KATA_EXAMPLES_SEED set, its grades "
+                                             "draw their examples from that seed"))
+    p.add_argument("--out", required=True, metavar="FILE.zip", help=tr("where the bundle goes"))
     p.add_argument("--allow-unisolated", action="store_true",
-                   help="grade even where Gradescope's container allows no sandbox "
-                        "(default: refuse, and say so in results.json; the bundle's "
-                        "self_test tells which it is before learners submit)")
-    add_late_penalty_options(p, "a late submission's points for each unit begun after its "
-                                "due date")
+                   help=tr("grade even where Gradescope's container allows no sandbox "
+                           "(default: refuse, and say so in results.json; the bundle's "
+                           "self_test tells which it is before learners submit)"))
+    add_late_penalty_options(p, tr(
+        "take RATE of a late submission's points for each unit begun after its due date, "
+        "e.g. 10%%/day, 2%%/h (default: none)"))
     p.set_defaults(run=gradescope)

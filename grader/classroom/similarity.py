@@ -35,6 +35,7 @@ from grader.classroom.gradebook.outputs import report_stem, write_csv
 from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.grading.values.sanitise import cell, markdown_cell, visible
 from grader.learner.errors import EXIT_PASS, UsageError
+from grader.locale import tr
 from grader.registry import Problem
 
 INSTALL = 'pip install "gpt-kata[class]" (or pip install copydetect)'
@@ -77,8 +78,8 @@ def copy_detector() -> type:
     try:
         from copydetect import CopyDetector
     except ImportError:
-        raise UsageError(f"the similarity report needs copydetect, which is not installed: "
-                         f"{INSTALL}") from None
+        raise UsageError(tr("the similarity report needs copydetect, which is not "
+                            "installed: {install}", install=INSTALL)) from None
     return CopyDetector
 
 
@@ -161,7 +162,8 @@ def learners_files(roster: Path, out: Path,
         try:
             learner = collect(name, folder, chosen)
         except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data: its row alone
-            notes.append(f"{name}: their folder could not be read ({visible(exc)})")
+            notes.append(tr("{name}: their folder could not be read ({error})", name=name,
+                            error=visible(exc)))
             continue
         for problem_folder, content in learner.files.items():
             if content is not None:
@@ -208,14 +210,14 @@ def show(results: list[ProblemResult], top: int, out: Path, quiet: bool) -> None
         if not result.pairs:
             continue
         table = Table(title=result.problem.folder, title_justify="left")
-        for column in ("learner", "learner", "similarity", "shared tokens"):
+        for column in (tr("learner"), tr("learner"), tr("similarity"), tr("shared tokens")):
             table.add_column(column)
         for pair in result.pairs[:top]:
             table.add_row(escape(pair.a), escape(pair.b), f"{pair.similarity:.0%}",
                           str(pair.overlap))
         console.print(table)
-    console.print(f"wrote {escape(str(out / 'similarity.csv'))}, similarity.md and one HTML "
-                  "report per problem there")
+    console.print(tr("wrote {table}, similarity.md and one HTML report per problem there",
+                     table=escape(str(out / "similarity.csv"))))
 
 
 def similarity(args: argparse.Namespace) -> int:
@@ -223,7 +225,8 @@ def similarity(args: argparse.Namespace) -> int:
 
     copy_detector()  # before reading anything: without it there is nothing to do
     if not 0 <= args.threshold <= 1:
-        raise UsageError(f"--threshold {args.threshold:g}: a share between 0 and 1")
+        raise UsageError(tr("--threshold {threshold:g}: a share between 0 and 1",
+                            threshold=args.threshold))
     chosen = select_problems(args.problems)
     out = Path(args.out)
     roster = Path(args.roster)
@@ -243,20 +246,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from grader.learner.options import positive_count
 
     p = sub.add_parser("similarity",
-                       help="which learners' solutions look alike, problem by problem "
-                            "(needs the class extra: copydetect)")
+                       help=tr("which learners' solutions look alike, problem by problem "
+                               "(needs the class extra: copydetect)"))
     p.add_argument("roster", metavar="ROSTER",
-                   help="a folder with one folder per learner, as for gradebook")
+                   help=tr("a folder with one folder per learner, as for gradebook"))
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="compare only these problems (default: all)")
+                   help=tr("compare only these problems (default: all)"))
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="where similarity.csv, similarity.md and the HTML reports go")
+                   help=tr("where similarity.csv, similarity.md and the HTML reports go"))
     p.add_argument("--top", type=positive_count, default=10, metavar="N",
-                   help="pairs per problem in the tables (the CSV has all) "
-                        "(default: %(default)s)")
+                   help=tr("pairs per problem in the tables (the CSV has all) "
+                           "(default: %(default)s)"))
     p.add_argument("--threshold", type=float, default=0.5, metavar="SHARE",
-                   help="pairs the HTML shows side by side: at least this share of one "
-                        "file shared (default: %(default)s)")
-    p.add_argument("--no-html", action="store_true", help="write no HTML reports")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+                   help=tr("pairs the HTML shows side by side: at least this share of one "
+                           "file shared (default: %(default)s)"))
+    p.add_argument("--no-html", action="store_true", help=tr("write no HTML reports"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.set_defaults(run=similarity)

@@ -8,10 +8,11 @@ import math
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from grader.learner.errors import UsageError
 from grader.locale import tr
+from grader.locale.parsers import OLD_ARGUMENT_ERROR, argument_error, in_the_language
 from grader.registry import Problem, find, name_key, problems
 from grader.reports.late import LatePenalty, parse_penalty, parse_percent
 from grader.sandbox.wire.limits import (
@@ -119,13 +120,13 @@ def percent_spec(text: str) -> int:
     return _read(text, parse_percent)
 
 
-def add_late_penalty_options(p: argparse.ArgumentParser, late: str) -> None:
-    """--late-penalty and its cap; `late`: what is late, as the command's help says it
-    (e.g. "a late submission's points for each unit begun after its due date")."""
-    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE",
-                   help=f"take RATE of {late}, e.g. 10%%/day, 2%%/h (default: none)")
+def add_late_penalty_options(p: argparse.ArgumentParser, penalty_help: str) -> None:
+    """--late-penalty and its cap; `penalty_help`: the first's help, which says what is
+    late as the command sees it (e.g. "take RATE of a late submission's points for each
+    unit begun after its due date, ...")."""
+    p.add_argument("--late-penalty", type=penalty_spec, metavar="RATE", help=penalty_help)
     p.add_argument("--late-penalty-max", type=percent_spec, default=100, metavar="PERCENT",
-                   help="the most a late penalty takes (default: %(default)s%%)")
+                   help=tr("the most a late penalty takes (default: %(default)s%%)"))
 
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:
@@ -204,10 +205,6 @@ class DefaultsShown(argparse.HelpFormatter):
         shown = tr("none") if action.default is None else "%(default)s"
         return tr("{text} (default: {shown})", text=text, shown=shown).lstrip()
 
-    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None
-                  ) -> None:
-        super().add_usage(usage, actions, groups, tr("usage: ") if prefix is None else prefix)
-
 
 class KataParser(argparse.ArgumentParser):
     """A command's parser. With `intermixed`, its options may also come between or
@@ -216,17 +213,50 @@ class KataParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsShown)
-        super().__init__(*args, **kwargs)
-        # argparse's own words, in the language in use (its messages stay its own)
-        self._positionals.title = tr("positional arguments")
-        self._optionals.title = tr("options")
-        for action in self._actions:
-            if isinstance(action, argparse._HelpAction):
-                action.help = tr("show this help message and exit")
+        # argparse's own words in the language in use, here its titles and -h's help,
+        # and in every method below that says anything (grader/locale/parsers.py)
+        with in_the_language():
+            super().__init__(*args, **kwargs)
         self.intermixed = intermixed
         self._parsing = False
 
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        with in_the_language():
+            return super().parse_args(*args, **kwargs)
+
+    def parse_intermixed_args(self, *args: Any, **kwargs: Any) -> Any:
+        with in_the_language():
+            return super().parse_intermixed_args(*args, **kwargs)
+
+    def format_usage(self) -> str:
+        with in_the_language():
+            return super().format_usage()
+
+    def format_help(self) -> str:
+        with in_the_language():
+            return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        with in_the_language():
+            super().error(message)
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        with in_the_language():
+            return super().add_subparsers(**kwargs)
+
+    if OLD_ARGUMENT_ERROR:
+        def _parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+            # Python 3.10 says an argument's error in English words of its own.
+            try:
+                return super()._parse_known_args(*args, **kwargs)
+            except argparse.ArgumentError as error:
+                self.error(argument_error(error))
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        with in_the_language():
+            return self._parse_known(args, namespace)
+
+    def _parse_known(self, args: Any, namespace: Any) -> Any:
         if not self.intermixed or self._parsing:
             return super().parse_known_args(args, namespace)
         # parse_known_intermixed_args parses in two passes through parse_known_args,

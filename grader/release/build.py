@@ -21,7 +21,7 @@ from typing import Any
 
 from grader import paths
 from grader.grading.contracts.declaring import load_check_module
-from grader.locale import CATALOGS, ENGLISH, LANGUAGES
+from grader.locale import CATALOGS, ENGLISH, LANGUAGES, tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import answers, examples, float_dtypes, sources, ties
@@ -48,7 +48,7 @@ SHIPPED_SPEC = ModelSpec("shipped")
 # tests/test_learner_runtime.py holds this list to what those modules import.
 RUNTIME_FILES = (
     "__init__.py", "__main__.py", "paths.py", "play.py", "registry.py", "reuse.py",
-    "wording.py", "locale/__init__.py", "locale/fonts.py",
+    "wording.py", "locale/__init__.py", "locale/fonts.py", "locale/parsers.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/runs.py", "model/spec.py",
     "cli/__init__.py", "cli/main.py",
@@ -113,7 +113,8 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     step as it starts (writing the copy takes minutes)."""
     say = progress or (lambda _: None)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ReleaseError(f"{out} is not an empty folder: the copy is written afresh")
+        raise ReleaseError(tr("{out} is not an empty folder: the copy is written afresh",
+                              out=out))
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
@@ -121,8 +122,9 @@ def write_release(out: Path, only: frozenset[str] | None = None,
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise ReleaseError(f"{path} is missing: every problem in the registry needs its "
-                               "statement and starter before a release") from None
+            raise ReleaseError(tr("{path} is missing: every problem in the registry needs "
+                                  "its statement and starter before a release",
+                                  path=path)) from None
 
     def put(relative: str, data: bytes) -> None:
         target = out / relative
@@ -173,7 +175,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     for config, seed in TRAINED_IN_EXAMPLES:  # and the statements' examples train their own
         models.record_trained(config, seed)
     cases = practice_cases(models, only, say)
-    say("the reference's runs that trace shows")
+    say(tr("the reference's runs that trace shows"))
     cases["traces"] = stored_traces(models, only)
     # The models those runs met too, each with the context length its program reads.
     cases["models"] = models.entries()
@@ -187,8 +189,8 @@ def write_release(out: Path, only: frozenset[str] | None = None,
         text = catalog.read_bytes()
         put(f"grader/locale/{catalog.parent.name}/{catalog.name}",
             answers.catalog_without(text, left_out) if left_out else text)
-    say(f"exporting the {len(models.specs) + len(models.trained)} models the cases and the "
-        "statements' examples run")
+    say(tr("exporting the {count} models the cases and the statements' examples run",
+           count=len(models.specs) + len(models.trained)))
     for name, program in {**models.programs(), **example_programs()}.items():
         put(f"{PACKAGE}/models/{name}.pt2", program)
     put(f"{PACKAGE}/modern.json", modern_json())
@@ -224,7 +226,8 @@ def practice_cases(models: Models, only: frozenset[str] | None,
     torch.set_num_threads(1)
     try:
         for i, problem in enumerate(chosen, start=1):
-            progress(f"practice cases {i}/{len(chosen)}: {problem.folder}")
+            progress(tr("practice cases {i}/{count}: {folder}", i=i, count=len(chosen),
+                        folder=problem.folder))
             met = Models()
             try:
                 practised[problem.slug] = problem_cases(problem, met)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from grader.learner.errors import EXIT_PASS, UsageError
+from grader.locale import tr
 
 
 def release(args: argparse.Namespace) -> int:
@@ -29,18 +30,18 @@ def release(args: argparse.Namespace) -> int:
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
-        print(f"wrote the learners' copy to {out}: {len(written)} files, no reference code; "
-              f"hand it out as it is (see its README.md)")
+        print(tr("wrote the learners' copy to {out}: {count} files, no reference code; "
+                 "hand it out as it is (see its README.md)", out=out, count=len(written)))
     return EXIT_PASS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("release", help="write the learners' copy: statements, starters and a "
-                                       "practice grader, without the answers")
-    p.add_argument("out", metavar="OUT", help="a new or empty folder to write it into")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+    p = sub.add_parser("release", help=tr("write the learners' copy: statements, starters and a "
+                                          "practice grader, without the answers"))
+    p.add_argument("out", metavar="OUT", help=tr("a new or empty folder to write it into"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     p.add_argument("--no-answer-hints", action="store_true",
-                   help="for a graded class: leave out each problem's last hint (its answer "
-                        "in a line) and every named mistake's fix, in every language; the "
-                        "mistakes are still named")
+                   help=tr("for a graded class: leave out each problem's last hint (its answer "
+                           "in a line) and every named mistake's fix, in every language; the "
+                           "mistakes are still named"))
     p.set_defaults(run=release)

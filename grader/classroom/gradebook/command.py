@@ -65,7 +65,7 @@ from grader.learner.options import (
     positive_seconds,
     require_isolation,
 )
-from grader.locale import language
+from grader.locale import language, tr
 from grader.sandbox.wire.limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MEMORY_MB,
@@ -80,7 +80,8 @@ def check_targets(args: argparse.Namespace) -> None:
 
     out = getattr(args, "out", None)
     if out is not None and Path(out).exists() and not Path(out).is_dir():
-        raise UsageError(f"--out {visible(out)} is a file; name a folder for the gradebook")
+        raise UsageError(tr("--out {out} is a file; name a folder for the gradebook",
+                            out=visible(out)))
     for option in ("canvas", "moodle"):
         target = getattr(args, option, None)
         if target and out is not None and Path(target).resolve().is_relative_to(
@@ -97,19 +98,19 @@ def gradebook(args: argparse.Namespace) -> int:
     check_targets(args)
     if args.merge:
         if args.roster is not None or args.shard is not None:
-            raise UsageError("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
-                             "or --shard with it")
+            raise UsageError(tr("--merge joins finished gradebooks: give no ROSTER, PROBLEM "
+                                "or --shard with it"))
         return merge(args)
     if args.roster_file is not None:  # repositories at a deadline: repositories.py
         return gradebook_of_repositories(args, gradebook)
     if getattr(args, "fetch_only", False):
-        raise UsageError("--fetch-only records what learners' repositories hold: give it "
-                         "with --roster FILE")
+        raise UsageError(tr("--fetch-only records what learners' repositories hold: give "
+                            "it with --roster FILE"))
     if args.roster is None:
-        raise UsageError("name the ROSTER folder (or --merge DIR... to join gradebooks)")
+        raise UsageError(tr("name the ROSTER folder (or --merge DIR... to join gradebooks)"))
     if getattr(args, "late_penalty", None) is not None and not with_repositories(args):
-        raise UsageError("--late-penalty applies to a roster of repositories graded at a "
-                         "deadline: give --roster FILE --deadline TIME --late-policy ...")
+        raise UsageError(tr("--late-penalty applies to a roster of repositories graded at a "
+                            "deadline: give --roster FILE --deadline TIME --late-policy ..."))
     chosen = select_problems(args.problems)
     if args.lms_ids:  # a mistake in it is told before the class is graded, not after
         read_ids(Path(args.lms_ids))
@@ -117,18 +118,20 @@ def gradebook(args: argparse.Namespace) -> int:
     learners = roster_folders(Path(args.roster), out)
     ignored = not_hand_ins(Path(args.roster), out)
     if ignored:
-        print(f"gpt-kata gradebook: not graded, as neither a folder nor a zip: "
-              f"{', '.join(ignored)}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("not graded, as neither a folder nor a zip: "
+                                          "{names}", names=", ".join(ignored)),
+              file=sys.stderr)
     hidden = hidden_hand_ins(Path(args.roster))
     if hidden:
-        print(f"gpt-kata gradebook: not graded, as hidden (the name begins with a dot): "
-              f"{', '.join(hidden)}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("not graded, as hidden (the name begins with a "
+                                          "dot): {names}", names=", ".join(hidden)),
+              file=sys.stderr)
     shared = shared_report_files(learners)
     if shared:
         pairs = "; ".join(" and ".join(visible(n) for n in group) for group in shared)
-        raise UsageError(f"{pairs}: their reports would be one file where case or accents "
-                         "are not told apart (macOS, Windows, a downloaded artifact); rename "
-                         "one of each")
+        raise UsageError(tr("{pairs}: their reports would be one file where case or "
+                            "accents are not told apart (macOS, Windows, a downloaded "
+                            "artifact); rename one of each", pairs=pairs))
     if args.shard is not None:
         learners = shard_of(learners, *args.shard)
     require_isolation(argparse.Namespace(classroom=True, allow_unisolated=args.allow_unisolated))
@@ -208,55 +211,60 @@ def gradebook(args: argparse.Namespace) -> int:
         write_csv(out / "gradebook.csv", header(chosen, repositories),
                   csv_lines(ordered, chosen, repositories))
     except OSError as exc:
-        print(f"gpt-kata gradebook: {out / 'gradebook.csv'} could not be written: {exc}; "
-              f"every learner's report is in {out}", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("{table} could not be written: {error}; every "
+                                          "learner's report is in {out}",
+                                          table=out / "gradebook.csv", error=exc, out=out),
+              file=sys.stderr)
         return EXIT_FAIL
     write_asked(args, out / "gradebook.csv")
     try:
         show_table(console, ordered, chosen, out)
     except Exception as exc:  # noqa: BLE001 - the gradebook is written; say so in one line
-        print(f"gpt-kata gradebook: the table could not be shown ({type(exc).__name__}: "
-              f"{visible(exc)}); {out / 'gradebook.csv'} was written", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("the table could not be shown ({error}); {table} "
+                                          "was written",
+                                          error=f"{type(exc).__name__}: {visible(exc)}",
+                                          table=out / "gradebook.csv"), file=sys.stderr)
     return EXIT_FAIL if any(row.error for row in ordered) else EXIT_PASS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gradebook", help="grade a class: every learner's folder in ROSTER")
+    p = sub.add_parser("gradebook", help=tr("grade a class: every learner's folder in ROSTER"))
     p.add_argument("roster", metavar="ROSTER", nargs="?",
-                   help="a folder with one folder per learner: a clone of the kata, or a "
-                        "folder laid out like problems/")
+                   help=tr("a folder with one folder per learner: a clone of the kata, or a "
+                           "folder laid out like problems/"))
     p.add_argument("problems", nargs="*", metavar="PROBLEM",
-                   help="grade only these problems (default: all)")
+                   help=tr("grade only these problems (default: all)"))
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="where gradebook.csv and each learner's LEARNER.json go")
+                   help=tr("where gradebook.csv and each learner's LEARNER.json go"))
     p.add_argument("--shard", type=shard_spec, metavar="K/N",
-                   help="grade only the K-th of N shares of the learners: in name order, "
-                        "every N-th from the K-th (default: everyone)")
+                   help=tr("grade only the K-th of N shares of the learners: in name order, "
+                           "every N-th from the K-th (default: everyone)"))
     p.add_argument("--merge", nargs="+", metavar="DIR",
-                   help="instead of grading, join these gradebooks (e.g. the shards' --out "
-                        "folders) into one in --out; with --roster FILE, every learner on it "
-                        "gets a row, an error row if no gradebook holds them")
+                   help=tr("instead of grading, join these gradebooks (e.g. the shards' --out "
+                           "folders) into one in --out; with --roster FILE, every learner on it "
+                           "gets a row, an error row if no gradebook holds them"))
     p.add_argument("--allow-partial", action="store_true",
-                   help="with --merge: join the shards given even when some of the N are "
-                        "missing (their learners then have no row)")
+                   help=tr("with --merge: join the shards given even when some of the N are "
+                           "missing (their learners then have no row)"))
     p.add_argument("--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
-                   help="learners graded at a time (default: %(default)s, the cores)")
+                   help=tr("learners graded at a time (default: %(default)s, the cores)"))
     p.add_argument("--force", action="store_true",
-                   help="regrade learners whose files have not changed too")
+                   help=tr("regrade learners whose files have not changed too"))
     p.add_argument("--junit", action="store_true",
-                   help="also write DIR/LEARNER.junit.xml")
+                   help=tr("also write DIR/LEARNER.junit.xml"))
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
-                   metavar="SECONDS", help="limit for each call (default: %(default)g)")
+                   metavar="SECONDS", help=tr("limit for each call (default: %(default)g)"))
     p.add_argument("--budget", type=positive_seconds, default=DEFAULT_PROBLEM_BUDGET,
                    metavar="SECONDS",
-                   help="limit for all calls of one problem (default: %(default)g)")
+                   help=tr("limit for all calls of one problem (default: %(default)g)"))
     p.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                   help="memory a learner's code may use (default: %(default)g)")
+                   help=tr("memory a learner's code may use (default: %(default)g)"))
     p.add_argument("--scratch-mb", type=positive_megabytes, default=DEFAULT_SCRATCH_MB,
-                   metavar="MB", help="size of a learner's scratch folder (default: %(default)g)")
+                   metavar="MB",
+                   help=tr("size of a learner's scratch folder (default: %(default)g)"))
     p.add_argument("--allow-unisolated", action="store_true",
-                   help="grade even where no sandbox is available")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on stdout")
+                   help=tr("grade even where no sandbox is available"))
+    p.add_argument("-q", "--quiet", action="store_true", help=tr("print nothing on stdout"))
     add_lms_arguments(p)
     add_roster_arguments(p)
     p.set_defaults(run=gradebook)

@@ -23,6 +23,7 @@ from grader.classroom.gradebook.roster import Learner
 from grader.classroom.gradebook.state import save_state
 from grader.grading.values.failures import BUSY
 from grader.grading.values.sanitise import visible
+from grader.locale import tr
 from grader.registry import Problem
 from grader.reports.results import nothing_handed_in
 from grader.reports.scoring import score_report
@@ -199,7 +200,8 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     busy: list[str] = []
-    with Progress(TextColumn("[bold]grading[/]"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn(f"[bold]{escape(tr('grading'))}[/]"), BarColumn(),
+                  MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
         task = progress.add_task("", total=len(todo))
         pool = ThreadPoolExecutor(max_workers=args.jobs)
@@ -243,5 +245,5 @@ def grade_all(todo: dict[str, tuple[Learner, str]], chosen: list[Problem],
             raise
         pool.shutdown()
     if busy:
-        console.print(f"ran out of time while the machine was busy, graded once more at the "
-                      f"next run: {escape(', '.join(sorted(busy)))}")
+        console.print(tr("ran out of time while the machine was busy, graded once more at "
+                         "the next run: {names}", names=escape(", ".join(sorted(busy)))))

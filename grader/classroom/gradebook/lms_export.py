@@ -29,6 +29,7 @@ from pathlib import Path
 from grader.classroom.gradebook.outputs import trailing, write_csv
 from grader.grading.values.sanitise import cell, uncell, visible
 from grader.learner.errors import UsageError
+from grader.locale import tr
 from grader.reports.scoring import format_points
 
 ID_COLUMNS = ("name", "canvas_id", "sis_user_id", "sis_login_id", "section", "username",
@@ -60,14 +61,16 @@ def read_ids(path: Path) -> dict[str, dict[str, str]]:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             if "learner" not in (reader.fieldnames or []):
-                raise UsageError(f"--lms-ids {path}: needs a 'learner' column (and any of "
-                                 f"{', '.join(ID_COLUMNS)})")
+                raise UsageError(tr("--lms-ids {path}: needs a 'learner' column (and any "
+                                    "of {columns})", path=path,
+                                    columns=", ".join(ID_COLUMNS)))
             return {visible(row["learner"]): {key: visible(row.get(key) or "")
                                               for key in ID_COLUMNS} for row in reader}
     except OSError as exc:
         raise UsageError(f"--lms-ids {path}: {exc.strerror}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"--lms-ids {path}: not a CSV file in UTF-8 ({exc})") from None
+        raise UsageError(tr("--lms-ids {path}: not a CSV file in UTF-8 ({error})", path=path,
+                            error=exc)) from None
 
 
 def canvas(grades: list[tuple[str, str, str]], ids: dict[str, dict[str, str]],
@@ -111,14 +114,14 @@ def write_exports(table: Path, canvas_path: str | None, moodle_path: str | None,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canvas", metavar="FILE",
-                   help="also write FILE: the scores as Canvas's gradebook import CSV")
+                   help=tr("also write FILE: the scores as Canvas's gradebook import CSV"))
     p.add_argument("--moodle", metavar="FILE",
-                   help="also write FILE: the scores as Moodle's grade import CSV")
+                   help=tr("also write FILE: the scores as Moodle's grade import CSV"))
     p.add_argument("--lms-ids", metavar="FILE",
-                   help="a CSV mapping each learner (column 'learner') to their LMS ids: "
-                        f"{', '.join(ID_COLUMNS)}")
+                   help=tr("a CSV mapping each learner (column 'learner') to their LMS ids: "
+                           "{columns}", columns=", ".join(ID_COLUMNS)))
     p.add_argument("--lms-assignment", default="gpt-kata", metavar="NAME",
-                   help="the assignment's column in the exports (default: %(default)s)")
+                   help=tr("the assignment's column in the exports (default: %(default)s)"))
 
 
 def write_asked(args: argparse.Namespace, table: Path) -> None:

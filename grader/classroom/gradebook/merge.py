@@ -25,6 +25,7 @@ from grader.classroom.gradebook.roster_csv import read_roster
 from grader.classroom.gradebook.state import load_state, save_state
 from grader.grading.values.sanitise import cell, uncell, visible
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
+from grader.locale import tr
 from grader.registry import problems as registry_problems
 from grader.reports.scoring import format_points
 
@@ -46,17 +47,20 @@ def merge(args: argparse.Namespace) -> int:
             with table.open(newline="", encoding="utf-8") as handle:
                 lines = list(csv.reader(handle))
         except OSError:
-            raise UsageError(f"--merge {folder}: no gradebook.csv there") from None
+            raise UsageError(tr("--merge {folder}: no gradebook.csv there",
+                                folder=folder)) from None
         except (UnicodeDecodeError, csv.Error) as exc:
-            raise UsageError(f"{table} is not a gradebook: {exc}") from None
+            raise UsageError(tr("{table} is not a gradebook: {error}", table=table,
+                                error=exc)) from None
         if not lines or lines[0][:len(COLUMNS)] != COLUMNS:
-            raise UsageError(f"{table} is not a gradebook")
+            raise UsageError(tr("{table} is not a gradebook", table=table))
         if header is None:
             header, first = lines[0], folder
         elif lines[0] != header:
             # Scores out of different problems cannot share one table.
-            raise UsageError(f"{table} grades other problems than {first}: "
-                             f"{', '.join(lines[0][len(COLUMNS):])}")
+            raise UsageError(tr("{table} grades other problems than {first}: {problems}",
+                                table=table, first=first,
+                                problems=", ".join(lines[0][len(COLUMNS):])))
         for line in lines[1:]:
             if not line:
                 continue
@@ -64,7 +68,8 @@ def merge(args: argparse.Namespace) -> int:
             # did not quote it (written by an older grader, or by hand).
             name = visible(uncell(line[0]))
             if name in rows:
-                raise UsageError(f"{name} is in both {origin[name]} and {folder}")
+                raise UsageError(tr("{name} is in both {one} and {other}", name=name,
+                                    one=origin[name], other=folder))
             rows[name], origin[name] = [cell(name), *line[1:]], folder
         state.update({name: key for name, key in load_state(folder).items()
                       if name in rows and origin[name] == folder})
@@ -86,15 +91,17 @@ def merge(args: argparse.Namespace) -> int:
         absent = fill_from_roster(out, header, rows, on_roster, missing,
                                   junit=any(out.glob("*.junit.xml")))
         if absent and not args.quiet:
-            print(f"gpt-kata gradebook: {len(absent)} learner(s) on the roster have no result "
-                  f"in these gradebooks; their rows say so: {', '.join(absent)}",
-                  file=sys.stderr)
+            print("gpt-kata gradebook: " + tr(
+                "{count} learner(s) on the roster have no result in these gradebooks; their "
+                "rows say so: {names}", count=len(absent), names=", ".join(absent)),
+                file=sys.stderr)
     write_csv(out / "gradebook.csv", header, [rows[name] for name in sorted(rows)])
     save_state(out, state)
     write_asked(args, out / "gradebook.csv")
     if not args.quiet:
-        print(f"wrote {out / 'gradebook.csv'}: {len(rows)} learner(s) from "
-              f"{len(args.merge)} gradebook(s)")
+        print(tr("wrote {table}: {learners} learner(s) from {gradebooks} gradebook(s)",
+                 table=out / "gradebook.csv", learners=len(rows),
+                 gradebooks=len(args.merge)))
     end = len(header) - len(trailing(header))
     not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):end]]
     return EXIT_FAIL if not_graded else EXIT_PASS
@@ -128,6 +135,6 @@ def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
         write_report(out, name, failed_report(why, chosen), junit)
     extras = sorted(set(rows) - set(names))
     if extras:
-        print(f"gpt-kata gradebook: not on the roster, kept: {', '.join(extras)}",
-              file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("not on the roster, kept: {names}",
+                                          names=", ".join(extras)), file=sys.stderr)
     return absent

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.grading.values.sanitise import cell, visible
+from grader.locale import tr
 from grader.registry import Problem
 from grader.reports.late import describe
 from grader.reports.scoring import format_points, score_report
@@ -257,8 +258,9 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(caption=f"{len(ordered)} learner(s), {len(chosen)} problem(s)")
-    for column in ("learner", "problems", "score", "note"):
+    table = Table(caption=tr("{learners} learner(s), {problems} problem(s)",
+                             learners=len(ordered), problems=len(chosen)))
+    for column in (tr("learner"), tr("problems"), tr("score"), tr("note")):
         table.add_column(column)
     for row in ordered:
         said = escape(visible(note(row, shown=True)))
@@ -266,5 +268,5 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
         table.add_row(escape(row.learner), f"{row.passed}/{len(chosen)}",
                       f"{format_points(row.score)}/{format_points(row.max_score)}", shown)
     console.print(table)
-    console.print(f"wrote {escape(str(out / 'gradebook.csv'))} and one report per learner "
-                  f"in {escape(str(out))}")
+    console.print(tr("wrote {table} and one report per learner in {out}",
+                     table=escape(str(out / "gradebook.csv")), out=escape(str(out))))

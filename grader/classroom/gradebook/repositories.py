@@ -47,6 +47,7 @@ from grader.classroom.gradebook.sightings import Sightings, iso
 from grader.grading.values.sanitise import visible
 from grader.learner.errors import EXIT_FAIL, UsageError
 from grader.learner.options import add_late_penalty_options
+from grader.locale import tr
 from grader.reports.late import LatePenalty
 
 GIT_SECONDS = 300  # one git command; a clone of a kata takes seconds
@@ -99,13 +100,16 @@ def deadline_spec(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(read)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a time such as 2026-12-01T23:59Z") from None
+        raise argparse.ArgumentTypeError(tr("{text!r}: a time such as 2026-12-01T23:59Z",
+                                            text=text)) from None
     if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{text!r}: say its time zone (Z, +01:00, ...)")
+        raise argparse.ArgumentTypeError(tr("{text!r}: say its time zone (Z, +01:00, ...)",
+                                            text=text))
     # Far enough from the ends of the calendar that a grace period added to it, or the
     # time zone taken from it, stays a date.
     if not 1970 <= moment.year <= 9000:
-        raise argparse.ArgumentTypeError(f"{text!r}: a deadline between 1970 and 9000")
+        raise argparse.ArgumentTypeError(tr("{text!r}: a deadline between 1970 and 9000",
+                                            text=text))
     return moment.astimezone(timezone.utc)
 
 
@@ -119,13 +123,13 @@ def policy_spec(text: str) -> tuple[str, timedelta]:
         return text, timedelta(0)
     match = re.fullmatch(r"grace:(\d+)([mhd])", text)
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: cutoff, latest, or grace:N followed by "
-                                         "m, h or d (e.g. grace:2h)")
+        raise argparse.ArgumentTypeError(tr("{text!r}: cutoff, latest, or grace:N followed "
+                                            "by m, h or d (e.g. grace:2h)", text=text))
     unit = {"m": "minutes", "h": "hours", "d": "days"}[match[2]]
     grace = timedelta(**{unit: int(match[1])}) if len(match[1]) <= 6 else None
     if grace is None or grace > MAX_GRACE:
-        raise argparse.ArgumentTypeError(f"{text!r}: a grace period of at most "
-                                         f"{MAX_GRACE.days} days")
+        raise argparse.ArgumentTypeError(tr("{text!r}: a grace period of at most {days} days",
+                                            text=text, days=MAX_GRACE.days))
     return "grace", grace
 
 
@@ -135,11 +139,11 @@ def late_penalty(args: argparse.Namespace, kind: str = "") -> LatePenalty | None
     rate = getattr(args, "late_penalty", None)
     if rate is None:
         if getattr(args, "late_penalty_max", 100) != 100:
-            raise UsageError("--late-penalty-max caps a --late-penalty: give that too")
+            raise UsageError(tr("--late-penalty-max caps a --late-penalty: give that too"))
         return None
     if kind == "cutoff":
-        raise UsageError("--late-penalty needs --late-policy grace:... or latest: under "
-                         "cutoff, no commit after the deadline is graded")
+        raise UsageError(tr("--late-penalty needs --late-policy grace:... or latest: under "
+                            "cutoff, no commit after the deadline is graded"))
     return replace(rate, most=args.late_penalty_max)
 
 
@@ -391,7 +395,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
         args.roster = None
     kind, grace = args.late_policy or ("cutoff", timedelta(0))
     if args.late_policy and args.deadline is None:
-        raise UsageError("--late-policy needs a --deadline")
+        raise UsageError(tr("--late-policy needs a --deadline"))
     penalty = late_penalty(args, kind)
     policy = Policy(args.deadline, grace, latest=kind == "latest")
     entries = read_roster(Path(args.roster_file), args.repo_url)
@@ -418,8 +422,8 @@ def gradebook_of_repositories(args: argparse.Namespace,
             (hand_ins / entry.name).mkdir()
             continue
         if not args.quiet:
-            print(f"fetching {visible(entry.name)}: {visible(shown_url(entry.url))}",
-                  file=sys.stderr)
+            print(tr("fetching {name}: {url}", name=visible(entry.name),
+                     url=visible(shown_url(entry.url))), file=sys.stderr)
         if entry.problem is not None:  # on the roster with no repository: a row that says why
             (hand_ins / entry.name).mkdir()
             sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
@@ -432,8 +436,9 @@ def gradebook_of_repositories(args: argparse.Namespace,
         for name in failed:
             print(f"gpt-kata gradebook: {visible(name)}: {sources[name].error}",
                   file=sys.stderr)
-        print(f"recorded what {len(sources) - len(failed)} repositories held at {iso(now)} "
-              f"in {sightings.path}; nothing was graded")
+        print(tr("recorded what {count} repositories held at {time} in {file}; nothing was "
+                 "graded", count=len(sources) - len(failed), time=iso(now),
+                 file=sightings.path))
         return EXIT_FAIL if failed else 0
     # A repository that could not be read is its learner's row, with why; what the
     # fetch found (no commit by the deadline) comes before how the folder was read.
@@ -462,26 +467,28 @@ def hand_ins_of(sources: dict[str, Source], policy: Policy,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--roster", dest="roster_file", metavar="FILE",
-                   help="grade git repositories instead: a CSV of learners and their "
-                        "repositories (learner,repository), GitHub Classroom's "
-                        "classroom_roster.csv or Classroom50's roster.csv")
+                   help=tr("grade git repositories instead: a CSV of learners and their "
+                           "repositories (learner,repository), GitHub Classroom's "
+                           "classroom_roster.csv or Classroom50's roster.csv"))
     p.add_argument("--repo-url", metavar="TEMPLATE",
-                   help="with --roster: each repository's URL from its row, e.g. "
-                        "https://github.com/ORG/gpt-kata-{learner} ({learner}: the "
-                        "learner's GitHub username, or any column of the row)")
+                   help=tr("with --roster: each repository's URL from its row, e.g. "
+                           "https://github.com/ORG/gpt-kata-{learner} ({learner}: the "
+                           "learner's GitHub username, or any column of the row)"))
     p.add_argument("--deadline", type=deadline_spec, metavar="TIME",
-                   help="with --roster: grade the last commit at or before TIME "
-                        "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)")
+                   help=tr("with --roster: grade the last commit at or before TIME "
+                           "(ISO 8601 with a zone, e.g. 2026-12-01T23:59Z)"))
     p.add_argument("--late-policy", type=policy_spec, metavar="POLICY",
-                   help="cutoff (default: nothing after the deadline counts), grace:2h "
-                        "(commits up to 2 h late count, marked late), or latest (the "
-                        "newest commit, marked late if it is)")
-    add_late_penalty_options(p, "a late hand-in's points for each unit begun (with "
-                                "--late-policy grace:... or latest; the reports say how late)")
+                   help=tr("cutoff (default: nothing after the deadline counts), grace:2h "
+                           "(commits up to 2 h late count, marked late), or latest (the "
+                           "newest commit, marked late if it is)"))
+    add_late_penalty_options(p, tr(
+        "take RATE of a late hand-in's points for each unit begun (with --late-policy "
+        "grace:... or latest; the reports say how late), e.g. 10%%/day, 2%%/h (default: "
+        "none)"))
     p.add_argument("--fetch-only", action="store_true",
-                   help="with --roster: record which commits each repository holds now "
-                        "(DIR/.repos/sightings.json) and grade nothing: run it at the "
-                        "deadline, so that a commit pushed later counts as late whatever "
-                        "its date says")
+                   help=tr("with --roster: record which commits each repository holds now "
+                           "(DIR/.repos/sightings.json) and grade nothing: run it at the "
+                           "deadline, so that a commit pushed later counts as late whatever "
+                           "its date says"))
     p.add_argument("--allow-local-repos", action="store_true",
-                   help="with --roster: also clone file:// repositories")
+                   help=tr("with --roster: also clone file:// repositories"))

@@ -15,6 +15,7 @@ from grader import paths
 from grader.classroom.gradebook import layouts
 from grader.grading.values.sanitise import folder_name
 from grader.learner.errors import UsageError
+from grader.locale import tr
 from grader.paths import MAX_SOLUTION_BYTES
 from grader.registry import Problem
 from grader.registry import problems as all_problems
@@ -99,7 +100,8 @@ def hidden_hand_ins(roster: Path) -> list[str]:
 
 def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     if not roster.is_dir():
-        raise UsageError(f"{roster}: no such folder (ROSTER holds one folder per learner)")
+        raise UsageError(tr("{roster}: no such folder (ROSTER holds one folder per learner)",
+                            roster=roster))
     out = out.resolve()
     # Each learner is known by their folder's name made safe (grading/values/sanitise.py):
     # one line, any bytes that are not UTF-8 kept as \xNN, so no two folders share one.
@@ -112,5 +114,5 @@ def roster_folders(roster: Path, out: Path) -> dict[str, Path]:
     for entry in entries:
         found[layouts.learner_name(entry, set(found))] = entry
     if not found:
-        raise UsageError(f"{roster} holds no learner folders")
+        raise UsageError(tr("{roster} holds no learner folders", roster=roster))
     return dict(sorted(found.items()))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from grader.classroom.gradebook.outputs import replace_whole
 from grader.learner.errors import UsageError
+from grader.locale import tr
 
 SHARD_FILE = ".gradebook-shard.json"
 
@@ -38,9 +39,10 @@ def recorded(folder: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
-        raise UsageError(f"{folder / SHARD_FILE}: not a shard record") from None
+        raise UsageError(tr("{file}: not a shard record", file=folder / SHARD_FILE)) from None
     if not 1 <= k <= n:
-        raise UsageError(f"{folder / SHARD_FILE}: {k}/{n} is not a shard")
+        raise UsageError(tr("{file}: {k}/{n} is not a shard", file=folder / SHARD_FILE, k=k,
+                            n=n))
     return k, n
 
 
@@ -54,24 +56,29 @@ def check_complete(folders: list[Path], allow_partial: bool) -> list[str]:
         return []
     whole = [str(folder) for folder, share in shares if share is None]
     if whole:
-        raise UsageError(f"{', '.join(whole)} holds a whole roster, the others shards of one")
+        raise UsageError(tr("{folders} holds a whole roster, the others shards of one",
+                            folders=", ".join(whole)))
     counts = {n for _, (_, n) in sharded}
     if len(counts) > 1:
-        raise UsageError("these are shards of different splits: "
-                         + ", ".join(f"{folder} is {k}/{n}" for folder, (k, n) in sharded))
+        raise UsageError(tr("these are shards of different splits: {shards}",
+                            shards=", ".join(tr("{folder} is {k}/{n}", folder=folder, k=k, n=n)
+                                             for folder, (k, n) in sharded)))
     (n,) = counts
     seen: dict[int, Path] = {}
     for folder, (k, _) in sharded:
         if k in seen:
-            raise UsageError(f"shard {k}/{n} is both {seen[k]} and {folder}")
+            raise UsageError(tr("shard {k}/{n} is both {one} and {other}", k=k, n=n,
+                                one=seen[k], other=folder))
         seen[k] = folder
     missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in seen]
     if missing and not allow_partial:
-        raise UsageError(f"shard(s) {', '.join(missing)} missing: their learners would have "
-                         "no row (grade them, or merge with --allow-partial)")
+        raise UsageError(tr("shard(s) {shards} missing: their learners would have no row "
+                            "(grade them, or merge with --allow-partial)",
+                            shards=", ".join(missing)))
     if missing:
-        print(f"gpt-kata gradebook: merging without shard(s) {', '.join(missing)}: their "
-              "learners have no row", file=sys.stderr)
+        print("gpt-kata gradebook: " + tr("merging without shard(s) {shards}: their "
+                                          "learners have no row", shards=", ".join(missing)),
+              file=sys.stderr)
     return missing
 
 
@@ -90,5 +97,6 @@ def shard_spec(text: str) -> tuple[int, int]:
     except ValueError:
         k = n = 0
     if not slash or not 1 <= k <= n:
-        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 1 <= K <= N, e.g. 2/4")
+        raise argparse.ArgumentTypeError(tr("{text!r}: K/N with 1 <= K <= N, e.g. 2/4",
+                                            text=text))
     return k, n
