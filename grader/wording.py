@@ -53,8 +53,12 @@ def agree(what: str, verb: str) -> str:
 
 
 def one_of(names: list[str]) -> str:
-    """Names offered as alternatives: "a or b", "a, b or c"."""
-    return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"
+    """Names offered as alternatives: "a or b", "a, b or c", in the language in use."""
+    from grader.locale import tr
+
+    if len(names) < 2:
+        return "".join(names)
+    return tr("{names} or {last}", names=", ".join(names[:-1]), last=names[-1])
 
 
 def can_show(out: object, text: str) -> bool:

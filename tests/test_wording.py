@@ -59,6 +59,13 @@ def test_alternatives_are_joined_as_a_list_is_read() -> None:
     assert one_of(["top-k", "top-p", "top-k-top-p"]) == "top-k, top-p or top-k-top-p"
 
 
+def test_alternatives_are_joined_in_the_learners_language(monkeypatch) -> None:
+    """"Did you mean top-k or top-p?" holds no English "or" in Chinese."""
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    assert one_of(["top-k", "top-p"]) == "top-k 或 top-p"
+    assert one_of(["top-k", "top-p", "top-k-top-p"]) == "top-k, top-p 或 top-k-top-p"
+
+
 @pytest.mark.parametrize("kind, said", [
     ("int", "an int"), ("float", "a float"), ("list", "a list"), ("object", "an object"),
     ("ellipsis", "an ellipsis"), ("NoneType", "a NoneType"), ("uint8", "a uint8"),
