@@ -4,6 +4,9 @@ them."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 # The verbs the grader's messages conjugate, singular -> plural.
 _PLURAL_OF = {"is": "are", "has": "have", "differs": "differ", "holds": "hold"}
 
@@ -74,3 +77,43 @@ def can_show(out: object, text: str) -> bool:
 def glyph(out: object, fancy: str, plain: str) -> str:
     """`fancy` (a check mark, say) where the console can show it, else `plain`."""
     return fancy if can_show(out, fancy) else plain
+
+
+# Closing marks a line may not start with, and opening marks it may not end with:
+# each stays with the character beside it.
+_NO_BREAK_BEFORE = frozenset("，。、；：？！）」』》,.;:?!)")
+_NO_BREAK_AFTER = frozenset("（「『《(")
+
+
+def is_wide(char: str) -> bool:
+    """Whether a terminal gives `char` two columns (a Chinese character, say)."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def columns(text: str) -> int:
+    """How many columns a terminal gives `text`."""
+    return sum(2 if is_wide(c) else 1 for c in text)
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """`text`, its white space folded, in lines of at most `width` columns as a terminal
+    shows them (a word longer than that on a line of its own). A line breaks at a space,
+    or between two wide characters, as Chinese is set, never inside a bracket's mark:
+    textwrap counts characters, and a line of Chinese ran twice the terminal's width."""
+    pieces: list[str] = []
+    for piece in re.findall(r" |[^ \u2e80-\uffef]+|.", " ".join(text.split())):
+        if pieces and piece != " " and (piece in _NO_BREAK_BEFORE
+                                        or pieces[-1][-1] in _NO_BREAK_AFTER):
+            pieces[-1] += piece
+        else:
+            pieces.append(piece)
+    lines, line = [], ""
+    for piece in pieces:
+        if piece == " ":
+            line += " " if line else ""
+        elif line and columns(line.rstrip() + piece) > width:
+            lines.append(line.rstrip())
+            line = piece
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines

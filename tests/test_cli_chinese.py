@@ -100,6 +100,26 @@ def test_a_commands_help_holds_none_of_argparses_english(
     assert not [words for words in ARGPARSE_ENGLISH if words in said], said
 
 
+@pytest.mark.parametrize("command", [None, "grade", "gradebook", "gradescope", "train"])
+def test_a_chinese_help_fits_the_terminals_columns(
+        command: str | None, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal gives a Chinese character two columns: a help wrapped by its count of
+    characters ran past a 60-column terminal on most lines. Only a word longer than
+    the width (the list of commands) may stand past it, as it does in English."""
+    from grader.wording import columns
+
+    monkeypatch.setenv("GPT_KATA_LANG", "")
+    monkeypatch.setenv("COLUMNS", "60")
+    with pytest.raises(SystemExit):
+        main(["--lang", "zh", *([command] if command else []), "--help"])
+    said = capsys.readouterr().out
+    too_wide = [line for line in said.splitlines()
+                if columns(line) > 60 and " " in line.strip()]
+    assert not too_wide, "\n".join(too_wide)
+    assert sum(1 for line in said.splitlines() if CHINESE.search(line)) > 3, said
+
+
 @pytest.mark.parametrize("argv, chinese", [
     (["bogus"], "gpt-kata：错误：参数 command：无效的选择：'bogus'（可选："),
     (["list", "extra"], "gpt-kata：错误：无法识别的参数：extra"),

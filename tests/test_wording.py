@@ -9,7 +9,7 @@ from grader.checks.train_step.check_train_step import expect_floats
 from grader.grading.judging.any_result import expect_tensor
 from grader.grading.values.failures import GradeFailure
 from grader.sandbox.worker.harnesses import _a_kind
-from grader.wording import Plural, a_kind, agree, article, count, one_of
+from grader.wording import Plural, a_kind, agree, article, columns, count, one_of, wrapped
 
 
 def test_one_of_a_thing_is_singular():
@@ -89,3 +89,13 @@ def test_the_workers_drivers_say_a_kind_as_the_grader_does(value):
     the grader): their own rule must say what it says."""
     kind = type(value).__name__
     assert _a_kind(value) == f"{article(kind)} {kind}" == a_kind(kind)
+
+
+def test_chinese_is_wrapped_by_the_columns_a_terminal_gives_it() -> None:
+    """Two columns a Chinese character; a line breaks between two of them, at a space,
+    never inside a bracket's marks; a word longer than the width stands alone."""
+    assert columns("注意力 abc") == 10
+    assert wrapped("把一道题恢复为初始代码", 10) == ["把一道题恢", "复为初始代", "码"]
+    assert wrapped("评分包（.zip）；设置了", 12) == ["评分包", "（.zip）；设", "置了"]
+    assert wrapped("用 GPT_KATA_EXAMPLES_SEED 抽取", 10) == ["用", "GPT_KATA_EXAMPLES_SEED", "抽取"]
+    assert wrapped("a  b\n c", 80) == ["a b c"]

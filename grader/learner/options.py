@@ -23,7 +23,7 @@ from grader.sandbox.wire.limits import (
     MB,
     Limits,
 )
-from grader.wording import one_of
+from grader.wording import is_wide, one_of, wrapped
 
 T = TypeVar("T")
 
@@ -194,7 +194,18 @@ def check_report_target(option: str, target: str | None, graded: Iterable[Path] 
 
 
 class DefaultsShown(argparse.HelpFormatter):
-    """Every option that takes a value says what it is when not given."""
+    """Every option that takes a value says what it is when not given; a help holding
+    Chinese is wrapped to the terminal's columns, not its count of characters."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if not any(map(is_wide, text)):
+            return super()._split_lines(text, width)
+        return wrapped(text, width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if not any(map(is_wide, text)):
+            return super()._fill_text(text, width, indent)
+        return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
