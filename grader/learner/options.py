@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from grader.learner.errors import UsageError
-from grader.locale import tr
+from grader.locale import tr, translated
 from grader.locale.parsers import OLD_ARGUMENT_ERROR, argument_error, in_the_language
 from grader.registry import Problem, find, name_key, problems
 from grader.reports.late import LatePenalty, parse_penalty, parse_percent
@@ -245,7 +246,15 @@ class KataParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         with in_the_language():
-            return super().format_help()
+            text = super().format_help()
+        if sys.version_info < (3, 13):
+            # argparse before 3.13 ends a section's title with an English colon of its
+            # own; 3.13 asks for "%(heading)s:" (a Chinese one) as it does here.
+            for group in self._action_groups:
+                if group.title:
+                    said = translated("%(heading)s:") % {"heading": group.title}
+                    text = text.replace(f"\n{group.title}:\n", f"\n{said}\n")
+        return text
 
     def error(self, message: str) -> NoReturn:
         with in_the_language():
