@@ -39,11 +39,14 @@ def style_of(folder: Path, name: str) -> dict | None:
     return style if isinstance(style, dict) else None
 
 
-def patched_from(folder: Path, style: dict) -> tuple[Path, str]:
-    """The folder and the file a patched style applies to."""
+def patched_from(folder: Path, style: dict, here: str) -> tuple[Path, str]:
+    """The folder and the file a patched style or mistake (`here`, as a message names
+    it) applies to; an `of` that names no problem with examples raises `PatchError`."""
     if "of" not in style:
         return folder, specs()[folder]["base"]
     problem, _, file = style["of"].partition("/")
+    if examples(problem) not in specs():
+        raise PatchError(f"{here}: `of` names {style['of']!r}, not a problem with examples")
     return examples(problem), file
 
 
@@ -59,9 +62,7 @@ def text_of(folder: Path, name: str, seen: tuple[str, ...] = ()) -> str:
     style = style_of(folder, name)
     if style is None:
         return (folder / name).read_text(encoding="utf-8")
-    base_folder, base = patched_from(folder, style)
-    if base_folder not in specs():
-        raise PatchError(f"{here}: `of` names {style['of']!r}, not a problem with examples")
+    base_folder, base = patched_from(folder, style, here)
     # The base's own errors pass through as they are: the message names the one
     # style whose patch no longer fits, however long the chain above it.
     base_text = text_of(base_folder, base, seen + (here,))
@@ -79,7 +80,8 @@ def mistake_text(folder: Path, name: str) -> str:
     mistake = specs()[folder]["mistakes"][name]
     if "file" in mistake:
         return (folder / mistake["file"]).read_text(encoding="utf-8")
-    base_folder, base = patched_from(folder, mistake)
+    base_folder, base = patched_from(folder, mistake,
+                                     f"{folder.parent.name}/expected.toml: mistake {name!r}")
     base_text = text_of(base_folder, base)
     try:
         return apply(mistake["patch"], base_text)

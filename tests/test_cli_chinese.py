@@ -122,6 +122,29 @@ def test_a_chinese_help_fits_the_terminals_columns(
     assert sum(1 for line in said.splitlines() if CHINESE.search(line)) > 3, said
 
 
+@pytest.mark.parametrize("command", ["grade", "gradebook", "similarity"])
+@pytest.mark.parametrize("width", [80, 60])
+def test_a_chinese_usages_lines_stand_under_its_first(
+        command: str, width: int, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"用法：" takes six columns, where "usage: " takes seven characters: the lines of a
+    usage below its first start where the first line's options start, as in English,
+    and the first line fits the terminal too."""
+    from grader.wording import columns
+
+    monkeypatch.setenv("GPT_KATA_LANG", "")
+    monkeypatch.setenv("COLUMNS", str(width))
+    with pytest.raises(SystemExit):
+        main(["--lang", "zh", command, "--help"])
+    first, *rest = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    assert rest, first  # the usage is long enough to be wrapped at all
+    options_start = columns(f"用法：gpt-kata {command} ")
+    assert first.startswith(f"用法：gpt-kata {command} [-h]"), first
+    assert columns(first) <= width - 2, first  # argparse leaves two columns spare
+    for line in rest:
+        assert len(line) - len(line.lstrip(" ")) == options_start, (first, line)
+
+
 @pytest.mark.parametrize("argv, chinese", [
     (["bogus"], "gpt-kata：错误：参数 command：无效的选择：'bogus'（可选："),
     (["list", "extra"], "gpt-kata：错误：无法识别的参数：extra"),

@@ -230,6 +230,22 @@ def test_styles_that_patch_each_other_in_a_circle_are_refused_by_name(monkeypatc
         learner_examples.text_of(folder("a"), "x.py")
 
 
+def test_a_mistake_whose_of_names_no_problem_is_refused_by_name(monkeypatch) -> None:
+    """As a style's: a PatchError, which the grading test reports for that mistake
+    alone, not a KeyError that stops the whole chunk."""
+    import learner_examples
+
+    def folder(slug: str) -> Path:
+        return Path(f"/nowhere/{slug}/examples")
+    monkeypatch.setattr(learner_examples, "examples", folder)
+    monkeypatch.setattr(learner_examples, "specs", lambda: {
+        folder("a"): {"base": "x.py", "mistakes": {
+            "slip": {"patch": " return x\n+# changed\n", "of": "c/z.py"}}}})
+    with pytest.raises(PatchError, match=r"a/expected.toml: mistake 'slip': `of` names "
+                                         r"'c/z.py', not a problem with examples"):
+        learner_examples.mistake_text(folder("a"), "slip")
+
+
 def test_a_patch_that_no_longer_fits_deep_in_a_chain_is_named_once(monkeypatch,
                                                                     tmp_path) -> None:
     """x patches y, y patches the base, and y no longer fits: the error names y and

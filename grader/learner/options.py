@@ -24,7 +24,7 @@ from grader.sandbox.wire.limits import (
     MB,
     Limits,
 )
-from grader.wording import is_wide, one_of, wrapped
+from grader.wording import columns, is_wide, one_of, wrapped
 
 T = TypeVar("T")
 
@@ -207,6 +207,19 @@ class DefaultsShown(argparse.HelpFormatter):
         if not any(map(is_wide, text)):
             return super()._fill_text(text, width, indent)
         return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
+
+    def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None
+                      ) -> str:
+        # argparse lays the usage out by its prefix's count of characters, and "用法："
+        # takes six columns, not three: the usage is laid out after as many spaces, then
+        # they give way to the prefix, so that the lines below stand under the first's
+        # options and the first fits the terminal.
+        if prefix is None:
+            prefix = argparse._("usage: ")  # type: ignore[attr-defined]
+        if columns(prefix) == len(prefix):
+            return super()._format_usage(usage, actions, groups, prefix)
+        spaces = " " * columns(prefix)
+        return super()._format_usage(usage, actions, groups, spaces).replace(spaces, prefix, 1)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
