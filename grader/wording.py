@@ -102,7 +102,7 @@ def wrapped(text: str, width: int) -> list[str]:
     textwrap counts characters, and a line of Chinese ran twice the terminal's width."""
     pieces: list[str] = []
     for piece in re.findall(r" |[^ \u2e80-\uffef]+|.", " ".join(text.split())):
-        if pieces and piece != " " and (piece in _NO_BREAK_BEFORE
+        if pieces and " " not in (piece, pieces[-1]) and (piece in _NO_BREAK_BEFORE
                                         or pieces[-1][-1] in _NO_BREAK_AFTER):
             pieces[-1] += piece
         else:

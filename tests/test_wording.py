@@ -99,3 +99,4 @@ def test_chinese_is_wrapped_by_the_columns_a_terminal_gives_it() -> None:
     assert wrapped("评分包（.zip）；设置了", 12) == ["评分包", "（.zip）；设", "置了"]
     assert wrapped("用 GPT_KATA_EXAMPLES_SEED 抽取", 10) == ["用", "GPT_KATA_EXAMPLES_SEED", "抽取"]
     assert wrapped("a  b\n c", 80) == ["a b c"]
+    assert wrapped("中文 ，测试", 4) == ["中文", "，测", "试"]  # no line starts with a space
