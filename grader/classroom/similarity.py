@@ -102,7 +102,7 @@ def stage(problem: Problem, files: dict[str, bytes], out: Path,
         try:
             content.decode("utf-8")
         except UnicodeDecodeError:
-            notes.append(f"{name}: not UTF-8 text, not compared")
+            notes.append(tr("{name}: not UTF-8 text, not compared", name=name))
             continue
         path = folder / f"{file_stem(name)}.py"
         path.write_bytes(content)
@@ -116,7 +116,7 @@ def compare(problem: Problem, files: dict[str, bytes], out: Path, threshold: flo
     staged = stage(problem, files, out, notes)
     result = ProblemResult(problem, [], len(staged), notes)
     if len(staged) < 2:
-        notes.append("fewer than two learners' files: nothing to compare")
+        notes.append(tr("fewer than two learners' files: nothing to compare"))
         return result
     detector = copy_detector()(
         noise_t=NOISE_THRESHOLD, guarantee_t=GUARANTEE_THRESHOLD, display_t=threshold,
@@ -128,10 +128,10 @@ def compare(problem: Problem, files: dict[str, bytes], out: Path, threshold: flo
         given = starter.read_bytes()
         untouched = sum(files[name] == given for name in staged)
         if untouched:
-            notes.append(f"{untouched} learner(s) handed in the starter unchanged: nothing of "
-                         "theirs to compare, so they score 0")
+            notes.append(tr("{count} learner(s) handed in the starter unchanged: nothing of "
+                            "theirs to compare, so they score 0", count=untouched))
     else:
-        notes.append(f"no starter at {starter}: nothing was set aside as given")
+        notes.append(tr("no starter at {path}: nothing was set aside as given", path=starter))
     by_path = {str(path): name for name, path in staged.items()}
     for path in by_path:
         detector.add_file(path)
@@ -142,7 +142,7 @@ def compare(problem: Problem, files: dict[str, bytes], out: Path, threshold: flo
         i, j = index[path_a], index[path_b]
         sim_a, sim_b = (float(x) for x in detector.similarity_matrix[i, j])
         if sim_a < 0:  # copydetect could not read one of them
-            notes.append(f"{a} and {b}: not compared")
+            notes.append(tr("{a} and {b}: not compared", a=a, b=b))
             continue
         result.pairs.append(Pair(a, b, sim_a, sim_b, int(detector.token_overlap_matrix[i, j])))
     result.pairs.sort(key=lambda p: (-p.similarity, -min(p.similarity_a, p.similarity_b),

@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from grader.locale import tr
+
 # The units a penalty may count in, in minutes; several spellings each.
 UNITS = {"min": 1, "m": 1, "minute": 1, "h": 60, "hour": 60, "d": 1440, "day": 1440,
          "week": 10080}
@@ -92,11 +94,12 @@ def describe(late: dict | None) -> str:
     """One line for a reader: '90 min late, 10%/h: -2 points (was 15)'."""
     if not isinstance(late, dict) or not late.get("minutes"):
         return ""
-    text = f"{late_span(int(late['minutes']))} late"
+    text = tr("{span} late", span=late_span(int(late["minutes"])))
     if late.get("policy"):
-        text += f", {late['policy']}: -{late.get('points', 0)} point(s)"
+        text += tr(", {policy}: -{points} point(s)", policy=late["policy"],
+                   points=late.get("points", 0))
         if late.get("points"):
-            text += f" (from {late.get('score_before')})"
+            text += tr(" (from {score})", score=late.get("score_before"))
     return text
 
 
@@ -105,4 +108,4 @@ def late_span(minutes: int) -> str:
         return f"{minutes} min"
     if minutes < 2 * 1440:
         return f"{minutes / 60:.1f} h".replace(".0 h", " h")
-    return f"{minutes / 1440:.1f} days".replace(".0 days", " days")
+    return tr("{days} days", days=f"{minutes / 1440:.1f}".removesuffix(".0"))

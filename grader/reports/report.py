@@ -137,7 +137,7 @@ class Report:
             if errors:
                 return errors[0]
             missing = sum(s.missing for s in self.summaries)
-            return nothing_handed_in(missing) if missing else "no checks ran"
+            return nothing_handed_in(missing) if missing else tr("no checks ran")
         return None
 
     def to_json(self) -> dict:

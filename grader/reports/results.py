@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.grading.values.failures import NamedMistake
+from grader.locale import tr
 from grader.registry import Problem
 from grader.sandbox.wire.printed import Printed
 
@@ -42,4 +43,4 @@ class TestResult:
 def nothing_handed_in(missing: int) -> str:
     """The run's message where none of the problems graded was handed in: a grade of a
     classroom folder and the gradebook's relabelled report say it alike."""
-    return f"no solution.py of the {missing} problem(s) graded was handed in"
+    return tr("no solution.py of the {count} problem(s) graded was handed in", count=missing)

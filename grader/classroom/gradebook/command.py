@@ -166,8 +166,8 @@ def gradebook(args: argparse.Namespace) -> int:
         # its row.
         except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data
             rows[name] = record_learner(out, name, failed_report(
-                f"their folder could not be read: {exc}", chosen), chosen, args.junit,
-                hand_in_of(args, name))
+                tr("their folder could not be read: {error}", error=exc), chosen), chosen,
+                args.junit, hand_in_of(args, name))
             continue
         # Nothing handed in (no commit by the deadline, say): the folder is empty for
         # that reason, which the row says instead of how an empty folder reads.

@@ -78,7 +78,7 @@ def run_grader(argv: list[str], timeout: float, stderr_path: Path,
     trouble = None
     if spawned and servers is not None and not servers.alive:
         # Its workers went with the class's server: failures were the grader's.
-        trouble = "the sandbox's fork server stopped during this grade; grade again"
+        trouble = tr("the sandbox's fork server stopped during this grade; grade again")
     try:
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -136,13 +136,14 @@ def grade_learner(learner: Learner, chosen: list[Problem], args: argparse.Namesp
         if trouble is not None:
             return failed_report(trouble, chosen)
         if code is None:
-            return failed_report(f"grading took longer than {limit:g} s and was stopped",
+            return failed_report(tr("grading took longer than {limit} s and was stopped",
+                                     limit=f"{limit:g}"),
                                  chosen)
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            last = stderr.strip().splitlines()[-1:] or [f"exit code {code}"]
-            return failed_report(f"the grader wrote no report: {last[0]}", chosen)
+            last = stderr.strip().splitlines()[-1:] or [tr("exit code {code}", code=code)]
+            return failed_report(tr("the grader wrote no report: {why}", why=last[0]), chosen)
     return relabel(report, learner, chosen)
 
 
@@ -167,9 +168,10 @@ def relabel(report: dict, learner: Learner, chosen: list[Problem]) -> dict:
     for test in report.get("tests", []):
         problem = by_slug.get(test.get("problem"))
         if problem is not None and problem.slug in missing:
-            reason = learner.reasons.get(problem.folder, "no such file")
+            reason = learner.reasons.get(problem.folder, tr("no such file"))
             test.update(status="error", score=0, output=None,
-                        message=f"missing: {problem.folder}/solution.py ({reason})")
+                        message=tr("missing: {path} ({reason})",
+                                       path=f"{problem.folder}/solution.py", reason=reason))
     if report.get("message") is not None and report["message"] in said_of_missing:
         handed_in = [t.get("message") for t in report.get("tests", [])
                      if t.get("problem") not in missing and t.get("message")]

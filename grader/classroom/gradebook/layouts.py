@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.grading.values.sanitise import folder_name
+from grader.locale import marked, tr, translated
 from grader.paths import MAX_SOLUTION_BYTES, other_case
 
 # Solutions are a few kilobytes (paths.MAX_SOLUTION_BYTES); these bound what reading
@@ -41,6 +42,12 @@ MAX_TOTAL_BYTES = 50_000_000
 MAX_DEPTH = 4  # folders looked into below the hand-in, for the kata
 PROBLEM_FOLDER = re.compile(r"\d\d-[a-z0-9-]+")
 IGNORED = "__MACOSX"  # the resource forks macOS's Finder adds to a zip
+# What unpack() leaves out, each counted in a note in the class's language.
+OUT_OF_ARCHIVE = marked("a path out of the archive")
+HIDDEN = marked("hidden (dot) entries")
+TWICE = marked("names given twice")
+LINKS = marked("links")
+NOT_REGULAR = marked("entries that are not regular files")
 WRAPPERS = ("problems", "src")  # folders a kata is often found in
 
 
@@ -101,7 +108,8 @@ def opened(entry: Path, wanted: list[str]) -> Iterator[Found]:
         if found.looked_for and len(inner) == 1 and is_zip(inner[0]):
             # A folder holding only their zip.
             with opened_zip(inner[0], str(inner[0]), wanted) as zipped:
-                zipped.notes.insert(0, f"graded the zip {inner[0].name} in the folder")
+                zipped.notes.insert(0, tr("graded the zip {name} in the folder",
+                                             name=inner[0].name))
                 yield zipped
             return
         yield found
@@ -125,7 +133,8 @@ def opened_zip(path: Path, shown: str, wanted: list[str]) -> Iterator[Found]:
         except Exception as exc:  # noqa: BLE001 - a hand-in is hostile data
             why = str(exc) or type(exc).__name__
             found = Found(root, root.resolve(), shown,
-                          looked_for=f"{shown} is not a zip that can be read ({why})")
+                          looked_for=tr("{path} is not a zip that can be read ({why})",
+                                         path=shown, why=why))
             yield found
             return
         found = find(root, root.resolve(), shown, wanted)
@@ -194,9 +203,10 @@ def safe_parts(name: str) -> tuple[str, ...] | None:
     return parts
 
 
-def unpack(members: Iterable[Member], root: Path) -> list[str]:
+def unpack(members: Iterable[Member], root: Path, hidden_noted: bool = True) -> list[str]:
     """Write the hand-in's folders and solution.py files below `root`; the notes say
-    what was left out. Only regular files named solution.py are read at all."""
+    what was left out (hidden entries only if `hidden_noted`: a repository's .git*
+    files are no news). Only regular files named solution.py are read at all."""
     skipped: Counter[str] = Counter()
     total = 0
     for count, member in enumerate(members, 1):
@@ -204,10 +214,10 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
             raise ValueError(f"more than {MAX_ENTRIES} entries")
         parts = safe_parts(member.name)
         if parts is None:
-            skipped["a path out of the archive"] += 1
+            skipped[OUT_OF_ARCHIVE] += 1
             continue
         if parts[0] == IGNORED or any(p.startswith(".") for p in parts):
-            label = f"{IGNORED}/" if parts[0] == IGNORED else "hidden (dot) entries"
+            label = f"{IGNORED}/" if parts[0] == IGNORED else HIDDEN
             skipped[label] += 1
             continue
         if len(parts) > MAX_DEPTH + 3:
@@ -219,12 +229,12 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):  # a file and a folder of one name
-            skipped["names given twice"] += 1
+            skipped[TWICE] += 1
             continue
         if parts[-1] != "solution.py":
             continue  # the folder is kept, so the finder sees the shape; the file is not
         if member.kind != "file":
-            label = "links" if member.kind == "link" else "entries that are not regular files"
+            label = LINKS if member.kind == "link" else NOT_REGULAR
             skipped[label] += 1
             continue
         # One byte over the limit is kept, so that the file is refused as too large.
@@ -236,8 +246,11 @@ def unpack(members: Iterable[Member], root: Path) -> list[str]:
             with open(target, "xb") as handle:  # never through a link, never twice
                 handle.write(content)
         except (FileExistsError, IsADirectoryError):
-            skipped["names given twice"] += 1
-    return [f"ignored {n} {label}" for label, n in skipped.items()]
+            skipped[TWICE] += 1
+    if not hidden_noted:
+        skipped.pop(HIDDEN, None)
+    return [tr("ignored {count} {what}", count=n, what=translated(label))
+            for label, n in skipped.items()]
 
 
 def children(folder: Path) -> list[Path]:
@@ -261,14 +274,15 @@ def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
                     and candidate.is_dir() and has_problems(candidate)):
                 where = "/".join([*path, name] if name else path)
                 if where:
-                    notes.append(f"found the problems in {where}/")
+                    notes.append(tr("found the problems in {path}/", path=where))
                 return Found(candidate, inside, "/".join([shown, where]) if where else shown,
                              notes)
         entries = children(folder)
         ignored = [e.name for e in entries if e.name == IGNORED or e.name.startswith(".")]
         if ignored:
-            where = f" in {'/'.join(path)}/" if path else ""
-            notes.append(f"ignored {', '.join(ignored)}{where}")
+            names = ", ".join(ignored)
+            notes.append(tr("ignored {names} in {path}/", names=names, path="/".join(path))
+                         if path else tr("ignored {names}", names=names))
         # Never through a link: it could lead to the grader's own reference solutions.
         inner = [e for e in entries if e.name not in ignored and e.is_dir()
                  and not e.is_symlink()]
@@ -292,6 +306,7 @@ def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
         near += [n for n in difflib.get_close_matches(name, names, n=2, cutoff=0.6)
                  if n not in near and n != name]
     example = wanted[0] if wanted else "01-crop-context"
-    text = (f"no NN-slug/solution.py (such as {example}/solution.py) in {shown}, "
-            f"its problems/, or a lone folder (or src/) inside it")
-    return text + (f"; nearest names found: {', '.join(sorted(near)[:5])}" if near else "")
+    text = tr("no NN-slug/solution.py (such as {example}/solution.py) in {path}, its "
+              "problems/, or a lone folder (or src/) inside it", example=example, path=shown)
+    return text + (tr("; nearest names found: {names}", names=", ".join(sorted(near)[:5]))
+                   if near else "")

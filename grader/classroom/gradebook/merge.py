@@ -121,9 +121,9 @@ def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
     report saying so (exit 1, as for any learner not graded); the names of those."""
     after = trailing(header)  # the repositories' columns and the note are no problems
     problems = len(header) - len(COLUMNS) - len(after)
-    why = "no gradebook merged holds a result for them"
-    if missing:
-        why += f" (shard(s) {', '.join(missing)} were not merged)"
+    why = (tr("no gradebook merged holds a result for them (shard(s) {shards} were not "
+              "merged)", shards=", ".join(missing)) if missing
+           else tr("no gradebook merged holds a result for them"))
     absent = [name for name in names if name not in rows]
     # Scored out of the class's total, as every learner the grader could not grade.
     slugs = header[len(COLUMNS):len(COLUMNS) + problems]
@@ -131,7 +131,7 @@ def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
     total = format_points(sum(p.points for p in chosen))
     for name in absent:
         rows[name] = [cell(name), "0", str(problems), "0", total, *["error"] * problems,
-                      *[cell(f"not graded: {why}") if c == NOTE else "" for c in after]]
+                      *[cell(tr("not graded: {why}", why=why)) if c == NOTE else "" for c in after]]
         write_report(out, name, failed_report(why, chosen), junit)
     extras = sorted(set(rows) - set(names))
     if extras:

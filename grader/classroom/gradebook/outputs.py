@@ -199,9 +199,9 @@ def note(row: Row, shown: bool = False) -> str:
     table `shown` at the end, whether it was graded again instead of how it was read
     (a file keeps what stays true from one run to the next)."""
     if row.error:
-        return f"not graded: {row.error}"
+        return tr("not graded: {why}", why=row.error)
     said = [row.late] if row.late else []
-    said += ["unchanged, not regraded"] if shown and row.skipped else row.notes
+    said += [tr("unchanged, not regraded")] if shown and row.skipped else row.notes
     return "; ".join(said)
 
 
@@ -237,11 +237,11 @@ def record_learner(out: Path, name: str, report: dict, chosen: list[Problem],
     report = with_hand_in(report, hand_in)
     row = row_from_report(name, report, chosen)
     if not_graded(report):
-        row.error = visible(report.get("message") or "not graded")
+        row.error = visible(report.get("message") or tr("not graded"))
     try:
         write_report(out, name, report, junit)
     except OSError as exc:
-        row.error = f"their report could not be written: {visible(exc)}"
+        row.error = tr("their report could not be written: {error}", error=visible(exc))
         try:  # at least the reason, in place of a report from an earlier run
             write_report(out, name, with_hand_in(failed_report(row.error, chosen), hand_in),
                          junit)

@@ -82,7 +82,7 @@ class Source:
     def as_report(self, policy: Policy) -> dict:
         notes = [visible(n) for n in self.notes or []]
         if self.later_commits:
-            notes.append(f"{self.later_commits} later commit(s) not graded")
+            notes.append(tr("{count} later commit(s) not graded", count=self.later_commits))
         return {"repository": visible(shown_url(self.url)), "commit": self.commit,
                 "committed": self.committed,
                 "deadline": policy.deadline.isoformat() if policy.deadline else None,
@@ -201,11 +201,13 @@ def git(args: list[str], allow_local: bool, text: bool = True) -> str:
         done = subprocess.run(git_command(args, allow_local), capture_output=True,
                               timeout=GIT_SECONDS, **git_started())
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"git {args[0]} took longer than {GIT_SECONDS} s") from None
+        raise RuntimeError(tr("git {command} took longer than {seconds} s", command=args[0],
+                                  seconds=GIT_SECONDS)) from None
     except OSError as exc:
-        raise RuntimeError(f"git could not run ({exc.strerror})") from None
+        raise RuntimeError(tr("git could not run ({error})", error=exc.strerror)) from None
     if done.returncode != 0:
-        raise RuntimeError(f"git {args[0]} failed: {git_says(done.stderr)}")
+        raise RuntimeError(tr("git {command} failed: {error}", command=args[0],
+                               error=git_says(done.stderr)))
     return done.stdout.decode(errors="replace") if text else done.stdout
 
 
@@ -263,7 +265,7 @@ def listed(repo: Path, args: list[str], allow_local: bool) -> Iterator[bytes]:
                 git_command(["--git-dir", str(repo), *args], allow_local),
                 stdout=subprocess.PIPE, stderr=said, **git_started())
         except OSError as exc:
-            raise RuntimeError(f"git could not run ({exc.strerror})") from None
+            raise RuntimeError(tr("git could not run ({error})", error=exc.strerror)) from None
         timed_out: list[bool] = []
         timer = threading.Timer(GIT_SECONDS, lambda: (timed_out.append(True), process.kill()))
         timer.start()
@@ -280,10 +282,12 @@ def listed(repo: Path, args: list[str], allow_local: bool) -> Iterator[bytes]:
             process.kill()
             process.wait()
         if timed_out:
-            raise RuntimeError(f"git {args[0]} took longer than {GIT_SECONDS} s")
+            raise RuntimeError(tr("git {command} took longer than {seconds} s", command=args[0],
+                                  seconds=GIT_SECONDS))
         if code != 0:
             said.seek(0)
-            raise RuntimeError(f"git {args[0]} failed: {git_says(said.read(1 << 16))}")
+            raise RuntimeError(tr("git {command} failed: {error}", command=args[0],
+                                   error=git_says(said.read(1 << 16))))
 
 
 def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
@@ -306,7 +310,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             newest = git([*base, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
                          allow_local).strip()
         except RuntimeError:
-            source.nothing_handed_in = "the repository has no commits"
+            source.nothing_handed_in = tr("the repository has no commits")
             source.notes = [source.nothing_handed_in]
             return source
         # Every commit on the branch, newest first by committer date, as --before reads.
@@ -321,8 +325,9 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             cutoff = (policy.deadline + policy.grace).timestamp()
             chosen = on_time(entry.name, history, cutoff, sightings, notes)
             if chosen is None:
-                source.nothing_handed_in = (f"no commit on the default branch by "
-                                            f"{(policy.deadline + policy.grace).isoformat()}")
+                source.nothing_handed_in = tr(
+                    "no commit on the default branch by {time}",
+                    time=(policy.deadline + policy.grace).isoformat())
                 source.notes = [*notes, source.nothing_handed_in]
                 return source
             commit = chosen
@@ -338,28 +343,28 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             absent = sightings.absent_at(entry.name, commit)
             if absent is not None and absent.timestamp() > stamp:
                 pushed = int(math.ceil(absent.timestamp()))  # pushed after that run
-                notes.append(f"commit {commit[:12]} is dated {iso_stamp(stamp)}, but it was "
-                             f"not in the repository at {iso(absent)}: it is judged as "
-                             "pushed after that")
+                notes.append(tr("commit {commit} is dated {dated}, but it was not in the "
+                                "repository at {absent}: it is judged as pushed after that",
+                                commit=commit[:12], dated=iso_stamp(stamp), absent=iso(absent)))
             elif (absent is None and seen is not None and policy.deadline is not None
                   and seen.timestamp() > policy.deadline.timestamp() >= stamp):
                 # When, not "by this run": a later run says the same of it.
-                notes.append(f"commit {commit[:12]} was first seen at {iso(seen)}, after the "
-                             "deadline: its date is the committer's word (a run at the "
-                             "deadline, gradebook --fetch-only, records what was there)")
+                notes.append(tr("commit {commit} was first seen at {seen}, after the deadline: "
+                                "its date is the committer's word (a run at the deadline, "
+                                "gradebook --fetch-only, records what was there)",
+                                commit=commit[:12], seen=iso(seen)))
         if policy.deadline is not None:
             late = pushed - policy.deadline.timestamp()
             source.late_minutes = math.ceil(late / 60) if late > 0 else 0
             if late > 0 and pushed == stamp:  # no run's record bounds it
-                notes.append(f"commit {commit[:12]} is late by its date, which its "
-                             "committer sets (runs of gradebook --fetch-only after the "
-                             "deadline record when it was not there yet)")
+                notes.append(tr("commit {commit} is late by its date, which its committer sets "
+                                "(runs of gradebook --fetch-only after the deadline record "
+                                "when it was not there yet)", commit=commit[:12]))
         # A repository's .git* files are no news; links and the like are.
-        source.notes = notes + [n for n in layouts.unpack(tree_members(repo, commit,
-                                                                       allow_local),
-                                                          hand_in) if "(dot)" not in n]
+        source.notes = notes + layouts.unpack(tree_members(repo, commit, allow_local),
+                                              hand_in, hidden_noted=False)
     except (RuntimeError, ValueError, OSError) as exc:
-        source.error = f"{shown_url(entry.url)} could not be read: {exc}"
+        source.error = tr("{url} could not be read: {error}", url=shown_url(entry.url), error=exc)
     return source
 
 
@@ -372,9 +377,9 @@ def on_time(learner: str, history: list[tuple[str, int]], cutoff: float,
             continue
         absent = sightings.absent_at(learner, sha) if sightings is not None else None
         if absent is not None and absent.timestamp() > cutoff:
-            notes.append(f"commit {sha[:12]} is dated {iso_stamp(stamp)}, before the deadline, "
-                         f"but was not in the repository at {iso(absent)}, after it: not "
-                         "graded as on time")
+            notes.append(tr("commit {commit} is dated {dated}, before the deadline, but was "
+                            "not in the repository at {absent}, after it: not graded as on "
+                            "time", commit=sha[:12], dated=iso_stamp(stamp), absent=iso(absent)))
             continue
         return sha
     return None

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from grader.grading.values.sanitise import visible
 from grader.learner.errors import UsageError
+from grader.locale import tr
 
 NAME_COLUMNS = ("learner", "github_username", "username", "login")
 URL_COLUMNS = ("repository", "repository_url", "repo", "url", "clone_url")
@@ -74,14 +75,16 @@ def who(kind: str, fields: dict[str, str]) -> tuple[str, str | None] | None:
         if fields.get("github_username"):
             return fields["github_username"], None
         known = fields.get("identifier") or fields.get("name") or ""
-        return (known, "no GitHub account is linked to them on the roster") if known else None
+        return ((known, tr("no GitHub account is linked to them on the roster"))
+                if known else None)
     if kind == "classroom50":
         if fields.get("role", "").lower() in STAFF_ROLES:
             return None
         if fields.get("username"):
             return fields["username"], None
         email = fields.get("email", "")
-        return (email, "invited by email and not joined: no GitHub account yet") if email else None
+        return ((email, tr("invited by email and not joined: no GitHub account yet"))
+                if email else None)
     name = next((fields[c] for c in NAME_COLUMNS if fields.get(c)), "")
     return (name, None) if name else None
 
