@@ -15,6 +15,9 @@ from pathlib import Path
 
 from grader.model import parts
 
+# The grader's modules parts.py imports that the copy holds too (release/build.py's
+# RUNTIME_FILES): the copy's weights.py imports from them what its definitions use.
+COPY_HOLDS = ("grader.locale",)
 # What the practice grade takes from parts.py (with what of parts.py they use): none
 # of it builds a model, the answer to any problem.
 KNOWN_WEIGHTS = ("KnownWeightsError", "load_known_weights")
@@ -28,8 +31,6 @@ so that a module whose parameters do not fit is told the same here as there.
 from __future__ import annotations
 
 import torch
-
-from grader.locale import tr
 '''
 
 
@@ -165,6 +166,14 @@ def harnesses_module(names: list[str]) -> bytes:
 
 
 def weights_module() -> bytes:
-    """The copy's gpt_kata_practice/weights.py."""
-    body = definitions(Path(parts.__file__), KNOWN_WEIGHTS)
-    return f"{WEIGHTS_HEADER}\n\n{body}".encode()
+    """The copy's gpt_kata_practice/weights.py: with parts.py's imports of the grader's
+    modules the copy holds (grader.locale) that its definitions use."""
+    path = Path(parts.__file__)
+    body = definitions(path, KNOWN_WEIGHTS)
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    imports = "".join(
+        f"from {node.module} import {', '.join(names)}\n"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ImportFrom) and node.module in COPY_HOLDS
+        for names in [[a.name for a in node.names if a.name in used]] if names)
+    return f"{WEIGHTS_HEADER}\n{imports}\n\n{body}".encode()
