@@ -188,7 +188,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     for catalog in catalogs:
         text = catalog.read_bytes()
         put(f"grader/locale/{catalog.parent.name}/{catalog.name}",
-            answers.catalog_without(text, left_out) if left_out else text)
+            answers.catalog_without(text, left_out | answers.instructors_texts(text)))
     say(tr("exporting the {count} models the cases and the statements' examples run",
            count=len(models.specs) + len(models.trained)))
     for name, program in {**models.programs(), **example_programs()}.items():
