@@ -300,3 +300,16 @@ def test_k_T_on_one_heads_slice_is_named_on_every_shipped_case(tmp_path) -> None
         assert got[0] == "error", (case_id, got)
         named = find_mistake(got, contract.mistakes, args)
         assert named is not None and named.name == "transpose k with k.T", (case_id, got)
+
+
+@pytest.mark.parametrize("knob", [{"split": "time"}, {"merge": "channels"}, {"per_head": True}])
+def test_a_loop_over_the_heads_refuses_a_layout_knob(knob: dict) -> None:
+    """The loop over the heads keeps its own layout: a mistake that also asked for
+    another one must be told, not graded as if it had it."""
+    from grader.grading.subject import transformer
+
+    w = {"qkv.weight": torch.zeros(12, 4), "qkv.bias": torch.zeros(12),
+         "proj.weight": torch.zeros(4, 4), "proj.bias": torch.zeros(4)}
+    with pytest.raises(ValueError, match="loop attends head by head"):
+        transformer.layer(w, 2, torch.zeros(1, 3, 4), loop=True, **knob)
+    assert transformer.layer(w, 2, torch.zeros(1, 3, 4), loop=True).shape == (1, 3, 4)

@@ -6,6 +6,7 @@ either way. Problem 15's diagnosis and the copy's judge read them here."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from grader.locale import LANGUAGES, catalog
 from grader.model.config import NO_TOKENS, NOT_TOKEN_IDS, TOO_LONG
@@ -22,15 +23,17 @@ def refusal_in(message: str) -> tuple[str, dict[str, str]] | None:
     text and what fills its fields; None for any other message."""
     for template in (TOO_LONG, NOT_TOKEN_IDS, NO_TOKENS):
         for said in {template, *(catalog(code).get(template, "") for code in LANGUAGES)}:
-            found = re.search(_pattern(said), message) if said else None
+            found = _pattern(said).search(message) if said else None
             if found:
                 return template, found.groupdict()
     return None
 
 
-def _pattern(said: str) -> str:
+@cache
+def _pattern(said: str) -> re.Pattern[str]:
     """A refusal's text as a pattern: a number where its count is, any text where its
-    other fields are, and a field said twice the same both times."""
+    other fields are, and a field said twice the same both times. Kept, since every
+    failing case of the copy's judge asks again for the same few texts."""
     seen: set[str] = set()
 
     def field(match: re.Match) -> str:
@@ -40,4 +43,4 @@ def _pattern(said: str) -> str:
         seen.add(name)
         return f"(?P<{name}>\\d+)" if name in ("window", "tokens") else f"(?P<{name}>.+)"
 
-    return re.sub(r"\\\{(\w+)\\\}", field, re.escape(said))
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", field, re.escape(said)))

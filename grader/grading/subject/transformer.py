@@ -84,8 +84,11 @@ def layer(w: dict[str, torch.Tensor], n_head: int, x: torch.Tensor, *, split: st
     divides by sqrt(n_head), the size(1) of k once it is (B, n_head, T, head_size).
     `loop` attends head by head on each one's (B, T, head_size) slice of the channels
     and joins the outputs along them, as a loop over the heads does (the same output,
-    but k.T, `keys="all"`, reverses a 3-d slice and raises its own error).
+    but k.T, `keys="all"`, reverses a 3-d slice and raises its own error); it reads
+    qkv as three thirds and keeps each head's channels, so it takes no layout knob.
     """
+    if loop and (split, merge, per_head) != ("heads", "heads", False):
+        raise ValueError("loop attends head by head: split, merge and per_head do not apply")
     B, T, C = x.shape
     if knobs.get("scale") == "embd":
         knobs["scale"] = math.sqrt(C)
