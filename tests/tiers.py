@@ -56,6 +56,11 @@ HEAVY = {
         "test_gqa_reuse.py::test_an_attention_built_on_the_learners_rope_passes",
         "test_track3_reuse.py::test_a_block_and_a_gpt_built_on_the_earlier_classes_pass",
         "test_train_loop_reuse.py::test_a_loop_built_on_the_earlier_solutions_passes",
+        # The same from a notebook: a class using earlier solutions, and one using its
+        # file's other classes (the default tier keeps a notebook class's grade).
+        "test_notebook.py::test_a_notebook_class_may_use_earlier_solutions",
+        "test_notebook.py::test_a_class_from_examples_that_uses_its_files_other_classes_is_"
+        "graded",
     ),
     # Classes: the gradebook, its rosters and shards, the Gradescope bundle,
     # Classroom50, every report format of a class, and a class of twenty.
@@ -139,9 +144,12 @@ HEAVY = {
         "test_reports_console.py::test_any_console_encoding_shows_hostile_output_and_keeps_"
         "the_reports[C-locale]",
     ),
-    # The documentation site built and read in a headless Chromium: a problem's link
-    # followed, its pictures loaded, a problem found by search.
+    # The documentation site built strictly in both languages (half a minute and more
+    # on two cores, which was a third of the check tier's time), and read in a
+    # headless Chromium: a problem's link followed, its pictures loaded, a problem
+    # found by search.
     "site": (
+        "test_lint_and_site.py::test_the_site_builds_strictly",
         "test_site_browser.py",
     ),
     # The learner's tools end to end: talk, trace and train through their own code,
