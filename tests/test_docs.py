@@ -101,7 +101,7 @@ def test_the_readme_quickstart_holds_the_commands_ci_runs() -> None:
 
 
 def test_ci_builds_the_docs_strictly() -> None:
-    # The static tier builds it (tests/test_lint_and_site.py), which .ci/run runs.
+    # The site tier builds it (tests/test_lint_and_site.py), which .ci/run runs.
     site_test = text(ROOT / "tests" / "test_lint_and_site.py")
     assert all(word in site_test for word in ("mkdocs", "--strict")), (
         "tests/test_lint_and_site.py no longer builds the site strictly")
