@@ -17,6 +17,10 @@ from grader.grading.engine import ctrl_c
 # key is pressed during any finaliser or garbage collection.
 GRADE_WITH_A_SWALLOWED_CTRL_C = """
 import os, signal, sys
+# As a terminal's foreground command starts, whatever the test process inherited:
+# a SIGINT ignored or blocked there would be ignored or blocked here too.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 from grader.grading.engine import plugin
 from grader.grading.engine.session import grade_problems
 from grader.registry import find
