@@ -12,6 +12,7 @@ import pytest
 
 from grader import paths
 from grader.classroom.gradebook.roster import read_solution
+from grader.classroom.similarity import Pair, ProblemResult, write_markdown
 from grader.registry import problems
 
 # Two English words in a row: a path, a slug or a check's [case] quoted in a Chinese
@@ -52,3 +53,41 @@ def test_a_file_not_taken_says_why_in_the_class_language(
     for said in chinese:
         assert CHINESE.search(said) and not ENGLISH_WORDS.search(said), said
     assert read_solution(inside / "06-x" / "solution.py", inside) == (None, "没有这个文件")
+
+
+def similarity_results(tmp_path: Path, note: str) -> list[ProblemResult]:
+    """One problem's comparison, with a note of compare()'s in the language in use."""
+    html = tmp_path / f"{DECODE.folder}.html"
+    return [ProblemResult(DECODE, [Pair("ana", "bo", 0.9, 0.5, 120)], 3, [note], html)]
+
+
+def test_the_similarity_report_is_in_the_class_language(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    speak(monkeypatch, "zh")
+    write_markdown(tmp_path / "similarity.md",
+                   similarity_results(tmp_path, "cy：不是 UTF-8 文本，未比较"), 10)
+    lines = (tmp_path / "similarity.md").read_text("utf-8").splitlines()
+    assert lines[0] == "# 相似的解答"
+    assert lines[2].startswith("每道题最相似的 10 对")
+    assert lines[6] == f"比较了 3 名学习者的文件。[并排对照]({DECODE.folder}.html)"
+    assert lines[10] == "| 排名 | 学习者 | 学习者 | 相似度 | 相同的词元数 |"
+    assert lines[12] == "| 1 | ana | bo | 90% | 120 |"
+    assert not any(ENGLISH_WORDS.search(line) for line in lines), lines
+
+
+def test_the_similarity_report_in_english_is_as_it_was(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    speak(monkeypatch, "en")
+    write_markdown(tmp_path / "similarity.md",
+                   similarity_results(tmp_path, "cy: not UTF-8 text, not compared"), 10)
+    assert (tmp_path / "similarity.md").read_text("utf-8") == (
+        "# Similar solutions\n\n"
+        "The 10 most similar pairs of each problem (copydetect; the starter's own code is "
+        "not counted). A high score on a short problem can be chance: there are few ways "
+        "to write it.\n\n"
+        f"## {DECODE.folder}\n\n"
+        f"3 learner(s) compared. [Side by side]({DECODE.folder}.html)\n\n"
+        "- cy: not UTF-8 text, not compared\n\n"
+        "| rank | learner | learner | similarity | shared tokens |\n"
+        "| ---: | --- | --- | ---: | ---: |\n"
+        "| 1 | ana | bo | 90% | 120 |\n")
