@@ -17,6 +17,8 @@ import os
 import re
 from pathlib import Path
 
+from grader.locale import tr
+
 PACKAGE = Path(__file__).resolve().parent
 _SHIPPED = PACKAGE / "_kata"
 # An installed package holds its own copies; a checkout (editable install) has none.
@@ -116,20 +118,22 @@ def leads_out(path: Path, inside: Path) -> str:
     """Why `path` is not a file of the learner's folder `inside`, or "" if it is: a
     link may not lead out of it (to the references, say), and only a regular file of
     at most MAX_SOLUTION_BYTES counts. A learner's repository may commit links, and a
-    clone makes them real."""
+    clone makes them real. The reason is in the language in use: the gradebook's report
+    and a refused grade show it."""
     other = other_case(path, inside)
     if other:
-        return f"no such file ({other} differs in case, which Linux tells apart)"
+        return tr("no such file ({name} differs in case, which Linux tells apart)",
+                  name=other)
     if not path.exists() and not path.is_symlink():
-        return "no such file"
+        return tr("no such file")
     try:
         real = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        return "a broken link"
+        return tr("a broken link")
     if not real.is_relative_to(inside.resolve()):
-        return "a link out of the learner's folder"
+        return tr("a link out of the learner's folder")
     if not real.is_file():
-        return "not a regular file"
+        return tr("not a regular file")
     if real.stat().st_size > MAX_SOLUTION_BYTES:
-        return f"larger than {MAX_SOLUTION_BYTES} bytes"
+        return tr("larger than {limit} bytes", limit=MAX_SOLUTION_BYTES)
     return ""

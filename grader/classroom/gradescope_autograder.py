@@ -9,7 +9,11 @@ data and graded by `grade --classroom` in a process of its own) and writes
 whole points (reports/scoring.py), its checks listed in its output, with the
 report's provenance in `extra_data`. A bundle built with `--late-penalty` applies
 it (reports/late.py) by the submission's time in Gradescope's
-submission_metadata.json.
+submission_metadata.json. A bundle built in another language than English
+(`gpt-kata --lang zh gradescope`) sets it (LANGUAGE_VARIABLE), so that every word of
+the page is in the class's language: this module's, and the report's, which the
+gradebook it runs writes in it too; what Gradescope reads (keys, statuses, the
+problems' ids) stays as it is.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from textwrap import indent
 
 from grader.classroom.gradebook.outputs import replace_whole
 from grader.grading.values.sanitise import markdown_cell, visible
+from grader.locale import SETTING, tr
 from grader.reports.late import describe, parse_penalty, parse_percent
 from grader.reports.provenance import provenance
+from grader.reports.report import check_title
 from grader.reports.scoring import format_points, score_report
 from grader.sandbox.host.launch import grader_command, neutral_folder
 
@@ -42,6 +48,34 @@ BUNDLE_COMMIT = "COMMIT"
 # Set by a bundle built with --late-penalty: its rate, and its cap in percent.
 LATE_PENALTY_VARIABLE = "GPT_KATA_LATE_PENALTY"
 LATE_PENALTY_MAX_VARIABLE = "GPT_KATA_LATE_PENALTY_MAX"
+# Set by a bundle built in a language other than English: the class's.
+LANGUAGE_VARIABLE = SETTING
+# The width of a problem's status in the table, in a fixed-width font's cells.
+STATUS_CELLS = 7
+
+
+def problem_status(status: object) -> str:
+    """A problem's status in the table, in the language in use; one the kata does
+    not know is shown as it is."""
+    words = {"pass": tr("pass"), "fail": tr("fail"), "error": tr("error"),
+             "missing": tr("missing")}
+    return words.get(str(status), str(status))
+
+
+def check_status(status: object) -> str:
+    """A check's status before its name in a test's output ("failed" where the report
+    gives none), in the language in use."""
+    words = {"pass": tr("passed"), "fail": tr("fail"), "error": tr("error"),
+             "failed": tr("failed")}
+    return words.get(status, str(status)) if isinstance(status, str) else str(status)
+
+
+def padded(text: str, cells: int) -> str:
+    """`text` filled with spaces to `cells` of a fixed-width font: a Chinese character
+    takes two, so that the table's columns stay lined up in every language."""
+    from rich.cells import cell_len
+
+    return text + " " * max(0, cells - cell_len(text))
 
 
 def to_gradescope(report: dict, execution_time: float) -> dict:
@@ -56,29 +90,34 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
              for entry in report.get("problems", [])]
     late = report.get("late")
     if isinstance(late, dict) and late.get("points"):
-        tests.append({"name": "late penalty", "score": -late["points"], "max_score": 0,
+        tests.append({"name": tr("late penalty"), "score": -late["points"], "max_score": 0,
                       "status": "failed", "output": describe(late), "visibility": "visible"})
     width = max((len(str(p.get("problem", "?"))) for p in report.get("problems", [])),
                 default=0)
-    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<{width}} {p.get('status', '?'):<7} "
-            f"{p.get('passed', 0):>2}/{p.get('total', 0):<2} checks "
-            f"{format_points(p['score']):>6}/{format_points(p['max_score'])} points"
+    rows = [f"{p.get('number', 0):>2} {p.get('problem', '?'):<{width}} "
+            f"{padded(problem_status(p.get('status', '?')), STATUS_CELLS)} "
+            + tr("{passed}/{total} checks {score}/{max_score} points",
+                 passed=f"{p.get('passed', 0):>2}", total=f"{p.get('total', 0):<2}",
+                 score=f"{format_points(p['score']):>6}",
+                 max_score=format_points(p['max_score']))
             for p in report.get("problems", [])]
     # Markdown, with the table in a code block: Gradescope shows it in a fixed-width
     # font with its columns lined up (as plain text its spaces would collapse).
     parts = ["```text\n" + "\n".join(rows) + "\n```"] if rows else []
-    parts.append(f"score {format_points(report['score'])}/{format_points(report['max_score'])}")
+    parts.append(tr("score {score}/{max_score}", score=format_points(report["score"]),
+                    max_score=format_points(report["max_score"])))
     if describe(late):
         parts.append(describe(late))
     if report.get("message"):
-        parts.append(f"grader: {markdown_cell(report['message'])}")
+        parts.append(tr("grader: {message}", message=markdown_cell(report["message"])))
     # A report the grader could not write has none: then at least what ran here.
     extra = {"max_score": report["max_score"],
              "provenance": report.get("provenance") or provenance({}, [], "classroom")}
     return {
         "score": report["score"],
         "execution_time": round(execution_time, 3),
-        "output": "\n\n".join(parts) if rows or report.get("message") else "nothing was graded",
+        "output": ("\n\n".join(parts) if rows or report.get("message")
+                   else tr("nothing was graded")),
         "output_format": "md",
         "test_output_format": "text",
         "visibility": "visible",
@@ -93,16 +132,19 @@ def problem_test(entry: dict, checks: list[dict]) -> dict:
     lines = []
     for check in checks:
         passed = check.get("status") == "pass"
-        name = check.get("check") or check.get("name", "?")
-        lines.append(f"{'passed' if passed else check.get('status', 'failed')}: {name}")
+        # The check's title in the class's language; its English is the report's id.
+        name = check_title(str(check.get("check") or check.get("name", "?")))
+        lines.append(tr("{status}: {check}", status=check_status(check.get("status", "failed")),
+                        check=name))
         if not passed and check.get("message"):
             lines.append(indent(str(check["message"]), "    "))
         if not passed and check.get("output"):
-            lines.append(indent(f"your code printed:\n{check['output']}", "    "))
+            lines.append(indent(tr("your code printed:") + f"\n{check['output']}", "    "))
     if entry.get("fixed_counted") is False:
-        lines.append("the other checks do not count until the drawn examples pass")
+        lines.append(tr("the other checks do not count until the drawn examples pass"))
     if not checks:
-        lines.append(entry.get("status") or "not graded")
+        lines.append(problem_status(entry["status"]) if entry.get("status")
+                     else tr("not graded"))
     number = entry.get("number", 0)
     return {
         "name": f"{number:02d}-{entry.get('problem', '?')}" if isinstance(number, int)
@@ -146,15 +188,17 @@ def grade(submission: Path, work: Path) -> dict:
     try:
         report = json.loads((work / "out" / "submission.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        last = (done.stderr.strip().splitlines()[-1:]
+                or [tr("exit code {code}", code=done.returncode)])
         # whatever the grader's stderr held is shown, never obeyed
-        return {"message": f"the grader could not run: {visible(last[0])}", "tests": []}
+        return {"message": tr("the grader could not run: {error}", error=visible(last[0])),
+                "tests": []}
     # What the gradebook says it looked in is this run's private folder: to the learner,
     # that is their submission.
     private = str(roster / "submission")
     for entry in [report, *report.get("tests", [])]:
         if isinstance(entry, dict) and isinstance(entry.get("message"), str):
-            entry["message"] = entry["message"].replace(private, "your submission")
+            entry["message"] = entry["message"].replace(private, tr("your submission"))
     return report
 
 
@@ -190,11 +234,11 @@ def minutes_late(metadata: dict) -> int:
 
 def when(text: object) -> datetime:
     if not isinstance(text, str):
-        raise ValueError("no time given")
+        raise ValueError(tr("no time given"))
     read = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     moment = datetime.fromisoformat(read)
     if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone")
+        raise ValueError(tr("{time} has no time zone", time=repr(text)))
     return moment
 
 
@@ -210,7 +254,8 @@ def late_penalty_of(root: Path, report: dict) -> tuple[dict | None, str]:
         metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
         minutes = minutes_late(metadata if isinstance(metadata, dict) else {})
     except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
-        return None, f"no late penalty was applied: the submission's time is unknown ({exc})"
+        return None, tr("no late penalty was applied: the submission's time is unknown "
+                        "({error})", error=exc)
     return (penalty.entry(minutes) if minutes else None), ""
 
 
@@ -220,7 +265,8 @@ def run(root: Path) -> int:
     results.parent.mkdir(parents=True, exist_ok=True)
     submission = root / "submission"
     if not submission.is_dir():
-        report = {"message": f"no submission folder at {submission}", "tests": []}
+        report = {"message": tr("no submission folder at {path}", path=submission),
+                  "tests": []}
     else:
         with tempfile.TemporaryDirectory(prefix="gpt-kata-gradescope-") as work:
             report = grade(submission, Path(work))
@@ -234,8 +280,8 @@ def run(root: Path) -> int:
     # Written last and whole, after every process that ran the submission has ended.
     replace_whole(results, json.dumps(graded, indent=2) + "\n")
     print(graded["output"])
-    print(f"score {format_points(graded['score'])}/"
-          f"{format_points(graded['extra_data']['max_score'])}")
+    print(tr("score {score}/{max_score}", score=format_points(graded["score"]),
+             max_score=format_points(graded["extra_data"]["max_score"])))
     return 0
 
 

@@ -9,7 +9,9 @@ environment; `run_autograder` runs `python -I -m grader.classroom.gradescope_aut
 it, in `/`, so that nothing in the folder it was started from is imported.
 An instructor's seed for the drawn examples (GPT_KATA_EXAMPLES_SEED), set where
 the bundle is built, is carried in `run_autograder`, so that Gradescope draws the
-examples the instructor's own grades draw.
+examples the instructor's own grades draw. So is the language the bundle is built
+in (`gpt-kata --lang zh gradescope`), where it is not English: the learners read
+their results in the class's language.
 
 The zip is the same byte for byte whenever it is built from the same commit: its
 entries (and the wheel's) in a fixed order, each dated by the commit
@@ -35,7 +37,7 @@ from grader.classroom.gradebook.repositories import late_penalty
 from grader.classroom.gradescope_autograder import BUNDLE_COMMIT
 from grader.learner.errors import EXIT_PASS, UsageError
 from grader.learner.options import add_late_penalty_options
-from grader.locale import tr
+from grader.locale import ENGLISH, LANGUAGES, language, tr
 from grader.reports.late import LatePenalty
 
 # Where setup.sh puts the grader's environment on Gradescope's image.
@@ -103,6 +105,12 @@ export {variable}={rate}
 export {most_variable}={most}
 """
 
+# The class's language, as run_autograder sets it when the bundle is built in one
+# other than English.
+LANGUAGE_LINE = """# The class's language: the learners read their results in it.
+export {variable}={code}
+"""
+
 # The instructor's seed, as run_autograder sets it when the bundle carries one.
 SEED_LINE = """# The drawn examples come from the instructor's seed, which the learners' copy
 # does not hold (grader/grading/subject/strategies.py): set when the bundle was built.
@@ -111,17 +119,22 @@ export {variable}={seed}
 
 
 def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None = None,
-               self_test: bool = False) -> str:
+               self_test: bool = False, code: str = ENGLISH) -> str:
     """run_autograder (or, with `self_test`, the bundle's self_test): with `seed`, the
     checks draw their examples from it on Gradescope as they do wherever the
-    instructor grades with it set; with `late`, a late submission loses its share."""
+    instructor grades with it set; with `late`, a late submission loses its share;
+    in a language `code` other than English, the results speak it."""
     from grader.classroom.gradescope_autograder import (
+        LANGUAGE_VARIABLE,
         LATE_PENALTY_MAX_VARIABLE,
         LATE_PENALTY_VARIABLE,
     )
     from grader.grading.subject.strategies import SEED_VARIABLE
 
-    lines = SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
+    # English sets nothing: an English bundle is the same byte for byte as before.
+    lines = (LANGUAGE_LINE.format(variable=LANGUAGE_VARIABLE, code=shlex.quote(code))
+             if code != ENGLISH else "")
+    lines += SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
     if late is not None:
         lines += LATE_LINES.format(variable=LATE_PENALTY_VARIABLE,
                                    rate=shlex.quote(f"{late.percent}%/{late.unit}"),
@@ -257,10 +270,10 @@ def build_wheel(root: Path, into: Path, stamp: int) -> Path:
 
 
 def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
-                 late: LatePenalty | None = None) -> tuple[str, str]:
+                 late: LatePenalty | None = None, code: str = ENGLISH) -> tuple[str, str]:
     """Write the bundle of the checkout at `root` to `out`: the wheel's name, and
     where it was built from. `seed`, the instructor's, goes into run_autograder and
-    self_test only, as does the late penalty."""
+    self_test only, as do the late penalty and the language `code`."""
     built_from = origin(root)
     stamp = source_date(root)
     python, pins, torch = requirements(root)
@@ -269,8 +282,8 @@ def build_bundle(root: Path, out: Path, allow_unisolated: bool, seed: str = "",
     setup = SETUP_SH.format(origin=built_from, venv=VENV, python=python,
                             pip=f"pip=={pins['pip']}", torch_index=TORCH_INDEX,
                             torch=f"torch=={torch}")
-    run = run_script(allow_unisolated, seed, late)
-    check = run_script(allow_unisolated, seed, late, self_test=True)
+    run = run_script(allow_unisolated, seed, late, code=code)
+    check = run_script(allow_unisolated, seed, late, self_test=True, code=code)
     with tempfile.TemporaryDirectory(prefix="gpt-kata-bundle-") as tmp:
         wheel = build_wheel(root, Path(tmp), stamp)
         entries = {"setup.sh": (setup.encode(), 0o755),
@@ -300,11 +313,14 @@ def gradescope(args: argparse.Namespace) -> int:
                             parent=out.parent))
     seed = instructor_seed()
     late = late_penalty(args)
+    code = language()  # the class's: `gpt-kata --lang zh gradescope`
     wheel, built_from = build_bundle(checkout_root(), out, args.allow_unisolated, seed,
-                                     late=late)
+                                     late=late, code=code)
     print(tr("wrote {out}: setup.sh, run_autograder, self_test, requirements.txt and "
              "wheels/{wheel}, built from {built_from}", out=out, wheel=wheel,
              built_from=built_from))
+    if code != ENGLISH:
+        print(tr("learners read their results in {language}", language=LANGUAGES[code]))
     if late is not None:
         print(tr("a submission after its due date (a learner's extension counts) loses "
                  "{policy} of its score", policy=late.policy))

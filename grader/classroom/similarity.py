@@ -180,17 +180,23 @@ def similarity_rows(results: list[ProblemResult]) -> list[list[str]]:
 
 
 def write_markdown(path: Path, results: list[ProblemResult], top: int) -> None:
-    lines = ["# Similar solutions", "",
-             f"The {top} most similar pairs of each problem (copydetect; the starter's own "
-             "code is not counted). A high score on a short problem can be chance: there "
-             "are few ways to write it.", ""]
+    """similarity.md, for the instructor to read: in the language in use (`gpt-kata
+    --lang zh similarity`), as the notes in it are; similarity.csv keeps its English
+    columns for the machines that read it."""
+    lines = ["# " + tr("Similar solutions"), "",
+             tr("The {top} most similar pairs of each problem (copydetect; the starter's "
+                "own code is not counted). A high score on a short problem can be chance: "
+                "there are few ways to write it.", top=top), ""]
+    header = (tr("rank"), tr("learner"), tr("learner"), tr("similarity"), tr("shared tokens"))
     for result in results:
+        side_by_side = (tr(" [Side by side]({report})", report=result.html.name)
+                        if result.html else "")
         lines += [f"## {result.problem.folder}", "",
-                  f"{result.compared} learner(s) compared."
-                  + (f" [Side by side]({result.html.name})" if result.html else ""), ""]
+                  tr("{count} learner(s) compared.", count=result.compared) + side_by_side,
+                  ""]
         lines += [f"- {markdown_cell(note)}" for note in result.notes]
         if result.pairs:
-            lines += ["", "| rank | learner | learner | similarity | shared tokens |",
+            lines += ["", "| " + " | ".join(header) + " |",
                       "| ---: | --- | --- | ---: | ---: |"]
             lines += [f"| {rank} | {markdown_cell(p.a)} | {markdown_cell(p.b)} | "
                       f"{p.similarity:.0%} | {p.overlap} |"

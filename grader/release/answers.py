@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import cache
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -98,14 +99,29 @@ COPYS_OWN_CODE = "grader/release/practice/"
 
 
 def instructors_texts(catalog: bytes) -> set[str]:
-    """The msgids of a catalog that only the instructor's side says: every place its
-    entry's comments name is in INSTRUCTORS_CODE."""
+    """The msgids of a catalog that only the instructor's side says: a text of the
+    grader's code (its entry's comment names grader/) every `tr()` or `marked()` of
+    which is in INSTRUCTORS_CODE. Read from the code itself, not from the comment,
+    which names at most three places, all on one line: "pass" is said by the
+    Gradescope page and by the copy's `list` alike."""
     import polib
 
+    said_by = places_of_texts()
     return {e.msgid for e in polib.pofile(catalog.decode("utf-8"), wrapwidth=0)
-            if e.msgid and e.comment and all(
-                line.startswith(INSTRUCTORS_CODE) and not line.startswith(COPYS_OWN_CODE)
-                for line in e.comment.splitlines())}
+            if e.msgid in said_by and e.comment.startswith("grader/") and all(
+                place.startswith(INSTRUCTORS_CODE) and not place.startswith(COPYS_OWN_CODE)
+                for place in said_by[e.msgid])}
+
+
+@cache
+def places_of_texts() -> dict[str, list[str]]:
+    """Each text of a `tr()` or `marked()` in grader/, with every place that says it."""
+    from grader.maintainer.catalogs import message_texts
+
+    places: dict[str, list[str]] = {}
+    for text, where in message_texts():
+        places.setdefault(text, []).append(where)
+    return places
 
 
 def catalog_without(catalog: bytes, texts: set[str]) -> bytes:

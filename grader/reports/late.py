@@ -37,7 +37,8 @@ class LatePenalty:
 
     @property
     def policy(self) -> str:
-        cap = f", at most {self.most}%" if self.most < 100 else ""
+        # The rate as the instructor wrote it; the cap in the class's language.
+        cap = tr(", at most {most}%", most=self.most) if self.most < 100 else ""
         return f"{self.percent}%/{self.unit}{cap}"
 
     def percent_for(self, minutes: int) -> int:
@@ -105,7 +106,7 @@ def describe(late: dict | None) -> str:
 
 def late_span(minutes: int) -> str:
     if minutes < 120:
-        return f"{minutes} min"
+        return tr("{minutes} min", minutes=minutes)
     if minutes < 2 * 1440:
-        return f"{minutes / 60:.1f} h".replace(".0 h", " h")
+        return tr("{hours} h", hours=f"{minutes / 60:.1f}".removesuffix(".0"))
     return tr("{days} days", days=f"{minutes / 1440:.1f}".removesuffix(".0"))

@@ -44,9 +44,9 @@ def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
         with real.open("rb") as handle:
             content = handle.read(MAX_SOLUTION_BYTES + 1)
     except OSError as exc:
-        return None, f"unreadable ({exc.strerror})"
+        return None, tr("unreadable ({error})", error=exc.strerror)
     if len(content) > MAX_SOLUTION_BYTES:
-        return None, f"larger than {MAX_SOLUTION_BYTES} bytes"
+        return None, tr("larger than {limit} bytes", limit=MAX_SOLUTION_BYTES)
     return content, ""
 
 
