@@ -244,9 +244,22 @@ def test_the_language_and_the_command_are_found_before_the_command() -> None:
     assert before_the_command(["--lang=zh", "talk"]) == ("zh", "talk")
     assert before_the_command(["-h", "grade"]) == (None, None)  # the whole parser's help
     assert before_the_command(["-h", "--lang", "zh"]) == ("zh", None)  # help, in Chinese
-    assert before_the_command(["grade", "--lang", "zh"]) == (None, "grade")  # the command's
+    # After the command it is the same option; the last one given counts, as argparse's.
+    assert before_the_command(["grade", "6", "--lang", "zh"]) == ("zh", "grade")
+    assert before_the_command(["--lang", "zh", "list", "--lang=en"]) == ("en", "list")
+    assert before_the_command(["talk", "--", "--lang", "zh"]) == (None, "talk")  # its text
     assert before_the_command(["--lang"]) == (None, None)
     assert before_the_command([]) == (None, None)
+
+
+@pytest.mark.parametrize("argv", [["list", "--lang", "zh"], ["--lang", "en", "list", "--lang=zh"]])
+def test_the_language_may_follow_the_command(argv, capsys, monkeypatch) -> None:
+    """`gpt-kata list --lang zh` speaks Chinese, as `gpt-kata --lang zh list` does."""
+    from grader.cli.main import main
+
+    monkeypatch.setenv("GPT_KATA_LANG", "en")
+    assert main(argv) == 0
+    assert "题" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kind", ["removed", "a folder"])

@@ -13,6 +13,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from grader import paths
 from grader.grading.values.sanitise import visible
@@ -46,9 +47,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = KataParser(prog="gpt-kata", description=tr(
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
-    parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG",
-                        help=tr("the language to speak: en (English) or zh (中文) (default: "
-                                "GPT_KATA_LANG, else your locale, else en)"))
+    language_option(parser)
     if not everything:
         # An error of the command line as a whole shows the whole parser's usage, with
         # every command; building it costs only then.
@@ -162,7 +161,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            "--model modern)", threads=TRAIN_THREADS,
                            modern_threads=MODERN_THREADS))
     p.set_defaults(run=lazily("grader.learner.training.command", "train"))
+    for command_parser in sub.choices.values():
+        # `gpt-kata grade 6 --lang zh` as well as `gpt-kata --lang zh grade 6`: given
+        # after the command, it is the same option (main reads it before parsing).
+        language_option(command_parser, default=argparse.SUPPRESS)
     return parser
+
+
+def language_option(parser: argparse.ArgumentParser, **default: Any) -> None:
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="LANG", **default,
+                        help=tr("the language to speak: en (English) or zh (中文) (default: "
+                                "GPT_KATA_LANG, else your locale, else en)"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,24 +243,28 @@ def refuse_another_grader() -> None:
 
 
 def before_the_command(argv: list[str]) -> tuple[str | None, str | None]:
-    """What a command line says before its command: the language `--lang` names (None
-    if none; one the kata does not speak is left for the parser to refuse with its
-    choices), and the command (None if there is none, or if another option comes
-    first: `-h grade` asks for the whole parser's help). A --lang after the command
-    is the command's own business."""
+    """What a command line says before its command is parsed: the language `--lang`
+    names, before the command or after it, the last one given as argparse takes it
+    (None if none; one the kata does not speak is left for the parser to refuse with
+    its choices), and the command (None if there is none, or if another option comes
+    first: `-h grade` asks for the whole parser's help). Nothing after `--` is read:
+    it is the command's text."""
     language, command, other_option = None, None, False
     arguments = iter(argv)
     for arg in arguments:
+        if arg == "--":
+            break
         if arg == "--lang":
             value = next(arguments, None)
-            language = language or (code_of(value) if value is not None else None)
+            language = code_of(value) if value is not None else language
         elif arg.startswith("--lang="):
-            language = language or code_of(arg.split("=", 1)[1])
+            language = code_of(arg.split("=", 1)[1])
         elif arg.startswith("-"):
             other_option = True
+        elif command is None and not other_option:
+            command = arg
         else:
-            command = None if other_option else arg
-            break
+            other_option = True  # past the command: no later word is one
     return language, command
 
 
