@@ -15,8 +15,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
-from grader.grading.contracts.module_checks import judged_as_activations, shipped_config
+from grader.grading.contracts.module_checks import activation_tests, shipped_config
 from grader.grading.subject.cases import block_input, random_input
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.locale import marked
@@ -101,11 +100,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return config, random_gain(n_embd, seed + 1), x
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    **judged_as_activations(marked("the normalised output")))
-
-test_shipped_gains, test_random_rms_norms = CONTRACT.tests(
-    "RMSNorm with the shipped LayerNorms' gains on the activations they see, random "
-    "gains, small and offset inputs",
-    "RMSNorms of random widths, gains and inputs, against the reference",
-    draw_example)
+CONTRACT, test_shipped_gains, test_random_rms_norms = activation_tests(
+    cases, MISTAKES, draw_example, output=marked("the normalised output"),
+    shipped="RMSNorm with the shipped LayerNorms' gains on the activations they see, random "
+            "gains, small and offset inputs",
+    drawn="RMSNorms of random widths, gains and inputs, against the reference")

@@ -17,8 +17,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from grader.grading.contracts.contract import Contract
-from grader.grading.contracts.module_checks import judged_as_activations
+from grader.grading.contracts.module_checks import activation_tests
 from grader.grading.subject.cases import block_input, random_input
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.locale import marked
@@ -123,11 +122,8 @@ def draw_example(data: st.DataObject) -> tuple:
             random_input((batch, length, n_embd), seed + 1))
 
 
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES,
-                    **judged_as_activations(marked("the layer's output")))
-
-test_shipped_inputs, test_random_layers = CONTRACT.tests(
-    "SwiGLU on what the shipped model's MLPs read, with weights at a linear layer's scale "
-    "and four times it, and on small layers",
-    "SwiGLU layers of random widths, weights and inputs, against the reference",
-    draw_example)
+CONTRACT, test_shipped_inputs, test_random_layers = activation_tests(
+    cases, MISTAKES, draw_example, output=marked("the layer's output"),
+    shipped="SwiGLU on what the shipped model's MLPs read, with weights at a linear layer's "
+            "scale and four times it, and on small layers",
+    drawn="SwiGLU layers of random widths, weights and inputs, against the reference")

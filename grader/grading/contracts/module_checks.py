@@ -47,13 +47,6 @@ def qkv_order_mistake(made: Callable[..., torch.Tensor]) -> Mistake:
     return mistake
 
 
-def judged_as_activations(what: str) -> dict[str, Any]:
-    """The Contract fields of a module's output: compared, and matched with a
-    mistake or a golden, within a tolerance of the tensor's scale."""
-    return {"matches": same_activations, "same_as_golden": same_activations,
-            "judge": comparing(expect_activations, what)}
-
-
 def shipped_config() -> dict[str, int]:
     return artifacts.load_config().to_dict()
 
@@ -116,20 +109,35 @@ class LayerChecks:
                 random_input((batch, length, config["n_embd"]), seed))
 
 
-# A module's contract, then its tests of the shipped model, of random models, and of
-# the same output twice.
+# A module's contract, then its tests of the shipped model and of random models.
+ActivationTests = tuple[Contract, Callable[..., None], Callable[..., None]]
+# The same, then the test of the same output twice.
 ModuleTests = tuple[Contract, Callable[..., None], Callable[..., None], Callable[[Kata], None]]
+
+
+def activation_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mistake],
+                     draw: Callable[[st.DataObject], tuple], *, output: str, shipped: str,
+                     drawn: str, **fields: Any) -> ActivationTests:
+    """The contract of a module whose output is activations (`output` names it in a
+    failure): compared, and matched with a mistake or a golden, within a tolerance of
+    the tensor's scale; `fields` are its other Contract fields. Then its two tests: the
+    fixed `cases` (described by `shipped`) and examples drawn by `draw` (by `drawn`)."""
+    contract = Contract(cases=cases, mistakes=list(mistakes), matches=same_activations,
+                        same_as_golden=same_activations,
+                        judge=comparing(expect_activations, output), **fields)
+    return (contract, *contract.tests(shipped, drawn, draw))
 
 
 def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mistake],
                  draw: Callable[[st.DataObject], tuple], *, output: str, shipped: str,
                  drawn: str) -> ModuleTests:
-    """The contract of a module whose output is activations (`output` names it in a
-    failure), and its three tests: the fixed `cases` (described by `shipped`), examples
-    drawn by `draw` (by `drawn`), and the same output twice."""
-    contract = Contract(cases=cases, mistakes=list(mistakes), fallback_hint=unnamed_module_hint,
-                        **judged_as_activations(output))
-    return (contract, *contract.tests(shipped, drawn, draw), repeatable(contract))
+    """activation_tests' contract and tests for a module of the model, which may hold a
+    dropout or something sized for the whole window (unnamed_module_hint says so), and
+    a third test: the same output twice."""
+    contract, shipped_test, drawn_test = activation_tests(
+        cases, mistakes, draw, output=output, shipped=shipped, drawn=drawn,
+        fallback_hint=unnamed_module_hint)
+    return contract, shipped_test, drawn_test, repeatable(contract)
 
 
 def unnamed_module_hint(call: Call) -> Diagnosis | str:
