@@ -147,6 +147,24 @@ def test_talk_rejects_bad_options(option):
     assert "must be" in done.stderr
 
 
+def test_a_grade_starts_its_fork_server_before_importing_the_rest():
+    """The fork server's start (its torch import) is on a grade's critical path: the
+    grader starts it as soon as the command line is checked, and imports the report's
+    machinery (rich, 0.1 s with the rest) only after."""
+    code = ("import sys\n"
+            "from grader.cli.main import main\n"
+            "from grader.sandbox.host.pool import WorkerPool\n"
+            "def start(pool):\n"
+            "    print('rich' in sys.modules, 'grader.reports.report' in sys.modules)\n"
+            "    raise SystemExit(0)\n"
+            "WorkerPool.start = start\n"
+            "main(['grade', 'generate', '--reference', '-q'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"], done.stdout
+
+
 # On Linux, on the fork path and on the spawned one forced there (macOS's): a Ctrl-C
 # once lost on the spawned path (one swallowed in a finaliser, taken since by
 # grader/grading/engine/ctrl_c.py) passed 22 times in 22 there, beside a busy core for

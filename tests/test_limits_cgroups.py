@@ -7,7 +7,13 @@ real thing; cgroup v2 is checked only here where no subtree is delegated.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
+
+import pytest
 
 from grader.sandbox.worker.layers import cgroups
 from grader.sandbox.worker.layers.cgroups import (
@@ -79,6 +85,51 @@ def test_groups_of_a_grader_that_is_gone_are_removed(tmp_path: Path) -> None:
     mine.mkdir()
     cgroups._remove_stale(str(tmp_path))
     assert not gone.exists() and mine.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cgroups are Linux's")
+def test_a_process_exists_as_psutil_says(tmp_path: Path) -> None:
+    """The check that keeps a live grader's groups tells processes as psutil.pid_exists
+    does: this one and init exist, a thread of this one (an id kill() answers to) and a
+    number no process has do not."""
+    import psutil
+
+    started, done = threading.Event(), threading.Event()
+    thread_ids: list[int] = []
+
+    def wait() -> None:
+        thread_ids.append(threading.get_native_id())
+        started.set()
+        done.wait()
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    started.wait()
+    try:
+        for pid in (os.getpid(), 1, thread_ids[0], 999_999_999, 0, -1):
+            assert cgroups._process_exists(pid) == psutil.pid_exists(pid), pid
+        assert not cgroups._process_exists(thread_ids[0])
+    finally:
+        done.set()
+        thread.join()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a launcher is Linux's")
+def test_the_fork_servers_launcher_is_found_without_probing_the_cgroups() -> None:
+    """A grade's fork server starts once the launcher is found: the cgroups are probed
+    later, for the first worker's limits, while the server imports torch, and psutil is
+    not imported at all (40 ms of every grade, before the server could start)."""
+    code = ("import sys\n"
+            "from grader.sandbox.worker.layers import cgroups\n"
+            "from grader.sandbox.worker.machine import launcher_prefix, probe\n"
+            "prefix = launcher_prefix()\n"
+            "print(cgroups.hierarchies.cache_info().currsize, 'psutil' in sys.modules)\n"
+            "assert prefix == list(probe().launcher)\n"
+            "print('psutil' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "False", "False"], done.stdout
 
 
 def test_v1_cpuacct_usage_past_the_budget_ends_the_tree_naming_it(tmp_path: Path) -> None:

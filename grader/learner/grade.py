@@ -155,7 +155,6 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
 
         return practice.grade(args)
     # Here, not at the top: a learners' copy grades without the sandbox, and holds none.
-    from grader.grading.engine.helpers import can_share, prepare
     from grader.sandbox.host.pool import WorkerPool
 
     submissions = resolve_submissions(args)
@@ -177,6 +176,9 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
                       # grade's compute every one (grader/model/forward_store.py).
                       forwards=None if args.classroom else str(paths.STATE))
     pool.start()  # the fork server imports torch while this process does the same
+    # Only now: its imports (the report's, 0.1 s) overlap the fork server's start.
+    from grader.grading.engine.helpers import can_share, prepare
+
     if sandboxed_only and pool.server is None:
         pool.close()
         raise UsageError("classroom mode grades inside the sandbox, and its fork server "

@@ -85,7 +85,7 @@ def probe() -> Isolation:
             with contextlib.suppress(OSError):
                 syscalls.prctl(syscalls.PR_GET_NO_NEW_PRIVS)  # harmless, and proves prctl answers
                 prctl_ok = True
-        launcher, unprivileged = namespaces.probe_launcher() if linux else ((), False)
+        launcher, unprivileged = _launcher() if linux else ((), False)
         return Isolation(
             platform=sys.platform,
             landlock_abi=landlock.abi() if linux else 0,
@@ -102,6 +102,13 @@ def probe() -> Isolation:
         return Isolation(platform=sys.platform)
 
 
+@functools.cache
+def _launcher() -> tuple[tuple[str, ...], bool]:
+    """`namespaces.probe_launcher()`, found once: `launcher_prefix` needs only this part
+    of `probe`, and asks for it before the fork server starts."""
+    return namespaces.probe_launcher()
+
+
 def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
     """The argv prefix that starts a command in its own namespaces, or [] if none.
 
@@ -113,8 +120,17 @@ def launcher_prefix(isolation: Isolation | None = None) -> list[str]:
 
     As PID 1 the command receives, from outside, only SIGKILL and the signals it
     has handlers for; end it by signalling the launcher, or by closing its channel.
+
+    Without `isolation`, only the launcher is probed, not the rest of `probe` (the
+    cgroups, 30 ms): the fork server starts that much sooner, and the rest is probed
+    when the first worker's limits are made, while the server imports torch.
     """
-    return list((isolation or probe()).launcher)
+    if isolation is None:
+        try:
+            return list(_launcher()[0]) if sys.platform.startswith("linux") else []
+        except Exception:  # noqa: BLE001 - as probe() finds it: no launcher
+            return []
+    return list(isolation.launcher)
 
 
 def worker_limits(memory_bytes: int | None, scratch_bytes: int | None = DEFAULTS.scratch_bytes,
