@@ -105,7 +105,8 @@ def test_the_bundle_takes_the_seed_set_where_it_is_built(
     built: list[str] = []
 
     def build_bundle(root: Path, out: Path, allow_unisolated: bool,
-                     seed: str = "", late: object = None) -> tuple[str, str]:
+                     seed: str = "", late: object = None,
+                     code: str = "en") -> tuple[str, str]:
         built.append(seed)
         return "gpt_kata.whl", "here"
 

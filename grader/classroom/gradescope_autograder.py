@@ -36,7 +36,6 @@ from grader.grading.values.sanitise import markdown_cell, visible
 from grader.locale import SETTING, tr
 from grader.reports.late import describe, parse_penalty, parse_percent
 from grader.reports.provenance import provenance
-from grader.reports.report import check_title
 from grader.reports.scoring import format_points, score_report
 from grader.sandbox.host.launch import grader_command, neutral_folder
 
@@ -129,6 +128,10 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
 def problem_test(entry: dict, checks: list[dict]) -> dict:
     """One problem as one Gradescope test: its whole points, and each check on a line
     of its output, a failure's message (and what the code printed) under it."""
+    # Here, not at the top: the report's module imports rich, and a class's merge job
+    # (gradebook merge, which reads this module's names) runs with no package installed.
+    from grader.reports.report import check_title
+
     lines = []
     for check in checks:
         passed = check.get("status") == "pass"
