@@ -12,7 +12,7 @@ import torch
 
 from grader.model import artifacts, forward_store
 from grader.model.forward_store import ForwardStore, store_path
-from grader.model.memo import copy_without_memo, remember_outputs
+from grader.model.memo import KnownWeights, copy_without_memo, remember_outputs
 from grader.model.spec import ModelSpec
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.process import SubmissionProcess
@@ -197,10 +197,11 @@ def test_a_guarded_memo_looks_nothing_up_while_the_weights_differ(tmp_path) -> N
     assert torch.equal(known_again, planted)
 
 
-@pytest.mark.parametrize("change", ["data", "assigned", "double", "hook"])
+@pytest.mark.parametrize("change", ["data", "assigned", "transposed", "double", "hook"])
 def test_a_guarded_memo_sees_every_way_to_change_a_pass(change) -> None:
-    """Writes through .data move no version counter, a new dtype or a hook changes a
-    pass too: a guarded memo computes the pass while any of them holds."""
+    """Writes through .data move no version counter, a transposed view holds the same
+    bytes in its storage, a new dtype or a hook changes a pass too: a guarded memo
+    computes the pass while any of them holds."""
     model = copy_without_memo(artifacts.build_model(SMALL)).requires_grad_(False)
     planted = torch.full((1, 3, 5), 7.0)
     memo = remember_outputs(model, also=lambda key: planted, guarded=True)
@@ -209,11 +210,28 @@ def test_a_guarded_memo_sees_every_way_to_change_a_pass(change) -> None:
             model.head.weight.data.zero_()
         elif change == "assigned":
             model.head.weight.data = torch.zeros_like(model.head.weight)
+        elif change == "transposed":
+            square = next(p for p in model.parameters() if p.dim() == 2
+                          and p.shape[0] == p.shape[1] and not torch.equal(p, p.t()))
+            square.data = square.data.t()
         elif change == "double":
             model.double()
         else:
             model.head.register_forward_hook(lambda module, args, out: out * 0)
         assert not torch.equal(memo(WINDOWS[0]), planted), change
+
+
+@pytest.mark.parametrize("weights", ["bfloat16", "requiring grad"])
+def test_weights_numpy_cannot_read_are_known_and_a_write_is_seen(weights) -> None:
+    """Weights numpy reads no bytes of (bfloat16, or parameters that require grad) are
+    compared another way: unchanged, they are held; written through .data, not."""
+    model = copy_without_memo(artifacts.build_model(SMALL))
+    if weights == "bfloat16":
+        model = model.to(torch.bfloat16).requires_grad_(False)
+    known = KnownWeights(model)
+    assert known.held()
+    model.head.weight.data[0, 0] += 1
+    assert not known.held()
 
 
 def test_a_damaged_entry_is_never_handed_out_and_the_next_save_drops_it(tmp_path) -> None:
