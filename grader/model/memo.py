@@ -35,7 +35,7 @@ MAX_ELEMENTS = 40_000_000
 Lookup = Callable[[tuple], "torch.Tensor | None"]
 # What remember_outputs sets on a model instance.
 ATTRIBUTES = ("forward", "forget_outputs", "remembered", "remembered_entries",
-              "weights_known", "_remembers")
+              "weights_known", "weights_as_known", "_remembers")
 # The grader's own models keep nothing a pass makes (gpt.causal_mask makes its masks
 # outside inference mode), so their passes run in inference mode, without autograd's
 # bookkeeping: a passing grade of generate took 6% less time. A learner's model may
@@ -182,6 +182,9 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
         if known is not None:
             known.note()
 
+    def weights_as_known() -> bool:
+        return known is not None and known.held()
+
     def entries() -> dict[tuple, torch.Tensor]:
         with lock:
             return dict(seen)
@@ -197,5 +200,6 @@ def remember_outputs(model: GPT, max_elements: int | None = None,
     model.remembered = remembered
     model.remembered_entries = entries  # what grader/model/forward_store.py keeps
     model.weights_known = weights_known  # for a `guarded` memo: its weights are as built
+    model.weights_as_known = weights_as_known  # a `guarded` memo's: still as last known
     model._remembers = True
     return model

@@ -51,7 +51,10 @@ class WorkerModels:
         such a model remembered answering with other weights is forgotten, so that it
         cannot answer the next call, which model() gives the pristine weights back."""
         pristine = {id(model): saved for model, saved in self.built.values()}
-        changed = [m for m in models if id(m) in pristine and weights_changed(m, pristine[id(m)])]
+        # Still as known (model() noted them pristine) is a quarter of the time the
+        # full comparison takes; a hook added, which that check counts, is no write.
+        changed = [m for m in models if id(m) in pristine and not m.weights_as_known()
+                   and weights_changed(m, pristine[id(m)])]
         for model in changed:
             model.forget_outputs()
         return bool(changed)
@@ -107,10 +110,13 @@ class WorkerModels:
             self._record_calls(model)
             self.built[key] = (model, {k: v.clone() for k, v in model.state_dict().items()})
         model, pristine = self.built[key]
-        # Undo whatever an earlier call did to the weights, so one bad call
-        # cannot spoil the next.
-        model.load_state_dict(pristine)
-        model.weights_known()  # as built: the memo answers until the learner's code writes
+        # Undo whatever an earlier call did to the weights, so one bad call cannot
+        # spoil the next. Weights still bit for bit as noted after the last restore
+        # need none: checking costs a fifth of a restore (0.13 ms against 0.66 ms
+        # on the shipped GPT), and most calls write nothing.
+        if not model.weights_as_known():
+            model.load_state_dict(pristine)
+            model.weights_known()  # as built: the memo answers until the learner's code writes
         return model
 
     def _your_gpt(self, spec: Any) -> Any:
