@@ -4,7 +4,6 @@ them."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 # The verbs the grader's messages conjugate, singular -> plural.
@@ -80,9 +79,13 @@ def glyph(out: object, fancy: str, plain: str) -> str:
 
 
 # Closing marks a line may not start with, and opening marks it may not end with:
-# each stays with the character beside it.
-_NO_BREAK_BEFORE = frozenset("，。、；：？！）」』》,.;:?!)")
-_NO_BREAK_AFTER = frozenset("（「『《(")
+# each stays with the character beside it. Chinese's quotes and ellipsis are of
+# ambiguous width, outside its block: named here, as its own brackets are.
+_NO_BREAK_BEFORE = frozenset("，。、；：？！）」』》,.;:?!)”’…—·")
+_NO_BREAK_AFTER = frozenset("（「『《(“‘")
+# A mark that joins the character before it (an accent, a variation selector, a
+# zero-width joiner): it takes no column, and no line starts with it.
+_JOINING = ("Mn", "Me", "Cf")
 
 
 def is_wide(char: str) -> bool:
@@ -90,28 +93,41 @@ def is_wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
+def joins(char: str) -> bool:
+    """Whether `char` is drawn on the character before it, taking no column."""
+    return unicodedata.category(char) in _JOINING
+
+
 def columns(text: str) -> int:
-    """How many columns a terminal gives `text`."""
-    return sum(2 if is_wide(c) else 1 for c in text)
+    """How many columns a terminal gives `text`: an ambiguous-width character (a curly
+    quote, an ellipsis) takes one, as rich and most terminals count it."""
+    return sum(0 if joins(c) else 2 if is_wide(c) else 1 for c in text)
+
+
+def may_break(before: str, after: str) -> bool:
+    """Whether a line may break between two characters with no space between them:
+    beside a wide one, as Chinese is set, but never inside a bracket's marks nor before
+    a mark that joins the character before it."""
+    return ((is_wide(before) or is_wide(after)) and after not in _NO_BREAK_BEFORE
+            and before not in _NO_BREAK_AFTER and not joins(after))
 
 
 def wrapped(text: str, width: int) -> list[str]:
     """`text`, its white space folded, in lines of at most `width` columns as a terminal
     shows them (a word longer than that on a line of its own). A line breaks at a space,
-    or between two wide characters, as Chinese is set, never inside a bracket's mark:
-    textwrap counts characters, and a line of Chinese ran twice the terminal's width."""
+    or beside a wide character, as Chinese is set (`may_break`): textwrap counts
+    characters, and a line of Chinese ran twice the terminal's width."""
     pieces: list[str] = []
-    for piece in re.findall(r" |[^ \u2e80-\uffef]+|.", " ".join(text.split())):
-        if pieces and " " not in (piece, pieces[-1]) and (piece in _NO_BREAK_BEFORE
-                                        or pieces[-1][-1] in _NO_BREAK_AFTER):
-            pieces[-1] += piece
+    for char in " ".join(text.split()):
+        if pieces and " " not in (char, pieces[-1]) and not may_break(pieces[-1][-1], char):
+            pieces[-1] += char
         else:
-            pieces.append(piece)
+            pieces.append(char)
     lines, line = [], ""
     for piece in pieces:
         if piece == " ":
             line += " " if line else ""
-        elif line and columns(line.rstrip() + piece) > width:
+        elif line and columns(line + piece) > width:  # its space counts too
             lines.append(line.rstrip())
             line = piece
         else:

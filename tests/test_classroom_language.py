@@ -214,3 +214,69 @@ def test_a_bundle_built_in_chinese_grades_in_chinese(
     results = json.loads((tmp_path / "results" / "results.json").read_text("utf-8"))
     assert results["output"].startswith("得分 0/0\n\n评分器："), results["output"]
     assert "处没有提交的文件夹" in results["output"]
+
+
+def self_tested(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                isolation: object, report: dict, allowed: bool) -> tuple[int, str]:
+    """What the bundle's self_test prints and returns on a machine giving `isolation`,
+    its grade of the first problem's reference being `report`."""
+    from grader.classroom import gradescope_check
+    from grader.sandbox.worker import machine
+
+    monkeypatch.setattr(machine, "probe", lambda: isolation)
+    code = gradescope_check.self_test(lambda submission, work: report, allowed=allowed)
+    return code, capsys.readouterr().out
+
+
+def test_the_bundle_self_test_speaks_the_class_language(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpt-kata --lang zh gradescope` sets the language in self_test as in
+    run_autograder (test_a_bundle_built_in_chinese_grades_in_chinese): what it prints is
+    in it, the layers' names and the problem's id staying as they are."""
+    from grader.sandbox.worker.machine import Isolation
+
+    landlock = Isolation(platform="linux", landlock_abi=3, rlimits=True)
+    graded = {"problems": [{"problem": "crop-context", "score": 10, "max_score": 10}],
+              "provenance": {"isolation": ["landlock-abi3", "rlimits"]}, "tests": []}
+    refused = {"message": "the grader could not run: classroom mode needs Linux with Landlock",
+               "tests": []}
+    lacks = "memory-cgroup, pids-cgroup, cpu-cgroup, scratch-tmpfs, unprivileged-uid"
+    speak(monkeypatch, "en")
+    assert self_tested(monkeypatch, capsys, landlock, graded, False) == (0, (
+        "platform: linux\n"
+        "sandbox layers this container gives: landlock-abi3, rlimits\n"
+        f"layers it lacks: {lacks}\n"
+        "graded the reference of 01-crop-context as a submission: 10/10 points, "
+        "under landlock-abi3, rlimits\n"
+        "self-test passed: submissions will be graded as shown\n"))
+    assert self_tested(monkeypatch, capsys, Isolation(platform="linux"), refused, False) == (
+        1, "platform: linux\n"
+        "sandbox layers this container gives: none\n"
+        f"layers it lacks: {lacks}\n"
+        "classroom grading will be REFUSED here: there is no Landlock (Linux 5.13 or newer), "
+        "so every submission would score 0 with that reason. Grade where the kernel has it, "
+        "or rebuild the bundle with --allow-unisolated to grade without the sandbox.\n"
+        "graded the reference of 01-crop-context as a submission: 0/10 points\n"
+        "grader: the grader could not run: classroom mode needs Linux with Landlock\n"
+        "self-test FAILED: fix the above before learners submit\n")
+
+    speak(monkeypatch, "zh")
+    code, said = self_tested(monkeypatch, capsys, landlock, graded, False)
+    assert code == 0
+    assert said.splitlines() == [
+        "平台：linux",
+        "这个容器提供的沙箱层：landlock-abi3, rlimits",
+        f"它缺少的沙箱层：{lacks}",
+        "把 01-crop-context 的参考答案当作一份提交来评分：10/10 分，所用的沙箱层："
+        "landlock-abi3, rlimits",
+        "自检通过：提交将按上面所示的方式评分"]
+    unisolated = self_tested(monkeypatch, capsys, Isolation(platform="linux"), graded, True)
+    refusing = self_tested(monkeypatch, capsys, Isolation(platform="linux"), refused, False)
+    assert unisolated[0] == 0 and refusing[0] == 1
+    assert "不用沙箱评分" in unisolated[1] and "这个容器提供的沙箱层：无\n" in refusing[1]
+    assert "这里会拒绝课堂评分" in refusing[1] and "自检未通过" in refusing[1]
+    for text in (said, unisolated[1], refusing[1]):
+        # The grade's own message, written by the (stubbed) grader, is what it is.
+        kept = text.replace(refused["message"], "")
+        for line in kept.splitlines():
+            assert CHINESE.search(line) and not ENGLISH_WORDS.search(line), line

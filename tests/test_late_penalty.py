@@ -39,6 +39,43 @@ def test_each_unit_begun_counts_whole_up_to_the_cap() -> None:
         parse_percent("150%")
 
 
+
+@pytest.mark.parametrize(("typed", "shown", "chinese"), [
+    (["10%/day", "10 %/d", "10%/days", " 10 % / DAY "], "10%/day", "每天 10%"),
+    (["2%/h", "2%/hour", "2 % / hours", "2%/H"], "2%/h", "每小时 2%"),
+    (["1%/min", "1%/m", "1%/minutes", "1 %/Mins"], "1%/min", "每分钟 1%"),
+    (["25%/week", "25%/weeks"], "25%/week", "每周 25%")])
+def test_one_penalty_typed_any_way_is_shown_one_way(
+        typed: list[str], shown: str, chinese: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gradebook's note and Gradescope's late line (both `describe` of the report's
+    `late` entry) and the rate run_autograder records read the same for every spelling
+    of a penalty, in the class's language."""
+    from grader.classroom.gradescope_autograder import to_gradescope
+    from grader.classroom.gradescope_bundle import run_script
+    from grader.reports.late import describe
+
+    report = {"problems": [{"problem": "decode", "number": 5, "status": "pass", "passed": 2,
+                            "total": 2}],
+              "tests": [{"check": "c", "problem": "decode", "status": "pass"}]}
+
+    def shown_by(text: str) -> tuple[str, str, str]:
+        penalty = parse_penalty(text, most=50)
+        late = score_report({**copy.deepcopy(report), "late": penalty.entry(90)})["late"]
+        page = to_gradescope({**copy.deepcopy(report), "late": penalty.entry(90)}, 0.0)
+        # The page's own last paragraph: its late test is there only where points are lost.
+        return describe(late), page["output"].split("\n\n")[-1], run_script(False, late=penalty)
+
+    monkeypatch.setenv("GPT_KATA_LANG", "en")
+    for text in typed:
+        note, line, script = shown_by(text)
+        assert note == line and note.startswith(f"90 min late, {shown}, at most 50%: -"), note
+        assert f"export GPT_KATA_LATE_PENALTY={shown}\n" in script
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    for text in typed:
+        note, line, _ = shown_by(text)
+        assert note == line and note.startswith(f"迟交 90 分钟，{chinese}，最多 50%："), note
+
+
 def test_points_lost_are_whole_and_round_half_up() -> None:
     # 20% of 15 is 3; 10% of 15 is 1.5, so 2; 10% of 13 is 1.3, so 1; 100% is all.
     assert [points_lost(15, 20), points_lost(15, 10), points_lost(13, 10),

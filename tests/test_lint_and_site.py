@@ -175,6 +175,10 @@ def each_language_has_its_404(site: Path) -> None:
             r'<a href="([^"]*)" hreflang="([^"]+)" class="md-select__link">', html))
         assert menu == {"en": "/index.html", "zh": "/zh/index.html"}, (page, menu)
     assert "搜索" not in (site / "404.html").read_text(encoding="utf-8")
+    # Its heading too, which Material writes in English on every language's page.
+    assert "<h1>404 - Not found</h1>" in (site / "404.html").read_text(encoding="utf-8")
+    chinese = (site / "zh" / "404.html").read_text(encoding="utf-8")
+    assert "<h1>404 - 页面不存在</h1>" in chinese and "Not found" not in chinese
 
 
 def the_sitemap_names_no_broken_address(site: Path) -> None:

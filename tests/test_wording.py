@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.checks.train_step.check_train_step import expect_floats
 from grader.grading.judging.any_result import expect_tensor
@@ -100,3 +104,71 @@ def test_chinese_is_wrapped_by_the_columns_a_terminal_gives_it() -> None:
     assert wrapped("用 GPT_KATA_EXAMPLES_SEED 抽取", 10) == ["用", "GPT_KATA_EXAMPLES_SEED", "抽取"]
     assert wrapped("a  b\n c", 80) == ["a b c"]
     assert wrapped("中文 ，测试", 4) == ["中文", "，测", "试"]  # no line starts with a space
+
+
+# Where a line may break, written out again from how Chinese is set, not from the
+# code: between two characters of which one is wide, unless the second is a closing
+# mark (or joins the first: an accent, a variation selector), or the first an opening
+# one; never inside a run of narrow characters, which is a word.
+CLOSING = "，。、；：？！）」』》,.;:?!)”’…—·"
+OPENING = "（「『《(“‘"
+
+
+def wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def may_break(before: str, after: str) -> bool:
+    joins = unicodedata.category(after) in ("Mn", "Me", "Cf")
+    return ((wide(before) or wide(after)) and after not in CLOSING and before not in OPENING
+            and not joins)
+
+
+def cells(text: str) -> int:
+    """A terminal's columns, counted here by hand: two for a wide character, none for
+    one that joins the character before it, one for the rest (an ambiguous-width
+    quote among them, as rich and most terminals count it)."""
+    return sum(0 if unicodedata.category(c) in ("Mn", "Me", "Cf") else 2 if wide(c) else 1
+               for c in text)
+
+
+# Words, Chinese (one of the rarer characters beyond the first plane too), marks
+# around it, quotes and dots of ambiguous width, an emoji with its variation selector.
+WRAPPED_TEXT = st.lists(st.sampled_from(
+    ["a", "bc", "GPT_KATA_SEED", " ", "  ", "\n", "中", "文", "𠀀", "𪚥", "，", "。", "（", "）",
+     "“", "”", "‘", "’", "…", "—", "·", "😀", "\ufe0f", "e\u0301", "Ａ", ".", "("]),
+    max_size=30).map("".join)
+
+
+@given(text=WRAPPED_TEXT, width=st.integers(1, 24))
+def test_a_wrapped_line_fits_unless_nothing_breaks_it(text: str, width: int) -> None:
+    """The lines are the text, its white space folded, broken only at a space or where
+    Chinese may break; none is wider than `width` but one that nothing breaks."""
+    folded = " ".join(text.split())
+    at = 0
+    for line in wrapped(text, width):
+        assert line and line == line.strip() and folded.startswith(line, at), (line, folded)
+        assert columns(line) == cells(line)
+        if cells(line) > width:
+            assert " " not in line and not any(map(may_break, line, line[1:])), (line, width)
+        at += len(line)
+        if at < len(folded):
+            assert folded[at] == " " or may_break(line[-1], folded[at]), (line, folded[at:])
+            at += folded[at] == " "
+    assert at == len(folded)
+
+
+def test_wide_and_ambiguous_characters_are_wrapped_as_chinese_is_set() -> None:
+    """Two columns for a character of Chinese's rarer planes and an emoji, which break
+    between them as Chinese does; an ambiguous-width quote or ellipsis takes one column
+    and stays with the character it marks."""
+    assert columns("𠀀😀") == 4 and columns("“…”") == 3 and columns("e\u0301") == 1
+    assert wrapped("𠀀𠀁𠀂𠀃𠀄𠀅", 4) == ["𠀀𠀁", "𠀂𠀃", "𠀄𠀅"]
+    assert wrapped("😀\ufe0f😀\ufe0f😀\ufe0f", 4) == ["😀\ufe0f😀\ufe0f", "😀\ufe0f"]
+    assert wrapped("“引号”里的中文“引号”里的中文", 8) == [
+        "“引号”里", "的中文", "“引号”里", "的中文"]
+    assert wrapped("中文……中文……中文", 6) == ["中文……", "中文……", "中文"]
+    assert wrapped("说“中文”", 4) == ["说", "“中", "文”"]
+    # The space between two words is a column of the line too.
+    assert wrapped("ab cd", 4) == ["ab", "cd"]
+    assert wrapped("用 GPT 抽取", 5) == ["用", "GPT", "抽取"]

@@ -12,7 +12,8 @@ each build, before MkDocs reads the pages.
 - no links in a page's head to its twins in other languages, from which Material's
   script would ask for a sitemap.xml beside each twin, where there is none.
 - a 404.html for each language: the English one in the site's root, the Chinese one
-  in zh/, each in its language, its language menu leading to each home page.
+  in zh/, each in its language (its heading too, which Material writes in English),
+  its language menu leading to each home page.
 - while the site has no `site_url`, MkDocs' own sitemap.xml, which names no page
   it has no address for, in place of the i18n plugin's, which wrote `None` for it.
 
@@ -148,17 +149,25 @@ MENU_LINK = re.compile(r'(<a href=")[^"]*(" hreflang="([^"]+)" class="md-select_
 BASE = re.compile(r'"base": "([^"]*)"')
 # Each language's 404.html, by the language it is written in.
 NOT_FOUND: dict[str, str] = {}
+# The heading Material writes on 404.html, in English whatever the page's language,
+# and what it says in each other language.
+NOT_FOUND_HEADING = "<h1>404 - Not found</h1>"
+NOT_FOUND_HEADINGS = {"zh": "<h1>404 - 页面不存在</h1>"}
 
 
 def not_found_page(html: str, language: str, default: str) -> str:
     """404.html in `language`, its language menu leading to each language's home page,
-    and, for a language other than the default, its search rooted at its folder."""
+    and, for a language other than the default, its heading in it and its search rooted
+    at its folder."""
     base = BASE.search(html)
     root = base.group(1) if base else "/"
     html = MENU_LINK.sub(lambda m: m.group(1) + root
                          + ("" if m.group(3) == default else f"{m.group(3)}/") + "index.html"
                          + m.group(2), without_alternate_links(html))
-    return html if language == default else search.with_base_in(html, language)
+    if language == default:
+        return html
+    html = html.replace(NOT_FOUND_HEADING, NOT_FOUND_HEADINGS.get(language, NOT_FOUND_HEADING))
+    return search.with_base_in(html, language)
 
 
 def on_post_template(output_content, template_name, config):

@@ -33,7 +33,7 @@ from textwrap import indent
 
 from grader.classroom.gradebook.outputs import replace_whole
 from grader.grading.values.sanitise import markdown_cell, visible
-from grader.locale import SETTING, tr
+from grader.locale import SETTING, marked, tr, translated
 from grader.reports.late import describe, parse_penalty, parse_percent
 from grader.reports.provenance import provenance
 from grader.reports.scoring import format_points, score_report
@@ -53,20 +53,34 @@ LANGUAGE_VARIABLE = SETTING
 STATUS_CELLS = 7
 
 
+# Each status the kata gives, and its word: in the problems' table, and before a check's
+# name, where a check that passed reads "passed". Marked, since the table is made when the
+# module loads; translated where it is shown, in the language in use.
+STATUS_WORDS: dict[str, tuple[str, str]] = {
+    "pass": (marked("pass"), marked("passed")),
+    "fail": (marked("fail"), marked("fail")),
+    "error": (marked("error"), marked("error")),
+    "missing": (marked("missing"), marked("missing")),
+    "failed": (marked("failed"), marked("failed")),
+}
+
+
+def status_word(status: object, of_check: bool) -> str:
+    """A problem's status in the table, or a check's before its name, in the language
+    in use; one the kata does not know is shown as it is."""
+    words = STATUS_WORDS.get(status) if isinstance(status, str) else None
+    return translated(words[of_check]) if words else str(status)
+
+
 def problem_status(status: object) -> str:
-    """A problem's status in the table, in the language in use; one the kata does
-    not know is shown as it is."""
-    words = {"pass": tr("pass"), "fail": tr("fail"), "error": tr("error"),
-             "missing": tr("missing")}
-    return words.get(str(status), str(status))
+    """A problem's status in the table, in the language in use."""
+    return status_word(status, of_check=False)
 
 
 def check_status(status: object) -> str:
     """A check's status before its name in a test's output ("failed" where the report
     gives none), in the language in use."""
-    words = {"pass": tr("passed"), "fail": tr("fail"), "error": tr("error"),
-             "failed": tr("failed")}
-    return words.get(status, str(status)) if isinstance(status, str) else str(status)
+    return status_word(status, of_check=True)
 
 
 def padded(text: str, cells: int) -> str:

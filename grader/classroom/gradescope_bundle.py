@@ -137,7 +137,7 @@ def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None 
     lines += SEED_LINE.format(variable=SEED_VARIABLE, seed=shlex.quote(seed)) if seed else ""
     if late is not None:
         lines += LATE_LINES.format(variable=LATE_PENALTY_VARIABLE,
-                                   rate=shlex.quote(f"{late.percent}%/{late.unit}"),
+                                   rate=shlex.quote(late.rate),
                                    most_variable=LATE_PENALTY_MAX_VARIABLE, most=late.most)
     return RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated), seed=lines,
                                  arguments=" --self-test" if self_test else "")

@@ -9,7 +9,8 @@ gives and which it lacks, whether classroom grading will be refused there (every
 submission would then score 0), and grades the grader's own reference of the first
 problem as a submission, end to end, through the very path `run_autograder` takes.
 Exit 0 only if that grade earned its full points in the sandbox (or unisolated,
-where the bundle allows it).
+where the bundle allows it). A bundle built in another language says it in that one
+(its self_test sets the language as run_autograder does); the layers' names stay ids.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from grader.locale import tr
 from grader.reports.scoring import format_points
 
 
@@ -29,17 +31,19 @@ def self_test(grade: Callable[[Path, Path], dict], allowed: bool) -> int:
     from grader.sandbox.worker.machine import probe
 
     isolation = probe()
-    print(f"platform: {isolation.platform}")
-    print(f"sandbox layers this container gives: {', '.join(isolation.summary()) or 'none'}")
-    print(f"layers it lacks: {', '.join(isolation.missing()) or 'none'}")
+    # The layers' names are ids, the same in every language, as a report records them.
+    print(tr("platform: {platform}", platform=isolation.platform))
+    print(tr("sandbox layers this container gives: {layers}",
+             layers=", ".join(isolation.summary()) or tr("none")))
+    print(tr("layers it lacks: {layers}", layers=", ".join(isolation.missing()) or tr("none")))
     refused = not isolation.landlock_abi and not allowed
     if refused:
-        print("classroom grading will be REFUSED here: there is no Landlock (Linux 5.13 or "
-              "newer), so every submission would score 0 with that reason. Grade where the "
-              "kernel has it, or rebuild the bundle with --allow-unisolated to grade "
-              "without the sandbox.")
+        print(tr("classroom grading will be REFUSED here: there is no Landlock (Linux 5.13 or "
+                 "newer), so every submission would score 0 with that reason. Grade where the "
+                 "kernel has it, or rebuild the bundle with --allow-unisolated to grade "
+                 "without the sandbox."))
     elif not isolation.landlock_abi:
-        print("grading WITHOUT the sandbox: the bundle was built with --allow-unisolated")
+        print(tr("grading WITHOUT the sandbox: the bundle was built with --allow-unisolated"))
 
     first = problems()[0]
     with tempfile.TemporaryDirectory(prefix="gpt-kata-self-test-") as tmp:
@@ -54,13 +58,18 @@ def self_test(grade: Callable[[Path, Path], dict], allowed: bool) -> int:
     earned = entry is not None and entry.get("score") == entry.get("max_score")
     layers = (report.get("provenance") or {}).get("isolation") or []
     isolated = ", ".join(map(str, layers)) if isinstance(layers, list) else ""
-    print(f"graded the reference of {first.folder} as a submission: "
-          f"{format_points(entry['score']) if entry else 0}/"
-          f"{format_points(entry['max_score']) if entry else first.points} points"
-          + (f", under {isolated}" if isolated else ""))
+    score = format_points(entry["score"]) if entry else 0
+    max_score = format_points(entry["max_score"]) if entry else first.points
+    if isolated:
+        print(tr("graded the reference of {problem} as a submission: {score}/{max_score} "
+                 "points, under {layers}", problem=first.folder, score=score,
+                 max_score=max_score, layers=isolated))
+    else:
+        print(tr("graded the reference of {problem} as a submission: {score}/{max_score} "
+                 "points", problem=first.folder, score=score, max_score=max_score))
     if report.get("message"):
-        print(f"grader: {report['message']}")
+        print(tr("grader: {message}", message=report["message"]))
     ok = earned and not refused
-    print("self-test passed: submissions will be graded as shown" if ok
-          else "self-test FAILED: fix the above before learners submit")
+    print(tr("self-test passed: submissions will be graded as shown") if ok
+          else tr("self-test FAILED: fix the above before learners submit"))
     return 0 if ok else 1

@@ -2,10 +2,12 @@
 
 `10%/day` takes 10% of the points a hand-in earned for each day, or part of a
 day, it is late, the way Canvas's and Moodle's own late policies count; `2%/h`
-counts hours, `1%/min` minutes. A cap (`at most 50%`) keeps a very late hand-in
-from losing everything. Percents are whole numbers, and the points lost are
-whole points rounded half up, so that every output (gradebook.csv, the LMS
-exports, JUnit, Gradescope, Classroom50) shows the same exact score.
+counts hours, `1%/min` minutes; however a unit is typed (`10 %/d`, `10%/days`),
+every output shows it one way, in the class's language. A cap (`at most 50%`)
+keeps a very late hand-in from losing everything. Percents are whole numbers,
+and the points lost are whole points rounded half up, so that every output
+(gradebook.csv, the LMS exports, JUnit, Gradescope, Classroom50) shows the same
+exact score.
 
 The penalty travels in the JSON report as `late` (`minutes`, `policy`,
 `percent`) and is applied where every score is made, `scoring.score_report`,
@@ -21,25 +23,37 @@ import math
 import re
 from dataclasses import dataclass
 
-from grader.locale import tr
+from grader.locale import marked, tr, translated
 
 # The units a penalty may count in, in minutes; several spellings each.
 UNITS = {"min": 1, "m": 1, "minute": 1, "h": 60, "hour": 60, "d": 1440, "day": 1440,
          "week": 10080}
+# Each unit's one spelling, whichever the instructor typed ("10 %/d" and "10%/days" are
+# both 10%/day): what run_autograder records, parsed again on Gradescope.
+SPELLINGS = {1: "min", 60: "h", 1440: "day", 10080: "week"}
+# The rate as a reader sees it, in the class's language (marked: tr takes no variable).
+RATES = {1: marked("{percent}%/min"), 60: marked("{percent}%/h"),
+         1440: marked("{percent}%/day"), 10080: marked("{percent}%/week")}
 
 
 @dataclass(frozen=True)
 class LatePenalty:
     percent: int  # lost per unit started
-    unit: str  # as given, for the reports
+    unit: str  # its one spelling (SPELLINGS), however it was typed
     unit_minutes: int
     most: int = 100  # the cap, in percent
 
     @property
+    def rate(self) -> str:
+        """The rate as `parse_penalty` reads it, the same in every language: "10%/day"."""
+        return f"{self.percent}%/{self.unit}"
+
+    @property
     def policy(self) -> str:
-        # The rate as the instructor wrote it; the cap in the class's language.
+        """The rate and its cap for a reader, in the class's language: the same words
+        for every way of typing the same penalty."""
         cap = tr(", at most {most}%", most=self.most) if self.most < 100 else ""
-        return f"{self.percent}%/{self.unit}{cap}"
+        return translated(RATES[self.unit_minutes]).format(percent=self.percent) + cap
 
     def percent_for(self, minutes: int) -> int:
         """The share lost by a hand-in `minutes` late: each unit begun counts whole."""
@@ -61,7 +75,8 @@ def parse_penalty(text: str, most: int = 100) -> LatePenalty:
     if not match or unit not in UNITS or not 0 < int(match[1]) <= 100:
         raise ValueError(f"{text!r}: a whole percent per unit, such as 10%/day, 2%/h or "
                          "1%/min (1 to 100%)")
-    return LatePenalty(int(match[1]), unit, UNITS[unit], most)
+    minutes = UNITS[unit]
+    return LatePenalty(int(match[1]), SPELLINGS[minutes], minutes, most)
 
 
 def parse_percent(text: str) -> int:

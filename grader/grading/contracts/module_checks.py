@@ -109,7 +109,8 @@ class LayerChecks:
                 random_input((batch, length, config["n_embd"]), seed))
 
 
-# A module's contract, then its tests of the shipped model and of random models.
+# A module's contract, then its two tests: its fixed cases (on the shipped model's
+# activations mostly, a small random layer among them) and its drawn examples.
 ActivationTests = tuple[Contract, Callable[..., None], Callable[..., None]]
 # The same, then the test of the same output twice.
 ModuleTests = tuple[Contract, Callable[..., None], Callable[..., None], Callable[[Kata], None]]
