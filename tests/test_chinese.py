@@ -14,7 +14,9 @@ import re
 import string
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polib
 import pytest
@@ -22,6 +24,9 @@ import pytest
 from grader import locale
 from grader.locale import CATALOGS
 from grader.maintainer import catalogs
+
+if TYPE_CHECKING:
+    from grader.registry import Problem
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![A-Za-z0-9_])")
@@ -162,15 +167,39 @@ def test_hint_speaks_chinese_for_every_problem(tmp_path: Path) -> None:
         assert CHINESE.search(shown.splitlines()[0]), shown  # "提示 1/3" and the like
 
 
-def test_a_chinese_grade_names_the_mistake_in_chinese(tmp_path: Path) -> None:
+def first_of_each_track() -> list[Problem]:
+    from grader.registry import problems
+
+    return list({problem.track: problem for problem in reversed(problems())}.values())
+
+
+@dataclass(frozen=True)
+class ChineseGrade:
+    kata: Path
+    slugs: tuple[str, ...]
+    shown: str
+
+
+@pytest.fixture(scope="module")
+def chinese_grade(tmp_path_factory: pytest.TempPathFactory) -> ChineseGrade:
+    """One Chinese grade that the tests below read each their problem's part of (a
+    grade command costs seconds): a top-k with a known mistake, a softmax with no
+    class, and the first starter of each track."""
     from learner import learner_kata
 
-    kata = learner_kata(tmp_path)
+    kata = learner_kata(tmp_path_factory.mktemp("chinese"))
     reference = (ROOT / "solutions" / "09-top-k" / "solution.py").read_text()
     wrong = reference.replace('float("-inf")', "0.0")
     assert wrong != reference
     (kata / "problems" / "09-top-k" / "solution.py").write_text(wrong)
-    shown = kata_command("grade", "top-k", cwd=kata)
+    (kata / "problems" / "03-softmax" / "solution.py").write_text("x = 1\n")
+    slugs = (*(problem.slug for problem in first_of_each_track()), "softmax", "top-k")
+    assert len(set(slugs)) == len(slugs)
+    return ChineseGrade(kata, slugs, kata_command("grade", *slugs, cwd=kata))
+
+
+def test_a_chinese_grade_names_the_mistake_in_chinese(chinese_grade: ChineseGrade) -> None:
+    kata, shown = chinese_grade.kata, chinese_grade.shown
     name = "set removed logits to 0 instead of -inf"
     chinese_name = catalog_of("mistakes")[name]
     assert chinese_name in shown and name not in shown
@@ -186,44 +215,37 @@ def catalog_of(name: str) -> dict[str, str]:
     return {e.msgid: e.msgstr for e in entries(name)}
 
 
-def test_the_worker_speaks_the_learners_language(tmp_path: Path,
+def test_the_worker_speaks_the_learners_language(chinese_grade: ChineseGrade,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """What the sandboxed worker says of the learner's code (here: no class to grade)
     reads in their language: the worker's clean environment carries the language's
     code, and nothing else of the grader's."""
-    from learner import learner_kata
-
     from grader.sandbox.worker.layers.policy import clean_environment
 
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
     assert clean_environment()["GPT_KATA_LANG"] == "zh"
     monkeypatch.setenv("GPT_KATA_LANG", "zh; rm -rf /")  # only a code the kata speaks
     assert clean_environment()["GPT_KATA_LANG"] == "en"
-    kata = learner_kata(tmp_path)
-    (kata / "problems" / "03-softmax" / "solution.py").write_text("x = 1\n")
-    shown = kata_command("grade", "softmax", cwd=kata)
     said = catalog_of("messages")["no class {name} in {file}"].format(
         name="Solution", file="solution.py")
-    assert said in shown, shown
+    line = next(x for x in chinese_grade.shown.splitlines() if "03-softmax" in x)
+    assert said in line, chinese_grade.shown
 
 
-def test_a_chinese_grade_of_starters_says_not_implemented_in_chinese(tmp_path: Path) -> None:
+def test_a_chinese_grade_of_starters_says_not_implemented_in_chinese(
+        chinese_grade: ChineseGrade) -> None:
     """The first starter of each track: the message is one text, whatever the problem
     (test_grading.py grades every starter in English, in process)."""
-    from learner import learner_kata
-
-    from grader.registry import problems
-
-    firsts = list({problem.track: problem for problem in reversed(problems())}.values())
+    firsts = first_of_each_track()
     assert len(firsts) == 4
-    kata = learner_kata(tmp_path)
-    shown = kata_command("grade", *(problem.slug for problem in firsts), cwd=kata)
+    shown = chinese_grade.shown
     said = catalog_of("messages")["not implemented yet (the starter still raises "
                                   "NotImplementedError)"]
     for problem in firsts:
         line = next(x for x in shown.splitlines() if problem.folder in x)
         assert said in line, line
-    assert f"0/{len(firsts)} 道题通过" in shown
+    # None of the grade's problems passes: the starters, and the two written wrong.
+    assert f"0/{len(chinese_grade.slugs)} 道题通过" in shown
 
 
 def test_talk_speaks_chinese(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from test_reuse import TOP_K_TOP_P
 from grader.learner.notebook import CheckError, solution_file
 from grader.registry import find
 from grader.sandbox.host.pool import SPAWN_VARIABLE
-from tests.conftest import ROOT, module_from
+from tests.conftest import ROOT, messages, module_from
 
 # A decode written the way a learner might in a notebook: a helper in another
 # cell, torch under another name.
@@ -126,9 +126,11 @@ def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) ->
 
 
 def test_a_module_class_of_another_name_is_graded_under_the_problems_name(
-        tmp_path: Path) -> None:
+        tmp_path: Path, grade_here) -> None:
     """A notebook's attention head called AttentionHead: the grader looks for Head, and
-    finds it (it once found only a `Solution` alias, and said there was no Head)."""
+    finds it (it once found only a `Solution` alias, and said there was no Head). The
+    file is graded as `gpt-kata grade` grades it, in the test process's grading process:
+    what the command prints of a notebook's class is the test above's."""
     reference = (ROOT / "solutions" / "20-attention-head" / "solution.py").read_text()
     cells = tmp_path / "cells.py"
     cells.write_text(reference.replace("class Head(", "class AttentionHead("))
@@ -137,9 +139,10 @@ def test_a_module_class_of_another_name_is_graded_under_the_problems_name(
     file = tmp_path / "problems" / problem.folder / "solution.py"
     file.parent.mkdir(parents=True)
     file.write_text(solution_file(problem, module.AttentionHead, vars(module)))
-    graded = python("-m", "grader", "grade", "attention-head", "--submission", str(file))
-    assert graded.returncode == 0, graded.stdout + graded.stderr
-    assert "8/8 checks pass" in graded.stdout
+    report = grade_here("attention-head", file)
+    assert report["status"] == "pass", messages(report)
+    [summary] = report["problems"]
+    assert (summary["passed"], summary["total"]) == (8, 8), summary
 
 
 def test_an_unknown_problem_is_a_message(tmp_path: Path) -> None:

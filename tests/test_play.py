@@ -57,49 +57,75 @@ def test_the_statements_session_gives_the_values_it_shows(problem: Problem) -> N
     assert result.failed == 0, "".join(report)
 
 
-def test_play_loads_neither_pytest_nor_the_sandbox() -> None:
-    probe = ("import sys, grader.play\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('pytest', 'hypothesis') or m in ('grader.sandbox.host.process', "
-             "'grader.sandbox.worker.isolation', 'grader.sandbox.worker.serve', "
-             "'grader.sandbox.host.forkserver')))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=ROOT, check=True)
-    assert done.stdout.strip() == "[]"
+# Three sessions a learner could type, run as one `python -c` in one learner's kata
+# folder (each would start torch again, which costs more than all they do): the
+# first, before anything else, says what `grader.play` loaded; the others each print
+# where their class came from, then what they computed.
+SESSIONS = {
+    "light": ("import sys, grader.play\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('pytest', 'hypothesis') or m in ('grader.sandbox.host.process', "
+              "'grader.sandbox.worker.isolation', 'grader.sandbox.worker.serve', "
+              "'grader.sandbox.host.forkserver')))\n"),
+    "09-top-k": ('from grader.play import *\nglobals().update(examples("top-k"))\n'
+                 "import inspect\nprint(inspect.getsourcefile(Solution))\n"
+                 "print(Solution().top_k_filter(logits, 1).isfinite().sum().item(), "
+                 "decode(encode('Lily')))\n"),
+    "20-attention-head": ('from grader.play import *\nnames = examples("attention-head")\n'
+                          "globals().update(names)\n"
+                          "import inspect\nprint(inspect.getsourcefile(Head))\n"
+                          "print('Solution' in names, "
+                          "load_weights(Head(config), weights)(x).shape)\n"),
+}
 
 
-def play_in_a_kata(tmp_path: Path, problem: str, script: str) -> list[str]:
-    """What `script` prints, run in a learner's kata folder whose `problem` holds a copy
-    of the reference marked as theirs; its first line must be where the class came from."""
-    folder = tmp_path / "kata" / "problems" / problem
-    folder.mkdir(parents=True)
-    mine = "# mine\n" + (ROOT / "solutions" / problem / "solution.py").read_text()
-    (folder / "solution.py").write_text(mine)
+Played = tuple[Path, dict[str, list[str]]]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """The kata folder, whose problems of SESSIONS each hold a copy of the reference
+    marked as the learner's, and what each session printed there."""
+    kata = tmp_path_factory.mktemp("play") / "kata"
+    for problem in SESSIONS:
+        if problem != "light":
+            folder = kata / "problems" / problem
+            folder.mkdir(parents=True)
+            mine = "# mine\n" + (ROOT / "solutions" / problem / "solution.py").read_text()
+            (folder / "solution.py").write_text(mine)
+    script = "".join(f"print('=== {name}')\n{code}" for name, code in SESSIONS.items())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path / "kata", env=env)
+                          cwd=kata, env=env)
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert Path(lines[0]).resolve() == (folder / "solution.py").resolve()
+    printed = {}
+    for part in done.stdout.split("=== ")[1:]:
+        name, *lines = part.splitlines()
+        printed[name] = lines
+    assert list(printed) == list(SESSIONS), done.stdout
+    return kata, printed
+
+
+def play_in_a_kata(played: Played, problem: str) -> list[str]:
+    """What the session of `problem` printed after its first line, which must be where
+    the class came from: the learner's file."""
+    kata, printed = played
+    lines = printed[problem]
+    assert Path(lines[0]).resolve() == (kata / "problems" / problem / "solution.py").resolve()
     return lines[1:]
 
 
-def test_examples_give_the_learners_own_solution(tmp_path: Path) -> None:
-    script = ('from grader.play import *\nglobals().update(examples("top-k"))\n'
-              "import inspect\nprint(inspect.getsourcefile(Solution))\n"
-              "print(Solution().top_k_filter(logits, 1).isfinite().sum().item(), "
-              "decode(encode('Lily')))\n")
-    assert play_in_a_kata(tmp_path, "09-top-k", script) == ["1 Lily"]
+def test_play_loads_neither_pytest_nor_the_sandbox(played: Played) -> None:
+    assert played[1]["light"] == ["[]"]
 
 
-def test_a_module_problem_gives_the_learners_class_under_its_own_name(tmp_path: Path) -> None:
-    script = ('from grader.play import *\nnames = examples("attention-head")\n'
-              "globals().update(names)\n"
-              "import inspect\nprint(inspect.getsourcefile(Head))\n"
-              "print('Solution' in names, load_weights(Head(config), weights)(x).shape)\n")
+def test_examples_give_the_learners_own_solution(played: Played) -> None:
+    assert play_in_a_kata(played, "09-top-k") == ["1 Lily"]
+
+
+def test_a_module_problem_gives_the_learners_class_under_its_own_name(played: Played) -> None:
     # "The cat" is 7 characters; a head of the shipped model is 64 // 4 = 16 wide.
-    assert play_in_a_kata(tmp_path, "20-attention-head", script) == [
-        "False torch.Size([1, 7, 16])"]
+    assert play_in_a_kata(played, "20-attention-head") == ["False torch.Size([1, 7, 16])"]
 
 
 def test_load_weights_says_which_names_it_expected() -> None:
