@@ -16,7 +16,8 @@ uses (`prompt`, `probs`, `logits`, ...). A problem whose class is a module gives
 that class under its own name instead (`Head`, `CausalSelfAttention`, `Block`,
 `GPT`), with `config` and the known `weights` of its part of the shipped model.
 After these two lines, every `>>>` line of the statement's examples runs as
-written.
+written, and shows the statement's values: the second line sets torch to one
+thread, as the grader computes.
 
 This loads the model and torch, but neither pytest nor the grader's sandbox.
 """
@@ -337,6 +338,10 @@ def examples(problem: str | int, solution: type | None = None) -> dict[str, Any]
     solution: the problem's class (`Solution`, or the module it asks for, such as
         `Head`); by default yours, from your problems/, under that same name.
     """
+    # The statements' values were computed with one thread, as the grader computes:
+    # a sum split across threads rounds otherwise (with two, an example of problem 22
+    # shows -0.2414 where its statement says -0.2415).
+    torch.set_num_threads(1)
     found = find(str(problem))
     if solution is None:
         solution = solution_of(found.folder, finished=False, name=found.class_name)
