@@ -23,6 +23,11 @@ import tiers
 # cores are shared by pytest-xdist's workers, and with more threads than cores
 # OpenMP's waiting threads slow tiny tensor work down many times over.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "torch" in sys.modules and os.environ["OMP_NUM_THREADS"].isdigit():
+    # torchtyping's pytest plugin imports torch before this file runs, and torch has
+    # read the variable by then: in a run without xdist the tests computed with every
+    # core, and a sum split across threads rounds differently.
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent

@@ -3,6 +3,7 @@ each call starts from the pristine weights, and a call that wrote to them is tol
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from grader.model import artifacts
@@ -10,6 +11,17 @@ from grader.model.spec import ModelSpec
 from grader.sandbox.worker.worker_models import WorkerModels
 
 SHIPPED = ModelSpec()
+
+
+@pytest.fixture(autouse=True)
+def own_shipped_model(monkeypatch: pytest.MonkeyPatch) -> torch.nn.Module:
+    """A shipped GPT of the tests' own: build_model hands a worker the process's one
+    shipped model, on which WorkerModels installs its guarded memo and turns gradients
+    off, and these tests write to its weights and hook it. In the test process that
+    model serves every later test of the same xdist worker."""
+    own = artifacts.load_model()
+    monkeypatch.setattr(artifacts, "shipped_model", lambda: own)
+    return own
 
 
 def pristine() -> dict[str, torch.Tensor]:
@@ -22,9 +34,11 @@ def same_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor]) -> bo
     return all(torch.equal(value, weights[name]) for name, value in model.state_dict().items())
 
 
-def test_a_call_that_writes_is_told_and_the_next_starts_pristine() -> None:
+def test_a_call_that_writes_is_told_and_the_next_starts_pristine(
+        own_shipped_model: torch.nn.Module) -> None:
     models = WorkerModels()
     model = models.model(SHIPPED)
+    assert model is own_shipped_model  # not the process's shared one
     assert not models.changed([model])  # a call that only read
     with torch.no_grad():
         model.head.weight.data.zero_()  # no version counter moves
