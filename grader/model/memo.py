@@ -90,26 +90,29 @@ class KnownWeights:
     def note(self) -> None:
         tensors = self._tensors()
         self.identity = self._identity(tensors)
+        self.same: Callable[[list[torch.Tensor]], bool]
         try:
-            self.values: list[tuple] | None = self._bytes(tensors)
-            self.copies: list[torch.Tensor] = []
+            values = self._bytes(tensors)
         except (TypeError, RuntimeError):
-            self.values, self.copies = None, [t.data.clone() for t in tensors]
+            copies = [t.data.clone() for t in tensors]
+            self.same = lambda now: all(
+                (t := n.data).dtype == was.dtype and t.shape == was.shape
+                and torch.equal(t, was) for n, was in zip(now, copies))
+        else:
+            self.same = lambda now: self._same_bytes(now, values)
+
+    def _same_bytes(self, tensors: list[torch.Tensor], values: list[tuple]) -> bool:
+        try:
+            return self._bytes(tensors) == values
+        except (TypeError, RuntimeError):
+            return False  # now of a dtype or on a device numpy does not read
 
     def held(self) -> bool:
         if any(m._forward_hooks or m._forward_pre_hooks for m in self.modules) or (
                 nn_module._global_forward_hooks or nn_module._global_forward_pre_hooks):
             return False  # a hook would run in a pass, and see or change what it gives
         tensors = self._tensors()
-        if self._identity(tensors) != self.identity:
-            return False
-        if self.values is not None:
-            try:
-                return self._bytes(tensors) == self.values
-            except (TypeError, RuntimeError):
-                return False  # now of a dtype or on a device numpy does not read
-        return all((now := t.data).dtype == was.dtype and now.shape == was.shape
-                   and torch.equal(now, was) for t, was in zip(tensors, self.copies))
+        return self._identity(tensors) == self.identity and self.same(tensors)
 
 
 def remember_outputs(model: GPT, max_elements: int | None = None,
