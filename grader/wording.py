@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import unicodedata
 
-# The verbs the grader's messages conjugate, singular -> plural.
-_PLURAL_OF = {"is": "are", "has": "have", "differs": "differ", "holds": "hold"}
-
 
 def tokens(n: int) -> str:
     """"1 token", "3 tokens", in the language in use."""
@@ -46,12 +43,6 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 class Plural(str):
     """A described value that takes a plural verb, said so where it is named
     (Plural("the scaled logits")): its words are not read to find out."""
-
-
-def agree(what: str, verb: str) -> str:
-    """`what` and a present-tense verb given in the singular, made to agree with it:
-    agree(Plural("the logits"), "is") is "the logits are"."""
-    return f"{what} {_PLURAL_OF[verb] if isinstance(what, Plural) else verb}"
 
 
 def one_of(names: list[str]) -> str:

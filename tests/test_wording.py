@@ -13,29 +13,13 @@ from grader.checks.train_step.check_train_step import expect_floats
 from grader.grading.judging.any_result import expect_tensor
 from grader.grading.values.failures import GradeFailure
 from grader.sandbox.worker.harnesses import _a_kind
-from grader.wording import Plural, a_kind, agree, article, columns, count, one_of, wrapped
+from grader.wording import Plural, a_kind, article, columns, count, one_of, wrapped
 
 
 def test_one_of_a_thing_is_singular():
     assert count(1, "token") == "1 token"
     assert [count(n, "token") for n in (0, 2)] == ["0 tokens", "2 tokens"]
     assert count(2, "match", "matches") == "2 matches"
-
-
-@pytest.mark.parametrize("what, verb, said", [
-    (Plural("the last position's logits"), "is", "the last position's logits are"),
-    (Plural("the probabilities"), "has", "the probabilities have"),
-    (Plural("the scaled logits"), "differs", "the scaled logits differ"),
-    (Plural("the returned keys, k"), "holds", "the returned keys, k hold"),
-    ("the loss", "is", "the loss is"),
-    ("the gradient of the loss with respect to the logits", "is",
-     "the gradient of the loss with respect to the logits is"),
-    # Said as singular, the words are not read: a name ending in s stays singular.
-    ("the logits tensor", "has", "the logits tensor has"),
-    ("bias", "differs", "bias differs"),
-])
-def test_the_verb_agrees_with_what_it_speaks_of(what, verb, said):
-    assert agree(what, verb) == said
 
 
 def test_a_wrong_shape_of_logits_is_said_in_the_plural():

@@ -47,7 +47,6 @@ TensorDtype = Literal["bool", "uint8", "int8", "int16", "int32", "int64", "float
                       "bfloat16", "float32", "float64"]
 TENSOR_DTYPES = frozenset(TensorDtype.__args__)
 ModelKind = Literal["shipped", "random", "run", "yours", "hidden", "modern"]
-MODEL_KINDS = ModelKind.__args__
 
 
 class ProtocolError(Exception):
