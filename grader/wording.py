@@ -14,6 +14,27 @@ def tokens(n: int) -> str:
     return tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)
 
 
+def problems(n: int) -> str:
+    """"1 problem", "3 problems", in the language in use."""
+    from grader.locale import tr
+
+    return tr("{n} problem", n=n) if n == 1 else tr("{n} problems", n=n)
+
+
+def learners(n: int) -> str:
+    """"1 learner", "3 learners", in the language in use."""
+    from grader.locale import tr
+
+    return tr("{n} learner", n=n) if n == 1 else tr("{n} learners", n=n)
+
+
+def gradebooks(n: int) -> str:
+    """"1 gradebook", "3 gradebooks", in the language in use."""
+    from grader.locale import tr
+
+    return tr("{n} gradebook", n=n) if n == 1 else tr("{n} gradebooks", n=n)
+
+
 # Type names said with a vowel though written with a consonant ("an ndarray": en-dee).
 _SAID_WITH_A_VOWEL = ("ndarray",)
 

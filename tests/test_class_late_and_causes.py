@@ -83,7 +83,7 @@ def test_a_class_is_scored_alike_everywhere_with_late_work_and_causes(tmp_path: 
         late, "90", "2")
     assert reports["cy"]["late"] == {"minutes": 90, "policy": "10%/h", "percent": 20,
                                      "score_before": 10, "points": 2}
-    assert table["cy"]["note"].startswith("90 min late, 10%/h: -2 point(s) (from 10)")
+    assert table["cy"]["note"].startswith("90 min late, 10%/h: -2 points (from 10)")
     assert (table["ada"]["commit"], table["ada"]["late_penalty"]) == (on_time, "0")
     assert "late" not in reports["ada"]
     # Each cause named in its learner's row and report.

@@ -75,7 +75,7 @@ def test_the_similarity_report_is_in_the_class_language(
     lines = (tmp_path / "similarity.md").read_text("utf-8").splitlines()
     assert lines[0] == "# 相似的解答"
     assert lines[2].startswith("每道题最相似的 10 对")
-    assert lines[6] == f"比较了 3 名学习者的文件。[并排对照]({DECODE.folder}.html)"
+    assert lines[6] == f"比较了 3 位学习者的文件。[并排对照]({DECODE.folder}.html)"
     assert lines[10] == "| 排名 | 学习者 | 学习者 | 相似度 | 相同的词元数 |"
     assert lines[12] == "| 1 | ana | bo | 90% | 120 |"
     assert not any(ENGLISH_WORDS.search(line) for line in lines), lines
@@ -92,7 +92,7 @@ def test_the_similarity_report_in_english_is_as_it_was(
         "not counted). A high score on a short problem can be chance: there are few ways "
         "to write it.\n\n"
         f"## {DECODE.folder}\n\n"
-        f"3 learner(s) compared. [Side by side]({DECODE.folder}.html)\n\n"
+        f"3 learners compared. [Side by side]({DECODE.folder}.html)\n\n"
         "- cy: not UTF-8 text, not compared\n\n"
         "| rank | learner | learner | similarity | shared tokens |\n"
         "| ---: | --- | --- | ---: | ---: |\n"
@@ -161,14 +161,14 @@ def test_the_gradescope_page_in_english_is_as_it_was(monkeypatch: pytest.MonkeyP
         "    debug")
     assert softmax["output"] == "missing"
     assert (late["name"], late["output"]) == ("late penalty",
-                                              "2.5 h late, 10%/h: -2 point(s) (from 5)")
+                                              "2.5 h late, 10%/h: -2 points (from 5)")
     assert results["output"] == (
         "```text\n"
         " 5 decode  fail     1/2  checks      5/10 points\n"
         " 8 softmax missing  0/0  checks      0/10 points\n"
         "```\n\n"
         "score 3/20\n\n"
-        "2.5 h late, 10%/h: -2 point(s) (from 5)")
+        "2.5 h late, 10%/h: -2 points (from 5)")
     nothing = gradescope.to_gradescope({"tests": [], "problems": []}, 0.0)
     assert nothing["output"] == "nothing was graded"
 

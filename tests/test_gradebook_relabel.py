@@ -34,7 +34,7 @@ def learner(handed_in: set[str]) -> Learner:
 def test_a_hand_in_of_nothing_says_so() -> None:
     report = relabel(report_of({FIRST.slug: EMPTY, SECOND.slug: EMPTY}), learner(set()),
                      [FIRST, SECOND])
-    assert report["message"] == "no solution.py of the 2 problem(s) graded was handed in"
+    assert report["message"] == "no solution.py of the 2 problems graded was handed in"
     assert all(t["message"].startswith("missing: ") for t in report["tests"])
 
 

@@ -31,7 +31,7 @@ def test_the_message_is_the_handed_in_files(tmp_path: Path) -> None:
 def test_a_hand_in_of_nothing_says_so(tmp_path: Path) -> None:
     (tmp_path / SECOND.folder / "solution.py").mkdir(parents=True)
     graded = report(missing_summary(FIRST, tmp_path), missing_summary(SECOND, tmp_path))
-    assert graded.message == "no solution.py of the 2 problem(s) graded was handed in"
+    assert graded.message == "no solution.py of the 2 problems graded was handed in"
     said = [r.message for s in graded.summaries for r in s.results]
     assert said == [f"missing: {FIRST.folder}/solution.py (no such file): a problem left "
                     "out scores 0", f"missing: {SECOND.folder}/solution.py (not a file): a "

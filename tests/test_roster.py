@@ -257,7 +257,7 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
         f"commit {early[:12]} was first seen at {ada['source']['first_seen']}, after the "
         "deadline: its date is "
         "the committer's word (a run at the deadline, gradebook --fetch-only, records what "
-        "was there)", "1 later commit(s) not graded"]
+        "was there)", "1 later commit not graded"]
     assert ada["source"]["first_seen"] is not None
     bo = json.loads((out / "bo.json").read_text())
     assert bo["status"] == "error" and "could not be read" in bo["message"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -156,3 +157,26 @@ def test_wide_and_ambiguous_characters_are_wrapped_as_chinese_is_set() -> None:
     # The space between two words is a column of the line too.
     assert wrapped("ab cd", 4) == ["ab", "cd"]
     assert wrapped("用 GPT 抽取", 5) == ["用", "GPT", "抽取"]
+
+
+def test_the_grades_counts_take_the_singular_for_one():
+    from grader import wording
+    from grader.reports.late import describe
+    from grader.reports.results import nothing_handed_in
+
+    assert [wording.problems(n) for n in (1, 2)] == ["1 problem", "2 problems"]
+    assert [wording.learners(n) for n in (1, 0)] == ["1 learner", "0 learners"]
+    assert [wording.gradebooks(n) for n in (1, 3)] == ["1 gradebook", "3 gradebooks"]
+    assert nothing_handed_in(1) == "no solution.py of the 1 problem graded was handed in"
+    late = {"minutes": 30, "policy": "10%/h", "score_before": 10}
+    assert describe({**late, "points": 1}) == "30 min late, 10%/h: -1 point (from 10)"
+    assert describe({**late, "points": 2.5}) == "30 min late, 10%/h: -2.5 points (from 10)"
+
+
+def test_no_message_counts_with_a_bracketed_plural():
+    """"1 problem(s)" reads as a program wrote it: a message says its count in the
+    singular or the plural (the catalog holds every message the code marks)."""
+    from grader.locale import CATALOGS
+
+    catalog = (CATALOGS / "zh" / "messages.po").read_text("utf-8")
+    assert not re.findall(r"\w\(s\)", catalog)

@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import paths
+from grader import paths, wording
 from grader.classroom.gradebook.outputs import report_stem, write_csv
 from grader.classroom.gradebook.roster import collect, roster_folders
 from grader.grading.values.sanitise import cell, markdown_cell, visible
@@ -128,8 +128,9 @@ def compare(problem: Problem, files: dict[str, bytes], out: Path, threshold: flo
         given = starter.read_bytes()
         untouched = sum(files[name] == given for name in staged)
         if untouched:
-            notes.append(tr("{count} learner(s) handed in the starter unchanged: nothing of "
-                            "theirs to compare, so they score 0", count=untouched))
+            notes.append(tr("{learners} handed in the starter unchanged: nothing of "
+                            "theirs to compare, so they score 0",
+                            learners=wording.learners(untouched)))
     else:
         notes.append(tr("no starter at {path}: nothing was set aside as given", path=starter))
     by_path = {str(path): name for name, path in staged.items()}
@@ -192,7 +193,8 @@ def write_markdown(path: Path, results: list[ProblemResult], top: int) -> None:
         side_by_side = (tr(" [Side by side]({report})", report=result.html.name)
                         if result.html else "")
         lines += [f"## {result.problem.folder}", "",
-                  tr("{count} learner(s) compared.", count=result.compared) + side_by_side,
+                  tr("{learners} compared.", learners=wording.learners(result.compared))
+                  + side_by_side,
                   ""]
         lines += [f"- {markdown_cell(note)}" for note in result.notes]
         if result.pairs:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import paths
+from grader import paths, wording
 from grader.grading.values.sanitise import visible
 from grader.learner import status
 from grader.learner.errors import EXIT_FAIL, EXIT_PASS, UsageError
@@ -275,8 +275,9 @@ def grade_with(args: argparse.Namespace, submissions: dict[Problem, Path],
     if not args.quiet:
         source = tr("the reference solutions") if args.reference else (
             args.submission or "problems/")
-        out.print("[bold]gpt-kata[/] " + escape(tr("grading {count} problem(s) from {source}",
-                                                   count=len(submissions) + len(missing),
+        out.print("[bold]gpt-kata[/] " + escape(tr("grading {problems} from {source}",
+                                                   problems=wording.problems(
+                                                       len(submissions) + len(missing)),
                                                    source=visible(source))))
         if goldens_mode() == "live-only" and args.verbose:
             out.print("[dim]" + tr("this machine's torch or CPU differs from the one the "

@@ -112,8 +112,10 @@ def describe(late: dict | None) -> str:
         return ""
     text = tr("{span} late", span=late_span(int(late["minutes"])))
     if late.get("policy"):
-        text += tr(", {policy}: -{points} point(s)", policy=late["policy"],
-                   points=late.get("points", 0))
+        points = late.get("points", 0)
+        text += (tr(", {policy}: -{points} point", policy=late["policy"], points=points)
+                 if points == 1 else
+                 tr(", {policy}: -{points} points", policy=late["policy"], points=points))
         if late.get("points"):
             text += tr(" (from {score})", score=late.get("score_before"))
     return text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader import wording
 from grader.grading.values.failures import NamedMistake
 from grader.locale import tr
 from grader.registry import Problem
@@ -43,4 +44,5 @@ class TestResult:
 def nothing_handed_in(missing: int) -> str:
     """The run's message where none of the problems graded was handed in: a grade of a
     classroom folder and the gradebook's relabelled report say it alike."""
-    return tr("no solution.py of the {count} problem(s) graded was handed in", count=missing)
+    return tr("no solution.py of the {problems} graded was handed in",
+              problems=wording.problems(missing))

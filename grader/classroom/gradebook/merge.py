@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from grader import wording
 from grader.classroom.gradebook import shards
 from grader.classroom.gradebook.lms_export import write_asked
 from grader.classroom.gradebook.outputs import (
@@ -91,17 +92,20 @@ def merge(args: argparse.Namespace) -> int:
         absent = fill_from_roster(out, header, rows, on_roster, missing,
                                   junit=any(out.glob("*.junit.xml")))
         if absent and not args.quiet:
-            print("gpt-kata gradebook: " + tr(
-                "{count} learner(s) on the roster have no result in these gradebooks; their "
-                "rows say so: {names}", count=len(absent), names=", ".join(absent)),
+            names = ", ".join(absent)
+            print("gpt-kata gradebook: " + (
+                tr("1 learner on the roster has no result in these gradebooks; their row "
+                   "says so: {names}", names=names) if len(absent) == 1 else
+                tr("{count} learners on the roster have no result in these gradebooks; their "
+                   "rows say so: {names}", count=len(absent), names=names)),
                 file=sys.stderr)
     write_csv(out / "gradebook.csv", header, [rows[name] for name in sorted(rows)])
     save_state(out, state)
     write_asked(args, out / "gradebook.csv")
     if not args.quiet:
-        print(tr("wrote {table}: {learners} learner(s) from {gradebooks} gradebook(s)",
-                 table=out / "gradebook.csv", learners=len(rows),
-                 gradebooks=len(args.merge)))
+        print(tr("wrote {table}: {learners} from {gradebooks}",
+                 table=out / "gradebook.csv", learners=wording.learners(len(rows)),
+                 gradebooks=wording.gradebooks(len(args.merge))))
     end = len(header) - len(trailing(header))
     not_graded = [name for name, line in rows.items() if "error" in line[len(COLUMNS):end]]
     return EXIT_FAIL if not_graded else EXIT_PASS
@@ -121,8 +125,8 @@ def fill_from_roster(out: Path, header: list[str], rows: dict[str, list[str]],
     report saying so (exit 1, as for any learner not graded); the names of those."""
     after = trailing(header)  # the repositories' columns and the note are no problems
     problems = len(header) - len(COLUMNS) - len(after)
-    why = (tr("no gradebook merged holds a result for them (shard(s) {shards} were not "
-              "merged)", shards=", ".join(missing)) if missing
+    why = (tr("no gradebook merged holds a result for them (shards not merged: "
+              "{shards})", shards=", ".join(missing)) if missing
            else tr("no gradebook merged holds a result for them"))
     absent = [name for name in names if name not in rows]
     # Scored out of the class's total, as every learner the grader could not grade.

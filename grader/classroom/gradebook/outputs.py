@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import wording
 from grader.grading.values.sanitise import cell, visible
 from grader.locale import tr
 from grader.registry import Problem
@@ -258,8 +259,8 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(caption=tr("{learners} learner(s), {problems} problem(s)",
-                             learners=len(ordered), problems=len(chosen)))
+    table = Table(caption=tr("{learners}, {problems}", learners=wording.learners(len(ordered)),
+                             problems=wording.problems(len(chosen))))
     for column in (tr("learner"), tr("problems"), tr("score"), tr("note")):
         table.add_column(column)
     for row in ordered:

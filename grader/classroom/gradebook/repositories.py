@@ -82,7 +82,8 @@ class Source:
     def as_report(self, policy: Policy) -> dict:
         notes = [visible(n) for n in self.notes or []]
         if self.later_commits:
-            notes.append(tr("{count} later commit(s) not graded", count=self.later_commits))
+            notes.append(tr("1 later commit not graded") if self.later_commits == 1 else
+                         tr("{count} later commits not graded", count=self.later_commits))
         return {"repository": visible(shown_url(self.url)), "commit": self.commit,
                 "committed": self.committed,
                 "deadline": policy.deadline.isoformat() if policy.deadline else None,

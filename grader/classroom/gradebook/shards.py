@@ -72,12 +72,12 @@ def check_complete(folders: list[Path], allow_partial: bool) -> list[str]:
         seen[k] = folder
     missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in seen]
     if missing and not allow_partial:
-        raise UsageError(tr("shard(s) {shards} missing: their learners would have no row "
+        raise UsageError(tr("shards missing: {shards}; their learners would have no row "
                             "(grade them, or merge with --allow-partial)",
                             shards=", ".join(missing)))
     if missing:
-        print("gpt-kata gradebook: " + tr("merging without shard(s) {shards}: their "
-                                          "learners have no row", shards=", ".join(missing)),
+        print("gpt-kata gradebook: " + tr("merging with shards missing: {shards}; "
+                                          "their learners have no row", shards=", ".join(missing)),
               file=sys.stderr)
     return missing
 

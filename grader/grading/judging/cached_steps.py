@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import tr, translated
+from grader.wording import tokens
 
 # On one line, as answers.without_fixes finds it: a graded class's copy leaves it out.
 WHOLE_CONTEXT_FIX = "feed only the new token, with the cache of the earlier ones: logits, cache = model.forward_with_cache(next_token, cache)"  # noqa: E501
@@ -28,10 +29,12 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
     if len(calls) < room:
         # Each new token needs a forward pass of its own; fewer seen means the
         # model was reached some other way than the one it was given.
+        seen = (tr("{n} call", n=len(calls)) if len(calls) == 1
+                else tr("{n} calls", n=len(calls)))
         raise GradeFailure(tr(
-            "the grader saw {calls} call(s) of the model it gave you for {new_chars} new "
+            "the grader saw {calls} of the model it gave you for {new_chars} new "
             "tokens; call that model object itself (model(...) or "
-            "model.forward_with_cache(...)) once per new token", calls=len(calls),
+            "model.forward_with_cache(...)) once per new token", calls=seen,
             new_chars=new_chars))
     for i in range(1, min(room, len(calls))):
         new, past = calls[i]
@@ -45,9 +48,10 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
                           "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
                 translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
         raise GradeFailure(tr(
-            "model call {call} fed {new} token(s) with {past} cached; while the text still "
+            "model call {call} fed {new} with {past} cached; while the text still "
             "fits in the window (the first {room} steps here), every call after the first "
             "must feed just the one new token, with the cache of all the tokens before it\n"
-            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1, new=new,
-            past=past, room=room, calls=shown, more=" ..." if room > len(shown) else ""),
+            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1,
+            new=tokens(new), past=past, room=room, calls=shown,
+            more=" ..." if room > len(shown) else ""),
             lambda named=named: named)

@@ -175,7 +175,7 @@ def describe_model(spec: ModelSpec) -> str:
                   model=describe_model(declared(spec)))
     c = spec.config
     return tr("a small untrained GPT (vocab_size {vocab_size}, context_length "
-              "{context_length}, {n_layer} layer(s), {n_head} head(s), width {n_embd}, "
+              "{context_length}, n_layer {n_layer}, n_head {n_head}, n_embd {n_embd}, "
               "weights seeded with {seed})", vocab_size=c.get("vocab_size"),
               context_length=c.get("context_length"), n_layer=c.get("n_layer"),
               n_head=c.get("n_head"), n_embd=c.get("n_embd"), seed=spec.seed)
