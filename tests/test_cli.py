@@ -115,6 +115,20 @@ def test_module_and_console_script_agree():
     assert "grade" in by_module.stdout and "talk" in by_module.stdout
 
 
+def test_the_version_names_the_grader_python_and_torch():
+    """What a bug report or a class's CI log quotes: the versions a report's provenance
+    gives, read from the packages' metadata without importing torch."""
+    import platform
+    from importlib import metadata
+
+    done = cli("--version")
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    assert not rest and first.startswith(f"gpt-kata {metadata.version('gpt-kata')}")
+    assert first.endswith(f", Python {platform.python_version()}, "
+                          f"torch {metadata.version('torch')}")
+
+
 def test_talk_with_sampling_options_and_streaming_says_what_it_used():
     done = cli("talk", "Lily", "--chars", "60", "--temperature", "0.8", "--top-k", "8",
                "--top-p", "0.9", "--no-repeat-ngram", "5", "--seed", "3", "--stream", "word")

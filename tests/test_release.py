@@ -384,6 +384,8 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
     # (talk's, trace's and train's refusals are tried on copies of the copy and in tests
     # of their own: those commands grade the files they run.)
     assert "gradebook" not in copy_command(released, "--help").stdout
+    version = copy_command(released, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("gpt-kata 0."), version
 
 
 def test_talk_writes_through_the_learners_sampler_in_the_copy(released: Path,

@@ -48,6 +48,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "Learn how GPT text generation works by writing it: read a problem in problems/, "
         "edit its solution.py, run `gpt-kata grade`."))
     language_option(parser)
+    parser.add_argument("--version", action=VersionAction,
+                        help=tr("show the versions of gpt-kata, Python and torch, and exit"))
     if not everything:
         # An error of the command line as a whole shows the whole parser's usage, with
         # every command; building it costs only then.
@@ -166,6 +168,32 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         # after the command, it is the same option (main reads it before parsing).
         language_option(command_parser, default=argparse.SUPPRESS)
     return parser
+
+
+class VersionAction(argparse.Action):
+    """`--version`: what a bug report or a class's CI log needs to say which grader
+    ran. Read when asked: the packages' metadata, not torch itself (2 s to import)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_line())
+        parser.exit()
+
+
+def version_line() -> str:
+    """'gpt-kata 0.1.0, Python 3.11.7, torch 2.13.0', with the grader's commit where it
+    runs from a checkout: the versions its reports' provenance gives."""
+    import platform
+
+    from grader.reports.provenance import grader_commit, version_of
+
+    commit = grader_commit()  # of the kata's checkout, or of a course's copy
+    kata = "gpt-kata " + (version_of("gpt-kata") or tr("(not installed)"))
+    kata += f" ({commit})" if commit else ""
+    torch = version_of("torch") or tr("not installed")
+    return f"{kata}, Python {platform.python_version()}, torch {torch}"
 
 
 def language_option(parser: argparse.ArgumentParser, **default: Any) -> None:

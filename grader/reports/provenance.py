@@ -22,7 +22,8 @@ from grader import paths
 PACKAGES = ("torch", "pytest", "hypothesis")
 
 
-def _version(name: str) -> str | None:
+def version_of(name: str) -> str | None:
+    """An installed package's version, or None."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -58,11 +59,11 @@ def provenance(files: dict[str, Path], isolation: list[str], mode: str) -> dict:
     """The report's `provenance`: `files` maps each graded problem's folder to the file
     graded for it."""
     return {
-        "grader": {"version": _version("gpt-kata"), "commit": grader_commit()},
+        "grader": {"version": version_of("gpt-kata"), "commit": grader_commit()},
         "mode": mode,
         "isolation": list(isolation),
         "files": {folder: sha256_of(path) for folder, path in sorted(files.items())},
-        "packages": {name: _version(name) for name in PACKAGES},
+        "packages": {name: version_of(name) for name in PACKAGES},
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds").replace(
             "+00:00", "Z"),
     }
