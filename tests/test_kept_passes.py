@@ -92,6 +92,10 @@ def test_a_pass_is_read_only_for_the_same_new_tokens_and_cache_bytes():
         for tokens, given in ((step, changed), (torch.tensor([[5]]), cache), (step, None)):
             assert torch.equal(reader.forward_with_cache(tokens, given)[0],
                                model.forward_with_cache(tokens, given)[0])
+        # The same bytes read as another dtype are another cache, and other tokens.
+        as_ints = [(k.view(torch.int32), v.view(torch.int32)) for k, v in cache]
+        assert kept.get(pass_key(step, fingerprint(as_ints))) is None
+        assert kept.get(pass_key(step.view(torch.float64), fingerprint(cache))) is None
 
 
 def test_kept_passes_stay_within_their_bound():

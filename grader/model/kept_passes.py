@@ -43,19 +43,22 @@ KEPT_ELEMENTS = 2_000_000
 
 
 def fingerprint(cache: Any) -> bytes:
-    """A digest of a cache's shapes and bytes: the same cache handed back has it."""
+    """A digest of a cache's dtypes, shapes and bytes: the same cache handed back has
+    it. The dtype too: the same bytes read as another dtype are another cache (the
+    witness refuses one of a dtype other than the model's, and this never relies on it)."""
     digest = hashlib.blake2b(digest_size=16)
     for layer in cache:
         for tensor in layer:
-            digest.update(repr(tuple(tensor.shape)).encode())
+            digest.update(repr((tensor.dtype, tuple(tensor.shape))).encode())
             digest.update(tensor.detach().contiguous().numpy().tobytes())
     return digest.digest()
 
 
 def pass_key(context: torch.Tensor, cache_fingerprint: bytes | None) -> Key:
-    """A pass's key: its new tokens (shape and bytes) and its cache's fingerprint
+    """A pass's key: its new tokens (dtype, shape and bytes) and its cache's fingerprint
     (None: no cache given)."""
-    return (tuple(context.shape), context.contiguous().numpy().tobytes(), cache_fingerprint)
+    return (context.dtype, tuple(context.shape), context.contiguous().numpy().tobytes(),
+            cache_fingerprint)
 
 
 class KeptPasses:
