@@ -22,6 +22,7 @@ import secrets
 import threading
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -77,12 +78,15 @@ def hidden_model(spec: ModelSpec) -> GPT:
     with _lock:
         model = _models.get(spec.seed)
     if model is None:
+        from grader.model.kept_passes import reading_kept
         from grader.model.memo import remember_outputs
 
         _, seed, base = _secret(spec)
         handle = spec.seed
         model = remember_outputs(noisy_copy(base, seed),
                                  also=lambda key: _witnessed_output(handle, key))
+        # Its cached passes too: those the witnesses ran (grader/model/kept_passes.py).
+        reading_kept(model, lambda key: _witnessed_pass(handle, key))
         with _lock:
             model = _models.setdefault(spec.seed, model)
     return model
@@ -112,6 +116,18 @@ def _witnessed_output(handle: int, key: tuple) -> torch.Tensor | None:
         instances = [ref() for ref in _offered.get(handle, [])]
     for instance in instances:
         found = instance.remembered(key) if instance is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def _witnessed_pass(handle: int, key: tuple) -> Any:
+    """A cached pass one of the offered witnesses' instances ran, or None."""
+    with _lock:
+        instances = [ref() for ref in _offered.get(handle, [])]
+    for instance in instances:
+        kept = getattr(instance, "kept_passes", None) if instance is not None else None
+        found = kept.get(key) if kept is not None else None
         if found is not None:
             return found
     return None

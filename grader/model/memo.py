@@ -25,6 +25,7 @@ import torch
 from torch.nn.modules import module as nn_module
 
 from grader.model.gpt import GPT
+from grader.model.kept_passes import ATTRIBUTES as KEPT_ATTRIBUTES
 from grader.model.llama import Llama
 
 # Bounded, so that however many distinct inputs a submission's witnessed calls
@@ -45,10 +46,11 @@ INFERENCE_SAFE = (GPT, Llama)
 
 
 def copy_without_memo(model: GPT) -> GPT:
-    """A deep copy of `model` with none of its memo: a copy's memo functions would
-    still be the original's, reading and filling the original's outputs."""
+    """A deep copy of `model` with none of its memo, nor any lookup of kept passes
+    (grader/model/kept_passes.py): a copy's memo functions would still be the
+    original's, reading and filling the original's outputs and running its weights."""
     clone = copy.deepcopy(model)
-    for name in ATTRIBUTES:
+    for name in (*ATTRIBUTES, *KEPT_ATTRIBUTES):
         clone.__dict__.pop(name, None)
     return clone
 

@@ -26,7 +26,6 @@ length and the context's within the window). The log is bounded too.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import socket
 import threading
 from collections import OrderedDict
@@ -174,6 +173,8 @@ class Witness:
     def _forward(self, message: dict) -> Any:
         import torch
 
+        from grader.model.kept_passes import fingerprint, pass_key
+
         op = message.get("op")
         if op not in ("forward", "forward_with_cache"):
             raise ValueError(tr("unknown model call {op}", op=repr(str(op)[:40])))
@@ -200,8 +201,9 @@ class Witness:
             self.rows += rows
         past = int(cache[0][0].shape[2]) if cache is not None else 0
         before: list[list[int] | None] = [[] for _ in range(rows)]
-        if cache is not None:
-            before = self.origins.get(fingerprint(cache), [None] * rows)
+        given = fingerprint(cache) if cache is not None else None
+        if given is not None:
+            before = self.origins.get(given, [None] * rows)
         with torch.no_grad():
             if op == "forward":
                 value: Any = model(context)
@@ -209,6 +211,9 @@ class Witness:
             else:
                 logits, new_cache = model.forward_with_cache(context, cache)
                 value = [logits, [list(layer) for layer in new_cache]]
+                kept = getattr(model, "kept_passes", None)
+                if kept is not None:  # for the reference's loop after the call
+                    kept.keep(pass_key(context, given), logits, new_cache)
         ids = context.tolist()
         windows = [None if seen is None else seen + row for seen, row in zip(before, ids)]
         with self.lock:
@@ -235,11 +240,14 @@ def own_instance(spec: ModelSpec) -> Any:
     which may read this one's, never the other way round)."""
     from grader.model import hidden_weights as hidden
     from grader.model.artifacts import build_model
+    from grader.model.kept_passes import KeptPasses
     from grader.model.memo import remember_outputs
 
     if spec.kind != "hidden":
         return remember_outputs(hidden.copy_of(build_model(spec)), MEMO_ELEMENTS)
     model = remember_outputs(hidden.private_model(spec), MEMO_ELEMENTS)
+    # Its cached passes too (grader/model/kept_passes.py), which _forward keeps.
+    model.kept_passes = KeptPasses()
     hidden.offer(spec, model)  # the reference may read it, once the call is over
     return model
 
@@ -304,13 +312,3 @@ def expect_cache(model: Any, context: Any, cache: Any) -> None:
                                     layer=i, shape=tuple(tensor.shape), needed=shape))
     if past is not None and past + length > config.context_length:
         raise ValueError(too_long(config.context_length, past + length))
-
-
-def fingerprint(cache: Any) -> bytes:
-    """A digest of a cache's shapes and bytes: the same cache handed back has it."""
-    digest = hashlib.blake2b(digest_size=16)
-    for layer in cache:
-        for tensor in layer:
-            digest.update(repr(tuple(tensor.shape)).encode())
-            digest.update(tensor.detach().contiguous().numpy().tobytes())
-    return digest.digest()
