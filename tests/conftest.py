@@ -191,11 +191,13 @@ def readline_within(stream: IO[str], seconds: float) -> str:
 
 
 class BatchServer:
-    """This test process's `tests/grade_batch.py --serve`, started on first use."""
+    """A `tests/grade_batch.py --serve` of this test process, started on first use, with
+    `environment` added to its own (an instructor's seed, say, read as the checks load)."""
 
-    def __init__(self) -> None:
+    def __init__(self, environment: dict[str, str] | None = None) -> None:
         self.process: subprocess.Popen[str] | None = None
         self.errors: IO[str] | None = None
+        self.environment = environment or {}
 
     def grade(self, jobs: list[dict], timeout: float) -> list[dict]:
         if self.process is None or self.process.poll() is not None:
@@ -204,9 +206,10 @@ class BatchServer:
             self.process = subprocess.Popen(
                 [sys.executable, str(Path(__file__).parent / "grade_batch.py"), "--serve"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
-                cwd=ROOT)
+                cwd=ROOT, env={**os.environ, **self.environment})
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps(jobs) + "\n")
+        # Paths, a job's "file" and its "files"' values, go as their text.
+        self.process.stdin.write(json.dumps(jobs, default=str) + "\n")
         self.process.stdin.flush()
         line = readline_within(self.process.stdout, timeout)
         if not line:
@@ -229,7 +232,7 @@ def grade_batch(jobs: list[dict], tmp_path: Path, timeout: float = 900) -> list[
     Each report has the shape `gpt-kata grade --json` writes. A crash of the
     grading process fails the calling test with its stderr.
     """
-    return _SERVER.grade([{**job, "file": str(job["file"])} for job in jobs], timeout)
+    return _SERVER.grade(jobs, timeout)
 
 
 def grade_in_folder(problems: Path, slug: str, tmp_path: Path) -> dict:

@@ -1,10 +1,13 @@
 """Grade many submissions in one process, each as `gpt-kata grade --json` would.
 
 `python tests/grade_batch.py JOBS.json OUT.json`: JOBS is a list of
-{"problem": slug, "file": path, "timeout": seconds?, "sandbox": bool?}; OUT gets
-one report per job, in the same shape as the CLI's JSON report. A job with
+{"problem": slug, "file": path, "timeout": seconds?, "sandbox": bool?, "mode": str?},
+or of {"files": {slug: path, ...}, ...} for one report of several problems; OUT
+gets one report per job, in the same shape as the CLI's JSON report. A job with
 "sandbox" is graded under every layer of the sandbox, as `gpt-kata grade` grades;
 the others without it (the learner-style submissions: only their grade matters).
+A job of "mode" "classroom" is scored as `gpt-kata grade --classroom` scores it: a
+problem's fixed cases and other checks count only once its drawn examples pass.
 
 `python tests/grade_batch.py --serve`: the same, for batch after batch. Each
 line on stdin is a JOBS list; each line written back is its reports. One
@@ -47,8 +50,12 @@ def grade_all(jobs: list[dict], pools: Pools) -> list[dict]:
     reports = []
     for job in jobs:
         limits = Limits(call_timeout=job.get("timeout", DEFAULT_CALL_TIMEOUT))
-        report = grade_problems({find(job["problem"]): Path(job["file"])},
+        files = job.get("files") or {job["problem"]: job["file"]}
+        report = grade_problems({find(slug): Path(file) for slug, file in files.items()},
                                 pools[bool(job.get("sandbox"))], limits)
+        # What `--classroom` changes in a report of a sandboxed grade: its mode, by which
+        # it is scored (grader/learner/grade.py sets it the same way).
+        report.mode = job.get("mode", "practice")
         reports.append(report.to_json())
     return reports
 

@@ -5,15 +5,11 @@ only once its drawn examples pass, and under the instructor's seed those are new
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
-from conftest import ROOT, reference_solution
+from conftest import BatchServer, grade_batch, reference_solution
 
 from grader.checks.softmax import check_softmax
 from grader.grading.subject.strategies import SEED_VARIABLE
@@ -53,28 +49,26 @@ def table_of_answers() -> str:
     return TABLE_SUBMISSION.format(answers=answers)
 
 
-def graded(tmp_path: Path, *mode: str) -> dict:
-    file = tmp_path / "table.py"
-    file.write_text(table_of_answers(), encoding="utf-8")
-    report = tmp_path / "report.json"
-    env = {**os.environ, SEED_VARIABLE: "an instructor's seed 51c2"}
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", "softmax", "--submission",
-                           str(file), "-q", "--json", str(report), *mode],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
-    assert report.exists(), done.stderr[-3000:]
-    return json.loads(report.read_text(encoding="utf-8"))
+# The answers' grades, under an instructor's seed: a grading process of this module's
+# own, since the seed is read as the checks load. Each is graded sandboxed, as `gpt-kata
+# grade` grades (what its --classroom does to a report's mode is
+# test_classroom_switches.py's, through the command).
+SEEDED = BatchServer({SEED_VARIABLE: "an instructor's seed 51c2"})
 
 
 def test_a_table_of_the_copys_answers_earns_nothing_for_them_in_classroom_mode(
         tmp_path: Path) -> None:
-    practice = graded(tmp_path)
+    file = tmp_path / "table.py"
+    file.write_text(table_of_answers(), encoding="utf-8")
+    practice, classroom = SEEDED.grade(
+        [{"problem": "softmax", "file": file, "sandbox": True, "mode": mode}
+         for mode in ("practice", "classroom")], timeout=300)
     fixed = [t for t in practice["tests"] if t["cases"] == "fixed"]
     drawn = [t for t in practice["tests"] if t["cases"] == "drawn"]
     # The table answers every fixed case, and no drawn example.
     assert fixed and all(t["status"] == "pass" for t in fixed)
     assert drawn and all(t["status"] != "pass" for t in drawn)
     assert practice["score"] >= 7
-    classroom = graded(tmp_path, "--classroom", "--allow-unisolated")
     others = [t for t in classroom["tests"] if t["cases"] is None]
     share = 10 * len(others) / len(classroom["tests"])
     assert classroom["score"] <= round(share + 0.5), classroom["problems"]
@@ -129,14 +123,13 @@ def test_a_file_that_only_raises_valueerror_earns_nothing_in_classroom_mode(
         (folder / problem.folder / "solution.py").write_text(
             re.sub(r"raise NotImplementedError\(.*\)",
                    'raise ValueError("invalid argument")', starter), encoding="utf-8")
-    scores = {}
-    for mode in ([], ["--classroom", "--allow-unisolated"]):
-        report = tmp_path / "report.json"
-        subprocess.run([sys.executable, "-m", "grader.cli.main", "grade", *slugs,
-                        "--submission", str(folder), "-q", "--json", str(report), *mode],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)
-        scores[bool(mode)] = json.loads(report.read_text(encoding="utf-8"))
-    practice, classroom = scores[False], scores[True]
+    # One report of the five, as `gpt-kata grade SLUGS --submission FOLDER` writes it,
+    # in each mode; graded sandboxed in this test process's grading process.
+    files = {problem.slug: folder / problem.folder / "solution.py"
+             for problem in problems() if problem.slug in slugs}
+    practice, classroom = grade_batch(
+        [{"files": files, "sandbox": True, "mode": mode} for mode in ("practice", "classroom")],
+        tmp_path)
     assert practice["score"] >= len(slugs), practice["problems"]  # the guards pass
     assert classroom["score"] == 0, classroom["problems"]
     assert all(t["score"] == 0 for t in classroom["tests"])

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 from grader.grading.engine import ctrl_c
@@ -57,17 +58,17 @@ except KeyboardInterrupt:
     graded = "stopped"
 finally:
     pool.close()
-print(graded, len(results), swallowed)
+print("swallowed:", graded, len(results), swallowed)
 """
 
 
-def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_the_grade():
-    done = subprocess.run([sys.executable, "-c", GRADE_WITH_A_SWALLOWED_CTRL_C],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_the_grade(
+        both_grades: subprocess.CompletedProcess[str]) -> None:
+    said = said_after("swallowed:", both_grades)
     # The press was swallowed (the scenario happened), and the grade stopped anyway,
     # before the next check: one result of crop-context's seven.
-    assert done.stdout.split() == ["stopped", "1", "['KeyboardInterrupt']"], (done.stdout,
-                                                                             done.stderr)
+    assert said.split() == ["stopped", "1", "['KeyboardInterrupt']"], (both_grades.stdout,
+                                                                      both_grades.stderr)
 
 
 def test_the_handler_is_put_back_and_a_programs_own_left_alone():
@@ -102,21 +103,41 @@ def broken(self):
     raise RuntimeError("this check module cannot load")
 
 
+loads = contract.Contract.__post_init__
 contract.Contract.__post_init__ = broken
 problem = find("crop-context")
 pool = WorkerPool(sandbox=None)
 try:
     report = grade_problems({problem: problem.reference}, pool)
-    print("graded", report.internal_errors)
+    print("broken:", "graded", report.internal_errors)
 except KeyboardInterrupt:
-    print("stopped")
+    print("broken:", "stopped")
 finally:
     pool.close()
+    contract.Contract.__post_init__ = loads
 """
 
 
-def test_a_check_module_that_cannot_load_is_a_grader_error_not_a_ctrl_c():
-    done = subprocess.run([sys.executable, "-c", GRADE_WITH_A_BROKEN_CHECK_MODULE],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
-    assert done.stdout.startswith("graded"), done.stdout + done.stderr
-    assert "this check module cannot load" in done.stdout, done.stdout
+@pytest.fixture(scope="module")
+def both_grades() -> subprocess.CompletedProcess[str]:
+    """Both grades above in one interpreter, each with a pool of its own: torch is
+    imported once for the two. The broken check module's comes first, since a check
+    module loaded by the other grade would not be loaded again; the module it could not
+    load is loaded afresh by the second grade, and the first grade's patch is undone."""
+    return subprocess.run(
+        [sys.executable, "-c", GRADE_WITH_A_BROKEN_CHECK_MODULE + GRADE_WITH_A_SWALLOWED_CTRL_C],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+
+
+def said_after(label: str, done: subprocess.CompletedProcess[str]) -> str:
+    """What the grade labelled `label` printed, or all that was printed and its errors."""
+    lines = [line for line in done.stdout.splitlines() if line.startswith(label)]
+    assert len(lines) == 1, (done.stdout, done.stderr[-3000:])
+    return lines[0].removeprefix(label).strip()
+
+
+def test_a_check_module_that_cannot_load_is_a_grader_error_not_a_ctrl_c(
+        both_grades: subprocess.CompletedProcess[str]) -> None:
+    said = said_after("broken:", both_grades)
+    assert said.startswith("graded"), both_grades.stdout + both_grades.stderr
+    assert "this check module cannot load" in said, both_grades.stdout

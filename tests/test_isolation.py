@@ -402,21 +402,34 @@ time.sleep(0 if sys.argv[1] == "returns" else 120)
         launcher.wait()
 
 
-@needs_landlock
-def test_torch_runs_in_a_child_forked_after_import(tmp_path: Path) -> None:
-    """The fork server's way: torch imported first, the child isolated, then used."""
-    script = f"""
-import json, os, sys, tempfile
+# Both children below are forked from one interpreter, as the fork server forks every
+# worker: torch is imported once for the two (a second interpreter cost 1.7 CPU-s).
+# The first is forked before the fork server's preload, the second after it.
+FORKED_AFTER_IMPORT = """
+import json, os, sys
 import torch
 from grader.sandbox.worker.isolation import isolate
 from grader.sandbox.worker.describe import out_of_memory
 from grader.sandbox.worker.layers.policy import Policy
-scratch = {str(tmp_path / "scratch")!r}
+scratch = sys.argv[1]
 os.makedirs(scratch, exist_ok=True)
-read, write = os.pipe()
-pid = os.fork()
-if pid == 0:
-    result = {{"layers": isolate(Policy.for_submission(scratch, scratch, memory_bytes=128 << 20))}}
+results = {}
+
+
+def forked(name, child):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.write(write, json.dumps(child()).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    results[name] = json.loads(os.read(read, 65536).decode() or "null")
+
+
+def torch_used():
+    result = {"layers": isolate(Policy.for_submission(scratch, scratch, memory_bytes=128 << 20))}
     result["shape"] = list(torch.nn.Linear(4, 4)(torch.zeros(1, 4)).shape)
     import torch.nn.functional as F  # a lazy import after isolation
     result["softmax"] = F.softmax(torch.zeros(3), dim=0).sum().item()
@@ -424,37 +437,18 @@ if pid == 0:
         torch.zeros(64 << 20)  # 256 MB of float32
     except Exception as exc:
         result["oom"] = out_of_memory(exc)
-    os.write(write, json.dumps(result).encode())
-    os._exit(0)
-os.close(write)
-_, status = os.waitpid(pid, 0)
-print(os.read(read, 65536).decode())
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    assert result["shape"] == [1, 4]
-    assert result["softmax"] == pytest.approx(1.0)
-    assert result["oom"] is True
-    assert f"landlock-abi{ISO.landlock_abi}" in result["layers"]
+    return result
 
 
-@needs_landlock
-def test_an_optimizer_steps_in_a_child_forked_after_import(tmp_path: Path) -> None:
-    """The training problem's harness in an isolated worker: an optimizer's first
-    step imports torch._dynamo, which the fork server does not preload."""
-    script = f"""
-import json, os, types
-import torch, torch.nn.functional as F
+forked("torch", torch_used)
+
+import types
+import torch.nn.functional as F
 from grader.sandbox.worker import harnesses
 from grader.sandbox.host.forkserver import preload, preload_models
-from grader.sandbox.worker.isolation import isolate
 from grader.sandbox.wire.limits import DEFAULT_MEMORY_MB
-from grader.sandbox.worker.layers.policy import Policy
 preload()  # what the fork server has loaded before it forks a worker
-scratch = {str(tmp_path / "scratch")!r}
-os.makedirs(scratch, exist_ok=True)
+
 
 class Solution:
     def train_step(self, model, optimizer, x, y):
@@ -464,25 +458,51 @@ class Solution:
         optimizer.step()
         return loss.item()
 
-read, write = os.pipe()
-pid = os.fork()
-if pid == 0:
+
+def optimizer_stepped():
     preload_models()  # a worker of a problem that takes a model, as train-step does
     isolate(Policy.for_submission(scratch, scratch, memory_bytes=DEFAULT_MEMORY_MB << 20))
     config = dict(vocab_size=5, context_length=4, n_layer=1, n_head=1, n_embd=4)
     x = torch.zeros(2, 1, 4, dtype=torch.long)
     losses, _ = harnesses.train_steps(types.SimpleNamespace(Solution=Solution),
                                       dict(config=config, seed=0), dict(lr=0.1), x, x)
-    os.write(write, json.dumps(losses).encode())
-    os._exit(0)
-os.close(write)
-_, status = os.waitpid(pid, 0)
-print(os.read(read, 65536).decode())
+    return losses
+
+
+forked("optimizer", optimizer_stepped)
+print(json.dumps(results))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def forked_after_import(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What each child of FORKED_AFTER_IMPORT reported (None for one that reported
+    nothing), and the interpreter's stderr."""
+    folder = tmp_path_factory.mktemp("forked")
+    done = subprocess.run([sys.executable, "-c", FORKED_AFTER_IMPORT, str(folder / "scratch")],
+                          capture_output=True, text=True, timeout=300, cwd=folder)
     assert done.returncode == 0, done.stderr
-    first, second = json.loads(done.stdout)
+    return {**json.loads(done.stdout), "stderr": done.stderr}
+
+
+@needs_landlock
+def test_torch_runs_in_a_child_forked_after_import(forked_after_import: dict[str, Any]) -> None:
+    """The fork server's way: torch imported first, the child isolated, then used."""
+    result = forked_after_import["torch"]
+    assert result is not None, forked_after_import["stderr"]
+    assert result["shape"] == [1, 4]
+    assert result["softmax"] == pytest.approx(1.0)
+    assert result["oom"] is True
+    assert f"landlock-abi{ISO.landlock_abi}" in result["layers"]
+
+
+@needs_landlock
+def test_an_optimizer_steps_in_a_child_forked_after_import(
+        forked_after_import: dict[str, Any]) -> None:
+    """The training problem's harness in an isolated worker: an optimizer's first
+    step imports torch._dynamo, which the fork server does not preload."""
+    assert forked_after_import["optimizer"] is not None, forked_after_import["stderr"]
+    first, second = forked_after_import["optimizer"]
     assert second < first  # the step learned: the same batch now costs less
 
 

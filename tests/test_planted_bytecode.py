@@ -5,13 +5,10 @@ learner could hand in one file for the instructor to read and other code to grad
 from __future__ import annotations
 
 import importlib.util
-import json
 import py_compile
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import grade_batch
 
 from grader.reuse import solution_of
 
@@ -47,13 +44,11 @@ def plant(folder: Path, shown: str, hidden: str) -> Path:
 
 
 def test_a_classroom_grade_runs_the_solution_py_and_not_its_bytecode(tmp_path: Path) -> None:
-    plant(tmp_path / "problems" / "03-softmax", WRONG, HIDDEN)
-    report = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-m", "grader", "grade", "softmax", "--submission",
-                    str(tmp_path / "problems"), "--classroom", "--allow-unisolated", "-q",
-                    "--json", str(report)],
-                   cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    graded = json.loads(report.read_text(encoding="utf-8"))
+    solution = plant(tmp_path / "problems" / "03-softmax", WRONG, HIDDEN)
+    # Only the report's score is read: graded sandboxed in this test process's grading
+    # process, scored as a classroom grade (the workers load a file alike in both modes).
+    [graded] = grade_batch([{"problem": "softmax", "file": solution, "sandbox": True,
+                             "mode": "classroom"}], tmp_path)
     assert graded["score"] == 0, graded["problems"]
 
 
