@@ -112,22 +112,22 @@ def offer(spec: ModelSpec, instance: GPT) -> None:
 
 
 def _witnessed_output(handle: int, key: tuple) -> torch.Tensor | None:
-    with _lock:
-        instances = [ref() for ref in _offered.get(handle, [])]
-    for instance in instances:
-        found = instance.remembered(key) if instance is not None else None
-        if found is not None:
-            return found
-    return None
+    return _from_witnesses(handle, lambda instance: instance.remembered(key))
 
 
 def _witnessed_pass(handle: int, key: tuple) -> Any:
     """A cached pass one of the offered witnesses' instances ran, or None."""
+    return _from_witnesses(handle, lambda instance: (
+        kept.get(key) if (kept := getattr(instance, "kept_passes", None)) is not None
+        else None))
+
+
+def _from_witnesses(handle: int, read: Callable[[GPT], Any]) -> Any:
+    """What `read` finds first in the offered witnesses' instances still alive, or None."""
     with _lock:
         instances = [ref() for ref in _offered.get(handle, [])]
     for instance in instances:
-        kept = getattr(instance, "kept_passes", None) if instance is not None else None
-        found = kept.get(key) if kept is not None else None
+        found = read(instance) if instance is not None else None
         if found is not None:
             return found
     return None
