@@ -163,7 +163,7 @@ def test_practised_problems_hold_drawn_examples(released: Path) -> None:
     assert any(e["mistakes"] for p in stored.values() for c in p["parts"]
                for e in c["examples"].values())
     models = sorted(p.name for p in (released / PACKAGE / "models").iterdir())
-    assert "shipped.pt2" in models and any(m.startswith("random-") for m in models)
+    assert "shipped.safetensors" in models and any(m.startswith("random-") for m in models)
 
 
 def test_stored_mistakes_carry_the_full_graders_ids(released: Path) -> None:
@@ -215,11 +215,12 @@ def test_no_file_of_the_references_is_in_the_copy(released: Path) -> None:
     for relative, digest in digests(copy).items():
         assert digest not in answers, f"{relative} is {answers[digest]}"
         assert "solutions" not in relative.split("/")
-        # Only text: no pickles, TorchScript or exported programs that could carry code.
+        # Only text and tensors: no pickles, TorchScript or archives that could carry code.
+        # (.safetensors: weights, and a model's graph as JSON, practice/program.py.)
         # (.po: the kata's translations, gettext's text catalogs.)
         # (.gitignore: the patterns git keeps out of the learner's repository.)
         assert (Path(relative).suffix in {".md", ".py", ".toml", ".json", ".txt", ".safetensors",
-                                          ".pt2", ".po"} or relative == ".gitignore"), relative
+                                          ".po"} or relative == ".gitignore"), relative
 
 
 def test_the_copy_carries_both_languages(released: Path) -> None:
@@ -247,21 +248,22 @@ def test_the_copy_carries_both_languages(released: Path) -> None:
     assert "gpt-kata：错误：无法识别的参数：extra" in mistyped.stderr, mistyped.stderr
 
 
-def test_the_models_are_exported_programs_without_source(released: Path) -> None:
+def test_the_models_are_graphs_without_source(released: Path) -> None:
     """The shipped GPT (with its blocks' attention and MLP, for the statements' examples),
     the random ones, their forward_with_cache where problem 15 runs it, and the trainable
-    ones the training cases train: never the modern model."""
-    import zipfile
+    ones the training cases train, as graphs of torch operations: never the modern model."""
+    from grader.release.practice.program import read_graph
 
-    programs = sorted((released / PACKAGE / "models").glob("*.pt2"))
+    programs = sorted((released / PACKAGE / "models").glob("*.safetensors"))
     names = [program.name for program in programs]
-    assert "shipped.pt2" in names and any(n.startswith("trainable-") for n in names), names
+    assert "shipped.safetensors" in names and any(n.startswith("trainable-") for n in names), (
+        names)
     source = (paths.PACKAGE / "model" / "gpt.py").read_text(encoding="utf-8")
     lines = {line.strip() for line in source.splitlines() if len(line.strip()) >= 20}
     for program in programs:
-        with zipfile.ZipFile(program) as archive:
-            held = b"".join(archive.read(name) for name in archive.namelist())
-        assert b"aten" in held  # torch operations, not Python
+        held = program.read_bytes()
+        assert b"aten." in held  # torch operations, not Python
+        assert any(True for _ in read_graph(program).parameters()), program.name
         for forbidden in (b"gpt.py", b"stack_trace", str(paths.ROOT).encode(),
                           *(line.encode() for line in lines)):
             assert forbidden not in held, (program.name, forbidden)

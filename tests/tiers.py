@@ -89,6 +89,7 @@ HEAVY = {
     "release": (
         "test_install_config.py",
         "test_packaging.py::test_installed_grader_grades_the_kata_folder_it_runs_in",
+        "test_copy_models.py",
         "test_release.py",
         "test_release_parts.py",
     ),

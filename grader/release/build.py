@@ -76,8 +76,8 @@ RUNTIME_FILES = (
     "sandbox/wire/__init__.py", "sandbox/wire/encoding.py", "sandbox/wire/limits.py",
     "sandbox/wire/printed.py",
 )
-PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "runs.py",
-                  "shipped.py", "training.py")
+PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "program.py",
+                  "runs.py", "shipped.py", "training.py")
 
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 # The rules by which a copy judges how a learner's code calls its model
@@ -192,7 +192,7 @@ def write_release(out: Path, only: frozenset[str] | None = None,
     say(tr("exporting the {count} models the cases and the statements' examples run",
            count=len(models.specs) + len(models.trained)))
     for name, program in {**models.programs(), **example_programs()}.items():
-        put(f"{PACKAGE}/models/{name}.pt2", program)
+        put(f"{PACKAGE}/models/{name}.safetensors", program)
     put(f"{PACKAGE}/modern.json", modern_json())
     return sorted(written)
 

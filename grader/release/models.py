@@ -1,4 +1,5 @@
-"""The models a practice case runs, as torch.export programs with no Python source.
+"""The models a practice case runs, traced by torch.export and written as graphs of
+torch operations with no Python source (practice/program.py).
 
 A check's cases name models by ModelSpec: the shipped GPT, or a seeded random one
 of other sizes. The copy cannot build either (the GPT class is problem 23's answer),
@@ -15,7 +16,6 @@ from its program and a learner's step trains it as it trains the grader's.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -176,16 +176,12 @@ def traceable_masks() -> Iterator[None]:
 
 
 def saved(program: Any) -> bytes:
-    """A program's bytes, without the source line torch.export records of each operation
-    as it traces: neither the model's code nor a path is in it."""
-    import torch
+    """A program's graph and weights as the copy reads them (practice/program.py): each
+    operation and its inputs, never the source line, stack or path torch.export records
+    of it as it traces."""
+    from grader.release.practice.program import graph_bytes
 
-    for node in program.graph.nodes:
-        for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
-            node.meta.pop(key, None)
-    buffer = io.BytesIO()
-    torch.export.save(program, buffer)
-    return buffer.getvalue()
+    return graph_bytes(program)
 
 
 def example_programs() -> dict[str, bytes]:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,10 @@ from grader.model.config import GPTConfig, no_tokens, not_token_ids, too_long
 from grader.model.spec import ModelSpec
 from grader.sandbox.wire import encoding as wire
 
+# Relative: this package is grader.release.practice in the kata and gpt_kata_practice
+# in the copy.
+from .program import read_graph
+
 MODELS = Path(__file__).with_name("models")
 
 
@@ -34,7 +35,7 @@ def stored() -> dict[str, Any]:
 
 class ExportedGPT(torch.nn.Module):
     """A GPT a case runs (the shipped one, or a seeded random one), from its exported
-    programs (no Python source of it here), refusing what the model refuses with the
+    graphs (no Python source of it here), refusing what the model refuses with the
     model's own error. While `calls` is a list, each call adds to it the number of new
     tokens and of cached ones, as the instructor's grader sees a model's calls."""
 
@@ -82,36 +83,20 @@ class ExportedGPT(torch.nn.Module):
         if self.calls is not None:
             self.calls.append([int(context.shape[1]), past])
 
-    def train(self, mode: bool = True) -> ExportedGPT:
-        # An exported program has no training mode (no dropout to switch): model.eval()
-        # or model.train() only sets the flag.
-        self.training = mode
-        return self
-
 
 def load_program(name: str) -> torch.nn.Module:
-    """An exported program of the copy's, by name, as a module to call."""
-    with quietly():
-        return torch.export.load(MODELS / f"{name}.pt2").module()
+    """A model of the copy's, by name, as a module to call (program.py)."""
+    return read_graph(MODELS / f"{name}.safetensors")
 
 
 @cache
 def cached_program(name: str, variant: str) -> torch.nn.Module:
     """One of a model's forward_with_cache programs (release/models.py's CACHED_VARIANTS),
     loaded once."""
-    if not (MODELS / f"{name}.cached-{variant}.pt2").is_file():
+    if not (MODELS / f"{name}.cached-{variant}.safetensors").is_file():
         raise ValueError(tr("this copy holds no forward_with_cache of this model ({variant}): "
                             "only the models of problem 15's cases have one", variant=variant))
     return load_program(f"{name}.cached-{variant}")
-
-
-@contextmanager
-def quietly() -> Iterator[None]:
-    """Loading or copying a program, torch.export warns of its own deprecated internals
-    (its tree specs), which no learner can act on."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        yield
 
 
 @cache
