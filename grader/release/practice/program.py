@@ -23,6 +23,8 @@ from typing import Any
 import torch
 import torch.fx
 
+from grader.locale import tr
+
 FORMAT = "gpt-kata-graph/1"
 # The operators an exported graph applies to sizes (a length plus a cache's length,
 # two sizes compared for a runtime check); nothing else is looked up in Python.
@@ -128,7 +130,8 @@ def read_graph(path: Any) -> torch.fx.GraphModule:
     with safe_open(str(path), framework="pt") as file:
         data = json.loads((file.metadata() or {}).get("graph", "{}"))
         if data.get("format") != FORMAT:
-            raise ValueError(f"{path} is not a model of this copy's format ({FORMAT})")
+            raise ValueError(tr("{path} is not a model of this copy's format ({format})",
+                                path=path, format=FORMAT))
         # Copied into memory of torch's own: a tensor read in place lies at the file's
         # alignment, and the matrix kernels of some CPUs then sum in another order,
         # which changes the last bits of a result.
@@ -198,8 +201,9 @@ def operation(name: str) -> Any:
     try:
         return getattr(getattr(getattr(torch.ops, namespace), op), overload)
     except (AttributeError, RuntimeError) as error:
-        raise ValueError(f"torch {torch.__version__} has no operation {name}, which this "
-                         "copy's models use: install a newer torch") from error
+        raise ValueError(tr("torch {version} has no operation {name}, which this copy's "
+                            "models use: install a newer torch", version=torch.__version__,
+                            name=name)) from error
 
 
 def place_tensor(root: torch.nn.Module, target: str, tensor: torch.Tensor,
