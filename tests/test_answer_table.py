@@ -12,7 +12,7 @@ import torch
 from conftest import BatchServer, grade_batch, reference_solution
 
 from grader.checks.softmax import check_softmax
-from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 from grader.registry import STARTERS, problems
 from grader.reports.scoring import score_report
 

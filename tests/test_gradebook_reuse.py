@@ -5,13 +5,14 @@ a report graded in classroom mode inside the sandbox. The seed itself is never k
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from grader.classroom.gradebook import command, grading
 from grader.cli.main import main
-from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 from grader.registry import find
 
 SEED = "the instructor's own seed 8c1f"
@@ -155,3 +156,21 @@ def test_a_report_in_another_language_is_graded_again(gradebook, monkeypatch) ->
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
     assert gradebook() == 1
     assert gradebook() == 0
+
+
+def test_what_a_gradebook_records_before_its_fork_server_starts_imports_no_torch() -> None:
+    """The options a report is kept under are read before the class's fork server starts,
+    which imports torch while the gradebook does: an import of torch there (the seed's
+    name once came with the module that draws the examples) made the two run in turn,
+    1.7 s of every gradebook."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from grader.classroom.gradebook.state import library_versions, sandbox_offered, "
+            "seed_digest\n"
+            "seed_digest(), sandbox_offered(), library_versions()\n"
+            "print(sorted(m for m in ('torch', 'hypothesis') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, SEED_VARIABLE: SEED}, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

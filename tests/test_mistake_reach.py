@@ -28,7 +28,7 @@ def test_a_mistake_no_drawn_example_shows_is_listed(monkeypatch: pytest.MonkeyPa
 
 def test_the_command_lists_each_problem(capsys: pytest.CaptureFixture[str],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.grading.subject.strategies import SEED_VARIABLE
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
 
     monkeypatch.setenv(SEED_VARIABLE, "")  # the command sets it: put back afterwards
     assert mistake_reach.main(["crop-context", "gpt"]) == 0

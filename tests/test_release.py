@@ -23,7 +23,7 @@ from learner_examples import example, mistake_text, specs
 from misfits import misfits
 
 from grader import paths
-from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 from grader.learner.grade import NOT_IN_A_COPY
 from grader.registry import problems
 from grader.release.build import PACKAGE, contracts_of, write_release

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.grading.subject import strategies
-from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 
 
 def draws(description: str = "a check's examples", edited: bool = False) -> list[int]:

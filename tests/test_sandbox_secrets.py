@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.subject.strategies import SEED_VARIABLE
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 from grader.sandbox.host.handles import GRADER_SECRETS
 from grader.sandbox.host.pool import SPAWN_VARIABLE, WorkerPool
 from grader.sandbox.host.process import SubmissionProcess

@@ -129,7 +129,7 @@ def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None 
         LATE_PENALTY_MAX_VARIABLE,
         LATE_PENALTY_VARIABLE,
     )
-    from grader.grading.subject.strategies import SEED_VARIABLE
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
 
     # English sets nothing: an English bundle is the same byte for byte as before.
     lines = (LANGUAGE_LINE.format(variable=LANGUAGE_VARIABLE, code=shlex.quote(code))
@@ -146,7 +146,7 @@ def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None 
 def instructor_seed() -> str:
     """The seed set where the bundle is built, to be carried into it ("" for none: an
     empty value is no seed, as in grading)."""
-    from grader.grading.subject.strategies import SEED_VARIABLE
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
 
     return os.environ.get(SEED_VARIABLE, "")
 

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("slugs", nargs="*", help="problems (default: every one)")
     parser.add_argument("--seed", default="", help="draw from this instructor's seed")
     args = parser.parse_args(argv)
-    from grader.grading.subject.strategies import SEED_VARIABLE
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
     from grader.registry import problems
 
     os.environ[SEED_VARIABLE] = args.seed  # read as each check module is imported

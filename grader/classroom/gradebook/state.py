@@ -39,7 +39,7 @@ def grader_fingerprint() -> str:
 def seed_digest() -> str | None:
     """A digest of the instructor's examples seed, which changes the drawn examples, or
     None without one. Never the seed: the state file sits beside the reports."""
-    from grader.grading.subject.strategies import SEED_VARIABLE
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
 
     seed = os.environ.get(SEED_VARIABLE, "")
     if not seed:

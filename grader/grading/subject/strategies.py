@@ -13,12 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
+from grader.grading.subject.examples_seed import SEED_VARIABLE
 from grader.model.spec import ModelSpec
-
-# The instructor's seed for the drawn examples: set where the instructor grades, and
-# never in the learners' copy (grader/release), whose stored examples are drawn
-# without it. Without it, anyone holding the checks can draw the same examples.
-SEED_VARIABLE = "GPT_KATA_EXAMPLES_SEED"
 
 
 def seeded(test, identity: str):  # noqa: ANN001, ANN201 - a hypothesis test, as given
