@@ -95,7 +95,7 @@ def forged(tmp_path: Path, graph: dict) -> Path:
 
 
 @pytest.mark.parametrize("target", ["operator.attrgetter", "builtins.eval", "os.system",
-                                    "aten.no_such_operation.default"])
+                                    "torch.load", "aten.no_such_operation.default"])
 def test_a_file_names_no_operation_but_torchs_own(tmp_path: Path, target: str) -> None:
     graph = {"format": FORMAT, "inputs": ["x"], "output": {"node": "call"},
              "nodes": [{"name": "call", "op": "call_function", "target": target,

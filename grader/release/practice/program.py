@@ -27,9 +27,11 @@ from grader.locale import tr
 
 FORMAT = "gpt-kata-graph/1"
 # The operators an exported graph applies to sizes (a length plus a cache's length,
-# two sizes compared for a runtime check); nothing else is looked up in Python.
-SIZE_OPERATORS = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "eq", "ne", "lt",
-                            "le", "gt", "ge", "getitem"})
+# two sizes compared for a runtime check), and torch's functions of sizes; nothing else
+# is looked up in Python.
+SIZE_OPERATORS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg",
+                            "eq", "ne", "lt", "le", "gt", "ge", "getitem"})
+SIZE_FUNCTIONS = frozenset({"sym_max", "sym_min", "sym_float", "sym_int", "sym_not"})
 
 
 def graph_bytes(program: Any) -> bytes:
@@ -38,6 +40,9 @@ def graph_bytes(program: Any) -> bytes:
     from safetensors.torch import save
 
     module = program.module()
+    # What the exported module takes and gives back, flattened in its graph.
+    in_spec, out_spec = (module.graph._codegen.pytree_info.in_spec,
+                         module.graph._codegen.pytree_info.out_spec)
     parameters = dict(module.named_parameters())
     tensors: dict[str, torch.Tensor] = {}
     nodes: list[dict[str, Any]] = []
@@ -63,10 +68,10 @@ def graph_bytes(program: Any) -> bytes:
                           "kwargs": {key: encoded(value, node)
                                      for key, value in node.kwargs.items()}})
         elif node.op == "output":
-            output = structure(module._out_spec, iter(encoded(list(node.args[0]), node)))
+            output = structure(out_spec, iter(encoded(list(node.args[0]), node)))
         else:
             raise TypeError(f"node {node.name}: {node.op} is not a graph operation")
-    arguments, keywords = children(module._in_spec)
+    arguments, keywords = children(in_spec)
     if keywords.num_leaves:
         raise TypeError("a program that takes keyword arguments cannot be written")
     names = iter(placeholders)
@@ -82,9 +87,12 @@ def target_name(node: Any) -> str:
     target = node.target
     if isinstance(target, torch._ops.OpOverload):
         return str(target)  # aten.linear.default: namespace, operation, overload
+    name = getattr(target, "__name__", "")
     if getattr(target, "__module__", None) in ("_operator", "operator") and (
-            target.__name__ in SIZE_OPERATORS):
-        return f"operator.{target.__name__}"
+            name in SIZE_OPERATORS):
+        return f"operator.{name}"
+    if name in SIZE_FUNCTIONS and getattr(torch, name, None) is target:
+        return f"torch.{name}"
     raise TypeError(f"node {node.name}: {target!r} is not a torch operation")
 
 
@@ -193,10 +201,10 @@ def operation(name: str) -> Any:
     """A node's operation by the name graph_bytes wrote: torch's own, or a size
     operator."""
     namespace, _, rest = name.partition(".")
-    if namespace == "operator":
-        if rest not in SIZE_OPERATORS:
+    if namespace in ("operator", "torch"):
+        if rest not in (SIZE_OPERATORS if namespace == "operator" else SIZE_FUNCTIONS):
             raise ValueError(f"{name} is not an operation this copy runs")
-        return getattr(operator, rest)
+        return getattr(operator if namespace == "operator" else torch, rest)
     op, _, overload = rest.partition(".")
     try:
         return getattr(getattr(getattr(torch.ops, namespace), op), overload)
