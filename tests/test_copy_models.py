@@ -15,7 +15,7 @@ from safetensors.torch import save
 
 from grader.model import artifacts
 from grader.release.models import cached_programs, gpt_program, saved
-from grader.release.practice.program import FORMAT, read_graph
+from grader.release.practice.program import FORMAT, ModelFileError, read_graph
 
 CONFIG = {"vocab_size": 11, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
 
@@ -135,3 +135,19 @@ def test_a_file_runs_no_python_of_its_own(tmp_path: Path, capsys, where: str) ->
     with pytest.raises(ValueError, match="not a name a graph holds|not an operation"):
         read_graph(path)(torch.zeros(2))
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("damage", ["cut short", "unknown node", "missing weight"])
+def test_a_damaged_file_is_said_in_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    graph = {"format": FORMAT, "inputs": ["x"], "output": {"node": "call"},
+             "nodes": [{"name": "call", "op": "call_function", "target": "aten.clone.default",
+                        "args": [{"node": "y" if damage == "unknown node" else "x"}],
+                        "kwargs": {}}]}
+    if damage == "missing weight":
+        graph["nodes"] = [{"name": "call", "op": "get_attr", "target": "v", "parameter": True}]
+    path = forged(tmp_path, graph)
+    if damage == "cut short":
+        path.write_bytes(path.read_bytes()[:-3])
+    # The grade shows it as the file's problem (practice_grade.py), not the learner's.
+    with pytest.raises(ModelFileError, match=f"{path.name} is damaged"):
+        read_graph(path)

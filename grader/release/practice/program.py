@@ -122,16 +122,33 @@ def children(spec: Any) -> list[Any]:
     return list(spec.children()) if hasattr(spec, "children") else spec.children_specs
 
 
+class ModelFileError(ValueError):
+    """A model file the copy cannot read, said in one line: the grade shows it, not a
+    traceback from inside the loader."""
+
+
 def read_graph(path: Any) -> torch.fx.GraphModule:
     """The module a file of graph_bytes holds, called with what the exported module
     took (a tensor, or a tensor and a cache: a list of (keys, values) pairs) and giving
-    back what it gave, with its parameters by their names in the order it gave them."""
+    back what it gave, with its parameters by their names in the order it gave them.
+    ModelFileError for a file it cannot read (cut short, edited, of another format)."""
+    try:
+        return built(path)
+    except ModelFileError:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever a damaged file makes fail
+        raise ModelFileError(tr("{path} is damaged ({error}): take it again from the copy "
+                                "you were given", path=path,
+                                error=f"{type(error).__name__}: {error}")) from error
+
+
+def built(path: Any) -> torch.fx.GraphModule:
     from safetensors import safe_open
 
     with safe_open(str(path), framework="pt") as file:
         data = json.loads((file.metadata() or {}).get("graph", "{}"))
         if data.get("format") != FORMAT:
-            raise ValueError(tr("{path} is not a model of this copy's format ({format})",
+            raise ModelFileError(tr("{path} is not a model of this copy's format ({format})",
                                 path=path, format=FORMAT))
         # Copied into memory of torch's own: a tensor read in place lies at the file's
         # alignment, and the matrix kernels of some CPUs then sum in another order,
@@ -219,7 +236,7 @@ def operation(name: str) -> Any:
         found = getattr(getattr(getattr(torch.ops, plain(namespace)), plain(op)),
                         plain(overload))
     except (AttributeError, RuntimeError) as error:
-        raise ValueError(tr("torch {version} has no operation {name}, which this copy's "
+        raise ModelFileError(tr("torch {version} has no operation {name}, which this copy's "
                             "models use: install a newer torch", version=torch.__version__,
                             name=name)) from error
     # torch.ops has attributes of its own (load_library, import_module): only an
