@@ -15,7 +15,7 @@ from safetensors.torch import save
 
 from grader.model import artifacts
 from grader.release.models import cached_programs, gpt_program, saved
-from grader.release.practice.program import FORMAT, read_graph
+from grader.release.practice.program import FORMAT, ModelFileError, read_graph
 
 CONFIG = {"vocab_size": 11, "context_length": 8, "n_layer": 2, "n_head": 2, "n_embd": 8}
 
@@ -107,3 +107,47 @@ def test_a_file_names_no_operation_but_torchs_own(tmp_path: Path, target: str) -
 def test_a_file_of_another_format_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a model of this copy's format"):
         read_graph(forged(tmp_path, {"format": "other", "nodes": []}))
+
+
+SAID = 'print("ran the file\'s code")'
+
+
+@pytest.mark.parametrize("where", ["input", "keyword", "attribute", "operation"])
+def test_a_file_runs_no_python_of_its_own(tmp_path: Path, capsys, where: str) -> None:
+    # torch.fx writes a graph as Python source: an input's, a keyword's or an
+    # attribute's name goes into it as it is. And torch.ops has attributes that are
+    # not operations (import_module, load_library).
+    name = f"x={SAID}" if where == "input" else "x"
+    call = {"name": "call", "op": "call_function", "target": "aten.clone.default",
+            "args": [{"node": name}], "kwargs": {}}
+    if where == "keyword":
+        call["kwargs"] = {f"memory_format={SAID},x": None}
+    elif where == "operation":
+        call.update(target="load_library.__self__.import_module", args=["this"])
+    elif where == "attribute":
+        name = f'w",{SAID}) and getattr(self,"w'
+        call = {"name": "call", "op": "get_attr", "target": name, "parameter": True}
+    graph = {"format": FORMAT, "inputs": [name if where == "input" else "x"],
+             "output": {"node": "call"}, "nodes": [call]}
+    path = tmp_path / "forged.safetensors"
+    path.write_bytes(save({name if where == "attribute" else "w": torch.zeros(2)},
+                          metadata={"graph": json.dumps(graph)}))
+    with pytest.raises(ValueError, match="not a name a graph holds|not an operation"):
+        read_graph(path)(torch.zeros(2))
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("damage", ["cut short", "unknown node", "missing weight"])
+def test_a_damaged_file_is_said_in_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    graph = {"format": FORMAT, "inputs": ["x"], "output": {"node": "call"},
+             "nodes": [{"name": "call", "op": "call_function", "target": "aten.clone.default",
+                        "args": [{"node": "y" if damage == "unknown node" else "x"}],
+                        "kwargs": {}}]}
+    if damage == "missing weight":
+        graph["nodes"] = [{"name": "call", "op": "get_attr", "target": "v", "parameter": True}]
+    path = forged(tmp_path, graph)
+    if damage == "cut short":
+        path.write_bytes(path.read_bytes()[:-3])
+    # The grade shows it as the file's problem (practice_grade.py), not the learner's.
+    with pytest.raises(ModelFileError, match=f"{path.name} is damaged"):
+        read_graph(path)

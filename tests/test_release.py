@@ -632,6 +632,21 @@ def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
                    for line in graded.stdout.splitlines()), graded.stdout
 
 
+def test_a_damaged_model_file_is_named_not_blamed_on_the_learner(released: Path,
+                                                                 tmp_path: Path) -> None:
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    generate = next(p for p in problems() if p.slug == "generate")
+    shutil.copyfile(generate.reference, copy / "problems" / generate.folder / "solution.py")
+    shipped = copy / PACKAGE / "models" / "shipped.safetensors"
+    shipped.write_bytes(shipped.read_bytes()[:100_000])  # a download cut short
+    graded = practice_grade(copy, "generate")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    line = next(line for line in graded.stdout.splitlines() if line.startswith("✗"))
+    assert "shipped.safetensors is damaged" in line, graded.stdout + graded.stderr
+    assert "Traceback" not in graded.stderr, graded.stderr
+
+
 # An endless loop, a file that exits as it loads, and one that changes torch's default
 # dtype for every later problem in its process; then a problem whose module would be
 # built in that dtype.

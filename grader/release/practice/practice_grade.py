@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from gpt_kata_practice import codec, judge
 from gpt_kata_practice.codec import stored
+from gpt_kata_practice.program import ModelFileError
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.locale import tr, translated
@@ -191,6 +192,8 @@ def grade_problem(slug: str, path: Path,
                     attempt(part, module, args, path, running))
     except Unavailable as why:
         result.unavailable, result.kind = why.args
+    except ModelFileError as why:  # the copy's file, not the learner's code
+        result.unavailable, result.kind = str(why), "unavailable"
     return result
 
 

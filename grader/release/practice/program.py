@@ -15,6 +15,7 @@ sizes.
 from __future__ import annotations
 
 import json
+import keyword
 import math
 import operator
 from collections.abc import Iterator
@@ -129,16 +130,33 @@ def children(spec: Any) -> list[Any]:
     return list(spec.children()) if hasattr(spec, "children") else spec.children_specs
 
 
+class ModelFileError(ValueError):
+    """A model file the copy cannot read, said in one line: the grade shows it, not a
+    traceback from inside the loader."""
+
+
 def read_graph(path: Any) -> torch.fx.GraphModule:
     """The module a file of graph_bytes holds, called with what the exported module
     took (a tensor, or a tensor and a cache: a list of (keys, values) pairs) and giving
-    back what it gave, with its parameters by their names in the order it gave them."""
+    back what it gave, with its parameters by their names in the order it gave them.
+    ModelFileError for a file it cannot read (cut short, edited, of another format)."""
+    try:
+        return built(path)
+    except ModelFileError:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever a damaged file makes fail
+        raise ModelFileError(tr("{path} is damaged ({error}): take it again from the copy "
+                                "you were given", path=path,
+                                error=f"{type(error).__name__}: {error}")) from error
+
+
+def built(path: Any) -> torch.fx.GraphModule:
     from safetensors import safe_open
 
     with safe_open(str(path), framework="pt") as file:
         data = json.loads((file.metadata() or {}).get("graph", "{}"))
         if data.get("format") != FORMAT:
-            raise ValueError(tr("{path} is not a model of this copy's format ({format})",
+            raise ModelFileError(tr("{path} is not a model of this copy's format ({format})",
                                 path=path, format=FORMAT))
         # Copied into memory of torch's own: a tensor read in place lies at the file's
         # alignment, and the matrix kernels of some CPUs then sum in another order,
@@ -161,22 +179,38 @@ def read_graph(path: Any) -> torch.fx.GraphModule:
             return tuple(items) if tag == "tuple" else items
         return {"float": float, "dtype": dtype, "device": torch.device}[tag](held)
 
+    # torch.fx writes the graph as Python source and runs it: an input's name, a
+    # keyword's or an attribute's goes into that source as it is, so each must be a
+    # plain name, else a file could run code of its own.
     for index, shape in enumerate(data["inputs"]):
         if isinstance(shape, str):
-            made[shape] = graph.placeholder(shape)
+            made[shape] = graph.placeholder(plain(shape))
         else:  # a cache: its tensors taken apart in the graph itself
             unpack(graph, graph.placeholder(f"input_{index}"), shape, made)
     for entry in data["nodes"]:
         name, target = entry["name"], entry["target"]
         if entry["op"] == "get_attr":
+            for part in target.split("."):
+                if not (part.isascii() and part.isdigit()):  # blocks.0.attn: an index
+                    plain(part)
             place_tensor(root, target, tensors[target], entry["parameter"])
             made[name] = graph.get_attr(target)
-        else:
+        elif entry["op"] == "call_function":
             made[name] = graph.create_node(
                 "call_function", operation(target), tuple(decoded(entry["args"])),
-                {key: decoded(value) for key, value in entry["kwargs"].items()}, name=name)
+                {plain(key): decoded(value) for key, value in entry["kwargs"].items()},
+                name=name)
+        else:
+            raise ValueError(f"{entry['op']} is not a graph operation")
     graph.output(decoded(data["output"]))
     return torch.fx.GraphModule(root, graph)
+
+
+def plain(name: Any) -> str:
+    """`name` if it is a plain Python name, else ValueError."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"{name!r} is not a name a graph holds")
+    return name
 
 
 def dtype(name: str) -> torch.dtype:
@@ -207,11 +241,17 @@ def operation(name: str) -> Any:
         return getattr(operator if namespace == "operator" else torch, rest)
     op, _, overload = rest.partition(".")
     try:
-        return getattr(getattr(getattr(torch.ops, namespace), op), overload)
+        found = getattr(getattr(getattr(torch.ops, plain(namespace)), plain(op)),
+                        plain(overload))
     except (AttributeError, RuntimeError) as error:
-        raise ValueError(tr("torch {version} has no operation {name}, which this copy's "
+        raise ModelFileError(tr("torch {version} has no operation {name}, which this copy's "
                             "models use: install a newer torch", version=torch.__version__,
                             name=name)) from error
+    # torch.ops has attributes of its own (load_library, import_module): only an
+    # operation's overload, as graph_bytes wrote, is run.
+    if not isinstance(found, torch._ops.OpOverload):
+        raise ValueError(f"{name} is not an operation this copy runs")
+    return found
 
 
 def place_tensor(root: torch.nn.Module, target: str, tensor: torch.Tensor,
