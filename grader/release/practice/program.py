@@ -157,7 +157,7 @@ def built(path: Any) -> torch.fx.GraphModule:
         data = json.loads((file.metadata() or {}).get("graph", "{}"))
         if data.get("format") != FORMAT:
             raise ModelFileError(tr("{path} is not a model of this copy's format ({format})",
-                                path=path, format=FORMAT))
+                                    path=path, format=FORMAT))
         # Copied into memory of torch's own: a tensor read in place lies at the file's
         # alignment, and the matrix kernels of some CPUs then sum in another order,
         # which changes the last bits of a result.
@@ -244,9 +244,9 @@ def operation(name: str) -> Any:
         found = getattr(getattr(getattr(torch.ops, plain(namespace)), plain(op)),
                         plain(overload))
     except (AttributeError, RuntimeError) as error:
-        raise ModelFileError(tr("torch {version} has no operation {name}, which this copy's "
-                            "models use: install a newer torch", version=torch.__version__,
-                            name=name)) from error
+        raise ModelFileError(tr("torch {version} has no operation {name}, which this "
+                                "copy's models use: install a newer torch",
+                                version=torch.__version__, name=name)) from error
     # torch.ops has attributes of its own (load_library, import_module): only an
     # operation's overload, as graph_bytes wrote, is run.
     if not isinstance(found, torch._ops.OpOverload):
