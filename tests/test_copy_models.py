@@ -88,9 +88,9 @@ def test_a_model_is_written_the_same_byte_for_byte(program) -> None:
     assert len({saved(program) for _ in range(6)}) == 1
 
 
-def forged(tmp_path: Path, graph: dict) -> Path:
+def forged(tmp_path: Path, graph: dict, weight: str = "w") -> Path:
     path = tmp_path / "forged.safetensors"
-    path.write_bytes(save({"w": torch.zeros(2)}, metadata={"graph": json.dumps(graph)}))
+    path.write_bytes(save({weight: torch.zeros(2)}, metadata={"graph": json.dumps(graph)}))
     return path
 
 
@@ -129,9 +129,7 @@ def test_a_file_runs_no_python_of_its_own(tmp_path: Path, capsys, where: str) ->
         call = {"name": "call", "op": "get_attr", "target": name, "parameter": True}
     graph = {"format": FORMAT, "inputs": [name if where == "input" else "x"],
              "output": {"node": "call"}, "nodes": [call]}
-    path = tmp_path / "forged.safetensors"
-    path.write_bytes(save({name if where == "attribute" else "w": torch.zeros(2)},
-                          metadata={"graph": json.dumps(graph)}))
+    path = forged(tmp_path, graph, name if where == "attribute" else "w")
     with pytest.raises(ValueError, match="not a name a graph holds|not an operation"):
         read_graph(path)(torch.zeros(2))
     assert capsys.readouterr().out == ""
