@@ -388,6 +388,52 @@ def test_every_page_is_in_the_navigation() -> None:
                                f"in the nav but not on disk: {sorted(listed - on_disk)}")
 
 
+def site_html(markdown_text: str) -> str:
+    """A page as the site's Markdown renders it: Python-Markdown with mkdocs.yml's
+    extensions (the snippets' aside: the site test builds those)."""
+    markdown = pytest.importorskip("markdown", reason="Markdown is not installed (the dev "
+                                   "extra's mkdocs has it)")
+    config = yaml.safe_load(text(DOCS / "mkdocs.yml"))["markdown_extensions"]
+    named = [next(iter(e)) if isinstance(e, dict) else e for e in config]
+    settings = {next(iter(e)): e[next(iter(e))] for e in config if isinstance(e, dict)}
+    used = [name for name in named if name != "pymdownx.snippets"]
+    return markdown.markdown(markdown_text, extensions=used,
+                             extension_configs={k: v for k, v in settings.items() if k in used})
+
+
+def outside_fences(markdown_text: str) -> tuple[list[str], int]:
+    """The lines outside fenced code blocks, and how many fenced blocks there are."""
+    lines, fences, fenced = [], 0, False
+    for line in markdown_text.splitlines():
+        if re.match(r"\s*(```|~~~)", line):
+            fences += not fenced
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines, fences
+
+
+STATEMENTS = sorted((ROOT / "problems").glob("[0-9][0-9]-*/README*.md"))
+
+
+@pytest.mark.parametrize("page", [README, *pages(), *STATEMENTS],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_page_shows_every_list_item_and_no_stray_code(page: Path) -> None:
+    """Python-Markdown ends a list at a paragraph indented less than four spaces, and
+    takes an item written right under a paragraph as more of it: "Adding a problem"
+    showed five of its nine steps, and the known mistakes' part of step 4 as code."""
+    lines, fences = outside_fences(text(page))
+    items = sum(bool(re.match(r"\s*(\d+\.|[-*+]) ", line)) for line in lines)
+    html = site_html(text(page))
+    shown = len(re.findall(r"<li[ >]", html))
+    assert shown >= items, (f"{page.relative_to(ROOT)}: {items} list items written, "
+                            f"{shown} shown: indent an item's later paragraphs by four "
+                            "spaces, and leave a blank line before an item that follows one")
+    assert html.count("<pre") == fences, (
+        f"{page.relative_to(ROOT)}: {html.count('<pre')} code blocks shown, {fences} "
+        "written: text indented four spaces outside a list item shows as code")
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-n", "0", "-p", "no:torchtyping",
                           "-p", "no:hypothesispytest", *sys.argv[1:]]))
