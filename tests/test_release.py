@@ -634,10 +634,15 @@ def test_the_references_copied_in_pass(released: Path, tmp_path: Path) -> None:
 
 def test_a_damaged_model_file_is_named_not_blamed_on_the_learner(released: Path,
                                                                  tmp_path: Path) -> None:
+    """The grade says it on the problem's line; talk and trace, which run the same
+    model, in one line."""
     copy = tmp_path / "learner"
     shutil.copytree(released, copy)
-    generate = next(p for p in problems() if p.slug == "generate")
-    shutil.copyfile(generate.reference, copy / "problems" / generate.folder / "solution.py")
+    by_slug = {p.slug: p for p in problems()}
+    for slug in ("generate", "sampler"):
+        shutil.copyfile(by_slug[slug].reference,
+                        copy / "problems" / by_slug[slug].folder / "solution.py")
+    assert practice_grade(copy, "sampler").returncode == 0  # talk runs a passing sampler
     shipped = copy / PACKAGE / "models" / "shipped.safetensors"
     shipped.write_bytes(shipped.read_bytes()[:100_000])  # a download cut short
     graded = practice_grade(copy, "generate")
@@ -645,6 +650,11 @@ def test_a_damaged_model_file_is_named_not_blamed_on_the_learner(released: Path,
     line = next(line for line in graded.stdout.splitlines() if line.startswith("✗"))
     assert "shipped.safetensors is damaged" in line, graded.stdout + graded.stderr
     assert "Traceback" not in graded.stderr, graded.stderr
+    for command in (("talk", "Once", "--chars", "5"), ("trace", "generate")):
+        ran = copy_command(copy, *command)
+        assert ran.returncode == 2, ran.stdout + ran.stderr
+        said = ran.stderr.strip().splitlines()
+        assert len(said) == 1 and "shipped.safetensors is damaged" in said[0], ran.stderr
 
 
 # An endless loop, a file that exits as it loads, and one that changes torch's default

@@ -214,10 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command not in READS_ONLY:
             refuse_another_grader()
         if args.command in NEEDS_REFERENCES and paths.in_a_copy():
-            if args.command == "talk":  # through the learner's own code
-                return lazily("grader.learner.tools.practice_talk", "talk")(args)
-            if args.command == "trace":  # beside the reference's stored runs
-                return lazily("grader.learner.tools.practice_trace", "trace")(args)
+            # talk: through the learner's own code; trace: beside the reference's
+            # stored runs.
+            if args.command in ("talk", "trace"):
+                return in_the_copy(args.command, args)
             if not args.yours:  # train: the grader's GPT and loop, which it lacks
                 raise UsageError(tr(
                     "`gpt-kata train` trains the grader's GPT, whose code this learners' "
@@ -230,6 +230,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def in_the_copy(command: str, args: argparse.Namespace) -> int:
+    """A learners' copy's talk or trace, which run the copy's stored models: a model file
+    it cannot read is said in one line, as the copy's grade says it, not as a traceback."""
+    from gpt_kata_practice.program import ModelFileError
+
+    try:
+        return lazily(f"grader.learner.tools.practice_{command}", command)(args)
+    except ModelFileError as damaged:
+        raise UsageError(str(damaged)) from None
 
 
 # The commands in a module of their own that adds their parser: trace, and the
