@@ -87,6 +87,20 @@ def test_every_statement_has_its_chinese(folder: str) -> None:
     assert re.search(r"[\u4e00-\u9fff]", text), f"{path} has no Chinese in it"
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_statements_title_is_the_one_list_and_the_site_show(language: str) -> None:
+    """The site's navigation and `gpt-kata list` name a problem by its registry title,
+    in the catalog's words in Chinese; its page's heading said otherwise for ten."""
+    from grader.locale import speaking, translated
+
+    with speaking(language):
+        differ = [f"{problem.folder}: {first} (the registry's: {translated(problem.title)})"
+                  for problem in problems()
+                  if (first := statement(problem.folder, language).splitlines()[0])
+                  != f"# {problem.number:02d} · {translated(problem.title)}"]
+    assert not differ, differ
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_the_chinese_statement_has_the_same_code_and_values(folder: str) -> None:
     english, chinese = statement(folder, "en"), statement(folder, "zh")

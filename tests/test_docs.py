@@ -413,6 +413,18 @@ def outside_fences(markdown_text: str) -> tuple[list[str], int]:
     return lines, fences
 
 
+def nested_items(html: str) -> int:
+    """How many list items of `html` stand inside another list item."""
+    depth = found = 0
+    for closing in re.findall(r"<(/?)li[ >]", html):
+        if closing:
+            depth -= 1
+        else:
+            found += depth > 0
+            depth += 1
+    return found
+
+
 STATEMENTS = sorted((ROOT / "problems").glob("[0-9][0-9]-*/README*.md"))
 
 
@@ -423,12 +435,17 @@ def test_a_page_shows_every_list_item_and_no_stray_code(page: Path) -> None:
     takes an item written right under a paragraph as more of it: "Adding a problem"
     showed five of its nine steps, and the known mistakes' part of step 4 as code."""
     lines, fences = outside_fences(text(page))
-    items = sum(bool(re.match(r"\s*(\d+\.|[-*+]) ", line)) for line in lines)
+    items = [re.match(r"( *)(\d+\.|[-*+]) ", line) for line in lines]
     html = site_html(text(page))
     shown = len(re.findall(r"<li[ >]", html))
-    assert shown >= items, (f"{page.relative_to(ROOT)}: {items} list items written, "
-                            f"{shown} shown: indent an item's later paragraphs by four "
-                            "spaces, and leave a blank line before an item that follows one")
+    assert shown >= sum(map(bool, items)), (
+        f"{page.relative_to(ROOT)}: {sum(map(bool, items))} list items written, {shown} "
+        "shown: indent an item's later paragraphs by four spaces, and leave a blank line "
+        "before an item that follows one")
+    nested = sum(bool(item and item.group(1)) for item in items)
+    assert nested_items(html) >= nested, (
+        f"{page.relative_to(ROOT)}: {nested} items written inside another, "
+        f"{nested_items(html)} shown so: indent a list within an item by four spaces")
     assert html.count("<pre") == fences, (
         f"{page.relative_to(ROOT)}: {html.count('<pre')} code blocks shown, {fences} "
         "written: text indented four spaces outside a list item shows as code")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,27 @@ def test_problem_numbers_become_links_outside_code() -> None:
     assert "[problem 06](../06-generate/index.md)" in wrapped
     assert "Problems [01](../01-crop-context/index.md)\nto [05](../05-decode/index.md)" \
         in wrapped
+
+
+def link(text: str, entry, by_number: dict, language: str) -> str:
+    return statements.link_problems(text, entry, by_number, language)
+
+
+def test_a_chinese_statement_links_the_problems_its_english_one_links() -> None:
+    """The site links "第 NN 题" only: six Chinese statements wrote "题目 NN", which
+    stayed plain text where their English twins link."""
+    entries = statements.entries()
+    by_number = {e.number: e for e in entries}
+    for entry in entries:
+        linked = {}
+        for language, name in (("en", "README.md"), ("zh", "README.zh.md")):
+            text = (ROOT / "problems" / entry.folder / name).read_text(encoding="utf-8")
+            made = statements.outside_code(text, partial(
+                link, entry=entry, by_number=by_number, language=language))
+            linked[language] = set(re.findall(r"\]\(\.\./(\d{2})-", made))
+        assert linked["zh"] == linked["en"], (
+            f"{entry.folder}: the English statement links problems {sorted(linked['en'])}, "
+            f"the Chinese {sorted(linked['zh'])}: write each as 第 NN 题")
 
 
 def test_relative_links_are_made_to_work_on_the_site(tmp_path: Path, monkeypatch) -> None:

@@ -160,8 +160,9 @@ def shown(c: str) -> str:
 
 
 def attention(path: Path) -> None:
-    """The causal mask, and the attention weights of layer 1, head 1 of the shipped
-    GPT on the prompt: computed as grader/model/gpt.py computes them."""
+    """The causal mask, and the attention weights of the shipped GPT's first layer,
+    head 0 (as the statements count them), on the prompt: computed as
+    grader/model/gpt.py computes them."""
     import math
 
     import torch
@@ -190,7 +191,7 @@ def attention(path: Path) -> None:
     axes[0].set_title(tr("the mask: query i sees keys 0..i (blue);\n"
                          "the rest get -inf before the softmax"))
     image = axes[1].imshow(weights, cmap="viridis", vmin=0, vmax=1)
-    axes[1].set_title(tr("the shipped GPT, layer 1, head 1: softmax of\n"
+    axes[1].set_title(tr("the shipped GPT, first layer, head 0: softmax of\n"
                          "the masked scores, each row sums to 1"))
     fig.colorbar(image, ax=axes[1], fraction=0.046, pad=0.04)
     for ax in axes:

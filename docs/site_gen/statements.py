@@ -188,7 +188,7 @@ INDEX_HEADS = {
            "says how they are numbered and scored.", ""],
     "zh": ["# 全部题目说明", "",
            "下面每一页都是一道题的 `README.zh.md`，即 `problems/` 中的中文题目说明，"
-           "每次构建网站时生成。", ""],
+           "每次构建网站时生成。[题目一览](../learners/problems.md)说明了题目如何编号和计分。", ""],
 }
 
 
@@ -264,15 +264,16 @@ def nav(all_entries: list[Entry]) -> list:
     for e in all_entries:
         if not isinstance(section[-1], dict) or e.track not in section[-1]:
             section.append({e.track: []})
-        section[-1][e.track].append({f"{e.number} · {e.title}": page_path(e)})
+        section[-1][e.track].append({f"{e.number:02d} · {e.title}": page_path(e)})
     return section
 
 
 def nav_translations_zh(all_entries: list[Entry] | None = None) -> dict[str, str]:
     """The navigation's names of the statements in Chinese: each track's, and each
-    page's as nav() names it ("9 · Top-k filtering" → "9 · top-k 过滤")."""
+    page's as nav() names it, numbered as its heading ("09 · Top-k filtering" →
+    "09 · top-k 过滤")."""
     found: dict[str, str] = {}
     for e in all_entries or entries():
         found[e.track] = e.track_zh
-        found[f"{e.number} · {e.title}"] = f"{e.number} · {e.title_zh}"
+        found[f"{e.number:02d} · {e.title}"] = f"{e.number:02d} · {e.title_zh}"
     return found
