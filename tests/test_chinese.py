@@ -53,8 +53,10 @@ def test_every_english_text_has_its_chinese(name: str) -> None:
     empty = [t for t in wanted if t in po and not po[t].strip()]
     assert not missing, (f"{len(missing)} text(s) not in {name}.po (run python -m "
                          f"grader.maintainer.catalogs zh), the first: {missing[:3]}")
-    assert not stale, f"{name}.po still has texts the kata no longer says: {stale[:3]}"
-    assert not empty, f"{len(empty)} text(s) of {name}.po untranslated, the first: {empty[:3]}"
+    assert not stale, (f"{name}.po still has texts the kata no longer says (run python -m "
+                       f"grader.maintainer.catalogs zh), the first: {stale[:3]}")
+    assert not empty, (f"{len(empty)} text(s) of {name}.po untranslated (fill each empty "
+                       f"msgstr of grader/locale/zh/{name}.po), the first: {empty[:3]}")
 
 
 @pytest.mark.parametrize("name", sorted(catalogs.CATALOG_TEXTS))

@@ -30,6 +30,18 @@ def test_a_wrong_shape_of_logits_is_said_in_the_plural():
         expect_tensor(torch.zeros(1, 3), torch.zeros(1, 4))
 
 
+def test_a_kept_dtype_is_said_of_the_result_as_it_is_declared():
+    """A gradient is one tensor: "the gradient of parameter 0 is torch.float64", and
+    the probabilities are several."""
+    got, want = torch.zeros(2, dtype=torch.float64), torch.zeros(2)
+    with pytest.raises(GradeFailure, match=r"^the gradient of parameter 0 is torch.float64, "
+                                           r"but the gradients were torch.float32"):
+        expect_tensor(got, want, "the gradient of parameter 0", same_dtype_as="the gradients")
+    with pytest.raises(GradeFailure, match=r"^the probabilities are torch.float64, but the "
+                                           r"logits were torch.float32"):
+        expect_tensor(got, want, Plural("the probabilities"), same_dtype_as="the logits")
+
+
 def test_the_checks_declare_their_plural_outputs():
     """The plural is said where a check names its output: the last-logits check's
     judge speaks of its logits in the plural."""

@@ -59,14 +59,19 @@ def expect_tensor(got: Any, expected: torch.Tensor, what: str | None = None, *,
 
     Float results may differ in float dtype from the expected one unless
     `same_dtype_as` names the inputs whose dtype they must keep (say, "the
-    logits"; the message speaks of both in the plural).
+    logits": the message speaks of them in the plural, and of `what` as it is
+    declared, singular unless a Plural).
     """
     what = what or tr("the result")
     _expect_values(got, expected, what, rtol=rtol, atol=atol, exact=exact)
     if same_dtype_as and got.dtype != expected.dtype:
-        raise GradeFailure(tr("{what} are {dtype}, but {inputs} were {expected}: keep the "
-                              "input's dtype", what=named(what), dtype=got.dtype,
-                              inputs=named(same_dtype_as), expected=expected.dtype))
+        dtypes = {"what": named(what), "dtype": got.dtype, "inputs": named(same_dtype_as),
+                  "expected": expected.dtype}
+        raise GradeFailure(
+            tr("{what} are {dtype}, but {inputs} were {expected}: keep the input's dtype",
+               **dtypes) if isinstance(what, Plural) else
+            tr("{what} is {dtype}, but {inputs} were {expected}: keep the input's dtype",
+               **dtypes))
 
 
 def expect_activations(got: Any, expected: torch.Tensor, what: str) -> None:
