@@ -189,6 +189,17 @@ def test_a_reader_follows_a_problem_from_the_home_page_and_sees_its_pictures(
     assert all(drawn.values()), f"pictures that did not load: {drawn}"
 
 
+def test_the_steps_of_a_list_within_a_list_keep_their_numbers(site: str, browser) -> None:
+    """Problem 21's forward is five numbered steps within a list, and its statement
+    speaks of "step 3": the theme lettered them a to e."""
+    browser.get(site + "problems/21-multi-head-attention/index.html")
+    assert heading(browser).startswith("21 · ")
+    styles = browser.execute_script(
+        "return [...document.querySelectorAll('article ol')].filter(o => o.closest('li'))"
+        ".map(o => getComputedStyle(o).listStyleType)")
+    assert styles and set(styles) == {"decimal"}, styles
+
+
 def test_the_pictures_page_shows_every_picture_and_the_trace_report(site: str, browser) -> None:
     from selenium.webdriver.common.by import By
 
