@@ -103,18 +103,35 @@ def test_a_cjk_font_installed_after_matplotlibs_cache_is_found(monkeypatch):
 
     def addfont(path: str) -> None:
         added.append(path)
-        listed.append(SimpleNamespace(name="Noto Sans CJK SC"))
+        listed.append(SimpleNamespace(name="Noto Sans CJK JP"))
 
     monkeypatch.setattr(font_manager, "fontManager",
                         SimpleNamespace(ttflist=listed, addfont=addfont))
     monkeypatch.setattr(font_manager, "findSystemFonts",
                         lambda: ["/fonts/DejaVuSans.ttf", "/fonts/NotoSansCJK-Regular.ttc"])
+    # As matplotlib reads Debian's and Ubuntu's fonts-noto-cjk: by its first face.
     names = {"/fonts/DejaVuSans.ttf": "DejaVu Sans",
-             "/fonts/NotoSansCJK-Regular.ttc": "Noto Sans CJK SC"}
+             "/fonts/NotoSansCJK-Regular.ttc": "Noto Sans CJK JP"}
     monkeypatch.setattr(font_manager, "get_font",
                         lambda path: SimpleNamespace(family_name=names[path]))
-    assert fonts.cjk_font() == "Noto Sans CJK SC"
+    assert fonts.cjk_font() == "Noto Sans CJK JP"
     assert added == ["/fonts/NotoSansCJK-Regular.ttc"]
+
+
+NOTO_CJK = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+
+
+@pytest.mark.skipif(not NOTO_CJK.is_file(), reason="fonts-noto-cjk is not installed here")
+def test_the_font_the_messages_name_draws_chinese_once_installed():
+    """The note of a picture drawn in English names fonts-noto-cjk; installed, it was
+    not found, since matplotlib names the file by its Japanese face."""
+    from matplotlib import font_manager
+
+    from grader.locale import fonts
+
+    assert fonts.cjk_font() is not None
+    font = font_manager.get_font(str(NOTO_CJK))
+    assert all(font.get_char_index(ord(c)) for c in "损失曲线第一层头")
 
 
 def test_without_a_cjk_font_a_chinese_curve_is_labelled_in_english_and_says_so(

@@ -10,10 +10,12 @@ from typing import Any
 from grader.locale import ENGLISH, language, speaking, tr
 
 # Fonts with Chinese characters, tried in turn before matplotlib's own where the
-# labels are not English.
+# labels are not English. Debian's and Ubuntu's fonts-noto-cjk is one file of every
+# region's faces, which matplotlib knows by its first, "Noto Sans CJK JP": each face
+# holds every Chinese character, so it draws them where no Chinese font comes first.
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
              "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC",
-             "Hiragino Sans GB", "Heiti SC", "Arial Unicode MS")
+             "Hiragino Sans GB", "Heiti SC", "Noto Sans CJK JP", "Arial Unicode MS")
 
 
 def cjk_font() -> str | None:
