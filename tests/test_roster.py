@@ -259,6 +259,8 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
         "the committer's word (a run at the deadline, gradebook --fetch-only, records what "
         "was there)", "1 later commit not graded"]
     assert ada["source"]["first_seen"] is not None
+    # The table says it too: an instructor reads the file, not every learner's JSON.
+    assert table["ada"]["note"].startswith("; ".join(ada["source"]["notes"])), table["ada"]
     bo = json.loads((out / "bo.json").read_text())
     assert bo["status"] == "error" and "could not be read" in bo["message"]
     # Not graded, out of the same total as the class, and why is the clone's failure.
@@ -268,6 +270,7 @@ def test_a_roster_of_repositories_is_graded_at_its_deadline(tmp_path: Path) -> N
     assert table["cy"]["crop-context"] == "missing" and table["cy"]["max_score"] == "10"
     cy = json.loads((out / "cy.json").read_text())
     assert cy["notes"][0].startswith("no commit on the default branch by"), cy["notes"]
+    assert table["cy"]["note"].count("no commit on the default branch by") == 1, table["cy"]
 
     # Run again, nothing changed: the reports kept from the first run say the same.
     again = subprocess.run(done.args, capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -147,8 +147,12 @@ def row_from_report(name: str, report: dict, chosen: list[Problem]) -> Row:
         cells[p.slug] = ("pass" if status == "pass" else "missing" if status == "missing"
                          else "error" if status is None else "fail")
     row = Row(name, cells, float(report.get("score") or 0), float(report.get("max_score") or 0))
-    row.notes = [visible(n) for n in report.get("notes") or [] if isinstance(n, str)]
     source = report.get("source") if isinstance(report.get("source"), dict) else {}
+    # Which commit was graded and why (one dated before the deadline that a run at the
+    # deadline did not see, later commits passed over) first, then how it was read;
+    # once each, since "nothing handed in" is both.
+    said = [*(source.get("notes") or []), *(report.get("notes") or [])]
+    row.notes = list(dict.fromkeys(visible(n) for n in said if isinstance(n, str)))
     commit, minutes = source.get("commit"), source.get("late_minutes")
     row.commit = commit if isinstance(commit, str) and re.fullmatch("[0-9a-f]{40}", commit) else ""
     row.late_minutes = minutes if isinstance(minutes, int) and minutes >= 0 else None
