@@ -83,15 +83,17 @@ def test_an_unwritable_report_path_is_refused(tmp_path):
         locked.chmod(0o700)
 
 
-def value_options(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str]]:
-    """(subcommand and option, its help as shown) for every option that takes a value."""
+def value_options(parser: argparse.ArgumentParser
+                  ) -> Iterator[tuple[str, tuple[str, bool]]]:
+    """(subcommand and option, (its help as shown, whether it is required)) for every
+    option that takes a value."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 yield from ((f"{name} {o}", h) for o, h in value_options(sub))
         elif action.option_strings and action.nargs != 0:
-            yield action.option_strings[-1], parser.formatter_class(
-                parser.prog)._get_help_string(action) or ""
+            yield action.option_strings[-1], (parser.formatter_class(
+                parser.prog)._get_help_string(action) or "", action.required)
 
 
 def test_every_option_that_takes_a_value_shows_its_default():
@@ -99,8 +101,14 @@ def test_every_option_that_takes_a_value_shows_its_default():
 
     options = dict(value_options(build_parser()))
     assert "train --steps" in options and "talk --chars" in options
-    missing = [option for option, text in options.items() if "default" not in text]
+    missing = [option for option, (text, required) in options.items()
+               if "default" not in text and not required]
     assert not missing, f"these options' help does not show their default: {missing}"
+    # One that must be given has none: gradebook's --out said "(default: none)".
+    required = [option for option, (text, required) in options.items() if required]
+    assert "gradebook --out" in required
+    said = [option for option in required if "default" in options[option][0]]
+    assert not said, f"these options must be given, yet their help shows a default: {said}"
     done = cli("train", "--help")
     assert "(default: 3000;" in done.stdout and "(default: 0)" in done.stdout
 

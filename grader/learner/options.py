@@ -195,8 +195,9 @@ def check_report_target(option: str, target: str | None, graded: Iterable[Path] 
 
 
 class DefaultsShown(argparse.HelpFormatter):
-    """Every option that takes a value says what it is when not given; a help holding
-    Chinese is wrapped to the terminal's columns, not its count of characters."""
+    """Every option that takes a value says what it is when not given (one that must be
+    given says nothing of it); a help holding Chinese is wrapped to the terminal's
+    columns, not its count of characters."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         if not any(map(is_wide, text)):
@@ -224,8 +225,8 @@ class DefaultsShown(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         # A help in another language says its default in its own words (默认).
-        if (not action.option_strings or action.nargs == 0 or "default" in text
-                or tr("default") in text):
+        if (not action.option_strings or action.nargs == 0 or action.required
+                or "default" in text or tr("default") in text):
             return text
         shown = tr("none") if action.default is None else "%(default)s"
         return tr("{text} (default: {shown})", text=text, shown=shown).lstrip()
