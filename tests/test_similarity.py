@@ -154,6 +154,27 @@ def test_the_reports_are_written(graded_class) -> None:
     assert len(rows) == 10  # every pair of the five learners whose files were taken
 
 
+def test_a_problem_without_code_in_common_gets_no_table_on_the_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Three learners who solved one problem, the others' starters untouched: an
+    instructor read a table of 0% for every problem of the kata."""
+    pytest.importorskip("copydetect")
+    roster = tmp_path / "roster"
+    crop = "01-crop-context"
+    for name, code in (("ada", ORIGINAL), ("bo", RENAMED), ("cy", INDEPENDENT)):
+        learner(roster, name, code)
+        starter = roster / name / "problems" / crop / "solution.py"
+        starter.parent.mkdir(parents=True)
+        starter.write_text((paths.STARTERS / crop / "solution.py").read_text())
+    out = tmp_path / "out"
+    assert main(["similarity", str(roster), PROBLEM, crop, "--out", str(out),
+                 "--no-html"]) == 0
+    shown = capsys.readouterr().out
+    assert PROBLEM in shown and crop not in shown, shown
+    assert "1 problem with no code in common between any two learners" in shown
+    assert {row["problem"] for row in similarity_rows(out)} == {PROBLEM, crop}
+
+
 def test_without_copydetect_one_line_says_how_to_install_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "copydetect", None)  # import copydetect now fails

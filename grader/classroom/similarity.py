@@ -214,9 +214,10 @@ def show(results: list[ProblemResult], top: int, out: Path, quiet: bool) -> None
     from grader.learner.output import console as make_console
 
     console = make_console(quiet=quiet)
-    for result in results:
-        if not result.pairs:
-            continue
+    # A problem whose every pair shares nothing (each its untouched starter, say) gets
+    # no table here: a class that has solved a few problems would scroll past dozens.
+    alike = [result for result in results if any(pair.similarity > 0 for pair in result.pairs)]
+    for result in alike:
         table = Table(title=result.problem.folder, title_justify="left")
         for column in (tr("learner"), tr("learner"), tr("similarity"), tr("shared tokens")):
             table.add_column(column)
@@ -224,6 +225,11 @@ def show(results: list[ProblemResult], top: int, out: Path, quiet: bool) -> None
             table.add_row(escape(pair.a), escape(pair.b), f"{pair.similarity:.0%}",
                           str(pair.overlap))
         console.print(table)
+    unlike = sum(1 for result in results if result.pairs) - len(alike)
+    if unlike:
+        console.print(tr("{problems} with no code in common between any two learners, "
+                         "not shown: the files list every pair",
+                         problems=wording.problems(unlike)))
     console.print(tr("wrote {table}, similarity.md and one HTML report per problem there",
                      table=escape(str(out / "similarity.csv"))))
 
