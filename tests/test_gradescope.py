@@ -310,7 +310,8 @@ def test_a_submissions_lateness_is_read_from_gradescopes_metadata() -> None:
 
 
 def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     from grader.classroom import gradescope_autograder as gradescope
     from grader.classroom.gradescope_bundle import run_script
     from grader.reports.late import parse_penalty
@@ -331,6 +332,8 @@ def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
     assert gradescope.run(tmp_path) == 0
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     validate(results)
+    # The log is the page's output, its score said once (it was said again after it).
+    assert capsys.readouterr().out.count("score 8/10") == 1
     # 91 minutes late: two hours begun, 20% of 10 points.
     assert results["score"] == 8 == sum(t["score"] for t in results["tests"])
     assert results["tests"][-1]["name"] == "late penalty"
@@ -358,6 +361,31 @@ def test_the_self_test_says_when_every_submission_would_score_nothing(
     said = capsys.readouterr().out
     assert "sandbox layers this container gives: none" in said
     assert "REFUSED" in said and "--allow-unisolated" in said and "FAILED" in said
+
+
+def test_the_self_test_says_the_bundles_late_penalty_and_seed(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """What every grade is made under, as run_autograder sets it: the penalty, and the
+    instructor's seed (its value is never shown: the build log may be read by others)."""
+    from grader.classroom import gradescope_autograder
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
+
+    monkeypatch.delenv("GPT_KATA_LATE_PENALTY", raising=False)
+    monkeypatch.delenv(SEED_VARIABLE, raising=False)
+    assert gradescope_autograder.bundle_settings() == (
+        "late penalty: none; drawn examples: from the grader's own seed (the bundle "
+        "carries none)")
+    monkeypatch.setenv("GPT_KATA_LATE_PENALTY", "10%/day")
+    monkeypatch.setenv("GPT_KATA_LATE_PENALTY_MAX", "50")
+    monkeypatch.setenv(SEED_VARIABLE, "a secret of the class")
+    said = gradescope_autograder.bundle_settings()
+    assert said == ("late penalty: 10%/day, at most 50%; drawn examples: from the seed the "
+                    "bundle was built with"), said
+    # And the bundle's self_test says it, as setup.sh runs it.
+    monkeypatch.setattr(sys, "argv", ["gradescope_autograder", "--self-test"])
+    monkeypatch.setattr(gradescope_autograder, "grade", lambda submission, work: {})
+    gradescope_autograder.main()
+    assert said in capsys.readouterr().out
 
 
 def test_a_hand_in_of_nothing_says_so_in_the_learners_words(tmp_path: Path) -> None:

@@ -259,6 +259,23 @@ def when(text: object) -> datetime:
     return moment
 
 
+def bundle_settings() -> str:
+    """The bundle's own settings a grade is made under, as run_autograder sets them: its
+    late penalty, and whether its drawn examples come from the instructor's seed (never
+    the seed itself: a build log may be read by others)."""
+    from grader.grading.subject.examples_seed import SEED_VARIABLE
+
+    rate = os.environ.get(LATE_PENALTY_VARIABLE, "")
+    try:
+        late = (parse_penalty(rate, parse_percent(os.environ.get(LATE_PENALTY_MAX_VARIABLE)
+                                                  or "100")).policy if rate else tr("none"))
+    except ValueError as exc:
+        late = tr("{rate}, which cannot be read ({error})", rate=rate, error=exc)
+    seed = (tr("the seed the bundle was built with") if os.environ.get(SEED_VARIABLE)
+            else tr("the grader's own seed (the bundle carries none)"))
+    return tr("late penalty: {late}; drawn examples: from {seed}", late=late, seed=seed)
+
+
 def late_penalty_of(root: Path, report: dict) -> tuple[dict | None, str]:
     """The report's `late` entry under the bundle's late penalty (none without one),
     and what to say if the submission's time could not be read."""
@@ -296,9 +313,8 @@ def run(root: Path) -> int:
     name_bundle_commit(graded, root / "source" / BUNDLE_COMMIT)
     # Written last and whole, after every process that ran the submission has ended.
     replace_whole(results, json.dumps(graded, indent=2) + "\n")
+    # The log shows what the learner's page shows, the score in it once.
     print(graded["output"])
-    print(tr("score {score}/{max_score}", score=format_points(graded["score"]),
-             max_score=format_points(graded["extra_data"]["max_score"])))
     return 0
 
 
@@ -306,7 +322,7 @@ def main() -> int:
     if sys.argv[1:] == ["--self-test"]:
         from grader.classroom.gradescope_check import self_test
 
-        return self_test(grade, os.environ.get(UNISOLATED_VARIABLE) == "1")
+        return self_test(grade, os.environ.get(UNISOLATED_VARIABLE) == "1", bundle_settings())
     root = Path(os.environ.get(ROOT_VARIABLE) or "/autograder")
     return run(root)
 

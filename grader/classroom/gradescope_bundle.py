@@ -80,9 +80,7 @@ GPT_KATA_PYTHON="$venv/bin/python" bash "$here/self_test" \
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for each submission: it grades /autograder/submission and
-# writes /autograder/results/results.json. GPT_KATA_AUTOGRADER_ROOT stands in for
-# /autograder, to try the bundle on any machine.
+{purpose}# GPT_KATA_AUTOGRADER_ROOT stands in for /autograder, to try the bundle on any machine.
 set -uo pipefail
 python="${{GPT_KATA_PYTHON:-{venv}/bin/python}}"
 export GPT_KATA_ALLOW_UNISOLATED="${{GPT_KATA_ALLOW_UNISOLATED:-{unisolated}}}"
@@ -96,6 +94,18 @@ fi
 # grader that runs is the installed one, never a grader/ folder in a submission.
 cd /
 exec "$python" -I -m grader.classroom.gradescope_autograder{arguments}
+"""
+
+
+# What each script of the two is for, its first comment.
+RUN_PURPOSE = """\
+# Gradescope runs this for each submission: it grades /autograder/submission and
+# writes /autograder/results/results.json.
+"""
+SELF_TEST_PURPOSE = """\
+# setup.sh runs this as Gradescope builds the image: it says which sandbox layers the
+# container gives, and grades the grader's reference of the first problem as a
+# submission, under the same settings (seed, late penalty, language) as run_autograder.
 """
 
 
@@ -139,7 +149,8 @@ def run_script(allow_unisolated: bool, seed: str = "", late: LatePenalty | None 
         lines += LATE_LINES.format(variable=LATE_PENALTY_VARIABLE,
                                    rate=shlex.quote(late.rate),
                                    most_variable=LATE_PENALTY_MAX_VARIABLE, most=late.most)
-    return RUN_AUTOGRADER.format(venv=VENV, unisolated=int(allow_unisolated), seed=lines,
+    return RUN_AUTOGRADER.format(purpose=SELF_TEST_PURPOSE if self_test else RUN_PURPOSE,
+                                 venv=VENV, unisolated=int(allow_unisolated), seed=lines,
                                  arguments=" --self-test" if self_test else "")
 
 

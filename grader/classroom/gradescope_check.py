@@ -24,9 +24,10 @@ from grader.locale import tr
 from grader.reports.scoring import format_points
 
 
-def self_test(grade: Callable[[Path, Path], dict], allowed: bool) -> int:
+def self_test(grade: Callable[[Path, Path], dict], allowed: bool, settings: str = "") -> int:
     """Say what grades are made under here, grading a reference with `grade` (the one
-    run_autograder uses); `allowed`: the bundle allows grading without the sandbox."""
+    run_autograder uses); `allowed`: the bundle allows grading without the sandbox;
+    `settings`: a line of the bundle's own (its late penalty, its seed)."""
     from grader.registry import problems
     from grader.sandbox.worker.machine import probe
 
@@ -44,6 +45,8 @@ def self_test(grade: Callable[[Path, Path], dict], allowed: bool) -> int:
                  "without the sandbox."))
     elif not isolation.landlock_abi:
         print(tr("grading WITHOUT the sandbox: the bundle was built with --allow-unisolated"))
+    if settings:
+        print(settings)
 
     first = problems()[0]
     with tempfile.TemporaryDirectory(prefix="gpt-kata-self-test-") as tmp:
