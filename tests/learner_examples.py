@@ -90,6 +90,22 @@ def mistake_text(folder: Path, name: str) -> str:
                          f"applies to {base_folder.parent.name}/{base}: {error}") from None
 
 
+def mistake_words(folder: Path, name: str) -> str:
+    """What a named mistake's report must say: its `says`, or else the name of the known
+    mistake its id gives, as mistakes.toml words it."""
+    mistake = specs()[folder]["mistakes"][name]
+    if mistake.get("says"):
+        return mistake["says"]
+    from grader.grading.contracts.declaring import load_check_module
+    from grader.grading.values.failures import Mistake
+    from grader.maintainer.catalogs import mistakes_in
+    from grader.registry import find
+
+    slug = mistake["mistake"].split("/")[0]
+    return next(known.name for known in mistakes_in(load_check_module(find(slug)), Mistake)
+                if known.named(slug).id == mistake["mistake"])
+
+
 def example(problem: str, name: str, out: Path) -> Path:
     """One submission of a problem as a file to grade: the file itself where it is
     whole, else written out under `out` by its name (a style may be named without

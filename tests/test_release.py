@@ -19,7 +19,7 @@ import pytest
 from conftest import COPY_ONLY, example_folders, examples, problem_of
 from filelock import FileLock
 from learner import learner_kata
-from learner_examples import example, mistake_text, specs
+from learner_examples import example, mistake_text, mistake_words, specs
 from misfits import misfits
 
 from grader import paths
@@ -750,7 +750,7 @@ def test_a_mistakes_evidence_is_no_longer_than_the_full_graders(
     graded = subprocess.run([sys.executable, "-m", "grader", "grade", "adamw"], cwd=kata,
                             capture_output=True, text=True, encoding="utf-8", check=False)
     assert copied.returncode == graded.returncode == 1, copied.stderr + graded.stderr
-    named = specs()[examples("adamw")]["mistakes"][mistake]["says"]
+    named = mistake_words(examples("adamw"), mistake)
     assert named in copied.stdout and named in graded.stdout
     assert len(copied.stdout.splitlines()) <= len(graded.stdout.splitlines()), (
         copied.stdout)
