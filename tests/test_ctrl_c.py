@@ -71,6 +71,33 @@ def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_the_grade(
                                                                       both_grades.stderr)
 
 
+def test_a_sigterm_swallowed_before_the_grade_still_stops_it(
+        both_grades: subprocess.CompletedProcess[str]) -> None:
+    said = said_after("terminated:", both_grades)
+    assert said.split() == ["stopped", "['KeyboardInterrupt']"], (both_grades.stdout,
+                                                                  both_grades.stderr)
+
+
+def test_a_command_ended_from_outside_exits_130_whatever_failed_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import that SIGTERM cut short fails when it is imported again ("cannot load
+    module more than once per process"): the command still ends as an interrupted one,
+    without a traceback; and a command that went on to its end says it was ended."""
+    from grader.cli import main as cli
+
+    def cut_short(args):
+        raise ImportError("cannot load module more than once per process")
+
+    monkeypatch.setattr(ctrl_c, "_terminated", type(ctrl_c._terminated)())
+    monkeypatch.setattr(cli, "list_problems", cut_short)
+    with pytest.raises(ImportError):
+        cli.main(["list"])
+    ctrl_c._terminated.set()
+    assert cli.main(["list"]) == 130
+    monkeypatch.setattr(cli, "list_problems", lambda args: 0)
+    assert cli.main(["list"]) == 130
+
+
 def test_the_handler_is_put_back_and_a_programs_own_left_alone():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -118,6 +145,36 @@ finally:
 """
 
 
+# Last, as it ends the process's command for good: a SIGTERM (a CI job's time limit)
+# whose KeyboardInterrupt a finaliser swallows before the grade starts. The grade ran
+# to its end, as long as its time budget allowed: now it stops before its first check.
+GRADE_AFTER_A_SWALLOWED_SIGTERM = """
+from grader.learner.output import interrupted_by_termination
+
+plugin.GradingPlugin._record = record
+interrupted_by_termination()
+swallowed[:] = []
+
+
+class EndedInAFinaliser:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        sum(range(1000))  # bytecode for the handler to run in
+
+
+EndedInAFinaliser()
+pool = WorkerPool(sandbox=None)
+try:
+    grade_problems({problem: problem.reference}, pool)
+    graded = "to the end"
+except KeyboardInterrupt:
+    graded = "stopped"
+finally:
+    pool.close()
+print("terminated:", graded, swallowed)
+"""
+
+
 @pytest.fixture(scope="module")
 def both_grades() -> subprocess.CompletedProcess[str]:
     """Both grades above in one interpreter, each with a pool of its own: torch is
@@ -125,7 +182,8 @@ def both_grades() -> subprocess.CompletedProcess[str]:
     module loaded by the other grade would not be loaded again; the module it could not
     load is loaded afresh by the second grade, and the first grade's patch is undone."""
     return subprocess.run(
-        [sys.executable, "-c", GRADE_WITH_A_BROKEN_CHECK_MODULE + GRADE_WITH_A_SWALLOWED_CTRL_C],
+        [sys.executable, "-c", GRADE_WITH_A_BROKEN_CHECK_MODULE + GRADE_WITH_A_SWALLOWED_CTRL_C
+         + GRADE_AFTER_A_SWALLOWED_SIGTERM],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import paths
+from grader.grading.engine.ctrl_c import terminated
 from grader.grading.values.sanitise import visible
 from grader.learner.commands import hint, list_problems, reset
 from grader.learner.errors import EXIT_USAGE, UsageError
@@ -217,19 +218,29 @@ def main(argv: list[str] | None = None) -> int:
             # talk: through the learner's own code; trace: beside the reference's
             # stored runs.
             if args.command in ("talk", "trace"):
-                return in_the_copy(args.command, args)
-            if not args.yours:  # train: the grader's GPT and loop, which it lacks
+                code = in_the_copy(args.command, args)
+            elif not args.yours:  # train: the grader's GPT and loop, which it lacks
                 raise UsageError(tr(
                     "`gpt-kata train` trains the grader's GPT, whose code this learners' "
                     "copy does not hold: `gpt-kata train --yours` trains your own GPT "
                     "with your train_loop"))
-        return args.run(args)
+            else:
+                code = args.run(args)
+        else:
+            code = args.run(args)
     except UsageError as exc:
         # A path in it is the command line's, as typed: shown, never obeyed.
         print(f"gpt-kata {args.command}: {visible(exc, lines=True)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception:
+        # An import that SIGTERM cut short fails when it is imported again ("cannot load
+        # module more than once"): a command ended from outside says so by its code.
+        if terminated():
+            return 130
+        raise
+    return 130 if terminated() else code
 
 
 def in_the_copy(command: str, args: argparse.Namespace) -> int:

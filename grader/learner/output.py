@@ -73,15 +73,14 @@ def interrupted_by_termination() -> None:
     spot and leave them behind. A SIGHUP that `nohup` ignores stays ignored."""
     import signal
 
-    def interrupt(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
+    from grader.grading.engine.ctrl_c import terminate
 
     for name in ("SIGTERM", "SIGHUP"):
         try:
             number = getattr(signal, name)  # Windows has no SIGHUP
             if name == "SIGHUP" and signal.getsignal(number) is not signal.SIG_DFL:
                 continue
-            signal.signal(number, interrupt)
+            signal.signal(number, terminate)
         except (ValueError, OSError, AttributeError):  # not the main thread; no such signal
             pass
 

@@ -70,6 +70,8 @@ RUNTIME_FILES = (
     "grading/judging/refusals.py",
     "grading/judging/generator_draws.py",
     "grading/judging/schedule_rates.py", "grading/judging/written_by_hand.py",
+    # SIGTERM taken as a Ctrl-C, and remembered (grader/learner/output.py).
+    "grading/engine/__init__.py", "grading/engine/ctrl_c.py",
     "reports/__init__.py", "reports/junit.py", "reports/late.py", "reports/provenance.py",
     "reports/report.py", "reports/results.py", "reports/scoring.py", "reports/written.py",
     "sandbox/__init__.py", "sandbox/host/__init__.py", "sandbox/host/slow_or_endless.py",

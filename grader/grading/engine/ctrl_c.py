@@ -17,6 +17,21 @@ from collections.abc import Iterator
 from types import FrameType
 
 _pressed = threading.Event()
+# SIGTERM or SIGHUP (grader/learner/output.py takes them as a Ctrl-C): remembered for
+# the whole command, since the KeyboardInterrupt it raises may be swallowed before the
+# checks start too (by a finaliser, or by an import it cut short).
+_terminated = threading.Event()
+
+
+def terminate(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGTERM and SIGHUP: remember them, and interrupt as Ctrl-C does."""
+    _terminated.set()
+    raise KeyboardInterrupt
+
+
+def terminated() -> bool:
+    """Whether the command was ended from outside (SIGTERM or SIGHUP)."""
+    return _terminated.is_set()
 
 
 def _remember_and_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -42,6 +57,6 @@ def remembered() -> Iterator[None]:
 
 
 def pressed() -> bool:
-    """Whether Ctrl-C was pressed in the last `remembered()` block, even where its
-    first KeyboardInterrupt was swallowed."""
-    return _pressed.is_set()
+    """Whether Ctrl-C was pressed in the last `remembered()` block, or the command was
+    ended from outside, even where its first KeyboardInterrupt was swallowed."""
+    return _pressed.is_set() or _terminated.is_set()
