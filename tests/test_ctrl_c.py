@@ -98,6 +98,33 @@ def test_a_command_ended_from_outside_exits_130_whatever_failed_after(
     assert cli.main(["list"]) == 130
 
 
+# A module whose import is cut by a SIGTERM halfway: it ends, whole, and the command
+# is interrupted after it.
+CUT_IMPORT = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from grader.learner.output import interrupted_by_termination
+
+interrupted_by_termination()
+try:
+    import halfway
+    time.sleep(5)
+    print("not interrupted")
+except KeyboardInterrupt:
+    module = sys.modules.get("halfway")
+    print("interrupted", module is not None, getattr(module, "DONE", False))
+"""
+
+
+def test_a_sigterm_inside_an_import_interrupts_once_the_import_is_done(tmp_path) -> None:
+    (tmp_path / "halfway.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n"
+        "total = sum(range(100000))  # bytecode for the handler to run in\nDONE = True\n")
+    done = subprocess.run([sys.executable, "-c", CUT_IMPORT, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["interrupted", "True", "True"], done.stdout + done.stderr
+
+
 def test_the_handler_is_put_back_and_a_programs_own_left_alone():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

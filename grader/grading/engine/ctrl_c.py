@@ -11,6 +11,7 @@ here also remembers the press, and the engine stops at the next check.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -24,9 +25,27 @@ _terminated = threading.Event()
 
 
 def terminate(signum: int, frame: FrameType | None) -> None:
-    """The handler of SIGTERM and SIGHUP: remember them, and interrupt as Ctrl-C does."""
+    """The handler of SIGTERM and SIGHUP: remember them, and interrupt as Ctrl-C does.
+
+    Not inside an import: raised in the middle of torch's, the KeyboardInterrupt left
+    numpy half loaded (the next import failed) or aborted the process from torch's C++
+    (SIGABRT, its scratch folder left behind). There the signal is sent again a moment
+    later, until it arrives once the import is done."""
     _terminated.set()
+    if _importing(frame):
+        again = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return
     raise KeyboardInterrupt
+
+
+def _importing(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def terminated() -> bool:
