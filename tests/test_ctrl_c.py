@@ -48,17 +48,21 @@ def record_then_press(self, *args):
 
 
 plugin.GradingPlugin._record = record_then_press
+
+
+def graded_or_stopped(problem):  # how a grade of its reference in a pool of its own ended
+    pool = WorkerPool(sandbox=None)
+    try:
+        grade_problems({problem: problem.reference}, pool)
+        return "to the end"
+    except KeyboardInterrupt:
+        return "stopped"
+    finally:
+        pool.close()
+
+
 problem = find("crop-context")
-pool = WorkerPool(sandbox=None)
-graded = None
-try:
-    grade_problems({problem: problem.reference}, pool)
-    graded = "to the end"
-except KeyboardInterrupt:
-    graded = "stopped"
-finally:
-    pool.close()
-print("swallowed:", graded, len(results), swallowed)
+print("swallowed:", graded_or_stopped(problem), len(results), swallowed)
 """
 
 
@@ -116,13 +120,41 @@ except KeyboardInterrupt:
 """
 
 
-def test_a_sigterm_inside_an_import_interrupts_once_the_import_is_done(tmp_path) -> None:
+# The same SIGTERM, and the command stops on it (as a grade's engine does at its next
+# check) before the import's deferred signal is sent again: its clean-up then runs
+# whole. The signal sent again once cut a grade's clean-up short, leaving its
+# scratch folder behind.
+STOPPED_BEFORE_THE_SIGNAL_IS_SENT_AGAIN = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from grader.grading.engine import ctrl_c
+from grader.learner.output import interrupted_by_termination
+
+interrupted_by_termination()
+try:
+    import halfway
+    ctrl_c.stop()
+except KeyboardInterrupt:
+    try:
+        time.sleep(0.5)  # ten times the delay before the signal is sent again
+        print("cleaned up", ctrl_c.terminated())
+    except KeyboardInterrupt:
+        print("cut short")
+"""
+
+
+@pytest.mark.parametrize("script", [CUT_IMPORT, STOPPED_BEFORE_THE_SIGNAL_IS_SENT_AGAIN],
+                         ids=["interrupted after", "stopped before it is sent again"])
+def test_a_sigterm_inside_an_import_is_acted_on_once_the_import_is_done(
+        script: str, tmp_path) -> None:
     (tmp_path / "halfway.py").write_text(
         "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n"
         "total = sum(range(100000))  # bytecode for the handler to run in\nDONE = True\n")
-    done = subprocess.run([sys.executable, "-c", CUT_IMPORT, str(tmp_path)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)
-    assert done.stdout.split() == ["interrupted", "True", "True"], done.stdout + done.stderr
+    expected = (["interrupted", "True", "True"] if script is CUT_IMPORT
+                else ["cleaned", "up", "True"])
+    assert done.stdout.split() == expected, done.stdout + done.stderr
 
 
 def test_the_handler_is_put_back_and_a_programs_own_left_alone():
@@ -190,15 +222,7 @@ class EndedInAFinaliser:
 
 
 EndedInAFinaliser()
-pool = WorkerPool(sandbox=None)
-try:
-    grade_problems({problem: problem.reference}, pool)
-    graded = "to the end"
-except KeyboardInterrupt:
-    graded = "stopped"
-finally:
-    pool.close()
-print("terminated:", graded, swallowed)
+print("terminated:", graded_or_stopped(problem), swallowed)
 """
 
 

@@ -214,18 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command not in READS_ONLY:
             refuse_another_grader()
-        if args.command in NEEDS_REFERENCES and paths.in_a_copy():
+        copy = args.command in NEEDS_REFERENCES and paths.in_a_copy()
+        if copy and args.command in ("talk", "trace"):
             # talk: through the learner's own code; trace: beside the reference's
             # stored runs.
-            if args.command in ("talk", "trace"):
-                code = in_the_copy(args.command, args)
-            elif not args.yours:  # train: the grader's GPT and loop, which it lacks
-                raise UsageError(tr(
-                    "`gpt-kata train` trains the grader's GPT, whose code this learners' "
-                    "copy does not hold: `gpt-kata train --yours` trains your own GPT "
-                    "with your train_loop"))
-            else:
-                code = args.run(args)
+            code = in_the_copy(args.command, args)
+        elif copy and args.command == "train" and not args.yours:
+            # The grader's GPT and loop, which the copy lacks.
+            raise UsageError(tr(
+                "`gpt-kata train` trains the grader's GPT, whose code this learners' "
+                "copy does not hold: `gpt-kata train --yours` trains your own GPT "
+                "with your train_loop"))
         else:
             code = args.run(args)
     except UsageError as exc:

@@ -175,24 +175,25 @@ def grade(args: argparse.Namespace, server_control: socket.socket | None = None)
                       # A practice grade's workers look the kept passes up; a classroom
                       # grade's compute every one (grader/model/forward_store.py).
                       forwards=None if args.classroom else str(paths.STATE))
-    pool.start()  # the fork server imports torch while this process does the same
-    # Only now: its imports (the report's, 0.1 s) overlap the fork server's start.
-    from grader.grading.engine.helpers import can_share, prepare
-
-    if sandboxed_only and pool.server is None:
-        pool.close()
-        raise UsageError("classroom mode grades inside the sandbox, and its fork server "
-                         "could not start here; grade on a machine where it can, or pass "
-                         "--allow-unisolated to grade without it")
-    # A grade of many problems is shared with a helper process where it can be
-    # (grader/grading/engine/helpers.py); it is forked before any thread starts,
-    # so only a grade in one process has its workers started now.
-    # A gradebook grades its learners side by side already: each grade in one process.
-    processes = 1 if server_control is not None else getattr(args, "jobs", 1)
-    sharing = can_share(pool, submissions, processes)
-    if not sharing:
-        prepare(pool, submissions)
+    # Closed whatever ends the grade from here on, a SIGTERM during the start too: the
+    # spawned path's scratch folder is made in `prepare`.
     try:
+        pool.start()  # the fork server imports torch while this process does the same
+        # Only now: its imports (the report's, 0.1 s) overlap the fork server's start.
+        from grader.grading.engine.helpers import can_share, prepare
+
+        if sandboxed_only and pool.server is None:
+            raise UsageError("classroom mode grades inside the sandbox, and its fork server "
+                             "could not start here; grade on a machine where it can, or "
+                             "pass --allow-unisolated to grade without it")
+        # A grade of many problems is shared with a helper process where it can be
+        # (grader/grading/engine/helpers.py); it is forked before any thread starts,
+        # so only a grade in one process has its workers started now.
+        # A gradebook grades its learners side by side already: each grade in one process.
+        processes = 1 if server_control is not None else getattr(args, "jobs", 1)
+        sharing = can_share(pool, submissions, processes)
+        if not sharing:
+            prepare(pool, submissions)
         return grade_with(args, submissions, pool, limits, shared=sharing, missing=missing)
     finally:
         pool.close()

@@ -16,12 +16,20 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import NoReturn
 
 _pressed = threading.Event()
 # SIGTERM or SIGHUP (grader/learner/output.py takes them as a Ctrl-C): remembered for
 # the whole command, since the KeyboardInterrupt it raises may be swallowed before the
 # checks start too (by a finaliser, or by an import it cut short).
 _terminated = threading.Event()
+# Whether the KeyboardInterrupt that stops the command has been raised, by a handler
+# here or by the engine (`stop`): a signal deferred past an import and sent again
+# after that must not raise a second one, in the middle of the clean-up the first
+# started (a grade's scratch folder was left behind by one).
+_raised = threading.Event()
+# Whether the signal on its way is one sent again from here, not one from outside.
+_sent_again = threading.Event()
 
 
 def terminate(signum: int, frame: FrameType | None) -> None:
@@ -30,13 +38,31 @@ def terminate(signum: int, frame: FrameType | None) -> None:
     Not inside an import: raised in the middle of torch's, the KeyboardInterrupt left
     numpy half loaded (the next import failed) or aborted the process from torch's C++
     (SIGABRT, its scratch folder left behind). There the signal is sent again a moment
-    later, until it arrives once the import is done."""
+    later, until it arrives once the import is done, unless the command is stopping
+    by then."""
     _terminated.set()
+    if _sent_again.is_set():
+        _sent_again.clear()
+        if _raised.is_set():
+            return
     if _importing(frame):
-        again = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+        again = threading.Timer(0.05, _send_again, (signum,))
         again.daemon = True
         again.start()
         return
+    stop()
+
+
+def _send_again(signum: int) -> None:
+    if _raised.is_set():
+        return
+    _sent_again.set()
+    os.kill(os.getpid(), signum)
+
+
+def stop() -> NoReturn:
+    """Raise the KeyboardInterrupt that stops the command, noting that it was raised."""
+    _raised.set()
     raise KeyboardInterrupt
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn
 
+from grader.grading.engine import ctrl_c
 from grader.registry import Problem
 from grader.reports.report import Report
 from grader.sandbox.host.channel import WorkerDied, close_quietly
@@ -210,7 +211,7 @@ def grade_shared(submissions: dict[Problem, Path], pool: WorkerPool,
             pool.server.end(helper.server_pid, SERVER_GRACE)
         helpers_part = dict(order[claims.taken_from_the_end():])
         if outcome is None and helper.interrupted:
-            raise KeyboardInterrupt  # Ctrl-C reached the helper first: the grade stops
+            ctrl_c.stop()  # Ctrl-C reached the helper first: the grade stops
         if outcome is None and not helpers_part:
             outcome = replace(report, summaries=[], internal_errors=[]), False  # none taken
         elif outcome is None:

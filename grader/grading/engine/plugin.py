@@ -120,7 +120,7 @@ class GradingPlugin:
         """Stop at a Ctrl-C whose KeyboardInterrupt a finaliser swallowed; skip the
         checks of a problem the other process of a shared grade claimed."""
         if ctrl_c.pressed():
-            raise KeyboardInterrupt
+            ctrl_c.stop()
         if self.share is None:
             return None
         slug = item.module.CONTRACT.problem
@@ -330,7 +330,7 @@ def run_checks(plugin: GradingPlugin, problems: list[Problem]) -> int:
             code = int(pytest.main(args, plugins=[plugin]))
         if plugin.interrupted or ctrl_c.pressed():
             # Stopped by the learner: no grade, not a grader error (the CLI exits 130).
-            raise KeyboardInterrupt
+            ctrl_c.stop()
         if code not in (0, 1):
             plugin.internal_errors.append(tr("the checks could not run (pytest exit code "
                                              "{code})", code=code))
