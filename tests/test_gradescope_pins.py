@@ -35,6 +35,15 @@ def test_pyprojects_dependencies_are_pinned_inside_their_ranges() -> None:
             f"{name}=={PINNED[name]} is outside pyproject.toml's {requirement}")
 
 
+def test_every_install_draws_the_examples_with_the_bundles_hypothesis() -> None:
+    """Another version of hypothesis draws other examples from the same seed: the
+    learner's install, the gradebook's and the classroom workflows' take the bundle's."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (hypothesis,) = [r for r in needed(project["dependencies"], ENV) if r.name == "hypothesis"]
+    (exact,) = list(hypothesis.specifier)
+    assert (exact.operator, exact.version) == ("==", PINNED["hypothesis"]), hypothesis
+
+
 def test_torch_is_the_goldens_version() -> None:
     manifest = json.loads((ROOT / "data" / "manifest.json").read_text())
     assert PINNED["torch"] == manifest["platform"]["torch"].split("+")[0]
