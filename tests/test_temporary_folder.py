@@ -149,18 +149,22 @@ def test_a_grade_ended_from_outside_leaves_the_temporary_folder_empty(path: str,
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGHUP")
 def test_a_sighup_that_nohup_ignores_stays_ignored() -> None:
-    """`nohup gpt-kata gradebook ...` keeps grading when its terminal closes."""
+    """`nohup gpt-kata gradebook ...` keeps grading when its terminal closes, and
+    `gpt-kata gradebook ... &` when Ctrl-C is pressed in it."""
     import signal
 
-    from grader.learner.output import interrupted_by_termination
+    from grader.learner.output import handle_stop_signals
 
-    saved = {number: signal.getsignal(number) for number in (signal.SIGHUP, signal.SIGTERM)}
+    saved = {number: signal.getsignal(number)
+             for number in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
     try:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        interrupted_by_termination()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a shell's background job
+        handle_stop_signals()
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        interrupted_by_termination()
+        handle_stop_signals()
         assert signal.getsignal(signal.SIGHUP) is signal.getsignal(signal.SIGTERM)
     finally:
         for number, handler in saved.items():

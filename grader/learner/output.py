@@ -66,21 +66,26 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def interrupted_by_termination() -> None:
-    """Take SIGTERM (a CI job's time limit, `kill`) and SIGHUP (the terminal closed) as
-    a Ctrl-C: the command stops as an interrupted one does (exit code 130), its workers
-    and temporary folders going with it, where Python's default would end it on the
-    spot and leave them behind. A SIGHUP that `nohup` ignores stays ignored."""
+def handle_stop_signals() -> None:
+    """Ctrl-C as Python takes it, but never raised inside an import
+    (grader/grading/engine/ctrl_c.py); SIGTERM (a CI job's time limit, `kill`) and
+    SIGHUP (the terminal closed) as a Ctrl-C: the command stops as an interrupted one
+    does (exit code 130), its workers and temporary folders going with it, where
+    Python's default would end it on the spot and leave them behind. A signal ignored
+    where the command started (SIGINT in a background job, SIGHUP under `nohup`)
+    stays ignored."""
     import signal
 
-    from grader.grading.engine.ctrl_c import terminate
+    from grader.grading.engine.ctrl_c import interrupt, terminate
 
-    for name in ("SIGTERM", "SIGHUP"):
+    for name, handler, python_s in (("SIGINT", interrupt, signal.default_int_handler),
+                                    ("SIGTERM", terminate, signal.SIG_DFL),
+                                    ("SIGHUP", terminate, signal.SIG_DFL)):
         try:
             number = getattr(signal, name)  # Windows has no SIGHUP
-            if name == "SIGHUP" and signal.getsignal(number) is not signal.SIG_DFL:
+            if name != "SIGTERM" and signal.getsignal(number) is not python_s:
                 continue
-            signal.signal(number, terminate)
+            signal.signal(number, handler)
         except (ValueError, OSError, AttributeError):  # not the main thread; no such signal
             pass
 

@@ -1,4 +1,4 @@
-"""A Ctrl-C that no finaliser can swallow.
+"""A Ctrl-C that no finaliser and no import can swallow.
 
 Python raises KeyboardInterrupt wherever the main thread happens to be when the
 SIGINT handler runs. Inside a `__del__` method, a weakref callback or a garbage
@@ -6,6 +6,14 @@ collection's finaliser, the exception cannot propagate: Python reports it as
 "ignored" (to a stderr that pytest captures during a grade) and goes on, and the
 grade runs to its end as if no key had been pressed. While checks run, the handler
 here also remembers the press, and the engine stops at the next check.
+
+Inside an import it is worse. Raised in the middle of torch's, the KeyboardInterrupt
+was swallowed by torch, which takes a numpy that fails to import as no numpy: the
+grade ran on to its time budget (a Ctrl-C 1.1 s into a grade, 3 times in 20). It
+also left numpy half loaded (the next import failed) or aborted the process from
+torch's C++ (SIGABRT, its scratch folder left behind). So the command's handlers
+(`interrupt`, `terminate`) never raise inside an import: there the signal is sent
+again a moment later, until it arrives once the import is done.
 """
 
 from __future__ import annotations
@@ -14,39 +22,46 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import NoReturn
 
+# The delay before a signal that arrived inside an import is sent again.
+AGAIN_AFTER = 0.05
+
 _pressed = threading.Event()
-# SIGTERM or SIGHUP (grader/learner/output.py takes them as a Ctrl-C): remembered for
-# the whole command, since the KeyboardInterrupt it raises may be swallowed before the
-# checks start too (by a finaliser, or by an import it cut short).
+# SIGTERM or SIGHUP: remembered for the whole command, since the KeyboardInterrupt it
+# raises may be swallowed before the checks start too (by a finaliser, say).
 _terminated = threading.Event()
-# Whether the KeyboardInterrupt that stops the command has been raised, by a handler
-# here or by the engine (`stop`): a signal deferred past an import and sent again
-# after that must not raise a second one, in the middle of the clean-up the first
-# started (a grade's scratch folder was left behind by one).
-_raised = threading.Event()
+# KeyboardInterrupts raised so far, by a handler here or by the engine (`stop`). A
+# signal deferred past an import is dropped if one was raised since it arrived: the
+# command acted on it already, and a second one cut short the clean-up the first
+# started (a grade's scratch folder was left behind).
+_stops = 0
+# Signal number -> `_stops` when it first arrived inside an import, while it waits.
+_deferred: dict[int, int] = {}
 # Whether the signal on its way is one sent again from here, not one from outside.
 _sent_again = threading.Event()
 
 
-def terminate(signum: int, frame: FrameType | None) -> None:
-    """The handler of SIGTERM and SIGHUP: remember them, and interrupt as Ctrl-C does.
+def stop() -> NoReturn:
+    """Raise the KeyboardInterrupt that stops the command, counting it."""
+    global _stops
+    _stops += 1
+    raise KeyboardInterrupt
 
-    Not inside an import: raised in the middle of torch's, the KeyboardInterrupt left
-    numpy half loaded (the next import failed) or aborted the process from torch's C++
-    (SIGABRT, its scratch folder left behind). There the signal is sent again a moment
-    later, until it arrives once the import is done, unless the command is stopping
-    by then."""
-    _terminated.set()
+
+def _deliver(signum: int, frame: FrameType | None) -> None:
+    """Interrupt, unless inside an import (then later) or already acted on."""
+    arrived = _stops
     if _sent_again.is_set():
         _sent_again.clear()
-        if _raised.is_set():
+        arrived = _deferred.pop(signum, _stops)
+        if _stops > arrived:
             return
     if _importing(frame):
-        again = threading.Timer(0.05, _send_again, (signum,))
+        _deferred[signum] = arrived
+        again = threading.Timer(AGAIN_AFTER, _send_again, (signum,))
         again.daemon = True
         again.start()
         return
@@ -54,16 +69,11 @@ def terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def _send_again(signum: int) -> None:
-    if _raised.is_set():
+    if _stops > _deferred.get(signum, _stops):
+        _deferred.pop(signum, None)
         return
     _sent_again.set()
     os.kill(os.getpid(), signum)
-
-
-def stop() -> NoReturn:
-    """Raise the KeyboardInterrupt that stops the command, noting that it was raised."""
-    _raised.set()
-    raise KeyboardInterrupt
 
 
 def _importing(frame: FrameType | None) -> bool:
@@ -74,6 +84,17 @@ def _importing(frame: FrameType | None) -> bool:
     return False
 
 
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    """The command's handler of SIGINT: Python's, but never inside an import."""
+    _deliver(signum, frame)
+
+
+def terminate(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGTERM and SIGHUP: remember them, and interrupt as Ctrl-C does."""
+    _terminated.set()
+    _deliver(signum, frame)
+
+
 def terminated() -> bool:
     """Whether the command was ended from outside (SIGTERM or SIGHUP)."""
     return _terminated.is_set()
@@ -81,24 +102,26 @@ def terminated() -> bool:
 
 def _remember_and_interrupt(signum: int, frame: FrameType | None) -> None:
     _pressed.set()
-    raise KeyboardInterrupt
+    _deliver(signum, frame)
 
 
 @contextlib.contextmanager
 def remembered() -> Iterator[None]:
-    """Remember a Ctrl-C pressed in this block. Python's own handler is replaced
-    only where it is the one in place (any other, a program's own, is left alone),
-    and only from the main thread, the one signals reach."""
+    """Remember a Ctrl-C pressed in this block. Python's own handler, or the command's
+    (`interrupt`), is replaced only where it is the one in place (any other, a
+    program's own, is left alone), and only from the main thread, the one signals
+    reach."""
     _pressed.clear()
+    before: Callable | int | None = signal.getsignal(signal.SIGINT)
     if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+            or before not in (signal.default_int_handler, interrupt)):
         yield
         return
     signal.signal(signal.SIGINT, _remember_and_interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, before)
 
 
 def pressed() -> bool:
