@@ -51,7 +51,7 @@ RUNTIME_FILES = (
     "wording.py", "locale/__init__.py", "locale/fonts.py", "locale/parsers.py",
     "model/__init__.py", "model/artifacts.py", "model/config.py", "model/parts.py",
     "model/runs.py", "model/spec.py",
-    "cli/__init__.py", "cli/main.py",
+    "cli/__init__.py", "cli/entry.py", "cli/main.py",
     "learner/__init__.py", "learner/commands.py", "learner/errors.py", "learner/grade.py",
     "learner/notebook.py", "learner/options.py", "learner/output.py", "learner/practice.py",
     "learner/shown.py",
