@@ -263,8 +263,13 @@ def show_table(console: Console, ordered: list[Row], chosen: list[Problem], out:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(caption=tr("{learners}, {problems}", learners=wording.learners(len(ordered)),
-                             problems=wording.problems(len(chosen))))
+    caption = tr("{learners}, {problems}", learners=wording.learners(len(ordered)),
+                 problems=wording.problems(len(chosen)))
+    kept = sum(row.skipped for row in ordered)
+    if kept:  # a rerun: how many were graded this time, without reading every row
+        caption += tr(": {graded} graded, {kept} unchanged since the last run",
+                      graded=len(ordered) - kept, kept=kept)
+    table = Table(caption=caption)
     for column in (tr("learner"), tr("problems"), tr("score"), tr("note")):
         table.add_column(column)
     for row in ordered:
