@@ -154,3 +154,26 @@ def test_a_named_mistake_of_01_is_fixed_without_the_answer():
     answer = "-context_length:]"
     assert answer in find("crop-context").hint
     assert [m.name for m in MISTAKES if answer in m.hint] == []
+
+
+@pytest.mark.parametrize("mode", ["practice", "classroom"])
+def test_only_a_learner_is_told_to_ask_for_a_hint_and_what_to_read_next(mode: str,
+                                                                          tmp_path) -> None:
+    """`grade --classroom` is read by the instructor, whose kata it is not: no
+    "stuck? gpt-kata hint" and no statement to read next."""
+    import io
+
+    from rich.console import Console
+
+    from grader.grading.engine.plugin import TestResult
+    from grader.reports.report import ProblemSummary, Report, render
+
+    problem = find("generate")
+    failed = TestResult("a check", problem, "fail", "differs", hint="crop the context")
+    out = io.StringIO()
+    render(Report([ProblemSummary(problem, tmp_path / "solution.py", [failed])], "exact", {},
+                  mode=mode), Console(file=out, width=200))
+    shown = out.getvalue()
+    assert "differs" in shown and "0/1 problems pass" in shown, shown
+    advice = ["stuck? `gpt-kata hint generate`" in shown, "next: problems/" in shown]
+    assert advice == ([True, True] if mode == "practice" else [False, False]), shown

@@ -209,8 +209,11 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     scored = score_report(report.to_json())
     uncounted = {e.get("problem") for e in scored.get("problems", [])
                  if e.get("fixed_counted") is False}
+    # Advice for the learner at the keyboard (a hint to ask for, the next statement to
+    # read); a classroom grade's reader is the instructor, whose kata it is not.
+    advice = report.mode != "classroom"
     for summary in report.summaries:
-        show_problem(console, summary, verbose, w, summary.problem.slug in uncounted)
+        show_problem(console, summary, verbose, w, summary.problem.slug in uncounted, advice)
         for note in summary.notes:
             console.print(f"  [dim]? {escape(note)}[/]", highlight=False)
     for error in report.internal_errors:
@@ -222,7 +225,7 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
                                      score=format_points(scored["score"]),
                                      max_score=format_points(scored["max_score"])) + "[/]")
     todo = [s for s in report.summaries if s.status != "pass"]
-    if todo:
+    if todo and advice:
         statement = localised(todo[0].problem.statement).name
         console.print(tr("next: {statement}",
                          statement=f"problems/{todo[0].problem.folder}/{statement}"),
@@ -230,9 +233,10 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
 
 
 def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: int,
-                 uncounted: bool) -> None:
+                 uncounted: bool, advice: bool = True) -> None:
     """One problem's lines of the report: its result, and its failures as they are
-    shown (the first three ways it fails, unless `verbose`)."""
+    shown (the first three ways it fails, unless `verbose`); with `advice`, the hint
+    the learner may ask for."""
     ok, bad = glyph(console, "✓", "PASS"), glyph(console, "✗", "FAIL")
     more = glyph(console, "…", "...")
     p = summary.problem
@@ -277,5 +281,5 @@ def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: in
                     console.print(f"      [dim]{escape(line)}[/]", highlight=False)
         if len(shown) >= 3 and not verbose:
             break
-    if any(r.hint for r in failures) or p.hints:
+    if advice and (any(r.hint for r in failures) or p.hints):
         console.print("  [dim]" + tr("stuck? `gpt-kata hint {slug}`", slug=p.slug) + "[/]")
