@@ -118,6 +118,38 @@ def test_a_submission_sees_none_of_what_the_previous_one_changed(tmp_path: Path)
     assert seen == fresh
 
 
+# Starts a thread that goes on changing the default dtype once its problem is done.
+THREADED = '''
+import os, threading, time
+import torch
+
+
+def keep_changing():
+    while True:
+        torch.set_default_dtype(torch.float64)
+        time.sleep(0.01)
+
+
+threading.Thread(target=keep_changing, daemon=True).start()
+
+
+class Solution:
+    def state(self):
+        return {"pid": os.getpid()}
+'''
+
+
+def test_a_thread_left_running_gets_the_next_problem_a_new_host(tmp_path: Path) -> None:
+    """Put back before the next load, the state was changed again by the thread: a
+    later problem's reference solution failed with float64 weights."""
+    with hosted_pool() as pool:
+        threaded = process(tmp_path, "threaded", THREADED, pool, ["state"]).call("state", ())
+        after = process(tmp_path, "after", PROBE, pool, ["state"]).call("state", ())
+    assert threaded.error is None and after.error is None, (threaded.error, after.error)
+    assert after.result["pid"] != threaded.result["pid"]
+    assert after.result["dtype"] == "torch.float32"
+
+
 def test_the_learners_folders_are_not_the_graders() -> None:
     """Only the grader package's modules stay loaded from one problem to the next, not
     the checkout's around it, which holds the learner's problems/ and their helpers."""

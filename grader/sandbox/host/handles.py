@@ -173,8 +173,9 @@ class SpawnHost:
     back the global state the previous submission may have changed
     (grader/sandbox/worker/baseline.py), and its scratch folder is emptied. One tenant (a
     `HostedWorker`) holds it at a time: a new one evicts the last, whose next call
-    loads its submission again. A host that crashed, ran out of time or was ended is
-    never reused: the next tenant gets a new one.
+    loads its submission again. A host that crashed, ran out of time or was ended, or
+    in which a thread a tenant started still runs, is never reused: the next tenant
+    gets a new one.
     """
 
     def __init__(self, worker: SpawnedWorker) -> None:
@@ -182,11 +183,14 @@ class SpawnHost:
         self.hello: dict | None = None  # its first message, which every tenant is shown
         self.tenant: HostedWorker | None = None
         self.tenants = 0  # tenants so far
+        # A thread a tenant started still runs in it (the worker says so in its replies):
+        # it could change the next tenant's state after it was put back.
+        self.threads_left = False
 
     @property
     def usable(self) -> bool:
-        return self.worker.alive and not (self.hello and isinstance(self.hello.get("error"),
-                                                                      dict))
+        return self.worker.alive and not self.threads_left and not (
+            self.hello and isinstance(self.hello.get("error"), dict))
 
 
 class HostedWorker(WorkerHandle):
@@ -209,7 +213,10 @@ class HostedWorker(WorkerHandle):
                 self.host.hello = self.host.worker.receive(timeout)
             self.greeted = True
             return self.host.hello
-        return super().receive(timeout)
+        reply = super().receive(timeout)
+        if reply.get("threads_left") is True:
+            self.host.threads_left = True
+        return reply
 
     def cpu_seconds(self) -> float | None:
         # The host's tree is the tenant's while it is the tenant: a time-out then says

@@ -9,7 +9,8 @@ the environment, warnings filters, and the attributes of the modules whose
 functions a submission might replace (torch.softmax = ...).
 
 A worker that crashed or ran out of time is never reused (it is replaced, as every
-worker is), so only what a submission leaves behind after answering is undone here.
+worker is), nor one in which a thread a submission started still runs (`threads_left`),
+so only what a submission leaves behind after answering is undone here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import random
 import signal
 import sys
 import sysconfig
+import threading
 import types
 import warnings
 from dataclasses import dataclass
@@ -85,6 +87,9 @@ class Baseline:
     # Python's signal handlers, where Python set them (a submission's alarm would
     # end a later problem's run).
     handlers: dict[int, Any]
+    # The threads running before any submission: one a submission starts cannot be
+    # stopped, and goes on changing what is put back (threads_left).
+    thread_idents: frozenset[int | None] = frozenset()
 
 
 def capture() -> Baseline:
@@ -105,7 +110,16 @@ def capture() -> Baseline:
         attributes=[(space, dict(vars(space))) for space in _namespaces()],
         module_hooks=[(hooks, dict(hooks)) for hooks in _module_hooks()],
         handlers=_handlers(),
+        thread_idents=frozenset(t.ident for t in threading.enumerate()),
     )
+
+
+def threads_left(baseline: Baseline) -> bool:
+    """Whether a thread a submission started is still running: the process can then not
+    be put back for the next one (a thread that kept setting the default dtype to
+    float64 failed a later problem's reference solution)."""
+    return any(t.ident not in baseline.thread_idents and t.is_alive()
+               for t in threading.enumerate())
 
 
 def _default_device() -> Any:

@@ -337,6 +337,11 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes], hello: dict[str, Any] | Non
             reply = worker.next_item()
         else:
             reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
+        if worker.baseline is not None:
+            from grader.sandbox.worker.baseline import threads_left
+
+            if threads_left(worker.baseline):
+                reply["threads_left"] = True  # the host serves no other submission then
         try:
             write_frame(proto_out, reply)
         except (ValueError, TypeError, OverflowError, RecursionError) as exc:
