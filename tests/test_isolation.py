@@ -7,6 +7,7 @@ happened as JSON. A check whose layer this machine lacks is skipped, saying so.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -561,3 +562,19 @@ def test_limit_message_names_the_limit() -> None:
         assert limit_message(policy, signum=signal.SIGXCPU) == (
             "the CPU time limit (30 s) was reached")
     assert limit_message(policy, ValueError("x")) is None
+    # Landlock's refusal of a program run or a file outside the sandbox's paths, where
+    # "Permission denied" alone read like the file's mode; not a learner's own raise.
+    refused = PermissionError(errno.EACCES, "Permission denied", "sleep")
+    assert limit_message(policy, refused).startswith("the sandbox refused it:")
+    assert limit_message(policy, PermissionError("not yours")) is None
+
+
+@pytest.mark.parametrize(("code", "shown"), [(None, ""), (3, "3 "), ("bye", "bye ")])
+def test_sys_exit_in_a_method_is_said_as_such(code: object, shown: str) -> None:
+    # Its message was its code alone: "raised SystemExit: " for a bare sys.exit().
+    from grader.sandbox.worker.describe import describe_error
+
+    said = describe_error(SystemExit(code), "/kata/problems/02-last-logits/solution.py")
+    assert said["type"] == "SystemExit"
+    assert said["message"].startswith(f"{shown}"), said
+    assert "sys.exit() was called: a method returns its answer" in said["message"], said

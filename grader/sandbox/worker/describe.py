@@ -55,6 +55,12 @@ def limit_message(policy: Policy, exc: BaseException | None = None,
         if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
             # A thread needs both a task slot and memory for its stack.
             return tr("a thread could not start: the process or memory limit was reached")
+        if isinstance(exc, PermissionError) and exc.errno == errno.EACCES:
+            # Landlock's refusal: "Permission denied" alone reads like the file's mode,
+            # and the same code passes where there is no sandbox (macOS, Windows).
+            return tr("the sandbox refused it: a submission runs no other program, writes "
+                      "only in its working folder, and reads only its own files and what "
+                      "Python and torch need")
     if signum is not None:
         if signum == getattr(signal, "SIGXCPU", None) and policy.cpu_seconds is not None:
             return tr("the CPU time limit ({seconds} s) was reached",
@@ -92,6 +98,10 @@ def describe_error(exc: BaseException, path: str, policy: Any = None) -> dict[st
         line, function = exc.lineno, None
     frames = [f"{shown}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for shown, f in own]
     message = _text_of(exc) if not isinstance(exc, SyntaxError) else (exc.msg or "invalid syntax")
+    if isinstance(exc, SystemExit):  # its message is only its code, often none
+        said = tr("sys.exit() was called: a method returns its answer instead of ending "
+                  "the process")
+        message = f"{message} ({said})" if message else said
     limit = None
     if policy is not None:
         try:
