@@ -118,11 +118,33 @@ def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:
 
 def test_a_name_from_the_notebook_that_cannot_travel_is_named(tmp_path: Path) -> None:
     cells = tmp_path / "scaled.py"
-    cells.write_text("SCALE = 2\n\nclass Solution:\n"
-                     "    def softmax(self, logits):\n        return logits * SCALE\n")
+    cells.write_text("import torch\nSCALE = torch.tensor(2.0)\nODD = float('nan')\n\n"
+                     "class Solution:\n    def softmax(self, logits):\n"
+                     "        return logits * SCALE * ODD\n")
     module = module_from(cells, "cells_for_test")
-    with pytest.raises(CheckError, match="uses SCALE"):
+    with pytest.raises(CheckError, match="uses ODD, SCALE") as refused:
         solution_file(find("softmax"), module.Solution, vars(module))
+    assert "same cell" not in str(refused.value)  # the same cell did not help
+
+
+def test_a_notebooks_constants_travel_as_they_are(tmp_path: Path) -> None:
+    """EPS = 1e-9 in a cell: the message said to define it "in the same cell", where it
+    was already; a number, string or tuple of them is written into the file."""
+    cells = tmp_path / "constants.py"
+    cells.write_text("EPS = 1e-9\nDIM = -1\nLABEL = 'p'\nSHAPE = (2, (3, None))\n\n"
+                     "class Solution:\n    def softmax(self, logits):\n"
+                     "        assert LABEL == 'p' and SHAPE[1][0] == 3\n"
+                     "        e = (logits - logits.max(dim=DIM, keepdim=True).values).exp()\n"
+                     "        return e / (e.sum(dim=DIM, keepdim=True) + EPS)\n")
+    module = module_from(cells, "constants_for_test")
+    text = solution_file(find("softmax"), module.Solution, vars(module))
+    for line in ("EPS = 1e-09", "DIM = -1", "LABEL = 'p'", "SHAPE = (2, (3, None))"):
+        assert line in text, text
+    scope: dict = {}
+    exec(compile(text, "solution.py", "exec"), scope)
+    import torch
+
+    assert torch.allclose(scope["Solution"]().softmax(torch.zeros(1, 2)), torch.full((1, 2), 0.5))
 
 
 def test_a_module_class_of_another_name_is_graded_under_the_problems_name(
@@ -378,3 +400,22 @@ def test_check_speaks_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     out = Console(file=io.StringIO(), width=200)
     assert notebook._grade(find("decode"), "x = 1\n", False, out)
     assert out.file.getvalue().startswith("gpt-kata 正在为 05-decode 评分你的类")
+
+
+def test_an_interrupted_check_says_so_from_check_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupting the cell showed a traceback through the grader's engine, down to
+    ctrl_c.py; the KeyboardInterrupt now comes from check()'s own call, with a sentence."""
+    from grader.grading.engine import session
+    from grader.learner import notebook, sandbox_notice
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "grade_problems", interrupted)
+    monkeypatch.setattr(notebook, "kernel_pool", lambda: None)
+    monkeypatch.setattr(sandbox_notice, "unsandboxed", lambda pool: None)
+    with pytest.raises(KeyboardInterrupt, match="the grade was interrupted") as stopped:
+        notebook._grade_in_the_sandbox(find("softmax"), tmp_path / "solution.py", False, None)
+    assert stopped.value.__suppress_context__
+    assert stopped.traceback[-1].name == "_grade_in_the_sandbox"

@@ -18,6 +18,7 @@ import builtins
 import importlib
 import inspect
 import linecache
+import math
 import os
 import shutil
 import sys
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
 NO_SOURCE = marked(
     "check() grades the source of your class, and Python cannot find the source of {name}: "
     "it keeps it for classes defined in a Jupyter notebook, in IPython or in a file, but not "
-    "at the plain `python` prompt or in exec(). Define the class in a notebook or IPython "
-    "cell, or save it in problems/{folder}/solution.py and run `gpt-kata grade {slug}`."
+    "at the plain `python` prompt, in exec() or in a cell that begins with a cell magic "
+    "(%%time). Define the class in a notebook or IPython cell of its own, or save it in "
+    "problems/{folder}/solution.py and run `gpt-kata grade {slug}`."
 )
 
 
@@ -119,8 +121,8 @@ def solution_file(problem: Problem, cls: type, names: dict[str, Any]) -> str:
     if unresolved:
         raise CheckError(tr(
             "{name} uses {names}, which check() cannot bring from your notebook (not a "
-            "module, nor a function or class defined there); import or define it inside "
-            "the class, or in the same cell", name=cls.__name__,
+            "module, a function or class defined there, nor a number, string or tuple of "
+            "them); import or define it inside the class", name=cls.__name__,
             names=", ".join(sorted(unresolved))))
     # The grader looks the class up by the problem's name for it: Solution, or the
     # module's (Head, GroupedQueryAttention, ...).
@@ -245,6 +247,8 @@ def _bring(name: str, value: Any, graded: str = "") -> tuple[str | None, str | N
         reused = _reused(folder, value)
         if reused is not None:
             return f"from grader.reuse import solution_of\n{name} = {reused}", None
+    if _plain(value):  # a constant of the notebook's (EPS = 1e-9): written out as it is
+        return f"{name} = {value!r}", None
     if inspect.isclass(value) or inspect.isfunction(value):
         if module_name and file and _installed(file) and _importable(module_name, value):
             qualname = value.__qualname__
@@ -258,6 +262,16 @@ def _bring(name: str, value: Any, graded: str = "") -> tuple[str | None, str | N
         except (OSError, TypeError):
             return None, None
     return None, None
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is a number, string, bytes, bool or None, or a tuple of them,
+    whose repr is Python that makes it again (not nan or inf)."""
+    if isinstance(value, tuple):
+        return all(_plain(item) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or type(value) in (bool, int, str, bytes)
 
 
 def _reused(folder: str, value: Any) -> str | None:
@@ -354,7 +368,11 @@ def _grade_in_the_sandbox(problem: Problem, file: Path, verbose: bool, out: Any)
         out.print(f"[dim]{unsandboxed_line}[/]")
     try:
         report = grade_problems({problem: file}, pool, Limits())
-    except BaseException:  # Ctrl-C in the cell, say: nothing of this grade lives on
+    except KeyboardInterrupt:  # the cell interrupted: nothing of this grade lives on
+        close_kernel_pool()
+        # Said from here, not from deep in the grader, whose frames would fill the cell.
+        raise KeyboardInterrupt(tr("check() stopped: the grade was interrupted")) from None
+    except BaseException:
         close_kernel_pool()
         raise
     pool.end_workers()
