@@ -353,3 +353,12 @@ def test_an_unfinished_starter_gives_one_line():
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1 and "not implemented yet" in lines[0], done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the spawned path, forced")
+def test_the_spawned_path_forced_on_linux_says_how_to_trace(monkeypatch) -> None:  # noqa: ANN001
+    # "which it does on Linux only", said on Linux, where the variable was the reason.
+    monkeypatch.setenv("GPT_KATA_SPAWN_WORKERS", "1")
+    traced = trace("generate", "--reference")
+    assert traced.returncode == 1, traced.stdout + traced.stderr
+    assert "GPT_KATA_SPAWN_WORKERS=1 forces: unset it" in traced.stdout + traced.stderr
