@@ -295,3 +295,18 @@ def test_a_console_without_chinese_gets_escapes_not_a_crash(argv, tmp_path) -> N
                           env={**os.environ, "PYTHONIOENCODING": "cp1252"})
     assert done.returncode == 0, done.stderr.decode("cp1252", "replace")
     assert b"\\u" in done.stdout  # the characters cp1252 lacks, as escapes
+
+
+def test_talk_says_when_the_learners_own_file_fails_and_the_reference_talks(tmp_path):
+    # The label names the reference; a learner who wrote 16 took the text for theirs.
+    kata = learner_kata(tmp_path)
+    (kata / "problems" / "16-sampler" / "solution.py").write_text(
+        "class Solution:\n    def sample_text(self, *args, **kwargs):\n"
+        "        return 'not yet'\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "grader", "talk", "Tom", "--chars", "5",
+                           "--seed", "1"], capture_output=True, text=True, timeout=300,
+                          cwd=kata)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("(your 16-sampler does not pass yet, so the reference's talks instead; "
+            "`gpt-kata grade sampler` says why)") in done.stderr, done.stderr
+    assert "[the reference sample_text() from 16-sampler" in done.stdout + done.stderr

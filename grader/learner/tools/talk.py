@@ -224,6 +224,12 @@ def choose(slug: str, pool: WorkerPool, talker: Talker, chars: int,
                             "{folder} does not pass yet; finish it first "
                             "(gpt-kata grade {slug}), or talk without --yours",
                             folder=problem.folder, slug=problem.slug))
+    if status in ("fail", "error"):
+        # Its label names the reference; without this a learner who wrote it took the
+        # text for their own code's.
+        print(tr("(your {folder} does not pass yet, so the reference's talks instead; "
+                 "`gpt-kata grade {slug}` says why)", folder=problem.folder, slug=problem.slug),
+              file=sys.stderr)
     if use_learner and talker.served and pool.server is None:
         # Only forked workers have a witness to serve a run's model calls; a
         # worker started on its own would have to read the run's weights itself.
