@@ -1042,24 +1042,26 @@ def test_the_practice_grade_says_which_part_of_an_answer_of_several_tensors_diff
 def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A case whose answer two stored mistakes give alike (lr-schedule's integer division
-    and its whole-period cosine both leave the last step at max_lr) names the one an
-    earlier case of the same file named, as the kata's Diagnoses do; without one, the
+    and its whole-period cosine both leave the last step at max_lr) names the one
+    another case of the same file named, as the kata's Diagnoses do; without one, the
     first in the check's order. The copy's package is stood in for by the modules it is
     written from."""
     package = tmp_path / "gpt_kata_practice"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    for name in ("codec", "judge"):
+    for name in ("codec", "judge", "program"):
         shutil.copy(Path("grader/release/practice") / f"{name}.py", package / f"{name}.py")
     (package / "weights.py").write_text("class KnownWeightsError(Exception):\n    pass\n\n\n"
                                         "def load_known_weights(*args):\n    pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    # Each of them, so that the test reads these and not what an earlier test imported.
     for name in ("gpt_kata_practice", "gpt_kata_practice.codec", "gpt_kata_practice.judge",
-                 "gpt_kata_practice.weights", "grader.release.practice.practice_grade"):
+                 "gpt_kata_practice.program", "gpt_kata_practice.weights",
+                 "grader.release.practice.practice_grade"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     from gpt_kata_practice import codec
 
-    from grader.release.practice.practice_grade import Failure, naming
+    from grader.release.practice.practice_grade import Failure, Result, fail, name_the_ties, naming
 
     both = [{"id": f"lr-schedule/{name}", "name": name, "hint": "",
              "outcome": codec.encode(("value", 0.003))}
@@ -1069,6 +1071,55 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
     said = naming(Failure("case train-last-step", "wrong"), ("value", 0.003), both, "", (),
                   named)
     assert said.mistake and said.mistake["id"] == named[0]
-    fresh: list[str] = []
-    first = naming(Failure("case a", "wrong"), ("value", 0.003), both, "", (), fresh)
-    assert first.mistake and first.mistake["id"] == both[0]["id"] and fresh == [both[0]["id"]]
+    # Named by no earlier case: decided once every case is graded. A later case that
+    # only one of them explains names it on the earlier one too (the kata's Diagnoses
+    # do; the first in the order was named where problem 06's later cases showed the other).
+    result = Result("lr-schedule")
+    fail(result, naming(Failure("case a", "wrong"), ("value", 0.003), both, "", (),
+                        result.named))
+    assert result.failures[0].mistake is None and result.named == []
+    fail(result, naming(Failure("case b", "wrong"), ("value", 0.004),
+                        [*both[:1], {**both[1], "outcome": codec.encode(("value", 0.004))}],
+                        "", (), result.named))
+    name_the_ties(result)
+    assert [f.mistake and f.mistake["id"] for f in result.failures] == [both[1]["id"]] * 2
+    assert [c["mistake"]["id"] for c in result.checks] == [both[1]["id"]] * 2
+    assert "This is what happens when you" in result.checks[0]["message"]
+    # Without such a case, the first in the check's order.
+    alone = Result("lr-schedule")
+    fail(alone, naming(Failure("case a", "wrong"), ("value", 0.003), both, "", (),
+                       alone.named))
+    name_the_ties(alone)
+    assert alone.failures[0].mistake["id"] == both[0]["id"] and alone.named == [both[0]["id"]]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="a terminal's Ctrl-C, as Linux sends it")
+def test_a_ctrl_c_in_the_middle_of_the_copys_grade_ends_it_as_the_katas_does(
+        released: Path) -> None:
+    """A terminal sends Ctrl-C to the grade and to the process its problems run in: that
+    process printed a traceback of its own, and the grade's next send met a broken pipe
+    and exited with 1."""
+    import signal
+    import time
+
+    import psutil
+
+    code = COPY_ONLY + "from grader.cli.entry import run; run()"
+    grade = subprocess.Popen([sys.executable, "-I", "-B", "-c", code, "grade"], cwd=released,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             encoding="utf-8", start_new_session=True)
+    try:
+        grading = psutil.Process(grade.pid)
+        for _ in range(1200):  # its problems' process starts with the first problem
+            if grading.children() or grade.poll() is not None:
+                break
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert grade.poll() is None, "the grade ended before the key was pressed"
+        os.killpg(grade.pid, signal.SIGINT)  # to the whole group, as a terminal does
+        out, err = grade.communicate(timeout=120)
+    finally:
+        grade.kill()
+    assert grade.returncode == 130, out + err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -31,6 +32,9 @@ class Failure:
     says: str
     hint: str = ""
     mistake: dict[str, str] | None = None  # {id, name, hint}, the full grader's ids
+    # Stored mistakes that all give this answer, none named yet: which one it names is
+    # decided once every case is graded (`name_the_ties`).
+    ties: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -194,6 +198,7 @@ def grade_problem(slug: str, path: Path,
         result.unavailable, result.kind = why.args
     except ModelFileError as why:  # the copy's file, not the learner's code
         result.unavailable, result.kind = str(why), "unavailable"
+    name_the_ties(result)
     return result
 
 
@@ -303,16 +308,40 @@ def drawn_again(failure: Failure, part: dict[str, Any], module: ModuleType, path
 def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]], rule: str,
            args: tuple, named: list[str] | None = None) -> Failure:
     """`failure`, saying which stored mistake gives the learner's outcome, if one does:
-    one of those already `named` for this file first (it is noted there)."""
+    one of those already `named` for this file first (it is noted there). Where several
+    give it and none is named yet, it carries them all, to be named once every case is
+    graded: the first in the list was named, where the other cases showed another
+    (problem 06's first case named the first position's logits, the next two softmax
+    over the batch, which the kata named on all three)."""
     named = named if named is not None else []
-    for mistake in sorted(mistakes, key=lambda m: m["id"] not in named):  # stable
-        if judge.same_outcome(got, codec.decode(mistake["outcome"]), rule, args):
-            if mistake["id"] not in named:
-                named.append(mistake["id"])
-            said = tr("This is what happens when you {name}.", name=translated(mistake["name"]))
-            return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
-                           {k: mistake[k] for k in ("id", "name", "hint")})
-    return failure
+    giving = [mistake for mistake in sorted(mistakes, key=lambda m: m["id"] not in named)
+              if judge.same_outcome(got, codec.decode(mistake["outcome"]), rule, args)]
+    if len(giving) > 1 and giving[0]["id"] not in named:
+        return replace(failure, ties=tuple(giving))
+    return named_as(failure, giving[0], named) if giving else failure
+
+
+def named_as(failure: Failure, mistake: dict[str, Any], named: list[str]) -> Failure:
+    """`failure`, saying it is what `mistake` gives, noted in `named`."""
+    if mistake["id"] not in named:
+        named.append(mistake["id"])
+    said = tr("This is what happens when you {name}.", name=translated(mistake["name"]))
+    return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
+                   {k: mistake[k] for k in ("id", "name", "hint")})
+
+
+def name_the_ties(result: Result) -> None:
+    """Name each failure that several mistakes explain: one the other cases named, else
+    the one that explains the most of these failures (the first, where that ties too)."""
+    tied = [failure for failure in result.failures if failure.ties]
+    counts = Counter(mistake["id"] for failure in tied for mistake in failure.ties)
+    for failure in tied:
+        chosen = max(failure.ties, key=lambda m: (m["id"] in result.named, counts[m["id"]]))
+        renamed = named_as(failure, chosen, result.named)
+        result.failures[result.failures.index(failure)] = renamed
+        for check in result.checks:
+            if check["name"] == failure.label and check["status"] == "fail":
+                check.update(message=renamed.says, mistake=renamed.mistake)
 
 
 def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,

@@ -48,7 +48,10 @@ class PracticeRuns:
     def grade(self, slug: str, path: Path) -> Result:
         if self.process is None:
             self._start()
-        self.connection.send((slug, str(path)))
+        try:
+            self.connection.send((slug, str(path)))
+        except OSError:  # it ended after its last answer (BrokenPipeError)
+            return self._ended(slug)
         # The learner's code runs within the call's limit, and all of a problem's calls
         # within its budget; the grade's own work between calls within the grace.
         running_since: float | None = None
@@ -73,12 +76,7 @@ class PracticeRuns:
             try:
                 kind, value = self.connection.recv()
             except (EOFError, OSError):
-                process = self.process
-                self.close()  # its exit code is known once it is joined
-                return Result(slug, unavailable=tr(
-                    "the process running your code ended (exit code {code}): sys.exit(), "
-                    "os._exit() or a crash in solution.py?", code=process.exitcode),
-                    kind="unavailable")
+                return self._ended(slug)
             if kind == "result":
                 return value
             now = time.monotonic()
@@ -90,6 +88,15 @@ class PracticeRuns:
                 cpu_since = process_tree_cpu(self.process.pid, children=False)
             elif running_since is not None:
                 spent, running_since = spent + now - running_since, None
+
+    def _ended(self, slug: str) -> Result:
+        """The result of a problem whose process ended under it."""
+        process = self.process
+        self.close()  # its exit code is known once it is joined
+        return Result(slug, unavailable=tr(
+            "the process running your code ended (exit code {code}): sys.exit(), "
+            "os._exit() or a crash in solution.py?", code=process.exitcode),
+            kind="unavailable")
 
     def _start(self) -> None:
         ours, theirs = self.context.Pipe()
@@ -125,6 +132,7 @@ def serve(connection: Any, forked: bool = False) -> None:
     a forked child cannot use: its first parallel operation would wait forever. The
     child then computes on one thread, as the kata's workers do."""
     draw_off_screen()
+    left_to_the_grade()
     if forked:
         import torch
 
@@ -139,6 +147,20 @@ def serve(connection: Any, forked: bool = False) -> None:
         result = grade_problem(slug, Path(path),
                                running=lambda now: connection.send(("running", now)))
         connection.send(("result", result))
+
+
+def left_to_the_grade() -> None:
+    """A Ctrl-C is the grade's to act on: pressed at a terminal it reaches this process
+    too, which raised its own KeyboardInterrupt (a traceback of this process, and the
+    grade's next send met a broken pipe and ended it with 1, not 130). The grade ends
+    this process as it stops (`close`). SIGTERM and SIGHUP end it at once, as Python's
+    default does, not as the grade's handlers it was forked with."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):  # Windows has no SIGHUP
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def draw_off_screen() -> None:
