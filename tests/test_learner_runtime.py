@@ -119,3 +119,24 @@ def test_the_copy_holds_exactly_what_its_runtime_imports() -> None:
     listed = {module_of(f) for f in RUNTIME_FILES} | {"grader"}
     assert imported == listed, (f"imported but not in the copy: {sorted(imported - listed)}; "
                                 f"in the copy but not imported: {sorted(listed - imported)}")
+
+
+def test_every_grader_module_a_learners_file_imports_is_in_the_copy() -> None:
+    """The starters and the references import the configs for their type hints: from
+    grader.model.gpt and grader.model.llama, which a learners' copy does not hold, so
+    an editor there marked the import unresolved and led nowhere."""
+    import ast
+
+    from grader.release.build import RUNTIME_FILES
+
+    held = {name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            for name in RUNTIME_FILES}
+    files = [*ROOT.glob("problems/*/solution.py"), *ROOT.glob("data/starters/*/solution.py"),
+             *ROOT.glob("solutions/*/solution.py")]
+    assert len(files) >= 3 * 35
+    missing = sorted({f"{file.relative_to(ROOT)}: {node.module}"
+                      for file in files for node in ast.walk(ast.parse(file.read_text("utf-8")))
+                      if isinstance(node, ast.ImportFrom) and node.module
+                      and node.module.startswith("grader.")
+                      and node.module.removeprefix("grader.") not in held})
+    assert missing == [], missing

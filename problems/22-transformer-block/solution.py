@@ -10,7 +10,7 @@ from torchtyping import TensorType
 if TYPE_CHECKING:
     # The config the grader builds your block with: you read config.n_embd and
     # config.n_head (also there: vocab_size, context_length, n_layer).
-    from grader.model.gpt import GPTConfig
+    from grader.model.config import GPTConfig
 
 
 class CausalSelfAttention(nn.Module):

@@ -9,7 +9,7 @@ from torchtyping import TensorType
 if TYPE_CHECKING:
     # The config the grader builds your Llama with: vocab_size, context_length, n_layer,
     # n_head, n_kv_head, n_embd, n_hidden, rope_base and norm_eps (grader/model/llama.py).
-    from grader.model.llama import LlamaConfig
+    from grader.model.config import LlamaConfig
 
 Cache = tuple[torch.Tensor, torch.Tensor]
 

@@ -9,7 +9,7 @@ from torch import nn
 from torchtyping import TensorType
 
 if TYPE_CHECKING:
-    from grader.model.gpt import GPTConfig
+    from grader.model.config import GPTConfig
 
 
 class CausalSelfAttention(nn.Module):

@@ -7,7 +7,7 @@ from torch import nn
 from torchtyping import TensorType
 
 if TYPE_CHECKING:
-    from grader.model.gpt import GPTConfig
+    from grader.model.config import GPTConfig
 
 
 class RMSNorm(nn.Module):

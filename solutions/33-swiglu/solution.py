@@ -7,7 +7,7 @@ from torch import nn
 from torchtyping import TensorType
 
 if TYPE_CHECKING:
-    from grader.model.llama import LlamaConfig
+    from grader.model.config import LlamaConfig
 
 
 class SwiGLU(nn.Module):

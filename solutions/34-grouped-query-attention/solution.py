@@ -9,7 +9,7 @@ from torch import nn
 from torchtyping import TensorType
 
 if TYPE_CHECKING:
-    from grader.model.llama import LlamaConfig
+    from grader.model.config import LlamaConfig
 
 
 def apply_rope(x: TensorType["B", "H", "T", "head_dim", float], start: int = 0,

@@ -10,7 +10,7 @@ from torchtyping import TensorType
 if TYPE_CHECKING:
     # The config the grader builds your GPT with: vocab_size, context_length,
     # n_layer, n_head and n_embd.
-    from grader.model.gpt import GPTConfig
+    from grader.model.config import GPTConfig
 
 
 # Paste your CausalSelfAttention, MLP and Block from transformer-block below, or

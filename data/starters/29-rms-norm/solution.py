@@ -8,7 +8,7 @@ from torchtyping import TensorType
 
 if TYPE_CHECKING:
     # The config the grader builds your module with: you read config.n_embd.
-    from grader.model.gpt import GPTConfig
+    from grader.model.config import GPTConfig
 
 
 class RMSNorm(nn.Module):

@@ -10,7 +10,7 @@ from torchtyping import TensorType
 if TYPE_CHECKING:
     # The config the grader builds your module with: you read config.n_embd and
     # config.n_hidden (the hidden width, 176 in the shipped size).
-    from grader.model.llama import LlamaConfig
+    from grader.model.config import LlamaConfig
 
 
 class SwiGLU(nn.Module):

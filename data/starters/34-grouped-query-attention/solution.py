@@ -11,7 +11,7 @@ from torchtyping import TensorType
 if TYPE_CHECKING:
     # The config the grader builds your module with: you read config.n_embd,
     # config.n_head, config.n_kv_head and config.rope_base.
-    from grader.model.llama import LlamaConfig
+    from grader.model.config import LlamaConfig
 
 
 # Paste your apply_rope from problem 32 (rope) here, the one that passed, or replace
