@@ -129,6 +129,19 @@ def test_the_version_names_the_grader_python_and_torch():
                           f"torch {metadata.version('torch')}")
 
 
+def test_an_installed_learners_copy_names_its_version(monkeypatch):
+    # It installs as gpt-kata-practice, and said "gpt-kata (not installed)".
+    from grader import paths
+    from grader.cli import main as cli_main
+    from grader.reports import provenance
+
+    installed = {"gpt-kata-practice": "0.1.0", "torch": "2.13.0"}
+    monkeypatch.setattr(paths, "in_a_copy", lambda: True)
+    monkeypatch.setattr(provenance, "version_of", installed.get)
+    monkeypatch.setattr(provenance, "grader_commit", lambda: None)
+    assert cli_main.version_line().startswith("gpt-kata 0.1.0, Python ")
+
+
 def test_talk_with_sampling_options_and_streaming_says_what_it_used():
     done = cli("talk", "Lily", "--chars", "60", "--temperature", "0.8", "--top-k", "8",
                "--top-p", "0.9", "--no-repeat-ngram", "5", "--seed", "3", "--stream", "word")

@@ -191,7 +191,9 @@ def version_line() -> str:
     from grader.reports.provenance import grader_commit, version_of
 
     commit = grader_commit()  # of the kata's checkout, or of a course's copy
-    kata = "gpt-kata " + (version_of("gpt-kata") or tr("(not installed)"))
+    # A learners' copy installs as gpt-kata-practice (grader/release/templates).
+    installed = (paths.in_a_copy() and version_of("gpt-kata-practice")) or version_of("gpt-kata")
+    kata = "gpt-kata " + (installed or tr("(not installed)"))
     kata += f" ({commit})" if commit else ""
     torch = version_of("torch") or tr("not installed")
     return f"{kata}, Python {platform.python_version()}, torch {torch}"
