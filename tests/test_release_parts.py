@@ -287,7 +287,9 @@ def test_a_learners_repository_keeps_out_what_the_readme_installs(
     subprocess.run(["git", "init", "-q", str(copy)], check=True)
     made = [".venv/lib/torch/lib/libtorch_cpu.so", "gpt_kata_practice.egg-info/PKG-INFO",
             ".gpt-kata/status.json", "runs/mine/model.safetensors",
-            "problems/08-temperature/__pycache__/solution.cpython-311.pyc"]
+            "problems/08-temperature/__pycache__/solution.cpython-311.pyc",
+            # what `gpt-kata reset` keeps of the file it replaced
+            "problems/08-temperature/solution.py.2026-12-07T08-15-00.bak"]
     ours = "problems/08-temperature/solution.py"
     ignored = subprocess.run(["git", "check-ignore", *made, ours], cwd=copy,
                              capture_output=True, text=True, check=False).stdout.split()
