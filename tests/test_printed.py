@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from grader.reports.report import cut_output
-from grader.sandbox.wire.printed import Printed, clip, joined
-from grader.sandbox.worker.serve import CALL_OUTPUT_LIMIT, WorkerLoop
+from grader.sandbox.wire.printed import CALL_OUTPUT_LIMIT, Printed, clip, joined
+from grader.sandbox.worker.serve import WorkerLoop
 
 LOOKALIKE = "… (1000 more lines; output truncated)\n"
 

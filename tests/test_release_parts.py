@@ -640,3 +640,31 @@ def test_a_module_that_drops_in_evaluation_mode_is_told_so_in_the_copy(
                      {slug: mistaken(slug, "scaled_by_n_embd")})
     graded = practice_grade(steady, slug)
     assert graded.returncode == 1 and "dropout" not in graded.stdout, graded.stdout
+
+
+# The right answer on half the calls; it prints a lot on each.
+LOUD = '''class Solution:
+    calls = 0
+
+    def apply_temperature(self, logits, temperature):
+        if temperature <= 0:
+            raise ValueError("temperature must be > 0")
+        Solution.calls += 1
+        for i in range(20_000):
+            print("debugging", Solution.calls, i)
+        return logits / temperature if Solution.calls % 2 else logits * temperature
+'''
+
+
+def test_what_a_case_prints_is_shown_under_its_failure_not_on_the_terminal(
+        small_copy: Path, tmp_path: Path) -> None:
+    """The copy's grade poured a solution's prints onto the terminal, whole (51 MB for
+    one that printed in a loop), saying nothing of which case printed them."""
+    copy = learner(small_copy, tmp_path, {"temperature": LOUD})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "temperature", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout[-3000:] + graded.stderr
+    assert len(graded.stdout) < 20_000, graded.stdout[:3000]  # not 20,000 lines a call
+    assert "your code printed:" in graded.stdout and "debugging" in graded.stdout
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    assert failed and all(t["output"].startswith("debugging ") for t in failed), failed

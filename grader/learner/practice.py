@@ -137,6 +137,7 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
                    if named else None)
         results.append(TestResult(
             check["name"], problem, check["status"], check["message"] or "",
+            output=check.get("output") or "",
             hint=(mistake.hint if mistake else "") or hint_of(result, check["name"]),
             kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
             alike=check["message"] or ""))

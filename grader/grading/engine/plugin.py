@@ -43,7 +43,7 @@ from grader.sandbox.wire.printed import Printed, clip, joined
 
 # What one check's calls printed, kept whole up to this many characters (the
 # report cuts it at a line end to show it); the worker keeps CALL_OUTPUT_LIMIT
-# (grader/sandbox/worker/serve.py) of each call.
+# (grader/sandbox/wire/printed.py) of each call.
 CHECK_OUTPUT_LIMIT = 20_000
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import traceback
@@ -20,6 +21,7 @@ from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.locale import tr, translated
 from grader.reuse import learner_file
+from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 
 
 @dataclass(frozen=True)
@@ -136,60 +138,63 @@ def grade_problem(slug: str, path: Path,
                      for refusal in part.get("refusals", {}).values()]
     try:
         for label, part, case in checked:
-            args = codec.decode(case["args"])
-            models = watched(args) if part.get("calls") else []
-            got, shown = attempt(part, module, args, path, running)
-            want = codec.decode(case["expected"])
-            changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
-            if changed:
-                fail(result, Failure(label, tr(
-                    "{method}() changed its input `{name}` in place, and the caller still needs "
-                    "it as it was.", method=part["method"], name=changed),
-                    hint=tr("work on a copy (.clone()) or build a new tensor")))
-                continue
-            if got[0] == "value":  # a float dtype the instructor's judge takes too
-                got = ("value", judge.in_stored_dtypes(got[1], want,
-                                                       part.get("any_float_dtype", [])))
-            # A case on a model may have other right answers, where two picks tie.
-            right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
-            if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
-                left = codec.decode(case["generators"]) if "generators" in case else {}
-                elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
-                if elsewhere:
-                    fail(result, Failure(label, tr(
-                        "the right answer, but the generator `{name}` is left in another "
-                        "state than the reference leaves it in, so the next draw from it will "
-                        "differ.", name=elsewhere), hint=tr(
-                        "leave the generator where the statement says: put back with "
-                        "set_state(initial_state) where it asks for that, else moved on by "
-                        "exactly the draws it describes")))
+            # What the case's calls print is shown under its failure, as the kata shows
+            # it, not poured onto the terminal above the report.
+            with printing() as printed:
+                args = codec.decode(case["args"])
+                models = watched(args) if part.get("calls") else []
+                got, shown = attempt(part, module, args, path, running)
+                want = codec.decode(case["expected"])
+                changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
+                if changed:
+                    fail_printing(result, printed, Failure(label, tr(
+                        "{method}() changed its input `{name}` in place, and the caller "
+                        "still needs it as it was.", method=part["method"], name=changed),
+                        hint=tr("work on a copy (.clone()) or build a new tensor")))
                     continue
-                if models:
-                    wrong = wrong_calls(part, args, models, slug)
-                    if wrong is not None:
-                        fail(result, Failure(label, *wrong))
+                if got[0] == "value":  # a float dtype the instructor's judge takes too
+                    got = ("value", judge.in_stored_dtypes(got[1], want,
+                                                           part.get("any_float_dtype", [])))
+                # A case on a model may have other right answers, where two picks tie.
+                right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
+                if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+                    left = codec.decode(case["generators"]) if "generators" in case else {}
+                    elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
+                    if elsewhere:
+                        fail_printing(result, printed, Failure(label, tr(
+                            "the right answer, but the generator `{name}` is left in another "
+                            "state than the reference leaves it in, so the next draw from it will "
+                            "differ.", name=elsewhere), hint=tr(
+                            "leave the generator where the statement says: put back with "
+                            "set_state(initial_state) where it asks for that, else moved on by "
+                            "exactly the draws it describes")))
                         continue
-                result.passed += 1
-                result.checks.append({"name": label, "status": "pass", "message": None,
-                                      "mistake": None})
-                continue
-            if got[0] == "error":
-                message = tr("{method}() raised {error}", method=part["method"], error=shown)
-            elif part["judge"] in ("training-steps", "training-loop"):
-                message = (f"{part['method']}(): "
-                           f"{judge.training_difference(got[1], want, part['judge'])}")
-            else:
-                message = tr("{method}() returned {got}; expected {expected}{difference}",
-                             method=part["method"], got=judge.describe(got[1]),
-                             expected=judge.describe(want),
-                             difference=judge.difference(got[1], want))
-            failure = naming(Failure(label, message), got, case["mistakes"], part["judge"],
-                             args, result.named)
-            if failure.mistake is None and part.get("diagnosis"):
-                failure = drawn_again(failure, part, module, path, running, slug)
-            if failure.mistake is None and part["module"]:
-                failure = unrepeated(failure, part, module, case, got, want, path, running)
-            fail(result, failure)
+                    if models:
+                        wrong = wrong_calls(part, args, models, slug)
+                        if wrong is not None:
+                            fail_printing(result, printed, Failure(label, *wrong))
+                            continue
+                    result.passed += 1
+                    result.checks.append({"name": label, "status": "pass", "message": None,
+                                          "mistake": None})
+                    continue
+                if got[0] == "error":
+                    message = tr("{method}() raised {error}", method=part["method"], error=shown)
+                elif part["judge"] in ("training-steps", "training-loop"):
+                    message = (f"{part['method']}(): "
+                               f"{judge.training_difference(got[1], want, part['judge'])}")
+                else:
+                    message = tr("{method}() returned {got}; expected {expected}{difference}",
+                                 method=part["method"], got=judge.describe(got[1]),
+                                 expected=judge.describe(want),
+                                 difference=judge.difference(got[1], want))
+                failure = naming(Failure(label, message), got, case["mistakes"], part["judge"],
+                                 args, result.named)
+                if failure.mistake is None and part.get("diagnosis"):
+                    failure = drawn_again(failure, part, module, path, running, slug)
+                if failure.mistake is None and part["module"]:
+                    failure = unrepeated(failure, part, module, case, got, want, path, running)
+                fail_printing(result, printed, failure)
         for label, part, refusal in refusals:
             args = codec.decode(refusal["args"])
             refused(result, label, part, refusal, args,
@@ -369,6 +374,31 @@ def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,
 
 
 def fail(result: Result, failure: Failure) -> None:
+    fail_printing(result, "", failure)
+
+
+def fail_printing(result: Result, printed: printing | str, failure: Failure) -> None:
+    """Record `failure`, with what its case's calls `printed`."""
     result.failures.append(failure)
+    output = printed.output() if isinstance(printed, printing) else printed
     result.checks.append({"name": failure.label, "status": "fail", "message": failure.says,
-                          "mistake": failure.mistake})
+                          "mistake": failure.mistake, "output": output})
+
+
+class printing(contextlib.AbstractContextManager):
+    """What the learner's code prints meanwhile, held as the kata's worker holds a call's
+    output (at most CALL_OUTPUT_KEPT characters, the lines past them counted)."""
+
+    def __init__(self) -> None:
+        self.captured = Capture(CALL_OUTPUT_KEPT)
+        self.redirect = contextlib.redirect_stdout(self.captured)
+
+    def __enter__(self) -> printing:
+        self.redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.redirect.__exit__(*exc)
+
+    def output(self) -> Any:
+        return clip(self.captured.printed(), CALL_OUTPUT_LIMIT)

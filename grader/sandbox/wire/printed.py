@@ -136,6 +136,14 @@ _LINE_END = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 PENDING = 1 << 16
 
 
+# Characters of what one call printed that a worker sends (a learners' copy's practice
+# grade keeps as much).
+CALL_OUTPUT_LIMIT = 4000
+# Characters of it a worker holds while the call runs (more than it sends, so that
+# the cut is made as on the whole output); past them it counts lines (Capture).
+CALL_OUTPUT_KEPT = 2 * CALL_OUTPUT_LIMIT
+
+
 class Capture(io.TextIOBase):
     """A call's stdout that holds at most `keep` characters, whatever the call prints:
     past them it only counts the lines, as `Printed.of` would split the whole text, so

@@ -25,19 +25,11 @@ from grader.locale import tr
 from grader.reuse import source_spec
 from grader.sandbox.wire.encoding import Unencodable, decode, encode
 from grader.sandbox.wire.frames import read_frame, write_frame
-from grader.sandbox.wire.printed import Capture, clip
+from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 from grader.sandbox.worker.describe import describe_error
 from grader.sandbox.worker.harness_ref import harness_name, run_harness
 from grader.sandbox.worker.held import reference_code_held
 from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
-
-# Characters of what one call printed that the worker sends.
-CALL_OUTPUT_LIMIT = 4000
-
-
-# Characters of it the worker holds while the call runs (more than it sends, so that
-# the cut is made as on the whole output); past them it counts lines (Capture).
-CALL_OUTPUT_KEPT = 2 * CALL_OUTPUT_LIMIT
 
 
 def printed(captured: Capture) -> dict[str, Any]:
