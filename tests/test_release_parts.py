@@ -5,6 +5,7 @@ and the problems practised from outputs the release stores beyond a check's gold
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -73,8 +74,10 @@ def test_a_named_mistakes_fix_is_data_shown_only_by_hint(
         hint = test["mistake"]["hint"]
         assert hint and hint not in test["message"], test
         assert "Hint:" not in test["message"], test
-        assert test["message"].endswith(f"This is what happens when you "
-                                        f"{test['mistake']['name']}."), test
+        # The mistake is said last, before the case's inputs, as the kata's message has it.
+        said = re.split(r"\n(?:the inputs of case |its inputs:)", test["message"])[0]
+        assert said.endswith(f"This is what happens when you "
+                             f"{test['mistake']['name']}."), test
     assert named[0]["mistake"]["hint"] not in graded.stdout, graded.stdout
     assert "stuck? `gpt-kata hint temperature`" in graded.stdout, graded.stdout
     code = COPY_ONLY + "from grader.cli.main import main; sys.exit(main(sys.argv[1:]))"
@@ -656,7 +659,7 @@ LOUD = '''class Solution:
 '''
 
 
-def test_what_a_case_prints_is_shown_under_its_failure_not_on_the_terminal(
+def test_what_a_case_prints_and_its_inputs_are_shown_under_its_failure(
         small_copy: Path, tmp_path: Path) -> None:
     """The copy's grade poured a solution's prints onto the terminal, whole (51 MB for
     one that printed in a loop), saying nothing of which case printed them."""
@@ -668,3 +671,6 @@ def test_what_a_case_prints_is_shown_under_its_failure_not_on_the_terminal(
     assert "your code printed:" in graded.stdout and "debugging" in graded.stdout
     failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
     assert failed and all(t["output"].startswith("debugging ") for t in failed), failed
+    # Each failure's inputs too, as the kata gives them: the copy said only "case NAME".
+    assert all(set(t["inputs"]) == {"logits", "temperature"} for t in failed), failed
+    assert "the inputs of case " in graded.stdout and "  temperature: " in graded.stdout

@@ -137,10 +137,10 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
                    if named else None)
         results.append(TestResult(
             check["name"], problem, check["status"], check["message"] or "",
-            output=check.get("output") or "",
+            output=check.get("output") or "", arguments=check.get("arguments"),
             hint=(mistake.hint if mistake else "") or hint_of(result, check["name"]),
             kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
-            alike=check["message"] or ""))
+            alike=check.get("alike") or check["message"] or ""))
     return results
 
 

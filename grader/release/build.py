@@ -66,6 +66,7 @@ RUNTIME_FILES = (
     "grading/values/__init__.py", "grading/values/failures.py", "grading/values/sanitise.py",
     "grading/values/tolerances.py",
     "grading/subject/__init__.py", "grading/subject/cases.py",
+    "grading/subject/inputs.py",
     "grading/judging/__init__.py", "grading/judging/cached_steps.py",
     "grading/judging/refusals.py",
     "grading/judging/generator_draws.py",

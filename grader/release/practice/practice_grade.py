@@ -19,6 +19,7 @@ from gpt_kata_practice.codec import stored
 from gpt_kata_practice.program import ModelFileError
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
+from grader.grading.subject.inputs import inputs_of
 from grader.locale import tr, translated
 from grader.reuse import learner_file
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
@@ -130,18 +131,19 @@ def grade_problem(slug: str, path: Path,
     for part in parts:
         # With several methods, a label says whose case it is.
         named = f"{part['method']}() " if len(parts) > 1 else ""
-        checked += [(named + tr("case {id}", id=case_id), part, case)
+        checked += [(named + tr("case {id}", id=case_id), part, case, case_id)
                     for case_id, case in part["cases"].items()]
-        checked += [(named + tr("drawn example {n}", n=n), part, case)
+        checked += [(named + tr("drawn example {n}", n=n), part, case, None)
                     for n, case in part["examples"].items()]
         refusals += [(named + tr("refusal: {what}", what=refusal["what"]), part, refusal)
                      for refusal in part.get("refusals", {}).values()]
     try:
-        for label, part, case in checked:
+        for label, part, case, case_id in checked:
             # What the case's calls print is shown under its failure, as the kata shows
-            # it, not poured onto the terminal above the report.
+            # it, not poured onto the terminal above the report; and so are its inputs.
             with printing() as printed:
                 args = codec.decode(case["args"])
+                printed.inputs = (dict(zip(part["arg_names"], args)), case_id)
                 models = watched(args) if part.get("calls") else []
                 got, shown = attempt(part, module, args, path, running)
                 want = codec.decode(case["expected"])
@@ -346,7 +348,8 @@ def name_the_ties(result: Result) -> None:
         result.failures[result.failures.index(failure)] = renamed
         for check in result.checks:
             if check["name"] == failure.label and check["status"] == "fail":
-                check.update(message=renamed.says, mistake=renamed.mistake)
+                check.update(message=with_inputs(renamed.says, check.get("inputs", "")),
+                             alike=renamed.says, mistake=renamed.mistake)
 
 
 def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,
@@ -378,11 +381,21 @@ def fail(result: Result, failure: Failure) -> None:
 
 
 def fail_printing(result: Result, printed: printing | str, failure: Failure) -> None:
-    """Record `failure`, with what its case's calls `printed`."""
+    """Record `failure`, with what its case's calls `printed` and the case's inputs."""
     result.failures.append(failure)
-    output = printed.output() if isinstance(printed, printing) else printed
-    result.checks.append({"name": failure.label, "status": "fail", "message": failure.says,
-                          "mistake": failure.mistake, "output": output})
+    output, arguments, shown = "", None, ""
+    if isinstance(printed, printing):
+        output = printed.output()
+        arguments, shown = printed.shown_inputs()
+    result.checks.append({"name": failure.label, "status": "fail",
+                          "message": with_inputs(failure.says, shown), "alike": failure.says,
+                          "mistake": failure.mistake, "output": output,
+                          "arguments": arguments, "inputs": shown})
+
+
+def with_inputs(says: str, shown: str) -> str:
+    """A failure's message with its case's inputs under it, as the kata's gives them."""
+    return f"{says}\n{shown}" if shown else says
 
 
 class printing(contextlib.AbstractContextManager):
@@ -392,6 +405,8 @@ class printing(contextlib.AbstractContextManager):
     def __init__(self) -> None:
         self.captured = Capture(CALL_OUTPUT_KEPT)
         self.redirect = contextlib.redirect_stdout(self.captured)
+        # The case's arguments by name, and its id (None for a drawn example).
+        self.inputs: tuple[dict[str, Any], str | None] | None = None
 
     def __enter__(self) -> printing:
         self.redirect.__enter__()
@@ -402,3 +417,19 @@ class printing(contextlib.AbstractContextManager):
 
     def output(self) -> Any:
         return clip(self.captured.printed(), CALL_OUTPUT_LIMIT)
+
+    def shown_inputs(self) -> tuple[dict[str, str] | None, str]:
+        """The case's inputs as the kata's failures give them: each by name, for the JSON
+        report, and under their heading, for the terminal. A copy's drawn example is
+        one of those it stores, not one shrunk: it is named as a case is."""
+        if self.inputs is None:
+            return None, ""
+        named, case_id = self.inputs
+        try:
+            arguments = inputs_of(named)
+        except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
+            return None, ""
+        heading = (tr("the inputs of case {case}:", case=case_id) if case_id
+                   else tr("its inputs:"))
+        return arguments, "\n".join([heading, *(f"  {name}: {what}"
+                                                for name, what in arguments.items())])
