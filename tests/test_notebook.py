@@ -384,7 +384,7 @@ def test_check_speaks_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setenv("GPT_KATA_LANG", "zh")
     cells = tmp_path / "scaled.py"
-    cells.write_text("SCALE = 2\n\nclass Solution:\n"
+    cells.write_text("SCALE = object()\n\nclass Solution:\n"
                      "    def softmax(self, logits):\n        return logits * SCALE\n")
     module = module_from(cells, "cells_for_chinese")
     with pytest.raises(CheckError, match="Solution 用到了 SCALE"):

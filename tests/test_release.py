@@ -503,6 +503,9 @@ def test_train_yours_in_the_copy_then_talk_with_it(released: Path, tmp_path: Pat
                                                "model.safetensors", "loss_log.tsv"}
     log = (run / "loss_log.tsv").read_text("utf-8").splitlines()
     assert log[0].startswith("step\ttrain_loss") and log[-1].startswith("30\t"), log
+    # The reference's loop returns its log: every entry had the run's whole time.
+    elapsed = [float(line.split("\t")[3]) for line in log[1:]]
+    assert elapsed[0] < elapsed[-1], log
     talked = copy_command(copy, "talk", "The cat", "--model", "runs/r", "--yours",
                           "--seed", "1", "--chars", "40")
     assert talked.returncode == 0, talked.stderr

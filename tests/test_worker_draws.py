@@ -1,6 +1,6 @@
 """What a submission draws from torch's or Python's global generator, where it should
-draw from the one it was handed, is the same on every run and for every call, so that
-its grade is too (grader/sandbox/worker/serve.py's `reseed_global_generators`)."""
+draw from the one it was handed, is the same on every run, so that its grade is too
+(grader/sandbox/worker/serve.py's `reseed_global_generators`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ print(json.dumps([repr(worker.call("draw", [], {}, [])["result"]) for _ in range
 """
 
 
-def test_global_draws_are_the_same_for_every_call_and_in_every_process(tmp_path: Path) -> None:
+def test_global_draws_are_the_same_in_every_process(tmp_path: Path) -> None:
     solution = tmp_path / "solution.py"
     solution.write_text(SUBMISSION, encoding="utf-8")
     # Two processes: torch seeds its global generator afresh in each.
@@ -37,4 +37,5 @@ def test_global_draws_are_the_same_for_every_call_and_in_every_process(tmp_path:
         text=True, timeout=120, check=True).stdout) for _ in range(2)]
     assert answers[0] == answers[1]
     first, second = answers[0]
-    assert first == second and "0." in first  # the second call drew what the first did
+    # Seeded once a load: a second call draws on (a dropout left active is told so).
+    assert first != second and "0." in first

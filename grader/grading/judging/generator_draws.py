@@ -56,9 +56,7 @@ def how_drawn(again: Callable[..., tuple[str, Any]]) -> Diagnosis | str:
         answers = []
         # The first seed three times: a draw from PyTorch's global state repeats itself
         # on the probe's 1,000 tokens one time in a thousand for two draws (seen: 1 in
-        # 3,000 unnamed), one in a million for three. Where the global state is seeded
-        # alike before each call (a kata worker's: grader/sandbox/worker/serve.py), it
-        # repeats every time, and the other seed's draw, the same, tells it instead.
+        # 3,000 unnamed), one in a million for three.
         for seed in (PROBE_SEEDS[0], PROBE_SEEDS[0], *PROBE_SEEDS):
             outcome = again(*generator_args(probs, seed))
             # Only a token id tells what was drawn (a float, nan say, is none).

@@ -88,8 +88,9 @@ def run_loop(loop: Any, net: Any, optimizer: Any, train_data: Any, val_data: Any
              settings: Any, context_length: int, show_progress: bool,
              out: Path) -> list[tuple[int, float, float, float]]:
     """The learner's train_loop() over the whole run, its steps shown as the optimizer
-    takes them; its log, each entry with the seconds since the start when it was heard
-    of, as loss_log.tsv holds it (written when the loop ends)."""
+    takes them; its log, each entry with the seconds since the start when its step was
+    taken, as loss_log.tsv holds it (written when the loop ends). A loop that returns
+    its log had every entry at the run's whole time."""
     import torch
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -99,9 +100,17 @@ def run_loop(loop: Any, net: Any, optimizer: Any, train_data: Any, val_data: Any
     started = time.perf_counter()
     columns = (TextColumn(tr("training with your train_loop")), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
+    # When the optimizer had taken each number of steps: an entry's evaluation follows
+    # its step, and a loop that returns its log is heard of only at its end.
+    stepped: dict[int, float] = {0: 0.0}
     with Progress(*columns, disable=not show_progress) as progress:
         task = progress.add_task("train", total=steps)
-        optimizer.register_step_post_hook(lambda *_: progress.advance(task))
+
+        def step_taken(*_: Any) -> None:
+            stepped[len(stepped)] = time.perf_counter() - started
+            progress.advance(task)
+
+        optimizer.register_step_post_hook(step_taken)
         try:
             with torch.enable_grad():
                 result = solution_of(loop.slug)().train_loop(
@@ -124,6 +133,8 @@ def run_loop(loop: Any, net: Any, optimizer: Any, train_data: Any, val_data: Any
             raise UsageError(tr("your train_loop logged {entry!r} after step {step}, which "
                                 "is not (step, train_loss, val_loss) with finite losses",
                                 entry=entry, step=log[-1][0] if log else 0))
+        # When its step was taken, never after it was heard of or before the entry above.
+        elapsed = max(min(stepped.get(entry[0], elapsed), elapsed), log[-1][3] if log else 0.0)
         log.append((entry[0], entry[1], entry[2], elapsed))
     out.mkdir(parents=True, exist_ok=True)
     with (out / "loss_log.tsv").open("w", encoding="utf-8") as file:

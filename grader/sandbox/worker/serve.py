@@ -75,16 +75,17 @@ def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
     return proto_in, proto_out
 
 
-# The seed of torch's and Python's global generators before the submission's code runs,
-# for draws it makes from them where it should use the generator it was handed:
-# unseeded, they differed from process to process, and one sampler that forgot
-# `generator=` scored 8, 5 and 7 of 10 on three runs. Above every seed a check fixes
-# or draws (0 to 2**32 - 1), so that such draws never equal the handed generator's.
+# The seed of torch's and Python's global generators as a submission is loaded, for
+# draws it makes from them where it should use the generator it was handed: unseeded,
+# they differed from process to process, and one sampler that forgot `generator=`
+# scored 8, 5 and 7 of 10 on three runs. Above every seed a check fixes or draws (0 to
+# 2**32 - 1), so that such draws never equal the handed generator's. Once a load, not
+# once a call: a dropout left active must still draw another mask when called again.
 GLOBAL_SEED = 2**32 + 0x5EED
 
 
 def reseed_global_generators() -> None:
-    """The same global draws on every run and every path, for each call alike."""
+    """The same global draws on every run and every path, from the same calls."""
     import random
 
     import torch
@@ -190,7 +191,6 @@ class WorkerLoop:
         models = [a for a in [*args, *kwargs.values()] if isinstance(a, torch.nn.Module)]
         self.models.calls.clear()
         captured = Capture(CALL_OUTPUT_KEPT)
-        reseed_global_generators()
         try:
             with contextlib.redirect_stdout(captured):
                 if (harness := harness_name(method)) is not None:
@@ -244,7 +244,6 @@ class WorkerLoop:
             models = [self.models.materialise(a, remote) for a in args]
         except ModelRefused as exc:
             return {"error": {"type": "ModelRefused", "message": str(exc)}}
-        reseed_global_generators()
         try:
             with contextlib.redirect_stdout(Nowhere()):
                 self.iterator = iter(getattr(self.solution, method)(*models))
