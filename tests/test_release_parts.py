@@ -675,3 +675,21 @@ def test_what_a_case_prints_and_its_inputs_are_shown_under_its_failure(
     # Each failure's inputs too, as the kata gives them: the copy said only "case NAME".
     assert all(set(t["inputs"]) == {"logits", "temperature"} for t in failed), failed
     assert "the inputs of case " in graded.stdout and "  temperature: " in graded.stdout
+
+
+def test_an_input_changed_in_place_is_shown_as_it_was_handed(
+        small_copy: Path, tmp_path: Path) -> None:
+    """The inputs under a failure are the case's, not what the call left of them."""
+    zeroing = ("class Solution:\n    def apply_temperature(self, logits, temperature):\n"
+               "        if temperature <= 0:\n            raise ValueError('> 0')\n"
+               "        answer = logits / temperature\n        logits.zero_()\n"
+               "        return answer\n")
+    copy = learner(small_copy, tmp_path, {"temperature": zeroing})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(copy, "temperature", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    assert failed and all("changed its input `logits`" in t["message"] for t in failed), failed
+    # As handed: the fixed cases' logits of the shipped model, not the zeros the call left.
+    (sharpen,) = [t for t in failed if t["name"].endswith(": case sharpen")]
+    assert " from -7.195 to 6.278" in sharpen["inputs"]["logits"], sharpen

@@ -143,7 +143,7 @@ def grade_problem(slug: str, path: Path,
             # it, not poured onto the terminal above the report; and so are its inputs.
             with printing() as printed:
                 args = codec.decode(case["args"])
-                printed.inputs = (dict(zip(part["arg_names"], args)), case_id)
+                printed.inputs = (part["arg_names"], case["args"], case_id)
                 models = watched(args) if part.get("calls") else []
                 got, shown = attempt(part, module, args, path, running)
                 want = codec.decode(case["expected"])
@@ -405,8 +405,9 @@ class printing(contextlib.AbstractContextManager):
     def __init__(self) -> None:
         self.captured = Capture(CALL_OUTPUT_KEPT)
         self.redirect = contextlib.redirect_stdout(self.captured)
-        # The case's arguments by name, and its id (None for a drawn example).
-        self.inputs: tuple[dict[str, Any], str | None] | None = None
+        # The case's argument names, its stored arguments (as they were before the
+        # call, which may change them) and its id (None for a drawn example).
+        self.inputs: tuple[list[str], Any, str | None] | None = None
 
     def __enter__(self) -> printing:
         self.redirect.__enter__()
@@ -424,9 +425,9 @@ class printing(contextlib.AbstractContextManager):
         one of those it stores, not one shrunk: it is named as a case is."""
         if self.inputs is None:
             return None, ""
-        named, case_id = self.inputs
+        names, stored, case_id = self.inputs
         try:
-            arguments = inputs_of(named)
+            arguments = inputs_of(dict(zip(names, codec.decode(stored))))
         except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
             return None, ""
         heading = (tr("the inputs of case {case}:", case=case_id) if case_id
