@@ -49,6 +49,16 @@ def grade(args: argparse.Namespace) -> int:
 
     chosen = select_problems(args.problems) if args.problems else list(problems())
     out = console()
+    if not args.quiet:
+        # Said at once, as the kata's grade says it: a whole grade takes seconds, and a
+        # blank terminal meanwhile read as a grade that had not started.
+        from rich.markup import escape
+
+        from grader import wording
+
+        out.print("[bold]gpt-kata[/] " + escape(tr("grading {problems} from {source}",
+                                                   problems=wording.problems(len(chosen)),
+                                                   source="problems/")))
     report = practice_report(chosen, None if args.quiet else out,
                              limits=(args.timeout, args.budget))
     status.record(report)
