@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -235,10 +236,12 @@ def learner_run(the_plan: Plan, process: Any,
     values = tuple(the_plan.args[name] for name in the_plan.names)
     outcome = process.call(the_plan.method, values, iterate=the_plan.iterate)
     if outcome.model_passes is None and outcome.error is None:
-        if sys.platform.startswith("linux"):  # the spawned path, forced
+        from grader.sandbox.host.pool import SPAWN_VARIABLE
+
+        if sys.platform.startswith("linux") and os.environ.get(SPAWN_VARIABLE) == "1":
             return None, tr("trace cannot see {label}'s model calls on the spawned path that "
                             "{variable}=1 forces: unset it", label=label,
-                            variable="GPT_KATA_SPAWN_WORKERS")
+                            variable=SPAWN_VARIABLE)
         return None, tr("trace cannot see {label}'s model calls here: that needs the grader "
                         "to serve them, which it does on Linux only", label=label)
     if outcome.error:
