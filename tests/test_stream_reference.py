@@ -112,3 +112,19 @@ CHUNKS = ["ab ", "c ", "d ", "e"]  # end after characters 3, 5, 7 and 8
 ])
 def test_streaming_rule(counts, total, ok):
     assert passes(list(zip(CHUNKS, counts)), total) is ok
+
+
+@pytest.mark.parametrize("chunks, new_chars, opening", [
+    (["a ", "a b ", "a b c"], 5, "chunk 2 is 'a b ', which starts with all of chunk 1"),
+    # a text of one word end: the last flush yields the unemptied chunk again
+    ([" ", " "], 1, "chunk 2 is ' ', chunk 1 again"),
+])
+def test_a_chunk_that_repeats_the_one_before_is_named(chunks, new_chars, opening):
+    with pytest.raises(checks.GradeFailure) as failure:
+        checks.expect_no_repeats(chunks, new_chars)
+    assert str(failure.value.message).startswith(opening)
+    assert "each chunk repeats the text yielded before it" in failure.value.message
+
+
+def test_the_same_word_twice_is_no_repeat():
+    checks.expect_no_repeats(["a ", "a "], 4)  # "a a ": nothing made twice

@@ -266,23 +266,29 @@ def expect_streamed(pairs: list, total_calls: int) -> None:
 
 def expect_no_repeats(chunks: list[str], new_chars: int) -> None:
     """No chunk repeats the chunk before it whole. A complete chunk ends at its only
-    end character, so one that starts with a complete chunk and goes on holds two:
-    the chunk was not emptied once yielded, and the chunks join into more text than
-    was made, which the text's own check would only count."""
+    end character, so one that starts with a complete chunk holds it twice: the chunk
+    was not emptied once yielded, and the chunks join into more text than was made,
+    which the text's own check would only count. A chunk that is the one before it
+    again is the same mistake at its smallest: the last flush of a text that ended
+    on an end character yields that chunk a second time."""
     joined = sum(len(chunk) for chunk in chunks)
     if joined <= new_chars:
         return
     for k in range(1, len(chunks)):
         before, chunk = chunks[k - 1], chunks[k]
-        if before and len(chunk) > len(before) and chunk.startswith(before):
-            raise GradeFailure(tr(
-                "chunk {k} is {chunk}, which starts with all of chunk {before_k}, {before}: "
-                "each chunk repeats the text yielded before it, so the {count} chunks join "
-                "into {joined} characters for the {new_chars} new ones\n"
-                "  chunks {before_k} to {last}: {shown}", k=k + 1, chunk=show(chunk),
-                before_k=k, before=show(before), count=len(chunks), joined=joined,
-                new_chars=new_chars, last=min(k + 2, len(chunks)),
-                shown=chunks[k - 1:k + 2]))
+        if not before or not chunk.startswith(before):
+            continue
+        shown = dict(k=k + 1, chunk=show(chunk), before_k=k, before=show(before))
+        opening = (tr("chunk {k} is {chunk}, chunk {before_k} again", **shown)
+                   if chunk == before else
+                   tr("chunk {k} is {chunk}, which starts with all of chunk {before_k}, "
+                      "{before}", **shown))
+        raise GradeFailure(opening + tr(
+            ": each chunk repeats the text yielded before it, so the {count} chunks join "
+            "into {joined} characters for the {new_chars} new ones\n"
+            "  chunks {before_k} to {last}: {shown}", count=len(chunks), joined=joined,
+            new_chars=new_chars, before_k=k, last=min(k + 2, len(chunks)),
+            shown=chunks[k - 1:k + 2]))
 
 
 def judge(got: Any, expected: list[str], call: Call) -> None:
