@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 from copy import deepcopy
 from pathlib import Path
 from types import ModuleType
@@ -1047,13 +1048,9 @@ def test_the_practice_grade_says_which_part_of_an_answer_of_several_tensors_diff
         (torch.tensor(2.5), [torch.zeros(3, 4), torch.ones(3)]), (torch.tensor(2.5), grads))
 
 
-def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A case whose answer two stored mistakes give alike (lr-schedule's integer division
-    and its whole-period cosine both leave the last step at max_lr) names the one
-    another case of the same file named, as the kata's Diagnoses do; without one, the
-    first in the check's order. The copy's package is stood in for by the modules it is
-    written from."""
+def stand_in_for_the_copys_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy's package, stood in for by the modules it is written from, so that a
+    test can import the practice grade without building a copy."""
     package = tmp_path / "gpt_kata_practice"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -1067,6 +1064,16 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
                  "gpt_kata_practice.program", "gpt_kata_practice.weights",
                  "grader.release.practice.practice_grade"):
         monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case whose answer two stored mistakes give alike (lr-schedule's integer division
+    and its whole-period cosine both leave the last step at max_lr) names the one
+    another case of the same file named, as the kata's Diagnoses do; without one, the
+    first in the check's order. The copy's package is stood in for by the modules it is
+    written from."""
+    stand_in_for_the_copys_package(tmp_path, monkeypatch)
     from gpt_kata_practice import codec
 
     from grader.release.practice.practice_grade import Failure, Result, fail, name_the_ties, naming
@@ -1099,6 +1106,43 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
                        alone.named))
     name_the_ties(alone)
     assert alone.failures[0].mistake["id"] == both[0]["id"] and alone.named == [both[0]["id"]]
+
+
+def test_the_practice_grade_calls_no_code_again_for_an_answer_stored_mistakes_explain(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer that two stored mistakes give alike is explained, to be named once every
+    case is graded: calling the code again to diagnose it (sample's probe draws, a
+    module's second call) cost calls and, where it said anything, dropped both names."""
+    stand_in_for_the_copys_package(tmp_path, monkeypatch)
+    import torch
+    from gpt_kata_practice import codec
+
+    from grader.release.practice import practice_grade
+
+    def never(*args: object) -> None:
+        raise AssertionError("the learner's code was called again")
+
+    monkeypatch.setattr(practice_grade, "drawn_again", never)
+    monkeypatch.setattr(practice_grade, "unrepeated", never)
+    tied = [{"id": f"sample/{name}", "name": name, "hint": "",
+             "outcome": codec.encode(("value", 3))} for name in ("one-way", "another-way")]
+    # A module problem with sample's diagnosis: both ways of calling it again are open.
+    part = {"method": "forward", "arg_names": ["config", "weights", "x"], "module": "Solution",
+            "judge": "", "diagnosis": "generator-draws", "iterate": False}
+    case = {"args": codec.encode(({}, {}, 1)), "expected": codec.encode(2), "mistakes": tied}
+
+    class Solution(torch.nn.Module):
+        def __init__(self, config: object) -> None:
+            super().__init__()
+
+        def forward(self, x: int) -> int:
+            return 3
+
+    monkeypatch.setattr(practice_grade, "load_known_weights", lambda *args: None)
+    learner = types.SimpleNamespace(Solution=Solution)
+    failure = practice_grade.case_failure("case a", part, case, learner, tmp_path / "s.py",
+                                          lambda _: None, "sample", [])
+    assert failure is not None and [m["id"] for m in failure.ties] == [m["id"] for m in tied]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),

@@ -139,64 +139,7 @@ def grade_problem(slug: str, path: Path,
                      for refusal in part.get("refusals", {}).values()]
     try:
         for label, part, case, case_id in checked:
-            # What the case's calls print is shown under its failure, as the kata shows
-            # it, not poured onto the terminal above the report; and so are its inputs.
-            with printing() as printed:
-                args = codec.decode(case["args"])
-                printed.inputs = (part["arg_names"], case["args"], case_id)
-                models = watched(args) if part.get("calls") else []
-                got, shown = attempt(part, module, args, path, running)
-                want = codec.decode(case["expected"])
-                changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
-                if changed:
-                    fail_printing(result, printed, Failure(label, tr(
-                        "{method}() changed its input `{name}` in place, and the caller "
-                        "still needs it as it was.", method=part["method"], name=changed),
-                        hint=tr("work on a copy (.clone()) or build a new tensor")))
-                    continue
-                if got[0] == "value":  # a float dtype the instructor's judge takes too
-                    got = ("value", judge.in_stored_dtypes(got[1], want,
-                                                           part.get("any_float_dtype", [])))
-                # A case on a model may have other right answers, where two picks tie.
-                right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
-                if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
-                    left = codec.decode(case["generators"]) if "generators" in case else {}
-                    elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
-                    if elsewhere:
-                        fail_printing(result, printed, Failure(label, tr(
-                            "the right answer, but the generator `{name}` is left in another "
-                            "state than the reference leaves it in, so the next draw from it will "
-                            "differ.", name=elsewhere), hint=tr(
-                            "leave the generator where the statement says: put back with "
-                            "set_state(initial_state) where it asks for that, else moved on by "
-                            "exactly the draws it describes")))
-                        continue
-                    if models:
-                        wrong = wrong_calls(part, args, models, slug)
-                        if wrong is not None:
-                            fail_printing(result, printed, Failure(label, *wrong))
-                            continue
-                    result.passed += 1
-                    result.checks.append({"name": label, "status": "pass", "message": None,
-                                          "mistake": None})
-                    continue
-                if got[0] == "error":
-                    message = tr("{method}() raised {error}", method=part["method"], error=shown)
-                elif part["judge"] in ("training-steps", "training-loop"):
-                    message = (f"{part['method']}(): "
-                               f"{judge.training_difference(got[1], want, part['judge'])}")
-                else:
-                    message = tr("{method}() returned {got}; expected {expected}{difference}",
-                                 method=part["method"], got=judge.describe(got[1]),
-                                 expected=judge.describe(want),
-                                 difference=judge.difference(got[1], want))
-                failure = naming(Failure(label, message), got, case["mistakes"], part["judge"],
-                                 args, result.named)
-                if failure.mistake is None and part.get("diagnosis"):
-                    failure = drawn_again(failure, part, module, path, running, slug)
-                if failure.mistake is None and part["module"]:
-                    failure = unrepeated(failure, part, module, case, got, want, path, running)
-                fail_printing(result, printed, failure)
+            grade_case(result, label, part, case, case_id, module, path, running, slug)
         for label, part, refusal in refusals:
             args = codec.decode(refusal["args"])
             refused(result, label, part, refusal, args,
@@ -207,6 +150,72 @@ def grade_problem(slug: str, path: Path,
         result.unavailable, result.kind = str(why), "unavailable"
     name_the_ties(result)
     return result
+
+
+def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str, Any],
+               case_id: str | None, module: ModuleType, path: Path,
+               running: Callable[[bool], None], slug: str) -> None:
+    """Judge one case (or drawn example, `case_id` None) into `result`. What the
+    learner's code prints meanwhile, judged too, is shown under its failure, as the kata
+    shows it, not poured onto the terminal above the report; and so are its inputs."""
+    with Printing() as printed:
+        printed.inputs = (part["arg_names"], case["args"], case_id)
+        failure = case_failure(label, part, case, module, path, running, slug, result.named)
+    if failure is None:
+        result.passed += 1
+        result.checks.append({"name": label, "status": "pass", "message": None,
+                              "mistake": None})
+    else:
+        fail_printing(result, printed, failure)
+
+
+def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module: ModuleType,
+                 path: Path, running: Callable[[bool], None], slug: str,
+                 named: list[str]) -> Failure | None:
+    """What is wrong with the learner's answer to `case`, or None where it is right."""
+    args = codec.decode(case["args"])
+    models = watched(args) if part.get("calls") else []
+    got, shown = attempt(part, module, args, path, running)
+    want = codec.decode(case["expected"])
+    changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
+    if changed:
+        return Failure(label, tr(
+            "{method}() changed its input `{name}` in place, and the caller "
+            "still needs it as it was.", method=part["method"], name=changed),
+            hint=tr("work on a copy (.clone()) or build a new tensor"))
+    if got[0] == "value":  # a float dtype the instructor's judge takes too
+        got = ("value", judge.in_stored_dtypes(got[1], want, part.get("any_float_dtype", [])))
+    # A case on a model may have other right answers, where two picks tie.
+    right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
+    if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+        left = codec.decode(case["generators"]) if "generators" in case else {}
+        elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
+        if elsewhere:
+            return Failure(label, tr(
+                "the right answer, but the generator `{name}` is left in another "
+                "state than the reference leaves it in, so the next draw from it will "
+                "differ.", name=elsewhere), hint=tr(
+                "leave the generator where the statement says: put back with "
+                "set_state(initial_state) where it asks for that, else moved on by "
+                "exactly the draws it describes"))
+        wrong = wrong_calls(part, args, models, slug) if models else None
+        return None if wrong is None else Failure(label, *wrong)
+    if got[0] == "error":
+        message = tr("{method}() raised {error}", method=part["method"], error=shown)
+    elif part["judge"] in ("training-steps", "training-loop"):
+        message = f"{part['method']}(): {judge.training_difference(got[1], want, part['judge'])}"
+    else:
+        message = tr("{method}() returned {got}; expected {expected}{difference}",
+                     method=part["method"], got=judge.describe(got[1]),
+                     expected=judge.describe(want), difference=judge.difference(got[1], want))
+    failure = naming(Failure(label, message), got, case["mistakes"], part["judge"], args, named)
+    # Where stored mistakes give the answer (one named, or several tied), the answer is
+    # explained: calling the code again to diagnose it would only drop that name.
+    if failure.mistake is None and not failure.ties and part.get("diagnosis"):
+        failure = drawn_again(failure, part, module, path, running, slug)
+    if failure.mistake is None and not failure.ties and part["module"]:
+        failure = unrepeated(failure, part, module, case, got, want, path, running)
+    return failure
 
 
 class Unavailable(Exception):
@@ -382,11 +391,11 @@ def fail(result: Result, failure: Failure) -> None:
     fail_printing(result, "", failure)
 
 
-def fail_printing(result: Result, printed: printing | str, failure: Failure) -> None:
+def fail_printing(result: Result, printed: Printing | str, failure: Failure) -> None:
     """Record `failure`, with what its case's calls `printed` and the case's inputs."""
     result.failures.append(failure)
     output, arguments, shown, alike = "", None, "", failure.says
-    if isinstance(printed, printing):
+    if isinstance(printed, Printing):
         output = printed.output()
         arguments, shown = printed.shown_inputs()
         if printed.inputs is not None and printed.inputs[2] is None:
@@ -404,7 +413,7 @@ def with_inputs(says: str, shown: str) -> str:
     return f"{says}\n{shown}" if shown else says
 
 
-class printing(contextlib.AbstractContextManager):
+class Printing(contextlib.AbstractContextManager):
     """What the learner's code prints meanwhile, held as the kata's worker holds a call's
     output (at most CALL_OUTPUT_KEPT characters, the lines past them counted)."""
 
@@ -415,7 +424,7 @@ class printing(contextlib.AbstractContextManager):
         # call, which may change them) and its id (None for a drawn example).
         self.inputs: tuple[list[str], Any, str | None] | None = None
 
-    def __enter__(self) -> printing:
+    def __enter__(self) -> Printing:
         self.redirect.__enter__()
         return self
 
