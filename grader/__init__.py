@@ -8,10 +8,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # `from grader import check` loads the grading machinery only when asked for:
-    # every command imports this package, and most never grade from a notebook.
-    if name == "check":
-        from grader.learner.notebook import check
+    # `from grader import check` (and `hint`) loads the grading machinery only when
+    # asked for: every command imports this package, and most never grade from a notebook.
+    if name in ("check", "hint"):
+        from grader.learner import notebook
 
-        return check
+        return getattr(notebook, name)
     raise AttributeError(f"module 'grader' has no attribute {name!r}")

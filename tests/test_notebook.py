@@ -39,6 +39,11 @@ class MyDecoder:
         return "".join(int_to_char[int(i)] for i in as_list(ids))
 
 
+class CharacterList:
+    def decode(self, ids, int_to_char):
+        return [int_to_char[int(i)] for i in as_list(ids)]
+
+
 class FirstRowOnly:
     def decode(self, ids, int_to_char):
         if isinstance(ids, T.Tensor) and ids.dim() == 2:
@@ -97,8 +102,25 @@ def test_a_class_from_a_notebook_gets_the_report_grade_prints(
     file.write_text(solution_file(problem, getattr(module, name), vars(module)))
     graded = python("-m", "grader", "grade", "decode", "--submission", str(file))
     assert graded.returncode == (0 if passes else 1), graded.stderr
-    assert report_lines(checked) == report_lines(graded.stdout), session.stderr[-3000:]
+    # The same report, but for how the hint is asked for where the class was graded.
+    cli_asks, notebook_asks = "stuck? `gpt-kata hint decode`", "stuck? `hint('decode')`"
+    assert (cli_asks in graded.stdout) is (notebook_asks in checked) is not passes
+    assert report_lines(checked.replace(notebook_asks, cli_asks)) == \
+        report_lines(graded.stdout), session.stderr[-3000:]
     assert ("7/7 checks pass" in checked) is passes
+
+
+def test_hint_in_a_notebook_gives_the_fix_its_last_check_named_then_the_hints(
+        session: subprocess.CompletedProcess[str]) -> None:
+    """`gpt-kata hint` reads the last grades of the problems/ files, which know nothing
+    of a notebook's: the notebook's own hint() reads its session's last check()."""
+    asked = session.stdout.split("=== HINT\n")[1]
+    report, hints = asked.split("next: problems/05-decode/README.md\n")
+    assert "This is what happens when you return a list of characters." in report
+    fix, first = hints.split("(`hint('decode')` again for a stronger hint)\n")[:2]
+    assert fix.startswith("05-decode, the fix for the mistake your last grade named:")
+    assert "Fix: join them into one str" in fix
+    assert first.startswith("05-decode, hint 1 of 3:")
 
 
 def test_a_class_without_source_gets_a_message_not_a_traceback() -> None:
@@ -342,6 +364,10 @@ third = checked(cells.MyDecoder)
 again = server is None or notebook.kernel_pool().server.process.pid != server.pid
 print("RESULT", first, second, kept, third, again)
 print("SERVER", server.pid if server else notebook.kernel_pool().server)
+print("=== HINT", flush=True)  # after a check that names a mistake
+check("decode", cells.CharacterList)
+notebook.hint("decode")
+notebook.hint("decode")
 '''
 
 

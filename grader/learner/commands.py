@@ -69,7 +69,10 @@ def hint(args: argparse.Namespace) -> int:
         print(f"  {line}")
     shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
     if shown < len(problem.hints):
-        print(tr("(`gpt-kata hint {slug}` again for a stronger hint)", slug=problem.slug))
+        from grader.reports.report import HINT_COMMAND
+
+        print(tr("(`{command}` again for a stronger hint)",
+                 command=HINT_COMMAND.format(slug=problem.slug)))
     return EXIT_PASS
 
 

@@ -7,7 +7,8 @@ grade` grades a file: the same checks, the same worker processes and sandbox,
 the same report. Names the class uses from other cells come along: modules as
 imports, functions and classes defined in the notebook as their source, and
 your earlier solutions (`solution_of`) as the same call. Your other solutions
-are copied beside it, so that `solution_of` finds them there.
+are copied beside it, so that `solution_of` finds them there. `hint(PROBLEM)`
+gives the next hint, first the fix for the mistake the last check() named.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from grader.registry import Problem, find
 from grader.reuse import PROBLEM_FOLDER
 
 if TYPE_CHECKING:
+    from grader.reports.report import Report
     from grader.sandbox.host.pool import WorkerPool
 
 NO_SOURCE = marked(
@@ -349,7 +351,8 @@ def _practise(problem: Problem, file: Path, verbose: bool, out: Any) -> bool:
     report = practice_report([problem], out, files={problem: file})
     if not report.summaries:  # not practised here: practice_report said why
         return False
-    show(report, out, verbose)
+    show(report, out, verbose, NOTEBOOK_HINT)
+    remember(report)
     out.print("[dim]" + practice_note() + "[/]", highlight=False)
     return report.status == "pass"
 
@@ -376,8 +379,49 @@ def _grade_in_the_sandbox(problem: Problem, file: Path, verbose: bool, out: Any)
         close_kernel_pool()
         raise
     pool.end_workers()
-    render(report, out, verbose=verbose)
+    render(report, out, verbose=verbose, asking=NOTEBOOK_HINT)
+    remember(report)
     return report.status == "pass"
+
+
+# A notebook's grades are not its problems/ files' (`gpt-kata list` does not count
+# them), so `gpt-kata hint` knows nothing of them: the session remembers each
+# problem's last check() as status.json remembers a file's last grade, for hint().
+NOTEBOOK_HINT = "hint({slug!r})"
+_remembered: dict[str, dict] = {}
+
+
+def remember(report: Report) -> None:
+    from grader.learner.status import graded_entry
+
+    for summary in report.summaries:
+        slug = summary.problem.slug
+        _remembered[slug] = graded_entry(_remembered.get(slug, {}), summary)
+
+
+def hint(problem: str | int) -> None:
+    """Print the next hint for `problem`, as `gpt-kata hint` does for a file: first the
+    fix for the mistake this session's last check() of it named, then the statement's
+    hints in order, from a nudge to the answer."""
+    from rich.markup import escape
+
+    from grader.learner.output import console
+    from grader.learner.status import hint_after
+
+    out = console()
+    try:
+        found = _problem(problem)
+    except CheckError as exc:
+        out.print(f"[red]✗[/] {escape(str(exc))}", highlight=False)
+        return
+    entry = _remembered.setdefault(found.slug, {})
+    what, text = hint_after(found, entry)
+    out.print(escape(tr("{folder}, {what}:", folder=found.folder, what=what)), highlight=False)
+    for line in text.splitlines():
+        out.print(f"  {escape(line)}", highlight=False)
+    if entry.get("hints_shown", 0) < len(found.hints):
+        out.print(escape(tr("(`{command}` again for a stronger hint)",
+                            command=NOTEBOOK_HINT.format(slug=found.slug))), highlight=False)
 
 
 # One pool for the whole session (a notebook's kernel): on Linux its fork server

@@ -37,13 +37,14 @@ def write_reports(args: argparse.Namespace, report: Report) -> bool:
     return written
 
 
-def show(report: Report, out: Console, verbose: bool) -> None:
+def show(report: Report, out: Console, verbose: bool, asking: str = "") -> None:
     """The report on the terminal; an error in rendering is one line on stderr, not a
-    traceback, and changes neither the reports nor the exit code."""
-    from grader.reports.report import render
+    traceback, and changes neither the reports nor the exit code. `asking`: how the
+    learner asks for a hint there, where not with `gpt-kata hint`."""
+    from grader.reports.report import HINT_COMMAND, render
 
     try:
-        render(report, out, verbose=verbose)
+        render(report, out, verbose=verbose, asking=asking or HINT_COMMAND)
     except Exception as exc:  # noqa: BLE001 - the grade is done and written; say so
         print("gpt-kata grade: " + tr("the report could not be shown ({error}); it was "
                                       "graded and every report was written",

@@ -24,7 +24,7 @@ from grader.registry import Problem, problems
 from grader.reuse import earlier_files
 
 if TYPE_CHECKING:
-    from grader.reports.report import Report
+    from grader.reports.report import ProblemSummary, Report
     from grader.sandbox.host.pool import WorkerPool
 
 
@@ -108,28 +108,32 @@ def learner_status(problem: Problem) -> str:
 def record(report: Report) -> None:
     """Remember a grade of the learner's own files."""
     known = load_status()
-    updates = {}
-    for s in report.summaries:
-        entry = {**known.get(s.problem.slug, {}), "sha256": solution_hash(s.submission),
-                 "status": s.status, "starter": s.untouched}
-        diagnosed = next((r for r in s.results if r.status != "pass" and r.hint), None)
-        if s.status == "pass" or diagnosed is None:
-            # A fixed mistake's fix is no longer news, and a grade that names no
-            # mistake leaves no older one's fix for `hint` to offer as if it were this one's.
-            for key in ("mistake", "mistake_id", "mistake_name", "mistake_hint",
-                        "mistake_hint_shown"):
-                entry.pop(key, None)
-        else:
-            if entry.get("mistake_hint") != diagnosed.hint:
-                # a new diagnosis: its fix is news, so `hint` offers it first again
-                entry["mistake_hint_shown"] = False
-            entry["mistake_hint"] = diagnosed.hint
-            named = diagnosed.mistake
-            entry["mistake"] = named.said if named else diagnosed.name
-            entry["mistake_name"] = named.name if named else None
-            entry["mistake_id"] = named.id if named else None
-        updates[s.problem.slug] = entry
-    save_status(updates)
+    save_status({s.problem.slug: graded_entry(
+        {**known.get(s.problem.slug, {}), "sha256": solution_hash(s.submission)}, s)
+        for s in report.summaries})
+
+
+def graded_entry(entry: dict, summary: ProblemSummary) -> dict:
+    """`entry`, a problem's remembered status, after a grade of it said `summary`: the
+    CLI's entries are kept in status.json, a notebook's for its session (notebook.py)."""
+    entry = {**entry, "status": summary.status, "starter": summary.untouched}
+    diagnosed = next((r for r in summary.results if r.status != "pass" and r.hint), None)
+    if summary.status == "pass" or diagnosed is None:
+        # A fixed mistake's fix is no longer news, and a grade that names no
+        # mistake leaves no older one's fix for `hint` to offer as if it were this one's.
+        for key in ("mistake", "mistake_id", "mistake_name", "mistake_hint",
+                    "mistake_hint_shown"):
+            entry.pop(key, None)
+        return entry
+    if entry.get("mistake_hint") != diagnosed.hint:
+        # a new diagnosis: its fix is news, so `hint` offers it first again
+        entry["mistake_hint_shown"] = False
+    entry["mistake_hint"] = diagnosed.hint
+    named = diagnosed.mistake
+    entry["mistake"] = named.said if named else diagnosed.name
+    entry["mistake_name"] = named.name if named else None
+    entry["mistake_id"] = named.id if named else None
+    return entry
 
 
 def earlier_unpassed(report: Report) -> list[str]:
@@ -182,16 +186,24 @@ def statement_of(problem: Problem) -> Path:
 
 
 def next_hint(problem: Problem) -> tuple[str, str]:
-    """(what it is, the hint) for the next `gpt-kata hint`, and remember it was shown.
+    """(what it is, the hint) for the next `gpt-kata hint`, and remember it was shown."""
+    before = load_status().get(problem.slug, {})
+    entry = dict(before)
+    shown = hint_after(problem, entry)
+    if entry != before:
+        save_status({problem.slug: entry})
+    return shown
+
+
+def hint_after(problem: Problem, entry: dict) -> tuple[str, str]:
+    """(what it is, the hint) that follows those `entry` has shown, noted in `entry`.
 
     First the fix for the mistake the last grade named, if not shown yet; then
     the problem's hints in order, from a nudge to the answer, which then repeats.
     """
-    entry = dict(load_status().get(problem.slug, {}))
     fix = entry.get("mistake_hint")
     if fix and not entry.get("mistake_hint_shown"):
         entry["mistake_hint_shown"] = True
-        save_status({problem.slug: entry})
         name = entry.get("mistake_name")
         # said in the language in use, whichever the grade spoke
         said = (said_of(translated(name)) if name
@@ -203,7 +215,6 @@ def next_hint(problem: Problem) -> tuple[str, str]:
                                   folder=problem.folder, statement=statement_of(problem))
     shown = min(int(entry.get("hints_shown", 0)), len(problem.hints) - 1)
     entry["hints_shown"] = shown + 1
-    save_status({problem.slug: entry})
     last = shown == len(problem.hints) - 1 and problem.last_hint_answers
     what = (tr("hint {n} of {total} (the answer)", n=shown + 1, total=len(problem.hints))
             if last else tr("hint {n} of {total}", n=shown + 1, total=len(problem.hints)))

@@ -200,10 +200,16 @@ def check_title(name: str) -> str:
     return translated(title) + f" [{case}" if bracket else translated(name)
 
 
-def render(report: Report, console: Console, verbose: bool = False) -> None:
+# How a learner at the terminal asks for a problem's hint; a notebook asks otherwise.
+HINT_COMMAND = "gpt-kata hint {slug}"
+
+
+def render(report: Report, console: Console, verbose: bool = False,
+           asking: str = HINT_COMMAND) -> None:
     """The report for a learner's eyes. Its learner text was made visible when the
     results were recorded (grading/engine/session.py); the marks fall back to words where
-    the console's encoding has no check mark (cp1252, ASCII)."""
+    the console's encoding has no check mark (cp1252, ASCII). `asking` is how the
+    learner asks for a problem's hint where they graded it ({slug} in it its slug)."""
     # One column for the folder names, at least as wide as it always was.
     w = max([22, *(len(s.problem.folder) for s in report.summaries)])
     scored = score_report(report.to_json())
@@ -213,7 +219,8 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     # read); a classroom grade's reader is the instructor, whose kata it is not.
     advice = report.mode != "classroom"
     for summary in report.summaries:
-        show_problem(console, summary, verbose, w, summary.problem.slug in uncounted, advice)
+        show_problem(console, summary, verbose, w, summary.problem.slug in uncounted,
+                     asking if advice else "")
         for note in summary.notes:
             console.print(f"  [dim]? {escape(note)}[/]", highlight=False)
     for error in report.internal_errors:
@@ -233,10 +240,10 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
 
 
 def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: int,
-                 uncounted: bool, advice: bool = True) -> None:
+                 uncounted: bool, asking: str = HINT_COMMAND) -> None:
     """One problem's lines of the report: its result, and its failures as they are
-    shown (the first three ways it fails, unless `verbose`); with `advice`, the hint
-    the learner may ask for."""
+    shown (the first three ways it fails, unless `verbose`); with `asking`, how the
+    learner may ask for its hint."""
     ok, bad = glyph(console, "✓", "PASS"), glyph(console, "✗", "FAIL")
     more = glyph(console, "…", "...")
     p = summary.problem
@@ -281,5 +288,6 @@ def show_problem(console: Console, summary: ProblemSummary, verbose: bool, w: in
                     console.print(f"      [dim]{escape(line)}[/]", highlight=False)
         if len(shown) >= 3 and not verbose:
             break
-    if advice and (any(r.hint for r in failures) or p.hints):
-        console.print("  [dim]" + tr("stuck? `gpt-kata hint {slug}`", slug=p.slug) + "[/]")
+    if asking and (any(r.hint for r in failures) or p.hints):
+        console.print("  [dim]" + escape(tr("stuck? `{command}`",
+                                            command=asking.format(slug=p.slug))) + "[/]")
