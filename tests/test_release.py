@@ -368,7 +368,8 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
     """The copy's gpt-kata is the kata's command line: each learner command with the
     same options; those that run the reference code say in one line what they need."""
     # Each command's help leaves out the options the copy refuses or has no sandbox
-    # for; train's says what the copy trains (the learner's own models, unsandboxed).
+    # for; train's says what the copy trains (the learner's own models, unsandboxed),
+    # talk's what talks there (no GPT of the grader's).
     hidden = {"grade": {"--" + name.replace("_", "-") for name in NOT_IN_A_COPY},
               "trace": {"--steps", "--seed", "--reference"}}
     helps = {}
@@ -378,7 +379,7 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
                               capture_output=True, text=True, encoding="utf-8", check=False)
         assert copied.returncode == kata.returncode == 0, copied.stderr
         helps[command] = copied.stdout
-        if command not in (*hidden, "train"):
+        if command not in (*hidden, "train", "talk"):
             assert copied.stdout == kata.stdout, command
             continue
         options = {text: set(re.findall(r"--[a-z][a-z-]*", text))
@@ -386,6 +387,7 @@ def test_every_learner_command_is_the_kata_s_own(released: Path) -> None:
         assert options[copied.stdout] == options[kata.stdout] - hidden.get(command, set())
         assert all(option in kata.stdout for option in hidden.get(command, ()))
     assert "PROMPT" not in helps["trace"] and "sandbox" not in helps["train"]
+    assert "grader's GPT" not in helps["talk"] and "sample_text" in helps["talk"]
     # (talk's, trace's and train's refusals are tried on copies of the copy and in tests
     # of their own: those commands grade the files they run.)
     assert "gradebook" not in copy_command(released, "--help").stdout

@@ -96,14 +96,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             continue  # a learners' copy holds none of the instructor's commands
         adding(sub)
 
+    # A copy holds no GPT of the grader's: the shipped GPT runs as its exported program,
+    # and the modern weights through the learner's Llama only (tools/practice_talk.py).
+    copy = paths.in_a_copy()
     p = sub.add_parser("talk", help=tr("let a model continue your prompt, through your code"))
     p.add_argument("prompt", nargs="?", default="Once upon a time,",
                    help=tr("the text to continue (default: %(default)r)"))
     p.add_argument("--model", default="shipped", metavar="RUN",
-                   help=tr("'shipped', 'modern' (the shipped Llama-style model), or a run "
+                   help=tr("'shipped', 'modern' (the shipped Llama-style weights, with "
+                           "--yours), or a run folder written by `gpt-kata train --yours` "
+                           "(default: %(default)s)") if copy
+                   else tr("'shipped', 'modern' (the shipped Llama-style model), or a run "
                            "folder written by `gpt-kata train` (default: %(default)s)"))
     p.add_argument("--yours", action="store_true",
                    help=tr("the shipped weights through your own GPT (problem 23) as well as "
+                           "your sample_text, or with --model modern through your modern GPT "
+                           "(problem 35), or with --model RUN the run's weights through "
+                           "your GPT or modern GPT, whichever the run holds; refused until "
+                           "they pass. Without it the shipped GPT runs as the copy stores "
+                           "it, through your sample_text") if copy
+                   else tr("the shipped weights through your own GPT (problem 23) as well as "
                            "your generate, or with --model modern through your modern GPT "
                            "(problem 35), or with --model RUN the run's weights through "
                            "your GPT or modern GPT, whichever the run holds; refused until "
@@ -128,7 +140,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                   "above; without any, a fresh seed, shown before the text)"))
     p.set_defaults(run=lazily("grader.learner.tools.talk", "talk"))
 
-    copy = paths.in_a_copy()  # it trains the learner's own models only, and unsandboxed
+    # A copy trains the learner's own models only, and unsandboxed.
     p = sub.add_parser("train", help=tr("train your GPT, or your modern model, with --yours, "
                                         "on the shipped corpus or your own text") if copy
                        else tr("train the GPT, or the modern model, on the shipped "
