@@ -4,6 +4,7 @@ practice grader fails the starters, passes the references and names known mistak
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -1145,6 +1146,58 @@ def test_the_practice_grade_calls_no_code_again_for_an_answer_stored_mistakes_ex
     failure = practice_grade.case_failure("case a", part, case, learner, tmp_path / "s.py",
                                           lambda _: None, "sample", [])
     assert failure is not None and [m["id"] for m in failure.ties] == [m["id"] for m in tied]
+
+
+# Learner code that interrupts its own grade, at every call, and notes its process.
+INTERRUPTS_ITS_GRADE = """\
+import os, signal, sys
+import torch
+
+
+class Solution:
+    def last_logits(self, model, context):
+        with open(os.environ["PID_FILE"], "a") as noted:
+            noted.write(f"{os.getpid()}\\n")
+        os.kill(os.getppid(), signal.SIGINT)
+        return model(context)[:, -1, :]
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forcing a path is Linux's")
+@pytest.mark.parametrize("spawned", [False, True], ids=["forked", "spawned"])
+def test_code_that_interrupts_the_copys_grade_leaves_no_process_behind(
+        released: Path, tmp_path: Path, spawned: bool) -> None:
+    """The grade stops as on a Ctrl-C. Its problems' process outlived it, on a pipe it
+    held both ends of: the next SIGINT broke off the grade's wait to end it. Spawned, it
+    printed a traceback of its own as it met the closed pipe."""
+    import psutil
+
+    copy = tmp_path / "learner"
+    shutil.copytree(released, copy)
+    last_logits = next(p for p in problems() if p.slug == "last-logits")
+    (copy / "problems" / last_logits.folder / "solution.py").write_text(INTERRUPTS_ITS_GRADE)
+    pids = tmp_path / "pids"
+    code = COPY_ONLY + "from grader.cli.entry import run; run()"
+    env = {**os.environ, "PID_FILE": str(pids)}
+    if spawned:
+        env["GPT_KATA_SPAWN_WORKERS"] = "1"
+    # Its output in files: a process that outlived the grade holds a pipe open, which
+    # left subprocess.run (and a learner's `gpt-kata grade | less`) waiting for good.
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        code = subprocess.run([sys.executable, "-I", "-B", "-c", code, "grade", "last-logits"],
+                              cwd=copy, stdout=stdout, stderr=stderr, env=env,
+                              check=False).returncode
+    said = err.read_text(encoding="utf-8")
+    assert code == 130, out.read_text(encoding="utf-8") + said
+    assert "Traceback" not in said, said
+    ran = []
+    for pid in {int(pid) for pid in pids.read_text().split()}:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            ran.append(psutil.Process(pid))
+    _, alive = psutil.wait_procs(ran, timeout=30)  # ended as the grade ends, or at once
+    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert pids.read_text() and not alive, [process.pid for process in alive]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),

@@ -100,21 +100,27 @@ class PracticeRuns:
 
     def _start(self) -> None:
         ours, theirs = self.context.Pipe()
-        self.process = self.context.Process(target=serve, args=(theirs, self.fork),
-                                            daemon=True)
+        self.process = self.context.Process(target=serve,
+                                            args=(theirs, self.fork, os.getpid()), daemon=True)
         self.process.start()
         theirs.close()
         self.connection = ours
 
     def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-        if self.process is not None:
-            self.process.join(timeout=1.0)
-            if self.process.is_alive():
-                self.process.kill()
-                self.process.join()
+        process, connection = self.process, self.connection
         self.process = self.connection = None
+        try:
+            if connection is not None:
+                connection.close()
+            if process is not None:
+                process.join(timeout=1.0)
+        finally:
+            # Even where the wait is interrupted: learner code that sent SIGINT to the
+            # grade at every call sent another meanwhile, and its process outlived the
+            # grade, waiting on a pipe it holds both ends of.
+            if process is not None and process.is_alive():
+                process.kill()
+                process.join()
 
     def __enter__(self) -> PracticeRuns:
         return self
@@ -123,7 +129,7 @@ class PracticeRuns:
         self.close()
 
 
-def serve(connection: Any, forked: bool = False) -> None:
+def serve(connection: Any, forked: bool = False, grade: int = 0) -> None:
     """The child: grade each (slug, path) it is sent, in torch's state as it found it,
     saying when the learner's code starts and stops running.
 
@@ -136,6 +142,7 @@ def serve(connection: Any, forked: bool = False) -> None:
     if forked:
         import torch
 
+        ends_with_the_grade(grade)
         torch.set_num_threads(1)
     state = torch_state()
     while True:
@@ -144,9 +151,31 @@ def serve(connection: Any, forked: bool = False) -> None:
         except (EOFError, OSError):
             return
         restore(state)
-        result = grade_problem(slug, Path(path),
-                               running=lambda now: connection.send(("running", now)))
-        connection.send(("result", result))
+        try:
+            result = grade_problem(slug, Path(path),
+                                   running=lambda now: connection.send(("running", now)))
+            connection.send(("result", result))
+        except OSError:  # the grade closed its end as it stopped: nobody to tell
+            return
+
+
+def ends_with_the_grade(grade: int) -> None:
+    """A forked process (Linux) is killed as the grade's process (`grade`, its pid)
+    ends, however it ends (SIGKILL too): it holds the grade's end of the pipe as well
+    as its own, so it would never read the end of the pipe, and would wait on it for
+    good."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # no C library to ask: close() still ends it
+        return
+    if os.getppid() != grade:  # the grade ended before the request was made
+        os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def left_to_the_grade() -> None:
