@@ -26,6 +26,10 @@ def keep_one_token_too_few(c, n):
     return c[:, -(n - 1):] if n > 1 else c[:, :0]
 
 
+def keep_one_token_too_few_from_the_back(c, n):
+    return c[:, -n + 1:]
+
+
 def keep_one_token_too_many(c, n):
     return c[:, -(n + 1):]
 
