@@ -313,3 +313,18 @@ def test_a_loop_over_the_heads_refuses_a_layout_knob(knob: dict) -> None:
     with pytest.raises(ValueError, match="loop attends head by head"):
         transformer.layer(w, 2, torch.zeros(1, 3, 4), loop=True, **knob)
     assert transformer.layer(w, 2, torch.zeros(1, 3, 4), loop=True).shape == (1, 3, 4)
+
+
+def test_a_softmax_down_the_columns_is_named_on_huge_logits() -> None:
+    """Shifted by each column's maximum, as a learner turns dim=-1 into dim=0, a row of
+    huge logits gives every column 1 where the whole tensor's maximum leaves 0/0: the
+    same bug was named on two fixed cases and not on this one."""
+    from grader.registry import find
+
+    module = load_check_module(find("softmax"))
+    (logits,) = module.CONTRACT.case_args["huge-logits"]
+    exps = torch.exp(logits - logits.max(dim=0, keepdim=True).values)
+    down_the_columns = exps / exps.sum(dim=0, keepdim=True)
+    named = find_mistake(("value", down_the_columns), module.MISTAKES, (logits,),
+                         module.CONTRACT.matches)
+    assert named is not None and named.name == "normalise over the wrong dimension"

@@ -27,6 +27,11 @@ def normalise_over_the_wrong_dimension(x):
     return torch.exp(x - x.max()) / torch.exp(x - x.max()).sum(dim=0, keepdim=True)
 
 
+def normalise_over_the_wrong_dimension_shifted_by_its_maximum(x):
+    exps = torch.exp(x - x.max(dim=0, keepdim=True).values)
+    return exps / exps.sum(dim=0, keepdim=True)
+
+
 def forget_to_divide_by_the_sum(x):
     return torch.exp(x - x.max(dim=-1, keepdim=True).values)
 
