@@ -182,10 +182,6 @@ def test_each_problem_of_the_tables_leads_to_its_statement() -> None:
 
 # -- every place a problem lives --------------------------------------------------------
 
-# Problems with no learner-style submissions yet, as it stands; a new problem is
-# not among them, and one that gains its folder must leave this set.
-WITHOUT_SUBMISSIONS = {"decode"}
-
 
 def has_file(template: str) -> Callable[[dict], str | None]:
     def check(entry: dict) -> str | None:
@@ -221,8 +217,6 @@ def statement_runs_its_examples(entry: dict) -> str | None:
 def has_submissions(entry: dict) -> str | None:
     folder = examples(entry["slug"])
     found = (folder / "expected.toml").is_file()
-    if entry["slug"] in WITHOUT_SUBMISSIONS:
-        return "has submissions now: take it out of WITHOUT_SUBMISSIONS" if found else None
     return None if found else f"no {(folder / 'expected.toml').relative_to(ROOT)}"
 
 
