@@ -47,6 +47,9 @@ def prompts() -> dict[str, tuple]:
         "stop-as-list": ("Tom", 120, "\n", ["the"]),
         "overlapping-stops": ("Once upon a time,", 120, "\n", ("cat.", "at.")),
         "longer-stop-ends-later": ("Once upon a time,", 120, "\n", ("hid", "frog hid")),
+        # "here was a" starts before "was" and ends after it: the text stops where "was"
+        # is completed, not where the earliest stop string starts.
+        "longer-stop-starts-earlier": ("Once upon a time,", 120, "\n", ("was", "here was a")),
         "stop-across-prompt": ("Tom", 60, "\n", ("m h",)),
         "stop-in-prompt": ("Tom", 60, "\n", ("om",)),
         "zero-tokens": ("The cat", 0, ".", ("a",)),
