@@ -132,6 +132,16 @@ COPY_ONLY = ("import os, sys; sys.path.insert(0, '.'); "
              "os.path.abspath('grader'), 'not the copy s grader: ' + grader.__file__; ")
 
 
+def imported_afresh(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """Modules this test imports anew (a stand-in of the copy's package, say), and
+    forgets with its end: what was in sys.modules before is put back, what was not is
+    removed, so that no later test in the process imports a stand-in whose folder is
+    gone (a copy's training.py once read its cases.json from one)."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)  # remembered as it was
+        del sys.modules[name]
+
+
 def module_from(path: Path, name: str) -> ModuleType:
     """Import the Python file `path` as module `name` (registered, as dataclasses need)."""
     spec = importlib.util.spec_from_file_location(name, path)

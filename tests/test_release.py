@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import COPY_ONLY, example_folders, examples, problem_of
+from conftest import COPY_ONLY, example_folders, examples, imported_afresh, problem_of
 from filelock import FileLock
 from learner import learner_kata
 from learner_examples import example, mistake_text, mistake_words, specs
@@ -1062,11 +1062,9 @@ def stand_in_for_the_copys_package(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (package / "weights.py").write_text("class KnownWeightsError(Exception):\n    pass\n\n\n"
                                         "def load_known_weights(*args):\n    pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    # Each of them, so that the test reads these and not what an earlier test imported.
-    for name in ("gpt_kata_practice", "gpt_kata_practice.codec", "gpt_kata_practice.judge",
-                 "gpt_kata_practice.program", "gpt_kata_practice.weights",
-                 "grader.release.practice.practice_grade"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    imported_afresh(monkeypatch, "gpt_kata_practice", "gpt_kata_practice.codec",
+                    "gpt_kata_practice.judge", "gpt_kata_practice.program",
+                    "gpt_kata_practice.weights", "grader.release.practice.practice_grade")
 
 
 def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(

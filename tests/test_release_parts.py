@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import COPY_ONLY, examples
+from conftest import COPY_ONLY, examples, imported_afresh
 from learner_examples import mistake_text
 
 from grader.registry import problems
@@ -586,9 +586,8 @@ def test_the_practice_runs_draw_off_screen(spawned: str, tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("MPLBACKEND", "macosx")
     monkeypatch.setenv("GPT_KATA_SPAWN_WORKERS", spawned)
-    for name in ("gpt_kata_practice", "gpt_kata_practice.practice_grade",
-                 "grader.release.practice.runs"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    imported_afresh(monkeypatch, "gpt_kata_practice", "gpt_kata_practice.practice_grade",
+                    "grader.release.practice.runs")
     from grader.release.practice.runs import PracticeRuns
 
     with PracticeRuns(60.0, 60.0) as runs:
