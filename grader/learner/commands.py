@@ -63,16 +63,11 @@ def hint(args: argparse.Namespace) -> int:
             print(tr("every problem passes its last grade; name one for its hints: "
                      "gpt-kata hint PROBLEM"))
             return EXIT_PASS
-    what, text = status.next_hint(problem)
-    print(tr("{folder}, {what}:", folder=problem.folder, what=what))
-    for line in text.splitlines():
-        print(f"  {line}")
-    shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
-    if shown < len(problem.hints):
-        from grader.reports.report import HINT_COMMAND
+    from grader.reports.report import HINT_COMMAND
 
-        print(tr("(`{command}` again for a stronger hint)",
-                 command=HINT_COMMAND.format(slug=problem.slug)))
+    shown = status.next_hint(problem)
+    hints_shown = status.load_status().get(problem.slug, {}).get("hints_shown", 0)
+    print("\n".join(status.hint_lines(problem, shown, hints_shown, HINT_COMMAND)))
     return EXIT_PASS
 
 

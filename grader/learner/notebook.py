@@ -406,7 +406,7 @@ def hint(problem: str | int) -> None:
     from rich.markup import escape
 
     from grader.learner.output import console
-    from grader.learner.status import hint_after
+    from grader.learner.status import hint_after, hint_lines
 
     out = console()
     try:
@@ -415,13 +415,9 @@ def hint(problem: str | int) -> None:
         out.print(f"[red]✗[/] {escape(str(exc))}", highlight=False)
         return
     entry = _remembered.setdefault(found.slug, {})
-    what, text = hint_after(found, entry)
-    out.print(escape(tr("{folder}, {what}:", folder=found.folder, what=what)), highlight=False)
-    for line in text.splitlines():
-        out.print(f"  {escape(line)}", highlight=False)
-    if entry.get("hints_shown", 0) < len(found.hints):
-        out.print(escape(tr("(`{command}` again for a stronger hint)",
-                            command=NOTEBOOK_HINT.format(slug=found.slug))), highlight=False)
+    shown = hint_after(found, entry)
+    for line in hint_lines(found, shown, entry.get("hints_shown", 0), NOTEBOOK_HINT):
+        out.print(escape(line), highlight=False)
 
 
 # One pool for the whole session (a notebook's kernel): on Linux its fork server

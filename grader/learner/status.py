@@ -195,6 +195,21 @@ def next_hint(problem: Problem) -> tuple[str, str]:
     return shown
 
 
+def hint_lines(problem: Problem, shown: tuple[str, str], hints_shown: int,
+               again: str = "") -> list[str]:
+    """The lines that show a hint (`shown`, from hint_after): a heading that says what
+    it is, the hint indented, and, while stronger hints remain after the `hints_shown`
+    so far, the command that asks for the next (`again`, with `{slug}` in it; none
+    where a key asks, as in `watch`)."""
+    what, text = shown
+    lines = [tr("{folder}, {what}:", folder=problem.folder, what=what)]
+    lines += [f"  {line}" for line in text.splitlines()]
+    if again and hints_shown < len(problem.hints):
+        lines.append(tr("(`{command}` again for a stronger hint)",
+                        command=again.format(slug=problem.slug)))
+    return lines
+
+
 def hint_after(problem: Problem, entry: dict) -> tuple[str, str]:
     """(what it is, the hint) that follows those `entry` has shown, noted in `entry`.
 

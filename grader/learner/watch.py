@@ -248,10 +248,9 @@ class Watcher:
         return True
 
     def show_hint(self) -> None:
-        what, text = status.next_hint(self.problem)
-        self.out.print(tr("{folder}, {what}:", folder=self.problem.folder, what=what))
-        for line in text.splitlines():
-            self.out.print(f"  {line}", markup=False)
+        shown = status.next_hint(self.problem)
+        for line in status.hint_lines(self.problem, shown, 0):
+            self.out.print(line, markup=False)
 
     def show_list(self) -> None:
         from rich.cells import cell_len

@@ -80,13 +80,14 @@ def judge_steps(
     if len(got) != len(expected):
         # Asked only where the text is the prompt and as many characters as were made:
         # text too long for another reason (a stream's chunks that repeat the text so
-        # far) may still start with a short prompt's characters.
+        # far) may still start with a short prompt's characters. An empty prompt never
+        # is: the lengths differ.
         prompt = "".join(int_to_char.get(i, "") for i in prompt_ids)
         with_prompt = len(got) == len(prompt) + len(expected) and got.startswith(prompt)
         raise GradeFailure(
             tr("expected {expected} new characters, got {got}", expected=len(expected),
                got=len(got))
-            + (tr(" (did you return the prompt too?)") if prompt and with_prompt else "")
+            + (tr(" (did you return the prompt too?)") if with_prompt else "")
             + hint
         )
     lookup = ids_of_text(got, int_to_char, hint)
