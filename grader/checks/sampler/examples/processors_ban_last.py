@@ -2,6 +2,7 @@
 
 import torch
 import torch.nn.functional as F
+from torchtyping import TensorType
 
 
 def keep_top_k(logits, k):
@@ -29,9 +30,20 @@ def ban_repeats(logits, ids, n):
 
 
 class Solution:
-    def sample_text(self, model, context, max_new_tokens, context_length, int_to_char,
-                    temperature=1.0, top_k=0, top_p=1.0, no_repeat_ngram_size=0, eos_id=None,
-                    seed=0):
+    def sample_text(
+        self,
+        model,
+        context: TensorType[1, "T", int],
+        max_new_tokens: int,
+        context_length: int,
+        int_to_char: dict,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        no_repeat_ngram_size: int = 0,
+        eos_id: int | None = None,
+        seed: int = 0,
+    ) -> str:
         generator = torch.Generator().manual_seed(seed)
         ids = context[0].tolist()
         processors = []
