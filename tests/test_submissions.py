@@ -157,6 +157,28 @@ def test_every_submission_file_has_an_expectation() -> None:
                 f"{folder / name}.py is also a patch in {where}"
 
 
+def test_every_known_mistake_has_a_submission_that_makes_it() -> None:
+    """Only a learner's file that makes a mistake shows, end to end, that its report
+    names it: each known mistake of a check module has one here, by id (`mistake`) or
+    by its name among the words a report must say (`says`)."""
+    from grader.grading.contracts.declaring import load_check_module
+    from grader.grading.values.failures import Mistake
+    from grader.maintainer.catalogs import mistakes_in
+    from grader.registry import problems
+
+    ids: set[str] = set()
+    said: dict[str, str] = {}
+    for expectation in expectations():
+        ids.add(expectation.mistake)
+        said[expectation.problem] = said.get(expectation.problem, "") + expectation.says + "\n"
+    missing = sorted({named.id for problem in problems()
+                      for mistake in mistakes_in(load_check_module(problem), Mistake)
+                      if (named := mistake.named(problem.slug)).id not in ids
+                      and mistake.name not in said.get(problem.slug, "")})
+    assert not missing, ("known mistakes with no learner-style submission in their "
+                         "examples/expected.toml: " + ", ".join(missing))
+
+
 @pytest.mark.parametrize("mistake", PATCHED, ids=[e.id for e in PATCHED])
 def test_every_patch_applies(mistake: Expectation, tmp_path: Path) -> None:
     try:

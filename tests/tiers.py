@@ -44,6 +44,7 @@ CHECK = (
     "test_shards.py::test_workflows_are_valid_yaml",
     "test_site_statements.py",
     "test_submissions.py::test_every_submission_file_has_an_expectation",
+    "test_submissions.py::test_every_known_mistake_has_a_submission_that_makes_it",
     "test_submissions.py::test_every_patch_applies",
     "test_tiers.py",
 )
