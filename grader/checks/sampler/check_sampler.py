@@ -59,6 +59,10 @@ def prompts() -> dict[str, tuple]:
         "top-k-then-top-p": ("Tom", 80, settings_for(temperature=1.3, top_k=4, top_p=0.7)),
         "no-repeat": ("Once upon a time,", 80, settings_for(no_repeat_ngram_size=2)),
         "everything": ("Once upon a time,", 120, settings_for(0.8, 10, 0.9, 3, 0, 3)),
+        # Few tokens left by top-k, and no end token: a ban after top-k soon leaves none
+        # of them allowed (a loop that banned after top-k passed every other case).
+        "top-k-and-bans": ("Once upon a time,", 120, settings_for(top_k=2,
+                                                                  no_repeat_ngram_size=3)),
         "story-ends-at-eos": ("Once upon a time,", 300, settings_for(eos_id=0)),
         "other-seed": ("Lily", 80, settings_for(seed=1234)),
         "long-prompt": (corpus_prefix(2 * n + 7), 60, settings_for(
