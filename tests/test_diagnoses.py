@@ -129,19 +129,36 @@ def test_the_first_failure_that_fits_two_mistakes_is_named_by_the_other_cases():
 
     def elsewhere():
         asked.append(True)
-        return [((10,), ("value", 12))]
+        return [((10,), ("value", 12), False)]
 
     memory = Diagnoses()
     assert find_mistake(("value", 1), [first, second], (0,), memory=memory,
                         elsewhere=elsewhere) is second
     assert memory.named == ["add one, or two from ten"]
-    # one fitting mistake needs no other case
-    asked.clear()
-    assert find_mistake(("value", 1), [first], (0,), elsewhere=elsewhere) is first
-    assert asked == []
     # where the other cases fit neither, the first that fits this one is named
     assert find_mistake(("value", 1), [first, second], (0,),
-                        elsewhere=lambda: [((10,), ("value", 99))]) is first
+                        elsewhere=lambda: [((10,), ("value", 99), False)]) is first
+
+
+def test_a_mistake_the_learner_answers_right_elsewhere_is_not_named():
+    """On four equal logits, filling the removed ones with 0 gives the input back, as
+    keeping them all does: a learner who keeps them all fits that mistake by chance. Their
+    answer to another case, right where the mistake would be wrong, shows it is not theirs."""
+    fill = Mistake("fill with 0", "fix", lambda x: 0 if x == 0 else -x)
+    learner = ("value", 0)
+    memory = Diagnoses()
+    right_where_it_is_wrong = [((3,), ("value", 3), True)]
+    assert find_mistake(learner, [fill], (0,), memory=memory,
+                        elsewhere=lambda: right_where_it_is_wrong) is None
+    assert memory.refuted == {"fill with 0"} and memory.named == []
+    # refuted once, it is passed over on later calls without asking again
+    assert find_mistake(learner, [fill], (0,), memory=memory,
+                        elsewhere=lambda: pytest.fail("asked again")) is None
+    # wrong there too (a second bug), the learner's answer refutes nothing
+    assert find_mistake(learner, [fill], (0,),
+                        elsewhere=lambda: [((3,), ("value", 4), False)]) is fill
+    # and without the other cases, the one call's evidence names it
+    assert find_mistake(learner, [fill], (0,)) is fill
 
 
 def test_a_mistake_told_apart_once_is_named_again_without_running_the_rest():
@@ -155,7 +172,7 @@ def test_a_mistake_told_apart_once_is_named_again_without_running_the_rest():
 
     def elsewhere():
         asked.append(True)
-        return [((10,), ("value", 12))]
+        return [((10,), ("value", 12), False)]
 
     memory = Diagnoses()
     assert find_mistake(("value", 1), [second, first], (0,), memory=memory,
@@ -167,7 +184,7 @@ def test_a_mistake_told_apart_once_is_named_again_without_running_the_rest():
     assert ran == ["first"] and len(asked) == 1
     # where the other cases named none of the look-alikes, each later call asks again
     memory = Diagnoses()
-    nowhere = [((10,), ("value", 99))]
+    nowhere = [((10,), ("value", 99), False)]
     assert find_mistake(("value", 1), [second, first], (0,), memory=memory,
                         elsewhere=lambda: nowhere) is second
     assert memory.told_apart == set()

@@ -231,25 +231,33 @@ class Contract:
     def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
         named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
                              kata.diagnoses,
-                             partial(self.elsewhere, call) if self.tell_apart_on_cases else None)
+                             partial(self.elsewhere, kata, call) if self.tell_apart_on_cases
+                             else None)
         if named or not self.fallback_hint:
             return named
         return self.fallback_hint(call)
 
-    def elsewhere(self, call: Call) -> list[tuple[tuple, Outcome]]:
-        """The learner's outcomes on the other cases, for a call whose answer fits
-        several mistakes: those the call cannot tell apart, the cases can."""
+    def elsewhere(self, kata: Kata, call: Call) -> list[tuple[tuple, Outcome, bool]]:
+        """The learner's outcomes on the other cases, and whether each is right, for a
+        call whose answer fits a mistake: what one call cannot tell apart, the cases
+        can. They are asked for once a grade: the learner's answers do not change."""
         if call.again is None:
             return []
-        seen = []
-        for case_id, args in self.case_args.items():
-            if case_id == call.case_id:
-                continue
-            try:
-                seen.append((args, call.again(*args)))
-            except GradeFailure:
-                break  # the call went wrong in the worker: what was seen so far stands
-        return seen
+        answers = kata.diagnoses.answers.get(self.called)
+        if answers is None:
+            answers = []
+            for case_id, args in self.case_args.items():
+                try:
+                    got = call.again(*args)
+                except GradeFailure:
+                    break  # the call went wrong in the worker: what was seen so far stands
+                with torch.no_grad():
+                    live = kata.reference_call(self.called, args, {})
+                    live = list(live) if self.iterate else live
+                answers.append((case_id, args, got, self.matches(got, ("value", live))))
+            kata.diagnoses.answers[self.called] = answers
+        return [(args, got, right) for case_id, args, got, right in answers
+                if case_id != call.case_id]
 
     @property
     def called(self) -> str:

@@ -31,6 +31,13 @@ class Diagnoses:
     # answers to the other cases. Those answers do not change, so one of these that
     # fits a later call first is named again without running the rest.
     told_apart: set[str] = field(default_factory=set)
+    # Mistakes the learner's answers to other cases refute: right where the mistake
+    # would have been wrong. A call that such a mistake fits fits it by coincidence
+    # (on four equal logits, filling with 0 gives the input back, as keeping all does).
+    refuted: set[str] = field(default_factory=set)
+    # The learner's answers to a contract's cases, by what it calls: (case id,
+    # arguments, outcome, whether it is right), asked for once a grade.
+    answers: dict[str, list[tuple[str, tuple, Outcome, bool]]] = field(default_factory=dict)
 
     def order(self, mistakes: Sequence[Mistake]) -> list[Mistake]:
         def rank(mistake: Mistake) -> int:
@@ -41,8 +48,9 @@ class Diagnoses:
 
 
 # The learner's outcomes on other arguments than the failing call's: (arguments,
-# outcome) pairs, asked for only where one call fits several mistakes.
-Elsewhere = Callable[[], Sequence[tuple[tuple, Outcome]]]
+# outcome, whether it is the right answer there), asked for only where a call fits a
+# mistake.
+Elsewhere = Callable[[], Sequence[tuple[tuple, Outcome, bool]]]
 
 
 def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
@@ -56,17 +64,22 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
     explanation of a failure, whatever else failed (a stream that was not
     streamed, say), so it is passed over.
 
-    Where several mistakes fit these arguments (on a prompt shorter than the
-    window, reading the first position and a softmax over the batch give the
-    same text) and `elsewhere` gives the learner's outcomes on other arguments,
-    the first that also fits those is named: the evidence of one call alone
-    would name whichever comes first, and a later check then another name for
-    the same bug. A mistake told apart so once, and the first to fit a later
-    call, is named there at once: the other cases would say the same again.
+    Where `elsewhere` gives the learner's outcomes on other arguments, they decide:
+    - a mistake the learner answers right where it would have been wrong is not
+      named: it fitted this call by coincidence;
+    - where several mistakes fit these arguments (on a prompt shorter than the
+      window, reading the first position and a softmax over the batch give the
+      same text), the first that also fits the other outcomes is named: the
+      evidence of one call alone would name whichever comes first, and a later
+      check then another name for the same bug.
+    A mistake told apart so once, and the first to fit a later call, is named
+    there at once: the other cases would say the same again.
     """
     memory = memory if memory is not None else Diagnoses()
     fitting: list[Mistake] = []
     for mistake in memory.order(mistakes):
+        if elsewhere is not None and mistake.name in memory.refuted:
+            continue
         silent = False  # a way of making it that these arguments cannot show
         fits = False
         for run in mistake.runs:
@@ -91,11 +104,19 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
     if not fitting:
         return None
     found = fitting[0]
-    if len(fitting) > 1 and elsewhere is not None:
+    if elsewhere is not None and not (fitting == [found] and found.name in memory.told_apart):
         seen = elsewhere()
-        told = next((m for m in fitting if not contradicted(m, seen, matches)), None)
+        right = [(args, got) for args, got, is_right in seen if is_right]
+        for mistake in fitting:
+            if contradicted(mistake, right, matches):
+                memory.refuted.add(mistake.name)
+        fitting = [m for m in fitting if m.name not in memory.refuted]
+        if not fitting:
+            return None
+        answers = [(args, got) for args, got, _ in seen]
+        told = next((m for m in fitting if not contradicted(m, answers, matches)), None)
+        found = told or fitting[0]
         if told is not None:
-            found = told
             memory.told_apart.add(told.name)
     if found.name not in memory.named:
         memory.named.append(found.name)
