@@ -141,13 +141,61 @@ def test_readable_paths_never_cover_a_denied_folder(tmp_path: Path) -> None:
     paths = readable.readable_paths_for_python()
     for private in readable.grader_private_paths():
         for path in paths:
-            assert not readable.inside(Path(private), Path(path)), (path, private)
+            # a rule is made on where a path points
+            assert not readable.inside(Path(private), Path(os.path.realpath(path))), \
+                (path, private)
     # A folder that holds a denied one is granted entry by entry around it.
     (tmp_path / "keep").mkdir()
     (tmp_path / "deep" / "denied").mkdir(parents=True)
     (tmp_path / "deep" / "other").mkdir()
     kept = readable._without(tmp_path, [tmp_path / "deep" / "denied"])
     assert sorted(kept) == [tmp_path / "deep" / "other", tmp_path / "keep"]
+
+
+def venv_with_a_lib64_link(root: Path) -> tuple[Path, Path]:
+    """A venv as `python3 -m venv` makes it on 64-bit Linux, the grader installed in
+    it: (the venv, the grader's package, which is private)."""
+    package = root / "venv" / "lib" / "python3" / "site-packages" / "grader"
+    (package / "_kata" / "solutions").mkdir(parents=True)
+    (package / "_kata" / "solutions" / "reference.py").write_text("SECRET = 1\n")
+    (package.parent / "torch").mkdir()
+    (root / "venv" / "bin").mkdir()
+    (root / "venv" / "lib64").symlink_to("lib")
+    return root / "venv", package
+
+
+def test_a_link_to_a_folder_that_holds_a_denied_one_is_not_granted(tmp_path: Path) -> None:
+    """A rule on `lib64 -> lib` would be a rule on lib, grader and all: a submission
+    read the installed grader's references through it, and passed by running them."""
+    venv, package = venv_with_a_lib64_link(tmp_path)
+    kept = readable._without(venv, [package])
+    assert venv / "lib64" not in kept
+    for path in kept:
+        assert not readable.inside(package, Path(os.path.realpath(path))), path
+    assert package.parent / "torch" in kept and venv / "bin" in kept
+    # a link to a denied folder itself, or into one, is left out
+    (venv / "to-grader").symlink_to(package)
+    (venv / "to-solutions").symlink_to(package / "_kata" / "solutions")
+    kept = readable._without(venv, [package])
+    assert not any("grader" in os.path.realpath(p).split(os.sep) for p in kept)
+
+
+@needs_landlock
+def test_the_installed_graders_references_stay_unreadable_through_a_venv_link(
+        tmp_path: Path) -> None:
+    venv, package = venv_with_a_lib64_link(tmp_path)
+    granted = [str(p) for p in readable._without(venv, [package])]
+    linked = venv / "lib64" / "python3" / "site-packages" / "grader" / "_kata" / "solutions"
+    direct = package / "_kata" / "solutions"
+    body = f"""
+    attempt("through the link", lambda: open({str(linked / "reference.py")!r}).read())
+    attempt("directly", lambda: open({str(direct / "reference.py")!r}).read())
+    attempt("beside it", lambda: os.listdir({str(package.parent / "torch")!r}))
+    """
+    result = run_isolated(body, tmp_path, readable=[*granted,
+                                                    *readable.readable_paths_for_python()])
+    assert refused(result["through the link"]) and refused(result["directly"])
+    assert result["beside it"] == []
 
 
 def test_a_submission_beside_private_folders_is_granted_alone() -> None:

@@ -71,7 +71,9 @@ def _without(candidate: Path, denied: list[Path]) -> list[Path]:
     """``candidate``, or where it contains a denied folder, its parts around it.
 
     A Landlock rule covers a whole hierarchy, so an ancestor of a private folder
-    cannot be granted; its other entries can, one by one.
+    cannot be granted; its other entries can, one by one. A rule is made on what a
+    path points to: an entry that is a link is taken where it points, or a venv's
+    `lib64 -> lib` would grant the `lib` that holds the installed grader.
     """
     inner = [d for d in denied if d != candidate and candidate in d.parents]
     if candidate in denied:
@@ -84,8 +86,12 @@ def _without(candidate: Path, denied: list[Path]) -> list[Path]:
     except OSError:
         return []
     for entry in entries:
-        if any(inside(d, entry) for d in inner):
-            if entry.is_dir() and not entry.is_symlink():
+        if entry.is_symlink():
+            target = Path(os.path.realpath(entry))
+            if target.exists() and not any(inside(target, d) for d in denied):
+                kept += _without(target, denied)
+        elif any(inside(d, entry) for d in inner):
+            if entry.is_dir():
                 kept += _without(entry, denied)
         else:
             kept.append(entry)
