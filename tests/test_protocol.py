@@ -86,6 +86,30 @@ def test_an_empty_tensor_made_from_numpy_crosses():
         assert back.shape == empty.shape and back.dtype == empty.dtype
 
 
+def test_a_subclass_of_a_plain_value_crosses_as_the_plain_value():
+    """NumPy's float64 is a float: a learning rate from np.cos is a right answer. The
+    subclass's own methods are not called to copy it."""
+    import enum
+
+    import numpy
+
+    class Loud(str):
+        def __str__(self) -> str:
+            raise AssertionError("called")
+
+    class Count(enum.IntEnum):
+        THREE = 3
+
+    for value, plain in ((numpy.float64(0.25), 0.25), (Loud("ab"), "ab"), (Count.THREE, 3),
+                         ([numpy.float64(-1.5)], [-1.5]), (numpy.float64("nan"), None)):
+        back = decode(msgspec.msgpack.decode(msgspec.msgpack.encode(encode(value))))
+        if plain is None:
+            assert type(back) is float and back != back
+        else:
+            assert back == plain and type(back) is type(plain)
+            assert all(type(v) is float for v in back) if isinstance(back, list) else True
+
+
 def test_unsupported_values_are_refused():
     with pytest.raises(TypeError):
         encode(object())

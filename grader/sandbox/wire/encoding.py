@@ -117,6 +117,14 @@ def _encode(value: Any, depth: int) -> Any:
 
     if depth > MAX_DEPTH:
         raise Unencodable(tr("values nested more than {depth} levels deep", depth=MAX_DEPTH))
+    # A subclass of int, str or float (NumPy's float64, an IntEnum) goes as the plain
+    # value it is: the base class's own method copies it without calling the subclass's.
+    if isinstance(value, int) and not isinstance(value, bool) and type(value) is not int:
+        value = int.__int__(value)
+    elif isinstance(value, str) and type(value) is not str:
+        value = str.__str__(value)
+    elif isinstance(value, float) and type(value) is not float:
+        value = float.__float__(value)
     if value is None or isinstance(value, bool) or (
             isinstance(value, int) and -(2**63) <= value < 2**64):
         return value
