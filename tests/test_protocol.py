@@ -263,3 +263,20 @@ def test_a_grade_holds_a_harness_result_to_the_references_weights(monkeypatch, w
     else:
         with pytest.raises(GradeFailure, match="train_loop_run is not shaped"):
             kata.compare(harness_ref("train_loop_run"))
+
+
+def test_a_message_names_what_a_harness_runs_as_the_learner_names_it() -> None:
+    """`harness:greedy_with_fixed_logits() changed its input` named the grader's own
+    code; the learner wrote greedy(). Every harness a grade judges says what it drives,
+    and drives what it says (its source calls it, or takes the class)."""
+    import inspect
+
+    from grader.sandbox.worker import harnesses
+    from grader.sandbox.worker.harness_ref import DRIVES, RESULTS, harness_ref, learners_name
+
+    assert set(RESULTS) <= set(DRIVES)
+    for harness, driven in DRIVES.items():
+        source = inspect.getsource(getattr(harnesses, harness))
+        assert f".{driven}(" in source or f'"{driven}"' in source, (harness, driven)
+        assert learners_name(harness_ref(harness)) == driven
+    assert learners_name("top_k_filter") == "top_k_filter"

@@ -118,7 +118,7 @@ def test_a_repository_is_read_as_data(tmp_path: Path) -> None:
     assert source.error is None, source.error
     assert (hand_in / "05-decode" / "solution.py").read_text() == EARLY
     assert not (hand_in / CROP / "solution.py").exists()  # a link is never made
-    assert "ignored 1 links" in source.notes
+    assert "links ignored: 1" in source.notes
     assert not (tmp_path / "hand-in" / "eve" / ".gitattributes").exists()
 
 

@@ -43,7 +43,7 @@ MAX_DEPTH = 4  # folders looked into below the hand-in, for the kata
 PROBLEM_FOLDER = re.compile(r"\d\d-[a-z0-9-]+")
 IGNORED = "__MACOSX"  # the resource forks macOS's Finder adds to a zip
 # What unpack() leaves out, each counted in a note in the class's language.
-OUT_OF_ARCHIVE = marked("a path out of the archive")
+OUT_OF_ARCHIVE = marked("paths out of the archive")
 HIDDEN = marked("hidden (dot) entries")
 TWICE = marked("names given twice")
 LINKS = marked("links")
@@ -249,7 +249,8 @@ def unpack(members: Iterable[Member], root: Path, hidden_noted: bool = True) -> 
             skipped[TWICE] += 1
     if not hidden_noted:
         skipped.pop(HIDDEN, None)
-    return [tr("ignored {count} {what}", count=n, what=translated(label))
+    # "links ignored: 1": what is counted first, so that one reads as well as several
+    return [tr("{what} ignored: {count}", count=n, what=translated(label))
             for label, n in skipped.items()]
 
 

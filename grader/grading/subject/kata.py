@@ -39,7 +39,12 @@ from grader.registry import Problem
 from grader.sandbox.host.process import CallOutcome, SubmissionProcess
 from grader.sandbox.wire.encoding import decode
 from grader.sandbox.wire.printed import Printed
-from grader.sandbox.worker.harness_ref import harness_name, harness_result_fits, run_harness
+from grader.sandbox.worker.harness_ref import (
+    harness_name,
+    harness_result_fits,
+    learners_name,
+    run_harness,
+)
 
 
 @dataclass
@@ -66,7 +71,8 @@ class Kata:
             iterate: bool = False, **kwargs: Any) -> Any:
         outcome = self.outcome(method, *args, arg_names=arg_names, iterate=iterate, **kwargs)
         if outcome[0] == "error":
-            raise GradeFailure(tr("{method}() raised {error}", method=method, error=outcome[1]))
+            raise GradeFailure(tr("{method}() raised {error}", method=learners_name(method),
+                                  error=outcome[1]))
         return outcome[1]
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
@@ -111,11 +117,11 @@ class Kata:
             self.unavailable_kind = unavailable_kind(error)
             raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if kind == "WorkerDied":
-            self.stuck = f"{method}(): {error.get('message')}"
+            self.stuck = f"{learners_name(method)}(): {error.get('message')}"
             self.stuck_kind = BUSY if error.get("busy") is True else STUCK
             self._fail_stuck()
         if kind == "BadResult":
-            raise GradeFailure(f"{method}(): {error.get('message')}")
+            raise GradeFailure(f"{learners_name(method)}(): {error.get('message')}")
         if kind == "ParameterNamesError":
             # Every check loads its weights through the same names: one message
             # for the whole problem, not the same one under every check.
@@ -140,11 +146,11 @@ class Kata:
                 name = names[i] if i < len(names) else tr("argument {n}", n=i + 1)
                 raise GradeFailure(
                     tr("{method}() changed its input `{name}` in place, and the caller still "
-                       "needs it as it was.", method=method, name=name),
+                       "needs it as it was.", method=learners_name(method), name=name),
                     hint=tr("work on a copy (.clone()) or build a new tensor"))
         if result.model_changed:
             raise GradeFailure(tr("{method}() changed the model's weights; it must only read "
-                                  "them", method=method))
+                                  "them", method=learners_name(method)))
 
     def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
                 iterate: bool = False, **kwargs: Any) -> tuple[tuple[str, Any], Any]:

@@ -74,7 +74,8 @@ def talk(args: argparse.Namespace) -> int:
     model = (your_run(run) if run else your_model(modern, int_to_char) if args.yours
              else shipped())
     label = args.model if args.yours else ""
-    streamer = passing("stream") if args.stream == "word" else None
+    # talk streams through the learner's WordStreamer: stream_generate() is not practised
+    streamer = passing("stream", uses="WordStreamer") if args.stream == "word" else None
     sampling = any(getattr(args, name) is not None for name in SAMPLING_OPTIONS)
     seed = (args.seed or 0) if sampling else fresh_seed()
     notes = [tr("a sentence at a time")] if args.stream == "sentence" else []
@@ -110,7 +111,7 @@ def talk(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
-def passing(slug: str, command: str = "talk") -> Problem:
+def passing(slug: str, command: str = "talk", uses: str = "") -> Problem:
     """The problem, if the learner's file passes its practice grade (graded first if it
     changed since); else a UsageError that says what to do."""
     from grader.learner.practice import practice_report
@@ -122,8 +123,8 @@ def passing(slug: str, command: str = "talk") -> Problem:
     if status.learner_status(problem) != "pass":
         raise UsageError(tr("{command} runs your {folder}'s {what}, which has not passed "
                             "its last grade: `gpt-kata grade {slug}` first", command=command,
-                            folder=problem.folder, what=problem.methods[0] + "()"
-                            if problem.methods else problem.class_name, slug=problem.slug))
+                            folder=problem.folder, what=uses or (problem.methods[0] + "()"
+                            if problem.methods else problem.class_name), slug=problem.slug))
     return problem
 
 

@@ -43,6 +43,26 @@ def harness_name(method: str) -> str | None:
     return name
 
 
+# What each harness runs of the learner's, as their file names it: a message about a
+# call says that, not the harness's own name.
+DRIVES = {
+    "greedy_with_fixed_logits": "greedy",
+    "word_streamer": "WordStreamer",
+    "train_steps": "train_step",
+    "loss_backward": "loss",
+    "adamw_update": "adamw_step",
+    "clip_gradients": "clip_grad_norm",
+    "train_loop_run": "train_loop",
+}
+
+
+def learners_name(method: str) -> str:
+    """What a call runs, named as the learner's file names it: the method, or what the
+    harness drives (its own name for a harness no grade judges)."""
+    name = harness_name(method)
+    return method if name is None else DRIVES.get(name, name)
+
+
 def run_harness(name: str, module: Any, *args: Any, **kwargs: Any) -> Any:
     """The harness `name` driving `module`, the submission's or the reference's."""
     return _harness(name)(module, *args, **kwargs)
