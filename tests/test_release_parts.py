@@ -692,3 +692,23 @@ def test_an_input_changed_in_place_is_shown_as_it_was_handed(
     # As handed: the fixed cases' logits of the shipped model, not the zeros the call left.
     (sharpen,) = [t for t in failed if t["name"].endswith(": case sharpen")]
     assert " from -7.195 to 6.278" in sharpen["inputs"]["logits"], sharpen
+
+
+def test_a_failures_model_and_answer_are_described_as_the_kata_describes_them(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The copy's inputs showed a model as the program that runs it, nine lines of
+    `ExportedGPT(...)` in the terminal and the JSON report, where the kata says "the
+    shipped model"; and its JSON report's `got` was null for every failure."""
+    copy = tmp_path_factory.mktemp("generate") / "copy"
+    write_release(copy, only=frozenset({"generate"}))
+    graded_copy = learner(copy, tmp_path, {"generate": mistaken("generate", "crop_first")})
+    out = tmp_path / "grade.json"
+    graded = practice_grade(graded_copy, "generate", "-v", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout[-3000:] + graded.stderr
+    assert "ExportedGPT" not in graded.stdout and "GraphModule" not in graded.stdout
+    failed = [t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail"]
+    assert failed and all(t["got"] and t["got"].startswith("'") for t in failed), failed
+    models = {t["inputs"]["model"] for t in failed}
+    assert "the shipped model" in models, models
+    assert all(m == "the shipped model" or m.startswith("a small untrained GPT (vocab_size ")
+               for m in models), models

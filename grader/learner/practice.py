@@ -148,6 +148,7 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
         results.append(TestResult(
             check["name"], problem, check["status"], check["message"] or "",
             output=check.get("output") or "", arguments=check.get("arguments"),
+            got=check.get("got"),
             hint=(mistake.hint if mistake else "") or hint_of(result, check["name"]),
             kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
             alike=check.get("alike") or check["message"] or ""))

@@ -132,6 +132,12 @@ def decode(value: Any) -> Any:
     return exported(wire.decode(value))
 
 
+def decode_specs(value: Any) -> Any:
+    """The value `encode` wrote, each model left the spec it was made from: what a
+    failure's inputs describe ("the shipped model"), not the program that runs it."""
+    return wire.decode(value)
+
+
 def exported(value: Any) -> Any:
     if isinstance(value, ModelSpec):
         return stored_model(model_name(value))

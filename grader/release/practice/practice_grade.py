@@ -19,7 +19,7 @@ from gpt_kata_practice.codec import stored
 from gpt_kata_practice.program import ModelFileError
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
-from grader.grading.subject.inputs import inputs_of
+from grader.grading.subject.inputs import answer_of, inputs_of
 from grader.locale import tr, translated
 from grader.reuse import learner_file
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
@@ -38,6 +38,7 @@ class Failure:
     # Stored mistakes that all give this answer, none named yet: which one it names is
     # decided once every case is graded (`name_the_ties`).
     ties: tuple[dict[str, Any], ...] = ()
+    got: str = ""  # what the learner's call gave, described as the kata's JSON report does
 
 
 @dataclass
@@ -200,6 +201,20 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
                 "exactly the draws it describes"))
         wrong = wrong_calls(part, args, models, slug) if models else None
         return None if wrong is None else Failure(label, *wrong)
+    failure = naming(wrong_answer(label, part, got, shown, want), got, case["mistakes"],
+                     part["judge"], args, named)
+    # Where stored mistakes give the answer (one named, or several tied), the answer is
+    # explained: calling the code again to diagnose it would only drop that name.
+    if failure.mistake is None and not failure.ties and part.get("diagnosis"):
+        failure = drawn_again(failure, part, module, path, running, slug)
+    if failure.mistake is None and not failure.ties and part["module"]:
+        failure = unrepeated(failure, part, module, case, got, want, path, running)
+    return replace(failure, got=answer_of(got))
+
+
+def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: str,
+                 want: Any) -> Failure:
+    """The failure of an answer that is not right, in the words of its part's judge."""
     if got[0] == "error":
         message = tr("{method}() raised {error}", method=part["method"], error=shown)
     elif part["judge"] in ("training-steps", "training-loop"):
@@ -208,14 +223,7 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
         message = tr("{method}() returned {got}; expected {expected}{difference}",
                      method=part["method"], got=judge.describe(got[1]),
                      expected=judge.describe(want), difference=judge.difference(got[1], want))
-    failure = naming(Failure(label, message), got, case["mistakes"], part["judge"], args, named)
-    # Where stored mistakes give the answer (one named, or several tied), the answer is
-    # explained: calling the code again to diagnose it would only drop that name.
-    if failure.mistake is None and not failure.ties and part.get("diagnosis"):
-        failure = drawn_again(failure, part, module, path, running, slug)
-    if failure.mistake is None and not failure.ties and part["module"]:
-        failure = unrepeated(failure, part, module, case, got, want, path, running)
-    return failure
+    return Failure(label, message)
 
 
 class Unavailable(Exception):
@@ -405,7 +413,7 @@ def fail_printing(result: Result, printed: Printing | str, failure: Failure) -> 
     result.checks.append({"name": failure.label, "status": "fail",
                           "message": with_inputs(failure.says, shown), "alike": alike,
                           "mistake": failure.mistake, "output": output,
-                          "arguments": arguments, "inputs": shown})
+                          "arguments": arguments, "inputs": shown, "got": failure.got or None})
 
 
 def with_inputs(says: str, shown: str) -> str:
@@ -441,8 +449,8 @@ class Printing(contextlib.AbstractContextManager):
         if self.inputs is None:
             return None, ""
         names, stored, case_id = self.inputs
-        try:
-            arguments = inputs_of(dict(zip(names, codec.decode(stored))))
+        try:  # the models as the specs they were made from: "the shipped model"
+            arguments = inputs_of(dict(zip(names, codec.decode_specs(stored))))
         except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
             return None, ""
         heading = (tr("the inputs of case {case}:", case=case_id) if case_id
