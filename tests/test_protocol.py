@@ -280,3 +280,15 @@ def test_a_message_names_what_a_harness_runs_as_the_learner_names_it() -> None:
         assert f".{driven}(" in source or f'"{driven}"' in source, (harness, driven)
         assert learners_name(harness_ref(harness)) == driven
     assert learners_name("top_k_filter") == "top_k_filter"
+
+
+def test_a_result_that_is_an_inputs_memory_is_told_from_a_new_tensor() -> None:
+    from grader.sandbox.wire.encoding import same_memory
+
+    logits = torch.randn(2, 5)
+    assert same_memory(logits, logits) and same_memory(logits.view(10), logits)
+    assert same_memory(logits[0], logits) and same_memory(logits[1:], logits)
+    assert not same_memory(logits.clone(), logits) and not same_memory(logits / 1, logits)
+    assert not same_memory(logits.masked_fill(logits < 0, 0.0), logits)
+    assert not same_memory(torch.empty(0), torch.empty(0))  # no memory to share
+    assert not same_memory([logits], logits) and not same_memory(logits, [logits])

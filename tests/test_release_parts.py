@@ -712,3 +712,18 @@ def test_a_failures_model_and_answer_are_described_as_the_kata_describes_them(
     assert "the shipped model" in models, models
     assert all(m == "the shipped model" or m.startswith("a small untrained GPT (vocab_size ")
                for m in models), models
+
+
+def test_an_input_returned_as_it_came_fails_as_in_the_kata(
+        small_copy: Path, tmp_path: Path) -> None:
+    """Temperature 1 changes nothing; returning the logits themselves then hands the
+    caller's own tensor back, where the statement asks for a new one."""
+    early = ("class Solution:\n    def apply_temperature(self, logits, temperature):\n"
+             "        if temperature <= 0:\n            raise ValueError('> 0')\n"
+             "        if temperature == 1:\n            return logits\n"
+             "        return logits / temperature\n")
+    copy = learner(small_copy, tmp_path, {"temperature": early})
+    graded = practice_grade(copy, "temperature")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    assert "returned its input `logits` itself (or a view of it), not a new tensor" in \
+        graded.stdout, graded.stdout

@@ -427,6 +427,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             **({"refusals": refusals} if refusals else {}),
             **({"calls": calls} if calls else {}),
             **({"diagnosis": again} if again else {}),
+            **({"returns_new": True} if contract.returns_new else {}),
             **({"any_float_dtype": lenient} if lenient else {})}
 
 

@@ -222,7 +222,8 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # On a text that ends in n equal tokens, comparing n tokens and leaving out the most
 # recent n-gram both ban nothing: the learner's other cases tell which it is.
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, tell_apart_on_cases=True)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, tell_apart_on_cases=True,
+                    returns_new=True)
 
 test_shipped_model, test_random_logits = CONTRACT.tests(
     "Banned tokens for a fixed text on the shipped model",

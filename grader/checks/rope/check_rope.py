@@ -186,6 +186,7 @@ def same_rotation(a: tuple[str, Any], b: tuple[str, Any], rtol: float = MISTAKE_
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_rotation,
+                    returns_new=True,
                     same_as_golden=partial(same_rotation, rtol=GOLDEN_RTOL))
 
 test_shipped_heads, test_random_heads = CONTRACT.tests(

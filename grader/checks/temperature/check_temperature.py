@@ -59,7 +59,7 @@ def draw_example(data: st.DataObject) -> tuple:
 
 # A float division rounded otherwise (in float64, or times 1/temperature) differs
 # in the last bit or two: the default tolerance allows that.
-CONTRACT = Contract(cases=cases, mistakes=MISTAKES, refusals=refusals_of(
+CONTRACT = Contract(returns_new=True, cases=cases, mistakes=MISTAKES, refusals=refusals_of(
                         (0.0, 0, -1.0, -0.25, -1e-9), lambda t: (shipped_logits("Tom"), t),
                         "apply_temperature(logits, {!r})",
                         marked("raise ValueError when temperature <= 0 (a temperature of 0 "

@@ -82,6 +82,7 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+                    returns_new=True,
                     refusals=refusals_of((0, -1), lambda k: (shipped_logits("Tom"), k),
                                          "top_k_filter(logits, k={})",
                                          marked("k < 1 keeps no token at all, which cannot "

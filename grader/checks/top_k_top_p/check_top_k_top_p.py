@@ -128,7 +128,8 @@ def draw_example(data: st.DataObject) -> tuple:
     return x, top_k, top_p, filter_value, min_tokens_to_keep
 
 
-CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering)
+CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
+                    returns_new=True)
 
 test_fixed_logits, test_random_logits = CONTRACT.tests(
     "Top-k then top-p of fixed logits: defaults, each alone, both, min_tokens_to_keep",

@@ -118,7 +118,7 @@ def draw_example(data: st.DataObject) -> tuple:
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, matches=same_filtering,
-                    tell_apart_on_cases=True,
+                    tell_apart_on_cases=True, returns_new=True,
                     refusals=refusals_of((-0.1, 1.5, 2), lambda p: (shipped_logits("Tom"), p),
                                          "top_p_filter(logits, top_p={})",
                                          marked("top_p is a probability, between 0 and 1")))

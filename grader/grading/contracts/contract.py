@@ -160,6 +160,9 @@ class Contract:
     # The judge is given the calls that raised too (as `call.outcome`), to say
     # what an error means; otherwise the contract reports it as raised.
     judges_errors: bool = False
+    # The statement asks for a new tensor: the result must not be an input's memory (a
+    # filter that returns its logits where it removes nothing).
+    returns_new: bool = False
     # The lines that show a failing call's arguments, by name.
     describe: Callable[[dict[str, Any]], list[str]] = describe_inputs
 
@@ -199,7 +202,7 @@ class Contract:
         before = kata.last
         try:
             got, live = kata.compare(self.called, *args, arg_names=self.arg_names,
-                                     iterate=self.iterate)
+                                     iterate=self.iterate, returns_new=self.returns_new)
         except SubmissionUnavailable:
             raise
         except GradeFailure as failure:  # a crash, a bad reply, an input changed in place

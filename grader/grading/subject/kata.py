@@ -77,13 +77,15 @@ class Kata:
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
                 iterate: bool = False, while_waiting: Callable[[], None] | None = None,
-                reference_answer: Callable[[], Any] = lambda: None,
+                reference_answer: Callable[[], Any] = lambda: None, returns_new: bool = False,
                 **kwargs: Any) -> tuple[str, Any]:
         """Like `outcome_of` for the learner's method, so it can be compared with mistakes.
 
         A harness's result must be shaped as it returns it before a judge unpacks it: the
         submission beside it in the worker can replace it (harness_ref.RESULTS). Its
-        weights are held to the reference's names where `reference_answer` gives them."""
+        weights are held to the reference's names where `reference_answer` gives them.
+        Where the statement asks for a new tensor (`returns_new`), the result must not be
+        an input's memory."""
         if self.unavailable:
             raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
         if self.stuck:
@@ -98,6 +100,15 @@ class Kata:
         if result.error is not None:
             return self._error(method, result)
         self._check_inputs_untouched(method, args, result, arg_names)
+        if returns_new and result.shared:
+            i = result.shared[0]
+            name = arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
+            raise GradeFailure(
+                tr("{method}() returned its input `{name}` itself (or a view of it), not a "
+                   "new tensor: a caller that changes the result in place would change its "
+                   "`{name}` too.", method=learners_name(method), name=name),
+                hint=tr("return a new tensor even where nothing changes: `{name}.clone()`",
+                        name=name))
         harness = harness_name(method)
         if harness and not harness_result_fits(harness, result.result, reference_answer()):
             raise GradeFailure(tr("the result of the grader's {harness} is not shaped as it "
@@ -153,7 +164,8 @@ class Kata:
                                   "them", method=learners_name(method)))
 
     def compare(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
-                iterate: bool = False, **kwargs: Any) -> tuple[tuple[str, Any], Any]:
+                iterate: bool = False, returns_new: bool = False,
+                **kwargs: Any) -> tuple[tuple[str, Any], Any]:
         """The learner's outcome and the reference's value for the same call.
 
         The reference runs here while the worker runs the submission, so the two
@@ -181,7 +193,7 @@ class Kata:
 
         got = self.outcome(method, *args, arg_names=arg_names,
                            while_waiting=None if alone else reference, iterate=iterate,
-                           reference_answer=answer, **kwargs)
+                           reference_answer=answer, returns_new=returns_new, **kwargs)
         return got, answer()
 
     def reference_call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:

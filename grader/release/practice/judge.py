@@ -24,6 +24,7 @@ from grader.grading.values.tolerances import (
     logit_scale_rtol,
 )
 from grader.locale import tr
+from grader.sandbox.wire.encoding import same_memory
 from grader.wording import a_kind
 
 # The rules a problem's answers are judged by, as cases.json names them.
@@ -310,6 +311,15 @@ def changed_inputs(after: tuple, before: tuple, arg_names: list[str]) -> str:
         if isinstance(b, torch.Generator):
             continue  # a generator's state is meant to change
         if isinstance(b, (torch.Tensor, list, dict)) and not _identical(a, b):
+            return arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
+    return ""
+
+
+def input_returned(result: Any, args: tuple, arg_names: list[str]) -> str:
+    """The name of an argument whose memory the result is (itself, or a view of it), or
+    "": where the statement asks for a new tensor."""
+    for i, given in enumerate(args):
+        if same_memory(result, given):
             return arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
     return ""
 

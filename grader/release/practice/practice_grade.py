@@ -184,6 +184,15 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
             "{method}() changed its input `{name}` in place, and the caller "
             "still needs it as it was.", method=part["method"], name=changed),
             hint=tr("work on a copy (.clone()) or build a new tensor"))
+    if part.get("returns_new") and got[0] == "value":
+        shared = judge.input_returned(got[1], args, part["arg_names"])
+        if shared:
+            return Failure(label, tr(
+                "{method}() returned its input `{name}` itself (or a view of it), not a "
+                "new tensor: a caller that changes the result in place would change its "
+                "`{name}` too.", method=part["method"], name=shared),
+                hint=tr("return a new tensor even where nothing changes: `{name}.clone()`",
+                        name=shared))
     if got[0] == "value":  # a float dtype the instructor's judge takes too
         got = ("value", judge.in_stored_dtypes(got[1], want, part.get("any_float_dtype", [])))
     # A case on a model may have other right answers, where two picks tie.

@@ -47,6 +47,7 @@ class CallOutcome:
     result: Any = None
     error: dict | None = None
     after: dict[int, Any] | None = None
+    shared: list[int] = field(default_factory=list)  # inputs the result is, not a new tensor
     model_changed: bool = False
     model_calls: list | None = None
     # Each witnessed forward pass: its token ids and its last position's logits.

@@ -293,3 +293,15 @@ def _decode_generator(state: bytes) -> Any:
     except RuntimeError:
         raise ProtocolError("a generator state torch refuses") from None
     return generator
+
+
+def same_memory(result: Any, argument: Any) -> bool:
+    """Whether `result` is the tensor `argument`, or a view of its memory: what a caller
+    changing the result would change in its own input."""
+    import torch  # only here, so that importing the protocol stays cheap
+
+    if not (isinstance(result, torch.Tensor) and isinstance(argument, torch.Tensor)):
+        return False
+    mine, theirs = result.untyped_storage(), argument.untyped_storage()
+    # Two empty tensors may both point nowhere: no memory is shared then.
+    return mine.nbytes() > 0 and mine.data_ptr() == theirs.data_ptr()

@@ -56,6 +56,9 @@ class Returned(Output):
     # The arguments the call was asked to watch, by their positions, after it.
     after: Annotated[dict[Annotated[str, msgspec.Meta(pattern="^[0-9]{1,4}$")], Any],
                      msgspec.Meta(max_length=MAX_DIMS * 4)] = {}
+    # The watched arguments whose memory the result is, or views: not a new tensor.
+    shared: Annotated[list[Annotated[int, msgspec.Meta(ge=0, lt=10_000)]],
+                      msgspec.Meta(max_length=MAX_DIMS * 4)] = []
     model_changed: bool = False
     # [new tokens, cached tokens] of each forward pass.
     model_calls: Annotated[list[tuple[Tokens, Tokens]],
@@ -109,6 +112,7 @@ def read_call_reply(reply: dict) -> dict[str, Any]:
     returned = held_to(reply, Returned)
     return {"result": decode(returned.result), "model_changed": returned.model_changed,
             "after": {int(key): decode(value) for key, value in returned.after.items()},
+            "shared": list(returned.shared),
             "model_calls": [list(call) for call in returned.model_calls]
             if returned.model_calls is not None else None, "output": printed(returned)}
 

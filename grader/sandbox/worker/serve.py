@@ -23,7 +23,7 @@ from typing import IO, Any
 # Also before the sandbox: what the worker reads, describes, builds and says.
 from grader.locale import tr
 from grader.reuse import source_spec
-from grader.sandbox.wire.encoding import Unencodable, decode, encode
+from grader.sandbox.wire.encoding import Unencodable, decode, encode, same_memory
 from grader.sandbox.wire.frames import read_frame, write_frame
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 from grader.sandbox.worker.describe import describe_error
@@ -221,6 +221,8 @@ class WorkerLoop:
             encoded = encode(result)
             # The arguments may hold what the submission put into them.
             after = {str(i): encode(args[i]) for i in watch if i < len(args)}
+            # and the result may be one of them, or a view of one: not a new tensor.
+            shared = [i for i in watch if i < len(args) and same_memory(result, args[i])]
         except Unencodable as exc:
             return {"error": {"type": "BadResult",
                               "message": tr("{method}() returned {value}, which the grader "
@@ -231,6 +233,7 @@ class WorkerLoop:
             "ok": True,
             "result": encoded,
             "after": after,
+            "shared": shared,
             "model_changed": model_changed,
             "model_calls": self.models.calls[:10_000],
             **printed(captured),
