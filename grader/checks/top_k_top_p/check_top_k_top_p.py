@@ -32,8 +32,12 @@ def top_k_step(x: torch.Tensor, top_k: int, filter_value: float, keep: int) -> t
 def helper(x: torch.Tensor, top_k: int = 0, top_p: float = 1.0, filter_value: float = INF,
            min_tokens_to_keep: int = 1, *, order: str = "k-then-p", k_keep: bool = True,
            p_keep: bool = True, fill: float | None = None, p_on_original: bool = False,
-           strict: bool = False) -> torch.Tensor:
+           strict: bool = False, fill_at_the_end: bool = False) -> torch.Tensor:
     """The reference helper with one knob per known mistake."""
+    if fill_at_the_end:  # -inf throughout, filter_value put in for what was removed
+        out = helper(x, top_k, top_p, INF, min_tokens_to_keep, order=order, k_keep=k_keep,
+                     p_keep=p_keep, p_on_original=p_on_original, strict=strict)
+        return out.masked_fill(torch.isneginf(out) & ~torch.isneginf(x), filter_value)
     fill = filter_value if fill is None else fill
     k_min = min_tokens_to_keep if k_keep else 1
     p_min = min_tokens_to_keep if p_keep else 1
@@ -64,6 +68,9 @@ def cases() -> dict[str, tuple]:
         "top-p-sees-what-top-k-left": (four, 2, 0.5),
         "min-tokens-to-keep": (after, 2, 0.1, INF, 4),
         "finite-filter-value": (after, 5, 0.9, -1e4),
+        # top-p sees top-k's filter_value as an ordinary logit: a 0 outweighs the kept
+        # log-probabilities, so top-p then keeps the filled entries and not the others.
+        "filter-value-top-p-sees": (four, 2, 0.5, 0.0),
         "batch-of-rows": (batch, 8, 0.7),
         "one-dimensional": (after[0], 6, 0.6),
         "ties-at-the-top-k-boundary": (torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 2.0]]),
