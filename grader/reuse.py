@@ -99,6 +99,14 @@ def _find(problems: Path, name: str | int) -> Path:
     key = key.rsplit("/", 1)[-1]
     try:
         entries = sorted(e.name for e in problems.iterdir() if PROBLEM_FOLDER.fullmatch(e.name))
+    except PermissionError:
+        # A file graded on its own (--submission FILE, outside an NN-slug folder) may read
+        # only itself under the sandbox: the kata's problems/ is out of its reach.
+        raise ReuseError(
+            f"solution_of({name!r}): {problems} cannot be read from this grade: a file "
+            "graded on its own may read only itself. Grade it where it sits in problems/ "
+            "(gpt-kata grade PROBLEM), or hand in a folder laid out like problems/ that "
+            "holds the earlier solution too (--submission FOLDER)") from None
     except OSError:
         entries = []
     for entry in entries:

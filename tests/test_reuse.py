@@ -135,6 +135,27 @@ def test_an_unknown_problem_lists_the_ones_there(tmp_path: Path) -> None:
         exec("from grader.reuse import solution_of\nsolution_of('top-q')", namespace)
 
 
+def test_a_problems_folder_out_of_reach_is_said_so(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file graded on its own reads only itself under the sandbox; solution_of then
+    said "no such problem in .../problems", of a folder that holds it."""
+    problems = kata(tmp_path)
+    real = Path.iterdir
+
+    def refused(self: Path):  # noqa: ANN202 - as Landlock refuses a folder out of reach
+        if self == problems:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    namespace = {"__file__": str(problems / "11-top-k-top-p" / "solution.py")}
+    with pytest.raises(ReuseError) as caught:
+        exec("from grader.reuse import solution_of\nsolution_of('top-k')", namespace)
+    said = str(caught.value)
+    assert "cannot be read from this grade" in said and "--submission FOLDER" in said
+    assert "no such problem" not in said
+
+
 def test_from_a_prompt_it_looks_in_the_kata_folder() -> None:
     # Typed at a prompt there is no file to start from: the kata folder's problems/.
     with pytest.raises(ReuseError, match="no such problem") as caught:
