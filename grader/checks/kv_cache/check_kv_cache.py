@@ -11,28 +11,30 @@ from grader.grading.judging.cached_steps import WHOLE_CONTEXT, expect_one_token_
 from grader.grading.judging.generated_text import judge_reset_sampling
 from grader.grading.judging.refusals import says_too_long
 from grader.grading.subject.cases import (
-    SHIPPED,
     context_length,
     corpus_prefix,
     generation_cases,
     generation_prompts,
-    prompt_ids,
 )
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import generation_example, vocab
 from grader.grading.values.failures import Diagnosis
 from grader.locale import tr
-from grader.model import artifacts
 from grader.model.spec import ModelSpec
 
 
 def cases() -> dict[str, tuple]:
     shared = generation_prompts()
     # A prompt 8 tokens short of the window: the cache fills up, then must be rebuilt.
-    return generation_cases({"short-context": shared["short-context"],
+    made = generation_cases({"short-context": shared["short-context"],
                              "fills-the-window": (corpus_prefix(context_length() - 8), 30),
-                             **shared})
+                             **shared, "one-token-prompt": ("T", 60)})
+    # A model of other sizes, whose window fills within the first steps.
+    config = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
+    made["random-model"] = (ModelSpec("random", config, 7), 20, torch.tensor([[3, 1]]), 6,
+                            vocab(10))
+    return made
 
 
 def cached_loop(model, new_chars, context, context_length, int_to_char, *, full="rebuild",
@@ -99,16 +101,10 @@ test_shipped_model, test_random_models = CONTRACT.tests(
 
 
 def one_token_cases() -> dict[str, tuple]:
-    shipped = CONTRACT.case_args
-    config = {"vocab_size": 10, "context_length": 6, "n_layer": 2, "n_head": 2, "n_embd": 8}
-    return {
-        "short-prompt": shipped["short-context"],
-        "one-token-prompt": (SHIPPED, 60, prompt_ids("T"), context_length(),
-                             artifacts.shipped_vocab()),
-        "fills-the-window": shipped["fills-the-window"],
-        "random-model": (ModelSpec("random", config, 7), 20, torch.tensor([[3, 1]]), 6,
-                         vocab(10)),
-    }
+    """The cases whose calls are judged, by the ids the text's checks give them too, so
+    that `gpt-kata trace kv-cache --case ID` takes an id this check prints."""
+    return {case_id: CONTRACT.case_args[case_id] for case_id in
+            ("short-context", "one-token-prompt", "fills-the-window", "random-model")}
 
 
 @pytest.mark.parametrize("case_id", list(one_token_cases()))
