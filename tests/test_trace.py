@@ -20,6 +20,7 @@ import torch
 from conftest import ROOT, run_grade
 from learner_examples import mistake
 
+from grader import paths
 from grader.cli.main import main
 from grader.grading.subject.cases import corpus_prefix, next_token_probs, prompt_ids, seed_state
 from grader.grading.subject.reference import load_reference
@@ -165,6 +166,23 @@ def test_not_restoring_the_generator_differs_in_the_pick_from_the_same_window(tm
     assert f"both saw {(prompt + right[0])!r}" in done.stdout
     assert f"your pick {itc[int(second)]!r}" in done.stdout
     assert f"the reference's {right[1]!r}" in done.stdout
+
+
+def test_a_text_cut_otherwise_after_the_same_steps_is_shown_and_said(tmp_path):
+    """A loop that makes every step right and then cuts its text at the wrong place (a
+    stop string stripped with rstrip, which takes every trailing character in it) was
+    traced as "no fixed case differs", the first case shown, exit 0."""
+    wrong = tmp_path / "rstripped.py"
+    reference = (paths.SOLUTIONS / find("eos-stop").folder / "solution.py").read_text()
+    cut = "return text[: len(text) - max(len(s) for s in ended)]"
+    assert cut in reference
+    # The longest stop string's characters stripped from the end, as a set: one too many
+    # where the text before it ends in one of them too.
+    wrong.write_text(reference.replace(cut, "return text.rstrip(max(ended, key=len))"))
+    done = trace("eos-stop", "--submission", wrong)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the first fixed case where the runs differ" in done.stdout
+    assert "but it returns another text" in done.stdout
 
 
 def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):

@@ -186,7 +186,7 @@ def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
             return EXIT_FAIL
         assert traced is not None
         first, count = first or traced, count + 1
-        if traced.difference is not None:
+        if traced.difference is not None or traced.yours.text != traced.reference.text:
             shown = traced
             break  # the first case that differs is the one shown: no need to run on
     assert first is not None, "plans() gives at least one case"
@@ -206,7 +206,8 @@ def show_first_difference(args: argparse.Namespace, to_trace: list[Plan],
                   markup=False)
         if in_english:
             out.print(in_english_note(args.plot), markup=False)
-    return EXIT_PASS if shown.difference is None else EXIT_FAIL
+    same = shown.difference is None and shown.yours.text == shown.reference.text
+    return EXIT_PASS if same else EXIT_FAIL
 
 
 def trace_case(the_plan: Plan, process: Any,

@@ -139,13 +139,14 @@ def shorten(text: str, limit: int = 60) -> str:
     return repr(text) if len(text) <= limit else repr("…" + text[-limit:])
 
 
-def which_case(the_plan: Plan, difference: int | None, traced_cases: int) -> str:
+def which_case(the_plan: Plan, difference: int | None, traced_cases: int,
+               texts_differ: bool = False) -> str:
     """Which fixed case is shown, by the id grade prints for it, and why that one."""
     case = tr("case [{case}] ({number} of {total})", case=the_plan.case_id,
               number=the_plan.number, total=the_plan.total)
     if the_plan.picked:
         return tr("{case}, picked with --case", case=case)
-    if difference is not None:
+    if difference is not None or texts_differ:
         return tr("{case}: the first fixed case where the runs differ", case=case)
     skipped = the_plan.total - traced_cases
     if the_plan.changed:
@@ -175,7 +176,7 @@ def render(out: Console, the_plan: Plan, yours: Run, reference: Run,
            submission=the_plan.submission) if whose == "your" else
         tr("trace of the reference {method}() from {submission}", method=the_plan.method,
            submission=the_plan.submission))
-    say(which_case(the_plan, difference, traced_cases))
+    say(which_case(the_plan, difference, traced_cases, yours.text != reference.text))
     given = (" " + tr("(with your {changed})", changed=joined(the_plan.changed))
              if the_plan.changed else "")
     say(f"{settings(the_plan)}{given}")
@@ -221,6 +222,14 @@ def explain(difference: int | None, yours: Run, reference: Run, probs: Distribut
     if difference is None:
         if whose != "your":
             return [tr("no step differs: the reference traced against itself")]
+        if yours.text != reference.text:
+            # The same picks, another text: what the loop returns is made otherwise (a
+            # stop string cut at the wrong place, the prompt left in, a character lost).
+            return [tr("no step differs: your run fed the model the same {count} windows as "
+                       "the reference and picked the same tokens, but it returns another "
+                       "text: the difference is in how the text is made from the picks "
+                       "(where it ends, or what it keeps), not in any step",
+                       count=len(yours.steps))]
         return [tr("no step differs: your run fed the model the same {count} windows as the "
                    "reference and picked the same tokens", count=len(yours.steps))]
     n = difference + 1
