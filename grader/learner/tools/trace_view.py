@@ -28,9 +28,10 @@ NEUTRAL_SETTINGS: dict[str, Any] = {"temperature": 1.0, "top_k": 0, "top_p": 1.0
 
 
 def header() -> str:
-    """The table's header, its words in the language in use, in the rows' columns."""
+    """The table's header, its words in the language in use, in the rows' columns: the
+    probabilities are the model's own after the window the traced run fed it."""
     return (f"{right(tr('step'), 4)}  {left(tr('the model saw'), WINDOW_COLUMN)}  "
-            f"{left(tr('top reference probabilities'), 29)}  {left(tr('yours'), 9)}  "
+            f"{left(tr('top probabilities after it'), 29)}  {left(tr('yours'), 9)}  "
             f"{tr('reference')}")
 
 
