@@ -92,3 +92,28 @@ def test_one_token_rule(calls, ok):
         assert not ok
     else:
         assert ok
+
+
+def named_in(calls: list, prompt_length: int, new_chars: int, context_length: int) -> tuple:
+    """The failure's message and the mistake its diagnosis names, for these calls."""
+    from grader.grading.judging.cached_steps import expect_one_token_per_step
+
+    with pytest.raises(AssertionError) as failed:
+        expect_one_token_per_step(calls, prompt_length, new_chars, context_length)
+    diagnosis = failed.value.explain()
+    return failed.value.message, diagnosis.mistake.name if diagnosis.mistake else None
+
+
+def test_a_rebuild_one_step_early_is_named_as_such_with_the_call_shown():
+    """A cache rebuilt when the text fills the window exactly (>= for >) was named
+    "feed the whole context at every step", under the first eight calls only, which
+    never reached the wrong one (call 48 of 48 steps)."""
+    calls = [[1, 0], *[[1, past] for past in range(1, 47)], [48, 0], [48, 0]]
+    message, name = named_in(calls, prompt_length=1, new_chars=49, context_length=48)
+    assert name == "rebuild the cache one step before the window is full"
+    assert "model call 48 fed 48 tokens with 0 cached" in message
+    assert "calls 44 to 49: [[1, 43], [1, 44], [1, 45], [1, 46], [48, 0], [48, 0]]" in message
+    # the whole text fed afresh at every step is still that mistake
+    message, name = named_in([[3, 0], [4, 0], [5, 0], [6, 0]], 3, 4, 8)
+    assert name == "feed the whole context at every step"
+    assert "[[3, 0], [4, 0], [5, 0]] ..." in message and "calls 1 to" not in message

@@ -7,7 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from grader.grading.contracts.text_from_calls import WitnessedContract, judge_from_calls
-from grader.grading.judging.cached_steps import WHOLE_CONTEXT, expect_one_token_per_step
+from grader.grading.judging.cached_steps import (
+    REBUILT_EARLY,
+    WHOLE_CONTEXT,
+    expect_one_token_per_step,
+)
 from grader.grading.judging.generated_text import judge_reset_sampling
 from grader.grading.judging.refusals import says_too_long
 from grader.grading.subject.cases import (
@@ -68,7 +72,7 @@ def cached_loop(model, new_chars, context, context_length, int_to_char, *, full=
 MISTAKES = mistakes_of(globals(), cached_loop)
 # Seen in the model's calls, not in the text (grader/grading/judging/cached_steps.py): one of this
 # problem's mistakes too, for its id, its fix and its translations.
-SEEN_IN_CALLS = (WHOLE_CONTEXT,)
+SEEN_IN_CALLS = (WHOLE_CONTEXT, REBUILT_EARLY)
 
 
 def fallback_hint(call: Call) -> Diagnosis | str:

@@ -8,6 +8,8 @@ saw, both by expect_one_token_per_step, so they say the same.
 
 from __future__ import annotations
 
+from functools import partial
+
 from grader.grading.values.failures import Diagnosis, GradeFailure, Mistake
 from grader.locale import tr, translated
 from grader.wording import tokens
@@ -15,6 +17,11 @@ from grader.wording import tokens
 # On one line, as answers.without_fixes finds it: a graded class's copy leaves it out.
 WHOLE_CONTEXT_FIX = "feed only the new token, with the cache of the earlier ones: logits, cache = model.forward_with_cache(next_token, cache)"  # noqa: E501
 WHOLE_CONTEXT = Mistake("feed the whole context at every step", WHOLE_CONTEXT_FIX)
+REBUILT_EARLY = Mistake(
+    "rebuild the cache one step before the window is full",
+    "a text of exactly context_length tokens still fits: rebuild only once it is longer "
+    "(context.shape[1] > context_length, not >=)")
+SHOWN_BEFORE = 4  # calls shown before the first wrong one, so that it is among them
 
 
 def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
@@ -40,18 +47,35 @@ def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
         new, past = calls[i]
         if new == 1 and past > 0:
             continue
-        shown = calls[:min(room, 8)]
-        named = Diagnosis()
-        if past == 0 and new > 1:
-            named = Diagnosis.of(
-                "\n" + tr("This is what happens when you {name}: the text is right, but "
-                          "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
-                translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
+        start = max(0, i - SHOWN_BEFORE)
+        shown = calls[start:i + 2]
         raise GradeFailure(tr(
             "model call {call} fed {new} with {past} cached; while the text still "
             "fits in the window (the first {room} steps here), every call after the first "
             "must feed just the one new token, with the cache of all the tokens before it\n"
-            "  the calls, as [new tokens, cached tokens]: {calls}{more}", call=i + 1,
+            "  the calls, as [new tokens, cached tokens]: {before}{calls}{more}", call=i + 1,
             new=tokens(new), past=past, room=room, calls=shown,
-            more=" ..." if room > len(shown) else ""),
-            lambda named=named: named)
+            before=tr("calls {first} to {last}: ", first=start + 1, last=start + len(shown))
+            if start else "",
+            more=" ..." if len(calls) > i + 2 else ""),
+            partial(named_for, calls, i, prompt_length, context_length))
+
+
+def named_for(calls: list, i: int, prompt_length: int, context_length: int) -> Diagnosis:
+    """The mistake the first wrong call `i` shows, if any: the whole window fed afresh
+    at the one step where the text fills it exactly, every call before it right, is a
+    rebuild one step early; the whole context fed afresh otherwise, nothing cached."""
+    new, past = calls[i]
+    if past != 0 or new <= 1:
+        return Diagnosis()
+    if new == context_length == prompt_length + i:
+        return Diagnosis.of(
+            "\n" + tr("This is what happens when you {name}: the text before call {call} "
+                      "is {count}, which the window still holds.",
+                      name=translated(REBUILT_EARLY.name), call=i + 1,
+                      count=tokens(context_length)),
+            translated(REBUILT_EARLY.hint), REBUILT_EARLY)
+    return Diagnosis.of(
+        "\n" + tr("This is what happens when you {name}: the text is right, but "
+                  "nothing is cached.", name=translated(WHOLE_CONTEXT.name)),
+        translated(WHOLE_CONTEXT.hint), WHOLE_CONTEXT)
