@@ -161,6 +161,18 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
             "go\n  expected ...{expected}\n  got      ...{got}",
             length=characters(len(got)), cut=repr(cut), longest=repr(longest),
             end=repr((got + cut)[-len(longest) - 10:]), **around_the_end(got, expected)))
+    if stop and len(got) < len(expected) and expected.startswith(got):
+        # Every pick fair, and the expected text goes on where this one stops: what
+        # ended it was cut off with more than itself.
+        raise GradeFailure(tr(
+            "the text stops {count} short of the expected text, which goes on with "
+            "{missing}: the characters before a stop string stay in the text, and only the "
+            "stop string itself is cut off\n  expected ...{expected}\n  got      ...{got}",
+            count=characters(len(expected) - len(got)),
+            missing=repr(expected[len(got):]), **around_the_end(got, expected)),
+            hint=tr("cut off exactly the stop string: text[: len(text) - len(s)]; "
+                    "str.rstrip(s) and str.strip(s) take off every character found in s, "
+                    "as often as it comes"))
     raise GradeFailure(tr(
         "the text stops after {length}, but nothing ends it there: the next token drawn is "
         "{next}, not the end-of-sequence id {eos_id}, no stop string ends the text, and "
