@@ -117,9 +117,24 @@ def judge_reset_sampled_text(got: Any, expected: str, *, model: torch.nn.Module,
                 window=lambda ids: ids[-context_length:])
 
 
+def expect_no_calls_for_no_text(call: Call) -> None:
+    """With nothing to generate (new_chars 0, generate()-style arguments), the model
+    is not called: a loop that runs it once before its first step runs it for nothing,
+    and one step too many at the end as well."""
+    calls = call.record.model_calls or []
+    if call.args[1] == 0 and calls:
+        raise GradeFailure(
+            tr("{method}() called the model {count} with new_chars=0, where there is "
+               "nothing to generate", method=call.method,
+               count=tr("once") if len(calls) == 1 else tr("{n} times", n=len(calls))),
+            hint=tr("call the model inside the loop, once per new character: with "
+                    "new_chars=0 the loop runs no step, and the model is not called"))
+
+
 def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:
     """judge_reset_sampled_text on generate()-style arguments: (model, new_chars,
     context, context_length, int_to_char)."""
+    expect_no_calls_for_no_text(call)
     model, _new_chars, context, context_length, int_to_char = fresh_args(call.args[:5])
     judge_reset_sampled_text(got, expected, model=model, prompt_ids=context[0].tolist(),
                              context_length=context_length, int_to_char=int_to_char,
