@@ -15,6 +15,7 @@ import pytest
 from conftest import COPY_ONLY, examples, imported_afresh
 from learner_examples import mistake_text
 
+from grader import paths
 from grader.registry import problems
 from grader.release.build import PACKAGE, write_release
 
@@ -727,3 +728,20 @@ def test_an_input_returned_as_it_came_fails_as_in_the_kata(
     assert graded.returncode == 1, graded.stdout + graded.stderr
     assert "returned its input `logits` itself (or a view of it), not a new tensor" in \
         graded.stdout, graded.stdout
+
+
+def test_a_tensor_where_a_float_is_expected_is_said_so(tmp_path_factory: pytest.TempPathFactory,
+                                                        tmp_path: Path) -> None:
+    """A learning rate of the right value as a 0-d tensor was shown as "returned float64
+    tensor of shape (): 0.003; expected 0.003", which reads as equal; the kata says a
+    Tensor is not a float."""
+    copy = tmp_path_factory.mktemp("schedule") / "copy"
+    write_release(copy, only=frozenset({"lr-schedule"}))
+    reference = (paths.SOLUTIONS / BY_SLUG["lr-schedule"].folder / "solution.py").read_text()
+    tensor = reference.replace("import math\n", "import math\n\nimport torch\n", 1)
+    tensor = tensor.replace("    def learning_rate(", "    def _rate(", 1) + (
+        "\n    def learning_rate(self, *args):\n"
+        "        return torch.tensor(self._rate(*args), dtype=torch.float64)\n")
+    graded = practice_grade(learner(copy, tmp_path, {"lr-schedule": tensor}), "lr-schedule")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    assert "learning_rate() returned a Tensor, not a float" in graded.stdout, graded.stdout

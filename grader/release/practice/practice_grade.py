@@ -23,6 +23,7 @@ from grader.grading.subject.inputs import answer_of, inputs_of
 from grader.locale import tr, translated
 from grader.reuse import learner_file
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
+from grader.wording import a_kind
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,11 @@ def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: 
     """The failure of an answer that is not right, in the words of its part's judge."""
     if got[0] == "error":
         message = tr("{method}() raised {error}", method=part["method"], error=shown)
+    elif isinstance(want, float) and (isinstance(got[1], bool)
+                                      or not isinstance(got[1], (float, int))):
+        # A 0-d tensor of the right value reads as the number itself: say what it is.
+        message = tr("{method}() returned {what}, not a float", method=part["method"],
+                     what=a_kind(type(got[1]).__name__))
     elif part["judge"] in ("training-steps", "training-loop"):
         message = f"{part['method']}(): {judge.training_difference(got[1], want, part['judge'])}"
     else:
