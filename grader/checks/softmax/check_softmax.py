@@ -32,6 +32,11 @@ def normalise_over_the_wrong_dimension_shifted_by_its_maximum(x):
     return exps / exps.sum(dim=0, keepdim=True)
 
 
+def subtract_the_whole_tensors_maximum(x):
+    exps = torch.exp(x - x.max())
+    return exps / exps.sum(dim=-1, keepdim=True)
+
+
 def forget_to_divide_by_the_sum(x):
     return torch.exp(x - x.max(dim=-1, keepdim=True).values)
 
@@ -47,6 +52,8 @@ def cases() -> dict[str, tuple]:
         "minus-infinity": (torch.tensor([[2.0, float("-inf"), 0.5, float("-inf")]]),),
         "three-dims": (torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) / 7,),
         "float64": (torch.tensor([[0.1, 0.2, 0.3]], dtype=torch.float64),),
+        # One maximum for the whole tensor shifts the lower row's exponentials to 0.
+        "rows-far-apart": (torch.tensor([[0.0, 1.0, 2.0], [1e4, 1e4 + 1.0, 1e4 - 1.0]]),),
     }
 
 
