@@ -141,7 +141,7 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
                    if kind == NOT_IMPLEMENTED else result.unavailable)
         return [TestResult(tr("loading solution.py"), problem, "error", message, kind=kind)]
     results = []
-    for check in result.checks:
+    for check in counted(result.checks):
         named = check.get("mistake")
         mistake = (NamedMistake(named["id"], named["name"], named.get("hint", ""))
                    if named else None)
@@ -149,10 +149,46 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
             check["name"], problem, check["status"], check["message"] or "",
             output=check.get("output") or "", arguments=check.get("arguments"),
             got=check.get("got"),
-            hint=(mistake.hint if mistake else "") or hint_of(result, check["name"]),
+            hint=(mistake.hint if mistake else "") or hint_of(result, check["label"]),
             kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
-            alike=check.get("alike") or check["message"] or ""))
+            alike=check.get("alike") or check["message"] or "",
+            cases="drawn" if check.get("drawn") else "fixed"))
     return results
+
+
+def counted(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks as the kata counts them: a part's drawn examples are one check, as the
+    kata's drawn test is one, failing where any of them fails, with the first failing
+    example's evidence; so the copy's points are the kata's wherever both judge alike."""
+    out: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for check in checks:
+        group = check.get("drawn")
+        if not group:
+            out.append({**check, "label": check["name"]})
+            continue
+        if group not in groups:
+            groups[group] = {**check, "name": group, "label": check["name"], "seen": 0,
+                             "failed": 0}
+            out.append(groups[group])
+        merged = groups[group]
+        merged["seen"] += 1
+        if check["status"] != "pass":
+            merged["failed"] += 1
+            if merged["status"] == "pass":  # the first failing example speaks for them
+                merged.update({**check, "name": group, "label": check["name"],
+                               "seen": merged["seen"], "failed": merged["failed"]})
+    for merged in groups.values():
+        if merged["failed"]:
+            # Said in the inputs' heading: the mistake stays the last thing the failure
+            # says before its inputs, as in the kata's message.
+            heading = tr("the inputs of {first} ({failed} of the {seen} drawn examples fail):",
+                         first=merged["label"], failed=merged["failed"], seen=merged["seen"])
+            message, inputs = merged["message"] or "", merged.get("inputs") or ""
+            says = message.removesuffix("\n" + inputs) if inputs else message
+            shown = heading + inputs.removeprefix(tr("its inputs:")) if inputs else heading
+            merged["message"], merged["inputs"] = f"{says}\n{shown}", shown
+    return out
 
 
 def hint_of(result: Any, label: str) -> str:

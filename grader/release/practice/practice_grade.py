@@ -130,6 +130,7 @@ def grade_problem(slug: str, path: Path,
     finally:
         running(False)
     checked, refusals = [], []
+    drawn: dict[str, str] = {}  # a drawn example's label -> its part's drawn examples'
     for part in parts:
         # With several methods, a label says whose case it is.
         named = f"{part['method']}() " if len(parts) > 1 else ""
@@ -137,6 +138,8 @@ def grade_problem(slug: str, path: Path,
                     for case_id, case in part["cases"].items()]
         checked += [(named + tr("drawn example {n}", n=n), part, case, None)
                     for n, case in part["examples"].items()]
+        drawn |= {named + tr("drawn example {n}", n=n): named + tr("drawn examples")
+                  for n in part["examples"]}
         refusals += [(named + tr("refusal: {what}", what=refusal["what"]), part, refusal)
                      for refusal in part.get("refusals", {}).values()]
     try:
@@ -151,6 +154,9 @@ def grade_problem(slug: str, path: Path,
     except ModelFileError as why:  # the copy's file, not the learner's code
         result.unavailable, result.kind = str(why), "unavailable"
     name_the_ties(result)
+    for check in result.checks:  # counted as one, as the kata's drawn test is one check
+        if check["name"] in drawn:
+            check["drawn"] = drawn[check["name"]]
     return result
 
 
