@@ -170,9 +170,9 @@ def judge_until(got, expected: str, *, model, prompt_ids: list[int], max_new_tok
             "stop string itself is cut off\n  expected ...{expected}\n  got      ...{got}",
             count=characters(len(expected) - len(got)),
             missing=repr(expected[len(got):]), **around_the_end(got, expected)),
-            hint=tr("cut off exactly the stop string: text[: len(text) - len(s)]; "
-                    "str.rstrip(s) and str.strip(s) take off every character found in s, "
-                    "as often as it comes"))
+            hint=tr("cut off exactly the stop string: text[: len(text) - len(stop_string)]; "
+                    "str.rstrip and str.strip take off every character found in the string "
+                    "they are given, as often as it comes"))
     raise GradeFailure(tr(
         "the text stops after {length}, but nothing ends it there: the next token drawn is "
         "{next}, not the end-of-sequence id {eos_id}, no stop string ends the text, and "
