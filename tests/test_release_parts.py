@@ -792,3 +792,18 @@ def test_a_tensor_where_a_float_is_expected_is_said_so(tmp_path_factory: pytest.
     graded = practice_grade(learner(copy, tmp_path, {"lr-schedule": tensor}), "lr-schedule")
     assert graded.returncode == 1, graded.stdout + graded.stderr
     assert "learning_rate() returned a Tensor, not a float" in graded.stdout, graded.stdout
+
+
+def test_a_model_called_for_no_text_fails_in_the_copy_as_in_the_kata(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """greedy's logits computed one step ahead call the model with new_chars=0, which the
+    statement rules out: the kata fails it, and so does the copy, by the same rule."""
+    copy = tmp_path_factory.mktemp("greedy") / "copy"
+    write_release(copy, only=frozenset({"greedy"}))
+    ahead = (examples("greedy") / "logits_one_step_ahead.py").read_text("utf-8")
+    graded = practice_grade(learner(copy, tmp_path, {"greedy": ahead}), "greedy", "-v")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    assert "greedy() called the model once with new_chars=0" in graded.stdout, graded.stdout
+    right = practice_grade(learner(copy, tmp_path / "right", {
+        "greedy": BY_SLUG["greedy"].reference.read_text("utf-8")}), "greedy")
+    assert right.returncode == 0, right.stdout + right.stderr

@@ -85,7 +85,7 @@ PRACTICE_FILES = ("__init__.py", "codec.py", "practice_grade.py", "judge.py", "p
 WITNESSED = "its checks judge how your code calls the model, which stored answers cannot show"
 # The rules by which a copy judges how a learner's code calls its model
 # (practice/practice_grade.py).
-CALL_RULES = ("one-token-per-step",)
+CALL_RULES = ("one-token-per-step", "no-calls-for-no-text")
 # The diagnoses a copy makes by calling the learner's code again, where no stored answer
 # can name a mistake (practice/practice_grade.py): a check module declares one as
 # PRACTICE_DIAGNOSIS, and both graders run the same runtime code for it.
@@ -267,7 +267,8 @@ def practice_contract(module: Any, contract: Any) -> Any:
     """The contract, or NotPractised saying in one line why the copy cannot judge its
     cases from stored answers. A contract whose checks judge the model's calls is
     practised where its module says by which rule the copy judges them too
-    (PRACTICE_CALLS; only kv-cache's today)."""
+    (PRACTICE_CALLS: kv-cache's one token a step; generate's and greedy's no call for
+    no text)."""
     if contract.witness_model_calls and getattr(module, "PRACTICE_CALLS", None) not in CALL_RULES:
         raise NotPractised(WITNESSED)
     if contract.harness:
@@ -413,13 +414,16 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             drawn[str(len(drawn) + 1)] = case
     refusals = {refusal_id: stored_refusal(problem, contract, method, refusal, rule, models)
                 for refusal_id, refusal in contract.refused.items()}
-    calls = getattr(module, "PRACTICE_CALLS", "") if contract.witness_model_calls else ""
+    calls = getattr(module, "PRACTICE_CALLS", "")
+    if calls and calls not in CALL_RULES:
+        raise ReleaseError(f"{module.__name__} declares PRACTICE_CALLS = {calls!r}, which "
+                           f"is not one of the copy's: {list(CALL_RULES)}")
     again = getattr(module, "PRACTICE_DIAGNOSIS", "")
     if again and again not in AGAIN_DIAGNOSES:
         raise ReleaseError(f"{module.__name__} declares PRACTICE_DIAGNOSIS = {again!r}, which "
                            f"is not one of the copy's: {sorted(AGAIN_DIAGNOSES)}")
     lenient = float_dtypes.any_float_dtype(contract, reference, *first[0]) if first else []
-    if calls:  # the copy runs these models' forward_with_cache, and judges their calls
+    if calls == "one-token-per-step":  # the copy runs these models' forward_with_cache
         models.cached |= set(models.specs)
     return {"method": contract.method, "module": problem.module or "",
             "arg_names": list(contract.arg_names), "iterate": contract.iterate,

@@ -19,3 +19,7 @@ test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt on the shipped model",
     "The text on small random models of other sizes, against the reference",
     generation_example)
+
+# A learners' copy judges the calls its exported model saw with new_chars=0 by the same
+# rule (grader/release/build.py's CALL_RULES).
+PRACTICE_CALLS = "no-calls-for-no-text"

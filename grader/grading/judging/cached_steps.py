@@ -24,6 +24,19 @@ REBUILT_EARLY = Mistake(
 SHOWN_BEFORE = 4  # calls shown before the first wrong one, so that it is among them
 
 
+def expect_no_calls_for_no_text(method: str, new_chars: int, calls: list) -> None:
+    """With nothing to generate (new_chars 0), the model is not called: a loop that runs
+    it once before its first step runs it for nothing, and one step too many at the end
+    as well. Generate's and greedy's checks judge it, and a learners' copy too."""
+    if new_chars == 0 and calls:
+        raise GradeFailure(
+            tr("{method}() called the model {count} with new_chars=0, where there is "
+               "nothing to generate", method=method,
+               count=tr("once") if len(calls) == 1 else tr("{n} times", n=len(calls))),
+            hint=tr("call the model inside the loop, once per new character: with "
+                    "new_chars=0 the loop runs no step, and the model is not called"))
+
+
 def expect_one_token_per_step(calls: list, prompt_length: int, new_chars: int,
                               context_length: int) -> None:
     """After the first call, [1 new token, past > 0 cached] while the window has room.

@@ -118,17 +118,10 @@ def judge_reset_sampled_text(got: Any, expected: str, *, model: torch.nn.Module,
 
 
 def expect_no_calls_for_no_text(call: Call) -> None:
-    """With nothing to generate (new_chars 0, generate()-style arguments), the model
-    is not called: a loop that runs it once before its first step runs it for nothing,
-    and one step too many at the end as well."""
-    calls = call.record.model_calls or []
-    if call.args[1] == 0 and calls:
-        raise GradeFailure(
-            tr("{method}() called the model {count} with new_chars=0, where there is "
-               "nothing to generate", method=call.method,
-               count=tr("once") if len(calls) == 1 else tr("{n} times", n=len(calls))),
-            hint=tr("call the model inside the loop, once per new character: with "
-                    "new_chars=0 the loop runs no step, and the model is not called"))
+    """cached_steps.expect_no_calls_for_no_text on generate()-style arguments."""
+    from grader.grading.judging.cached_steps import expect_no_calls_for_no_text as rule
+
+    rule(call.method, call.args[1], call.record.model_calls or [])
 
 
 def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:

@@ -310,14 +310,20 @@ def wrong_calls(part: dict[str, Any], args: tuple, models: list[codec.ExportedGP
     """What is wrong with how the code called its model, by the part's rule (the one
     problem 15's check judges by), as a failure's message, fix and mistake; None if
     nothing is."""
-    from grader.grading.judging.cached_steps import expect_one_token_per_step
+    from grader.grading.judging.cached_steps import (
+        expect_no_calls_for_no_text,
+        expect_one_token_per_step,
+    )
     from grader.grading.values.failures import GradeFailure
 
     named = dict(zip(part["arg_names"], args))
     calls, models[0].calls = models[0].calls or [], None
     try:
-        expect_one_token_per_step(calls, named["context"].shape[1], named["new_chars"],
-                                  named["context_length"])
+        if part["calls"] == "no-calls-for-no-text":
+            expect_no_calls_for_no_text(part["method"], named["new_chars"], calls)
+        else:
+            expect_one_token_per_step(calls, named["context"].shape[1], named["new_chars"],
+                                      named["context_length"])
     except GradeFailure as failure:
         pieces = failure.diagnosis.pieces
         mistake = next((p.mistake for p in pieces if p.mistake), None)
