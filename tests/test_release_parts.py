@@ -807,3 +807,17 @@ def test_a_model_called_for_no_text_fails_in_the_copy_as_in_the_kata(
     right = practice_grade(learner(copy, tmp_path / "right", {
         "greedy": BY_SLUG["greedy"].reference.read_text("utf-8")}), "greedy")
     assert right.returncode == 0, right.stdout + right.stderr
+
+
+def test_the_copy_seeds_the_global_generators_as_the_katas_worker_does() -> None:
+    """The practice grade imports the copy's own package, so its seed is read from its
+    source: it must be the kata worker's."""
+    import ast
+
+    from grader.sandbox.worker import serve
+
+    source = (paths.ROOT / "grader" / "release" / "practice" / "practice_grade.py").read_text()
+    seeds = [node.value for node in ast.parse(source).body if isinstance(node, ast.Assign)
+             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["GLOBAL_SEED"]]
+    assert len(seeds) == 1
+    assert eval(compile(ast.Expression(seeds[0]), "seed", "eval")) == serve.GLOBAL_SEED  # noqa: S307
