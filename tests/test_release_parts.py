@@ -809,15 +809,51 @@ def test_a_model_called_for_no_text_fails_in_the_copy_as_in_the_kata(
     assert right.returncode == 0, right.stdout + right.stderr
 
 
-def test_the_copy_seeds_the_global_generators_as_the_katas_worker_does() -> None:
-    """The practice grade imports the copy's own package, so its seed is read from its
-    source: it must be the kata worker's."""
-    import ast
+def test_a_time_out_in_one_case_fails_it_and_the_rest_as_in_the_kata(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """An endless loop on one input (k = 2) made the whole problem unavailable in the
+    copy, 0 points, where the kata keeps the checks before it, fails that one with its
+    inputs and says the rest were not run: 4 of 10. Both now count alike."""
+    copy = tmp_path_factory.mktemp("top-k-endless") / "copy"
+    write_release(copy, only=frozenset({"top-k"}))
+    endless = BY_SLUG["top-k"].reference.read_text("utf-8").replace(
+        "        k = min(k, logits.shape[-1])",
+        "        while k == 2:\n            pass\n        k = min(k, logits.shape[-1])", 1)
+    assert "while k == 2" in endless
+    out = tmp_path / "copy.json"
+    graded = practice_grade(learner(copy, tmp_path, {"top-k": endless}), "top-k",
+                            "--timeout", "2", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    in_copy = json.loads(out.read_text("utf-8"))
+    failed = [t for t in in_copy["tests"] if t["status"] != "pass"]
+    stuck = failed[0]
+    assert stuck["message"].startswith("top_k_filter(): no answer within 2 seconds"), stuck
+    assert "k: 2" in stuck["message"] and stuck["kind"] in ("stuck", "busy"), stuck
+    assert failed[1:] and all(t["message"].startswith("not run: top_k_filter(): no answer")
+                              for t in failed[1:]), failed
+    file = tmp_path / "endless.py"
+    file.write_text(endless, "utf-8")
+    (tmp_path / "kata").mkdir()
+    in_kata = run_grade("top-k", "--submission", file, "--timeout", "2",
+                        tmp_path=tmp_path / "kata").report
+    assert in_kata is not None
+    copy_entry, kata_entry = in_copy["problems"][0], in_kata["problems"][0]
+    assert 0 < copy_entry["passed"] < copy_entry["total"], copy_entry
+    assert (copy_entry["passed"], copy_entry["total"], copy_entry["score"]) == (
+        kata_entry["passed"], kata_entry["total"], kata_entry["score"]), (copy_entry,
+                                                                         kata_entry)
 
-    from grader.sandbox.worker import serve
 
-    source = (paths.ROOT / "grader" / "release" / "practice" / "practice_grade.py").read_text()
-    seeds = [node.value for node in ast.parse(source).body if isinstance(node, ast.Assign)
-             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["GLOBAL_SEED"]]
-    assert len(seeds) == 1
-    assert eval(compile(ast.Expression(seeds[0]), "seed", "eval")) == serve.GLOBAL_SEED  # noqa: S307
+def test_a_result_in_another_dtype_is_told_to_keep_the_inputs(
+        small_copy: Path, tmp_path: Path) -> None:
+    """The copy said "returned float64 tensor of shape (1, 5): [...]; expected float32
+    tensor of shape (1, 5): [...]", right but roundabout, where the kata says to keep
+    the input's dtype."""
+    doubled = ("class Solution:\n    def apply_temperature(self, logits, temperature):\n"
+               "        if temperature <= 0:\n            raise ValueError('> 0')\n"
+               "        return logits.double() / temperature\n")
+    graded = practice_grade(learner(small_copy, tmp_path, {"temperature": doubled}),
+                            "temperature")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    assert ("apply_temperature() returned a float64 tensor, expected float32, the dtype of "
+            "its input: keep the input's dtype") in graded.stdout, graded.stdout

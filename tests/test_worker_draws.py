@@ -1,6 +1,7 @@
 """What a submission draws from torch's or Python's global generator, where it should
 draw from the one it was handed, is the same on every run, so that its grade is too
-(grader/sandbox/worker/serve.py's `reseed_global_generators`)."""
+(grader/sandbox/wire/limits.py's `reseed_global_generators`, which the kata's worker
+and the learners' copy both call)."""
 
 from __future__ import annotations
 

@@ -150,7 +150,8 @@ def results_of(problem: Problem, result: Any) -> list[TestResult]:
             output=check.get("output") or "", arguments=check.get("arguments"),
             got=check.get("got"),
             hint=(mistake.hint if mistake else "") or hint_of(result, check["label"]),
-            kind=WRONG if check["status"] != "pass" else "", mistake=mistake,
+            kind=(check.get("kind") or WRONG) if check["status"] != "pass" else "",
+            mistake=mistake,
             alike=check.get("alike") or check["message"] or "",
             cases="drawn" if check.get("drawn") else "fixed"))
     return results

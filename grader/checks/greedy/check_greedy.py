@@ -9,11 +9,8 @@ import torch
 
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import expect_text
-from grader.grading.judging.generated_text import (
-    Choice,
-    expect_no_calls_for_no_text,
-    judge_steps,
-)
+from grader.grading.judging.cached_steps import expect_no_calls_for_no_text
+from grader.grading.judging.generated_text import Choice, judge_steps
 from grader.grading.subject.cases import generation_cases, generation_prompts
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes import generation_loop
@@ -46,7 +43,7 @@ def greedy_choice(model: torch.nn.Module, window: list[int]) -> Choice:
 
 
 def judge(got: Any, expected: str, call: Call) -> None:
-    expect_no_calls_for_no_text(call)
+    expect_no_calls_for_no_text(call.method, call.args[1], call.record.model_calls or [])
     model, _, context, context_length, int_to_char = fresh_args(call.args)
     judge_steps(got, expected, what=tr("greedy()'s result"), prompt_ids=context[0].tolist(),
                 int_to_char=int_to_char, choose=lambda ids, step: greedy_choice(model, ids),

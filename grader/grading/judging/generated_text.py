@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from grader.grading.judging.any_result import expect_type, result_of, side_by_side
+from grader.grading.judging.cached_steps import expect_no_calls_for_no_text
 from grader.grading.subject import cases
 from grader.grading.subject.kata import Call
 from grader.grading.subject.reference import fresh_args
@@ -117,17 +118,10 @@ def judge_reset_sampled_text(got: Any, expected: str, *, model: torch.nn.Module,
                 window=lambda ids: ids[-context_length:])
 
 
-def expect_no_calls_for_no_text(call: Call) -> None:
-    """cached_steps.expect_no_calls_for_no_text on generate()-style arguments."""
-    from grader.grading.judging.cached_steps import expect_no_calls_for_no_text as rule
-
-    rule(call.method, call.args[1], call.record.model_calls or [])
-
-
 def judge_reset_sampling(got: Any, expected: str, call: Call) -> None:
     """judge_reset_sampled_text on generate()-style arguments: (model, new_chars,
     context, context_length, int_to_char)."""
-    expect_no_calls_for_no_text(call)
+    expect_no_calls_for_no_text(call.method, call.args[1], call.record.model_calls or [])
     model, _new_chars, context, context_length, int_to_char = fresh_args(call.args[:5])
     judge_reset_sampled_text(got, expected, model=model, prompt_ids=context[0].tolist(),
                              context_length=context_length, int_to_char=int_to_char,

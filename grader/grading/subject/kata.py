@@ -30,6 +30,8 @@ from grader.grading.values.failures import (
     GradeFailure,
     GraderIntegrityError,
     SubmissionUnavailable,
+    changed_its_input,
+    returned_its_input,
 )
 from grader.grading.values.sanitise import learner_error
 from grader.grading.values.worker_errors import one_line, unavailable_kind
@@ -103,12 +105,8 @@ class Kata:
         if returns_new and result.shared:
             i = result.shared[0]
             name = arg_names[i] if i < len(arg_names) else tr("argument {n}", n=i + 1)
-            raise GradeFailure(
-                tr("{method}() returned its input `{name}` itself (or a view of it), not a "
-                   "new tensor: a caller that changes the result in place would change its "
-                   "`{name}` too.", method=learners_name(method), name=name),
-                hint=tr("return a new tensor even where nothing changes: `{name}.clone()`",
-                        name=name))
+            said = returned_its_input(learners_name(method), name)
+            raise GradeFailure(said.text, hint=said.hint)
         harness = harness_name(method)
         if harness and not harness_result_fits(harness, result.result, reference_answer()):
             raise GradeFailure(tr("the result of the grader's {harness} is not shaped as it "
@@ -155,10 +153,8 @@ class Kata:
                 continue  # a generator's state is meant to change; checks look at it
             if not unchanged(before, after):
                 name = names[i] if i < len(names) else tr("argument {n}", n=i + 1)
-                raise GradeFailure(
-                    tr("{method}() changed its input `{name}` in place, and the caller still "
-                       "needs it as it was.", method=learners_name(method), name=name),
-                    hint=tr("work on a copy (.clone()) or build a new tensor"))
+                said = changed_its_input(learners_name(method), name)
+                raise GradeFailure(said.text, hint=said.hint)
         if result.model_changed:
             raise GradeFailure(tr("{method}() changed the model's weights; it must only read "
                                   "them", method=learners_name(method)))

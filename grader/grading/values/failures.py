@@ -147,6 +147,22 @@ class Diagnosis:
                                  if p.hint else "") for p in self.pieces)
 
 
+
+# Side effects the kata and the learners' copy both fail, in the same words.
+def changed_its_input(method: str, name: str) -> Piece:
+    return Piece(tr("{method}() changed its input `{name}` in place, and the caller still "
+                    "needs it as it was.", method=method, name=name),
+                 tr("work on a copy (.clone()) or build a new tensor"))
+
+
+def returned_its_input(method: str, name: str) -> Piece:
+    return Piece(tr("{method}() returned its input `{name}` itself (or a view of it), not a "
+                    "new tensor: a caller that changes the result in place would change its "
+                    "`{name}` too.", method=method, name=name),
+                 tr("return a new tensor even where nothing changes: `{name}.clone()`",
+                    name=name))
+
+
 def as_diagnosis(value: Diagnosis | str | None) -> Diagnosis:
     if isinstance(value, Diagnosis):
         return value

@@ -20,8 +20,10 @@ from gpt_kata_practice.program import ModelFileError
 from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
 
 from grader.grading.subject.inputs import answer_of, inputs_of
+from grader.grading.values.failures import changed_its_input, returned_its_input
 from grader.locale import tr, translated
 from grader.reuse import learner_file
+from grader.sandbox.wire.limits import reseed_global_generators
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 from grader.wording import a_kind
 
@@ -66,25 +68,23 @@ class Result:
         return not (self.failures or self.unavailable or self.not_practised) and self.passed > 0
 
 
-# The seed of torch's and Python's global generators as a file is loaded, the kata
-# worker's (grader/sandbox/worker/serve.py's GLOBAL_SEED): above every seed a case uses,
-# so that a draw from them where the handed generator was due never equals its draw.
-# Unseeded, they stood wherever the process had left them, and a sampler that forgot
-# `generator=` passed all six checks in some runs.
-GLOBAL_SEED = 2**32 + 0x5EED
+@dataclass(frozen=True)
+class Reached:
+    """A check as it begins, told to runs.py: its label, the method it calls, its
+    inputs as Printing holds them (None for a refusal) and the result so far."""
+
+    label: str
+    method: str
+    inputs: tuple[list[str], Any, str | None] | None
+    result: Result
 
 
 def load(path: Path) -> ModuleType:
-    import random
-
-    import torch
-
     spec = importlib.util.spec_from_file_location(f"gpt_kata_yours_{path.parent.name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    torch.manual_seed(GLOBAL_SEED)  # before the module's own code, as the kata's worker
-    random.seed(GLOBAL_SEED)
+    reseed_global_generators()  # before the module's own code, as the kata's worker
     spec.loader.exec_module(module)
     return module
 
@@ -118,10 +118,16 @@ def call(part: dict[str, Any], module: ModuleType, args: tuple) -> Any:
 
 
 def grade_problem(slug: str, path: Path,
-                  running: Callable[[bool], None] = lambda _: None) -> Result:
+                  running: Callable[[bool], None] = lambda _: None,
+                  told: Callable[[str, Any], None] = lambda *_: None) -> Result:
     """The practice grade of the file at `path` as problem `slug`; `running(True)` is
     called as the learner's code begins to run (the file loaded, or a call) and
-    `running(False)` as it ends (runs.py times the learner's code, not the grade's)."""
+    `running(False)` as it ends (runs.py times the learner's code, not the grade's).
+
+    `told("plan", [(label, drawn group or None), ...])` gives the checks to come, and
+    `told("case", Reached)` each as it begins, with the result so far: where the code
+    runs out of time, runs.py fails that check with its inputs, as the kata does, keeps
+    those before it and says the rest were not run."""
     result = Result(slug)
     problem = stored()["problems"].get(slug)
     if problem is None:
@@ -156,10 +162,14 @@ def grade_problem(slug: str, path: Path,
                   for n in part["examples"]}
         refusals += [(named + tr("refusal: {what}", what=refusal["what"]), part, refusal)
                      for refusal in part.get("refusals", {}).values()]
+    told("plan", [(label, drawn.get(label)) for label, *_ in checked + refusals])
     try:
         for label, part, case, case_id in checked:
+            told("case", Reached(label, part["method"],
+                                 (part["arg_names"], case["args"], case_id), result))
             grade_case(result, label, part, case, case_id, module, path, running, slug)
         for label, part, refusal in refusals:
+            told("case", Reached(label, part["method"], None, result))
             args = codec.decode(refusal["args"])
             refused(result, label, part, refusal, args,
                     attempt(part, module, args, path, running))
@@ -201,19 +211,13 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
     want = codec.decode(case["expected"])
     changed = judge.changed_inputs(args, codec.decode(case["args"]), part["arg_names"])
     if changed:
-        return Failure(label, tr(
-            "{method}() changed its input `{name}` in place, and the caller "
-            "still needs it as it was.", method=part["method"], name=changed),
-            hint=tr("work on a copy (.clone()) or build a new tensor"))
+        said = changed_its_input(part["method"], changed)
+        return Failure(label, said.text, hint=said.hint)
     if part.get("returns_new") and got[0] == "value":
         shared = judge.input_returned(got[1], args, part["arg_names"])
         if shared:
-            return Failure(label, tr(
-                "{method}() returned its input `{name}` itself (or a view of it), not a "
-                "new tensor: a caller that changes the result in place would change its "
-                "`{name}` too.", method=part["method"], name=shared),
-                hint=tr("return a new tensor even where nothing changes: `{name}.clone()`",
-                        name=shared))
+            said = returned_its_input(part["method"], shared)
+            return Failure(label, said.text, hint=said.hint)
     if got[0] == "value":  # a float dtype the instructor's judge takes too
         got = ("value", judge.in_stored_dtypes(got[1], want, part.get("any_float_dtype", [])))
     # A case on a model may have other right answers, where two picks tie.
@@ -252,6 +256,14 @@ def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: 
         # A 0-d tensor of the right value reads as the number itself: say what it is.
         message = tr("{method}() returned {what}, not a float", method=part["method"],
                      what=a_kind(type(got[1]).__name__))
+    elif (isinstance(got[1], torch.Tensor) and isinstance(want, torch.Tensor)
+          and got[1].shape == want.shape and got[1].dtype != want.dtype
+          and got[1].is_floating_point() and want.is_floating_point()):
+        # Said as the kata's judges say it: the values may be right, the dtype is not.
+        message = tr("{method}() returned a {dtype} tensor, expected {expected}, the dtype "
+                     "of its input: keep the input's dtype", method=part["method"],
+                     dtype=str(got[1].dtype).removeprefix("torch."),
+                     expected=str(want.dtype).removeprefix("torch."))
     elif part["judge"] in ("training-steps", "training-loop"):
         message = f"{part['method']}(): {judge.training_difference(got[1], want, part['judge'])}"
     else:
@@ -457,6 +469,33 @@ def fail_printing(result: Result, printed: Printing | str, failure: Failure) -> 
                           "arguments": arguments, "inputs": shown, "got": failure.got or None})
 
 
+def timed_out(reached: Reached, plan: list[tuple[str, str | None]], said: str,
+              kind: str) -> Result:
+    """The result of a problem whose code gave no answer in time (`said` why) in the
+    check `reached`, as the kata gives it: the checks before it as they were judged,
+    that one failed with its inputs, and each after it not run, all of `kind` (STUCK,
+    or BUSY where the busy machine may be the cause)."""
+    result = reached.result
+    says = f"{reached.method}(): {said}"
+    arguments, shown = shown_inputs(reached.inputs)
+    labels = [label for label, _ in plan]
+    after = labels[labels.index(reached.label) + 1:] if reached.label in labels else []
+    not_run = tr("not run: {reason}, in an earlier check of this problem", reason=says)
+    for label, message, inputs in [(reached.label, says, shown),
+                                   *((label, not_run, "") for label in after)]:
+        result.failures.append(Failure(label, message))
+        result.checks.append({"name": label, "status": "fail",
+                              "message": with_inputs(message, inputs), "alike": message,
+                              "mistake": None, "output": "", "inputs": inputs, "got": None,
+                              "arguments": arguments if label == reached.label else None,
+                              "kind": kind})
+    groups = dict(plan)
+    for check in result.checks:  # as grade_problem groups them once every case is graded
+        if groups.get(check["name"]):
+            check["drawn"] = groups[check["name"]]
+    return result
+
+
 def with_inputs(says: str, shown: str) -> str:
     """A failure's message with its case's inputs under it, as the kata's gives them."""
     return f"{says}\n{shown}" if shown else says
@@ -484,17 +523,23 @@ class Printing(contextlib.AbstractContextManager):
         return clip(self.captured.printed(), CALL_OUTPUT_LIMIT)
 
     def shown_inputs(self) -> tuple[dict[str, str] | None, str]:
-        """The case's inputs as the kata's failures give them: each by name, for the JSON
-        report, and under their heading, for the terminal. A copy's drawn example is
-        one of those it stores, not one shrunk: it is named as a case is."""
-        if self.inputs is None:
-            return None, ""
-        names, stored, case_id = self.inputs
-        try:  # the models as the specs they were made from: "the shipped model"
-            arguments = inputs_of(dict(zip(names, codec.decode_specs(stored))))
-        except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
-            return None, ""
-        heading = (tr("the inputs of case {case}:", case=case_id) if case_id
-                   else tr("its inputs:"))
-        return arguments, "\n".join([heading, *(f"  {name}: {what}"
-                                                for name, what in arguments.items())])
+        return shown_inputs(self.inputs)
+
+
+def shown_inputs(inputs: tuple[list[str], Any, str | None] | None,
+                 ) -> tuple[dict[str, str] | None, str]:
+    """A case's inputs (its argument names, stored arguments and id) as the kata's
+    failures give them: each by name, for the JSON report, and under their heading,
+    for the terminal. A copy's drawn example is one of those it stores, not one
+    shrunk: it is named as a case is."""
+    if inputs is None:
+        return None, ""
+    names, stored, case_id = inputs
+    try:  # the models as the specs they were made from: "the shipped model"
+        arguments = inputs_of(dict(zip(names, codec.decode_specs(stored))))
+    except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
+        return None, ""
+    heading = (tr("the inputs of case {case}:", case=case_id) if case_id
+               else tr("its inputs:"))
+    return arguments, "\n".join([heading, *(f"  {name}: {what}"
+                                            for name, what in arguments.items())])

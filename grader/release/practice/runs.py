@@ -1,9 +1,11 @@
 """The practice grade's problems, run in a process apart from the grade's, with time limits.
 
 The learner's code runs in that process, not the grade's: an endless loop is ended
-after the call's time limit (the problem fails, saying so, and the next one goes on),
-sys.exit() or a crash ends only that process, and what one problem's file does to
-torch (its default dtype, gradients turned off, a function replaced) stays there.
+after the call's time limit (as in the kata, the check it was in fails with its
+inputs, the checks before it keep their verdicts, those after it are not run, and the
+next problem goes on), sys.exit() or a crash ends only that process, and what one
+problem's file does to torch (its default dtype, gradients turned off, a function
+replaced) stays there.
 
 One process serves problem after problem, each in torch's state as the process
 found it (its default dtype, gradients on or off, its threads, and the functions of
@@ -23,10 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpt_kata_practice.practice_grade import Result, grade_problem
+from gpt_kata_practice.practice_grade import Reached, Result, grade_problem, timed_out
 
+from grader.grading.values.failures import BUSY, STUCK
 from grader.locale import tr
-from grader.sandbox.host.slow_or_endless import machine_load, no_answer, process_tree_cpu
+from grader.sandbox.host.slow_or_endless import (
+    machine_load,
+    no_answer,
+    process_tree_cpu,
+    starved,
+)
 
 # Seconds the grade's own work may take between two calls of the learner's code: a
 # new process loading torch, a problem's stored answers and first model.
@@ -57,6 +65,8 @@ class PracticeRuns:
         running_since: float | None = None
         cpu_since: float | None = None  # the process's CPU time as the code began to run
         spent = 0.0
+        plan: list[tuple[str, str | None]] = []  # the checks to come, told at the start
+        reached: Reached | None = None  # the check the code is in, with the result so far
         while True:
             limit = min(self.call_timeout, self.budget - spent)
             left = (GRADER_GRACE if running_since is None
@@ -69,8 +79,12 @@ class PracticeRuns:
                     cpu = process_tree_cpu(self.process.pid)
                     used = cpu - cpu_since if cpu is not None and cpu_since is not None \
                         else None
-                    said = no_answer(limit, used, time.monotonic() - running_since,
-                                     machine_load())
+                    waited, load = time.monotonic() - running_since, machine_load()
+                    said = no_answer(limit, used, waited, load)
+                    if reached is not None:  # in a check, not in loading the file
+                        self.close()
+                        return timed_out(reached, plan, said,
+                                         BUSY if starved(used, waited, load) else STUCK)
                 self.close()
                 return Result(slug, unavailable=said, kind="unavailable")
             try:
@@ -79,6 +93,12 @@ class PracticeRuns:
                 return self._ended(slug)
             if kind == "result":
                 return value
+            if kind == "plan":
+                plan = value
+                continue
+            if kind == "case":
+                reached = value
+                continue
             now = time.monotonic()
             if value:
                 # At every call the process alone, which is cheap; a time-out reads its
@@ -153,7 +173,8 @@ def serve(connection: Any, forked: bool = False, grade: int = 0) -> None:
         restore(state)
         try:
             result = grade_problem(slug, Path(path),
-                                   running=lambda now: connection.send(("running", now)))
+                                   running=lambda now: connection.send(("running", now)),
+                                   told=lambda what, value: connection.send((what, value)))
             connection.send(("result", result))
         except OSError:  # the grade closed its end as it stopped: nobody to tell
             return

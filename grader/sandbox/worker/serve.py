@@ -25,6 +25,7 @@ from grader.locale import tr
 from grader.reuse import source_spec
 from grader.sandbox.wire.encoding import Unencodable, decode, encode, same_memory
 from grader.sandbox.wire.frames import read_frame, write_frame
+from grader.sandbox.wire.limits import reseed_global_generators
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 from grader.sandbox.worker.describe import describe_error
 from grader.sandbox.worker.harness_ref import harness_name, run_harness
@@ -73,25 +74,6 @@ def _private_channels() -> tuple[io.BufferedReader, io.BufferedWriter]:
     proto_out = os.fdopen(os.dup(1), "wb")
     quiet_standard_streams(keep_stderr=True)
     return proto_in, proto_out
-
-
-# The seed of torch's and Python's global generators as a submission is loaded, for
-# draws it makes from them where it should use the generator it was handed: unseeded,
-# they differed from process to process, and one sampler that forgot `generator=`
-# scored 8, 5 and 7 of 10 on three runs. Above every seed a check fixes or draws (0 to
-# 2**32 - 1), so that such draws never equal the handed generator's. Once a load, not
-# once a call: a dropout left active must still draw another mask when called again.
-GLOBAL_SEED = 2**32 + 0x5EED
-
-
-def reseed_global_generators() -> None:
-    """The same global draws on every run and every path, from the same calls."""
-    import random
-
-    import torch
-
-    torch.manual_seed(GLOBAL_SEED)
-    random.seed(GLOBAL_SEED)
 
 
 class WorkerLoop:
