@@ -39,3 +39,14 @@ def test_a_wrong_module_that_repeats_itself_is_not_said_to_drop(tmp_path: Path,
     report = grade_here("multi-head-attention", submission)
     assert any(t["status"] == "fail" for t in report["tests"]), report["tests"]
     assert "dropout" not in messages(report), messages(report)
+
+
+def test_a_module_that_never_answers_scores_nothing(tmp_path: Path, grade_here) -> None:
+    """A module whose every call raises gave no output to compare twice, and the check
+    of the same output twice passed it: one point for code that never answered."""
+    submission = tmp_path / "solution.py"
+    submission.write_text(mistake_text(examples("attention-head"), "no_super_init"), "utf-8")
+    report = grade_here("attention-head", submission)
+    assert report["tests"] and all(t["status"] != "pass" for t in report["tests"]), [
+        (t["name"], t["status"]) for t in report["tests"]]
+    assert "Head.__init__() raised AttributeError" in messages(report), messages(report)

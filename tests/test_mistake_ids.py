@@ -59,7 +59,11 @@ def test_a_failure_says_what_kind_it_is() -> None:
     assert GradeFailure("wrong token").kind == WRONG
     assert SubmissionUnavailable("SyntaxError: invalid syntax").kind == UNAVAILABLE
     assert NotRun("not run: timed out").kind == STUCK
-    assert unavailable_kind({"type": "NotImplementedError", "message": ""}) == NOT_IMPLEMENTED
+    assert unavailable_kind({"type": "NotImplementedError", "message": "",
+                             "file": "solution.py", "line": 9}) == NOT_IMPLEMENTED
+    # torch's, for an nn.Module with no forward: raised outside the learner's files.
+    assert unavailable_kind({"type": "NotImplementedError", "message": 'Module [Head] is '
+                             'missing the required "forward" function'}) == UNAVAILABLE
     assert unavailable_kind({"type": "SyntaxError", "message": "invalid"}) == UNAVAILABLE
 
 

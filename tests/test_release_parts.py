@@ -857,3 +857,56 @@ def test_a_result_in_another_dtype_is_told_to_keep_the_inputs(
     assert graded.returncode == 1, graded.stdout + graded.stderr
     assert ("apply_temperature() returned a float64 tensor, expected float32, the dtype of "
             "its input: keep the input's dtype") in graded.stdout, graded.stdout
+
+
+@pytest.mark.parametrize(("name", "twice"), [
+    ("no_mask", "pass"),  # wrong, but the same wrong output twice: the kata's point too
+    ("dropout_left_active", "fail"),
+    ("no_super_init", "fail"),  # never answers: nothing to compare, no point
+])
+def test_a_modules_same_output_twice_is_checked_in_the_copy_as_in_the_kata(
+        name: str, twice: str, tmp_path_factory: pytest.TempPathFactory,
+        tmp_path: Path) -> None:
+    """The kata's check of the same output twice was not practised, so a wrong module
+    that repeats itself scored a point in the kata and none in the copy (35's
+    architectures: 1/10 against 0/10)."""
+    copy = tmp_path_factory.getbasetemp() / "head-twice"
+    if not copy.exists():
+        write_release(copy, only=frozenset({"attention-head"}))
+    wrong = mistaken("attention-head", name)
+    out = tmp_path / "copy.json"
+    graded = practice_grade(learner(copy, tmp_path, {"attention-head": wrong}),
+                            "attention-head", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    in_copy = json.loads(out.read_text("utf-8"))
+    [check] = [t for t in in_copy["tests"] if t["check"] == "the same output twice"]
+    assert check["status"] == twice, check
+    file = tmp_path / f"{name}.py"
+    file.write_text(wrong, "utf-8")
+    (tmp_path / "kata").mkdir()
+    in_kata = run_grade("attention-head", "--submission", file,
+                        tmp_path=tmp_path / "kata").report
+    assert in_kata is not None
+    copy_entry, kata_entry = in_copy["problems"][0], in_kata["problems"][0]
+    assert (copy_entry["passed"], copy_entry["total"], copy_entry["score"]) == (
+        kata_entry["passed"], kata_entry["total"], kata_entry["score"]), (copy_entry,
+                                                                         kata_entry)
+
+
+def test_a_parameter_of_another_shape_fails_its_case_in_the_copy_as_in_the_kata(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """As many key heads as query heads (the statement's pitfall): the copy refused the
+    whole file, 0 points, where the kata fails each case whose weights do not fit and
+    passes the one with as many key heads."""
+    copy = tmp_path_factory.mktemp("gqa") / "copy"
+    write_release(copy, only=frozenset({"grouped-query-attention"}))
+    out = tmp_path / "copy.json"
+    graded = practice_grade(learner(copy, tmp_path, {"grouped-query-attention": mistaken(
+        "grouped-query-attention", "as_many_key_heads_as_queries")}),
+        "grouped-query-attention", "--json", str(out))
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    tests = json.loads(out.read_text("utf-8"))["tests"]
+    statuses = {t["check"]: t["status"] for t in tests}
+    assert statuses.get("case as-many-key-heads-as-queries") == "pass", statuses
+    failed = [t for t in tests if t["status"] == "fail"]
+    assert failed and all("k_proj.weight has shape" in t["message"] for t in failed), failed

@@ -201,8 +201,8 @@ def load_known_weights(module: torch.nn.Module, weights: dict[str, torch.Tensor]
         if extra:
             lines.append("  " + tr("not expected: {names}", names=names(extra)))
         lines += (_tied(module, missing) + _unregistered(module, missing, found)
-                  + _said_of_biases(biases, alone, left_on=True)
-                  + _said_of_biases(left_off, alone_off, left_on=False))
+                  + _said_of_biases(biases, alone, True, module)
+                  + _said_of_biases(left_off, alone_off, False, module))
         raise ParameterNamesError("\n".join(lines))
     for name, value in weights.items():
         if tuple(found[name].shape) != tuple(value.shape):
@@ -226,27 +226,46 @@ def _lone_biases(candidates: list[str], layers: Collection[str]) -> list[str]:
 
 
 # The fix of biases left on (True) and left off (False): when they are the names' only
-# trouble, then one bias and several among other names' troubles.
+# trouble (one layer, several), then one bias and several among other names' troubles.
+# {call} builds the layer, of the learner's own kind: nn.Linear(..., bias=False) where
+# the bias is left on, nn.Linear(in, out) where it is left off.
 _BIAS_FIXES = {
-    True: (marked("build {names} with nn.Linear(..., bias=False)"),
-           marked("{names} has a bias left on: build it with nn.Linear(..., bias=False)"),
-           marked("{names} have biases left on: build them with nn.Linear(..., bias=False)")),
-    False: (marked("build {names} with their biases: nn.Linear(in, out), without "
-                   "bias=False"),
-            marked("{names} has no bias: build it with nn.Linear(in, out), without "
-                   "bias=False"),
-            marked("{names} have no biases: build them with nn.Linear(in, out), without "
-                   "bias=False")),
+    True: (marked("build {names} with {call}"),
+           marked("build {names} with {call}"),
+           marked("{names} has a bias left on: build it with {call}"),
+           marked("{names} have biases left on: build them with {call}")),
+    False: (marked("build {names} with its bias: {call}, without bias=False"),
+            marked("build {names} with their biases: {call}, without bias=False"),
+            marked("{names} has no bias: build it with {call}, without bias=False"),
+            marked("{names} have no biases: build them with {call}, without bias=False")),
 }
 
 
-def _said_of_biases(biases: list[str], alone: bool, left_on: bool) -> list[str]:
+def _said_of_biases(biases: list[str], alone: bool, left_on: bool,
+                    module: torch.nn.Module) -> list[str]:
     """The fix of biases left on or off; what they are too, among other names' troubles."""
     if not biases:
         return []
-    fix = _BIAS_FIXES[left_on][0 if alone else 1 if len(biases) == 1 else 2]
-    listed = names([name.removesuffix(".bias") for name in biases])
-    return ["  " + translated(fix).format(names=listed)]
+    fix = _BIAS_FIXES[left_on][(0 if len(biases) == 1 else 1) if alone
+                               else 2 if len(biases) == 1 else 3]
+    layers = [name.removesuffix(".bias") for name in biases]
+    call = _layer_call(module, layers, without_bias=left_on)
+    return ["  " + translated(fix).format(names=names(layers), call=call)]
+
+
+def _layer_call(module: torch.nn.Module, layers: list[str], without_bias: bool) -> str:
+    """How the layers are built, by their kind: a LayerNorm built with bias=False was
+    told to build it with nn.Linear."""
+    kinds = set()
+    for layer in layers:
+        try:
+            kinds.add(type(module.get_submodule(layer)).__name__)
+        except AttributeError:
+            kinds.add("Linear")
+    kind = kinds.pop() if len(kinds) == 1 else "Linear"
+    if without_bias:
+        return f"nn.{kind}(..., bias=False)"
+    return "nn.Linear(in, out)" if kind == "Linear" else f"nn.{kind}(...)"
 
 
 def _tied(module: torch.nn.Module, missing: list[str]) -> list[str]:

@@ -423,6 +423,9 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
         raise ReleaseError(f"{module.__name__} declares PRACTICE_DIAGNOSIS = {again!r}, which "
                            f"is not one of the copy's: {sorted(AGAIN_DIAGNOSES)}")
     lenient = float_dtypes.any_float_dtype(contract, reference, *first[0]) if first else []
+    # The check of the same output twice (grading/contracts/module_checks.py's
+    # repeatable), which needs no stored answer: the copy runs it on the same case.
+    twice = getattr(getattr(module, "test_the_same_output_twice", None), "case", "")
     if calls == "one-token-per-step":  # the copy runs these models' forward_with_cache
         models.cached |= set(models.specs)
     return {"method": contract.method, "module": problem.module or "",
@@ -432,6 +435,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             **({"calls": calls} if calls else {}),
             **({"diagnosis": again} if again else {}),
             **({"returns_new": True} if contract.returns_new else {}),
+            **({"twice": twice} if twice in stored else {}),
             **({"any_float_dtype": lenient} if lenient else {})}
 
 

@@ -20,7 +20,7 @@ from grader.model import parts
 COPY_HOLDS = ("grader.locale",)
 # What the practice grade takes from parts.py (with what of parts.py they use): none
 # of it builds a model, the answer to any problem.
-KNOWN_WEIGHTS = ("KnownWeightsError", "load_known_weights")
+KNOWN_WEIGHTS = ("KnownWeightsError", "ParameterNamesError", "load_known_weights")
 
 WEIGHTS_HEADER = '''"""Loading a problem's known weights into your module, by its statement's names.
 

@@ -221,7 +221,9 @@ class Contract:
             (judge or self.judge)(got[1], expected, call)
         except GradeFailure as failure:
             message, hint, inner = failure.message, failure.hint, failure.explain
+            self.remember(kata, call, judge, right=False)
         else:
+            self.remember(kata, call, judge, right=True)
             return call
         # Raised outside the except block, so every wrong answer fails at this one
         # line: hypothesis then sees one failure to shrink, not one per message.
@@ -231,11 +233,22 @@ class Contract:
         wrong.got, wrong.output = answer_of(call.outcome), call.record.output
         raise wrong
 
+    def remember(self, kata: Kata, call: Call, judge: Judge | None, *, right: bool) -> None:
+        """Keep the learner's answer to a fixed case, as its own judge found it, for the
+        diagnoses of later failures (`seen`)."""
+        if call.case_id is not None and judge is None:
+            kata.diagnoses.seen.setdefault(self.called, []).append(
+                (call.case_id, call.args, call.outcome, right))
+
     def diagnose(self, kata: Kata, call: Call, expected: Outcome) -> Diagnosis | str:
+        seen = kata.diagnoses.seen.get(self.called, [])
         named = name_mistake(call.outcome, self.mistakes, call.args, self.matches, expected,
                              kata.diagnoses,
                              partial(self.elsewhere, kata, call) if self.tell_apart_on_cases
-                             else None)
+                             else None,
+                             seen=lambda: [(args, got, right) for case_id, args, got, right
+                                           in seen if case_id != call.case_id],
+                             weak=call.case_id is None or call.outcome[0] == "error")
         if named or not self.fallback_hint:
             return named
         return self.fallback_hint(call)

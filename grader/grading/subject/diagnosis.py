@@ -38,6 +38,9 @@ class Diagnoses:
     # The learner's answers to a contract's cases, by what it calls: (case id,
     # arguments, outcome, whether it is right), asked for once a grade.
     answers: dict[str, list[tuple[str, tuple, Outcome, bool]]] = field(default_factory=dict)
+    # The same, as the contract's checks of its fixed cases graded them (nothing asked
+    # again), for contracts that do not tell mistakes apart on every case.
+    seen: dict[str, list[tuple[str, tuple, Outcome, bool]]] = field(default_factory=dict)
 
     def order(self, mistakes: Sequence[Mistake]) -> list[Mistake]:
         def rank(mistake: Mistake) -> int:
@@ -57,7 +60,8 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[Outcome, Outcome], bool] = same_outcome,
                  expected: Outcome | None = None,
                  memory: Diagnoses | None = None,
-                 elsewhere: Elsewhere | None = None) -> Mistake | None:
+                 elsewhere: Elsewhere | None = None, *,
+                 seen: Elsewhere | None = None, weak: bool = False) -> Mistake | None:
     """The known mistake whose outcome on `args` matches the learner's, if any.
 
     A mistake that gives the `expected` outcome on these arguments is no
@@ -74,8 +78,18 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
       check then another name for the same bug.
     A mistake told apart so once, and the first to fit a later call, is named
     there at once: the other cases would say the same again.
+
+    Where `seen` gives the learner's answers to the cases graded so far (what they
+    answered anyway: nothing is called again), a mistake that fits is passed over
+    where a right answer there refutes it. Where one call's evidence is `weak`, a
+    mistake is named only if it gives the learner's answers elsewhere too, wrong ones
+    included: on an example hypothesis shrank, often so small that several mistakes
+    give the same answer (a reversed vocabulary of two characters is one counted from
+    1), and on an error, whose type is all that is compared (a window refused where an
+    off-by-one refuses it, by code that refuses most windows).
     """
     memory = memory if memory is not None else Diagnoses()
+    evidence: list[tuple[tuple, Outcome]] | None = None
     fitting: list[Mistake] = []
     for mistake in memory.order(mistakes):
         if elsewhere is not None and mistake.name in memory.refuted:
@@ -95,6 +109,15 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                 break
             elif outcome[0] == "error" or outcome[1] is None:
                 silent = True  # this way of making it does not apply to these arguments
+        if fits and seen is not None:
+            if evidence is None:
+                # A wrong answer that raised is no evidence against it: the code may
+                # make the mistake and also fail on other shapes (a .view() that a
+                # transposed tensor refuses).
+                evidence = [(a, g) for a, g, right in seen()
+                            if right or (weak and g[0] == "value")]
+            if contradicted(mistake, evidence, matches):
+                continue  # it fits here by coincidence: the learner's other answers say so
         if fits:
             fitting.append(mistake)
             if elsewhere is None or fitting == [mistake] and mistake.name in memory.told_apart:
@@ -115,6 +138,8 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
             return None
         answers = [(args, got) for args, got, _ in seen]
         told = next((m for m in fitting if not contradicted(m, answers, matches)), None)
+        if told is None and weak:
+            return None  # a coincidence of weak evidence, which no other answer bears out
         found = told or fitting[0]
         if told is not None:
             memory.told_apart.add(told.name)
@@ -150,7 +175,9 @@ def name_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
                  matches: Callable[[Outcome, Outcome], bool] = same_outcome,
                  expected: Outcome | None = None,
                  memory: Diagnoses | None = None,
-                 elsewhere: Elsewhere | None = None) -> Diagnosis:
+                 elsewhere: Elsewhere | None = None, *,
+                 seen: Elsewhere | None = None, weak: bool = False) -> Diagnosis:
     """The diagnosis naming the mistake `find_mistake` finds, if any."""
-    mistake = find_mistake(got, mistakes, args, matches, expected, memory, elsewhere)
+    mistake = find_mistake(got, mistakes, args, matches, expected, memory, elsewhere,
+                           seen=seen, weak=weak)
     return naming(mistake) if mistake else Diagnosis()

@@ -34,7 +34,7 @@ from grader.grading.values.failures import (
     returned_its_input,
 )
 from grader.grading.values.sanitise import learner_error
-from grader.grading.values.worker_errors import one_line, unavailable_kind
+from grader.grading.values.worker_errors import not_written, one_line, unavailable_kind
 from grader.locale import tr
 from grader.model import artifacts
 from grader.registry import Problem
@@ -73,8 +73,8 @@ class Kata:
             iterate: bool = False, **kwargs: Any) -> Any:
         outcome = self.outcome(method, *args, arg_names=arg_names, iterate=iterate, **kwargs)
         if outcome[0] == "error":
-            raise GradeFailure(tr("{method}() raised {error}", method=learners_name(method),
-                                  error=outcome[1]))
+            raise GradeFailure(tr("{method}() raised {error}", error=outcome[1], method=getattr(
+                outcome[1], "raiser", "") or learners_name(method)))
         return outcome[1]
 
     def outcome(self, method: str, *args: Any, arg_names: tuple[str, ...] = (),
@@ -121,7 +121,7 @@ class Kata:
     def _error(self, method: str, result: CallOutcome) -> tuple[str, Any]:
         error = learner_error(result.error or {})
         kind = error.get("type")
-        if kind == "NotImplementedError" or self.submission.load_error:
+        if not_written(error) or self.submission.load_error:
             self.unavailable = one_line(error)
             self.unavailable_kind = unavailable_kind(error)
             raise SubmissionUnavailable(self.unavailable, kind=self.unavailable_kind)
@@ -130,7 +130,10 @@ class Kata:
             self.stuck_kind = BUSY if error.get("busy") is True else STUCK
             self._fail_stuck()
         if kind == "BadResult":
-            raise GradeFailure(f"{learners_name(method)}(): {error.get('message')}")
+            said = str(error.get("message"))
+            # "loss() returned ..." says whose answer it is already; "yielded ..." does not.
+            name = learners_name(method)
+            raise GradeFailure(said if said.startswith(f"{name}() ") else f"{name}(): {said}")
         if kind == "ParameterNamesError":
             # Every check loads its weights through the same names: one message
             # for the whole problem, not the same one under every check.
@@ -142,8 +145,11 @@ class Kata:
             # never ran: the message lists what was expected and what was found.
             raise GradeFailure(error.get("message", ""))
         frames = error.get("frames") or []
+        # Raised as the module was built, not in forward(): said so, by its __init__.
+        built = self.problem.module and frames and " in __init__: " in frames[0]
         return ("error", ErrorText.of(str(kind), error.get("message", ""),
-                                      tr("\n  at {frame}", frame=frames[-1]) if frames else ""))
+                                      tr("\n  at {frame}", frame=frames[-1]) if frames else "",
+                                      f"{self.problem.module}.__init__" if built else ""))
 
     def _check_inputs_untouched(self, method: str, args: tuple, result: CallOutcome,
                                 names: tuple[str, ...]) -> None:

@@ -28,17 +28,20 @@ class ErrorText(str):
     type: str = ""
     message: str = ""
     where: str = ""
+    # What raised it where that is not the method called: a module's __init__, run
+    # as the grader builds the module before its forward().
+    raiser: str = ""
 
     @classmethod
-    def of(cls, kind: str, message: str, where: str = "") -> ErrorText:
+    def of(cls, kind: str, message: str, where: str = "", raiser: str = "") -> ErrorText:
         text = cls(f"{kind}: {message}")
-        text.type, text.message, text.where = kind, message, where
+        text.type, text.message, text.where, text.raiser = kind, message, where, raiser
         return text
 
 
 def raised(method: str, got: Outcome) -> str:
-    return tr("{method}() raised {error}{where}", method=method, error=got[1],
-              where=getattr(got[1], "where", ""))
+    return tr("{method}() raised {error}{where}", method=getattr(got[1], "raiser", "") or method,
+              error=got[1], where=getattr(got[1], "where", ""))
 
 
 def outcome_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:

@@ -155,6 +155,14 @@ def changed_its_input(method: str, name: str) -> Piece:
                  tr("work on a copy (.clone()) or build a new tensor"))
 
 
+def gave_two_outputs(case: str) -> str:
+    return tr("called twice on case {case} with the same weights and input, the module "
+              "gave two different outputs: is a dropout left active? The grader calls it "
+              "in evaluation mode (module.eval()), where nn.Dropout does nothing, but "
+              "F.dropout(x, p) drops unless given training=self.training; use nn.Dropout, "
+              "or leave dropout out", case=case)
+
+
 def returned_its_input(method: str, name: str) -> Piece:
     return Piece(tr("{method}() returned its input `{name}` itself (or a view of it), not a "
                     "new tensor: a caller that changes the result in place would change its "

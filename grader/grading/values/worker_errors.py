@@ -30,7 +30,7 @@ def one_line(error: dict) -> str:
     """A learner's error in one plain line, with file and line."""
     error = learner_error(error)
     kind, message = error.get("type", "Error"), error.get("message", "")
-    if kind == "NotImplementedError":
+    if not_written(error):
         return where(error) + tr("not implemented yet (the starter still raises "
                                  "NotImplementedError)")
     if kind == "SyntaxError":
@@ -45,5 +45,12 @@ def unavailable_kind(error: dict) -> str:
     a load that ran out of time on a busy machine (grader/sandbox/host/slow_or_endless.py)."""
     if error.get("busy") is True:
         return BUSY
-    kind = learner_error(error).get("type")
-    return NOT_IMPLEMENTED if kind == "NotImplementedError" else UNAVAILABLE
+    return NOT_IMPLEMENTED if not_written(learner_error(error)) else UNAVAILABLE
+
+
+def not_written(error: dict) -> bool:
+    """Whether the error is the starter's NotImplementedError, raised in the learner's
+    own files: torch raises one too, for an nn.Module with no method spelled forward,
+    and that one is an error to show, not a problem left unstarted."""
+    return error.get("type") == "NotImplementedError" and bool(error.get("frames")
+                                                               or error.get("file"))

@@ -17,11 +17,19 @@ import torch
 from gpt_kata_practice import codec, judge
 from gpt_kata_practice.codec import stored
 from gpt_kata_practice.program import ModelFileError
-from gpt_kata_practice.weights import KnownWeightsError, load_known_weights
+from gpt_kata_practice.weights import (
+    KnownWeightsError,
+    ParameterNamesError,
+    load_known_weights,
+)
 
 from grader.grading.subject.inputs import answer_of, inputs_of
-from grader.grading.values.failures import changed_its_input, returned_its_input
-from grader.locale import tr, translated
+from grader.grading.values.failures import (
+    changed_its_input,
+    gave_two_outputs,
+    returned_its_input,
+)
+from grader.locale import marked, tr, translated
 from grader.reuse import learner_file
 from grader.sandbox.wire.limits import reseed_global_generators
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
@@ -149,7 +157,7 @@ def grade_problem(slug: str, path: Path,
         return result
     finally:
         running(False)
-    checked, refusals = [], []
+    checked, refusals, twice = [], [], []
     drawn: dict[str, str] = {}  # a drawn example's label -> its part's drawn examples'
     for part in parts:
         # With several methods, a label says whose case it is.
@@ -162,17 +170,29 @@ def grade_problem(slug: str, path: Path,
                   for n in part["examples"]}
         refusals += [(named + tr("refusal: {what}", what=refusal["what"]), part, refusal)
                      for refusal in part.get("refusals", {}).values()]
-    told("plan", [(label, drawn.get(label)) for label, *_ in checked + refusals])
+        if part.get("twice"):
+            twice.append((named + tr("the same output twice"), part))
+    told("plan", [(label, drawn.get(label)) for label, *_ in checked + twice + refusals])
     try:
         for label, part, case, case_id in checked:
             told("case", Reached(label, part["method"],
                                  (part["arg_names"], case["args"], case_id), result))
             grade_case(result, label, part, case, case_id, module, path, running, slug)
+        for label, part in twice:
+            case_id = part["twice"]
+            told("case", Reached(label, part["method"],
+                                 (part["arg_names"], part["cases"][case_id]["args"], case_id),
+                                 result))
+            grade_twice(result, label, part, module, path, running)
         for label, part, refusal in refusals:
             told("case", Reached(label, part["method"], None, result))
             args = codec.decode(refusal["args"])
-            refused(result, label, part, refusal, args,
-                    attempt(part, module, args, path, running))
+            try:
+                attempted = attempt(part, module, args, path, running)
+            except WeightsRefused as why:
+                fail(result, Failure(label, str(why)))
+                continue
+            refused(result, label, part, refusal, args, attempted)
     except Unavailable as why:
         result.unavailable, result.kind = why.args
     except ModelFileError as why:  # the copy's file, not the learner's code
@@ -192,13 +212,57 @@ def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str,
     shows it, not poured onto the terminal above the report; and so are its inputs."""
     with Printing() as printed:
         printed.inputs = (part["arg_names"], case["args"], case_id)
-        failure = case_failure(label, part, case, module, path, running, slug, result.named)
+        try:
+            failure = case_failure(label, part, case, module, path, running, slug,
+                                   result.named)
+        except WeightsRefused as why:
+            failure = Failure(label, str(why))
     if failure is None:
         result.passed += 1
         result.checks.append({"name": label, "status": "pass", "message": None,
                               "mistake": None})
     else:
         fail_printing(result, printed, failure)
+
+
+def grade_twice(result: Result, label: str, part: dict[str, Any], module: ModuleType,
+                path: Path, running: Callable[[bool], None]) -> None:
+    """The kata's check of the same output twice, on the same case: a module must give an
+    output, and the same one when called again (a dropout left active does not)."""
+    case_id = part["twice"]
+    stored_args = part["cases"][case_id]["args"]
+    with Printing() as printed:
+        printed.inputs = (part["arg_names"], stored_args, case_id)
+        try:
+            failure = twice_failure(label, part, module, stored_args, path, running)
+        except WeightsRefused as why:
+            failure = Failure(label, str(why))
+    if failure is None:
+        result.passed += 1
+        result.checks.append({"name": label, "status": "pass", "message": None,
+                              "mistake": None})
+    else:
+        fail_printing(result, printed, failure)
+
+
+def twice_failure(label: str, part: dict[str, Any], module: ModuleType, stored_args: Any,
+                  path: Path, running: Callable[[bool], None]) -> Failure | None:
+    outputs = []
+    for _ in range(2):
+        got, shown = attempt(part, module, codec.decode(stored_args), path, running)
+        if got[0] == "error":
+            return Failure(label, tr("{method}() raised {error}", method=part["method"],
+                                     error=shown))
+        if not isinstance(got[1], torch.Tensor):
+            return Failure(label, tr("{what} should be {kind}, but it is {actual}",
+                                     what=translated(marked("the module's output")),
+                                     kind=a_kind("Tensor"),
+                                     actual=a_kind(type(got[1]).__name__)))
+        outputs.append(got[1])
+    first, second = outputs
+    if first.shape == second.shape and not torch.equal(first, second):
+        return Failure(label, gave_two_outputs(part["twice"]))
+    return None
 
 
 def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module: ModuleType,
@@ -277,6 +341,12 @@ class Unavailable(Exception):
     """The file cannot be graded further: (what the grade says, its kind)."""
 
 
+class WeightsRefused(Exception):
+    """The module cannot take this case's known weights (a parameter of another shape):
+    the case fails with what was expected and found, as in the kata, and the next is
+    graded, where another config may fit (as many key heads as query heads)."""
+
+
 def attempt(part: dict[str, Any], module: ModuleType, args: tuple, path: Path,
             running: Callable[[bool], None]) -> tuple[tuple[str, Any], str]:
     """The outcome of one call, ("value", answer) or ("error", "Type: message"), and an
@@ -285,11 +355,16 @@ def attempt(part: dict[str, Any], module: ModuleType, args: tuple, path: Path,
     running(True)
     try:
         return ("value", call(part, module, args)), ""
-    except NotImplementedError:
-        raise Unavailable("not implemented yet (the starter still raises "
-                          "NotImplementedError)", "not-implemented") from None
-    except KnownWeightsError as exc:
+    except NotImplementedError as exc:
+        if where(exc, path):  # the starter's, not torch's for a module with no forward
+            raise Unavailable("not implemented yet (the starter still raises "
+                              "NotImplementedError)", "not-implemented") from None
+        error = f"{type(exc).__name__}: {exc}"
+        return ("error", error), error
+    except ParameterNamesError as exc:  # every case loads by the same names: all fail
         raise Unavailable(str(exc), "unavailable") from None
+    except KnownWeightsError as exc:  # of a shape this case's weights do not have
+        raise WeightsRefused(str(exc)) from None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a wrong answer, to compare
         error = f"{type(exc).__name__}: {exc}"
         return ("error", error), f"{where(exc, path)}{error}"
@@ -429,7 +504,7 @@ def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,
                running: Callable[[bool], None]) -> Failure:
     """`failure`, saying that the module gave another output when called again on the
     same case, where it does: a dropout left active. The kata's grade says so on each
-    such case too; its check of the same output twice is not practised here."""
+    such case too, as well as in its check of the same output twice (grade_twice)."""
     if got[0] != "value" or not isinstance(got[1], torch.Tensor):
         return failure
     again, _ = attempt(part, module, codec.decode(case["args"]), path, running)

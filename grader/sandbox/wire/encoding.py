@@ -162,7 +162,15 @@ def _encode(value: Any, depth: int) -> Any:
         if len(pairs) > MAX_ITEMS:
             raise Unencodable(tr("a dict of more than {most} items", most=MAX_ITEMS))
         return Dict([(_encode(k, depth + 1), _encode(v, depth + 1)) for k, v in pairs])
-    raise Unencodable(tr("a value of type {type}", type=type(value).__name__))
+    raise Unencodable(tr("a value of type {type}", type=type_name(type(value))))
+
+
+def type_name(kind: type) -> str:
+    """A type as a learner tells it apart: NumPy's float32 as numpy.float32, not float32
+    (torch has one too); a builtin by its own name. Clipped: a class's own code sets
+    its names."""
+    module, name = str(getattr(kind, "__module__", "")), str(kind.__qualname__)
+    return (name if module in ("builtins", "") else f"{module}.{name}")[:200]
 
 
 def encodes(text: str) -> bool:

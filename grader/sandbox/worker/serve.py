@@ -28,7 +28,7 @@ from grader.sandbox.wire.frames import read_frame, write_frame
 from grader.sandbox.wire.limits import reseed_global_generators
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
 from grader.sandbox.worker.describe import describe_error
-from grader.sandbox.worker.harness_ref import harness_name, run_harness
+from grader.sandbox.worker.harness_ref import harness_name, learners_name, run_harness
 from grader.sandbox.worker.held import reference_code_held
 from grader.sandbox.worker.worker_models import ModelRefused, WorkerModels
 
@@ -209,7 +209,7 @@ class WorkerLoop:
             return {"error": {"type": "BadResult",
                               "message": tr("{method}() returned {value}, which the grader "
                                             "cannot read; return a str, int, float, list or "
-                                            "tensor", method=method, value=exc)},
+                                            "tensor", method=learners_name(method), value=exc)},
                     **printed(captured)}
         return {
             "ok": True,
