@@ -910,3 +910,18 @@ def test_a_parameter_of_another_shape_fails_its_case_in_the_copy_as_in_the_kata(
     assert statuses.get("case as-many-key-heads-as-queries") == "pass", statuses
     failed = [t for t in tests if t["status"] == "fail"]
     assert failed and all("k_proj.weight has shape" in t["message"] for t in failed), failed
+
+
+def test_a_mistake_only_the_problems_own_tolerance_tells_is_named_in_the_copy(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The 1e-6 left out of clipping, on gradients of 1e-6: within the tolerance every
+    problem shares, so the release did not store it, and the copy failed the case with
+    two shapes that read as equal and named nothing; the kata names it."""
+    copy = tmp_path_factory.mktemp("clip") / "copy"
+    write_release(copy, only=frozenset({"clip-grad-norm"}))
+    graded = practice_grade(learner(copy, tmp_path, {"clip-grad-norm": mistaken(
+        "clip-grad-norm", "no_eps")}), "clip-grad-norm", "-v")
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    tiny = graded.stdout.split("case tiny-gradients-and-limit", 1)[1].split("\n  ", 1)[0]
+    assert "This is what happens when you leave out the 1e-6." in graded.stdout, graded.stdout
+    assert re.search(r"in \[1\]\[\d\], entry \(.*\) is .*, expected ", graded.stdout), tiny
