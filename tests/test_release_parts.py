@@ -916,12 +916,18 @@ def test_a_mistake_only_the_problems_own_tolerance_tells_is_named_in_the_copy(
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """The 1e-6 left out of clipping, on gradients of 1e-6: within the tolerance every
     problem shares, so the release did not store it, and the copy failed the case with
-    two shapes that read as equal and named nothing; the kata names it."""
+    two shapes that read as equal and named nothing; the kata names it. RoPE's angles
+    in half precision: the release took one way of making it for right, by the practice
+    judge, and the copy named nothing either."""
     copy = tmp_path_factory.mktemp("clip") / "copy"
-    write_release(copy, only=frozenset({"clip-grad-norm"}))
-    graded = practice_grade(learner(copy, tmp_path, {"clip-grad-norm": mistaken(
-        "clip-grad-norm", "no_eps")}), "clip-grad-norm", "-v")
+    write_release(copy, only=frozenset({"clip-grad-norm", "rope"}))
+    graded = practice_grade(learner(copy, tmp_path, {
+        "clip-grad-norm": mistaken("clip-grad-norm", "no_eps"),
+        "rope": mistaken("rope", "angles_in_half_precision")}), "clip-grad-norm", "rope", "-v")
     assert graded.returncode == 1, graded.stdout + graded.stderr
-    tiny = graded.stdout.split("case tiny-gradients-and-limit", 1)[1].split("\n  ", 1)[0]
-    assert "This is what happens when you leave out the 1e-6." in graded.stdout, graded.stdout
-    assert re.search(r"in \[1\]\[\d\], entry \(.*\) is .*, expected ", graded.stdout), tiny
+    clip, rope = graded.stdout.split("32-rope", 1)
+    assert "This is what happens when you leave out the 1e-6." in clip, graded.stdout
+    assert re.search(r"in \[1\]\[\d\], entry \(.*\) is .*, expected ", clip), clip
+    # And one that only the practice judge takes for right, which the kata names: the
+    # angles in half precision are within its position-aware tolerance on some cases.
+    assert "This is what happens when you compute the angles in half precision." in rope, rope

@@ -444,7 +444,7 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     """One case or example as the copy stores it: its arguments as the learner's code
     receives them, the right answer (and any other the check's judge takes where
     float rounding moves a tie), and each known mistake's answer that differs."""
-
+    from grader.grading.values.equality import same_outcome
 
     # The practice package's codec and judge, as the copy will run them.
     from grader.release.practice import codec, judge
@@ -464,13 +464,14 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     others = ([] if problem.module or contract.harness
               else ties.other_answers(contract, reference, args, expected, taken))
     right = [("value", expected), *(("value", other) for other in others)]
-    # An answer the practice judge takes for a right one names nothing. One within the
-    # tolerance every problem shares, but not the problem's own, is stored: the copy
-    # fails it, and names it as the kata's own diagnosis does (28's 1e-6 left out, on
-    # gradients of 1e-6).
+    # An answer right both within the tolerance every problem shares and by the practice
+    # judge names nothing. One right by only one of them is stored: by the shared
+    # tolerance only, the copy fails it and names it as the kata's own diagnosis does
+    # (28's 1e-6 left out, on gradients of 1e-6); by the judge only, the kata's diagnosis
+    # names it (32's angles in half precision), where a learner's answer near it fails.
     mistakes = mistakes_answers(problem, contract, contract.mistakes, args, lambda outcome: (
-        contract.matches(("value", expected), outcome)
-        or any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
+        same_outcome(("value", expected), outcome)
+        and any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
     models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
     if others:

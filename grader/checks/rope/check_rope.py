@@ -21,19 +21,12 @@ from grader.grading.subject.cases import attention_input, random_input
 from grader.grading.subject.kata import Call
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.values.failures import GradeFailure
-from grader.grading.values.tolerances import ATOL, RTOL
+from grader.grading.values.tolerances import ANGLE_ULPS, ATOL, ROTATION_MISTAKE_RTOL, RTOL
 from grader.locale import tr
 from grader.model import artifacts
 from grader.wording import Plural
 
 BASE = 10000.0
-# The angle p * theta rounds to float32: equivalent ways of computing it (another
-# order, float64 then cast, a complex product) differ by a few of its last bits,
-# and so the output by that much of the vector's size, growing with the position.
-ANGLE_ULPS = 8 * 2.0**-24
-# A mistake turns vectors by a whole wrong angle; an answer within this share of
-# the vectors' size of a mistake's is that mistake, rounded another way.
-MISTAKE_RTOL = 1e-3
 # The live reference against a golden recorded on another machine: the cases' angles
 # go up to position 263, whose rounding moves the output by about 1e-4 of its size.
 GOLDEN_RTOL = 2e-4
@@ -171,7 +164,8 @@ def judge(got: Any, expected: torch.Tensor, call: Call) -> None:
                   atol=rope_atol(expected, int(start) + int(x.shape[-2]) - 1))
 
 
-def same_rotation(a: tuple[str, Any], b: tuple[str, Any], rtol: float = MISTAKE_RTOL) -> bool:
+def same_rotation(a: tuple[str, Any], b: tuple[str, Any],
+                  rtol: float = ROTATION_MISTAKE_RTOL) -> bool:
     """Whether two outcomes are the same rotation, rounded apart (a mistake's match;
     with GOLDEN_RTOL, the live reference against its golden), in the same dtype: a
     float64 answer is none of the mistakes whose float32 it is within rounding of."""

@@ -54,3 +54,12 @@ def logit_scale_rtol(logits: torch.Tensor) -> torch.Tensor:
     finite = torch.where(logits.isfinite(), logits.double(), 0.0).abs()
     scale = finite.amax(dim=-1, keepdim=True) if finite.numel() else finite
     return RTOL + 4 * torch.finfo(logits.dtype).eps * scale
+
+# RoPE's angle p * theta rounds to float32: equivalent ways of computing it (another
+# order, float64 then cast, a complex product) differ by a few of its last bits,
+# and so the output by that much of the vector's size, growing with the position.
+ANGLE_ULPS = 8 * 2.0**-24
+# A RoPE mistake turns vectors by a whole wrong angle; an answer within this share of
+# the vectors' size of a mistake's is that mistake, rounded another way (in the kata's
+# diagnosis and in the learners' copy's naming alike).
+ROTATION_MISTAKE_RTOL = 1e-3

@@ -17,7 +17,9 @@ import torch
 from grader.grading.judging.refusals import refusal_in
 from grader.grading.judging.schedule_rates import first_other_rate
 from grader.grading.values.tolerances import (
+    ANGLE_ULPS,
     ATOL,
+    ROTATION_MISTAKE_RTOL,
     RTOL,
     TRAINED_WEIGHTS_ATOL,
     activation_atol,
@@ -81,6 +83,24 @@ def same_refusal(got: str, want: str) -> bool:
     other, _, stored = want.partition(": ")
     found = refusal_in(said)
     return kind == other and found is not None and found == refusal_in(stored)
+
+
+def is_mistake(got: tuple[str, Any], mistake: tuple[str, Any], rule: str,
+               args: tuple) -> bool:
+    """Whether the learner's outcome is a stored mistake's, as the kata's diagnosis
+    matches it: as a right answer is, but a rotation within ROTATION_MISTAKE_RTOL of the
+    vectors' size (a mistake turns them by a whole wrong angle; its answer computed in
+    another precision is still it)."""
+    if rule == "rotation" and got[0] == mistake[0] == "value":
+        a, b = got[1], mistake[1]
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or (
+                a.shape != b.shape or a.dtype != b.dtype):
+            return False
+        finite = b.double()[b.isfinite()]
+        size = float(finite.abs().max()) if finite.numel() else 0.0
+        return bool(torch.allclose(a.double(), b.double(), rtol=0.0,
+                                   atol=ATOL + ROTATION_MISTAKE_RTOL * size, equal_nan=True))
+    return same_outcome(got, mistake, rule, args)
 
 
 def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
@@ -173,11 +193,6 @@ def same_weights_and_state(got: Any, want: Any) -> bool:
     return (isinstance(want, tuple) and isinstance(got, tuple) and len(got) == len(want)
             and bool(want) and same(got[0], want[0])
             and all(same(g, w, own_scale=True) for g, w in zip(got[1:], want[1:])))
-
-
-# An angle p * theta rounds to float32's last bits, and the rotated vectors move by
-# that much of their size: a few units in the last place of the largest position.
-ANGLE_ULPS = 8 * 2.0**-24
 
 
 def same_rotation(got: Any, want: Any, args: tuple) -> bool:

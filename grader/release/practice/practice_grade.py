@@ -467,7 +467,7 @@ def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]
     over the batch, which the kata named on all three)."""
     named = named if named is not None else []
     giving = [mistake for mistake in sorted(mistakes, key=lambda m: m["id"] not in named)
-              if judge.same_outcome(got, codec.decode(mistake["outcome"]), rule, args)]
+              if judge.is_mistake(got, codec.decode(mistake["outcome"]), rule, args)]
     if len(giving) > 1 and giving[0]["id"] not in named:
         return replace(failure, ties=tuple(giving))
     return named_as(failure, giving[0], named) if giving else failure
