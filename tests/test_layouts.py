@@ -242,6 +242,18 @@ def test_nothing_found_says_what_was_looked_for_and_what_is_near(tmp_path: Path)
     assert learner.notes == [reason]  # in the report, and in the table's row
 
 
+def test_the_names_near_what_was_looked_for_are_shown_escaped(tmp_path: Path) -> None:
+    """A hand-in's own names went into the report as they were: a folder named with an
+    escape sequence cleared the learner's terminal, one with a newline forged a line."""
+    ivy = tmp_path / "ivy" / "stuff"
+    for name in ("\x1b[2J\x1b[31m01-crop-context\x1b[0m", "01-crop-contxt\nFAKE passed 10"):
+        (ivy / name).mkdir(parents=True)
+    reason = collect("ivy", tmp_path / "ivy", chosen()).reasons[CROP]
+    assert "nearest names found:" in reason, reason
+    assert "\x1b" not in reason and "\n" not in reason, repr(reason)
+    assert "\\x1b[2J" in reason and "\\nFAKE" in reason, reason
+
+
 def test_the_table_shows_how_a_hand_in_was_read(tmp_path: Path) -> None:
     from rich.console import Console
 

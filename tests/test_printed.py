@@ -104,3 +104,19 @@ def test_the_worker_cuts_what_it_counted_as_it_would_cut_the_whole_text() -> Non
             assert captured.write(part) == len(part)
         for limit in range(1, keep):
             assert clip(captured.printed(), limit) == clip(Printed.of("".join(parts)), limit)
+
+
+def test_what_a_call_writes_as_bytes_is_printed_text(tmp_path: Path) -> None:
+    """sys.stdout.buffer was missing in the worker: a file that wrote its debugging as
+    bytes failed every check with "'Capture' object has no attribute 'buffer'"."""
+    solution = tmp_path / "solution.py"
+    solution.write_text("import sys\n\nclass Solution:\n"
+                        "    def noisy(self, n):\n"
+                        "        sys.stdout.buffer.write(b'raw \\xff bytes\\n')\n"
+                        "        sys.stdout.buffer.flush()\n"
+                        "        return n\n")
+    worker = WorkerLoop()
+    assert worker.load(str(solution), "Solution", ["noisy"]) == {"ok": True}
+    reply = worker.call("noisy", [3], {}, [])
+    assert reply.get("ok"), reply
+    assert reply["output"] == "raw \ufffd bytes\n", reply

@@ -281,7 +281,7 @@ def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
         entries = children(folder)
         ignored = [e.name for e in entries if e.name == IGNORED or e.name.startswith(".")]
         if ignored:
-            names = ", ".join(ignored)
+            names = ", ".join(folder_name(name) for name in ignored)
             notes.append(tr("ignored {names} in {path}/", names=names, path="/".join(path))
                          if path else tr("ignored {names}", names=names))
         # Never through a link: it could lead to the grader's own reference solutions.
@@ -309,5 +309,7 @@ def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
     example = wanted[0] if wanted else "01-crop-context"
     text = tr("no NN-slug/solution.py (such as {example}/solution.py) in {path}, its "
               "problems/, or a lone folder (or src/) inside it", example=example, path=shown)
-    return text + (tr("; nearest names found: {names}", names=", ".join(sorted(near)[:5]))
+    # A name is the hand-in's: shown escaped, as a line of its own it could forge one.
+    return text + (tr("; nearest names found: {names}",
+                      names=", ".join(folder_name(name) for name in sorted(near)[:5]))
                    if near else "")

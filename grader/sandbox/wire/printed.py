@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from grader.locale import tr
 
@@ -144,6 +145,22 @@ CALL_OUTPUT_LIMIT = 4000
 CALL_OUTPUT_KEPT = 2 * CALL_OUTPUT_LIMIT
 
 
+class CapturedBytes(io.RawIOBase):
+    """A Capture's `buffer`: what is written is decoded into it as text."""
+
+    def __init__(self, text: Capture) -> None:
+        super().__init__()
+        self.text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        written = memoryview(data).nbytes
+        self.text.write(bytes(data).decode("utf-8", errors="replace"))
+        return written
+
+
 class Capture(io.TextIOBase):
     """A call's stdout that holds at most `keep` characters, whatever the call prints:
     past them it only counts the lines, as `Printed.of` would split the whole text, so
@@ -167,6 +184,17 @@ class Capture(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    @property
+    def buffer(self) -> CapturedBytes:
+        """sys.stdout.buffer, as a real stdout has one: bytes written there are text
+        here (undecodable ones replaced), not an AttributeError that failed every
+        check of a file that wrote its output as bytes."""
+        return CapturedBytes(self)
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
