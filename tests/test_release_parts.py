@@ -568,7 +568,15 @@ class Result:
     kind: str = ""
 
 
-def grade_problem(slug, path, running):
+class Reached:
+    pass
+
+
+def timed_out(reached, plan, said, kind):
+    raise AssertionError("no time-out in this stand-in")
+
+
+def grade_problem(slug, path, running, told):
     import matplotlib
 
     return Result(slug, unavailable=matplotlib.get_backend())
