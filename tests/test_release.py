@@ -1062,8 +1062,9 @@ def stand_in_for_the_copys_package(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (package / "__init__.py").write_text("")
     for name in ("codec", "judge", "program"):
         shutil.copy(Path("grader/release/practice") / f"{name}.py", package / f"{name}.py")
-    (package / "weights.py").write_text("class KnownWeightsError(Exception):\n    pass\n\n\n"
-                                        "def load_known_weights(*args):\n    pass\n")
+    from grader.release import sources
+
+    (package / "weights.py").write_bytes(sources.weights_module())  # as the release writes it
     monkeypatch.syspath_prepend(str(tmp_path))
     imported_afresh(monkeypatch, "gpt_kata_practice", "gpt_kata_practice.codec",
                     "gpt_kata_practice.judge", "gpt_kata_practice.program",

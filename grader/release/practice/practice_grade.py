@@ -207,34 +207,29 @@ def grade_problem(slug: str, path: Path,
 def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str, Any],
                case_id: str | None, module: ModuleType, path: Path,
                running: Callable[[bool], None], slug: str) -> None:
-    """Judge one case (or drawn example, `case_id` None) into `result`. What the
-    learner's code prints meanwhile, judged too, is shown under its failure, as the kata
-    shows it, not poured onto the terminal above the report; and so are its inputs."""
-    with Printing() as printed:
-        printed.inputs = (part["arg_names"], case["args"], case_id)
-        try:
-            failure = case_failure(label, part, case, module, path, running, slug,
-                                   result.named)
-        except WeightsRefused as why:
-            failure = Failure(label, str(why))
-    if failure is None:
-        result.passed += 1
-        result.checks.append({"name": label, "status": "pass", "message": None,
-                              "mistake": None})
-    else:
-        fail_printing(result, printed, failure)
+    """Judge one case (or drawn example, `case_id` None) into `result`."""
+    judged(result, label, (part["arg_names"], case["args"], case_id), lambda: case_failure(
+        label, part, case, module, path, running, slug, result.named))
 
 
 def grade_twice(result: Result, label: str, part: dict[str, Any], module: ModuleType,
                 path: Path, running: Callable[[bool], None]) -> None:
     """The kata's check of the same output twice, on the same case: a module must give an
     output, and the same one when called again (a dropout left active does not)."""
-    case_id = part["twice"]
-    stored_args = part["cases"][case_id]["args"]
+    stored_args = part["cases"][part["twice"]]["args"]
+    judged(result, label, (part["arg_names"], stored_args, part["twice"]),
+           lambda: twice_failure(label, part, module, stored_args, path, running))
+
+
+def judged(result: Result, label: str, inputs: tuple[list[str], Any, str | None],
+           failure_of: Callable[[], Failure | None]) -> None:
+    """One check into `result`, passed or failed as `failure_of` finds it. What the
+    learner's code prints meanwhile, judged too, is shown under its failure, as the kata
+    shows it, not poured onto the terminal above the report; and so are its inputs."""
     with Printing() as printed:
-        printed.inputs = (part["arg_names"], stored_args, case_id)
+        printed.inputs = inputs
         try:
-            failure = twice_failure(label, part, module, stored_args, path, running)
+            failure = failure_of()
         except WeightsRefused as why:
             failure = Failure(label, str(why))
     if failure is None:
