@@ -75,26 +75,25 @@ def test_the_grader_draws_the_same_examples_whatever_is_loaded(tmp_path: Path) -
     assert namespace["draws"](decorate) == before
 
 
-def test_hypothesis_keeps_its_caches_out_of_the_folder_a_grade_starts_in(
-        tmp_path: Path) -> None:
+def test_hypothesis_keeps_its_caches_in_the_folder_the_grade_gives(tmp_path: Path) -> None:
     """A classroom grade starts in site-packages, whose entries the workers' Landlock
     rules grant one by one: hypothesis' `.hypothesis/` made there mid-grade left them
-    unable to import what they had not imported yet, and the references scored 60 of
-    350 on a fresh Gradescope install. Its caches live in a folder of the process's
-    own, never where it started, and go with the process."""
-    code = textwrap.dedent("""
-        import os, sys
-        import grader.grading.subject.strategies
+    unable to import what they had not imported yet, and the references of 17-35
+    scored 60 of 350 on a fresh Gradescope install. While a grade runs, its caches go
+    in the grade's scratch root (grade_problems), never where the grade started."""
+    start, scratch = tmp_path / "start", tmp_path / "scratch"
+    start.mkdir()
+    code = textwrap.dedent(f"""
         from hypothesis.configuration import storage_directory
         from hypothesis.internal import charmap
-        charmap.charmap()  # writes its cache, as a drawn text does
-        home = storage_directory().path
-        print(home)
-        assert home.is_dir(), home
-        assert not home.resolve().is_relative_to(os.getcwd()), home
+        from grader.grading.subject.strategies import hypothesis_home_in
+        with hypothesis_home_in({str(scratch / "hypothesis")!r}):
+            charmap.charmap()  # writes its cache, as a drawn text does
+        print(storage_directory().path)
         """)
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code], cwd=start, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert not (tmp_path / ".hypothesis").exists()
-    assert not Path(done.stdout.strip()).exists()  # removed as the process ended
+    assert list(start.iterdir()) == []
+    assert any((scratch / "hypothesis").rglob("charmap*")), list(scratch.rglob("*"))
+    assert Path(done.stdout.strip()) == start / ".hypothesis"  # afterwards, as it was

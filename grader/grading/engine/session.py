@@ -1,18 +1,20 @@
 """Grading as a function: submissions in, a `Report` out.
 
 The CLI, `talk` and the tests all grade through `grade_problems`; nothing here
-reads the command line or the environment (torch is told, while the checks run,
-to keep its cache in the grade's scratch folders, and to seed the CPU's generator
-alone).
+reads the command line or the environment (torch and hypothesis are told, while
+the checks run, to keep their caches in the grade's scratch folders, and torch to
+seed the CPU's generator alone).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from grader.grading.engine.plugin import GradingPlugin, Share, TestResult, run_checks
 from grader.grading.engine.seeding import cpu_seeding_only
+from grader.grading.subject.strategies import hypothesis_home_in
 from grader.grading.values.sanitise import visible, visible_or_none
 from grader.model import artifacts
 from grader.registry import Problem
@@ -36,7 +38,10 @@ def grade_problems(submissions: dict[Problem, Path], pool: WorkerPool,
     ordered = dict(sorted(submissions.items(), key=lambda item: item[0].number))
     plugin = GradingPlugin({p.slug: f for p, f in ordered.items()},
                            {p.slug: p for p in ordered}, pool, limits, share=share)
-    with torch_cache_kept_in(pool.torch_cache()), cpu_seeding_only():
+    cache = pool.torch_cache()
+    # Hypothesis' cache beside torch's, in the grade's scratch root (strategies.py).
+    with torch_cache_kept_in(cache), hypothesis_home_in(os.path.join(
+            os.path.dirname(cache), "hypothesis")), cpu_seeding_only():
         run_checks(plugin, list(ordered))
     results = [safe(r) for r in plugin.results]
     summaries = [ProblemSummary(p, f, [r for r in results if r.problem == p])

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import os
 import string
+from collections.abc import Iterator
 
 import torch
 from hypothesis import HealthCheck, Phase, reject, seed, settings
@@ -57,37 +58,28 @@ def without_local_constants() -> None:
 without_local_constants()
 
 
-def private_hypothesis_home() -> None:
-    """Keep hypothesis' caches (its table of unicode characters, the constants it
-    parsed) in a folder of this process's own, removed as it ends, never in
-    `.hypothesis/` of the folder it started in.
+@contextlib.contextmanager
+def hypothesis_home_in(folder: str) -> Iterator[None]:
+    """Hypothesis' caches (its table of unicode characters) in `folder` meanwhile, not
+    in `.hypothesis/` of the folder the grade started in.
 
     A classroom grade starts in the installed package's folder, site-packages
-    (grader/sandbox/host/launch.py's neutral_folder). Hypothesis created its cache
-    there in the middle of a grade; the folder's change made the workers forked before
-    it list the folder again, which their Landlock rules (entry by entry) refuse, and
+    (grader/sandbox/host/launch.py's neutral_folder). Hypothesis made its cache there
+    in the middle of a grade; the folder's change made the workers forked before it
+    list the folder again, which their Landlock rules (entry by entry) refuse, and
     every package they had not imported yet (torchtyping) was missing: right files
-    failed on the fresh installs of Gradescope and Classroom50 (280 of 350 points for
-    the references). A learner's repository, where a grade starts otherwise, could
-    hold caches of the learner's making too."""
-    import atexit
-    import shutil
-    import tempfile
+    failed on the fresh installs of Gradescope and Classroom50 (60 of 350 points for
+    the references of 17-35). A learner's repository, where a grade starts otherwise,
+    could hold caches of the learner's making too. The session gives the grade's
+    scratch root, which goes with the grade however it ends."""
+    from hypothesis import configuration
 
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    home = tempfile.mkdtemp(prefix="gpt-kata-hypothesis-")
-    owner = os.getpid()
-    set_hypothesis_home_dir(home)
-
-    def remove() -> None:
-        if os.getpid() == owner:  # not a forked process that inherited it
-            shutil.rmtree(home, ignore_errors=True)
-
-    atexit.register(remove)
-
-
-private_hypothesis_home()
+    before = getattr(configuration, "__hypothesis_home_directory", None)
+    configuration.set_hypothesis_home_dir(folder)
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(before)
 
 
 # Grading must be deterministic: the same submission gets the same examples and
