@@ -13,6 +13,15 @@ from grader.sandbox.worker.serve import WorkerLoop
 LOOKALIKE = "… (1000 more lines; output truncated)\n"
 
 
+def loaded_worker(tmp_path: Path, source: str) -> WorkerLoop:
+    """A worker that has loaded `source` as its Solution, with a method `noisy`."""
+    solution = tmp_path / "solution.py"
+    solution.write_text(source)
+    worker = WorkerLoop()
+    assert worker.load(str(solution), "Solution", ["noisy"]) == {"ok": True}
+    return worker
+
+
 def said(text: str) -> int:
     return int(re.search(r"\((\d+) more lines?", text).group(1))
 
@@ -44,14 +53,11 @@ def test_calls_that_print_part_of_a_line_join_it(tmp_path: Path) -> None:
 
 
 def test_the_worker_sends_what_it_kept_and_a_count_of_what_it_left_out(tmp_path: Path) -> None:
-    solution = tmp_path / "solution.py"
-    solution.write_text("class Solution:\n"
-                        "    def noisy(self, n):\n"
-                        "        for i in range(n):\n"
-                        "            print(f'debugging {i}')\n"
-                        "        return n\n")
-    worker = WorkerLoop()
-    assert worker.load(str(solution), "Solution", ["noisy"]) == {"ok": True}
+    worker = loaded_worker(tmp_path, "class Solution:\n"
+                                     "    def noisy(self, n):\n"
+                                     "        for i in range(n):\n"
+                                     "            print(f'debugging {i}')\n"
+                                     "        return n\n")
     reply = worker.call("noisy", [5000], {}, [])
     assert "output truncated" not in reply["output"]
     kept = reply["output"].splitlines()
@@ -109,14 +115,11 @@ def test_the_worker_cuts_what_it_counted_as_it_would_cut_the_whole_text() -> Non
 def test_what_a_call_writes_as_bytes_is_printed_text(tmp_path: Path) -> None:
     """sys.stdout.buffer was missing in the worker: a file that wrote its debugging as
     bytes failed every check with "'Capture' object has no attribute 'buffer'"."""
-    solution = tmp_path / "solution.py"
-    solution.write_text("import sys\n\nclass Solution:\n"
-                        "    def noisy(self, n):\n"
-                        "        sys.stdout.buffer.write(b'raw \\xff bytes\\n')\n"
-                        "        sys.stdout.buffer.flush()\n"
-                        "        return n\n")
-    worker = WorkerLoop()
-    assert worker.load(str(solution), "Solution", ["noisy"]) == {"ok": True}
+    worker = loaded_worker(tmp_path, "import sys\n\nclass Solution:\n"
+                                     "    def noisy(self, n):\n"
+                                     "        sys.stdout.buffer.write(b'raw \\xff bytes\\n')\n"
+                                     "        sys.stdout.buffer.flush()\n"
+                                     "        return n\n")
     reply = worker.call("noisy", [3], {}, [])
     assert reply.get("ok"), reply
     assert reply["output"] == "raw \ufffd bytes\n", reply
