@@ -93,22 +93,14 @@ def is_mistake(got: tuple[str, Any], mistake: tuple[str, Any], rule: str,
     another precision is still it)."""
     if rule == "rotation" and got[0] == mistake[0] == "value":
         a, b = got[1], mistake[1]
-        return alike_tensors(a, b) and bool(torch.allclose(
-            a.double(), b.double(), rtol=0.0,
-            atol=ATOL + ROTATION_MISTAKE_RTOL * largest(b), equal_nan=True))
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or (
+                a.shape != b.shape or a.dtype != b.dtype):
+            return False
+        finite = b.double()[b.isfinite()]
+        size = float(finite.abs().max()) if finite.numel() else 0.0
+        return bool(torch.allclose(a.double(), b.double(), rtol=0.0,
+                                   atol=ATOL + ROTATION_MISTAKE_RTOL * size, equal_nan=True))
     return same_outcome(got, mistake, rule, args)
-
-
-def alike_tensors(a: Any, b: Any) -> bool:
-    """Two tensors of one shape and dtype, whose values can be compared."""
-    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-            and a.shape == b.shape and a.dtype == b.dtype)
-
-
-def largest(t: torch.Tensor) -> float:
-    """The largest finite magnitude in `t`: the vectors' size a rotation is judged at."""
-    finite = t.double()[t.isfinite()]
-    return float(finite.abs().max()) if finite.numel() else 0.0
 
 
 def same_outcome(got: tuple[str, Any], want: tuple[str, Any], rule: str = "",
@@ -208,11 +200,14 @@ def same_rotation(got: Any, want: Any, args: tuple) -> bool:
     RTOL and ATOL plus the rounding of its largest angle at the vectors' size: right
     answers that compute the angles another way (in float64, from a table of cos and
     sin) differ by that much, more the further along they are."""
-    if not alike_tensors(got, want):
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)) or (
+            got.shape != want.shape or got.dtype != want.dtype):
         return False
     x, start = args[0], int(args[1])
     last = start + (x.shape[-2] if isinstance(x, torch.Tensor) and x.dim() else 1) - 1
-    atol = ATOL + largest(want) * (RTOL + ANGLE_ULPS * (abs(last) + 1))
+    finite = want.double()[want.isfinite()]
+    size = float(finite.abs().max()) if finite.numel() else 0.0
+    atol = ATOL + size * (RTOL + ANGLE_ULPS * (abs(last) + 1))
     return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
                                equal_nan=True))
 
