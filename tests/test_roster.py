@@ -184,7 +184,8 @@ def test_a_roster_in_github_classrooms_columns(tmp_path: Path) -> None:
         ("bo", "https://github.com/course/kata-bo")]
     mine = tmp_path / "roster.csv"
     mine.write_text("learner,repository\nzoe,https://h/z\n.hidden,https://h/h\n")
-    assert [e.name for e in read_roster(mine, None)] == ["_.hidden", "zoe"]
+    assert [(e.name, e.folder) for e in read_roster(mine, None)] == [
+        (".hidden", "%2Ehidden"), ("zoe", "zoe")]
     mine.write_text("learner,repository\nzoe,https://h/z\nzoe,https://h/y\n")
     with pytest.raises(UsageError, match="twice"):
         read_roster(mine, None)
@@ -202,11 +203,40 @@ def test_a_roster_whose_names_make_no_folder_on_windows_or_macos_is_refused_or_e
         read_roster(roster, None)
     roster.write_text("learner,repository\ncon,https://h/c\nAux.x,https://h/x\n"
                       "bo.,https://h/b\nbo,https://h/o\n")
-    names = [e.name for e in read_roster(roster, None)]
-    assert names == ["%41ux.x", "%63on", "bo", "bo%2E"]
-    for name in names:
-        assert name.partition(".")[0].upper() not in ("CON", "AUX")
-        assert not name.endswith((".", " "))
+    entries = read_roster(roster, None)
+    assert [e.name for e in entries] == ["Aux.x", "bo", "bo.", "con"]
+    folders = [e.folder for e in entries]
+    assert folders == ["%41ux.x", "bo", "bo%2E", "%63on"]
+    for folder in folders:
+        assert folder.partition(".")[0].upper() not in ("CON", "AUX")
+        assert not folder.endswith((".", " "))
+
+
+def test_a_roster_name_that_makes_no_file_name_keeps_its_row_name(tmp_path: Path) -> None:
+    # `con` is a GitHub username Windows will not make a file of: its folder and reports
+    # are `%63on`, once encoded, and its row still says `con`, as the LMS knows them.
+    solved = (ROOT / "solutions" / CROP / "solution.py").read_text()
+    commit(tmp_path / "repos" / "con", {f"problems/{CROP}/solution.py": solved},
+           DEADLINE - timedelta(hours=3))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("learner,repository\n"
+                      f"con,file://{tmp_path / 'repos' / 'con'}\n"
+                      f".dot,file://{tmp_path / 'repos' / 'nobody'}\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", "--roster", str(roster), "crop-context",
+         "--allow-local-repos", "--allow-unisolated", "-q", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1, done.stderr[-3000:]  # .dot's repository does not exist
+    with (out / "gradebook.csv").open(newline="") as handle:
+        table = {row["learner"]: row for row in csv.DictReader(handle)}
+    assert set(table) == {"con", ".dot"}
+    assert table["con"]["crop-context"] == "pass" and table[".dot"]["crop-context"] == "error"
+    assert json.loads((out / "%63on.json").read_text())["score"] == 10
+    assert json.loads((out / "%2Edot.json").read_text())["status"] == "error"
+    assert sorted(p.name for p in out.glob("[!.]*.json")) == ["%2Edot.json", "%63on.json"]
+    assert sorted(p.name for p in (out / ".repos" / "hand-ins").iterdir()) == [
+        "%2Edot", "%63on"]
 
 
 def test_deadline_and_policy_options() -> None:

@@ -115,7 +115,10 @@ def gradebook(args: argparse.Namespace) -> int:
     if args.lms_ids:  # a mistake in it is told before the class is graded, not after
         read_ids(Path(args.lms_ids))
     out = Path(args.out)
-    learners = roster_folders(Path(args.roster), out)
+    # A roster file's learners (repositories.py) are named as on the roster, each with
+    # the folder their hand-in was written to; a roster folder's, by their folders.
+    learners = (dict(sorted(args.learners.items())) if getattr(args, "learners", None)
+                else roster_folders(Path(args.roster), out))
     ignored = not_hand_ins(Path(args.roster), out)
     if ignored:
         print("gpt-kata gradebook: " + tr("not graded, as neither a folder nor a zip: "

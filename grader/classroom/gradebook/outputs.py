@@ -97,12 +97,15 @@ def report_stem(name: str) -> str:
     follows `%~`, which no encoded name holds (its % are all %XX): no short name can
     be a long one's shortened form. A name Windows would not make (a device's, like
     `con`, or one ending in a dot or a space, which it drops) has its first or last
-    character encoded too: it is also a hand-in folder's name (roster_csv.label)."""
+    character encoded too, as has a leading dot: it is also a hand-in folder's name
+    (roster_csv.Entry.folder)."""
     stem = re.sub(r'[%\\/:<>|*?"]', lambda m: f"%{ord(m.group()):02X}", name)
     if stem.partition(".")[0].rstrip(" ").upper() in WINDOWS_DEVICES:
         stem = _encoded(stem[0]) + stem[1:]
     if stem.endswith((".", " ")):
         stem = stem[:-1] + _encoded(stem[-1])
+    if stem.startswith("."):  # a hidden file, which artifact uploads leave out
+        stem = _encoded(".") + stem[1:]
     if len(stem.encode()) > 180:  # file names hold 255 bytes, and suffixes follow
         short = stem.encode()[:100].decode("utf-8", errors="ignore")
         stem = short + "%~" + hashlib.sha256(name.encode()).hexdigest()[:16]

@@ -299,7 +299,7 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
     deadline on when each commit was first seen as well as on its date."""
     source = Source(entry.url)
     now = now or datetime.now(timezone.utc)
-    repo = repos / f"{entry.name}.git"
+    repo = repos / f"{entry.folder}.git"
     shutil.rmtree(repo, ignore_errors=True)
     hand_in.mkdir(parents=True)
     try:
@@ -319,12 +319,12 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
             [*base, "log", "--format=%H %ct", newest], allow_local).splitlines()
             if line.strip()]
         if sightings is not None:
-            sightings.record(entry.name, entry.url, [sha for sha, _ in history], now)
+            sightings.record(entry.folder, entry.url, [sha for sha, _ in history], now)
         notes: list[str] = []
         commit = newest
         if policy.deadline is not None and not policy.latest:
             cutoff = (policy.deadline + policy.grace).timestamp()
-            chosen = on_time(entry.name, history, cutoff, sightings, notes)
+            chosen = on_time(entry.folder, history, cutoff, sightings, notes)
             if chosen is None:
                 source.nothing_handed_in = tr(
                     "no commit on the default branch by {time}",
@@ -339,9 +339,9 @@ def fetch(entry: Entry, repos: Path, hand_in: Path, policy: Policy,
                                        allow_local))
         pushed = stamp
         if sightings is not None:
-            seen = sightings.first_seen(entry.name, commit)
+            seen = sightings.first_seen(entry.folder, commit)
             source.first_seen = iso(seen) if seen else None
-            absent = sightings.absent_at(entry.name, commit)
+            absent = sightings.absent_at(entry.folder, commit)
             if absent is not None and absent.timestamp() > stamp:
                 pushed = int(math.ceil(absent.timestamp()))  # pushed after that run
                 notes.append(tr("commit {commit} is dated {dated}, but it was not in the "
@@ -419,22 +419,22 @@ def gradebook_of_repositories(args: argparse.Namespace,
     # shard's repositories are fetched.
     mine = {e.name for e in entries}
     if args.shard is not None:
-        mine = set(shard_of({e.name: Path(e.name) for e in entries}, *args.shard))
+        mine = set(shard_of({e.name: Path(e.folder) for e in entries}, *args.shard))
     sightings = Sightings.load(out / REPOS)
     now = datetime.now(timezone.utc)
     sources: dict[str, Source] = {}
     for entry in entries:
         if entry.name not in mine:
-            (hand_ins / entry.name).mkdir()
+            (hand_ins / entry.folder).mkdir()
             continue
         if not args.quiet:
             print(tr("fetching {name}: {url}", name=visible(entry.name),
                      url=visible(shown_url(entry.url))), file=sys.stderr)
         if entry.problem is not None:  # on the roster with no repository: a row that says why
-            (hand_ins / entry.name).mkdir()
+            (hand_ins / entry.folder).mkdir()
             sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
             continue
-        sources[entry.name] = fetch(entry, repos, hand_ins / entry.name, policy,
+        sources[entry.name] = fetch(entry, repos, hand_ins / entry.folder, policy,
                                     args.allow_local_repos, sightings, now)
     sightings.save()
     if getattr(args, "fetch_only", False):
@@ -451,7 +451,9 @@ def gradebook_of_repositories(args: argparse.Namespace,
     causes = {name: source.error for name, source in sources.items() if source.error}
     fetch_notes = {name: [visible(source.nothing_handed_in)]
                    for name, source in sources.items() if source.nothing_handed_in}
+    # The rows are named as the roster names them, the folders and reports as files.
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None,
+                                   "learners": {e.name: hand_ins / e.folder for e in entries},
                                    "causes": causes, "fetch_notes": fetch_notes,
                                    "hand_ins": hand_ins_of(sources, policy, penalty)})
     code = grade_folders(graded)

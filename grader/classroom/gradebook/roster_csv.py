@@ -42,17 +42,18 @@ EXPECTED = ("learner,repository (gpt-kata's own; or github_username, username or
 
 @dataclass
 class Entry:
-    name: str  # the learner's label: their folder's and their reports' name
+    name: str  # the learner's name, as their row and reports say it: one visible line
     url: str
     problem: str | None = None  # why they have no repository to fetch, if they have none
 
+    @property
+    def folder(self) -> str:
+        """Their hand-in folder's name, which is their reports' file name too: the name
+        made a file name on every system (`con` is `%63on`), and said once: the
+        gradebook names the row by `name` and the files by this."""
+        from grader.classroom.gradebook.outputs import report_stem
 
-def label(raw: str) -> str:
-    """A roster name as a learner's label: one visible line that is a file name."""
-    from grader.classroom.gradebook.outputs import report_stem
-
-    text = report_stem(visible(raw.strip())).replace("\\", "%5C")
-    return "_" + text if text.startswith(".") else text
+        return report_stem(self.name)
 
 
 def kind_of(header: list[str]) -> str:
@@ -126,7 +127,7 @@ def read_roster(path: Path, template: str | None, need_urls: bool = True) -> lis
                 url = template.format(**{**named, "learner": name})
             except (KeyError, IndexError, ValueError) as exc:
                 raise UsageError(f"--repo-url: line {number} of {path} has no {exc}") from None
-        entry = Entry(label(name), url, problem)
+        entry = Entry(visible(name), url, problem)
         if entry.name in entries:
             raise UsageError(f"{path}: {entry.name} is on the roster twice")
         entries[entry.name] = entry
