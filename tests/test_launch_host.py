@@ -7,6 +7,8 @@ Forced on Linux with WorkerPool(fork=False), the path macOS and Windows take.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from pathlib import Path
 
 from grader.sandbox.host.pool import WorkerPool
@@ -245,3 +247,46 @@ def test_a_spawned_worker_ends_once_the_grader_that_started_it_is_gone(monkeypat
     else:
         raise AssertionError("it went on after its parent was gone")
     assert naps == [0.5, 0.5]
+
+
+# Starts a process in a session of its own that holds every descriptor the worker has,
+# its pipes to the grader among them, and outlives it: where no sandbox ends it, the
+# grader must not wait for it.
+DAEMON = '''
+import os, sys, time
+
+
+class Solution:
+    def state(self):
+        if os.fork() == 0:
+            os.setsid()
+            daemon = os.fork()
+            if daemon == 0:
+                time.sleep(300)
+            with open(PID_FILE, "w") as out:
+                out.write(str(daemon))
+            os._exit(0)
+        os.wait()
+        return os.getpid()
+'''
+
+
+def test_a_daemon_holding_the_workers_pipe_does_not_hold_the_grade(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    finished = threading.Event()
+
+    def grade() -> None:
+        with hosted_pool() as pool:
+            text = f"PID_FILE = {str(pid_file)!r}\n{DAEMON}"
+            assert isinstance(process(tmp_path, "daemon", text, pool, ["state"])
+                              .call("state", ()).result, int)
+        finished.set()
+
+    try:
+        threading.Thread(target=grade, daemon=True).start()
+        # The pool's end closes the worker's channel: before, that waited for the
+        # daemon's end (five minutes here) with the grade's report unwritten.
+        assert finished.wait(120), "the grade waited for a daemon its submission started"
+    finally:
+        if pid_file.is_file():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

@@ -47,6 +47,10 @@ class Channel:
     def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
         self.reader, self.writer = reader, writer
         self.replies: queue.Queue = queue.Queue()
+        # Who closes the reader: close() if the reading thread is done, else that
+        # thread once its read returns (see close()).
+        self._ending = threading.Lock()
+        self._closed = self._read_done = False
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -58,6 +62,11 @@ class Channel:
                     return
         except (ProtocolError, OSError, ValueError) as exc:
             self.replies.put(exc)
+        finally:
+            with self._ending:
+                self._read_done = True
+                if self._closed:
+                    close_quietly(self.reader)
 
     def send(self, message: dict, timeout: float) -> None:
         """Write one frame, or raise SendTimeout if the worker has not taken it all
@@ -92,4 +101,12 @@ class Channel:
         self.writer.flush()
 
     def close(self) -> None:
-        close_quietly(self.writer, self.reader)
+        close_quietly(self.writer)
+        # A process the worker started in a session of its own (a daemon) may hold the
+        # pipe open after the worker is gone, where nothing ends it (the spawned path
+        # without a sandbox), and closing a reader blocks until another thread's read
+        # of it returns: that read then closes it, whenever the pipe ends.
+        with self._ending:
+            self._closed = True
+            if self._read_done:
+                close_quietly(self.reader)
