@@ -16,6 +16,7 @@ from conftest import COPY_ONLY, examples, imported_afresh, run_grade
 from learner_examples import mistake_text
 
 from grader import paths
+from grader.locale import speaking, tr
 from grader.registry import problems
 from grader.release.build import PACKAGE, write_release
 
@@ -339,7 +340,7 @@ def stream_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
-        stream_copy: Path, tmp_path: Path) -> None:
+        stream_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """WordStreamer runs through the copy's own driver against stored callbacks, judged
     per put() as the full check judges them (a callback per word passes too);
     stream_generate(), judged by how it calls the model, is named in one line."""
@@ -377,6 +378,18 @@ def test_streams_word_streamer_is_practised_and_stream_generate_says_why(
     named = {t["mistake"]["id"] for t in report["tests"] if t["mistake"]}
     assert named == {spec_of("stream")["mistakes"]["streamer_spaces_only"]["mistake"]}, named
     assert report["mode"] == "practice" and report["problems"][0]["problem"] == "stream"
+    # Its inputs in the kata's own lines, the calls of put() and end(), not the pieces
+    # as one list of arguments.
+    failed = next(t for t in report["tests"] if t["status"] == "fail")
+    assert "put() called" in failed["message"] and "then end()" in failed["message"], failed
+    # In the language in use: the copy stores the kata's lines in each.
+    with speaking("zh"):
+        then_end = tr("then end()")
+    monkeypatch.setenv("GPT_KATA_LANG", "zh")
+    graded = practice_grade(copy, "stream", "--json", str(out))
+    failed = next(t for t in json.loads(out.read_text("utf-8"))["tests"] if t["status"] == "fail")
+    assert then_end != "then end()" and then_end in failed["message"], failed
+
 
 
 # -- training, from exported GPTs -------------------------------------------------------------

@@ -21,7 +21,8 @@ from typing import Any
 
 from grader import paths
 from grader.grading.contracts.declaring import load_check_module
-from grader.locale import CATALOGS, ENGLISH, LANGUAGES, tr
+from grader.grading.subject.inputs import describe_inputs
+from grader.locale import CATALOGS, ENGLISH, LANGUAGES, speaking, tr
 from grader.model.spec import ModelSpec
 from grader.registry import Problem, problems
 from grader.release import answers, examples, float_dtypes, sources, ties
@@ -474,6 +475,16 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
         and any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
     models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
+    if contract.describe is not describe_inputs:
+        # The lines the check writes of its inputs (clip-grad-norm's parameters by their
+        # gradients, stream's calls of put()), in each language the copy speaks: the copy
+        # holds no check module to write them.
+        named = dict(zip(contract.arg_names, shown))
+        lines = {}
+        for language in LANGUAGES:
+            with speaking(language):
+                lines[language] = contract.describe(named)
+        case["shown"] = lines
     if others:
         case["also_right"] = [codec.encode(other) for other in others]
     return case

@@ -29,7 +29,7 @@ from grader.grading.values.failures import (
     gave_two_outputs,
     returned_its_input,
 )
-from grader.locale import marked, tr, translated
+from grader.locale import language, marked, tr, translated
 from grader.reuse import learner_file
 from grader.sandbox.wire.limits import reseed_global_generators
 from grader.sandbox.wire.printed import CALL_OUTPUT_KEPT, CALL_OUTPUT_LIMIT, Capture, clip
@@ -83,8 +83,14 @@ class Reached:
 
     label: str
     method: str
-    inputs: tuple[list[str], Any, str | None] | None
+    inputs: tuple[list[str], dict, str | None] | None
     result: Result
+
+
+def as_shown(case: dict) -> dict:
+    """Of a stored case, what its inputs are shown from: its answers stay here, not sent
+    to runs.py with every check that begins."""
+    return {key: case[key] for key in ("args", "shown") if key in case}
 
 
 def load(path: Path) -> ModuleType:
@@ -176,13 +182,12 @@ def grade_problem(slug: str, path: Path,
     try:
         for label, part, case, case_id in checked:
             told("case", Reached(label, part["method"],
-                                 (part["arg_names"], case["args"], case_id), result))
+                                 (part["arg_names"], as_shown(case), case_id), result))
             grade_case(result, label, part, case, case_id, module, path, running, slug)
         for label, part in twice:
             case_id = part["twice"]
-            told("case", Reached(label, part["method"],
-                                 (part["arg_names"], part["cases"][case_id]["args"], case_id),
-                                 result))
+            told("case", Reached(label, part["method"], (
+                part["arg_names"], as_shown(part["cases"][case_id]), case_id), result))
             grade_twice(result, label, part, module, path, running)
         for label, part, refusal in refusals:
             told("case", Reached(label, part["method"], None, result))
@@ -208,7 +213,7 @@ def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str,
                case_id: str | None, module: ModuleType, path: Path,
                running: Callable[[bool], None], slug: str) -> None:
     """Judge one case (or drawn example, `case_id` None) into `result`."""
-    judged(result, label, (part["arg_names"], case["args"], case_id), lambda: case_failure(
+    judged(result, label, (part["arg_names"], case, case_id), lambda: case_failure(
         label, part, case, module, path, running, slug, result.named))
 
 
@@ -216,12 +221,12 @@ def grade_twice(result: Result, label: str, part: dict[str, Any], module: Module
                 path: Path, running: Callable[[bool], None]) -> None:
     """The kata's check of the same output twice, on the same case: a module must give an
     output, and the same one when called again (a dropout left active does not)."""
-    stored_args = part["cases"][part["twice"]]["args"]
-    judged(result, label, (part["arg_names"], stored_args, part["twice"]),
-           lambda: twice_failure(label, part, module, stored_args, path, running))
+    case = part["cases"][part["twice"]]
+    judged(result, label, (part["arg_names"], case, part["twice"]),
+           lambda: twice_failure(label, part, module, case["args"], path, running))
 
 
-def judged(result: Result, label: str, inputs: tuple[list[str], Any, str | None],
+def judged(result: Result, label: str, inputs: tuple[list[str], dict, str | None],
            failure_of: Callable[[], Failure | None]) -> None:
     """One check into `result`, passed or failed as `failure_of` finds it. What the
     learner's code prints meanwhile, judged too, is shown under its failure, as the kata
@@ -578,9 +583,9 @@ class Printing(contextlib.AbstractContextManager):
     def __init__(self) -> None:
         self.captured = Capture(CALL_OUTPUT_KEPT)
         self.redirect = contextlib.redirect_stdout(self.captured)
-        # The case's argument names, its stored arguments (as they were before the
-        # call, which may change them) and its id (None for a drawn example).
-        self.inputs: tuple[list[str], Any, str | None] | None = None
+        # The case's argument names, the case as stored (its arguments as they were
+        # before the call, which may change them) and its id (None for a drawn example).
+        self.inputs: tuple[list[str], dict, str | None] | None = None
 
     def __enter__(self) -> Printing:
         self.redirect.__enter__()
@@ -596,20 +601,22 @@ class Printing(contextlib.AbstractContextManager):
         return shown_inputs(self.inputs)
 
 
-def shown_inputs(inputs: tuple[list[str], Any, str | None] | None,
+def shown_inputs(inputs: tuple[list[str], dict, str | None] | None,
                  ) -> tuple[dict[str, str] | None, str]:
-    """A case's inputs (its argument names, stored arguments and id) as the kata's
+    """A case's inputs (its argument names, the case as stored and its id) as the kata's
     failures give them: each by name, for the JSON report, and under their heading,
-    for the terminal. A copy's drawn example is one of those it stores, not one
-    shrunk: it is named as a case is."""
+    for the terminal, in the lines the kata's check wrote for it where it writes its
+    own (clip-grad-norm's gradients, say). A copy's drawn example is one of those it
+    stores, not one shrunk: it is named as a case is."""
     if inputs is None:
         return None, ""
-    names, stored, case_id = inputs
+    names, case, case_id = inputs
     try:  # the models as the specs they were made from: "the shipped model"
-        arguments = inputs_of(dict(zip(names, codec.decode_specs(stored))))
+        arguments = inputs_of(dict(zip(names, codec.decode_specs(case["args"]))))
     except Exception:  # noqa: BLE001 - a failure's inputs must not fail the grade
         return None, ""
     heading = (tr("the inputs of case {case}:", case=case_id) if case_id
                else tr("its inputs:"))
-    return arguments, "\n".join([heading, *(f"  {name}: {what}"
-                                            for name, what in arguments.items())])
+    lines = (case.get("shown", {}).get(language())
+             or [f"{name}: {what}" for name, what in arguments.items()])
+    return arguments, "\n".join([heading, *(f"  {line}" for line in lines)])
