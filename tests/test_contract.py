@@ -70,8 +70,18 @@ def test_a_contract_that_disagrees_is_named(top_k, changes, says):
 
 def test_cases_must_match_the_goldens(top_k):
     more = {**top_k.CONTRACT.cases(), "new-case": top_k.CONTRACT.cases()["k-is-one"]}
-    with pytest.raises(ContractError, match=r"cases without a golden: \['new-case'\]"):
+    with pytest.raises(ContractError, match=r"cases without a golden: \['new-case'\]") as error:
         validate(with_contract(top_k, cases=lambda: more))
+    assert "make_data goldens manifest` on the platform" in str(error.value)
+
+
+def test_a_new_problems_missing_goldens_name_the_step_that_records_them(top_k, monkeypatch):
+    # Its goldens are recorded on any machine: `goldens` would refuse off their platform.
+    from grader.model import artifacts
+
+    monkeypatch.setattr(artifacts, "load_goldens", lambda: {})
+    with pytest.raises(ContractError, match="make_data starters new-goldens`"):
+        validate(top_k)
 
 
 def test_case_arguments_must_fit_the_method(top_k):

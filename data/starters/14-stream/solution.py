@@ -19,9 +19,9 @@ class WordStreamer:
         token_ids: a list of ints, or a LongTensor of any shape (a generation step
             gives a (1, 1) tensor; a 0-d tensor is one id); possibly empty.
 
-        Calls self.callback once with everything up to and including the last
-        space or newline received so far, if there is any; keeps the rest (an
-        unfinished word) for later. Never calls it with "".
+        Passes on with self.callback everything up to and including the last
+        space or newline received so far, if there is any (in one call, or one
+        per word); keeps the rest (an unfinished word) for later.
         """
         raise NotImplementedError("write WordStreamer.put(): see README.md")
 

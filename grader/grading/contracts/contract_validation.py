@@ -129,9 +129,13 @@ def validate_cases(contract: Contract, signature: Signature,
         return
     if goldens != set(cases):
         missing, extra = sorted(set(cases) - goldens), sorted(goldens - set(cases))
+        # A new problem's goldens are recorded on any machine; changed cases' only on the
+        # platform the others were recorded on, where make_data does not refuse them.
+        run = ("`python -m grader.maintainer.make_data starters new-goldens`" if not goldens
+               else "`python -m grader.maintainer.make_data goldens manifest` on the "
+                    "platform data/manifest.json names")
         raise wrong(f"the cases and data/goldens.json disagree (cases without a golden: "
-                    f"{missing}; goldens without a case: {extra}); run "
-                    "`python -m grader.maintainer.make_data goldens manifest`")
+                    f"{missing}; goldens without a case: {extra}); run {run}")
 
 
 class CheckModule(pytest.Module):
