@@ -143,8 +143,21 @@ def module_tests(cases: Callable[[], dict[str, tuple]], mistakes: Sequence[Mista
 
 def unnamed_module_hint(call: Call) -> Diagnosis | str:
     """What a module's failure that names no known mistake can still show: something
-    sized for the whole window, or an output that changes from call to call."""
-    return uncut_mask(call) or dropout_left_active(call)
+    sized for the whole window, an output that changes from call to call, or a .view()
+    of a transposed tensor."""
+    return uncut_mask(call) or dropout_left_active(call) or view_of_a_transpose(call)
+
+
+def view_of_a_transpose(call: Call) -> str:
+    """A note on torch's refusal to .view() a tensor whose memory is not in its order
+    (one .transpose() made): torch's own advice, .reshape(), is right only where the
+    transpose stays; dropping the transpose instead runs, and joins the wrong values."""
+    if call.outcome[0] != "error" or "view size is not compatible" not in str(call.outcome[1]):
+        return ""
+    return "\n" + tr("A tensor made by .transpose() keeps its memory in the old order, which "
+                     ".view() cannot merge: .contiguous().view(...) or .reshape(...) merges "
+                     "it in the transposed order. Leaving the transpose out instead would "
+                     "run, but join the wrong values.")
 
 
 def dropout_left_active(call: Call) -> Diagnosis | str:
