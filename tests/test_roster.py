@@ -397,3 +397,43 @@ def test_what_git_said_is_kept_whole_on_one_line() -> None:
     assert "\x1b" not in hostile and "\x07" not in hostile
     assert len(hostile) == GIT_SAID_CHARS and hostile.endswith("…")
     assert git_says(b"") == "it said nothing"
+
+
+def test_an_extension_is_a_learners_own_deadline(tmp_path: Path) -> None:
+    # ada and bo both commit a day after the class's deadline; ada has two more days.
+    solved = (ROOT / "solutions" / CROP / "solution.py").read_text()
+    for name in ("ada", "bo"):
+        commit(tmp_path / "repos" / name, {f"problems/{CROP}/solution.py": solved},
+               DEADLINE + timedelta(days=1))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("learner,repository\n" + "".join(
+        f"{name},file://{tmp_path / 'repos' / name}\n" for name in ("ada", "bo")))
+    extensions = tmp_path / "extensions.csv"
+    extensions.write_text("learner,deadline\nada,2026-12-03T23:59Z\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "gradebook", "--roster", str(roster),
+               "crop-context", "--deadline", "2026-12-01T23:59Z", "--late-policy",
+               "latest", "--late-penalty", "10%/day", "--extensions", str(extensions),
+               "--allow-local-repos", "--allow-unisolated", "-q", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        table = {row["learner"]: row for row in csv.DictReader(handle)}
+    # On time by ada's own deadline, and the row says whose deadline that was.
+    assert (table["ada"]["late_minutes"], table["ada"]["score"]) == ("0", "10")
+    assert table["ada"]["note"].startswith("an extension: their deadline is 2026-12-03T23:59"), \
+        table["ada"]
+    ada = json.loads((out / "ada.json").read_text())
+    assert ada["source"]["deadline"].startswith("2026-12-03T23:59") and "late" not in ada
+    # bo is a day late by the class's, and loses a tenth.
+    assert (table["bo"]["late_minutes"], table["bo"]["score"]) == (str(24 * 60), "9")
+    assert "extension" not in table["bo"]["note"]
+
+    # A name not on the roster, or a deadline without a zone, is refused before any clone.
+    for text, says in (("learner,deadline\nada,2026-12-03T23:59Z\nadda,2026-12-03T23:59Z\n",
+                        "line 3: adda is not on the roster"),
+                       ("learner,deadline\nada,2026-12-03T23:59\n", "line 2: "),
+                       ("name,until\nada,2026-12-03T23:59Z\n", "expected learner,deadline")):
+        extensions.write_text(text)
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert refused.returncode == 2 and says in refused.stderr, refused.stderr[-2000:]

@@ -108,6 +108,9 @@ def gradebook(args: argparse.Namespace) -> int:
                             "it with --roster FILE"))
     if args.roster is None:
         raise UsageError(tr("name the ROSTER folder (or --merge DIR... to join gradebooks)"))
+    if getattr(args, "extensions", None) and not with_repositories(args):
+        raise UsageError(tr("--extensions gives learners of a roster of repositories their "
+                            "own deadlines: give --roster FILE --deadline TIME with it"))
     if getattr(args, "late_penalty", None) is not None and not with_repositories(args):
         raise UsageError(tr("--late-penalty applies to a roster of repositories graded at a "
                             "deadline: give --roster FILE --deadline TIME --late-policy ..."))

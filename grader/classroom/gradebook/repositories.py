@@ -42,7 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from grader.classroom.gradebook import layouts
-from grader.classroom.gradebook.roster_csv import Entry, read_roster
+from grader.classroom.gradebook.roster_csv import Entry, read_extensions, read_roster
 from grader.classroom.gradebook.sightings import Sightings, iso
 from grader.grading.values.sanitise import visible
 from grader.learner.errors import EXIT_FAIL, UsageError
@@ -63,6 +63,7 @@ class Policy:
     deadline: datetime | None
     grace: timedelta = timedelta(0)
     latest: bool = False
+    extended: bool = False  # the deadline is the learner's own (--extensions)
 
 
 @dataclass
@@ -81,6 +82,9 @@ class Source:
 
     def as_report(self, policy: Policy) -> dict:
         notes = [visible(n) for n in self.notes or []]
+        if policy.extended and policy.deadline is not None:
+            notes.insert(0, tr("an extension: their deadline is {time}",
+                               time=iso(policy.deadline)))
         if self.later_commits:
             notes.append(tr("1 later commit not graded") if self.later_commits == 1 else
                          tr("{count} later commits not graded", count=self.later_commits))
@@ -405,6 +409,14 @@ def gradebook_of_repositories(args: argparse.Namespace,
     penalty = late_penalty(args, kind)
     policy = Policy(args.deadline, grace, latest=kind == "latest")
     entries = read_roster(Path(args.roster_file), args.repo_url)
+    policies = {e.name: policy for e in entries}
+    if getattr(args, "extensions", None):
+        if args.deadline is None:
+            raise UsageError(tr("--extensions gives learners their own deadlines: give the "
+                                "class's with --deadline"))
+        own = read_extensions(Path(args.extensions), set(policies), deadline_spec)
+        policies |= {name: replace(policy, deadline=deadline, extended=True)
+                     for name, deadline in own.items()}
     # Mistakes the gradebook would find only after every clone, found now.
     from grader.learner.options import require_isolation, select_problems
 
@@ -434,7 +446,7 @@ def gradebook_of_repositories(args: argparse.Namespace,
             (hand_ins / entry.folder).mkdir()
             sources[entry.name] = Source(entry.url, error=f"{entry.name}: {entry.problem}")
             continue
-        sources[entry.name] = fetch(entry, repos, hand_ins / entry.folder, policy,
+        sources[entry.name] = fetch(entry, repos, hand_ins / entry.folder, policies[entry.name],
                                     args.allow_local_repos, sightings, now)
     sightings.save()
     if getattr(args, "fetch_only", False):
@@ -455,21 +467,21 @@ def gradebook_of_repositories(args: argparse.Namespace,
     graded = argparse.Namespace(**{**vars(args), "roster": str(hand_ins), "roster_file": None,
                                    "learners": {e.name: hand_ins / e.folder for e in entries},
                                    "causes": causes, "fetch_notes": fetch_notes,
-                                   "hand_ins": hand_ins_of(sources, policy, penalty)})
+                                   "hand_ins": hand_ins_of(sources, policies, penalty)})
     code = grade_folders(graded)
     return EXIT_FAIL if causes and code == 0 else code
 
 
-def hand_ins_of(sources: dict[str, Source], policy: Policy,
+def hand_ins_of(sources: dict[str, Source], policies: dict[str, Policy],
                 penalty: LatePenalty | None) -> dict[str, dict]:
     """Per learner fetched, what their report and row say of it: `source`, and the
-    late penalty its lateness incurs (reports/late.py), if any."""
+    late penalty its lateness (from their own deadline) incurs (reports/late.py), if any."""
     found = {}
     for name, source in sources.items():
         late = None
         if penalty is not None and source.late_minutes:
             late = penalty.entry(source.late_minutes)
-        found[name] = {"source": source.as_report(policy), "late": late}
+        found[name] = {"source": source.as_report(policies[name]), "late": late}
     return found
 
 
@@ -493,6 +505,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "take RATE of a late hand-in's points for each unit begun (with --late-policy "
         "grace:... or latest; the reports say how late), e.g. 10%%/day, 2%%/h (default: "
         "none)"))
+    p.add_argument("--extensions", metavar="FILE",
+                   help=tr("with --roster and --deadline: a CSV of learner,deadline giving "
+                           "some learners a deadline of their own (the late policy and "
+                           "penalty then count from it)"))
     p.add_argument("--fetch-only", action="store_true",
                    help=tr("with --roster: record which commits each repository holds now "
                            "(DIR/.repos/sightings.json) and grade nothing: run it at the "

@@ -22,7 +22,9 @@ set, which the gradebook reports as an error row saying why.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from grader.grading.values.sanitise import visible
@@ -143,3 +145,39 @@ def read_roster(path: Path, template: str | None, need_urls: bool = True) -> lis
                          "case or accents are not told apart (macOS, Windows, a downloaded "
                          "artifact); rename one of each")
     return sorted(entries.values(), key=lambda e: e.name)
+
+
+def read_extensions(path: Path, names: set[str],
+                    deadline_of: Callable[[str], datetime]) -> dict[str, datetime]:
+    """Each learner's own deadline, from a CSV of `learner,deadline` (the name as the
+    roster gives it, or in any of its name columns; the deadline as --deadline takes
+    it, read by `deadline_of`). A name not on the roster is refused, not left out: a
+    learner misspelt here would be graded at the class's deadline."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle)
+            header = [c.strip().lower() for c in next(reader, [])]
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"--extensions {path}: cannot be read ({exc})") from None
+    name_column = next((c for c in NAME_COLUMNS if c in header), None)
+    if name_column is None or "deadline" not in header:
+        found = ",".join(visible(c) for c in header) or "nothing"
+        raise UsageError(f"--extensions {path}: its header is {found}; expected "
+                         "learner,deadline (the name may be in github_username, username "
+                         "or login)")
+    deadlines: dict[str, datetime] = {}
+    for number, row in enumerate(rows, 2):
+        fields = {k: (v or "").strip() for k, v in zip(header, row)}
+        if not any(fields.values()):
+            continue
+        name = visible(fields.get(name_column, ""))
+        if name not in names:
+            raise UsageError(f"{path}, line {number}: {name or 'no name'} is not on the roster")
+        if name in deadlines:
+            raise UsageError(f"{path}, line {number}: {name} has a second deadline")
+        try:
+            deadlines[name] = deadline_of(fields.get("deadline", ""))
+        except Exception as exc:  # noqa: BLE001 - argparse's type error, said with its line
+            raise UsageError(f"{path}, line {number}: {exc}") from None
+    return deadlines
