@@ -92,14 +92,7 @@ def is_mistake(got: tuple[str, Any], mistake: tuple[str, Any], rule: str,
     vectors' size (a mistake turns them by a whole wrong angle; its answer computed in
     another precision is still it)."""
     if rule == "rotation" and got[0] == mistake[0] == "value":
-        a, b = got[1], mistake[1]
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or (
-                a.shape != b.shape or a.dtype != b.dtype):
-            return False
-        finite = b.double()[b.isfinite()]
-        size = float(finite.abs().max()) if finite.numel() else 0.0
-        return bool(torch.allclose(a.double(), b.double(), rtol=0.0,
-                                   atol=ATOL + ROTATION_MISTAKE_RTOL * size, equal_nan=True))
+        return within(got[1], mistake[1], 0.0, ROTATION_MISTAKE_RTOL)
     return same_outcome(got, mistake, rule, args)
 
 
@@ -200,16 +193,22 @@ def same_rotation(got: Any, want: Any, args: tuple) -> bool:
     RTOL and ATOL plus the rounding of its largest angle at the vectors' size: right
     answers that compute the angles another way (in float64, from a table of cos and
     sin) differ by that much, more the further along they are."""
+    x, start = args[0], int(args[1])
+    last = start + (x.shape[-2] if isinstance(x, torch.Tensor) and x.dim() else 1) - 1
+    return within(got, want, RTOL, RTOL + ANGLE_ULPS * (abs(last) + 1))
+
+
+def within(got: Any, want: Any, rtol: float, per_size: float) -> bool:
+    """Tensors of one shape and dtype, `got` within `rtol` of `want` and within ATOL
+    plus `per_size` times the largest finite magnitude of `want`: a rotation's error
+    grows with the vectors it turns."""
     if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)) or (
             got.shape != want.shape or got.dtype != want.dtype):
         return False
-    x, start = args[0], int(args[1])
-    last = start + (x.shape[-2] if isinstance(x, torch.Tensor) and x.dim() else 1) - 1
     finite = want.double()[want.isfinite()]
     size = float(finite.abs().max()) if finite.numel() else 0.0
-    atol = ATOL + size * (RTOL + ANGLE_ULPS * (abs(last) + 1))
-    return bool(torch.allclose(got.double(), want.double(), rtol=RTOL, atol=atol,
-                               equal_nan=True))
+    return bool(torch.allclose(got.double(), want.double(), rtol=rtol,
+                               atol=ATOL + per_size * size, equal_nan=True))
 
 
 def close(value: Any, want: float) -> bool:
