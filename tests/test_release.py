@@ -164,6 +164,10 @@ def test_practised_problems_hold_drawn_examples(released: Path) -> None:
     assert len(with_examples) == len(stored), sorted(set(stored) - set(with_examples))
     assert any(e["mistakes"] for p in stored.values() for c in p["parts"]
                for e in c["examples"].values())
+    # Those that show mistakes, not hypothesis's simplest first draws: each of 06's
+    # generates characters (an empty generation shows no mistake of the loop).
+    for example in stored["generate"]["parts"][0]["examples"].values():
+        assert len(example["mistakes"]) >= 5, example["mistakes"]
     models = sorted(p.name for p in (released / PACKAGE / "models").iterdir())
     assert "shipped.safetensors" in models and any(m.startswith("random-") for m in models)
 

@@ -121,3 +121,20 @@ def test_the_bundle_takes_the_seed_set_where_it_is_built(
     gradescope.gradescope(args)
     assert built == ["271828", ""]
     assert "instructor's seed" not in capsys.readouterr().out
+
+
+def test_the_copy_keeps_the_drawn_examples_that_show_the_most_mistakes() -> None:
+    from grader.release.examples import EXAMPLES, most_telling
+
+    def drawn(name: str, *ids: str) -> dict:
+        return {"name": name, "mistakes": [{"id": i} for i in ids]}
+
+    # Hypothesis draws its simplest first: an empty generation shows no mistake.
+    candidates = [drawn("empty"), drawn("one", "a"), drawn("rich", "a", "b", "c"),
+                  drawn("other", "d"), drawn("alike", "a", "b"), drawn("wide", "a", "b", "e")]
+    chosen = [c["name"] for c in most_telling(candidates, lambda c: c["mistakes"])]
+    # The most mistakes first (the earlier of two alike); then what adds the most not
+    # yet shown, and of two that add as many, the one that shows the most in all.
+    assert chosen == ["rich", "wide", "other"][:EXAMPLES]
+    assert [c["name"] for c in most_telling(candidates[:2], lambda c: c["mistakes"])] == [
+        "one", "empty"]

@@ -374,9 +374,9 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
 
     first: list[tuple[tuple, Any]] = []  # the first case's arguments and answer
 
-    def one(args: tuple, golden: Any = None) -> dict[str, Any] | None:
+    def one(args: tuple, golden: Any = None, into: Models = models) -> dict[str, Any] | None:
         """The case stored, or None where the reference refuses its arguments (the
-        refusal checks are live only); the models it met are added to `models`."""
+        refusal checks are live only); the models it met are added to `into`."""
         met = Models()
         with met.recording_trained():  # the GPTs a training driver builds for it
             # The reference's answer on this machine, as the full grade judges: a golden
@@ -392,7 +392,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
             case = stored_case(problem, contract, reference, args, golden[0], rule, met)
             if left:
                 case["generators"] = left
-        models.merge(met)
+        into.merge(met)
         if not first:
             first.append((args, golden[0]))
         return case
@@ -405,14 +405,19 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
         case = one(args, (decode(goldens[case_id]),) if contract.goldens else None)
         if case is not None:
             stored[case_id] = case
-    drawn: dict[str, Any] = {}
+    candidates: list[tuple[dict[str, Any], Models]] = []
     for args in examples.drawn_examples(module, contract):
+        met = Models()
         try:
-            case = one(args)
+            case = one(args, into=met)
         except NotPractised:
             continue  # an example whose values the copy cannot store; the cases still can
         if case is not None:
-            drawn[str(len(drawn) + 1)] = case
+            candidates.append((case, met))
+    drawn: dict[str, Any] = {}
+    for case, met in examples.most_telling(candidates, lambda c: c[0]["mistakes"]):
+        models.merge(met)  # only a kept example's models are exported
+        drawn[str(len(drawn) + 1)] = case
     refusals = {refusal_id: stored_refusal(problem, contract, method, refusal, rule, models)
                 for refusal_id, refusal in contract.refused.items()}
     calls = getattr(module, "PRACTICE_CALLS", "")

@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 EXAMPLES = 3  # drawn examples stored per problem: a few, the fixed cases carry the rest
-ATTEMPTS = 12  # draws tried to find that many different ones
+ATTEMPTS = 12  # draws tried, of which the EXAMPLES that show the most mistakes are kept
+
+T = TypeVar("T")
 
 # Not the grading settings: those take the instructor's seed when it is set.
 DRAWING = settings(derandomize=True, database=None, deadline=None, max_examples=ATTEMPTS,
@@ -36,7 +38,7 @@ def draw_functions(module: ModuleType, contract: Any) -> list[Callable[[Any], tu
 
 
 def drawn_examples(module: ModuleType, contract: Any) -> list[tuple]:
-    """Up to EXAMPLES different drawn arguments, the same on every run."""
+    """Up to ATTEMPTS different drawn arguments, the same on every run."""
     examples: list[tuple] = []
     seen: set[str] = set()
     # Hypothesis' constants of the loaded modules are off in every process that
@@ -54,8 +56,29 @@ def collector(draw: Callable[[Any], tuple], examples: list[tuple],
     def collect(data: st.DataObject) -> None:
         args = draw(data)
         key = json.dumps(repr(args))
-        if key not in seen and len(examples) < EXAMPLES:
+        if key not in seen:
             seen.add(key)
             examples.append(args)
 
     return collect
+
+
+def most_telling(candidates: list[T], mistakes_of: Callable[[T], list[dict[str, Any]]],
+                 ) -> list[T]:
+    """Up to EXAMPLES of the candidates, chosen one at a time as the one whose stored
+    mistakes (those answering otherwise than right there) add the most not yet shown,
+    then that shows the most in all, the earlier on a tie: hypothesis draws its
+    simplest examples first (an empty generation, a context of one token), which no
+    mistake of a loop or a window can fail, so that the first few alone let a
+    learner's copy pass what the kata fails. An example that many known mistakes fail
+    is likelier to catch an unknown one too."""
+    shown: set[str] = set()
+    left = list(candidates)
+    chosen: list[T] = []
+    while left and len(chosen) < EXAMPLES:
+        ids = [{m["id"] for m in mistakes_of(c)} for c in left]
+        scores = [(len(each - shown), len(each)) for each in ids]
+        best = scores.index(max(scores))
+        chosen.append(left.pop(best))
+        shown |= {m["id"] for m in mistakes_of(chosen[-1])}
+    return chosen
