@@ -2,7 +2,8 @@
 
 Each problems/NN-slug/README.zh.md is written for a Chinese reader, not word for
 word, but it must teach the same thing with the same code and values: the same
-code blocks byte for byte (the examples a learner runs), the same inline code, the
+code blocks (the examples a learner runs) but for their comments, which are
+Chinese, and `--lang zh` in its commands, the same inline code, the
 same numbers in the prose, the same sections, and the glossary's terms
 (problems/glossary.zh.toml) wherever the English uses them. The site's own pages
 with a Chinese twin (docs/pages/**/NAME.zh.md) keep their English's code and numbers.
@@ -104,8 +105,15 @@ def test_a_statements_title_is_the_one_list_and_the_site_show(language: str) -> 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_the_chinese_statement_has_the_same_code_and_values(folder: str) -> None:
     english, chinese = statement(folder, "en"), statement(folder, "zh")
-    assert code_blocks(chinese) == code_blocks(english), (
+    # The same code but for its comments, in Chinese there, and the `--lang zh` its
+    # commands add, so that the grade a Chinese reader runs speaks Chinese anywhere.
+    assert page_code(chinese) == page_code(english), (
         "the code blocks differ: a statement's code is the same in both languages")
+    assert not english_comments(chinese), (
+        f"comments left in English: {english_comments(chinese)}")
+    commands = [line.strip() for block in code_blocks(chinese) for line in block.splitlines()
+                if line.strip().startswith("gpt-kata ")]
+    assert all(c.startswith("gpt-kata --lang zh ") for c in commands), commands
     assert inline_code(chinese) == inline_code(english), (
         f"inline code only in English: {sorted(inline_code(english) - inline_code(chinese))}; "
         f"only in Chinese: {sorted(inline_code(chinese) - inline_code(english))}")
@@ -143,11 +151,15 @@ def page_code(text: str) -> list[str]:
             for block in code_blocks(text)]
 
 
+def english_comments(text: str) -> list[str]:
+    """The comments of a page's code blocks with no Chinese and a word of English."""
+    return [c.strip() for block in code_blocks(text) for c in COMMENT.findall(block)
+            if not re.search(r"[\u4e00-\u9fff]", c) and re.search(r"[A-Za-z]{3,}", c)]
+
+
 @pytest.mark.parametrize("chinese", TWINS, ids=lambda p: p.relative_to(PAGES).as_posix())
 def test_a_chinese_pages_code_comments_are_chinese(chinese: Path) -> None:
-    english = [c.strip() for block in code_blocks(chinese.read_text(encoding="utf-8"))
-               for c in COMMENT.findall(block)
-               if not re.search(r"[\u4e00-\u9fff]", c) and re.search(r"[A-Za-z]+ [A-Za-z]+", c)]
+    english = english_comments(chinese.read_text(encoding="utf-8"))
     assert not english, f"comments left in English: {english}"
 
 
@@ -189,6 +201,9 @@ def test_the_parity_checks_can_fail() -> None:
     english = "# 01 · A\n\nKeep `k` at 0.5.\n\n## Your task\n\n```python\nx = 1\n```\n"
     drifted = "# 01 · 甲\n\n保留 `j`，取0.25。\n\n```python\nx = 2\n```\n"
     assert code_blocks(drifted) != code_blocks(english)
+    assert page_code(drifted) != page_code(english)
+    assert english_comments("```\nx = 1  # one more\n```\n") == ["# one more"]
+    assert not english_comments("```\nx = 1  # 再加一\n```\n")
     assert inline_code(drifted) != inline_code(english)
     assert numbers(drifted) != numbers(english)
     assert sections(drifted) != sections(english)
