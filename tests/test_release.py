@@ -166,7 +166,7 @@ def test_practised_problems_hold_drawn_examples(released: Path) -> None:
                for e in c["examples"].values())
     # Those that show mistakes, not hypothesis's simplest first draws: each of 06's
     # generates characters (an empty generation shows no mistake of the loop).
-    for drawn in stored["generate"]["parts"][0]["drawns"].values():
+    for drawn in stored["generate"]["parts"][0]["examples"].values():
         assert len(drawn["mistakes"]) >= 5, drawn["mistakes"]
     models = sorted(p.name for p in (released / PACKAGE / "models").iterdir())
     assert "shipped.safetensors" in models and any(m.startswith("random-") for m in models)
