@@ -60,8 +60,8 @@ PICTURE = {
                   "one head of the shipped GPT gives"),
     "filters": (f"../../{OUT}/sampling-filters.png", "The shipped GPT's next-character "
                 "probabilities, and what top-k and top-p keep"),
-    "trace": (f"../../{OUT}/trace-crop-first.png", "gpt-kata trace --plot on a generate() "
-              "that keeps the wrong end of the context"),
+    "trace": (f"../../{OUT}/trace-crop-first.png", "gpt-kata trace generate --plot "
+              "trace.png on a generate() that keeps the wrong end of the context"),
     "loss": (f"../../{OUT}/loss-curve.png", "The losses of a GPT trained as the shipped "
              "one was"),
 }
@@ -96,7 +96,8 @@ CAPTIONS_ZH = {
     "kv-cache": "每一步喂给模型的内容：不用与使用 KV 缓存",
     "attention": "因果掩码，以及随附 GPT 的一个注意力头给出的权重",
     "filters": "随附 GPT 对下一个字符的概率，以及 top-k 和 top-p 保留的部分",
-    "trace": "对一个保留了上下文错误一端的 generate() 运行 gpt-kata trace --plot",
+    "trace": ("对一个保留了上下文错误一端的 generate() 运行 "
+              "gpt-kata trace generate --plot trace.png"),
     "loss": "按随附模型的方式训练的 GPT 的损失",
 }
 

@@ -238,7 +238,10 @@ def cached_programs(model: Any, name: str) -> dict[str, bytes]:
         if max(new, 2) + past > longest:
             continue  # a window too short for it
         args: tuple = (torch.zeros(1, 2 if new else 1, dtype=torch.long),)
-        dims: tuple = ({1: torch.export.Dim("T", min=2, max=longest - past)} if new else None,)
+        # Where 2 is the only length of several that fits, it is the program's own (torch
+        # makes no Dim whose least and most are one).
+        dims: tuple = ({1: torch.export.Dim("T", min=2, max=longest - past)}
+                       if new and longest - past > 2 else None,)
         if past:
             cached = torch.export.Dim("P", min=1, max=longest - 1)
             # Each its own tensor: tensors given twice would be traced as one.

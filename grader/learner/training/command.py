@@ -105,12 +105,13 @@ def curve_of(out: Path) -> str:
 
 def progress_line(step: int, steps: int, train_loss: float, val_loss: float,
                   elapsed: float) -> None:
-    """One plain line per evaluation: a log or a pipe shows no live progress bar."""
-    left = elapsed / step * (steps - step) if step else None
-    eta = clock(left) if left is not None else "?"
+    """One plain line per evaluation: a log or a pipe shows no live progress bar. The
+    time left is TenthLines' alone: one of its own, from the start (the setup and the
+    evaluations in it), said at the same step as another from the first step, read
+    as two answers to one question."""
     print(tr("step {step}/{steps}  loss {train_loss:.3f}  val {val_loss:.3f}  "
-             "elapsed {elapsed}  ETA {eta}", step=step, steps=steps, train_loss=train_loss,
-             val_loss=val_loss, elapsed=clock(elapsed), eta=eta), flush=True)
+             "elapsed {elapsed}", step=step, steps=steps, train_loss=train_loss,
+             val_loss=val_loss, elapsed=clock(elapsed)), flush=True)
 
 
 class TenthLines:
