@@ -141,7 +141,9 @@ def divergence_report(got: str, step: int, ids: list[int], window: Callable, pro
            position=step + 1, expected=int_to_char[best], got=int_to_char[chosen],
            p=probs[chosen].item()),
         side_by_side(repr(expected[lo:step + 15]), repr(got[lo:step + 15])),
-        tr("  the model saw {seen!r} ({tokens}) at that step", seen=seen,
+        # The reference's window over the text so far, which the learner's code should
+        # have given the model: what it gave is `gpt-kata trace`'s to show.
+        tr("  the reference's window at that step: {seen!r} ({tokens})", seen=seen,
            tokens=tr("{n} token", n=n) if n == 1 else tr("{n} tokens", n=n)),
         tr("  top reference probabilities: {table}", table=table),
     ])
