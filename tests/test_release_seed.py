@@ -138,3 +138,22 @@ def test_the_copy_keeps_the_drawn_examples_that_show_the_most_mistakes() -> None
     assert chosen == ["rich", "wide", "other"][:EXAMPLES]
     assert [c["name"] for c in most_telling(candidates[:2], lambda c: c["mistakes"])] == [
         "one", "empty"]
+
+
+def test_a_drawn_example_on_a_tie_is_not_kept_for_the_copy() -> None:
+    # Keeping the two largest of four logits, three of them equal: which two is a tie that
+    # float rounding breaks, and a stored answer would judge only one way of breaking it.
+    import torch
+
+    from grader.release.ties import steady
+
+    class Reference:
+        def keep_two(self, x: torch.Tensor) -> torch.Tensor:
+            kept = x.topk(2).indices
+            return torch.full_like(x, float("-inf")).scatter(0, kept, x[kept])
+
+    contract = type("Contract", (), {"method": "keep_two", "iterate": False})()
+    for logits, alike in ((torch.tensor([5.0, 3.0, 1.0, 2.0]), True),
+                          (torch.tensor([5.0, 5.0, 1.0, 5.0]), False)):
+        answer = Reference().keep_two(logits)
+        assert steady(contract, Reference(), (logits,), [answer]) is alike, logits

@@ -374,7 +374,8 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
 
     first: list[tuple[tuple, Any]] = []  # the first case's arguments and answer
 
-    def one(args: tuple, golden: Any = None, into: Models = models) -> dict[str, Any] | None:
+    def one(args: tuple, golden: Any = None, into: Models = models,
+            drawn: bool = False) -> dict[str, Any] | None:
         """The case stored, or None where the reference refuses its arguments (the
         refusal checks are live only); the models it met are added to `into`."""
         met = Models()
@@ -389,7 +390,8 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
                 golden = (answer[1],)
             elif golden is None:
                 return None
-            case = stored_case(problem, contract, reference, args, golden[0], rule, met)
+            case = stored_case(problem, contract, reference, args, golden[0], rule, met,
+                               drawn)
             if left:
                 case["generators"] = left
         into.merge(met)
@@ -409,7 +411,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
     for args in examples.drawn_examples(module, contract):
         met = Models()
         try:
-            case = one(args, into=met)
+            case = one(args, into=met, drawn=True)
         except NotPractised:
             continue  # an example whose values the copy cannot store; the cases still can
         if case is not None:
@@ -446,7 +448,7 @@ def contract_cases(problem: Problem, module: Any, contract: Any,
 
 
 def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, expected: Any,
-                rule: str, models: Models) -> dict[str, Any]:
+                rule: str, models: Models, drawn: bool = False) -> dict[str, Any]:
     """One case or example as the copy stores it: its arguments as the learner's code
     receives them, the right answer (and any other the check's judge takes where
     float rounding moves a tie), and each known mistake's answer that differs."""
@@ -469,6 +471,10 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     # (No harness drives a model today: ties reruns the method itself.)
     others = ([] if problem.module or contract.harness
               else ties.other_answers(contract, reference, args, expected, taken))
+    if drawn and not (problem.module or contract.harness) and not ties.steady(
+            contract, reference, args, [expected, *others]):
+        raise NotPractised("a drawn example on a tie the copy's judge cannot judge as the "
+                           "instructor's grade does")
     right = [("value", expected), *(("value", other) for other in others)]
     # An answer right both within the tolerance every problem shares and by the practice
     # judge names nothing. One right by only one of them is stored: by the shared

@@ -76,3 +76,39 @@ def other_answers(contract: Any, reference: Any, args: tuple, expected: Any,
             continue  # moved beyond a tie: not an answer the instructor's grade takes
         found.append(answer)
     return found
+
+
+def rounded_tensors(args: list[Any], seed: int) -> list[Any]:
+    """`args` with each floating tensor moved by float32's rounding, as rounded_args moves
+    a model's logits; other arguments as they are."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def moved(a: Any) -> Any:
+        if not (isinstance(a, torch.Tensor) and a.is_floating_point()):
+            return a
+        noise = torch.randn(a.shape, generator=generator, dtype=torch.float64)
+        return (a.double() * (1 + ROUNDING * noise)).to(a.dtype)
+
+    return [moved(a) for a in rounded_args(args, seed)]
+
+
+def steady(contract: Any, reference: Any, args: tuple, right: list[Any]) -> bool:
+    """Whether the reference gives one of the `right` answers on rounded copies of `args`
+    too (its models' logits and its float tensors moved by a few units in their last
+    place). A drawn example where it does not sits on a tie (top-p at the edge of the
+    nucleus, among equal logits, with min_tokens_to_keep cutting through them), which
+    the instructor's grade judges live and fairly and stored answers cannot: a learner's
+    right answer that breaks the tie otherwise would fail there in the copy alone. The
+    fixed cases, chosen by hand, keep their ties."""
+    from grader.grading.subject.reference import fresh_args
+    from grader.grading.values.equality import outcome_of, same_outcome
+
+    method = getattr(reference, contract.method)
+    for seed in range(RERUNS):
+        with torch.no_grad():
+            outcome = outcome_of(method, *rounded_tensors(fresh_args(args), 1000 * seed + 7))
+        if outcome[0] == "value" and contract.iterate:
+            outcome = ("value", list(outcome[1]))
+        if not any(same_outcome(outcome, ("value", want)) for want in right):
+            return False
+    return True
