@@ -15,6 +15,7 @@ from grader.grading.engine.plugin import with_inputs
 from grader.grading.subject.cases import SHIPPED, prompt_ids
 from grader.grading.subject.diagnosis import Diagnoses, find_mistake
 from grader.grading.subject.inputs import describe_inputs
+from grader.grading.values.equality import ErrorText, outcome_of
 from grader.grading.values.failures import GradeFailure, Mistake
 from grader.model import artifacts
 from grader.model.spec import ModelSpec
@@ -138,6 +139,27 @@ def test_the_first_failure_that_fits_two_mistakes_is_named_by_the_other_cases():
     # where the other cases fit neither, the first that fits this one is named
     assert find_mistake(("value", 1), [first, second], (0,),
                         elsewhere=lambda: [((10,), ("value", 99), False)]) is first
+
+
+def test_of_two_mistakes_that_fit_the_one_that_gives_the_learners_error_elsewhere_is_named():
+    # As a loop that never crops: on a window one token over, it fails as cropping one
+    # too many does; on a long prompt it fails with the prompt's own length, which only
+    # not cropping gives. An error is no evidence against a mistake, but the same error
+    # is evidence for it.
+    def window_of(kept):
+        def run(length: int) -> str:
+            if kept(length) > 48:
+                raise ValueError(f"the model sees at most 48 tokens, but got {kept(length)}")
+            return "text"
+        return run
+
+    one_over = Mistake("crop one too many", "fix a", window_of(lambda n: min(n, 49)))
+    none = Mistake("do not crop", "fix b", window_of(lambda n: n))
+    learner = window_of(lambda n: n)
+    outcome = ("error", ErrorText.of("ValueError", "the model sees at most 48 tokens, but got 49"))
+    elsewhere = [((103,), outcome_of(learner, 103), False)]
+    assert find_mistake(outcome, [one_over, none], (49,),
+                        elsewhere=lambda: elsewhere) is none
 
 
 def test_a_mistake_the_learner_answers_right_elsewhere_is_not_named():

@@ -137,7 +137,12 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
         if not fitting:
             return None
         answers = [(args, got) for args, got, _ in seen]
-        told = next((m for m in fitting if not contradicted(m, answers, matches)), None)
+        standing = [m for m in fitting if not contradicted(m, answers, matches)]
+        # Of those, the one that gives the most of the learner's answers itself, the
+        # first on a tie: an error is no evidence against a mistake, but the same error
+        # is evidence for it (not cropping at all raises the window's error with the
+        # learner's own length, where cropping one too many raises it with 49).
+        told = max(standing, key=lambda m: agreeing(m, answers, matches), default=None)
         if told is None and weak:
             return None  # a coincidence of weak evidence, which no other answer bears out
         found = told or fitting[0]
@@ -158,6 +163,14 @@ def contradicted(mistake: Mistake, seen: Sequence[tuple[tuple, Outcome]],
         if shown and not any(matches(got, o) for o in shown):
             return True
     return False
+
+
+def agreeing(mistake: Mistake, seen: Sequence[tuple[tuple, Outcome]],
+             matches: Callable[[Outcome, Outcome], bool]) -> int:
+    """How many of the learner's outcomes on other arguments some way of making the
+    mistake gives too, errors included."""
+    return sum(any(matches(got, outcome_of(run, *fresh_args(args))) for run in mistake.runs)
+               for args, got in seen)
 
 
 def nothing_but_nan(outcome: Outcome) -> bool:
