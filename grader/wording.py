@@ -52,6 +52,8 @@ def a_kind(kind: str) -> str:
     (what a message shows where a value is not the kind it should be)."""
     from grader.locale import tr
 
+    if kind == "NoneType":  # what a method answers that reaches no return statement
+        return tr("None (is a return statement missing?)")
     return (tr("an {kind}", kind=kind) if article(kind) == "an"
             else tr("a {kind}", kind=kind))
 

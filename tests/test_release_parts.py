@@ -781,6 +781,11 @@ def test_a_parts_drawn_examples_fail_as_one_with_the_first_failures_evidence() -
         "wrong in encode() drawn example 2\nthe inputs of encode() drawn example 2 (2 of the "
         "3 drawn examples fail): encode() drawn example 2")
     assert merged[1]["label"] == "encode() drawn example 2"
+    # Examples an earlier check's time-out left unrun say why, under no empty heading.
+    not_run = {"status": "fail", "mistake": None, "inputs": "", "drawn": "drawn examples",
+               "message": "not run: generate(): time out, in an earlier check of this problem"}
+    (unrun,) = counted([{**not_run, "name": f"drawn example {n}"} for n in (1, 2, 3)])
+    assert unrun["message"] == not_run["message"], unrun
 
 
 def test_an_input_returned_as_it_came_fails_as_in_the_kata(

@@ -185,6 +185,19 @@ def test_a_text_cut_otherwise_after_the_same_steps_is_shown_and_said(tmp_path):
     assert "but it returns another text" in done.stdout
 
 
+def test_a_list_of_characters_is_traced_as_no_text(tmp_path):
+    """generate() returning its characters as a list fails every check of its grade; the
+    trace joined the list and said no case differed."""
+    wrong = tmp_path / "a_list.py"
+    reference = (paths.SOLUTIONS / find("generate").folder / "solution.py").read_text()
+    joined = 'return "".join(new_text)'
+    assert joined in reference
+    wrong.write_text(reference.replace(joined, "return new_text"))
+    done = trace("generate", "--submission", wrong)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "your run returns a list, not text" in done.stdout, done.stdout
+
+
 def test_a_cache_from_other_positions_differs_where_the_window_is_first_full(tmp_path):
     # Dropping the oldest cached entry keeps the right tokens but keys made at their
     # old positions: the windows and the first picks agree, the model's answers do not.

@@ -69,7 +69,7 @@ def test_alternatives_are_joined_in_the_learners_language(monkeypatch) -> None:
 
 @pytest.mark.parametrize("kind, said", [
     ("int", "an int"), ("float", "a float"), ("list", "a list"), ("object", "an object"),
-    ("ellipsis", "an ellipsis"), ("NoneType", "a NoneType"), ("uint8", "a uint8"),
+    ("ellipsis", "an ellipsis"), ("NoneType", "None (is a return statement missing?)"), ("uint8", "a uint8"),
     ("ndarray", "an ndarray"), ("Tensor", "a Tensor"), ("tuple or list", "a tuple or list"),
 ])
 def test_a_type_takes_the_article_english_says_it_with(kind, said):

@@ -180,14 +180,17 @@ def counted(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 merged.update({**check, "name": group, "label": check["name"],
                                "seen": merged["seen"], "failed": merged["failed"]})
     for merged in groups.values():
-        if merged["failed"]:
+        inputs = merged.get("inputs") or ""
+        # Examples never run (a time-out in an earlier check) have no inputs to head,
+        # and none of them failed: their message says why they did not run.
+        if merged["failed"] and inputs:
             # Said in the inputs' heading: the mistake stays the last thing the failure
             # says before its inputs, as in the kata's message.
             heading = tr("the inputs of {first} ({failed} of the {seen} drawn examples fail):",
                          first=merged["label"], failed=merged["failed"], seen=merged["seen"])
-            message, inputs = merged["message"] or "", merged.get("inputs") or ""
-            says = message.removesuffix("\n" + inputs) if inputs else message
-            shown = heading + inputs.removeprefix(tr("its inputs:")) if inputs else heading
+            message = merged["message"] or ""
+            says = message.removesuffix("\n" + inputs)
+            shown = heading + inputs.removeprefix(tr("its inputs:"))
             merged["message"], merged["inputs"] = f"{says}\n{shown}", shown
     return out
 

@@ -124,8 +124,9 @@ def learner_run(the_plan: Plan) -> tuple[Any, str | None]:
     except Exception as exc:  # noqa: BLE001 - the learner's code, said in one line
         return None, failed_on_case(label, the_plan.case_id, len(model.passes),
                                     f"{type(exc).__name__}: {exc}")
-    text = as_text(result)
+    text = as_text(result, the_plan.iterate)
     return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
                         model.told),
                text if text is not None else tr("({type}, not text)",
-                                                type=type(result).__name__)), None
+                                                type=type(result).__name__),
+               "" if text is not None else type(result).__name__), None

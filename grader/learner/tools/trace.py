@@ -251,13 +251,14 @@ def learner_run(the_plan: Plan, process: Any,
     result = outcome.result
     if the_plan.iterate and isinstance(result, list):
         result = [chunk for chunk, _count in result]
-    text = as_text(result)
+    text = as_text(result, the_plan.iterate)
     passes = [(tokens, past) for (tokens, _logits), (_new, past)
               in zip(outcome.model_passes, outcome.model_calls or [])]
     told = [logits for _tokens, logits in outcome.model_passes]
     return Run(steps_of(passes, text_ids(text, the_plan.args["int_to_char"]), told),
                text if text is not None else tr("({type}, not text)",
-                                                type=type(result).__name__)), None
+                                                type=type(result).__name__),
+               "" if text is not None else type(result).__name__), None
 
 
 def failed_on_case(label: str, case: str, passes: int, error: str) -> str:
@@ -298,16 +299,17 @@ def reference_run(the_plan: Plan) -> Any:
         raise UsageError(tr("the reference {method}() refuses case [{case}]: {error}",
                             method=the_plan.method, case=the_plan.case_id,
                             error=error)) from None
-    text = as_text(result) or ""
+    text = as_text(result, the_plan.iterate) or ""
     return Run(steps_of(model.passes, text_ids(text, the_plan.args["int_to_char"]),
                         model.told), text)
 
 
-def as_text(result: Any) -> str | None:
-    """A method's answer as one text: a string, or the chunks a generator yielded."""
+def as_text(result: Any, iterates: bool) -> str | None:
+    """A method's answer as one text: a string, or the chunks a generator yielded. A
+    list that a method returned is no text, even of characters: its grade fails it."""
     if isinstance(result, str):
         return result
-    if isinstance(result, list) and all(isinstance(chunk, str) for chunk in result):
+    if iterates and isinstance(result, list) and all(isinstance(c, str) for c in result):
         return "".join(result)
     return None
 

@@ -32,6 +32,7 @@ class Step:
 class Run:
     steps: list[Step]
     text: str  # what the method answered, as text
+    not_text: str = ""  # the type of what it answered, where that is no text
 
 
 class RecordingModel:

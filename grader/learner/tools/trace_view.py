@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from grader.learner.tools.trace_plan import joined
 from grader.learner.tools.trace_steps import Distributions, Run, Step, misled
 from grader.locale import tr
-from grader.wording import tokens
+from grader.wording import a_kind, tokens
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -220,6 +220,12 @@ def named(whose: str) -> dict[str, str]:
 def explain(difference: int | None, yours: Run, reference: Run, probs: Distributions,
             int_to_char: dict[int, str], whose: str) -> list[str]:
     """The first differing step in words: both windows, both picks, the probabilities."""
+    if yours.not_text:
+        # No text to read the picks from: the steps cannot be told apart by it, and the
+        # grade fails the answer whatever they were.
+        return [tr("{run} returns {kind}, not text: the grade fails it for that, whatever "
+                   "its steps (return a str)", run=named(whose)["run"],
+                   kind=a_kind(yours.not_text))]
     if difference is None:
         if whose != "your":
             return [tr("no step differs: the reference traced against itself")]
