@@ -69,7 +69,8 @@ def test_alternatives_are_joined_in_the_learners_language(monkeypatch) -> None:
 
 @pytest.mark.parametrize("kind, said", [
     ("int", "an int"), ("float", "a float"), ("list", "a list"), ("object", "an object"),
-    ("ellipsis", "an ellipsis"), ("NoneType", "None (is a return statement missing?)"), ("uint8", "a uint8"),
+    ("ellipsis", "an ellipsis"), ("uint8", "a uint8"),
+    ("NoneType", "None (is a return statement missing?)"),
     ("ndarray", "an ndarray"), ("Tensor", "a Tensor"), ("tuple or list", "a tuple or list"),
 ])
 def test_a_type_takes_the_article_english_says_it_with(kind, said):
@@ -89,7 +90,9 @@ def test_the_workers_drivers_say_a_kind_as_the_grader_does(value):
     """The drivers cannot import grader/wording.py (the learners' copy holds them without
     the grader): their own rule must say what it says."""
     kind = type(value).__name__
-    assert _a_kind(value) == f"{article(kind)} {kind}" == a_kind(kind)
+    assert _a_kind(value) == a_kind(kind)
+    if value is not None:
+        assert _a_kind(value) == f"{article(kind)} {kind}"
 
 
 def test_chinese_is_wrapped_by_the_columns_a_terminal_gives_it() -> None:

@@ -470,6 +470,8 @@ def _a_kind(value) -> str:
     grader/wording.py's article() says the same (tests/test_wording.py holds them
     alike), but a driver the learners' copy is written with imports none of the
     grader (grader/release/sources.py)."""
+    if value is None:
+        return "None (is a return statement missing?)"
     kind = type(value).__name__
     vowel = kind[:1].lower() in "aeio" or kind.startswith("ndarray")
     return f"{'an' if vowel else 'a'} {kind}"
