@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.classroom.gradebook import grading, layouts, outputs
-from grader.classroom.gradebook.repositories import Source
+from grader.classroom.gradebook.repositories import Policy, Source
 from grader.classroom.gradebook.roster import Learner
 from grader.registry import problems
 
@@ -51,8 +51,7 @@ def test_how_a_hand_in_was_read_is_in_the_class_language(chinese: None,
                layouts.Member("../up/solution.py", "file")]
     notes = layouts.unpack(members, tmp_path)
     assert len(notes) == 2 and not any(ENGLISH_WORDS.search(n) for n in notes), notes
-    later = Source("https://example.com/ana.git", later_commits=2).as_report(
-        argparse.Namespace(deadline=None))
+    later = Source("https://example.com/ana.git", later_commits=2).as_report(Policy(None))
     assert later["notes"] == ["另有 2 个更晚的提交未评分"]
 
 
