@@ -92,16 +92,22 @@ def who(kind: str, fields: dict[str, str]) -> tuple[str, str | None] | None:
     return (name, None) if name else None
 
 
-def read_roster(path: Path, template: str | None, need_urls: bool = True) -> list[Entry]:
-    """The roster's learners in name order. Without need_urls (a merge, which only
-    needs the names), no repository column or template is asked for."""
+def table(option: str, path: Path) -> tuple[list[str], list[list[str]]]:
+    """A CSV file's header (its columns stripped and lowercased) and rows; a file that
+    cannot be read is said with the option that named it."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.reader(handle)
             header = [c.strip().lower() for c in next(reader, [])]
-            rows = list(reader)
+            return header, list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"--roster {path}: cannot be read ({exc})") from None
+        raise UsageError(f"{option} {path}: cannot be read ({exc})") from None
+
+
+def read_roster(path: Path, template: str | None, need_urls: bool = True) -> list[Entry]:
+    """The roster's learners in name order. Without need_urls (a merge, which only
+    needs the names), no repository column or template is asked for."""
+    header, rows = table("--roster", path)
     try:
         kind = kind_of(header)
     except ValueError as exc:
@@ -153,13 +159,7 @@ def read_extensions(path: Path, names: set[str],
     roster gives it, or in any of its name columns; the deadline as --deadline takes
     it, read by `deadline_of`). A name not on the roster is refused, not left out: a
     learner misspelt here would be graded at the class's deadline."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            header = [c.strip().lower() for c in next(reader, [])]
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"--extensions {path}: cannot be read ({exc})") from None
+    header, rows = table("--extensions", path)
     name_column = next((c for c in NAME_COLUMNS if c in header), None)
     if name_column is None or "deadline" not in header:
         found = ",".join(visible(c) for c in header) or "nothing"
