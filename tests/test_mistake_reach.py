@@ -9,7 +9,8 @@ import torch
 from grader.maintainer import mistake_reach
 
 CROP_MISTAKES = {"keep the oldest tokens instead of the newest", "keep one token too few",
-                 "keep one token too many", "slice the batch dimension instead of the tokens"}
+                 "keep one token too many", "slice the batch dimension instead of the tokens",
+                 "keep the shipped model's window (48 tokens) whatever context_length is"}
 
 
 def test_crop_contexts_drawn_examples_show_every_known_mistake() -> None:
