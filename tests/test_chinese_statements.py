@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from site_config import heading_slug
 
 from grader.registry import problems
 
@@ -180,10 +181,8 @@ HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]*\{#([\w-]+)\})?[ \t]*$", re.
 
 def anchors(text: str) -> list[tuple[str, str]]:
     """Each heading's level and anchor: the one it is given, else the toc extension's
-    slug of its words (mkdocs.yml sets no slugify of its own)."""
-    from markdown.extensions.toc import slugify
-
-    return [(level, given or slugify(words, "-"))
+    slug of its words, as mkdocs.yml's slugify makes it."""
+    return [(level, given or heading_slug(words))
             for level, words, given in HEADING.findall(FENCE.sub("", text))]
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import examples
+from site_config import mkdocs_config
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -372,7 +373,7 @@ def nav_pages(nav: list) -> set[str]:
 
 
 def test_every_page_is_in_the_navigation() -> None:
-    config = yaml.safe_load(text(DOCS / "mkdocs.yml"))
+    config = mkdocs_config()
     assert (DOCS / config["docs_dir"]).resolve() == PAGES
     # A page's Chinese (NAME.zh.md) is the i18n plugin's, listed under its English.
     on_disk = {str(p.relative_to(PAGES)).replace("\\", "/") for p in pages()
@@ -387,7 +388,7 @@ def site_html(markdown_text: str) -> str:
     extensions (the snippets' aside: the site test builds those)."""
     markdown = pytest.importorskip("markdown", reason="Markdown is not installed (the dev "
                                    "extra's mkdocs has it)")
-    config = yaml.safe_load(text(DOCS / "mkdocs.yml"))["markdown_extensions"]
+    config = mkdocs_config()["markdown_extensions"]
     named = [next(iter(e)) if isinstance(e, dict) else e for e in config]
     settings = {next(iter(e)): e[next(iter(e))] for e in config if isinstance(e, dict)}
     used = [name for name in named if name != "pymdownx.snippets"]

@@ -70,9 +70,22 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             assert re.search(r"[\u4e00-\u9fff]", picture.read_text(encoding="utf-8")), picture
             shown += 1
     assert shown >= 3, "the Chinese site shows none of the hand-drawn pictures"
-    # A heading's link is titled in Chinese on a Chinese page.
+    # A Chinese heading's id keeps its Chinese, as GitHub's does: a reader's link to a
+    # section says which one (the default slug made every one of them _1, _2...).
+    generate = (zh / "problems" / "06-generate" / "index.html").read_text(encoding="utf-8")
+    assert 'id="常见错误"' in generate
+    ids = [i for page in zh.rglob("*.html")
+           for i in re.findall(r'<h[1-6][^>]* id="([^"]*)"', page.read_text(encoding="utf-8"))]
+    assert ids and not [i for i in ids if re.fullmatch(r"_\d+", i)]
+    # A heading's link is titled in Chinese on a Chinese page, and its footer's credit
+    # is Chinese (Material writes it in English whatever the language).
     loop = (zh / "learners" / "loop.html").read_text(encoding="utf-8")
     assert 'class="headerlink"' in loop and "Permanent link" not in loop
+    for page in (zh / "learners" / "loop.html", zh / "404.html"):
+        footer = page.read_text(encoding="utf-8").split('class="md-footer')[-1]
+        assert "本站由" in footer and "Made with" not in footer, page
+    english_footer = (tmp_path / "site" / "learners" / "loop.html").read_text(encoding="utf-8")
+    assert "Made with" in english_footer.split('class="md-footer')[-1]
     # A page with no Chinese, shown in English, says so on the Chinese site only.
     note = "本页暂无中文版"
     english_only = ENGLISH_ONLY.replace(".md", ".html")

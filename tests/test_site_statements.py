@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from site_config import mkdocs_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_GEN = ROOT / "docs" / "site_gen"
@@ -277,9 +278,7 @@ def test_a_chinese_picture_has_chinese_labels_in_a_font_that_draws_them(
 def test_the_chinese_site_names_every_page_of_the_navigation_in_chinese() -> None:
     """The Chinese navigation names every page in Chinese, those shown in English too
     (their note says so); a product's name (Gradescope) stays as it is."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = mkdocs_config()
     zh = next(language for plugin in config["plugins"] if isinstance(plugin, dict)
               for language in plugin.get("i18n", {}).get("languages", [])
               if language["locale"] == "zh")

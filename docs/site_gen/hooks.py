@@ -134,11 +134,24 @@ def without_alternate_links(html: str) -> str:
     return ALTERNATE_LINK.sub("", html)
 
 
+# The footer's credit, which Material's template writes in English whatever the
+# page's language, and what it says in each other language.
+MADE_WITH = re.compile(r"Made with(\s*<a [^>]*>\s*Material for MkDocs\s*</a>)")
+MADE_WITH_IN = {"zh": r"本站由\1 构建"}
+
+
+def footer_in(html: str, language: str) -> str:
+    """The page with its footer's credit in `language`."""
+    if language not in MADE_WITH_IN:
+        return html
+    return MADE_WITH.sub(MADE_WITH_IN[language], html)
+
+
 def on_post_page(output, page, config):
     output = without_alternate_links(output)
     # A Chinese page searches the Chinese site's own index, under zh/.
     if getattr(page.file, "locale_alternate_of", None) == "zh":
-        return search.with_base_in(output, "zh")
+        return search.with_base_in(footer_in(output, "zh"), "zh")
     return output
 
 
@@ -167,7 +180,7 @@ def not_found_page(html: str, language: str, default: str) -> str:
     if language == default:
         return html
     html = html.replace(NOT_FOUND_HEADING, NOT_FOUND_HEADINGS.get(language, NOT_FOUND_HEADING))
-    return search.with_base_in(html, language)
+    return search.with_base_in(footer_in(html, language), language)
 
 
 def on_post_template(output_content, template_name, config):
