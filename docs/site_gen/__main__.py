@@ -24,8 +24,16 @@ HEADER = ("# Written by `python docs/site_gen` (ignored by git): mkdocs.yml, wit
           "# statements' section of the navigation that MkDocs' hook adds at each build.\n")
 
 
+class ConfigLoader(yaml.SafeLoader):
+    """YAML's safe loader, reading a Python tag of mkdocs.yml (the headings' slugify) as
+    nothing: only the navigation is read here, and MkDocs or Zensical loads the rest."""
+
+
+ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda *_: None)
+
+
 def zensical_config(section: list) -> str:
-    config = yaml.safe_load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"), ConfigLoader)
     nav = with_section(config["nav"], section)
     return HEADER + yaml.safe_dump({"INHERIT": "mkdocs.yml", "nav": nav},
                                    allow_unicode=True, sort_keys=False)
