@@ -232,6 +232,39 @@ def test_a_learners_command_line_error_shows_every_command(argv, capsys) -> None
         assert command in usage.split("error:")[0]
 
 
+@pytest.mark.parametrize("argv, named", [
+    (["gradebook", "class", "--out", "grades", "crop-context", "softmax"],
+     {"roster": "class", "out": "grades", "problems": ["crop-context", "softmax"]}),
+    (["similarity", "class", "--out", "alike", "decode"],
+     {"out": "alike", "problems": ["decode"]}),
+    (["grade", "6", "--json", "r.json", "7"], {"problems": ["6", "7"], "json": "r.json"}),
+    (["trace", "generate", "--steps", "5", "Tom"], {"prompt": "Tom", "steps": 5}),
+])
+def test_a_commands_options_may_stand_between_its_positionals(argv, named) -> None:
+    """As an instructor writes `gradebook ROSTER --out DIR PROBLEM`: argparse alone took
+    the roster, then left the problems "unrecognized" under the whole parser's usage."""
+    from grader.cli.main import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert {name: getattr(args, name) for name in named} == named
+
+
+@pytest.mark.parametrize("command", ["list", "grade", "watch", "hint", "reset", "trace", "talk",
+                                     "train", "gradebook", "gradescope", "similarity",
+                                     "release"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_commands_help_is_shown(command, language, capsys, monkeypatch) -> None:
+    """Help is parsed in argparse's own pass: the intermixed one hides a positional's
+    default, and talk's prompt, whose help shows it, failed with a KeyError."""
+    from grader.cli.main import build_parser
+
+    monkeypatch.setenv("GPT_KATA_LANG", language)
+    with pytest.raises(SystemExit) as exit_:
+        build_parser(command).parse_args([command, "--help"])
+    assert exit_.value.code == 0
+    assert f"gpt-kata {command}" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv", [["trace", "--help"], ["trace"]])
 def test_a_chinese_usage_names_the_command_whole(argv, capsys, monkeypatch) -> None:
     """trace takes its options among its positionals (argparse's intermixed parsing),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from functools import partial
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         # An error of the command line as a whole shows the whole parser's usage, with
         # every command; building it costs only then.
         parser.error = lambda message: build_parser().error(message)  # type: ignore[method-assign]
-    # every subcommand's parser, including those added elsewhere, shows its defaults
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=KataParser)
+    # Every command's parser, including those added elsewhere, shows its defaults and
+    # takes its options between its positionals too: `gradebook ROSTER --out DIR 06`
+    # left 06 "unrecognized" under the whole parser's usage.
+    sub = parser.add_subparsers(dest="command", required=True,
+                               parser_class=partial(KataParser, intermixed=True))
 
     p = sub.add_parser("list", help=tr("the problems, in order, with your status"))
     p.set_defaults(run=list_problems)

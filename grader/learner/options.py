@@ -291,7 +291,10 @@ class KataParser(argparse.ArgumentParser):
             return self._parse_known(args, namespace)
 
     def _parse_known(self, args: Any, namespace: Any) -> Any:
-        if not self.intermixed or self._parsing:
+        # Help is printed in argparse's own pass: the intermixed one hides positionals'
+        # defaults while it parses options, and a help saying "%(default)r" then fails.
+        asks_for_help = args is not None and any(a in ("-h", "--help") for a in args)
+        if not self.intermixed or self._parsing or asks_for_help:
             return super().parse_known_args(args, namespace)
         # parse_known_intermixed_args parses in two passes through parse_known_args,
         # which must then be argparse's own.

@@ -327,7 +327,7 @@ def text_ids(text: str | None, int_to_char: dict[int, str]) -> list[int] | None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "trace", intermixed=True,
+        "trace",
         help=tr("your generation step by step beside the reference's, with the first "
                 "step where they differ"),
         description=tr("Run your generation method (problems 06, 07, 13 to 16) and the "
