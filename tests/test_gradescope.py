@@ -342,6 +342,8 @@ def test_a_bundles_late_penalty_is_applied_by_the_submission_time(
     gradescope.run(tmp_path)
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["score"] == 10 and "no late penalty was applied" in results["output"]
+    assert "no submission_metadata.json beside the submission" in results["output"]
+    assert "Errno" not in results["output"]
     # A bundle without a penalty takes none, however late.
     monkeypatch.delenv("GPT_KATA_LATE_PENALTY")
     (tmp_path / "submission_metadata.json").write_text(json.dumps(METADATA))
@@ -392,15 +394,21 @@ def test_a_hand_in_of_nothing_says_so_in_the_learners_words(tmp_path: Path) -> N
     """A Gradescope submission with no solution.py: the run says none was handed in (not
     the empty file's "no class Solution" graded in their place), and the checks say
     where they looked as the learner knows it, not by the run's private folder."""
-    from grader.classroom.gradescope_autograder import grade
+    from grader.classroom.gradescope_autograder import grade, to_gradescope
 
     submission = tmp_path / "submission"
     submission.mkdir()
     (submission / "README.txt").write_text("hi")
+    # A solution.py uploaded alone, as a learner often does, names no problem.
+    (submission / "solution.py").write_text("class Solution: ...\n")
     work = tmp_path / "work"
     work.mkdir()
     report = grade(submission, work)
     assert report["message"].startswith("no solution.py of the "), report["message"]
     messages = [t["message"] for t in report["tests"]]
     assert messages and all("in your submission, its problems/" in m for m in messages)
-    assert not any(str(work) in m for m in messages)
+    assert not any(str(work) in m for m in [*messages, *report["notes"]])
+    # The page's output says why, below the run's message, in the learner's words.
+    output = to_gradescope(report, 1.0)["output"]
+    assert "solution.py is outside any problem's folder, so it answers no problem" in output
+    assert "in your submission, its problems/" in output and str(work) not in output

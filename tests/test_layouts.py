@@ -129,6 +129,8 @@ def test_a_crafted_zip_reaches_nothing_outside(tmp_path: Path) -> None:
     assert not (tmp_path / "roster" / DECODE).exists()
     assert "paths out of the archive ignored: 3" in learner.notes
     assert "links ignored: 1" in learner.notes
+    # Its report says why the file is missing, where "no such file" told nothing.
+    assert learner.reasons[CROP] == "a link, which a repository or zip may not hand in"
 
 
 def test_a_zip_bomb_is_read_no_further_than_a_solution_may_be(tmp_path: Path) -> None:

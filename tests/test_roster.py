@@ -30,6 +30,7 @@ from grader.classroom.gradebook.repositories import (
     read_roster,
     shown_url,
 )
+from grader.classroom.gradebook.roster import read_solution
 from grader.learner.errors import UsageError
 
 CROP = "01-crop-context"
@@ -120,6 +121,11 @@ def test_a_repository_is_read_as_data(tmp_path: Path) -> None:
     assert not (hand_in / CROP / "solution.py").exists()  # a link is never made
     assert "links ignored: 1" in source.notes
     assert not (tmp_path / "hand-in" / "eve" / ".gitattributes").exists()
+    # The gradebook then reads the hand-in as a folder, and says why a file is missing.
+    assert read_solution(hand_in / CROP / "solution.py", hand_in) == (
+        None, "a link, which a repository or zip may not hand in")
+    assert read_solution(hand_in / "06-generate" / "solution.py", hand_in) == (
+        None, "no such file")
 
 
 def tree_bomb(repo: Path) -> None:

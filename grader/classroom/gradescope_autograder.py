@@ -123,6 +123,10 @@ def to_gradescope(report: dict, execution_time: float) -> dict:
         parts.append(describe(late))
     if report.get("message"):
         parts.append(tr("grader: {message}", message=markdown_cell(report["message"])))
+        # How the submission was read (where its problems were looked for, and what was
+        # near): the one line that says why a solution.py uploaded alone counts for none.
+        parts += [markdown_cell(note) for note in report.get("notes") or []
+                  if isinstance(note, str)]
     # A report the grader could not write has none: then at least what ran here.
     extra = {"max_score": report["max_score"],
              "provenance": report.get("provenance") or provenance({}, [], "classroom")}
@@ -216,6 +220,9 @@ def grade(submission: Path, work: Path) -> dict:
     for entry in [report, *report.get("tests", [])]:
         if isinstance(entry, dict) and isinstance(entry.get("message"), str):
             entry["message"] = entry["message"].replace(private, tr("your submission"))
+    if isinstance(report.get("notes"), list):
+        report["notes"] = [n.replace(private, tr("your submission"))
+                           for n in report["notes"] if isinstance(n, str)]
     return report
 
 
@@ -287,6 +294,9 @@ def late_penalty_of(root: Path, report: dict) -> tuple[dict | None, str]:
             os.environ.get(LATE_PENALTY_MAX_VARIABLE) or "100"))
         metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
         minutes = minutes_late(metadata if isinstance(metadata, dict) else {})
+    except FileNotFoundError:  # Gradescope always writes it; a run by hand may not
+        return None, tr("no late penalty was applied: there is no submission_metadata.json "
+                        "beside the submission to give its time")
     except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
         return None, tr("no late penalty was applied: the submission's time is unknown "
                         "({error})", error=exc)

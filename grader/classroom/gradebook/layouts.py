@@ -49,6 +49,12 @@ TWICE = marked("names given twice")
 LINKS = marked("links")
 NOT_REGULAR = marked("entries that are not regular files")
 WRAPPERS = ("problems", "src")  # folders a kata is often found in
+# A solution.py that a hand-in holds as a link, or as another entry that is not a
+# regular file, is not written; a hidden file beside where it would be says which,
+# so that its report says why it is missing. No hand-in writes one: unpack() leaves
+# out every hidden entry.
+LEFT_OUT = {"link": marked("a link, which a repository or zip may not hand in"),
+            "other": marked("not a regular file")}
 
 
 @dataclass
@@ -236,6 +242,8 @@ def unpack(members: Iterable[Member], root: Path, hidden_noted: bool = True) -> 
         if member.kind != "file":
             label = LINKS if member.kind == "link" else NOT_REGULAR
             skipped[label] += 1
+            kind = "link" if member.kind == "link" else "other"
+            (target.parent / f".{target.name}.{kind}").touch()
             continue
         # One byte over the limit is kept, so that the file is refused as too large.
         content = member.read(MAX_SOLUTION_BYTES + 1)
@@ -252,6 +260,13 @@ def unpack(members: Iterable[Member], root: Path, hidden_noted: bool = True) -> 
     # "links ignored: 1": what is counted first, so that one reads as well as several
     return [tr("{what} ignored: {count}", count=n, what=translated(label))
             for label, n in skipped.items()]
+
+
+def why_left_out(path: Path) -> str:
+    """Why unpack() did not write `path`, in the language in use, or "" if it did not
+    leave it out."""
+    return next((translated(why) for kind, why in LEFT_OUT.items()
+                 if (path.parent / f".{path.name}.{kind}").is_file()), "")
 
 
 def children(folder: Path) -> list[Path]:
@@ -298,10 +313,14 @@ def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
 def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
     """What the finder looked for, and the names in the hand-in closest to it."""
     names: set[str] = set()
-    for depth, (_folder, dirs, files) in enumerate(os.walk(root)):
+    loose = ""  # a solution.py outside any problem's folder, as a hand-in often has one
+    for depth, (folder, dirs, files) in enumerate(os.walk(root)):
         if depth > 200 or len(names) > 2000:
             break
         names.update(dirs + files)
+        if not loose and "solution.py" in files and not PROBLEM_FOLDER.fullmatch(
+                Path(folder).name):
+            loose = (Path(folder) / "solution.py").relative_to(root).as_posix()
     near: list[str] = []
     for name in (*wanted, "problems", "solution.py"):
         near += [n for n in difflib.get_close_matches(name, names, n=2, cutoff=0.6)
@@ -309,7 +328,10 @@ def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
     example = wanted[0] if wanted else "01-crop-context"
     text = tr("no NN-slug/solution.py (such as {example}/solution.py) in {path}, its "
               "problems/, or a lone folder (or src/) inside it", example=example, path=shown)
-    # A name is the hand-in's: shown escaped, as a line of its own it could forge one.
+    if loose:
+        # A name is the hand-in's: shown escaped, as a line of its own it could forge one.
+        text += tr("; {path} is outside any problem's folder, so it answers no problem",
+                   path=folder_name(loose))
     return text + (tr("; nearest names found: {names}",
                       names=", ".join(folder_name(name) for name in sorted(near)[:5]))
                    if near else "")

@@ -38,7 +38,8 @@ def read_solution(path: Path, inside: Path) -> tuple[bytes | None, str]:
     folder (to the references, say), and only regular files of sane size count."""
     why = paths.leads_out(path, inside)
     if why:
-        return None, why
+        left_out = not path.is_symlink() and not path.exists() and layouts.why_left_out(path)
+        return None, left_out or why
     real = path.resolve()
     try:
         with real.open("rb") as handle:
