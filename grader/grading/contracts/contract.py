@@ -143,6 +143,10 @@ class Contract:
     # every mistake, not only up to the first that fits, and calls the learner's method
     # on each case: a train loop's failing grade took 38 s with it, 16 s without.
     tell_apart_on_cases: bool = False
+    # With tell_apart_on_cases, inputs that no check judges, whose answers join the
+    # cases' to tell apart what the cases cannot: a generation on a model whose window
+    # is not the shipped one's 48 (grader/grading/subject/cases.py's other_window_case).
+    telling: Callable[[], dict[str, tuple]] | None = None
     # The method yields: its answer is the list of what it yields. By default,
     # whether the reference's yields.
     iterate: bool | None = None
@@ -262,7 +266,8 @@ class Contract:
         answers = kata.diagnoses.answers.get(self.called)
         if answers is None:
             answers = []
-            for case_id, args in self.case_args.items():
+            told = self.telling() if self.telling else {}
+            for case_id, args in {**self.case_args, **told}.items():
                 try:
                     got = call.again(*args)
                 except GradeFailure:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from grader.model import artifacts
+
 # The same forgotten step in every loop that rewinds its generator.
 NOT_RESTORED = ("do not restore the generator after each draw",
                 "call generator.set_state(initial_state) right after torch.multinomial")
@@ -23,12 +25,14 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
     """Track 1's generate(), with one knob per known mistake.
 
     `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
-    "argmin". `crop` is "last" (right), "first", "none", or a window one token
+    "argmin". `crop` is "last" (right), "first", "none", a window one token
     too long ("one-over") or too short ("one-short", or "one-short-when-over"
-    where it crops only a context longer than the model's). With `keep_row`,
+    where it crops only a context longer than the model's), or the shipped model's
+    window whatever `context_length` says ("shipped"). With `keep_row`,
     every position's distribution is sampled and that row's token kept.
     """
     generator = torch.Generator().manual_seed(0)  # the draws of torch.manual_seed(0)
+    shipped_window = artifacts.load_config().context_length if crop == "shipped" else 0
     initial_state = generator.get_state()
     new = []
     with torch.no_grad():
@@ -45,6 +49,8 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
                 context = context[:, -(context_length - 1):]
             elif crop == "one-short-when-over" and context.shape[1] > context_length:
                 context = context[:, -(context_length - 1):]
+            elif crop == "shipped":
+                context = context[:, -shipped_window:]
             logits = model(context)
             logits = logits[0] if keep_row is not None else logits[:, position, :]
             if pick == "argmax":
