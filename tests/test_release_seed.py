@@ -157,3 +157,33 @@ def test_a_drawn_example_on_a_tie_is_not_kept_for_the_copy() -> None:
                           (torch.tensor([5.0, 5.0, 1.0, 5.0]), False)):
         answer = Reference().keep_two(logits)
         assert steady(contract, Reference(), (logits,), [answer]) is alike, logits
+
+
+def test_a_drawn_filter_that_may_keep_either_of_two_tokens_of_probability_0_is_not_kept(
+        ) -> None:
+    # Top-p keeping three of logits thousands apart: in float32 every token but the two
+    # largest has probability 0, so the third kept is any of them (or a -inf one, which
+    # then seems removed). The instructor's judge takes each such answer; a stored
+    # answer, by the copy's judge, takes only the reference's.
+    import torch
+
+    from grader.checks.top_p.check_top_p import CONTRACT
+    from grader.grading.subject.reference import load_reference
+    from grader.registry import find
+    from grader.release.practice import judge
+    from grader.release.ties import judged_otherwise
+
+    reference = load_reference(find("top-p"))
+    logits = torch.tensor([[5000.0, 0.0, 1117.0, float("-inf"), 0.0, 7964.0, 8041.0,
+                            float("-inf")]])
+
+    def taken(answer: torch.Tensor, want: torch.Tensor) -> bool:
+        return judge.same_outcome(("value", answer), ("value", want), "filtering", (logits,))
+
+    tied = (logits, 0.7238, 3)
+    expected = reference.top_p_filter(*tied)
+    assert judged_otherwise(CONTRACT, reference, tied, expected, taken)
+    # Kept by logits alone (one token with a probability above 0 is enough): no tie.
+    apart = (torch.tensor([[3.0, 1.0, 2.0, 0.5]]), 0.5, 1)
+    assert not judged_otherwise(CONTRACT, reference, apart, reference.top_p_filter(*apart),
+                                taken)

@@ -112,3 +112,56 @@ def steady(contract: Any, reference: Any, args: tuple, right: list[Any]) -> bool
         if not any(same_outcome(outcome, ("value", want)) for want in right):
             return False
     return True
+
+
+def swapped_ties(logits: torch.Tensor, expected: torch.Tensor) -> list[torch.Tensor]:
+    """Answers to a filter of `logits` that, in one row, remove a token `expected` keeps
+    and keep one it removes, both less likely than TINY_PROB: to float32's softmax
+    they are equally likely (0), and a right filter that sorts by probability, not by
+    logit, may keep either (a removed token of -inf kept stays -inf, so that answer
+    seems to keep one token fewer)."""
+    from grader.grading.values.tolerances import TINY_PROB
+
+    if not (isinstance(logits, torch.Tensor) and isinstance(expected, torch.Tensor)
+            and logits.shape == expected.shape and logits.dim() > 0
+            and logits.is_floating_point()):
+        return []
+    x, e = logits.reshape(-1, logits.shape[-1]), expected.reshape(-1, logits.shape[-1])
+    tiny = torch.softmax(x.double(), dim=-1) < TINY_PROB
+    kept = (e == x) & x.isfinite()
+    found = []
+    for r in range(x.shape[0]):
+        removed = ~kept[r] & (e[r] != x[r])
+        drop = (kept[r] & tiny[r]).nonzero().flatten()
+        take = (removed & tiny[r]).nonzero().flatten()
+        if len(drop) and len(take):
+            other = e.clone()
+            other[r, int(drop[0])] = e[r, int(removed.nonzero()[0])]
+            other[r, int(take[0])] = x[r, int(take[0])]
+            found.append(other.reshape(expected.shape))
+    return found
+
+
+def judged_otherwise(contract: Any, reference: Any, args: tuple, expected: Any,
+                     same: Any) -> bool:
+    """Whether the check's judge takes an answer to a filter's drawn example that the
+    copy's (`same(a, b)`: a taken for b) does not: one that keeps another of tokens the
+    instructor's grade holds equally likely (swapped_ties). The copy's judge takes
+    tied logits in any order, not tied probabilities; the instructor's takes both."""
+    from grader.grading.subject.kata import Call
+    from grader.grading.values.failures import GradeFailure
+
+    named = inspect.signature(getattr(reference, contract.method)).bind(*args)
+    named.apply_defaults()
+    for answer in swapped_ties(args[0] if args else None, expected):
+        if same(answer, expected):
+            continue
+        call = Call(contract.method, args, dict(named.arguments), ("value", answer),
+                    None, None)  # type: ignore[arg-type] - a filter's judge reads the answer
+        try:
+            contract.judge(answer, expected, call)
+        except GradeFailure:
+            continue
+        return True
+    return False
+

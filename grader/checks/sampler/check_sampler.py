@@ -330,9 +330,15 @@ def draw_example(data: st.DataObject) -> tuple:
 
 def empty_draw(call: Call) -> str:
     """A note on torch.multinomial's refusal of a distribution with nothing left in it,
-    which no mistake's text can name: every token was removed before the draw."""
+    which no mistake's text can name: every token was removed before the draw, or the
+    logits were divided by a temperature of 0."""
     if "probability tensor contains either" not in str(call.outcome[1]):
         return ""
+    if call.named.get("temperature") == 0:
+        # Divided by 0, the logits are inf and nan: nothing was removed.
+        return "\n" + tr("temperature=0 means greedy: take the most likely token "
+                         "(argmax). Divided by 0, the logits are inf and nan, from which "
+                         "torch.multinomial cannot draw")
     return "\n" + tr("Every token had been removed when you drew: top-p must always keep the "
                      "most likely token (even for top_p = 0), top-k keeps k of them, and when "
                      "the n-gram bans leave none the loop stops instead of drawing.")
