@@ -162,6 +162,30 @@ def test_of_two_mistakes_that_fit_the_one_that_gives_the_learners_error_elsewher
                         elsewhere=lambda: elsewhere) is none
 
 
+def test_a_mistake_made_in_two_ways_keeps_the_learners_error_where_one_way_raises_it():
+    # Cropping once before the loop, or not at all: one mistake, two ways. On one new
+    # character from a long prompt, the first gives text and the second raises the
+    # window's error. A learner who never crops raises it: the way that raises is theirs,
+    # so the text of the other way refutes nothing.
+    def generation(crop_first: bool, one_over: bool = False):
+        def run(prompt: int, new: int) -> str:
+            length = min(prompt, 4 + one_over) if crop_first else prompt
+            if length + max(new - 1, 0) * (not one_over) > 4:
+                raise ValueError(f"the model sees at most 4 tokens, but got {length}")
+            return "text"
+        return run
+
+    once_or_not = Mistake("crop once, or not at all", "fix a", generation(True),
+                          generation(False))
+    one_too_many = Mistake("crop one too many", "fix b", generation(True, one_over=True))
+    learner = generation(False)
+    elsewhere = [((6, 1), outcome_of(learner, 6, 1), False)]
+    assert elsewhere[0][1][0] == "error"
+    got = outcome_of(learner, 5, 3)
+    assert find_mistake(got, [one_too_many, once_or_not], (5, 3),
+                        elsewhere=lambda: elsewhere) is once_or_not
+
+
 def test_a_mistake_the_learner_answers_right_elsewhere_is_not_named():
     """On four equal logits, filling the removed ones with 0 gives the input back, as
     keeping them all does: a learner who keeps them all fits that mistake by chance. Their

@@ -1085,7 +1085,7 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
     stand_in_for_the_copys_package(tmp_path, monkeypatch)
     from gpt_kata_practice import codec
 
-    from grader.release.practice.practice_grade import Failure, Result, fail, name_the_ties, naming
+    from grader.release.practice.practice_grade import Failure, Result, fail, naming, settle_names
 
     both = [{"id": f"lr-schedule/{name}", "name": name, "hint": "",
              "outcome": codec.encode(("value", 0.003))}
@@ -1105,7 +1105,7 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
     fail(result, naming(Failure("case b", "wrong"), ("value", 0.004),
                         [*both[:1], {**both[1], "outcome": codec.encode(("value", 0.004))}],
                         "", (), result.named))
-    name_the_ties(result)
+    settle_names(result)
     assert [f.mistake and f.mistake["id"] for f in result.failures] == [both[1]["id"]] * 2
     assert [c["mistake"]["id"] for c in result.checks] == [both[1]["id"]] * 2
     assert "This is what happens when you" in result.checks[0]["message"]
@@ -1113,8 +1113,22 @@ def test_the_practice_grade_gives_one_bug_one_name_where_two_mistakes_agree(
     alone = Result("lr-schedule")
     fail(alone, naming(Failure("case a", "wrong"), ("value", 0.003), both, "", (),
                        alone.named))
-    name_the_ties(alone)
+    settle_names(alone)
     assert alone.failures[0].mistake["id"] == both[0]["id"] and alone.named == [both[0]["id"]]
+    # A mistake stored for a case the learner answered right gives another answer there:
+    # it is not theirs (the kata's Diagnoses.seen). The other that gives this answer is
+    # named in its place, and where none is left, nothing is.
+    refuted = Result("lr-schedule", refuting={both[0]["id"]})
+    fail(refuted, naming(Failure("case a", "wrong"), ("value", 0.003), both[:1], "", (),
+                         refuted.named))
+    fail(refuted, naming(Failure("case b", "wrong"), ("value", 0.003), both, "", (),
+                         refuted.named))
+    assert [f.mistake and f.mistake["id"] for f in refuted.failures] == [both[0]["id"]] * 2
+    settle_names(refuted)
+    assert [f.mistake and f.mistake["id"] for f in refuted.failures] == [None, both[1]["id"]]
+    assert refuted.checks[0]["message"] == "wrong" and refuted.checks[0]["mistake"] is None
+    assert "This is what happens when you" in refuted.checks[1]["message"]
+    assert refuted.named == [both[1]["id"]]
 
 
 def test_the_practice_grade_calls_no_code_again_for_an_answer_stored_mistakes_explain(

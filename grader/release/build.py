@@ -490,11 +490,13 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
         and any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
     models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
-    if contract.describe is not describe_inputs:
+    if contract.describe is not describe_inputs or problem.module:
         # The lines the check writes of its inputs (clip-grad-norm's parameters by their
         # gradients, stream's calls of put()), in each language the copy speaks: the copy
-        # holds no check module to write them.
-        named = dict(zip(contract.arg_names, shown))
+        # holds no check module to write them. A module's known weights are said by where
+        # they come from ("attention head number 0 of blocks.0.attn of the shipped
+        # model"), which the tensors the copy stores no longer tell.
+        named = dict(zip(contract.arg_names, args if problem.module else shown))
         lines = {}
         for language in LANGUAGES:
             with speaking(language):

@@ -116,15 +116,18 @@ def generation_prompts() -> dict[str, tuple[str, int]]:
 
 
 def other_window_case() -> dict[str, tuple]:
-    """A generation that no check judges, on a small random GPT whose window (4) is not
-    the shipped one's, for a prompt longer than it: its answer tells apart mistakes of
-    the window that every fixed case, on the shipped model, answers alike, and that
-    raise alike on the smallest drawn model (a window of 1). Cropping to 48 whatever
-    context_length says raises here; cropping to one token too few does not."""
+    """Generations that no check judges, on a small random GPT whose window (4) is not
+    the shipped one's, from a prompt longer than it: their answers tell apart mistakes
+    of the window that every fixed case, on the shipped model, answers alike.
+    - Cropping to 48 whatever context_length says raises here; cropping one token
+      too few does not (both raise alike on the smallest drawn model, a window of 1).
+    - For one new character, cropping once before the loop is right, and cropping one
+      token too many raises (with more, both raise at the window's fifth token)."""
     config = {"vocab_size": 8, "context_length": 4, "n_layer": 1, "n_head": 2, "n_embd": 8}
     vocab = {i: "abcdefgh"[i] for i in range(8)}
-    context = torch.tensor([[3, 1, 4, 1, 5, 2]])
-    return {"other-window": (ModelSpec("random", config, 0), 6, context, 4, vocab)}
+    model, context = ModelSpec("random", config, 0), torch.tensor([[3, 1, 4, 1, 5, 2]])
+    return {"other-window": (model, 6, context, 4, vocab),
+            "other-window-one-char": (model, 1, context, 4, vocab)}
 
 
 def generation_cases(prompts: dict[str, tuple[str, int]] | None = None) -> dict[str, tuple]:

@@ -156,11 +156,14 @@ def find_mistake(got: Outcome, mistakes: Sequence[Mistake], args: tuple,
 def contradicted(mistake: Mistake, seen: Sequence[tuple[tuple, Outcome]],
                  matches: Callable[[Outcome, Outcome], bool]) -> bool:
     """Whether the learner's outcome on some other arguments is not the mistake's there
-    (a way of making it that fails or gives nothing there is no evidence either way)."""
+    (a way of making it that fails or gives nothing there is no evidence either way,
+    but where another way gives a value, an error the learner's matches is one of the
+    mistake's answers: cropping once, before the loop, raises where not cropping at
+    all does, and gives text where it does not)."""
     for args, got in seen:
         outcomes = [outcome_of(run, *fresh_args(args)) for run in mistake.runs]
         shown = [o for o in outcomes if o[0] != "error" and o[1] is not None]
-        if shown and not any(matches(got, o) for o in shown):
+        if shown and not any(matches(got, o) for o in outcomes if o[1] is not None):
             return True
     return False
 

@@ -27,14 +27,17 @@ def generation_loop(model: torch.nn.Module, new_chars: int, context: torch.Tenso
     `pick` is "sample" (torch.multinomial with seed 0), "argmax" (greedy) or
     "argmin". `crop` is "last" (right), "first", "none", a window one token
     too long ("one-over") or too short ("one-short", or "one-short-when-over"
-    where it crops only a context longer than the model's), or the shipped model's
-    window whatever `context_length` says ("shipped"). With `keep_row`,
+    where it crops only a context longer than the model's), the shipped model's
+    window whatever `context_length` says ("shipped"), or once, before the loop
+    ("once"). With `keep_row`,
     every position's distribution is sampled and that row's token kept.
     """
     generator = torch.Generator().manual_seed(0)  # the draws of torch.manual_seed(0)
     shipped_window = artifacts.load_config().context_length if crop == "shipped" else 0
     initial_state = generator.get_state()
     new = []
+    if crop == "once":
+        context = context[:, -context_length:]
     with torch.no_grad():
         for _ in range(new_chars):
             if crop == "last" and context.shape[1] > context_length:

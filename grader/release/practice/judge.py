@@ -440,10 +440,16 @@ def difference(got: Any, want: Any, path: str = "") -> str:
     else:
         return ""
     shown = where if len(where) != 1 else f"({where[0]},)"
+    # Six digits, as the kata's judges show a value: a float32's every digit tells nothing.
+    values = {"got": entry(got[where].item()), "want": entry(want[where].item())}
     if path:
         return tr("; in {path}, entry {index} is {got}, expected {want} ({count} of {total} "
-                  "entries differ)", path=path, index=shown, got=got[where].item(),
-                  want=want[where].item(), count=count, total=got.numel())
+                  "entries differ)", path=path, index=shown, **values, count=count,
+                  total=got.numel())
     return tr("; entry {index} is {got}, expected {want} ({count} of {total} entries differ)",
-              index=shown, got=got[where].item(), want=want[where].item(), count=count,
-              total=got.numel())
+              index=shown, **values, count=count, total=got.numel())
+
+
+def entry(value: Any) -> str:
+    """A tensor's entry as a report shows it: a float to six significant digits."""
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)

@@ -47,9 +47,14 @@ class Failure:
     hint: str = ""
     mistake: dict[str, str] | None = None  # {id, name, hint}, the full grader's ids
     # Stored mistakes that all give this answer, none named yet: which one it names is
-    # decided once every case is graded (`name_the_ties`).
+    # decided once every case is graded (`settle_names`).
     ties: tuple[dict[str, Any], ...] = ()
     got: str = ""  # what the learner's call gave, described as the kata's JSON report does
+    # Every stored mistake that gives this answer, and what the failure said before one
+    # was named: a mistake refuted by the learner's right answers elsewhere gives way to
+    # another of them, or to none (`settle_names`).
+    options: tuple[dict[str, Any], ...] = ()
+    unnamed: str = ""
 
 
 @dataclass
@@ -70,6 +75,10 @@ class Result:
     # gets one name on every case, as the kata's Diagnoses give it, where a case's
     # answer happens to be two mistakes' at once.
     named: list[str] = field(default_factory=list)
+    # The mistakes stored for the cases answered right: each gives another answer there,
+    # so a learner right there is not making it. The kata's diagnosis refutes a mistake
+    # that fits one answer by chance on the same evidence (Diagnoses.seen).
+    refuting: set[str] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -202,7 +211,7 @@ def grade_problem(slug: str, path: Path,
         result.unavailable, result.kind = why.args
     except ModelFileError as why:  # the copy's file, not the learner's code
         result.unavailable, result.kind = str(why), "unavailable"
-    name_the_ties(result)
+    settle_names(result)
     for check in result.checks:  # counted as one, as the kata's drawn test is one check
         if check["name"] in drawn:
             check["drawn"] = drawn[check["name"]]
@@ -215,6 +224,8 @@ def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str,
     """Judge one case (or drawn example, `case_id` None) into `result`."""
     judged(result, label, (part["arg_names"], case, case_id), lambda: case_failure(
         label, part, case, module, path, running, slug, result.named))
+    if result.checks[-1]["status"] == "pass":
+        result.refuting |= {mistake["id"] for mistake in case["mistakes"]}
 
 
 def grade_twice(result: Result, label: str, part: dict[str, Any], module: ModuleType,
@@ -330,6 +341,12 @@ def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: 
                      expected=str(want.dtype).removeprefix("torch."))
     elif part["judge"] in ("training-steps", "training-loop"):
         message = f"{part['method']}(): {judge.training_difference(got[1], want, part['judge'])}"
+    elif (isinstance(want, torch.Tensor) and judge.describe(got[1]) == judge.describe(want)
+          and judge.difference(got[1], want)):
+        # Of the shape and dtype expected: where its values differ is all there is to say.
+        message = tr("{method}() returned a {what}, as expected, but{difference}",
+                     method=part["method"], what=judge.describe(want),
+                     difference=judge.difference(got[1], want).lstrip(";；"))
     else:
         message = tr("{method}() returned {got}; expected {expected}{difference}",
                      method=part["method"], got=judge.describe(got[1]),
@@ -468,6 +485,7 @@ def naming(failure: Failure, got: tuple[str, Any], mistakes: list[dict[str, Any]
     named = named if named is not None else []
     giving = [mistake for mistake in sorted(mistakes, key=lambda m: m["id"] not in named)
               if judge.is_mistake(got, codec.decode(mistake["outcome"]), rule, args)]
+    failure = replace(failure, options=tuple(giving), unnamed=failure.says)
     if len(giving) > 1 and giving[0]["id"] not in named:
         return replace(failure, ties=tuple(giving))
     return named_as(failure, giving[0], named) if giving else failure
@@ -478,25 +496,46 @@ def named_as(failure: Failure, mistake: dict[str, Any], named: list[str]) -> Fai
     if mistake["id"] not in named:
         named.append(mistake["id"])
     said = tr("This is what happens when you {name}.", name=translated(mistake["name"]))
-    return Failure(failure.label, f"{failure.says}\n{said}", mistake["hint"],
-                   {k: mistake[k] for k in ("id", "name", "hint")})
+    return Failure(failure.label, f"{failure.unnamed or failure.says}\n{said}",
+                   mistake["hint"], {k: mistake[k] for k in ("id", "name", "hint")},
+                   got=failure.got, options=failure.options,
+                   unnamed=failure.unnamed or failure.says)
 
 
-def name_the_ties(result: Result) -> None:
-    """Name each failure that several mistakes explain: one the other cases named, else
-    the one that explains the most of these failures (the first, where that ties too)."""
+def settle_names(result: Result) -> None:
+    """Name each failure once every case is graded. A mistake the learner's right
+    answers refute (`Result.refuting`) is not theirs: another that gives the answer is
+    named in its place, or none. Of several, one the other cases named, else the one
+    that explains the most of these failures (the first, where that ties too)."""
+    refuted = result.refuting
+    result.named[:] = [name for name in result.named if name not in refuted]
+    for failure in list(result.failures):
+        if failure.mistake is not None and failure.mistake["id"] in refuted:
+            standing = tuple(m for m in failure.options if m["id"] not in refuted)
+            plain = Failure(failure.label, failure.unnamed, got=failure.got)
+            renamed = replace(plain, ties=standing) if standing else plain
+            renamed_in(result, failure, renamed)
+        elif failure.ties:
+            standing = tuple(m for m in failure.ties if m["id"] not in refuted)
+            if len(standing) < len(failure.ties):
+                plain = Failure(failure.label, failure.unnamed, got=failure.got)
+                renamed_in(result, failure, replace(plain, ties=standing))
     tied = [failure for failure in result.failures if failure.ties]
     counts = Counter(mistake["id"] for failure in tied for mistake in failure.ties)
     for failure in tied:
         chosen = max(failure.ties, key=lambda m: (m["id"] in result.named, counts[m["id"]]))
-        renamed = named_as(failure, chosen, result.named)
-        result.failures[result.failures.index(failure)] = renamed
-        for check in result.checks:
-            if check["name"] == failure.label and check["status"] == "fail":
-                if check.get("alike") == failure.says:  # a fixed case's: its message
-                    check["alike"] = renamed.says
-                check.update(message=with_inputs(renamed.says, check.get("inputs", "")),
-                             mistake=renamed.mistake)
+        renamed_in(result, failure, named_as(failure, chosen, result.named))
+
+
+def renamed_in(result: Result, failure: Failure, renamed: Failure) -> None:
+    """`failure` in `result` said as `renamed` says it, in the failures and the checks."""
+    result.failures[result.failures.index(failure)] = renamed
+    for check in result.checks:
+        if check["name"] == failure.label and check["status"] == "fail":
+            if check.get("alike") == failure.says:  # a fixed case's: its message
+                check["alike"] = renamed.says
+            check.update(message=with_inputs(renamed.says, check.get("inputs", "")),
+                         mistake=renamed.mistake)
 
 
 def unrepeated(failure: Failure, part: dict[str, Any], module: ModuleType,
