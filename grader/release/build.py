@@ -485,9 +485,10 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
     # tolerance only, the copy fails it and names it as the kata's own diagnosis does
     # (28's 1e-6 left out, on gradients of 1e-6); by the judge only, the kata's diagnosis
     # names it (32's angles in half precision), where a learner's answer near it fails.
+    right_ways: set[str] = set()
     mistakes = mistakes_answers(problem, contract, contract.mistakes, args, lambda outcome: (
         same_outcome(("value", expected), outcome)
-        and any(judge.same_outcome(outcome, want, rule, shown) for want in right)))
+        and any(judge.same_outcome(outcome, want, rule, shown) for want in right)), right_ways)
     models.merge(met)  # only once the case is stored: a case left out needs no model
     case = {"args": encoded_args, "expected": encoded_expected, "mistakes": mistakes}
     if contract.describe is not describe_inputs or problem.module:
@@ -504,11 +505,16 @@ def stored_case(problem: Problem, contract: Any, reference: Any, args: tuple, ex
         case["shown"] = lines
     if others:
         case["also_right"] = [codec.encode(other) for other in others]
+    if right_ways:
+        # Mistakes one of whose ways answers right here: a learner right here may make
+        # them, so a right answer here refutes none of them (practice_grade's refuting).
+        case["right_ways"] = sorted(right_ways)
     return case
 
 
 def mistakes_answers(problem: Problem, contract: Any, mistakes: Any, args: tuple,
-                     right: Callable[[tuple[str, Any]], bool]) -> list[dict[str, Any]]:
+                     right: Callable[[tuple[str, Any]], bool],
+                     right_ways: set[str] | None = None) -> list[dict[str, Any]]:
     """Each of `mistakes`' outcomes on `args`, as the copy stores it to name the mistake
     by: not the ways of making it that do not apply here (None), nor what `right` takes
     for a right outcome."""
@@ -528,7 +534,11 @@ def mistakes_answers(problem: Problem, contract: Any, mistakes: Any, args: tuple
                 outcome = ("value", list(outcome[1]))
             # nan is every broken computation's answer: no evidence of this mistake
             # (diagnosis.find_mistake passes it over too).
-            if outcome[1] is None or nothing_but_nan(outcome) or right(outcome):
+            if outcome[1] is None or nothing_but_nan(outcome):
+                continue
+            if right(outcome):
+                if right_ways is not None:  # a learner right here may make it this way
+                    right_ways.add(mistake.named(problem.slug).id)
                 continue
             try:
                 encoded = codec.encode((outcome[0], str(outcome[1])

@@ -223,9 +223,7 @@ def grade_case(result: Result, label: str, part: dict[str, Any], case: dict[str,
                running: Callable[[bool], None], slug: str) -> None:
     """Judge one case (or drawn example, `case_id` None) into `result`."""
     judged(result, label, (part["arg_names"], case, case_id), lambda: case_failure(
-        label, part, case, module, path, running, slug, result.named))
-    if result.checks[-1]["status"] == "pass":
-        result.refuting |= {mistake["id"] for mistake in case["mistakes"]}
+        label, part, case, module, path, running, slug, result.named, result.refuting))
 
 
 def grade_twice(result: Result, label: str, part: dict[str, Any], module: ModuleType,
@@ -278,8 +276,10 @@ def twice_failure(label: str, part: dict[str, Any], module: ModuleType, stored_a
 
 def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module: ModuleType,
                  path: Path, running: Callable[[bool], None], slug: str,
-                 named: list[str]) -> Failure | None:
-    """What is wrong with the learner's answer to `case`, or None where it is right."""
+                 named: list[str], refuting: set[str] | None = None) -> Failure | None:
+    """What is wrong with the learner's answer to `case`, or None where it is right;
+    where it is, the stored mistakes whose answer there is not the learner's join
+    `refuting` (a mistake's answer the judge takes for right may be theirs)."""
     args = codec.decode(case["args"])
     models = watched(args) if part.get("calls") else []
     got, shown = attempt(part, module, args, path, running)
@@ -298,6 +298,13 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
     # A case on a model may have other right answers, where two picks tie.
     right = [want, *(codec.decode(v) for v in case.get("also_right", []))]
     if any(judge.same_outcome(got, ("value", r), part["judge"], args) for r in right):
+        if refuting is not None:
+            # A mistake made in several ways is stored once a way: one that gives the
+            # learner's answer is enough.
+            theirs = {mistake["id"] for mistake in case["mistakes"] if judge.is_mistake(
+                got, codec.decode(mistake["outcome"]), part["judge"], args)}
+            refuting |= ({mistake["id"] for mistake in case["mistakes"]} - theirs
+                         - set(case.get("right_ways", [])))
         left = codec.decode(case["generators"]) if "generators" in case else {}
         elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
         if elsewhere:
