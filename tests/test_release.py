@@ -1038,6 +1038,28 @@ def test_the_practice_grade_names_a_gradient_read_where_there_is_none_as_the_kat
     assert not judge.same_outcome(learners, stored, "")  # other problems' errors: as raised
 
 
+def test_the_practice_grade_says_a_wrong_kind_and_where_a_tensor_differs_as_the_kata_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list of characters where text is expected is said to be a list (its repr beside
+    the text read as right), and a tensor of the expected shape and dtype by where it
+    differs, to six digits, not by its shape twice and a float32's every digit."""
+    import torch
+
+    stand_in_for_the_copys_package(tmp_path, monkeypatch)
+    from grader.release.practice.practice_grade import wrong_answer
+
+    part = {"method": "greedy", "judge": ""}
+    said = wrong_answer("case a", part, ("value", [" ", "t"]), "", " t").says
+    assert said == "greedy()'s result should be a str, but it is a list"
+    want = torch.zeros(1, 40)
+    got = want.clone()
+    got[0, 18] = 5.164462089538574
+    said = wrong_answer("case a", {**part, "method": "top_k_filter"}, ("value", got), "",
+                        want).says
+    assert said == ("top_k_filter() returned a float32 tensor of shape (1, 40), as expected, "
+                    "but entry (0, 18) is 5.16446, expected 0 (1 of 40 entries differ)")
+
+
 def test_the_practice_grade_says_which_part_of_an_answer_of_several_tensors_differs() -> None:
     """AdamW's lists, clip-grad-norm's (total, gradients) and the attention's
     (y, (k, v)) are told by their parts, and the first part that differs by its place

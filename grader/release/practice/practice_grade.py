@@ -348,6 +348,12 @@ def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: 
                      expected=str(want.dtype).removeprefix("torch."))
     elif part["judge"] in ("training-steps", "training-loop"):
         message = f"{part['method']}(): {judge.training_difference(got[1], want, part['judge'])}"
+    elif isinstance(want, str) and not isinstance(got[1], str):
+        # A list of characters beside the text it spells reads as right: say what it is,
+        # as the kata's judges say it.
+        message = tr("{what} should be {kind}, but it is {actual}",
+                     what=tr("{method}()'s result", method=part["method"]),
+                     kind=a_kind("str"), actual=a_kind(type(got[1]).__name__))
     elif (isinstance(want, torch.Tensor) and judge.describe(got[1]) == judge.describe(want)
           and judge.difference(got[1], want)):
         # Of the shape and dtype expected: where its values differ is all there is to say.
