@@ -3,6 +3,7 @@ without building it: its Python tags (the headings' slugify) are MkDocs' to load
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 CONFIG = Path(__file__).resolve().parents[1] / "docs" / "mkdocs.yml"
 
 
+@cache
 def mkdocs_config() -> dict[str, Any]:
     loader = pytest.importorskip("mkdocs.utils.yaml",
                                  reason="MkDocs is not installed (the dev extra has it)")

@@ -252,15 +252,16 @@ def test_a_commands_options_may_stand_between_its_positionals(argv, named) -> No
 @pytest.mark.parametrize("command", ["list", "grade", "watch", "hint", "reset", "trace", "talk",
                                      "train", "gradebook", "gradescope", "similarity",
                                      "release"])
-@pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_commands_help_is_shown(command, language, capsys, monkeypatch) -> None:
+@pytest.mark.parametrize("language, asked", [("en", "--help"), ("zh", "-h"), ("en", "--hel")])
+def test_every_commands_help_is_shown(command, language, asked, capsys, monkeypatch) -> None:
     """Help is parsed in argparse's own pass: the intermixed one hides a positional's
-    default, and talk's prompt, whose help shows it, failed with a KeyError."""
+    default, and talk's prompt, whose help shows it, failed with a KeyError (argparse
+    takes an abbreviated --help too)."""
     from grader.cli.main import build_parser
 
     monkeypatch.setenv("GPT_KATA_LANG", language)
     with pytest.raises(SystemExit) as exit_:
-        build_parser(command).parse_args([command, "--help"])
+        build_parser(command).parse_args([command, asked])
     assert exit_.value.code == 0
     assert f"gpt-kata {command}" in capsys.readouterr().out
 

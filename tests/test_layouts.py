@@ -130,7 +130,18 @@ def test_a_crafted_zip_reaches_nothing_outside(tmp_path: Path) -> None:
     assert "paths out of the archive ignored: 3" in learner.notes
     assert "links ignored: 1" in learner.notes
     # Its report says why the file is missing, where "no such file" told nothing.
-    assert learner.reasons[CROP] == "a link, which a repository or zip may not hand in"
+    assert learner.reasons[CROP] == "a link, which is not followed in a repository or zip"
+
+
+def test_the_mark_of_a_link_left_out_is_never_shown_as_the_hand_ins(tmp_path: Path) -> None:
+    # A solution.py that is a link, alone at the top of a zip: the file that marks it
+    # left out is the grader's, not a name of the hand-in to ignore or to suggest.
+    hand_in = make_zip(tmp_path / "ivy.zip", {"notes.txt": b"hi"},
+                       links={"solution.py": "/etc/passwd"})
+    learner = collect("ivy", hand_in, chosen())
+    assert learner.files == {CROP: None, DECODE: None}
+    said = " ".join([*learner.notes, *learner.reasons.values()])
+    assert "links ignored: 1" in said and ".solution.py" not in said
 
 
 def test_a_zip_bomb_is_read_no_further_than_a_solution_may_be(tmp_path: Path) -> None:

@@ -1056,7 +1056,7 @@ def test_the_practice_grade_says_a_wrong_kind_and_where_a_tensor_differs_as_the_
     got[0, 18] = 5.164462089538574
     said = wrong_answer("case a", {**part, "method": "top_k_filter"}, ("value", got), "",
                         want).says
-    assert said == ("top_k_filter() returned a float32 tensor of shape (1, 40), as expected, "
+    assert said == ("top_k_filter() returned float32 tensor of shape (1, 40), as expected, "
                     "but entry (0, 18) is 5.16446, expected 0 (1 of 40 entries differ)")
 
 

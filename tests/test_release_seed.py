@@ -187,3 +187,12 @@ def test_a_drawn_filter_that_may_keep_either_of_two_tokens_of_probability_0_is_n
     apart = (torch.tensor([[3.0, 1.0, 2.0, 0.5]]), 0.5, 1)
     assert not judged_otherwise(CONTRACT, reference, apart, reference.top_p_filter(*apart),
                                 taken)
+    # Top-k keeps by logit, tiny probabilities or not: its judge takes no swapped answer.
+    from grader.checks.top_k.check_top_k import CONTRACT as TOP_K
+    from grader.release.ties import swapped_ties
+
+    top_k = load_reference(find("top-k"))
+    by_logit = (logits, 3)
+    kept = top_k.top_k_filter(*by_logit)
+    assert swapped_ties(logits, kept)
+    assert not judged_otherwise(TOP_K, top_k, by_logit, kept, taken)

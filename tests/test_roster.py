@@ -123,7 +123,7 @@ def test_a_repository_is_read_as_data(tmp_path: Path) -> None:
     assert not (tmp_path / "hand-in" / "eve" / ".gitattributes").exists()
     # The gradebook then reads the hand-in as a folder, and says why a file is missing.
     assert read_solution(hand_in / CROP / "solution.py", hand_in) == (
-        None, "a link, which a repository or zip may not hand in")
+        None, "a link, which is not followed in a repository or zip")
     assert read_solution(hand_in / "06-generate" / "solution.py", hand_in) == (
         None, "no such file")
 

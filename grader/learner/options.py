@@ -293,7 +293,9 @@ class KataParser(argparse.ArgumentParser):
     def _parse_known(self, args: Any, namespace: Any) -> Any:
         # Help is printed in argparse's own pass: the intermixed one hides positionals'
         # defaults while it parses options, and a help saying "%(default)r" then fails.
-        asks_for_help = args is not None and any(a in ("-h", "--help") for a in args)
+        asks_for_help = args is not None and any(
+            a == "-h" or (len(a) > 3 and "--help".startswith(a))  # argparse takes "--he"
+            for a in (args[:args.index("--")] if "--" in args else args))
         if not self.intermixed or self._parsing or asks_for_help:
             return super().parse_known_args(args, namespace)
         # parse_known_intermixed_args parses in two passes through parse_known_args,

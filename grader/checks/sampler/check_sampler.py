@@ -338,7 +338,7 @@ def empty_draw(call: Call) -> str:
         # Divided by 0, the logits are inf and nan: nothing was removed.
         return "\n" + tr("temperature=0 means greedy: take the most likely token "
                          "(argmax). Divided by 0, the logits are inf and nan, from which "
-                         "torch.multinomial cannot draw")
+                         "torch.multinomial cannot draw.")
     return "\n" + tr("Every token had been removed when you drew: top-p must always keep the "
                      "most likely token (even for top_p = 0), top-k keeps k of them, and when "
                      "the n-gram bans leave none the loop stops instead of drawing.")

@@ -53,8 +53,18 @@ WRAPPERS = ("problems", "src")  # folders a kata is often found in
 # regular file, is not written; a hidden file beside where it would be says which,
 # so that its report says why it is missing. No hand-in writes one: unpack() leaves
 # out every hidden entry.
-LEFT_OUT = {"link": marked("a link, which a repository or zip may not hand in"),
+LEFT_OUT = {"link": marked("a link, which is not followed in a repository or zip"),
             "other": marked("not a regular file")}
+
+
+def left_out_marker(path: Path, kind: str) -> Path:
+    """The hidden file that says `path` was left out as a `kind` entry."""
+    return path.parent / f".{path.name}.{kind}"
+
+
+def is_left_out_marker(name: str) -> bool:
+    """Whether a name is one of unpack()'s markers, which the finder passes over."""
+    return name.startswith(".") and name.rsplit(".", 1)[-1] in LEFT_OUT
 
 
 @dataclass
@@ -240,10 +250,9 @@ def unpack(members: Iterable[Member], root: Path, hidden_noted: bool = True) -> 
         if parts[-1] != "solution.py":
             continue  # the folder is kept, so the finder sees the shape; the file is not
         if member.kind != "file":
-            label = LINKS if member.kind == "link" else NOT_REGULAR
-            skipped[label] += 1
-            kind = "link" if member.kind == "link" else "other"
-            (target.parent / f".{target.name}.{kind}").touch()
+            link = member.kind == "link"
+            skipped[LINKS if link else NOT_REGULAR] += 1
+            left_out_marker(target, "link" if link else "other").touch()
             continue
         # One byte over the limit is kept, so that the file is refused as too large.
         content = member.read(MAX_SOLUTION_BYTES + 1)
@@ -266,7 +275,7 @@ def why_left_out(path: Path) -> str:
     """Why unpack() did not write `path`, in the language in use, or "" if it did not
     leave it out."""
     return next((translated(why) for kind, why in LEFT_OUT.items()
-                 if (path.parent / f".{path.name}.{kind}").is_file()), "")
+                 if left_out_marker(path, kind).is_file()), "")
 
 
 def children(folder: Path) -> list[Path]:
@@ -294,7 +303,8 @@ def find(root: Path, inside: Path, shown: str, wanted: list[str]) -> Found:
                 return Found(candidate, inside, "/".join([shown, where]) if where else shown,
                              notes)
         entries = children(folder)
-        ignored = [e.name for e in entries if e.name == IGNORED or e.name.startswith(".")]
+        ignored = [e.name for e in entries if e.name == IGNORED or e.name.startswith(".")
+                   and not is_left_out_marker(e.name)]
         if ignored:
             names = ", ".join(folder_name(name) for name in ignored)
             notes.append(tr("ignored {names} in {path}/", names=names, path="/".join(path))
@@ -317,7 +327,8 @@ def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
     for depth, (folder, dirs, files) in enumerate(os.walk(root)):
         if depth > 200 or len(names) > 2000:
             break
-        names.update(dirs + files)
+        dirs.sort()  # the same loose solution.py named on every file system
+        names.update(name for name in dirs + files if not is_left_out_marker(name))
         if not loose and "solution.py" in files and not PROBLEM_FOLDER.fullmatch(
                 Path(folder).name):
             loose = (Path(folder) / "solution.py").relative_to(root).as_posix()
@@ -328,8 +339,8 @@ def looked_for(root: Path, shown: str, wanted: list[str]) -> str:
     example = wanted[0] if wanted else "01-crop-context"
     text = tr("no NN-slug/solution.py (such as {example}/solution.py) in {path}, its "
               "problems/, or a lone folder (or src/) inside it", example=example, path=shown)
+    # A name is the hand-in's: shown escaped, as a line of its own it could forge one.
     if loose:
-        # A name is the hand-in's: shown escaped, as a line of its own it could forge one.
         text += tr("; {path} is outside any problem's folder, so it answers no problem",
                    path=folder_name(loose))
     return text + (tr("; nearest names found: {names}",

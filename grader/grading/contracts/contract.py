@@ -171,6 +171,9 @@ class Contract:
     describe: Callable[[dict[str, Any]], list[str]] = describe_inputs
 
     def __post_init__(self) -> None:
+        if self.telling and not self.tell_apart_on_cases:
+            raise ValueError("a contract's telling inputs are read only with "
+                             "tell_apart_on_cases=True")
         # What the registry and the reference already say is not declared again.
         derived = derive(self.problem or DECLARING.get(), self.method)
         for name, value in zip(("problem", "method"), derived[:2]):

@@ -301,9 +301,11 @@ def case_failure(label: str, part: dict[str, Any], case: dict[str, Any], module:
         if refuting is not None:
             # A mistake made in several ways is stored once a way: one that gives the
             # learner's answer is enough.
-            theirs = {mistake["id"] for mistake in case["mistakes"] if judge.is_mistake(
-                got, codec.decode(mistake["outcome"]), part["judge"], args)}
-            refuting |= ({mistake["id"] for mistake in case["mistakes"]} - theirs
+            # A way that raises here is no evidence against it, as in the kata's diagnosis.
+            stored = [(m["id"], codec.decode(m["outcome"])) for m in case["mistakes"]]
+            theirs = {key for key, outcome in stored
+                      if judge.is_mistake(got, outcome, part["judge"], args)}
+            refuting |= ({key for key, outcome in stored if outcome[0] == "value"} - theirs
                          - set(case.get("right_ways", [])))
         left = codec.decode(case["generators"]) if "generators" in case else {}
         elsewhere = judge.generator_elsewhere(args, left, part["arg_names"])
@@ -355,11 +357,11 @@ def wrong_answer(label: str, part: dict[str, Any], got: tuple[str, Any], shown: 
                      what=tr("{method}()'s result", method=part["method"]),
                      kind=a_kind("str"), actual=a_kind(type(got[1]).__name__))
     elif (isinstance(want, torch.Tensor) and judge.describe(got[1]) == judge.describe(want)
-          and judge.difference(got[1], want)):
+          and (differs := judge.difference(got[1], want))):
         # Of the shape and dtype expected: where its values differ is all there is to say.
-        message = tr("{method}() returned a {what}, as expected, but{difference}",
+        message = tr("{method}() returned {what}, as expected, but{difference}",
                      method=part["method"], what=judge.describe(want),
-                     difference=judge.difference(got[1], want).lstrip(";；"))
+                     difference=differs.lstrip(";；"))
     else:
         message = tr("{method}() returned {got}; expected {expected}{difference}",
                      method=part["method"], got=judge.describe(got[1]),
@@ -523,7 +525,10 @@ def settle_names(result: Result) -> None:
     refuted = result.refuting
     result.named[:] = [name for name in result.named if name not in refuted]
     for failure in list(result.failures):
-        if failure.mistake is not None and failure.mistake["id"] in refuted:
+        if failure.options and failure.mistake is not None and failure.mistake["id"] in refuted:
+            # Named by a stored answer (naming): another that gives it, or none, in its
+            # place. A mistake named otherwise (how the model was called, the draws of a
+            # probe) was named on evidence of its own, and stands.
             standing = tuple(m for m in failure.options if m["id"] not in refuted)
             plain = Failure(failure.label, failure.unnamed, got=failure.got)
             renamed = replace(plain, ties=standing) if standing else plain
