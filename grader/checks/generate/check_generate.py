@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grader.grading.contracts.contract import Contract
 from grader.grading.judging.generated_text import judge_reset_sampling
-from grader.grading.subject.cases import generation_cases, other_window_case
+from grader.grading.subject.cases import generation_cases, other_window_cases
 from grader.grading.subject.mistakes import generation_loop
 from grader.grading.subject.mistakes_data import mistakes_of
 from grader.grading.subject.strategies import generation_example
@@ -13,7 +13,7 @@ MISTAKES = mistakes_of(globals(), generation_loop)
 
 
 CONTRACT = Contract(cases=generation_cases, judge=judge_reset_sampling, mistakes=MISTAKES,
-                    tell_apart_on_cases=True, telling=other_window_case)
+                    tell_apart_on_cases=True, telling=other_window_cases)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The text for a fixed prompt on the shipped model",

@@ -11,7 +11,7 @@ from grader.grading.contracts.contract import Contract
 from grader.grading.judging.any_result import expect_text
 from grader.grading.judging.cached_steps import expect_no_calls_for_no_text
 from grader.grading.judging.generated_text import Choice, judge_steps
-from grader.grading.subject.cases import generation_cases, generation_prompts, other_window_case
+from grader.grading.subject.cases import generation_cases, generation_prompts, other_window_cases
 from grader.grading.subject.kata import Call, Kata
 from grader.grading.subject.mistakes import generation_loop
 from grader.grading.subject.mistakes_data import mistakes_of
@@ -51,7 +51,7 @@ def judge(got: Any, expected: str, call: Call) -> None:
 
 
 CONTRACT = Contract(cases=cases, judge=judge, mistakes=MISTAKES, tell_apart_on_cases=True,
-                    telling=other_window_case)
+                    telling=other_window_cases)
 
 test_shipped_model, test_random_models = CONTRACT.tests(
     "The greedy text for a fixed prompt on the shipped model",

@@ -145,7 +145,7 @@ class Contract:
     tell_apart_on_cases: bool = False
     # With tell_apart_on_cases, inputs that no check judges, whose answers join the
     # cases' to tell apart what the cases cannot: a generation on a model whose window
-    # is not the shipped one's 48 (grader/grading/subject/cases.py's other_window_case).
+    # is not the shipped one's 48 (grader/grading/subject/cases.py's other_window_cases).
     telling: Callable[[], dict[str, tuple]] | None = None
     # The method yields: its answer is the list of what it yields. By default,
     # whether the reference's yields.

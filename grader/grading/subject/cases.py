@@ -115,7 +115,7 @@ def generation_prompts() -> dict[str, tuple[str, int]]:
     }
 
 
-def other_window_case() -> dict[str, tuple]:
+def other_window_cases() -> dict[str, tuple]:
     """Generations that no check judges, on a small random GPT whose window (4) is not
     the shipped one's, from a prompt longer than it: their answers tell apart mistakes
     of the window that every fixed case, on the shipped model, answers alike.
