@@ -338,6 +338,15 @@ def practised(copy: Path) -> list[str]:
     return list(cases_of(copy)["problems"])
 
 
+def test_a_modules_known_weights_are_said_by_where_they_come_from(written: Path) -> None:
+    """As the kata says them: the copy stores the weights' tensors, whose every bias value
+    its failures printed, where the kata names the part of the shipped model they are."""
+    head = cases_of(written)["problems"]["attention-head"]["parts"][0]["cases"]["a-sentence"]
+    assert ("weights: attention head number 0 of blocks.0.attn of the shipped model (its "
+            "rows of qkv as query, key and value)") in head["shown"]["en"]
+    assert "blocks.0.attn" in " ".join(head["shown"]["zh"])
+
+
 def test_the_starters_fail_as_not_implemented(released: Path) -> None:
     copy = released
     graded = practice_grade(copy)
